@@ -1,0 +1,47 @@
+// attnlab: train and watch attention models. `attnlab` alone opens the window.
+#include <cstdio>
+#include <iostream>
+
+#include "cli.h"
+#include "core/version.h"
+#ifdef ATTN_HAVE_GUI
+#include "gui.h"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"attnlab: train small attention models and watch what they learn.\n"
+               "With no subcommand, opens the window on the default experiment."};
+  app.set_version_flag("--version", std::string(attn::version_string()));
+  app.require_subcommand(0, 1);
+
+  attn::TrainArgs train;
+  auto* train_cmd = attn::add_train_command(app, train);
+
+#ifdef ATTN_HAVE_GUI
+  attn::GuiOptions gui;
+  std::string size;
+  auto* gui_cmd = app.add_subcommand("gui", "Open the interactive window (the default)");
+  gui_cmd->add_option("--config", gui.config_path, "Experiment config to open");
+  gui_cmd->add_flag("--autostart", gui.autostart, "Start training at once");
+  gui_cmd->add_option("--frames", gui.exit_after_frames, "Quit after N frames (tests, benchmarks)");
+  gui_cmd->add_option("--screenshot", gui.screenshot_path, "Save the last frame as PNG");
+  gui_cmd->add_option("--frame-stats", gui.frame_stats_path, "Write frame-time statistics (JSON)");
+  gui_cmd->add_option("--layout", gui.layout_path, "Window layout file");
+  gui_cmd->add_option("--size", size, "Window size WxH (default 1280x800)");
+#endif
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (train_cmd->parsed()) return attn::run_train_command(train);
+#ifdef ATTN_HAVE_GUI
+  if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
+    std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";
+    return 1;
+  }
+  return attn::run_gui(gui);
+#else
+  std::cerr << "attnlab: this build has no window (ATTN_BUILD_GUI=OFF). Use: attnlab train "
+               "--config assets/configs/copy.json\n";
+  return 2;
+#endif
+}

@@ -1,0 +1,73 @@
+// ExperimentConfig: everything that defines a run, parsed strictly from JSON.
+// Contract: parse_config() either returns a fully validated config or throws attn::Error whose
+// message names the offending key ("model.heads"), what was found and what is allowed.
+// Unknown keys are errors, so a typo never silently falls back to a default.
+// No torch here: the app and panels include this header.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct TaskConfig {
+  std::string name = "copy";  // copy | reverse | sort | recall | modadd | induction | text
+  int length = 8;             // copy/reverse/sort: symbols; recall: key-value pairs; induction: prefix
+  int vocab = 10;             // number of symbols of a synthetic task
+  int modulus = 23;           // modadd: p in (a + b) mod p
+  double train_fraction = 0.8;  // modadd: share of the p*p pairs used for training
+  std::string text_path = "/usr/share/games/fortunes";  // text: a UTF-8 file or a directory
+  int context = 128;            // text: tokens per window
+  double eval_fraction = 0.1;   // text: tail share of the corpus held out for eval
+};
+
+struct ModelConfig {
+  int d_model = 64;
+  int heads = 4;
+  int layers = 2;
+  int mlp_ratio = 4;
+  double dropout = 0.0;
+  // Attention mechanism per layer (registry names). JSON accepts one string for all layers.
+  std::vector<std::string> attention = {"dot"};
+  std::string head = "lm";  // lm (causal language model) | classifier (CLS token, bidirectional)
+  int classes = 0;          // classifier only
+  nlohmann::json attention_options = nlohmann::json::object();  // {"<mechanism>": {...}}
+};
+
+struct TrainConfig {
+  int64_t steps = 2000;
+  int batch_size = 32;
+  double lr = 3e-3;
+  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
+  int64_t warmup = 100;
+  double weight_decay = 0.01;  // applied to weight matrices only (not biases, norms)
+  double beta1 = 0.9;
+  double beta2 = 0.98;
+  double grad_clip = 1.0;  // max global grad norm; 0 disables
+  int64_t eval_every = 100;
+  int eval_batches = 8;
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  uint64_t seed = 1;
+  std::string device = "auto";  // auto | cpu | cuda
+  int threads = 0;              // torch intra-op threads; 0 = automatic
+  TaskConfig task;
+  ModelConfig model;
+  TrainConfig train;
+};
+
+// Parses and validates. `where` names the source (a file path) in messages.
+ExperimentConfig parse_config(const nlohmann::json& j, const std::string& where = "config");
+ExperimentConfig load_config_file(const std::string& path);
+// Fully resolved JSON (every key, defaults included); parse_config(to_json(c)) == c.
+nlohmann::json to_json(const ExperimentConfig& c);
+// Stable short hash of the resolved config (hex), for provenance.
+std::string config_hash(const ExperimentConfig& c);
+
+// Allowed values, for UI combos and messages.
+const std::vector<std::string>& task_names();
+
+}  // namespace attn

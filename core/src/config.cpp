@@ -1,0 +1,301 @@
+#include "core/config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/attention_registry.h"
+#include "core/error.h"
+
+namespace attn {
+namespace {
+
+using nlohmann::json;
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string describe(const json& v) {
+  std::string kind = v.is_string()            ? "string"
+                     : v.is_boolean()         ? "boolean"
+                     : v.is_number_integer()  ? "integer"
+                     : v.is_number()          ? "number"
+                     : v.is_array()           ? "array"
+                     : v.is_object()          ? "object"
+                                              : "null";
+  std::string text = v.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return kind + " " + text;
+}
+
+// Reads one JSON object strictly: every key must be consumed, types and ranges are checked,
+// and each message names the full key path.
+class ObjectReader {
+ public:
+  ObjectReader(const json& j, std::string prefix, std::string where)
+      : j_(j), prefix_(std::move(prefix)), where_(std::move(where)) {
+    if (!j_.is_object()) fail(prefix_.empty() ? "the top level" : prefix_, "must be an object, got " + describe(j_));
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw Error(where_ + ": " + key + " " + what);
+  }
+
+  std::string path(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+
+  const json* find(const char* key) {
+    allowed_.push_back(key);
+    auto it = j_.find(key);
+    if (it == j_.end()) return nullptr;
+    return &*it;
+  }
+
+  template <typename Int>
+  void integer(const char* key, Int& out, long long lo, long long hi) {
+    const json* v = find(key);
+    if (!v) return;
+    if (!v->is_number_integer()) fail(path(key), "must be an integer, got " + describe(*v));
+    long long x = v->is_number_unsigned() ? static_cast<long long>(v->get<unsigned long long>())
+                                          : v->get<long long>();
+    if (v->is_number_unsigned() && v->get<unsigned long long>() > static_cast<unsigned long long>(hi))
+      x = hi + 1;
+    if (x < lo || x > hi)
+      fail(path(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                          v->dump());
+    out = static_cast<Int>(x);
+  }
+
+  void number(const char* key, double& out, double lo, double hi, bool lo_open = false) {
+    const json* v = find(key);
+    if (!v) return;
+    if (!v->is_number()) fail(path(key), "must be a number, got " + describe(*v));
+    double x = v->get<double>();
+    std::ostringstream range;
+    range << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
+    if (!(lo_open ? x > lo : x >= lo) || !(x <= hi))
+      fail(path(key), "must be in " + range.str() + ", got " + v->dump());
+    out = x;
+  }
+
+  void string(const char* key, std::string& out, const std::vector<std::string>& allowed = {}) {
+    const json* v = find(key);
+    if (!v) return;
+    if (!v->is_string()) fail(path(key), "must be a string, got " + describe(*v));
+    std::string s = v->get<std::string>();
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), s) == allowed.end())
+      fail(path(key), "must be one of " + join(allowed) + ", got \"" + s + "\"");
+    out = s;
+  }
+
+  void finish() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      if (std::find(allowed_.begin(), allowed_.end(), it.key()) == allowed_.end())
+        throw Error(where_ + ": unknown key '" + path(it.key().c_str()) + "' (allowed: " +
+                    join(allowed_) + ")");
+    }
+  }
+
+ private:
+  const json& j_;
+  std::string prefix_, where_;
+  std::vector<std::string> allowed_;
+};
+
+void read_task(ObjectReader& r, TaskConfig& t) {
+  r.string("name", t.name, task_names());
+  r.integer("length", t.length, 1, 256);
+  r.integer("vocab", t.vocab, 2, 512);
+  r.integer("modulus", t.modulus, 2, 1000);
+  r.number("train_fraction", t.train_fraction, 0.0, 1.0, true);
+  r.string("text_path", t.text_path);
+  r.integer("context", t.context, 2, 4096);
+  r.number("eval_fraction", t.eval_fraction, 0.0, 0.5, true);
+  r.finish();
+}
+
+void read_model(ObjectReader& r, ModelConfig& m, const std::string& where) {
+  r.integer("d_model", m.d_model, 1, 8192);
+  r.integer("heads", m.heads, 1, 128);
+  r.integer("layers", m.layers, 1, 64);
+  r.integer("mlp_ratio", m.mlp_ratio, 1, 16);
+  r.number("dropout", m.dropout, 0.0, 0.9);
+  if (const json* a = r.find("attention")) {
+    const auto& names = attention_mechanism_names();
+    auto check = [&](const json& v, const std::string& key) {
+      if (!v.is_string()) r.fail(key, "must be a mechanism name (string), got " + describe(v));
+      std::string s = v.get<std::string>();
+      if (std::find(names.begin(), names.end(), s) == names.end())
+        r.fail(key, "must be one of " + join(names) + ", got \"" + s + "\"");
+      return s;
+    };
+    m.attention.clear();
+    if (a->is_array()) {
+      if (a->empty()) r.fail("model.attention", "must not be empty");
+      for (size_t i = 0; i < a->size(); ++i)
+        m.attention.push_back(check((*a)[i], "model.attention[" + std::to_string(i) + "]"));
+    } else {
+      m.attention.push_back(check(*a, "model.attention"));
+    }
+  }
+  r.string("head", m.head, {"lm", "classifier"});
+  r.integer("classes", m.classes, 0, 100000);
+  if (const json* o = r.find("attention_options")) {
+    if (!o->is_object()) r.fail("model.attention_options", "must be an object, got " + describe(*o));
+    m.attention_options = *o;
+  }
+  r.finish();
+  if (m.d_model % m.heads != 0)
+    throw Error(where + ": model.d_model (" + std::to_string(m.d_model) +
+                ") must be divisible by model.heads (" + std::to_string(m.heads) + ")");
+  if (m.attention.size() != 1 && static_cast<int>(m.attention.size()) != m.layers)
+    throw Error(where + ": model.attention lists " + std::to_string(m.attention.size()) +
+                " mechanisms but model.layers is " + std::to_string(m.layers) +
+                " (give one name for all layers, or one per layer)");
+  if (m.attention.size() == 1) m.attention.assign(m.layers, m.attention[0]);
+  for (auto it = m.attention_options.begin(); it != m.attention_options.end(); ++it) {
+    const auto& names = attention_mechanism_names();
+    if (std::find(names.begin(), names.end(), it.key()) == names.end())
+      throw Error(where + ": unknown key 'model.attention_options." + it.key() +
+                  "' (allowed: " + join(names) + ")");
+    try {
+      validate_attention_options(it.key(), it.value());
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
+  }
+}
+
+void read_train(ObjectReader& r, TrainConfig& t) {
+  r.integer("steps", t.steps, 1, 100000000);
+  r.integer("batch_size", t.batch_size, 1, 65536);
+  r.number("lr", t.lr, 0.0, 1e9, true);
+  r.number("min_lr_ratio", t.min_lr_ratio, 0.0, 1.0);
+  r.integer("warmup", t.warmup, 0, 100000000);
+  r.number("weight_decay", t.weight_decay, 0.0, 10.0);
+  r.number("beta1", t.beta1, 0.0, 0.999999);
+  r.number("beta2", t.beta2, 0.0, 0.999999);
+  r.number("grad_clip", t.grad_clip, 0.0, 1e6);
+  r.integer("eval_every", t.eval_every, 1, 100000000);
+  r.integer("eval_batches", t.eval_batches, 1, 100000);
+  r.finish();
+}
+
+}  // namespace
+
+const std::vector<std::string>& task_names() {
+  static const std::vector<std::string> names = {"copy",      "reverse", "sort", "recall",
+                                                 "modadd",    "induction", "text"};
+  return names;
+}
+
+ExperimentConfig parse_config(const json& j, const std::string& where) {
+  ExperimentConfig c;
+  ObjectReader top(j, "", where);
+  top.string("name", c.name);
+  top.integer("seed", c.seed, 0, (1LL << 53));
+  top.string("device", c.device, {"auto", "cpu", "cuda"});
+  top.integer("threads", c.threads, 0, 1024);
+  if (const json* t = top.find("task")) {
+    ObjectReader r(*t, "task", where);
+    read_task(r, c.task);
+  }
+  if (const json* m = top.find("model")) {
+    ObjectReader r(*m, "model", where);
+    read_model(r, c.model, where);
+  } else {
+    c.model.attention.assign(c.model.layers, c.model.attention.at(0));
+  }
+  if (const json* t = top.find("train")) {
+    ObjectReader r(*t, "train", where);
+    read_train(r, c.train);
+  }
+  top.finish();
+
+  const bool lm = c.model.head == "lm";
+  if (!lm)
+    throw Error(where + ": model.head \"classifier\" needs a classification task; task \"" +
+                c.task.name + "\" is a language-modelling task (use \"lm\")");
+  if (c.model.classes != 0 && lm)
+    throw Error(where + ": model.classes is only used with model.head \"classifier\"");
+  if (c.train.warmup >= c.train.steps && c.train.warmup > 0)
+    throw Error(where + ": train.warmup (" + std::to_string(c.train.warmup) +
+                ") must be smaller than train.steps (" + std::to_string(c.train.steps) + ")");
+  const auto& t = c.task;
+  if ((t.name == "recall" || t.name == "induction") && t.length > t.vocab)
+    throw Error(where + ": task.length (" + std::to_string(t.length) + ") must not exceed task.vocab (" +
+                std::to_string(t.vocab) + ") for task \"" + t.name +
+                "\": its keys/prefix tokens are distinct symbols");
+  if (t.name == "text" && t.text_path.empty())
+    throw Error(where + ": task.text_path must name a UTF-8 file or a directory of them");
+  return c;
+}
+
+ExperimentConfig load_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open config file " + path);
+  json j;
+  try {
+    j = json::parse(in, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+  return parse_config(j, path);
+}
+
+json to_json(const ExperimentConfig& c) {
+  const auto& t = c.task;
+  const auto& m = c.model;
+  const auto& r = c.train;
+  return json{
+      {"name", c.name},
+      {"seed", c.seed},
+      {"device", c.device},
+      {"threads", c.threads},
+      {"task",
+       {{"name", t.name},
+        {"length", t.length},
+        {"vocab", t.vocab},
+        {"modulus", t.modulus},
+        {"train_fraction", t.train_fraction},
+        {"text_path", t.text_path},
+        {"context", t.context},
+        {"eval_fraction", t.eval_fraction}}},
+      {"model",
+       {{"d_model", m.d_model},
+        {"heads", m.heads},
+        {"layers", m.layers},
+        {"mlp_ratio", m.mlp_ratio},
+        {"dropout", m.dropout},
+        {"attention", m.attention},
+        {"head", m.head},
+        {"classes", m.classes},
+        {"attention_options", m.attention_options}}},
+      {"train",
+       {{"steps", r.steps},
+        {"batch_size", r.batch_size},
+        {"lr", r.lr},
+        {"min_lr_ratio", r.min_lr_ratio},
+        {"warmup", r.warmup},
+        {"weight_decay", r.weight_decay},
+        {"beta1", r.beta1},
+        {"beta2", r.beta2},
+        {"grad_clip", r.grad_clip},
+        {"eval_every", r.eval_every},
+        {"eval_batches", r.eval_batches}}},
+  };
+}
+
+std::string config_hash(const ExperimentConfig& c) {
+  // FNV-1a over the canonical dump: stable across runs and platforms.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : to_json(c).dump()) h = (h ^ ch) * 1099511628211ull;
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace attn

@@ -1,0 +1,172 @@
+#include "core/headless.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include "core/error.h"
+#include "core/src/session.h"
+#include "core/version.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void write_file_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.flush()) throw Error("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error("cannot write " + path.string() + ": " + ec.message());
+}
+
+// Keeps the header and the rows at or before `step` (a resumed run rewrites what came after
+// its checkpoint).
+std::string metrics_prefix(const fs::path& path, int64_t step) {
+  std::ifstream in(path);
+  std::string line, out;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    if (!line.empty() && std::stoll(line.substr(0, line.find(','))) <= step) out += line + "\n";
+  }
+  return out;
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s << std::setprecision(7) << v;
+  return s.str();
+}
+
+}  // namespace
+
+RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
+  if (o.out_dir.empty()) throw Error("--out: an output directory is required");
+  const fs::path out = o.out_dir;
+  std::unique_ptr<TrainingSession> session;
+  if (!o.resume_dir.empty()) {
+    const fs::path ckpt = fs::path(o.resume_dir) / "checkpoint";
+    config = TrainingSession::checkpoint_config(ckpt.string());
+    if (o.steps) config.train.steps = *o.steps;
+    if (o.seed && *o.seed != config.seed)
+      throw Error("--seed " + std::to_string(*o.seed) + " differs from the resumed run's seed " +
+                  std::to_string(config.seed) + "; a resumed run keeps its seed");
+    session = std::make_unique<TrainingSession>(config);
+    session->load(ckpt.string());
+    if (session->step() >= config.train.steps && !o.steps)
+      throw Error("run " + o.resume_dir + " already finished its " +
+                  std::to_string(config.train.steps) + " steps; pass --steps N to extend it");
+  } else {
+    if (o.steps) config.train.steps = *o.steps;
+    if (o.seed) config.seed = *o.seed;
+    config = parse_config(to_json(config), "resolved config");  // re-validate the overrides
+  }
+  const int threads = o.threads > 0 ? o.threads
+                      : config.threads > 0
+                          ? config.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  torch::set_num_threads(threads);
+  if (!session) session = std::make_unique<TrainingSession>(config);
+
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw Error("--out: cannot create " + out.string() + ": " + ec.message());
+  write_file_atomically(out / "config.json", to_json(config).dump(2) + "\n");
+
+  const fs::path metrics_path = out / "metrics.csv";
+  std::string previous = o.resume_dir.empty() ? "" : metrics_prefix(metrics_path, session->step());
+  std::ofstream metrics(metrics_path, std::ios::trunc);
+  metrics << "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s\n" << previous;
+
+  auto log = [&](const std::string& s) {
+    if (o.log) o.log(s);
+  };
+  log("training " + config.task.name + " with " + config.model.attention.at(0) + " attention on " +
+      session->device_name() + ", " + std::to_string(session->parameters()) + " parameters, " +
+      std::to_string(threads) + " threads");
+
+  RunSummary summary;
+  const auto& t = config.train;
+  double interval_loss = 0;
+  int64_t interval_steps = 0;
+  auto interval_start = Clock::now();
+  const auto run_start = Clock::now();
+  const int64_t first_step = session->step();
+  while (session->step() < t.steps) {
+    const double lr = session->learning_rate();
+    try {
+      interval_loss += session->train_step();
+    } catch (const DivergedError& e) {
+      summary.diverged = true;
+      log(std::string("diverged: ") + e.what());
+      break;
+    }
+    ++interval_steps;
+    const int64_t step = session->step();
+    if (step % t.eval_every == 0 || step == t.steps) {
+      const auto eval = session->evaluate();
+      const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count();
+      const double sps = interval_steps / std::max(1e-9, dt);
+      metrics << step << "," << fmt(interval_loss / interval_steps) << "," << fmt(eval.loss) << ","
+              << fmt(eval.accuracy) << "," << fmt(lr) << "," << fmt(sps) << "\n";
+      metrics.flush();
+      std::ostringstream line;
+      line << "step " << step << "/" << t.steps << "  train " << std::fixed << std::setprecision(4)
+           << interval_loss / interval_steps << "  eval " << eval.loss << "  acc "
+           << eval.accuracy << "  " << std::setprecision(1) << sps << " steps/s";
+      log(line.str());
+      interval_loss = 0;
+      interval_steps = 0;
+      interval_start = Clock::now();
+    }
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
+  session->save((out / "checkpoint").string());
+
+  summary.mechanism = config.model.attention.at(0);
+  summary.task = config.task.name;
+  summary.steps = session->step();
+  summary.final_train_loss = session->last_train_loss();
+  summary.eval_loss = session->last_eval_loss();
+  summary.eval_accuracy = session->last_eval_accuracy();
+  summary.baseline_loss = session->task().baseline_loss();
+  summary.parameters = session->parameters();
+  summary.attention_parameters = session->attention_parameters();
+  summary.steps_per_second = (session->step() - first_step) / std::max(1e-9, elapsed);
+  summary.seed = config.seed;
+  summary.device = session->device_name();
+
+  json j = {{"mechanism", summary.mechanism},
+            {"mechanisms", config.model.attention},
+            {"task", summary.task},
+            {"steps", summary.steps},
+            {"final_train_loss", summary.final_train_loss},
+            {"eval_loss", summary.eval_loss},
+            {"eval_accuracy", summary.eval_accuracy},
+            {"parameters", summary.parameters},
+            {"attention_parameters", summary.attention_parameters},
+            {"steps_per_second", summary.steps_per_second},
+            {"seed", summary.seed},
+            {"device", summary.device},
+            {"diverged", summary.diverged},
+            {"config_hash", config_hash(config)},
+            {"attnlab", version_string()}};
+  if (summary.baseline_loss > 0) j["unigram_baseline_loss"] = summary.baseline_loss;
+  write_file_atomically(out / "summary.json", j.dump(2) + "\n");
+  return summary;
+}
+
+}  // namespace attn

@@ -1,0 +1,298 @@
+#include "core/src/session.h"
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/version.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "attnlab-checkpoint";
+constexpr int kFormatVersion = 1;
+constexpr uint64_t kInitSalt = 0x1417, kDataSalt = 0xDA7A, kDropoutSalt = 0xD209;
+
+// First key path where two JSON values differ ("model.d_model: 64 vs 32"), for messages.
+std::string first_difference(const json& a, const json& b, const std::string& path = "") {
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      const std::string p = path.empty() ? it.key() : path + "." + it.key();
+      if (!b.contains(it.key())) return p + ": missing";
+      auto d = first_difference(it.value(), b.at(it.key()), p);
+      if (!d.empty()) return d;
+    }
+    for (auto it = b.begin(); it != b.end(); ++it)
+      if (!a.contains(it.key())) return (path.empty() ? "" : path + ".") + it.key() + ": extra";
+    return "";
+  }
+  return a == b ? "" : path + ": " + a.dump() + " vs " + b.dump();
+}
+
+json read_state(const std::string& dir) {
+  const fs::path p = fs::path(dir) / "state.json";
+  std::ifstream in(p);
+  if (!in) throw Error("checkpoint " + dir + " is not an attnlab checkpoint (no readable state.json)");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error("checkpoint " + p.string() + " is corrupt: " + e.what());
+  }
+  if (!j.is_object() || j.value("format", "") != kFormat)
+    throw Error("checkpoint " + p.string() + " is not an attnlab checkpoint (format field)");
+  if (j.value("format_version", 0) != kFormatVersion)
+    throw Error("checkpoint " + p.string() + " has format version " +
+                std::to_string(j.value("format_version", 0)) + "; this attnlab reads " +
+                std::to_string(kFormatVersion));
+  return j;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+torch::Device resolve_device(const std::string& name) {
+  const bool cuda = torch::cuda::is_available();
+  if (name == "cuda" && !cuda)
+    throw Error("device: \"cuda\" was requested, but this LibTorch has no CUDA support or no GPU "
+                "is visible (use \"auto\" or \"cpu\")");
+  if (name == "cuda" || (name == "auto" && cuda)) return torch::Device(torch::kCUDA, 0);
+  return torch::Device(torch::kCPU);
+}
+
+TrainingSession::TrainingSession(const ExperimentConfig& config)
+    : config_(config), device_(resolve_device(config.device)), peak_lr_(config.train.lr) {
+  task_ = make_task(config.task, config.seed, config.train.eval_batches, config.train.batch_size);
+  const int max_length =
+      std::max<int>(task_->sequence_length(), static_cast<int>(task_->probe().size()));
+  torch::manual_seed(mix_seed(config.seed, kInitSalt));
+  model_ = Transformer(config.model, task_->vocab_size(), max_length);
+  model_->to(device_);
+
+  // Weight decay on matrices only; biases, norms and the CLS token are not decayed.
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const auto& p : model_->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  const auto& t = config.train;
+  auto options = [&](double wd) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(t.lr).betas({t.beta1, t.beta2}).weight_decay(wd));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, options(t.weight_decay));
+  groups.emplace_back(no_decay, options(0.0));
+  optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups),
+                                                     torch::optim::AdamWOptions(t.lr));
+}
+
+std::string TrainingSession::device_name() const { return device_.str(); }
+
+double TrainingSession::lr_at(int64_t step) const {
+  const auto& t = config_.train;
+  if (step < t.warmup) return peak_lr_ * static_cast<double>(step + 1) / t.warmup;
+  const double span = std::max<int64_t>(1, t.steps - t.warmup);
+  const double progress = std::min(1.0, (step - t.warmup) / span);
+  const double floor = peak_lr_ * t.min_lr_ratio;
+  return floor + (peak_lr_ - floor) * 0.5 * (1.0 + std::cos(M_PI * progress));
+}
+
+torch::Tensor TrainingSession::masked_loss(const torch::Tensor& logits,
+                                           const torch::Tensor& targets) const {
+  return torch::nn::functional::cross_entropy(
+      logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
+      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
+}
+
+double TrainingSession::train_step() {
+  model_->train();
+  torch::manual_seed(mix_seed(mix_seed(config_.seed, kDropoutSalt), step_));
+  Batch batch = task_->train_batch(config_.train.batch_size,
+                                   mix_seed(mix_seed(config_.seed, kDataSalt), step_));
+  auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
+  auto loss = masked_loss(model_->forward(inputs), targets);
+  const double value = loss.item<double>();
+  const double lr = lr_at(step_);
+  if (!std::isfinite(value))
+    throw DivergedError("loss became " + std::to_string(value) + " at step " +
+                        std::to_string(step_) + " (lr " + std::to_string(lr) +
+                        "); weights were not updated. Lower the learning rate and resume, or reset.");
+  optimizer_->zero_grad();
+  loss.backward();
+  if (config_.train.grad_clip > 0) {
+    const double norm =
+        torch::nn::utils::clip_grad_norm_(model_->parameters(), config_.train.grad_clip);
+    if (!std::isfinite(norm)) {
+      optimizer_->zero_grad();
+      throw DivergedError("gradient norm became " + std::to_string(norm) + " at step " +
+                          std::to_string(step_) + "; weights were not updated.");
+    }
+  }
+  for (auto& group : optimizer_->param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  optimizer_->step();
+  ++step_;
+  last_train_loss_ = value;
+  train_loss_.add(step_, static_cast<float>(value));
+  return value;
+}
+
+EvalResult TrainingSession::evaluate() {
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  double loss_sum = 0, correct = 0, count = 0;
+  for (const auto& batch : task_->eval_set()) {
+    auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
+    auto logits = model_->forward(inputs);
+    auto flat = logits.reshape({-1, logits.size(-1)});
+    auto tg = targets.reshape({-1});
+    auto scored = tg.ne(-1);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    flat, tg,
+                    torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(
+                        torch::kSum))
+                    .item<double>();
+    correct += flat.argmax(-1).eq(tg).logical_and(scored).sum().item<double>();
+    count += scored.sum().item<double>();
+  }
+  model_->train();
+  last_eval_ = {loss_sum / std::max(1.0, count), correct / std::max(1.0, count)};
+  eval_loss_.add(step_, static_cast<float>(last_eval_.loss));
+  eval_accuracy_.add(step_, static_cast<float>(last_eval_.accuracy));
+  return last_eval_;
+}
+
+void TrainingSession::probe_attention(Snapshot& out) {
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  const auto probe = task_->probe();
+  auto tokens = torch::tensor(probe, torch::kInt64).unsqueeze(0).to(device_);
+  auto modules = model_->attention_modules();
+  for (auto& m : modules) m->record_weights = true;
+  model_->forward(tokens);
+  out.attention.clear();
+  out.layers = static_cast<int>(modules.size());
+  out.heads = config_.model.heads;
+  for (size_t l = 0; l < modules.size(); ++l) {
+    auto w = modules[l]->recorded_weights;
+    modules[l]->record_weights = false;
+    modules[l]->recorded_weights = torch::Tensor();
+    if (!w.defined()) continue;  // a mechanism that cannot produce a map
+    w = w[0].to(torch::kCPU, torch::kFloat32).contiguous();  // [H, L, L]
+    for (int64_t h = 0; h < w.size(0); ++h) {
+      AttentionMap map;
+      map.layer = static_cast<int>(l);
+      map.head = static_cast<int>(h);
+      map.size = static_cast<int>(w.size(1));
+      const float* p = w[h].data_ptr<float>();
+      map.weights.assign(p, p + map.size * map.size);
+      out.attention.push_back(std::move(map));
+    }
+  }
+  out.probe_tokens.clear();
+  for (int64_t t : probe) out.probe_tokens.push_back(task_->token_label(t));
+  out.attention_step = step_;
+  model_->train();
+}
+
+void TrainingSession::fill_snapshot(Snapshot& out) const {
+  out.step = step_;
+  out.total_steps = config_.train.steps;
+  out.learning_rate = lr_at(std::min(step_, config_.train.steps - 1));
+  out.device = device_name();
+  out.task = config_.task.name;
+  out.mechanisms = config_.model.attention;
+  out.parameters = model_->parameter_count();
+  out.attention_parameters = model_->attention_parameter_count();
+  out.train_loss = train_loss_.series();
+  out.eval_loss = eval_loss_.series();
+  out.eval_accuracy = eval_accuracy_.series();
+  out.baseline_loss = task_->baseline_loss();
+}
+
+void TrainingSession::save(const std::string& dir) const {
+  const fs::path target = fs::absolute(dir);
+  const fs::path tmp = target.string() + ".tmp-" + std::to_string(getpid());
+  const fs::path old = target.string() + ".old-" + std::to_string(getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) throw Error("cannot create checkpoint directory " + tmp.string() + ": " + ec.message());
+  try {
+    torch::save(model_, (tmp / "model.pt").string());
+    torch::serialize::OutputArchive archive;
+    optimizer_->save(archive);
+    archive.save_to((tmp / "optimizer.pt").string());
+  } catch (const c10::Error& e) {
+    fs::remove_all(tmp, ec);
+    throw Error("cannot write checkpoint to " + tmp.string() + ": " + first_line(e.what()));
+  }
+  json state = {{"format", kFormat},
+                {"format_version", kFormatVersion},
+                {"attnlab", version_string()},
+                {"step", step_},
+                {"peak_lr", peak_lr_},
+                {"config", to_json(config_)},
+                {"last_train_loss", last_train_loss_},
+                {"last_eval", {{"loss", last_eval_.loss}, {"accuracy", last_eval_.accuracy}}},
+                {"history",
+                 {{"train_loss", train_loss_.to_json()},
+                  {"eval_loss", eval_loss_.to_json()},
+                  {"eval_accuracy", eval_accuracy_.to_json()}}}};
+  {
+    std::ofstream out(tmp / "state.json");
+    out << state.dump(1) << "\n";
+    if (!out.flush()) {
+      fs::remove_all(tmp, ec);
+      throw Error("cannot write " + (tmp / "state.json").string());
+    }
+  }
+  // Swap into place: the old checkpoint is removed only after the new one is complete.
+  if (fs::exists(target)) fs::rename(target, old, ec);
+  fs::rename(tmp, target, ec);
+  if (ec) throw Error("cannot move checkpoint into " + target.string() + ": " + ec.message());
+  fs::remove_all(old, ec);
+}
+
+ExperimentConfig TrainingSession::checkpoint_config(const std::string& dir) {
+  const json state = read_state(dir);
+  return parse_config(state.at("config"), dir + "/state.json");
+}
+
+void TrainingSession::load(const std::string& dir) {
+  const json state = read_state(dir);
+  json mine = to_json(config_), theirs = state.at("config");
+  mine["train"].erase("steps");  // a resumed run may be extended
+  theirs["train"].erase("steps");
+  const std::string diff = first_difference(theirs, mine);
+  if (!diff.empty())
+    throw Error("checkpoint " + dir + " was saved with a different config (" + diff + ")");
+  try {
+    torch::load(model_, (fs::path(dir) / "model.pt").string());
+    torch::serialize::InputArchive archive;
+    archive.load_from((fs::path(dir) / "optimizer.pt").string());
+    optimizer_->load(archive);
+  } catch (const c10::Error& e) {
+    throw Error("checkpoint " + dir + " is corrupt or does not match the model: " +
+                first_line(e.what()));
+  }
+  model_->to(device_);
+  try {
+    step_ = state.at("step").get<int64_t>();
+    peak_lr_ = state.at("peak_lr").get<double>();
+    last_train_loss_ = state.at("last_train_loss").get<double>();
+    last_eval_ = {state.at("last_eval").at("loss").get<double>(),
+                  state.at("last_eval").at("accuracy").get<double>()};
+    const auto& h = state.at("history");
+    train_loss_.from_json(h.at("train_loss"));
+    eval_loss_.from_json(h.at("eval_loss"));
+    eval_accuracy_.from_json(h.at("eval_accuracy"));
+  } catch (const json::exception& e) {
+    throw Error("checkpoint " + dir + "/state.json is incomplete: " + e.what());
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,85 @@
+// TrainingSession: one run's model, optimiser, task and histories, stepped synchronously.
+// The Trainer thread and the headless CLI both drive a session; nothing here is thread-safe.
+// Reproducibility: the model is initialised from the run seed, and step s draws its batch and
+// its dropout masks from mix_seed(seed, s). So the random state at any step is a function of
+// (seed, step): a checkpoint that stores the step restores the RNG state exactly, and a
+// resumed CPU run is bit-identical to an uninterrupted one.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "core/config.h"
+#include "core/history.h"
+#include "core/snapshot.h"
+#include "core/src/model.h"
+#include "core/src/tasks.h"
+
+namespace attn {
+
+// Thrown by train_step() when the loss or gradient norm is NaN/Inf; weights are not updated.
+struct DivergedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct EvalResult {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+class TrainingSession {
+ public:
+  explicit TrainingSession(const ExperimentConfig& config);
+
+  // One optimiser step. Returns the training loss. Throws DivergedError (weights untouched).
+  double train_step();
+  EvalResult evaluate();
+  // Attention maps of every layer and head on the probe input (into the snapshot fields).
+  void probe_attention(Snapshot& out);
+  // Fills the plain fields of a snapshot (histories, counts, lr), not the attention maps.
+  void fill_snapshot(Snapshot& out) const;
+
+  // Checkpoint directory: model.pt, optimizer.pt, state.json. Written to a temporary sibling
+  // and renamed into place, so an interrupted save never replaces a good checkpoint.
+  void save(const std::string& dir) const;
+  // Restores a checkpoint saved by a session with the same config (throws attn::Error).
+  void load(const std::string& dir);
+  // Reads only the config stored in a checkpoint (throws attn::Error if unreadable).
+  static ExperimentConfig checkpoint_config(const std::string& dir);
+
+  int64_t step() const { return step_; }
+  int64_t total_steps() const { return config_.train.steps; }
+  void set_total_steps(int64_t steps) { config_.train.steps = steps; }
+  double learning_rate() const { return lr_at(step_); }
+  void set_peak_learning_rate(double lr) { peak_lr_ = lr; }
+  const ExperimentConfig& config() const { return config_; }
+  const Task& task() const { return *task_; }
+  Transformer& model() { return model_; }
+  std::string device_name() const;
+  int64_t parameters() const { return model_->parameter_count(); }
+  int64_t attention_parameters() const { return model_->attention_parameter_count(); }
+  double last_eval_loss() const { return last_eval_.loss; }
+  double last_eval_accuracy() const { return last_eval_.accuracy; }
+  double last_train_loss() const { return last_train_loss_; }
+
+ private:
+  double lr_at(int64_t step) const;
+  torch::Tensor masked_loss(const torch::Tensor& logits, const torch::Tensor& targets) const;
+
+  ExperimentConfig config_;
+  torch::Device device_;
+  std::unique_ptr<Task> task_;
+  Transformer model_{nullptr};
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  int64_t step_ = 0;
+  double peak_lr_;
+  double last_train_loss_ = 0;
+  EvalResult last_eval_;
+  MetricHistory train_loss_, eval_loss_, eval_accuracy_;
+};
+
+// Resolves "auto" | "cpu" | "cuda" (throws attn::Error if cuda is asked for but absent).
+torch::Device resolve_device(const std::string& name);
+
+}  // namespace attn

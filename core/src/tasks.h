@@ -1,0 +1,45 @@
+// Training tasks (private to core). Every task is a next-token prediction problem:
+// inputs [B, L] and targets [B, L] (int64), target -1 where a position is not scored.
+// Batches are pure functions of a seed, so a run is reproducible and a resumed run sees exactly
+// the data it would have seen (the trainer derives each step's seed from (run seed, step)).
+// The eval set is fixed by the run seed and disjoint from training where the task is finite
+// (modadd holds out pairs; text holds out the corpus tail).
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+
+namespace attn {
+
+struct Batch {
+  torch::Tensor inputs;   // [B, L] int64
+  torch::Tensor targets;  // [B, L] int64, -1 = ignored
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual int vocab_size() const = 0;
+  virtual int sequence_length() const = 0;  // model input length
+  virtual Batch train_batch(int batch_size, uint64_t seed) const = 0;
+  // The fixed eval set, as batches.
+  virtual const std::vector<Batch>& eval_set() const = 0;
+  // A fixed input shown in the attention panel (one sequence).
+  virtual std::vector<int64_t> probe() const = 0;
+  virtual std::string token_label(int64_t token) const = 0;
+  // Cross-entropy of a trivial predictor on the eval set (text: unigram); 0 if none.
+  virtual double baseline_loss() const { return 0.0; }
+};
+
+// Throws attn::Error (e.g. the text file is missing: names the path and the Debian package).
+std::unique_ptr<Task> make_task(const TaskConfig& config, uint64_t seed, int eval_batches,
+                                int batch_size);
+
+// splitmix64: decorrelates (seed, step) pairs into independent stream seeds.
+uint64_t mix_seed(uint64_t seed, uint64_t salt);
+
+}  // namespace attn

@@ -1,0 +1,315 @@
+#include "core/trainer.h"
+
+#include <condition_variable>
+#include <deque>
+#include <optional>
+#include <thread>
+
+#include "core/error.h"
+#include "core/src/session.h"
+
+namespace attn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Command {
+  enum class Kind { Start, Pause, Step, Reset, Reconfigure, SetLearningRate, Save, Load };
+  Kind kind;
+  double value = 0;
+  std::string path;
+  std::optional<ExperimentConfig> config;
+};
+
+int default_threads(const TrainerOptions& o, const ExperimentConfig& c) {
+  if (o.threads > 0) return o.threads;
+  if (c.threads > 0) return c.threads;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores - 1);  // one core stays free for the UI thread
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  TrainerOptions options;
+
+  // Shared with the UI thread; guarded by mu and held only for pointer swaps and queue pushes.
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Command> queue;
+  bool quit = false;
+  ExperimentConfig config;
+  std::shared_ptr<const Snapshot> snapshot = std::make_shared<Snapshot>();
+  std::atomic<TrainerState> state{TrainerState::Idle};
+
+  // Trainer thread only.
+  std::unique_ptr<TrainingSession> session;
+  std::string message;
+  uint64_t serial = 0;
+  Clock::time_point last_publish = Clock::now();
+  int64_t last_publish_step = 0;
+  Clock::time_point rate_start = Clock::now();
+  int64_t rate_start_step = 0;
+  double steps_per_second = 0;
+
+  std::thread thread;
+
+  void post(Command c) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      queue.push_back(std::move(c));
+    }
+    cv.notify_one();
+  }
+
+  void set_state(TrainerState s) { state.store(s); }
+
+  void fail(TrainerState s, const std::string& what) {
+    set_state(s);
+    message = what;
+    publish(false);
+  }
+
+  // (Re)builds the session from the current config. On failure: Error state, no session.
+  void build() {
+    session.reset();
+    ExperimentConfig c;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      c = config;
+    }
+    try {
+      session = std::make_unique<TrainingSession>(c);
+      message.clear();
+      set_state(TrainerState::Idle);
+      publish(true);
+    } catch (const std::exception& e) {
+      fail(TrainerState::Error, e.what());
+    }
+  }
+
+  void restart_rate() {
+    rate_start = Clock::now();
+    rate_start_step = session ? session->step() : 0;
+  }
+
+  void update_rate() {
+    const double dt = std::chrono::duration<double>(Clock::now() - rate_start).count();
+    const int64_t steps = session->step() - rate_start_step;
+    if (dt > 0.5 && steps > 0) {
+      steps_per_second = steps / dt;
+      restart_rate();
+    } else if (steps_per_second == 0 && dt > 0 && steps > 0) {
+      steps_per_second = steps / dt;
+    }
+  }
+
+  void publish(bool probe) {
+    auto s = std::make_shared<Snapshot>();
+    s->serial = ++serial;
+    s->state = state.load();
+    s->message = message;
+    s->steps_per_second = steps_per_second;
+    if (session) {
+      session->fill_snapshot(*s);
+      if (probe && options.probe_attention) {
+        session->probe_attention(*s);
+      } else {
+        std::lock_guard<std::mutex> lock(mu);
+        s->probe_tokens = snapshot->probe_tokens;
+        s->layers = snapshot->layers;
+        s->heads = snapshot->heads;
+        s->attention_step = snapshot->attention_step;
+        s->attention = snapshot->attention;
+      }
+    }
+    last_publish = Clock::now();
+    last_publish_step = s->step;
+    std::lock_guard<std::mutex> lock(mu);
+    snapshot = std::move(s);
+  }
+
+  bool publish_due() const {
+    if (options.publish_every_steps > 0 &&
+        session->step() - last_publish_step >= options.publish_every_steps)
+      return true;
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - last_publish).count();
+    return ms >= options.publish_interval_ms;
+  }
+
+  // One training step with its eval and publish; handles every failure.
+  void step() {
+    try {
+      session->train_step();
+      const auto& t = session->config().train;
+      const bool last = session->step() >= session->total_steps();
+      if (session->step() % t.eval_every == 0 || last) session->evaluate();
+      update_rate();
+      if (last) {
+        set_state(TrainerState::Finished);
+        message = "finished " + std::to_string(session->step()) + " steps";
+        publish(true);
+      } else if (state.load() != TrainerState::Running || publish_due()) {
+        publish(true);
+      }
+    } catch (const DivergedError& e) {
+      fail(TrainerState::Diverged, e.what());
+    } catch (const std::exception& e) {  // c10::Error, attn::Error, std::bad_alloc, ...
+      fail(TrainerState::Error, e.what());
+    }
+  }
+
+  void handle(Command& c) {
+    using K = Command::Kind;
+    const TrainerState s = state.load();
+    switch (c.kind) {
+      case K::Start:
+        if (!session) return build();
+        if (s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged) {
+          message.clear();
+          set_state(TrainerState::Running);
+          restart_rate();
+          publish(false);
+        } else if (s == TrainerState::Finished) {
+          message = "the run has finished; raise train.steps and apply, or reset";
+          publish(false);
+        }
+        return;
+      case K::Pause:
+        if (s == TrainerState::Running) {
+          set_state(TrainerState::Paused);
+          publish(true);
+        }
+        return;
+      case K::Step:
+        if (session && (s == TrainerState::Idle || s == TrainerState::Paused ||
+                        s == TrainerState::Diverged)) {
+          set_state(TrainerState::Paused);
+          step();
+        }
+        return;
+      case K::Reset:
+        return build();
+      case K::Reconfigure: {
+        std::lock_guard<std::mutex> lock(mu);
+        config = *c.config;
+      }
+        return build();
+      case K::SetLearningRate:
+        if (session) {
+          session->set_peak_learning_rate(c.value);
+          message = "peak learning rate set to " + std::to_string(c.value);
+          publish(false);
+        }
+        return;
+      case K::Save: {
+        if (!session) return;
+        const std::string dir = c.path.empty() ? options.checkpoint_dir : c.path;
+        try {
+          if (dir.empty()) throw Error("no checkpoint directory was given");
+          session->save(dir);
+          message = "saved checkpoint to " + dir;
+        } catch (const std::exception& e) {
+          message = std::string("save failed: ") + e.what();
+        }
+        publish(false);
+        return;
+      }
+      case K::Load:
+        try {
+          ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
+          auto fresh = std::make_unique<TrainingSession>(loaded);
+          fresh->load(c.path);
+          session = std::move(fresh);
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            config = loaded;
+          }
+          message = "loaded checkpoint " + c.path;
+          set_state(TrainerState::Paused);
+          publish(true);
+        } catch (const std::exception& e) {  // the current run is kept as it was
+          message = std::string("load failed: ") + e.what();
+          publish(false);
+        }
+        return;
+    }
+  }
+
+  void run() {
+    ExperimentConfig c;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      c = config;
+    }
+    torch::set_num_threads(default_threads(options, c));
+    build();
+    for (;;) {
+      std::deque<Command> commands;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        if (state.load() != TrainerState::Running)
+          cv.wait(lock, [&] { return quit || !queue.empty(); });
+        if (quit) break;
+        commands.swap(queue);
+      }
+      for (auto& command : commands) handle(command);
+      if (state.load() == TrainerState::Running) step();
+    }
+  }
+};
+
+Trainer::Trainer(ExperimentConfig config, TrainerOptions options) : impl_(new Impl) {
+  impl_->options = options;
+  impl_->config = std::move(config);
+  impl_->thread = std::thread([this] { impl_->run(); });
+}
+
+Trainer::~Trainer() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->quit = true;
+  }
+  impl_->state.store(TrainerState::Stopping);
+  impl_->cv.notify_one();
+  impl_->thread.join();
+}
+
+void Trainer::start() { impl_->post({Command::Kind::Start}); }
+void Trainer::pause() { impl_->post({Command::Kind::Pause}); }
+void Trainer::step_once() { impl_->post({Command::Kind::Step}); }
+void Trainer::reset() { impl_->post({Command::Kind::Reset}); }
+void Trainer::reconfigure(ExperimentConfig c) {
+  Command cmd{Command::Kind::Reconfigure};
+  cmd.config = std::move(c);
+  impl_->post(std::move(cmd));
+}
+void Trainer::set_learning_rate(double lr) {
+  Command cmd{Command::Kind::SetLearningRate};
+  cmd.value = lr;
+  impl_->post(std::move(cmd));
+}
+void Trainer::save_checkpoint(std::string dir) {
+  Command cmd{Command::Kind::Save};
+  cmd.path = std::move(dir);
+  impl_->post(std::move(cmd));
+}
+void Trainer::load_checkpoint(std::string dir) {
+  Command cmd{Command::Kind::Load};
+  cmd.path = std::move(dir);
+  impl_->post(std::move(cmd));
+}
+
+TrainerState Trainer::state() const { return impl_->state.load(); }
+
+std::shared_ptr<const Snapshot> Trainer::latest() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->snapshot;
+}
+
+ExperimentConfig Trainer::config() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->config;
+}
+
+}  // namespace attn

@@ -1,0 +1,51 @@
+// Trainer: owns model, optimiser and data on a background thread.
+// Contract:
+//  - Every public method is thread-safe and non-blocking (except the destructor, which stops
+//    and joins). Commands are queued and drained by the trainer between steps.
+//  - latest() returns the newest immutable snapshot; it never waits for a training step.
+//  - Failures never escape the thread: NaN/Inf loss -> Diverged, any exception -> Error, both
+//    with a message in the snapshot. reset() (or reconfigure()) recovers from either.
+// No torch here: the window and panels include this header.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "core/config.h"
+#include "core/snapshot.h"
+
+namespace attn {
+
+struct TrainerOptions {
+  int threads = 0;                 // torch intra-op threads; 0 = leave one core for the UI
+  double publish_interval_ms = 100;  // publish at most this often while running...
+  int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
+  bool probe_attention = true;       // compute attention maps for snapshots
+  std::string checkpoint_dir;        // default target of save_checkpoint("")
+};
+
+class Trainer {
+ public:
+  explicit Trainer(ExperimentConfig config, TrainerOptions options = {});
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  void start();                          // Idle/Paused -> Running (Finished: no-op)
+  void pause();                          // Running -> Paused
+  void step_once();                      // one step, then Paused
+  void reset();                          // fresh model from the config, -> Idle
+  void reconfigure(ExperimentConfig c);  // replace the config, then reset
+  void set_learning_rate(double lr);     // overrides the schedule's peak lr from now on
+  void save_checkpoint(std::string dir = "");  // "" = options.checkpoint_dir
+  void load_checkpoint(std::string dir);       // resume a saved run (config from the checkpoint)
+
+  TrainerState state() const;
+  std::shared_ptr<const Snapshot> latest() const;
+  ExperimentConfig config() const;  // the config of the current model
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attn
