@@ -15,6 +15,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Command {
   enum class Kind { Start, Pause, Step, Reset, Reconfigure, SetLearningRate, Save, Load };
+  explicit Command(Kind k) : kind(k) {}
   Kind kind;
   double value = 0;
   std::string path;
@@ -275,27 +276,27 @@ Trainer::~Trainer() {
   impl_->thread.join();
 }
 
-void Trainer::start() { impl_->post({Command::Kind::Start}); }
-void Trainer::pause() { impl_->post({Command::Kind::Pause}); }
-void Trainer::step_once() { impl_->post({Command::Kind::Step}); }
-void Trainer::reset() { impl_->post({Command::Kind::Reset}); }
+void Trainer::start() { impl_->post(Command(Command::Kind::Start)); }
+void Trainer::pause() { impl_->post(Command(Command::Kind::Pause)); }
+void Trainer::step_once() { impl_->post(Command(Command::Kind::Step)); }
+void Trainer::reset() { impl_->post(Command(Command::Kind::Reset)); }
 void Trainer::reconfigure(ExperimentConfig c) {
-  Command cmd{Command::Kind::Reconfigure};
+  Command cmd(Command::Kind::Reconfigure);
   cmd.config = std::move(c);
   impl_->post(std::move(cmd));
 }
 void Trainer::set_learning_rate(double lr) {
-  Command cmd{Command::Kind::SetLearningRate};
+  Command cmd(Command::Kind::SetLearningRate);
   cmd.value = lr;
   impl_->post(std::move(cmd));
 }
 void Trainer::save_checkpoint(std::string dir) {
-  Command cmd{Command::Kind::Save};
+  Command cmd(Command::Kind::Save);
   cmd.path = std::move(dir);
   impl_->post(std::move(cmd));
 }
 void Trainer::load_checkpoint(std::string dir) {
-  Command cmd{Command::Kind::Load};
+  Command cmd(Command::Kind::Load);
   cmd.path = std::move(dir);
   impl_->post(std::move(cmd));
 }

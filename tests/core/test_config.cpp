@@ -1,0 +1,95 @@
+// Config parsing: every bad input names its key and what is allowed; good input round-trips.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/config.h"
+#include "core/error.h"
+
+using namespace attn;
+using nlohmann::json;
+
+TEST_CASE("bad configs are rejected with a message naming the culprit") {
+  struct Case {
+    const char* config;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"([1, 2])", "the top level must be an object"},
+      {R"({"sed": 1})", "unknown key 'sed'"},
+      {R"({"seed": -1})", "seed must be in [0,"},
+      {R"({"seed": "1"})", "seed must be an integer, got string"},
+      {R"({"device": "tpu"})", "device must be one of auto, cpu, cuda"},
+      {R"({"threads": 2.5})", "threads must be an integer, got number"},
+      {R"({"task": "copy"})", "task must be an object"},
+      {R"({"task": {"name": "copyy"}})", "task.name must be one of copy, reverse"},
+      {R"({"task": {"lenght": 4}})", "unknown key 'task.lenght' (allowed: name, length"},
+      {R"({"task": {"length": 0}})", "task.length must be in [1, 256], got 0"},
+      {R"({"task": {"vocab": 1}})", "task.vocab must be in [2, 512], got 1"},
+      {R"({"task": {"name": "modadd", "train_fraction": 0}})", "task.train_fraction must be in (0, 1]"},
+      {R"({"task": {"name": "recall", "length": 20, "vocab": 10}})", "task.length (20) must not exceed task.vocab (10)"},
+      {R"({"task": {"name": "text", "text_path": ""}})", "task.text_path must name"},
+      {R"({"task": {"eval_fraction": 0.9}})", "task.eval_fraction must be in (0, 0.5]"},
+      {R"({"model": {"d_model": 30, "heads": 4}})", "model.d_model (30) must be divisible by model.heads (4)"},
+      {R"({"model": {"heads": 0}})", "model.heads must be in [1, 128], got 0"},
+      {R"({"model": {"attention": "flash"}})", "model.attention must be one of dot"},
+      {R"({"model": {"attention": ["dot", 3]}})", "model.attention[1] must be a mechanism name"},
+      {R"({"model": {"layers": 3, "attention": ["dot", "dot"]}})", "model.attention lists 2 mechanisms but model.layers is 3"},
+      {R"({"model": {"attention": []}})", "model.attention must not be empty"},
+      {R"({"model": {"dropout": 1.5}})", "model.dropout must be in [0, 0.9], got 1.5"},
+      {R"({"model": {"head": "regression"}})", "model.head must be one of lm, classifier"},
+      {R"({"model": {"head": "classifier", "classes": 3}})", "needs a classification task"},
+      {R"({"model": {"attention_options": {"ky": {}}}})", "unknown key 'model.attention_options.ky'"},
+      {R"({"model": {"attention_options": {"dot": {"window": 4}}}})", "model.attention_options.dot.window"},
+      {R"({"train": {"lr": 0}})", "train.lr must be in (0, 1e+09], got 0"},
+      {R"({"train": {"lr": "fast"}})", "train.lr must be a number, got string"},
+      {R"({"train": {"steps": 0}})", "train.steps must be in [1,"},
+      {R"({"train": {"batch_size": true}})", "train.batch_size must be an integer, got boolean"},
+      {R"({"train": {"steps": 10, "warmup": 10}})", "train.warmup (10) must be smaller than train.steps (10)"},
+      {R"({"train": {"beta2": 1.0}})", "train.beta2 must be in [0,"},
+      {R"({"train": {"grad_clip": -1}})", "train.grad_clip must be in [0,"},
+      {R"({"train": {"eval_every": 0}})", "train.eval_every must be in [1,"},
+      {R"({"train": {"learning_rate": 0.1}})", "unknown key 'train.learning_rate'"},
+  };
+  CHECK(std::size(cases) >= 20);
+  for (const auto& c : cases) {
+    INFO("config: " << c.config);
+    try {
+      parse_config(json::parse(c.config), "test.json");
+      FAIL("accepted a bad config");
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      CHECK_MESSAGE(msg.find(c.message) != std::string::npos, "message was: " << msg);
+      CHECK(msg.rfind("test.json: ", 0) == 0);  // names the file
+    }
+  }
+}
+
+TEST_CASE("a resolved config round-trips and a single mechanism fills every layer") {
+  auto c = parse_config(json::parse(R"({"model": {"layers": 3, "attention": "dot"}, "seed": 9})"));
+  CHECK(c.model.attention == std::vector<std::string>{"dot", "dot", "dot"});
+  auto again = parse_config(to_json(c));
+  CHECK(to_json(again) == to_json(c));
+  CHECK(config_hash(again) == config_hash(c));
+  c.seed = 10;
+  CHECK(config_hash(again) != config_hash(c));
+}
+
+TEST_CASE("every shipped config parses") {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(ATTN_SOURCE_DIR "/assets/configs")) {
+    INFO(e.path().string());
+    CHECK_NOTHROW(load_config_file(e.path().string()));
+    ++n;
+  }
+  CHECK(n >= 7);
+}
+
+TEST_CASE("config files: missing file and invalid JSON name the file") {
+  CHECK_THROWS_WITH_AS(load_config_file("/nonexistent/x.json"),
+                       doctest::Contains("/nonexistent/x.json"), Error);
+  const auto path = std::filesystem::temp_directory_path() / "attnlab-bad.json";
+  { std::ofstream(path) << "{\"seed\": 1,,}"; }
+  CHECK_THROWS_WITH_AS(load_config_file(path.string()), doctest::Contains("not valid JSON"), Error);
+}

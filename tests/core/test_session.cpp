@@ -1,0 +1,183 @@
+// TrainingSession: schedule, divergence, checkpoints that resume bit-exactly, learning.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/src/session.h"
+#include "helpers.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+std::vector<torch::Tensor> params_of(TrainingSession& s) {
+  std::vector<torch::Tensor> out;
+  for (auto& p : s.model()->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!torch::equal(a[i], b[i])) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("learning-rate schedule: linear warmup then cosine to min_lr_ratio") {
+  auto c = test::tiny_config();
+  c.train.lr = 1.0;
+  c.train.warmup = 10;
+  c.train.steps = 110;
+  c.train.min_lr_ratio = 0.1;
+  TrainingSession s(c);
+  CHECK(s.learning_rate() == doctest::Approx(0.1));  // step 0: 1/10 of peak
+  for (int i = 0; i < 10; ++i) s.train_step();
+  CHECK(s.learning_rate() == doctest::Approx(1.0));  // end of warmup: peak
+  for (int i = 0; i < 50; ++i) s.train_step();
+  CHECK(s.learning_rate() == doctest::Approx(0.1 + 0.9 * 0.5));  // halfway down the cosine
+}
+
+TEST_CASE("two sessions with one seed train identically; another seed differs") {
+  auto c = test::tiny_config();
+  c.model.dropout = 0.1;
+  TrainingSession a(c), b(c);
+  for (int i = 0; i < 5; ++i) CHECK(a.train_step() == b.train_step());
+  CHECK(same(params_of(a), params_of(b)));
+  c.seed = 2;
+  TrainingSession d(c);
+  CHECK(!same(params_of(a), params_of(d)));
+}
+
+TEST_CASE("checkpoint round trip resumes bit-exactly (dropout on)") {
+  auto c = test::tiny_config();
+  c.model.dropout = 0.1;
+  c.train.steps = 40;
+  const auto dir = test::temp_dir("ckpt") + "/checkpoint";
+
+  TrainingSession straight(c);
+  std::vector<double> straight_losses;
+  for (int i = 0; i < 20; ++i) straight_losses.push_back(straight.train_step());
+  straight.evaluate();
+
+  TrainingSession first(c);
+  for (int i = 0; i < 10; ++i) first.train_step();
+  first.save(dir);
+  CHECK(fs::exists(fs::path(dir) / "state.json"));
+
+  TrainingSession resumed(TrainingSession::checkpoint_config(dir));
+  resumed.load(dir);
+  CHECK(resumed.step() == 10);
+  std::vector<double> losses(straight_losses.begin(), straight_losses.begin() + 10);
+  for (int i = 0; i < 10; ++i) losses.push_back(resumed.train_step());
+  CHECK(losses == straight_losses);  // exact equality, not approximate
+  CHECK(same(params_of(resumed), params_of(straight)));
+  resumed.evaluate();
+  CHECK(resumed.last_eval_loss() == straight.last_eval_loss());
+}
+
+TEST_CASE("a corrupt or mismatched checkpoint is refused with a message") {
+  auto c = test::tiny_config();
+  const auto root = test::temp_dir("ckpt-bad");
+  const auto dir = root + "/checkpoint";
+  TrainingSession s(c);
+  s.train_step();
+  s.save(dir);
+
+  SUBCASE("other config") {
+    auto other = c;
+    other.model.d_model = 32;
+    TrainingSession t(other);
+    CHECK_THROWS_WITH_AS(t.load(dir), doctest::Contains("model.d_model: 16 vs 32"), Error);
+  }
+  SUBCASE("truncated weights") {
+    const auto model = fs::path(dir) / "model.pt";
+    fs::resize_file(model, fs::file_size(model) / 2);
+    TrainingSession t(c);
+    CHECK_THROWS_WITH_AS(t.load(dir), doctest::Contains("is corrupt or does not match"), Error);
+  }
+  SUBCASE("garbage state") {
+    { std::ofstream(fs::path(dir) / "state.json") << "{not json"; }
+    CHECK_THROWS_WITH_AS(TrainingSession::checkpoint_config(dir), doctest::Contains("corrupt"), Error);
+  }
+  SUBCASE("not a checkpoint") {
+    CHECK_THROWS_WITH_AS(TrainingSession::checkpoint_config(root),
+                         doctest::Contains("not an attnlab checkpoint"), Error);
+  }
+}
+
+TEST_CASE("saving over a checkpoint replaces it whole") {
+  auto c = test::tiny_config();
+  const auto dir = test::temp_dir("ckpt-over") + "/checkpoint";
+  TrainingSession s(c);
+  s.train_step();
+  s.save(dir);
+  s.train_step();
+  s.save(dir);
+  TrainingSession t(c);
+  t.load(dir);
+  CHECK(t.step() == 2);
+  CHECK(same(params_of(t), params_of(s)));
+  int entries = 0;
+  for (auto& e : fs::directory_iterator(fs::path(dir).parent_path())) (void)e, ++entries;
+  CHECK(entries == 1);  // no temporary or old directories left behind
+}
+
+TEST_CASE("a NaN loss throws DivergedError and leaves the weights untouched") {
+  auto c = test::tiny_config();
+  c.train.lr = 1e6;
+  c.train.warmup = 0;
+  c.train.grad_clip = 0;  // let it blow up
+  TrainingSession s(c);
+  bool diverged = false;
+  for (int i = 0; i < 50 && !diverged; ++i) {
+    auto before = params_of(s);
+    try {
+      s.train_step();
+    } catch (const DivergedError& e) {
+      diverged = true;
+      CHECK(std::string(e.what()).find("weights were not updated") != std::string::npos);
+      CHECK(same(before, params_of(s)));
+    }
+  }
+  CHECK(diverged);
+}
+
+TEST_CASE("loss falls on every synthetic task") {
+  for (std::string task : {"copy", "reverse", "sort", "recall", "modadd", "induction"}) {
+    INFO(task);
+    auto c = test::tiny_config(task);
+    c.model.d_model = 32;
+    c.train.steps = 80;
+    c.train.batch_size = 32;
+    c.train.lr = 3e-3;
+    if (task == "modadd") c.task.modulus = 7;
+    TrainingSession s(c);
+    const double before = s.evaluate().loss;
+    for (int i = 0; i < 80; ++i) s.train_step();
+    const double after = s.evaluate().loss;
+    CHECK(after < 0.85 * before);
+  }
+}
+
+TEST_CASE("probe attention: one row-stochastic map per layer and head") {
+  auto c = test::tiny_config();
+  TrainingSession s(c);
+  Snapshot snap;
+  s.probe_attention(snap);
+  CHECK(snap.layers == 2);
+  CHECK(snap.heads == 2);
+  REQUIRE(snap.attention.size() == 4);
+  const int n = static_cast<int>(snap.probe_tokens.size());
+  CHECK(n == s.task().sequence_length());
+  for (const auto& m : snap.attention) {
+    CHECK(m.size == n);
+    for (int i = 0; i < n; ++i) {
+      double row = 0;
+      for (int j = 0; j < n; ++j) row += m.weights[i * n + j];
+      CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
+      for (int j = i + 1; j < n; ++j) CHECK(m.weights[i * n + j] == 0.0f);
+    }
+  }
+}

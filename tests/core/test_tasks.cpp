@@ -1,0 +1,168 @@
+// Tasks: each batch encodes its task correctly, is a pure function of its seed, and the eval
+// set is fixed (and disjoint from training where the task is finite).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+#include "core/src/tasks.h"
+#include "core/src/text_corpus.h"
+
+using namespace attn;
+
+namespace {
+TaskConfig task(const std::string& name, int length = 6, int vocab = 10) {
+  TaskConfig t;
+  t.name = name;
+  t.length = length;
+  t.vocab = vocab;
+  return t;
+}
+std::vector<int64_t> row(const torch::Tensor& t, int64_t b) {
+  auto r = t[b].contiguous();
+  return {r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel()};
+}
+}  // namespace
+
+TEST_CASE("copy, reverse and sort: the scored targets are f(x)") {
+  for (std::string name : {"copy", "reverse", "sort"}) {
+    auto t = make_task(task(name), 1, 2, 4);
+    CHECK(t->sequence_length() == 12);
+    auto b = t->train_batch(16, 42);
+    CHECK(b.inputs.sizes() == torch::IntArrayRef({16, 12}));
+    for (int64_t i = 0; i < 16; ++i) {
+      auto in = row(b.inputs, i), tg = row(b.targets, i);
+      std::vector<int64_t> x(in.begin(), in.begin() + 6);
+      CHECK(in[6] == 10);  // separator
+      if (name == "reverse") std::reverse(x.begin(), x.end());
+      if (name == "sort") std::sort(x.begin(), x.end());
+      std::vector<int64_t> scored;
+      for (auto v : tg)
+        if (v != -1) scored.push_back(v);
+      CHECK(scored == x);
+      // Teacher forcing: the target at position p is the input at p + 1.
+      for (int p = 6; p < 11; ++p) CHECK(tg[p] == in[p + 1]);
+    }
+  }
+}
+
+TEST_CASE("recall: the single target is the value bound to the queried key") {
+  auto t = make_task(task("recall", 5, 12), 3, 1, 8);
+  auto b = t->train_batch(32, 7);
+  for (int64_t i = 0; i < 32; ++i) {
+    auto in = row(b.inputs, i), tg = row(b.targets, i);
+    const int64_t L = in.size();
+    const int64_t query = in[L - 1];
+    CHECK(in[L - 2] == 24);
+    std::set<int64_t> keys;
+    int64_t value = -1;
+    for (int k = 0; k < 5; ++k) {
+      keys.insert(in[2 * k]);
+      if (in[2 * k] == query) value = in[2 * k + 1];
+    }
+    CHECK(keys.size() == 5);  // distinct keys
+    CHECK(std::count(tg.begin(), tg.end(), -1) == L - 1);
+    CHECK(tg[L - 1] == value);
+  }
+}
+
+TEST_CASE("modadd: c = (a + b) mod p and eval pairs are never trained on") {
+  TaskConfig c;
+  c.name = "modadd";
+  c.modulus = 11;
+  c.train_fraction = 0.7;
+  auto t = make_task(c, 5, 4, 16);
+  std::set<std::pair<int64_t, int64_t>> train, eval;
+  for (int s = 0; s < 200; ++s) {
+    auto b = t->train_batch(16, s);
+    for (int64_t i = 0; i < 16; ++i) {
+      auto in = row(b.inputs, i), tg = row(b.targets, i);
+      CHECK(in[2] == 11);
+      CHECK(tg[2] == (in[0] + in[1]) % 11);
+      train.insert({in[0], in[1]});
+    }
+  }
+  int64_t n_eval = 0;
+  for (const auto& b : t->eval_set()) {
+    for (int64_t i = 0; i < b.inputs.size(0); ++i) {
+      auto in = row(b.inputs, i);
+      eval.insert({in[0], in[1]});
+      ++n_eval;
+    }
+  }
+  CHECK(n_eval == 121 - 84);  // every held-out pair exactly once
+  CHECK(eval.size() == static_cast<size_t>(n_eval));
+  for (const auto& p : eval) CHECK(train.count(p) == 0);
+  CHECK(train.size() == 84);
+}
+
+TEST_CASE("induction: the second copy is predictable from the first") {
+  auto t = make_task(task("induction", 6, 10), 2, 1, 4);
+  auto b = t->train_batch(8, 1);
+  for (int64_t i = 0; i < 8; ++i) {
+    auto in = row(b.inputs, i), tg = row(b.targets, i);
+    for (int p = 0; p < 6; ++p) CHECK(tg[p] == -1);
+    for (int p = 6; p < 11; ++p) CHECK(tg[p] == in[p - 5]);
+  }
+}
+
+TEST_CASE("batches are pure functions of their seed; eval set is fixed by the run seed") {
+  auto t = make_task(task("copy"), 1, 2, 4);
+  CHECK(torch::equal(t->train_batch(8, 5).inputs, t->train_batch(8, 5).inputs));
+  CHECK(!torch::equal(t->train_batch(8, 5).inputs, t->train_batch(8, 6).inputs));
+  auto again = make_task(task("copy"), 1, 2, 4);
+  CHECK(torch::equal(t->eval_set()[0].inputs, again->eval_set()[0].inputs));
+  auto other = make_task(task("copy"), 2, 2, 4);
+  CHECK(!torch::equal(t->eval_set()[0].inputs, other->eval_set()[0].inputs));
+}
+
+TEST_CASE("text: UTF-8 decoding, eval tail, unigram baseline against a brute-force count") {
+  const auto dir = std::filesystem::temp_directory_path() / "attnlab-text-test";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "t.txt";
+  std::string text;
+  for (int i = 0; i < 60; ++i) text += "héllo wörld " + std::to_string(i % 7) + "\n";
+  { std::ofstream(file) << text; }
+  auto corpus = load_text_corpus(file.string());
+  CHECK(corpus.invalid_bytes == 0);
+  CHECK(std::count(corpus.alphabet.begin(), corpus.alphabet.end(), 0xE9u) == 1);  // é
+  std::string round;
+  for (auto tok : corpus.tokens) round += utf8_encode(corpus.alphabet[tok]);
+  CHECK(round == text);
+
+  // Brute-force unigram cross-entropy.
+  const int64_t split = corpus.tokens.size() * 3 / 4;
+  std::map<int64_t, double> counts;
+  for (int64_t i = 0; i < split; ++i) counts[corpus.tokens[i]] += 1;
+  double nll = 0;
+  const double V = corpus.alphabet.size();
+  for (size_t i = split; i < corpus.tokens.size(); ++i)
+    nll -= std::log((counts[corpus.tokens[i]] + 1) / (split + V));
+  CHECK(unigram_cross_entropy(corpus, split) ==
+        doctest::Approx(nll / (corpus.tokens.size() - split)).epsilon(1e-12));
+
+  TaskConfig c;
+  c.name = "text";
+  c.text_path = file.string();
+  c.context = 16;
+  c.eval_fraction = 0.2;
+  auto t = make_task(c, 1, 2, 4);
+  auto b = t->train_batch(4, 3);
+  CHECK(torch::equal(b.inputs.slice(1, 1, 16), b.targets.slice(1, 0, 15)));
+  CHECK(t->baseline_loss() > 0);
+  CHECK(t->token_label(corpus.tokens[5]) == "\xE2\x90\xA3");  // the space after "héllo"
+}
+
+TEST_CASE("text: a missing corpus names the path and the Debian package") {
+  TaskConfig c;
+  c.name = "text";
+  c.text_path = "/usr/share/games/fortunes-nonexistent";
+  CHECK_THROWS_WITH_AS(make_task(c, 1, 1, 1),
+                       doctest::Contains("/usr/share/games/fortunes-nonexistent does not exist"),
+                       Error);
+  CHECK_THROWS_WITH_AS(make_task(c, 1, 1, 1), doctest::Contains("apt-get install fortunes"), Error);
+  c.text_path = "/no/such/file.txt";
+  CHECK_THROWS_WITH_AS(make_task(c, 1, 1, 1), doctest::Contains("/no/such/file.txt"), Error);
+}

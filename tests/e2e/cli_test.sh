@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# End-to-end checks of the headless CLI on real files: train, resume, bad input.
+# usage: cli_test.sh <attnlab> <source dir>
+set -u
+bin=$1; src=$2
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fails=0; passes=0
+ok()   { passes=$((passes+1)); echo "ok   $*"; }
+bad()  { fails=$((fails+1)); echo "FAIL $*"; }
+expect_fail() {  # expect_fail "<substring of stderr>" cmd...
+  local want=$1; shift
+  if "$@" >"$work/out" 2>"$work/err"; then bad "accepted: $*"; return; fi
+  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want): $*"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
+}
+
+cat > "$work/tiny.json" <<'JSON'
+{"name": "tiny", "seed": 3, "threads": 1,
+ "task": {"name": "copy", "length": 4, "vocab": 8},
+ "model": {"d_model": 16, "heads": 2, "layers": 1},
+ "train": {"steps": 40, "batch_size": 8, "warmup": 5, "eval_every": 10, "eval_batches": 2}}
+JSON
+
+# --help and --version
+"$bin" --help | grep -q "train" && ok "--help lists train" || bad "--help"
+"$bin" --version | grep -q "attnlab 0.1.0" && ok "--version" || bad "--version"
+
+# A full run writes the run directory.
+"$bin" train --config "$work/tiny.json" --out "$work/run" -q >"$work/log" 2>&1 || bad "train exited non-zero: $(cat "$work/log")"
+for f in config.json metrics.csv summary.json checkpoint/state.json checkpoint/model.pt checkpoint/optimizer.pt; do
+  [ -s "$work/run/$f" ] && ok "wrote $f" || bad "missing $f"
+done
+head -1 "$work/run/metrics.csv" | grep -qx "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s" && ok "metrics header" || bad "metrics header"
+[ "$(tail -n +2 "$work/run/metrics.csv" | wc -l)" = 4 ] && ok "4 metric rows" || bad "metric rows: $(cat "$work/run/metrics.csv")"
+python3 - "$work/run/summary.json" "$work/run/config.json" <<'PY' && ok "summary.json keys and resolved config" || bad "summary/config content"
+import json, sys
+s = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+keys = ["mechanism","task","steps","final_train_loss","eval_loss","eval_accuracy","parameters",
+        "attention_parameters","steps_per_second","seed","device"]
+assert all(k in s for k in keys), [k for k in keys if k not in s]
+assert s["steps"] == 40 and s["seed"] == 3 and s["task"] == "copy" and s["device"] == "cpu"
+assert c["train"]["lr"] == 0.003 and c["model"]["attention"] == ["dot"]  # defaults resolved
+PY
+
+# Resume: 40 steps straight == 20 steps + resume to 40 (bit-identical metrics).
+"$bin" train --config "$work/tiny.json" --out "$work/half" --steps 20 -q >/dev/null 2>&1
+"$bin" train --resume "$work/half" --steps 40 -q >/dev/null 2>&1 || bad "resume exited non-zero"
+cut -d, -f1-5 "$work/run/metrics.csv" > "$work/a"; cut -d, -f1-5 "$work/half/metrics.csv" > "$work/b"
+if cmp -s "$work/a" "$work/b"; then ok "resumed run equals uninterrupted run"; else bad "resume differs: $(diff "$work/a" "$work/b")"; fi
+
+# Bad input: each with a message naming the culprit, and nothing overwritten.
+echo '{"model": {"heads": 3}}' > "$work/bad1.json"
+expect_fail "model.d_model (64) must be divisible by model.heads (3)" "$bin" train --config "$work/bad1.json" --out "$work/x"
+echo '{"trian": {}}' > "$work/bad2.json"
+expect_fail "unknown key 'trian'" "$bin" train --config "$work/bad2.json" --out "$work/x"
+expect_fail "cannot open config file $work/none.json" "$bin" train --config "$work/none.json"
+echo '{"task": {"name": "text", "text_path": "/nonexistent/corpus"}}' > "$work/bad3.json"
+expect_fail "/nonexistent/corpus does not exist" "$bin" train --config "$work/bad3.json" --out "$work/x"
+expect_fail "give exactly one of --config FILE or --resume DIR" "$bin" train --out "$work/x"
+expect_fail "not an attnlab checkpoint" "$bin" train --resume "$work/nothing-here"
+expect_fail "already finished" "$bin" train --resume "$work/run"
+[ ! -e "$work/x" ] && ok "failed runs created no output directory" || bad "failed run left $work/x"
+
+cp -r "$work/run" "$work/corrupt"
+truncate -s 100 "$work/corrupt/checkpoint/model.pt"
+sum_before=$(cat "$work/corrupt"/*.json "$work/corrupt"/metrics.csv "$work/corrupt/checkpoint"/* | md5sum)
+expect_fail "is corrupt or does not match" "$bin" train --resume "$work/corrupt" --steps 80
+sum_after=$(cat "$work/corrupt"/*.json "$work/corrupt"/metrics.csv "$work/corrupt/checkpoint"/* | md5sum)
+[ "$sum_before" = "$sum_after" ] && ok "corrupt checkpoint: nothing overwritten" || bad "corrupt resume modified the run"
+
+# Divergence: exit code 3 and a summary that says so.
+echo '{"threads": 1, "task": {"name": "copy", "length": 4, "vocab": 8}, "model": {"d_model": 16, "heads": 2, "layers": 1}, "train": {"steps": 50, "lr": 1000000.0, "warmup": 0, "grad_clip": 0, "batch_size": 8}}' > "$work/nan.json"
+"$bin" train --config "$work/nan.json" --out "$work/nan" -q >"$work/out" 2>&1; rc=$?
+[ $rc = 3 ] && grep -q '"diverged": true' "$work/nan/summary.json" && ok "divergence: exit 3, summary says diverged" || bad "divergence rc=$rc $(cat "$work/out")"
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]
