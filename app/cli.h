@@ -8,6 +8,7 @@ struct TrainArgs {
   std::string config;
   long long steps = -1;
   long long seed = -1;
+  long long until = -1;
   std::string out;
   std::string resume;
   int threads = 0;

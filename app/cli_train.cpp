@@ -13,6 +13,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--config", a.config, "Experiment config (JSON), e.g. assets/configs/copy.json");
   cmd->add_option("--steps", a.steps, "Override train.steps (with --resume: extend the run)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--until", a.until,
+                  "Stop and checkpoint at this step (the schedule still spans train.steps)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", a.seed, "Override the global seed")->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", a.out, "Run directory (default: runs/<config name>)");
   cmd->add_option("--resume", a.resume, "Continue the run saved in this run directory");
@@ -34,6 +37,7 @@ int run_train_command(const TrainArgs& a) {
                 : !a.resume.empty() ? a.resume
                                     : "runs/" + config.name;
     if (a.steps > 0) o.steps = a.steps;
+    if (a.until > 0) o.until = a.until;
     if (a.seed >= 0) o.seed = static_cast<uint64_t>(a.seed);
     o.threads = a.threads;
     if (!a.quiet) o.log = [](const std::string& line) { std::cout << line << std::endl; };

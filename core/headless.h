@@ -15,6 +15,8 @@ struct HeadlessOptions {
   std::string out_dir;                 // required
   std::optional<int64_t> steps;        // overrides train.steps
   std::optional<uint64_t> seed;        // overrides seed
+  std::optional<int64_t> until;        // stop (and checkpoint) at this step; the schedule still
+                                       // spans train.steps, so --resume continues seamlessly
   std::string resume_dir;              // continue the run saved there (its config wins)
   int threads = 0;                     // 0 = all cores
   std::function<void(const std::string&)> log;  // progress lines; null = silent

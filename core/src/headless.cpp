@@ -105,7 +105,11 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   auto interval_start = Clock::now();
   const auto run_start = Clock::now();
   const int64_t first_step = session->step();
-  while (session->step() < t.steps) {
+  const int64_t stop_at = o.until ? std::min(*o.until, t.steps) : t.steps;
+  if (stop_at <= session->step())
+    throw Error("--until " + std::to_string(stop_at) + " is not after the run's current step " +
+                std::to_string(session->step()));
+  while (session->step() < stop_at) {
     const double lr = session->learning_rate();
     try {
       interval_loss += session->train_step();
@@ -116,7 +120,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     }
     ++interval_steps;
     const int64_t step = session->step();
-    if (step % t.eval_every == 0 || step == t.steps) {
+    if (step % t.eval_every == 0 || step == stop_at) {
       const auto eval = session->evaluate();
       const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count();
       const double sps = interval_steps / std::max(1e-9, dt);

@@ -133,32 +133,38 @@ class TransformTask : public SyntheticTask {
   }
 };
 
-// k1 v1 ... kn vn SEP q -> v(q). Keys are distinct symbols 0..V-1, values V..2V-1.
+// Multi-query associative recall: k1 v1 ... kn vn SEP q1 a1 ... qn an, where the queries are
+// the keys in a fresh random order and each answer a_i is the value bound to q_i. Keys are
+// distinct symbols 0..V-1, values V..2V-1. Every answer is scored, so each sequence carries n
+// training signals instead of one (a single-query version barely learns in minutes on CPU).
 class RecallTask : public SyntheticTask {
  public:
   using SyntheticTask::SyntheticTask;
   int vocab_size() const override { return 2 * c_.vocab + 1; }
-  int sequence_length() const override { return 2 * c_.length + 2; }
+  int sequence_length() const override { return 4 * c_.length; }
 
  protected:
   std::string special_label(int64_t t) const override {
     return t == 2 * c_.vocab ? "?" : "v" + std::to_string(t - c_.vocab);
   }
   Example example(std::mt19937_64& rng, bool) const override {
-    auto keys = distinct_symbols(rng, c_.length, c_.vocab);
-    auto values = random_symbols(rng, c_.length, c_.vocab);
+    const int n = c_.length;
+    auto keys = distinct_symbols(rng, n, c_.vocab);
+    auto values = random_symbols(rng, n, c_.vocab);
+    auto order = distinct_symbols(rng, n, n);  // a permutation of 0..n-1
     Example e;
-    for (int i = 0; i < c_.length; ++i) {
+    for (int i = 0; i < n; ++i) {
       e.tokens.push_back(keys[i]);
       e.tokens.push_back(c_.vocab + values[i]);
     }
-    std::uniform_int_distribution<int> pick(0, c_.length - 1);
-    const int q = pick(rng);
     e.tokens.push_back(2 * c_.vocab);
-    e.tokens.push_back(keys[q]);
-    e.tokens.push_back(c_.vocab + values[q]);
     e.scored.assign(e.tokens.size(), false);
-    e.scored.back() = true;
+    for (int i = 0; i < n; ++i) {
+      e.tokens.push_back(keys[order[i]]);
+      e.tokens.push_back(c_.vocab + values[order[i]]);
+      e.scored.push_back(false);
+      e.scored.push_back(true);
+    }
     return e;
   }
 };
@@ -216,23 +222,39 @@ class ModAddTask : public SyntheticTask {
   std::vector<int> train_, heldout_;
 };
 
-// A prefix of n distinct symbols, then the same prefix again: from the second copy's second
-// token on, the next token is predictable only by finding the previous occurrence of the
-// current token and copying its successor (an induction head).
+// Induction: n distinct symbols p, then p again, with filler tokens (a separate alphabet) placed
+// randomly before, between and after, n fillers in all. From the second copy's second token on,
+// the next token is predictable only by finding the previous occurrence of the current token
+// and copying its successor (an induction head). The random gap means the distance between the
+// copies varies, so no fixed positional offset solves it.
 class InductionTask : public SyntheticTask {
  public:
   using SyntheticTask::SyntheticTask;
-  int vocab_size() const override { return c_.vocab; }
-  int sequence_length() const override { return 2 * c_.length - 1; }
+  int vocab_size() const override { return 2 * c_.vocab; }
+  int sequence_length() const override { return 3 * c_.length - 1; }
 
  protected:
+  std::string special_label(int64_t t) const override { return "." + std::to_string(t - c_.vocab); }
   Example example(std::mt19937_64& rng, bool) const override {
-    auto p = distinct_symbols(rng, c_.length, c_.vocab);
+    const int n = c_.length;
+    auto p = distinct_symbols(rng, n, c_.vocab);
+    std::uniform_int_distribution<int> gap_between(0, n);
+    const int between = gap_between(rng);
+    std::uniform_int_distribution<int> gap_before(0, n - between);
+    const int before = gap_before(rng);
+    const int after = n - between - before;
     Example e;
-    e.tokens = p;
+    auto filler = [&](int count) {
+      for (auto f : random_symbols(rng, count, c_.vocab)) e.tokens.push_back(c_.vocab + f);
+    };
+    filler(before);
     e.tokens.insert(e.tokens.end(), p.begin(), p.end());
+    filler(between);
+    const size_t second = e.tokens.size();
+    e.tokens.insert(e.tokens.end(), p.begin(), p.end());
+    filler(after);
     e.scored.assign(e.tokens.size(), false);
-    for (size_t t = c_.length + 1; t < e.tokens.size(); ++t) e.scored[t] = true;
+    for (size_t t = second + 1; t < second + n; ++t) e.scored[t] = true;
     return e;
   }
 };

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include "core/error.h"
 #include "core/src/session.h"
@@ -145,6 +146,8 @@ TEST_CASE("a NaN loss throws DivergedError and leaves the weights untouched") {
 }
 
 TEST_CASE("loss falls on every synthetic task") {
+  // Training loss (mean of the first vs the last 10 steps): modadd's held-out eval loss may
+  // rise early while the model memorises, which is the point of holding pairs out.
   for (std::string task : {"copy", "reverse", "sort", "recall", "modadd", "induction"}) {
     INFO(task);
     auto c = test::tiny_config(task);
@@ -154,10 +157,11 @@ TEST_CASE("loss falls on every synthetic task") {
     c.train.lr = 3e-3;
     if (task == "modadd") c.task.modulus = 7;
     TrainingSession s(c);
-    const double before = s.evaluate().loss;
-    for (int i = 0; i < 80; ++i) s.train_step();
-    const double after = s.evaluate().loss;
-    CHECK(after < 0.85 * before);
+    std::vector<double> losses;
+    for (int i = 0; i < 80; ++i) losses.push_back(s.train_step());
+    const double first = std::accumulate(losses.begin(), losses.begin() + 10, 0.0) / 10;
+    const double last = std::accumulate(losses.end() - 10, losses.end(), 0.0) / 10;
+    CHECK(last < 0.85 * first);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -48,23 +49,25 @@ TEST_CASE("copy, reverse and sort: the scored targets are f(x)") {
   }
 }
 
-TEST_CASE("recall: the single target is the value bound to the queried key") {
+TEST_CASE("recall: every answer is the value bound to its query key") {
   auto t = make_task(task("recall", 5, 12), 3, 1, 8);
+  CHECK(t->sequence_length() == 20);
   auto b = t->train_batch(32, 7);
   for (int64_t i = 0; i < 32; ++i) {
     auto in = row(b.inputs, i), tg = row(b.targets, i);
-    const int64_t L = in.size();
-    const int64_t query = in[L - 1];
-    CHECK(in[L - 2] == 24);
-    std::set<int64_t> keys;
-    int64_t value = -1;
-    for (int k = 0; k < 5; ++k) {
-      keys.insert(in[2 * k]);
-      if (in[2 * k] == query) value = in[2 * k + 1];
+    std::map<int64_t, int64_t> bound;
+    for (int k = 0; k < 5; ++k) bound[in[2 * k]] = in[2 * k + 1];
+    CHECK(bound.size() == 5);  // distinct keys
+    CHECK(in[10] == 24);       // separator
+    std::set<int64_t> queried;
+    for (int q = 0; q < 5; ++q) {
+      const int64_t pos = 11 + 2 * q;  // query token position
+      queried.insert(in[pos]);
+      CHECK(tg[pos] == bound.at(in[pos]));  // predicting the answer after the query
+      CHECK(tg[pos - 1] == -1);             // the query itself is not scored
     }
-    CHECK(keys.size() == 5);  // distinct keys
-    CHECK(std::count(tg.begin(), tg.end(), -1) == L - 1);
-    CHECK(tg[L - 1] == value);
+    CHECK(queried.size() == 5);  // each key asked once
+    CHECK(std::count(tg.begin(), tg.end(), -1) == 20 - 5);
   }
 }
 
@@ -98,14 +101,27 @@ TEST_CASE("modadd: c = (a + b) mod p and eval pairs are never trained on") {
   CHECK(train.size() == 84);
 }
 
-TEST_CASE("induction: the second copy is predictable from the first") {
+TEST_CASE("induction: each scored target follows the previous occurrence of its input") {
   auto t = make_task(task("induction", 6, 10), 2, 1, 4);
-  auto b = t->train_batch(8, 1);
-  for (int64_t i = 0; i < 8; ++i) {
+  CHECK(t->sequence_length() == 17);
+  auto b = t->train_batch(64, 1);
+  std::set<int64_t> offsets;
+  for (int64_t i = 0; i < 64; ++i) {
     auto in = row(b.inputs, i), tg = row(b.targets, i);
-    for (int p = 0; p < 6; ++p) CHECK(tg[p] == -1);
-    for (int p = 6; p < 11; ++p) CHECK(tg[p] == in[p - 5]);
+    int scored = 0;
+    for (size_t p = 0; p < in.size(); ++p) {
+      if (tg[p] == -1) continue;
+      ++scored;
+      int64_t prev = -1;  // brute force: last earlier position holding the same token
+      for (size_t j = 0; j < p; ++j)
+        if (in[j] == in[p]) prev = j;
+      REQUIRE(prev >= 0);
+      CHECK(tg[p] == in[prev + 1]);
+      offsets.insert(p - prev);
+    }
+    CHECK(scored == 5);
   }
+  CHECK(offsets.size() > 3);  // the copy distance varies: no positional shortcut
 }
 
 TEST_CASE("batches are pure functions of their seed; eval set is fixed by the run seed") {

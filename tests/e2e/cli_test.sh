@@ -41,9 +41,10 @@ assert s["steps"] == 40 and s["seed"] == 3 and s["task"] == "copy" and s["device
 assert c["train"]["lr"] == 0.003 and c["model"]["attention"] == ["dot"]  # defaults resolved
 PY
 
-# Resume: 40 steps straight == 20 steps + resume to 40 (bit-identical metrics).
-"$bin" train --config "$work/tiny.json" --out "$work/half" --steps 20 -q >/dev/null 2>&1
-"$bin" train --resume "$work/half" --steps 40 -q >/dev/null 2>&1 || bad "resume exited non-zero"
+# Resume: 40 steps straight == stop at 20 + resume (bit-identical metrics).
+"$bin" train --config "$work/tiny.json" --out "$work/half" --until 20 -q >/dev/null 2>&1
+[ "$(tail -n +2 "$work/half/metrics.csv" | wc -l)" = 2 ] && ok "--until 20 stopped at 20" || bad "--until"
+"$bin" train --resume "$work/half" -q >/dev/null 2>&1 || bad "resume exited non-zero"
 cut -d, -f1-5 "$work/run/metrics.csv" > "$work/a"; cut -d, -f1-5 "$work/half/metrics.csv" > "$work/b"
 if cmp -s "$work/a" "$work/b"; then ok "resumed run equals uninterrupted run"; else bad "resume differs: $(diff "$work/a" "$work/b")"; fi
 
