@@ -28,7 +28,8 @@ struct AttentionMap {
 };
 
 struct Snapshot {
-  uint64_t serial = 0;  // increases with every publish
+  uint64_t serial = 0;      // increases with every publish
+  uint64_t generation = 0;  // increases whenever the model is rebuilt (reset, reconfigure, load)
   TrainerState state = TrainerState::Idle;
   std::string message;  // error / divergence text, or a status note
   int64_t step = 0;

@@ -28,6 +28,17 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   return h + (drop ? torch::dropout(f, dropout_, true) : f);
 }
 
+namespace {
+// One name applies to every layer; otherwise one name per layer (parse_config checks this).
+const std::string& mechanism_of_layer(const ModelConfig& m, int layer) {
+  if (m.attention.size() == 1) return m.attention[0];
+  if (static_cast<int>(m.attention.size()) != m.layers)
+    throw Error("model.attention lists " + std::to_string(m.attention.size()) +
+                " mechanisms but model.layers is " + std::to_string(m.layers));
+  return m.attention[layer];
+}
+}  // namespace
+
 TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length)
     : classifier_(m.head == "classifier"), dropout_(m.dropout) {
   const int out = classifier_ ? m.classes : vocab;
@@ -37,7 +48,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
   if (classifier_) cls_ = register_parameter("cls", torch::zeros({1, 1, m.d_model}));
   for (int l = 0; l < m.layers; ++l)
     blocks_.push_back(register_module("block" + std::to_string(l),
-                                      Block(m, m.attention.at(l), !classifier_, l)));
+                                      Block(m, mechanism_of_layer(m, l), !classifier_, l)));
   final_ln_ = register_module("final_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({m.d_model})));
   head_ = register_module("head", torch::nn::Linear(m.d_model, out));
 

@@ -204,7 +204,8 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
   out.learning_rate = lr_at(std::min(step_, config_.train.steps - 1));
   out.device = device_name();
   out.task = config_.task.name;
-  out.mechanisms = config_.model.attention;
+  const auto& a = config_.model.attention;
+  out.mechanisms = a.size() == 1 ? std::vector<std::string>(config_.model.layers, a[0]) : a;
   out.parameters = model_->parameter_count();
   out.attention_parameters = model_->attention_parameter_count();
   out.train_loss = train_loss_.series();

@@ -47,6 +47,7 @@ struct Trainer::Impl {
   std::unique_ptr<TrainingSession> session;
   std::string message;
   uint64_t serial = 0;
+  uint64_t generation = 0;
   Clock::time_point last_publish = Clock::now();
   int64_t last_publish_step = 0;
   Clock::time_point rate_start = Clock::now();
@@ -81,6 +82,7 @@ struct Trainer::Impl {
     }
     try {
       session = std::make_unique<TrainingSession>(c);
+      ++generation;
       message.clear();
       set_state(TrainerState::Idle);
       publish(true);
@@ -108,6 +110,7 @@ struct Trainer::Impl {
   void publish(bool probe) {
     auto s = std::make_shared<Snapshot>();
     s->serial = ++serial;
+    s->generation = generation;
     s->state = state.load();
     s->message = message;
     s->steps_per_second = steps_per_second;
@@ -222,6 +225,7 @@ struct Trainer::Impl {
           auto fresh = std::make_unique<TrainingSession>(loaded);
           fresh->load(c.path);
           session = std::move(fresh);
+          ++generation;
           {
             std::lock_guard<std::mutex> lock(mu);
             config = loaded;

@@ -40,6 +40,17 @@ TEST_CASE("learning-rate schedule: linear warmup then cosine to min_lr_ratio") {
   CHECK(s.learning_rate() == doctest::Approx(0.1 + 0.9 * 0.5));  // halfway down the cosine
 }
 
+TEST_CASE("a default-constructed config builds: one mechanism name covers every layer") {
+  ExperimentConfig c;
+  c.train.batch_size = 4;
+  TrainingSession s(c);
+  CHECK(s.model()->attention_modules().size() == static_cast<size_t>(c.model.layers));
+  Snapshot snap;
+  s.fill_snapshot(snap);
+  CHECK(snap.mechanisms == std::vector<std::string>(c.model.layers, "dot"));
+  CHECK(std::isfinite(s.train_step()));
+}
+
 TEST_CASE("two sessions with one seed train identically; another seed differs") {
   auto c = test::tiny_config();
   c.model.dropout = 0.1;

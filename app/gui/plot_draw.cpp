@@ -1,0 +1,190 @@
+#include "gui/plot_draw.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace attn::gui {
+namespace {
+
+constexpr ImU32 kGrid = IM_COL32(255, 255, 255, 22);
+constexpr ImU32 kFrame = IM_COL32(255, 255, 255, 70);
+constexpr ImU32 kLabel = IM_COL32(200, 200, 200, 255);
+constexpr ImU32 kDimLabel = IM_COL32(140, 140, 140, 255);
+
+double to_axis(double y, bool log_y) {
+  return log_y ? std::log10(y) : y;
+}
+
+}  // namespace
+
+float PlotArea::px(double x) const {
+  const double t = x1 > x0 ? (x - x0) / (x1 - x0) : 0.5;
+  return static_cast<float>(min.x + t * (max.x - min.x));
+}
+
+float PlotArea::py(double y) const {
+  if (!std::isfinite(y) || (log_y && y <= 0)) return std::numeric_limits<float>::quiet_NaN();
+  const double a = to_axis(y0, log_y), b = to_axis(y1, log_y);
+  const double t = b > a ? (to_axis(y, log_y) - a) / (b - a) : 0.5;
+  return static_cast<float>(max.y - t * (max.y - min.y));
+}
+
+double PlotArea::x_at(float screen_x) const {
+  const float w = max.x - min.x;
+  return x0 + (w > 0 ? (screen_x - min.x) / w : 0.0) * (x1 - x0);
+}
+
+double PlotArea::y_at(float screen_y) const {
+  const float h = max.y - min.y;
+  const double t = h > 0 ? (max.y - screen_y) / h : 0.0;
+  const double a = to_axis(y0, log_y), b = to_axis(y1, log_y);
+  const double v = a + t * (b - a);
+  return log_y ? std::pow(10.0, v) : v;
+}
+
+PlotArea draw_plot_frame(ImDrawList* dl, ImVec2 outer_min, ImVec2 outer_max, render::Range x,
+                         render::Range y, bool log_y, ImFont* font, const char* x_label) {
+  if (!font) font = ImGui::GetFont();
+  const float fs = font->FontSize;
+  const float height = outer_max.y - outer_min.y;
+  const float width = outer_max.x - outer_min.x;
+
+  const int y_target = std::clamp(static_cast<int>(height / 45.0f), 2, 8);
+  const render::Ticks yt = log_y ? render::log_ticks(y.lo, y.hi, y_target + 2)
+                                 : render::linear_ticks(y.lo, y.hi, y_target);
+  std::vector<std::string> y_labels;
+  float label_w = 0;
+  for (double v : yt.values) {
+    y_labels.push_back(render::format_tick(v, yt));
+    label_w = std::max(label_w, font->CalcTextSizeA(fs, FLT_MAX, 0, y_labels.back().c_str()).x);
+  }
+
+  PlotArea a;
+  a.min = ImVec2(outer_min.x + label_w + 8, outer_min.y + fs * 0.5f);
+  a.max = ImVec2(outer_max.x - 10, outer_max.y - fs - 8);
+  a.x0 = x.lo, a.x1 = x.hi, a.y0 = y.lo, a.y1 = y.hi, a.log_y = log_y;
+  if (a.max.x - a.min.x < 10 || a.max.y - a.min.y < 10) return a;  // too small to label
+
+  // No background fill: the window's shows through. On software GL every covered pixel costs.
+  for (size_t i = 0; i < yt.values.size(); ++i) {
+    const float py = a.py(yt.values[i]);
+    if (std::isnan(py)) continue;
+    dl->AddLine(ImVec2(a.min.x, py), ImVec2(a.max.x, py), kGrid);
+    const ImVec2 sz = font->CalcTextSizeA(fs, FLT_MAX, 0, y_labels[i].c_str());
+    dl->AddText(font, fs, ImVec2(a.min.x - 5 - sz.x, py - sz.y * 0.5f), kLabel,
+                y_labels[i].c_str());
+  }
+
+  // The axis title sits under the right end of the axis; tick labels that would touch it are
+  // skipped rather than drawn over each other.
+  float title_x = outer_max.x;
+  if (x_label && *x_label) {
+    const ImVec2 sz = font->CalcTextSizeA(fs, FLT_MAX, 0, x_label);
+    title_x = outer_max.x - sz.x;
+    dl->AddText(font, fs, ImVec2(title_x, a.max.y + 4), kDimLabel, x_label);
+  }
+  const int x_target = std::clamp(static_cast<int>(width / 90.0f), 2, 10);
+  const render::Ticks xt = render::linear_ticks(x.lo, x.hi, x_target);
+  for (double v : xt.values) {
+    const float px = a.px(v);
+    dl->AddLine(ImVec2(px, a.min.y), ImVec2(px, a.max.y), kGrid);
+    dl->AddLine(ImVec2(px, a.max.y), ImVec2(px, a.max.y + 3), kFrame);
+    const std::string s = render::format_tick(v, xt);
+    const ImVec2 sz = font->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str());
+    const float tx = std::clamp(px - sz.x * 0.5f, outer_min.x, outer_max.x - sz.x);
+    if (tx + sz.x + 6 > title_x) continue;
+    dl->AddText(font, fs, ImVec2(tx, a.max.y + 4), kLabel, s.c_str());
+  }
+  dl->AddRect(a.min, a.max, kFrame);
+  return a;
+}
+
+void draw_series(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys, size_t n,
+                 ImU32 color, float thickness) {
+  if (n == 0) return;
+  dl->PushClipRect(area.min, area.max, true);
+  std::vector<ImVec2> run;
+  run.reserve(std::min<size_t>(n, 4096));
+  auto flush = [&] {
+    if (run.size() >= 2)
+      dl->AddPolyline(run.data(), static_cast<int>(run.size()), color, ImDrawFlags_None, thickness);
+    else if (run.size() == 1)
+      dl->AddCircleFilled(run[0], thickness, color);
+    run.clear();
+  };
+  // More points than pixels: keep the first, min and max of each pixel column (in order), so
+  // spikes stay visible and the vertex count is bounded by the plot width.
+  const float width = area.max.x - area.min.x;
+  const bool decimate = n > static_cast<size_t>(3 * std::max(1.0f, width));
+  int column = std::numeric_limits<int>::min();
+  ImVec2 lo, hi;
+  bool have_extremes = false;
+  auto emit_extremes = [&] {
+    if (!have_extremes) return;
+    if (lo.x <= hi.x) {  // keep time order
+      run.push_back(lo);
+      if (hi.y != lo.y) run.push_back(hi);
+    } else {
+      run.push_back(hi);
+      if (hi.y != lo.y) run.push_back(lo);
+    }
+    have_extremes = false;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const float py = area.py(ys[i]);
+    if (std::isnan(py)) {
+      emit_extremes();
+      flush();
+      continue;
+    }
+    const ImVec2 p(area.px(static_cast<double>(xs[i])), py);
+    if (!decimate) {
+      run.push_back(p);
+      continue;
+    }
+    const int c = static_cast<int>(std::floor(p.x));
+    if (c != column) {
+      emit_extremes();
+      column = c;
+      lo = hi = p;
+      have_extremes = true;
+    } else {
+      if (p.y < lo.y) lo = p;  // screen y: smaller is higher
+      if (p.y > hi.y) hi = p;
+    }
+  }
+  emit_extremes();
+  flush();
+  dl->PopClipRect();
+}
+
+void draw_markers(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys,
+                  size_t n, ImU32 color, float radius) {
+  dl->PushClipRect(area.min, area.max, true);
+  for (size_t i = 0; i < n; ++i) {
+    const float py = area.py(ys[i]);
+    if (!std::isnan(py))
+      dl->AddCircleFilled(ImVec2(area.px(static_cast<double>(xs[i])), py), radius, color, 8);
+  }
+  dl->PopClipRect();
+}
+
+void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 color, float thickness,
+                       const char* label, ImFont* font) {
+  const float py = area.py(y);
+  if (std::isnan(py) || py < area.min.y || py > area.max.y) return;
+  constexpr float kDash = 6, kGap = 4;
+  for (float x = area.min.x; x < area.max.x; x += kDash + kGap)
+    dl->AddLine(ImVec2(x, py), ImVec2(std::min(x + kDash, area.max.x), py), color, thickness);
+  if (label && *label) {
+    if (!font) font = ImGui::GetFont();
+    const ImVec2 sz = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0, label);
+    const float ty = py - sz.y - 2 < area.min.y ? py + 2 : py - sz.y - 2;
+    dl->AddText(font, font->FontSize, ImVec2(area.min.x + 6, ty), color, label);
+  }
+}
+
+}  // namespace attn::gui

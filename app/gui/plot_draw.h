@@ -1,0 +1,54 @@
+// ImGui draw-list helpers for 2-D plots: an axis frame with nice ticks and labels, series as
+// polylines (decimated to the pixel width), markers and dashed reference lines.
+// Contract:
+//  - draw_plot_frame() lays out margins for the tick labels inside [outer_min, outer_max], draws
+//    background, grid, ticks and labels, and returns the inner data area. Ranges must be
+//    non-empty (pad them with render::padded first); on a log axis they must be positive.
+//  - Series skip non-finite points (and y <= 0 on a log axis) by breaking the line there.
+//  - Drawing is clipped to the data area; nothing here keeps state between frames.
+#pragma once
+#include <imgui.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "render/plot_math.h"
+
+namespace attn::gui {
+
+struct PlotArea {
+  ImVec2 min, max;        // data area, screen pixels
+  double x0 = 0, x1 = 1;  // x range (data units)
+  double y0 = 0, y1 = 1;  // y range (data units; log10 applied inside when log_y)
+  bool log_y = false;
+
+  float px(double x) const;
+  float py(double y) const;  // NaN where y has no place on the axis (y <= 0 on log)
+  double x_at(float screen_x) const;
+  double y_at(float screen_y) const;
+  bool contains(ImVec2 p) const {
+    return p.x >= min.x && p.x <= max.x && p.y >= min.y && p.y <= max.y;
+  }
+};
+
+PlotArea draw_plot_frame(ImDrawList* dl, ImVec2 outer_min, ImVec2 outer_max, render::Range x,
+                         render::Range y, bool log_y, ImFont* font, const char* x_label);
+
+void draw_series(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys, size_t n,
+                 ImU32 color, float thickness);
+void draw_markers(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys,
+                  size_t n, ImU32 color, float radius);
+void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 color, float thickness,
+                       const char* label, ImFont* font);
+
+// Okabe-Ito colours (colour-blind safe), tuned for the dark theme.
+namespace colors {
+constexpr ImU32 kSkyBlue = IM_COL32(86, 180, 233, 255);
+constexpr ImU32 kOrange = IM_COL32(230, 159, 0, 255);
+constexpr ImU32 kGreen = IM_COL32(0, 158, 115, 255);
+constexpr ImU32 kVermillion = IM_COL32(213, 94, 0, 255);
+constexpr ImU32 kYellow = IM_COL32(240, 228, 66, 255);
+constexpr ImU32 kGrey = IM_COL32(160, 160, 160, 255);
+}  // namespace colors
+
+}  // namespace attn::gui

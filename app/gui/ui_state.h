@@ -1,0 +1,54 @@
+// UiState: what the window's panels share besides the snapshot and the trainer: the experiment
+// being edited, notes to show, and the actions that both buttons and keyboard shortcuts use.
+// Contract: touched only by the UI thread. Actions only queue trainer commands (never wait), and
+// are no-ops in states where the trainer would ignore them.
+#pragma once
+#include <string>
+
+#include "core/config.h"
+#include "core/snapshot.h"
+#include "core/trainer.h"
+
+struct ImFont;
+
+namespace attn::gui {
+
+struct UiState {
+  ExperimentConfig pending;    // edited in the Run panel; applied with "Apply & reset"
+  bool pending_dirty = false;  // differs from what the trainer was last given
+  std::string config_source;   // where the experiment came from (path or "built-in defaults")
+  std::string config_error;    // loading the config file failed (shown in red)
+  std::string apply_error;     // the pending config did not validate (shown in red)
+  std::string notes;           // font / layout fallbacks (shown in grey)
+  std::string checkpoint_dir;  // target of Save, Load and Ctrl+S
+  double lr_input = 0;         // the "set learning rate" field
+  double frame_ms = 0;         // smoothed frame time, for the status line
+  ImFont* small_font = nullptr;
+};
+
+inline bool can_start(TrainerState s) {
+  return s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged;
+}
+inline bool can_pause(TrainerState s) {
+  return s == TrainerState::Running;
+}
+inline bool can_step(TrainerState s) {
+  return can_start(s);
+}
+inline bool can_save(TrainerState s) {
+  return s != TrainerState::Error && s != TrainerState::Stopping;
+}
+
+// Space: pause a running trainer, otherwise start it.
+inline void toggle_running(Trainer& trainer, TrainerState s) {
+  if (can_pause(s))
+    trainer.pause();
+  else if (can_start(s))
+    trainer.start();
+}
+
+inline void save_checkpoint(Trainer& trainer, TrainerState s, const UiState& ui) {
+  if (can_save(s)) trainer.save_checkpoint(ui.checkpoint_dir);
+}
+
+}  // namespace attn::gui

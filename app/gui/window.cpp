@@ -1,0 +1,218 @@
+#include "gui/window.h"
+
+// epoxy must come before GLFW; GLFW_INCLUDE_NONE keeps GLFW from including a GL header itself.
+#include <epoxy/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace attn::gui {
+namespace {
+
+constexpr const char* kFontPath = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+constexpr float kFontSize = 15.0f, kSmallFontSize = 12.0f;
+
+std::string g_glfw_error;    // last message from the GLFW error callback
+Window* g_window = nullptr;  // the one window, for the C callbacks below
+
+void glfw_error_callback(int code, const char* description) {
+  g_glfw_error = description ? description : ("GLFW error " + std::to_string(code));
+}
+
+std::string default_layout_path() {
+  namespace fs = std::filesystem;
+  fs::path base;
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    base = fs::path(home) / ".config";
+  } else {
+    return {};
+  }
+  return (base / "attnlab" / "layout.ini").string();
+}
+
+bool readable(const char* path) {
+  return std::ifstream(path, std::ios::binary).good();
+}
+
+}  // namespace
+
+std::unique_ptr<Window> Window::open(const WindowOptions& options, std::string* error) {
+  glfwSetErrorCallback(glfw_error_callback);
+  const char* display = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if ((!display || !*display) && (!wayland || !*wayland)) {
+    // Say it plainly rather than passing on GLFW's platform-specific wording.
+    if (error) *error = "no display: DISPLAY is unset";
+    return nullptr;
+  }
+  if (!glfwInit()) {
+    if (error) *error = g_glfw_error.empty() ? "glfwInit failed" : g_glfw_error;
+    return nullptr;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  GLFWwindow* w =
+      glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
+  if (!w) {
+    if (error) *error = g_glfw_error.empty() ? "glfwCreateWindow failed" : g_glfw_error;
+    glfwTerminate();
+    return nullptr;
+  }
+  std::unique_ptr<Window> window(new Window());
+  window->window_ = w;
+  g_window = window.get();
+  glfwMakeContextCurrent(w);
+  glfwSwapInterval(options.vsync ? 1 : 0);
+
+  // Activity tracking for frame pacing. Installed before ImGui's callbacks, which chain to these.
+  glfwSetCursorPosCallback(w, [](GLFWwindow* win, double, double) { on_event(win); });
+  glfwSetMouseButtonCallback(w, [](GLFWwindow* win, int, int, int) { on_event(win); });
+  glfwSetScrollCallback(w, [](GLFWwindow* win, double, double) { on_event(win); });
+  glfwSetKeyCallback(w, [](GLFWwindow* win, int key, int, int action, int mods) {
+    on_event(win);
+    if (g_window && action == GLFW_PRESS && g_window->key_presses_.size() < 64)
+      g_window->key_presses_.push_back({key, mods});
+  });
+  glfwSetCharCallback(w, [](GLFWwindow* win, unsigned) { on_event(win); });
+  glfwSetFramebufferSizeCallback(w, [](GLFWwindow* win, int, int) { on_event(win); });
+  glfwSetWindowRefreshCallback(w, [](GLFWwindow* win) { on_event(win); });
+
+  window->setup_imgui(options);
+  return window;
+}
+
+void Window::on_event(GLFWwindow*) {
+  if (g_window) g_window->last_event_time_ = glfwGetTime();
+}
+
+void Window::setup_imgui(const WindowOptions& options) {
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+
+  layout_path_ = options.layout_path.empty() ? default_layout_path() : options.layout_path;
+  if (!layout_path_.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path parent = fs::path(layout_path_).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (ec) {
+      notes_ += "Layout not saved: cannot create " + parent.string() + " (" + ec.message() + ")\n";
+      layout_path_.clear();
+    }
+  } else {
+    notes_ += "Layout not saved: neither XDG_CONFIG_HOME nor HOME is set\n";
+  }
+  io.IniFilename = layout_path_.empty() ? nullptr : layout_path_.c_str();
+
+  // Scale for HiDPI monitors; 1 under Xvfb.
+  float scale = 1.0f;
+  glfwGetWindowContentScale(window_, &scale, nullptr);
+  if (!(scale >= 1.0f && scale <= 4.0f)) scale = 1.0f;
+
+  ImGui::StyleColorsDark();
+  ImGuiStyle& style = ImGui::GetStyle();
+  style.WindowRounding = 3.0f;
+  style.FrameRounding = 2.0f;
+  style.ScaleAllSizes(scale);
+  style.AntiAliasedLinesUseTex = false;  // line AA from geometry: the atlas is sampled nearest
+
+  // Checked first: ImGui asserts when a font file is missing.
+  if (readable(kFontPath)) {
+    // Glyphs rasterised 1:1 and snapped to whole pixels, so the atlas can be sampled with
+    // GL_NEAREST (see begin_frame) and text stays crisp.
+    ImFontConfig config;
+    config.OversampleH = config.OversampleV = 1;
+    config.PixelSnapH = true;
+    io.Fonts->AddFontFromFileTTF(kFontPath, kFontSize * scale, &config);
+    small_font_ = io.Fonts->AddFontFromFileTTF(kFontPath, kSmallFontSize * scale, &config);
+  }
+  if (!small_font_) {
+    io.Fonts->Clear();
+    small_font_ = io.Fonts->AddFontDefault();
+    notes_ += std::string("Font: ImGui's built-in font (") + kFontPath +
+              " not found; install fonts-dejavu-core)\n";
+  }
+
+  ImGui_ImplGlfw_InitForOpenGL(window_, /*install_callbacks=*/true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  imgui_ready_ = true;
+  if (!notes_.empty() && notes_.back() == '\n') notes_.pop_back();
+}
+
+Window::~Window() {
+  if (imgui_ready_) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();  // writes the layout file
+  }
+  if (window_) glfwDestroyWindow(window_);
+  glfwTerminate();
+  g_window = nullptr;
+}
+
+bool Window::should_close() const {
+  return glfwWindowShouldClose(window_);
+}
+
+bool Window::hidden() const {
+  int w = 0, h = 0;
+  glfwGetFramebufferSize(window_, &w, &h);
+  return glfwGetWindowAttrib(window_, GLFW_ICONIFIED) || w <= 0 || h <= 0;
+}
+
+void Window::framebuffer_size(int* width, int* height) const {
+  glfwGetFramebufferSize(window_, width, height);
+}
+
+void Window::begin_frame() {
+  ImGui_ImplOpenGL3_NewFrame();  // creates the font texture on its first call
+  if (!font_sampling_set_) {
+    // Every ImGui fragment samples the font atlas (solid fills use its white texel). Nearest
+    // instead of bilinear sampling cuts the frame time by about a quarter on Mesa's software
+    // rasteriser (llvmpipe), the usual renderer on the GPU-less machines this tool targets.
+    font_sampling_set_ = true;
+    const auto tex = static_cast<GLuint>(reinterpret_cast<intptr_t>(ImGui::GetIO().Fonts->TexID));
+    if (tex != 0) {
+      GLint previous = 0;
+      glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+      glBindTexture(GL_TEXTURE_2D, tex);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+      glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+    }
+  }
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+}
+
+void Window::render() {
+  ImGui::Render();
+  int w = 0, h = 0;
+  glfwGetFramebufferSize(window_, &w, &h);
+  glViewport(0, 0, w, h);
+  glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void Window::swap() {
+  glfwSwapBuffers(window_);
+}
+
+void Window::hide() {
+  glfwHideWindow(window_);
+}
+
+}  // namespace attn::gui

@@ -1,0 +1,34 @@
+// Attention panel: the probe input's attention maps as a grid of heatmaps (layers as rows,
+// heads as columns; one layer or all), token labels on the axes when cells are large enough,
+// a hover readout "layer l head h: query i (tok) -> key j (tok) = w" and a viridis colorbar.
+// Contract: draws one ImGui window named "Attention". Heatmaps are GL textures owned here,
+// re-uploaded only when the maps change (attention_step plus a fingerprint of the weights, so
+// a reset that lands on the same step is still seen) or the colour scale changes; never every
+// frame. Needs the GL context current; destroy before the window.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/snapshot.h"
+#include "render/gl_texture.h"
+
+struct ImFont;
+
+namespace attn::gui {
+
+class AttentionPanel {
+ public:
+  void draw(const Snapshot& snap, ImFont* small_font);
+
+ private:
+  void update_textures(const Snapshot& snap);
+
+  int layer_choice_ = -1;                // -1: all layers
+  bool fixed_scale_ = false;             // true: 0..1, false: 0..max over the maps
+  std::vector<render::Texture2D> maps_;  // parallel to snapshot.attention
+  render::Texture2D colorbar_;
+  uint64_t uploaded_key_ = 0;
+  float vmax_ = 1.0f;
+};
+
+}  // namespace attn::gui

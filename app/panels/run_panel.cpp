@@ -1,0 +1,290 @@
+#include "panels/run_panel.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/attention_registry.h"
+#include "core/error.h"
+
+namespace attn::gui {
+namespace {
+
+const ImVec4 kRed(1.0f, 0.42f, 0.38f, 1.0f);
+const ImVec4 kGreyText(0.62f, 0.62f, 0.62f, 1.0f);
+
+ImVec4 state_color(TrainerState s) {
+  switch (s) {
+    case TrainerState::Running:
+      return {0.35f, 0.85f, 0.45f, 1.0f};
+    case TrainerState::Paused:
+      return {0.95f, 0.80f, 0.30f, 1.0f};
+    case TrainerState::Finished:
+      return {0.45f, 0.72f, 1.0f, 1.0f};
+    case TrainerState::Diverged:
+      return {1.0f, 0.60f, 0.20f, 1.0f};
+    case TrainerState::Error:
+      return kRed;
+    case TrainerState::Stopping:
+      return {0.8f, 0.6f, 0.6f, 1.0f};
+    case TrainerState::Idle:
+      break;
+  }
+  return {0.75f, 0.75f, 0.75f, 1.0f};
+}
+
+std::string human_count(int64_t n) {
+  char buf[32];
+  if (n >= 1000000)
+    std::snprintf(buf, sizeof buf, "%.2fM", n / 1e6);
+  else if (n >= 10000)
+    std::snprintf(buf, sizeof buf, "%.1fk", n / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
+  return buf;
+}
+
+// Labelled numeric editors with a shared width. Each returns true when the value changed.
+constexpr float kFieldWidth = 130.0f;
+
+bool edit_int(const char* label, int* v) {
+  ImGui::SetNextItemWidth(kFieldWidth);
+  return ImGui::InputInt(label, v, 0, 0);
+}
+bool edit_i64(const char* label, int64_t* v) {
+  ImGui::SetNextItemWidth(kFieldWidth);
+  return ImGui::InputScalar(label, ImGuiDataType_S64, v);
+}
+bool edit_u64(const char* label, uint64_t* v) {
+  ImGui::SetNextItemWidth(kFieldWidth);
+  return ImGui::InputScalar(label, ImGuiDataType_U64, v);
+}
+bool edit_double(const char* label, double* v, const char* format = "%g") {
+  ImGui::SetNextItemWidth(kFieldWidth);
+  return ImGui::InputDouble(label, v, 0.0, 0.0, format);
+}
+
+bool combo(const char* label, std::string* value, const std::vector<std::string>& options,
+           bool mechanism_tooltips = false) {
+  bool changed = false;
+  ImGui::SetNextItemWidth(kFieldWidth);
+  if (ImGui::BeginCombo(label, value->c_str())) {
+    for (const auto& option : options) {
+      const bool selected = option == *value;
+      if (ImGui::Selectable(option.c_str(), selected) && !selected) {
+        *value = option;
+        changed = true;
+      }
+      if (mechanism_tooltips && ImGui::IsItemHovered()) {
+        const std::string d = attention_mechanism_description(option);
+        if (!d.empty()) ImGui::SetTooltip("%s", d.c_str());
+      }
+      if (selected) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+void draw_status(const Snapshot& snap, TrainerState state) {
+  ImGui::TextUnformatted("State:");
+  ImGui::SameLine();
+  ImGui::TextColored(state_color(state), "%s", to_string(state));
+  if (!snap.task.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(kGreyText, "  %s", snap.task.c_str());
+  }
+
+  const float fraction =
+      snap.total_steps > 0 ? static_cast<float>(snap.step) / snap.total_steps : 0.0f;
+  char overlay[64];
+  std::snprintf(overlay, sizeof overlay, "%lld / %lld", static_cast<long long>(snap.step),
+                static_cast<long long>(snap.total_steps));
+  ImGui::ProgressBar(std::clamp(fraction, 0.0f, 1.0f), ImVec2(-1, 0), overlay);
+
+  ImGui::Text("%.1f steps/s   lr %.2e   %s", snap.steps_per_second, snap.learning_rate,
+              snap.device.empty() ? "-" : snap.device.c_str());
+  ImGui::Text("parameters %s (attention %s)", human_count(snap.parameters).c_str(),
+              human_count(snap.attention_parameters).c_str());
+  if (!snap.message.empty()) {
+    const bool bad = state == TrainerState::Error || state == TrainerState::Diverged ||
+                     snap.message.rfind("save failed", 0) == 0 ||
+                     snap.message.rfind("load failed", 0) == 0;
+    ImGui::PushStyleColor(ImGuiCol_Text, bad ? kRed : kGreyText);
+    ImGui::TextWrapped("%s", snap.message.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+void draw_controls(TrainerState state, Trainer& trainer, UiState& ui) {
+  auto button = [](const char* label, bool enabled, const char* tip) {
+    ImGui::BeginDisabled(!enabled);
+    const bool pressed = ImGui::Button(label);
+    ImGui::EndDisabled();
+    if (tip && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", tip);
+    return pressed;
+  };
+  if (button(state == TrainerState::Paused ? "Resume" : "Start", can_start(state), "Space"))
+    trainer.start();
+  ImGui::SameLine();
+  if (button("Pause", can_pause(state), "Space")) trainer.pause();
+  ImGui::SameLine();
+  if (button("Step", can_step(state), "S: one training step")) trainer.step_once();
+  ImGui::SameLine();
+  if (button("Reset", state != TrainerState::Stopping, "Fresh model from the current config"))
+    trainer.reset();
+
+  ImGui::SetNextItemWidth(kFieldWidth);
+  ImGui::InputDouble("##lr", &ui.lr_input, 0.0, 0.0, "%.3g");
+  ImGui::SameLine();
+  if (button("Set peak lr", ui.lr_input > 0 && state != TrainerState::Error,
+             "Overrides the schedule's peak learning rate from now on"))
+    trainer.set_learning_rate(ui.lr_input);
+
+  ImGui::SetNextItemWidth(-110);
+  ImGui::InputText("##ckpt", &ui.checkpoint_dir);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Checkpoint directory");
+  ImGui::SameLine();
+  if (button("Save", can_save(state) && !ui.checkpoint_dir.empty(), "Ctrl+S"))
+    save_checkpoint(trainer, state, ui);
+  ImGui::SameLine();
+  if (button("Load", !ui.checkpoint_dir.empty() && state != TrainerState::Stopping,
+             "Resume the run saved in this directory"))
+    trainer.load_checkpoint(ui.checkpoint_dir);
+}
+
+// Keeps model.attention as one entry per layer so each layer has its own combo.
+void normalise_attention(ModelConfig& m) {
+  const size_t layers = static_cast<size_t>(std::max(1, m.layers));
+  if (m.attention.empty()) m.attention.push_back("dot");
+  if (m.attention.size() != layers) m.attention.resize(layers, m.attention.back());
+}
+
+bool draw_task_fields(TaskConfig& t) {
+  bool c = combo("task", &t.name, task_names());
+  if (t.name == "text") {
+    ImGui::SetNextItemWidth(kFieldWidth);
+    c |= ImGui::InputText("text file", &t.text_path);
+    c |= edit_int("context", &t.context);
+    c |= edit_double("eval fraction", &t.eval_fraction);
+  } else if (t.name == "modadd") {
+    c |= edit_int("modulus", &t.modulus);
+    c |= edit_double("train fraction", &t.train_fraction);
+  } else {
+    c |= edit_int(t.name == "recall" ? "pairs" : "length", &t.length);
+    c |= edit_int("vocab", &t.vocab);
+  }
+  return c;
+}
+
+bool draw_model_fields(ModelConfig& m) {
+  bool c = edit_int("d_model", &m.d_model);
+  c |= edit_int("heads", &m.heads);
+  c |= edit_int("layers", &m.layers);
+  c |= edit_int("mlp ratio", &m.mlp_ratio);
+  c |= edit_double("dropout", &m.dropout);
+  if (m.layers >= 1 && m.layers <= 64) {  // absurd values are reported by validation instead
+    normalise_attention(m);
+    for (int l = 0; l < m.layers; ++l) {
+      char label[32];
+      std::snprintf(label, sizeof label, "attention L%d", l);
+      c |= combo(label, &m.attention[l], attention_mechanism_names(), true);
+    }
+  }
+  return c;
+}
+
+bool draw_train_fields(TrainConfig& t, uint64_t& seed) {
+  bool c = edit_i64("steps", &t.steps);
+  c |= edit_int("batch size", &t.batch_size);
+  c |= edit_double("lr", &t.lr, "%.3g");
+  c |= edit_i64("warmup", &t.warmup);
+  c |= edit_double("weight decay", &t.weight_decay);
+  c |= edit_double("grad clip", &t.grad_clip);
+  c |= edit_i64("eval every", &t.eval_every);
+  c |= edit_u64("seed", &seed);
+  return c;
+}
+
+void draw_experiment(Trainer& trainer, UiState& ui) {
+  ExperimentConfig& p = ui.pending;
+  ImGui::TextColored(kGreyText, "from %s", ui.config_source.c_str());
+  if (!ui.config_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+    ImGui::TextWrapped("%s", ui.config_error.c_str());
+    ImGui::PopStyleColor();
+  }
+  bool changed = false;
+  ImGui::SetNextItemWidth(kFieldWidth);
+  changed |= ImGui::InputText("name", &p.name);
+  changed |= draw_task_fields(p.task);
+  ImGui::Separator();
+  changed |= draw_model_fields(p.model);
+  ImGui::Separator();
+  changed |= draw_train_fields(p.train, p.seed);
+  if (changed) {
+    ui.pending_dirty = true;
+    ui.apply_error.clear();
+  }
+
+  if (ui.pending_dirty) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.55f, 0.35f, 0.05f, 1));
+  const bool apply = ImGui::Button("Apply & reset");
+  if (ui.pending_dirty) ImGui::PopStyleColor();
+  if (apply) {
+    try {
+      // Same validation as a config file: a bad value is named, never silently clamped.
+      ExperimentConfig valid = parse_config(to_json(p), "experiment");
+      p = valid;
+      trainer.reconfigure(std::move(valid));
+      ui.pending_dirty = false;
+      ui.apply_error.clear();
+    } catch (const Error& e) {
+      ui.apply_error = e.what();
+    } catch (const std::exception& e) {  // e.g. nlohmann::json errors
+      ui.apply_error = e.what();
+    }
+  }
+  ImGui::SameLine();
+  // Always available: after "Load" the trainer runs the checkpoint's config, not the edited one.
+  if (ImGui::Button("Revert")) {
+    p = trainer.config();
+    ui.pending_dirty = false;
+    ui.apply_error.clear();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Discard edits: show the trainer's current config");
+  if (!ui.apply_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+    ImGui::TextWrapped("%s", ui.apply_error.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+}  // namespace
+
+void draw_run_panel(const Snapshot& snap, TrainerState state, Trainer& trainer, UiState& ui) {
+  if (!ImGui::Begin("Run")) {
+    ImGui::End();
+    return;
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  draw_status(snap, state);
+  ImGui::Spacing();
+  draw_controls(state, trainer, ui);
+  ImGui::Spacing();
+  if (ImGui::CollapsingHeader("Experiment", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_experiment(trainer, ui);
+  ImGui::Spacing();
+  ImGui::PushStyleColor(ImGuiCol_Text, kGreyText);
+  ImGui::TextWrapped("Space start/pause   S step   Ctrl+S save   |   frame %.1f ms", ui.frame_ms);
+  if (!ui.notes.empty()) ImGui::TextWrapped("%s", ui.notes.c_str());
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  ImGui::End();
+}
+
+}  // namespace attn::gui

@@ -1,0 +1,38 @@
+// Colormaps as plain functions (no GL), shared by the on-screen heatmaps and figure export.
+// Contract:
+//  - viridis(t): t in [0, 1] (clamped; NaN -> 0) -> the 256-entry viridis LUT (van der Walt &
+//    Smith, CC0), nearest entry. Perceptually uniform: luminance increases monotonically.
+//  - diverging(v, vmax): blue-white-red, pure white at v == 0, saturated blue at -vmax and red
+//    at +vmax (clamped). For signed matrices; symmetric so that 0 always means "no effect".
+//  - colorize(): a whole matrix to RGBA8, row-major, alpha 255.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace attn::render {
+
+struct Rgba8 {
+  uint8_t r = 0, g = 0, b = 0, a = 255;
+};
+
+enum class Colormap { Viridis, Diverging };
+
+constexpr int kViridisSize = 256;
+// The float LUT itself (sRGB components in [0, 1]); exposed for tests and exporters.
+const std::array<std::array<float, 3>, kViridisSize>& viridis_table();
+
+Rgba8 viridis(float t);
+Rgba8 diverging(float v, float vmax);
+
+// Maps values to colours. Viridis: [vmin, vmax] -> [0, 1] (vmax <= vmin maps everything to 0).
+// Diverging: centred on 0 with scale max(|vmin|, |vmax|).
+void colorize(const float* values, size_t count, Colormap map, float vmin, float vmax,
+              std::vector<Rgba8>& out);
+
+// Relative luminance (Rec. 709 weights on linearised sRGB), for tests and contrast choices.
+double relative_luminance(float r, float g, float b);
+double relative_luminance(Rgba8 c);
+
+}  // namespace attn::render

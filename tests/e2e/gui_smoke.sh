@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# GUI smoke test: the real window under Xvfb, training live, for a fixed number of frames.
+# usage: gui_smoke.sh <path-to-attnlab> <config.json>
+# Checks: exit 0; the screenshot is a 1280x800 PNG with real content (not blank); the layout file
+# was written with the three panels; the frame-stats JSON has frames and timings; a broken config
+# still opens the window (error shown, defaults used) and the default layout path is created;
+# with no display the command exits 2 and points to `attnlab train`.
+set -euo pipefail
+
+ATTNLAB=$(realpath "${1:?usage: gui_smoke.sh <attnlab> <config.json>}")
+CONFIG=$(realpath "${2:?usage: gui_smoke.sh <attnlab> <config.json>}")
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() {
+  echo "gui_smoke: FAIL: $*" >&2
+  [[ -f $TMP/log ]] && sed 's/^/  | /' "$TMP/log" >&2
+  exit 1
+}
+command -v xvfb-run >/dev/null || fail "xvfb-run not found (apt-get install xvfb xauth)"
+command -v python3 >/dev/null || fail "python3 not found"
+cd "$TMP"  # anything the app writes (runs/, checkpoints) stays in here
+export XDG_CONFIG_HOME=$TMP/xdg  # never touch the user's layout
+
+run_xvfb() {
+  timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui "$@" >"$TMP/log" 2>&1
+}
+
+# 1. Training live for 240 frames.
+rc=0
+run_xvfb --config "$CONFIG" --autostart --frames 240 --screenshot "$TMP/shot.png" \
+  --frame-stats "$TMP/stats.json" --layout "$TMP/layout.ini" || rc=$?
+[[ $rc -eq 0 ]] || fail "attnlab gui exited with $rc"
+[[ -s $TMP/shot.png ]] || fail "no screenshot written"
+python3 "$HERE/png_stats.py" "$TMP/shot.png" --size 1280x800 --min-colors 50 \
+  --min-foreground 0.2 || fail "the screenshot looks blank"
+[[ -s $TMP/layout.ini ]] || fail "layout file not written"
+for panel in Run Loss Attention; do
+  grep -q "^\[Window\]\[$panel\]" "$TMP/layout.ini" || fail "layout has no [Window][$panel]"
+done
+python3 - "$TMP/stats.json" <<'PY' || fail "bad frame stats"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["frames"] == 240, s
+assert s["frames_measured"] > 0, s
+for key in ("frame_ms_p50", "frame_ms_p99", "frame_ms_max"):
+    assert s[key] > 0, (key, s)
+assert s["frame_ms_p50"] <= s["frame_ms_p99"] <= s["frame_ms_max"], s
+assert s["launch_to_first_frame_ms"] > 0, s
+print("gui_smoke: frames %d, p50 %.1f ms, p99 %.1f ms, launch %.0f ms" % (
+    s["frames"], s["frame_ms_p50"], s["frame_ms_p99"], s["launch_to_first_frame_ms"]))
+PY
+
+# 2. A broken config: the window still opens (error in the Run panel, built-in defaults).
+#    No --layout: the layout goes to $XDG_CONFIG_HOME/attnlab/layout.ini, directory created.
+echo '{"model": {"heads": "four"}}' >"$TMP/bad.json"
+rc=0
+run_xvfb --config "$TMP/bad.json" --frames 5 || rc=$?
+[[ $rc -eq 0 ]] || fail "a broken config made attnlab gui exit with $rc"
+[[ -s $XDG_CONFIG_HOME/attnlab/layout.ini ]] || fail "no layout in \$XDG_CONFIG_HOME/attnlab"
+
+# 3. No display: exit code 2 and a pointer to the headless command.
+rc=0
+env -u DISPLAY -u WAYLAND_DISPLAY "$ATTNLAB" gui --config "$CONFIG" >"$TMP/log" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "without a display: exit $rc, expected 2"
+grep -q "cannot open a window" "$TMP/log" || fail "without a display: no 'cannot open a window'"
+grep -q "DISPLAY is unset" "$TMP/log" || fail "without a display: reason not given"
+grep -q "attnlab train" "$TMP/log" || fail "without a display: no hint to use 'attnlab train'"
+
+echo "gui_smoke: OK"
