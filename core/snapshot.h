@@ -36,6 +36,9 @@ struct Snapshot {
   int64_t total_steps = 0;
   double learning_rate = 0.0;
   double steps_per_second = 0.0;
+  // Time the trainer spent publishing snapshots (probes included) over time spent training,
+  // since the model was built: the UI's cost to training, measured directly.
+  double publish_overhead = 0.0;
   std::string device;
   std::string task;
   std::vector<std::string> mechanisms;  // per layer

@@ -50,6 +50,10 @@ struct Trainer::Impl {
   uint64_t generation = 0;
   Clock::time_point last_publish = Clock::now();
   int64_t last_publish_step = 0;
+  Clock::time_point last_probe = Clock::now();
+  double probe_seconds = 0;  // cost of the last attention probe
+  double train_seconds = 0;    // in train_step/evaluate since the model was built
+  double publish_seconds = 0;  // in publish() since the model was built
   Clock::time_point rate_start = Clock::now();
   int64_t rate_start_step = 0;
   double steps_per_second = 0;
@@ -83,6 +87,7 @@ struct Trainer::Impl {
     try {
       session = std::make_unique<TrainingSession>(c);
       ++generation;
+      train_seconds = publish_seconds = 0;
       message.clear();
       set_state(TrainerState::Idle);
       publish(true);
@@ -108,6 +113,7 @@ struct Trainer::Impl {
   }
 
   void publish(bool probe) {
+    const auto t0 = Clock::now();
     auto s = std::make_shared<Snapshot>();
     s->serial = ++serial;
     s->generation = generation;
@@ -117,7 +123,10 @@ struct Trainer::Impl {
     if (session) {
       session->fill_snapshot(*s);
       if (probe && options.probe_attention) {
+        const auto t0 = Clock::now();
         session->probe_attention(*s);
+        last_probe = Clock::now();
+        probe_seconds = std::chrono::duration<double>(last_probe - t0).count();
       } else {
         std::lock_guard<std::mutex> lock(mu);
         s->probe_tokens = snapshot->probe_tokens;
@@ -129,6 +138,8 @@ struct Trainer::Impl {
     }
     last_publish = Clock::now();
     last_publish_step = s->step;
+    publish_seconds += std::chrono::duration<double>(last_publish - t0).count();
+    s->publish_overhead = train_seconds > 0 ? publish_seconds / train_seconds : 0.0;
     std::lock_guard<std::mutex> lock(mu);
     snapshot = std::move(s);
   }
@@ -141,20 +152,33 @@ struct Trainer::Impl {
     return ms >= options.publish_interval_ms;
   }
 
+  // While running, the attention probe (a forward pass) is re-run only when the time since the
+  // last one is at least kProbeBudget^-1 times its cost: its overhead stays under kProbeBudget
+  // of training time whatever the model's size, while small models still refresh every publish.
+  static constexpr double kProbeBudget = 0.01;
+  bool probe_due() const {
+    const double since = std::chrono::duration<double>(Clock::now() - last_probe).count();
+    return since * kProbeBudget >= probe_seconds;
+  }
+
   // One training step with its eval and publish; handles every failure.
   void step() {
     try {
+      const auto t0 = Clock::now();
       session->train_step();
       const auto& t = session->config().train;
       const bool last = session->step() >= session->total_steps();
       if (session->step() % t.eval_every == 0 || last) session->evaluate();
+      train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       update_rate();
       if (last) {
         set_state(TrainerState::Finished);
         message = "finished " + std::to_string(session->step()) + " steps";
         publish(true);
-      } else if (state.load() != TrainerState::Running || publish_due()) {
+      } else if (state.load() != TrainerState::Running) {
         publish(true);
+      } else if (publish_due()) {
+        publish(probe_due());
       }
     } catch (const DivergedError& e) {
       fail(TrainerState::Diverged, e.what());
