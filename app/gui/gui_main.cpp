@@ -26,8 +26,6 @@ namespace {
 
 constexpr size_t kWarmupFrames = 30;  // excluded from frame statistics (shader/font warm-up)
 
-ExperimentConfig default_experiment() { return ExperimentConfig{}; }
-
 // The experiment to open: the given file, else the bundled default, else built-in defaults.
 // A broken file never stops the window: the error is shown and defaults are used.
 ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui) {
@@ -38,7 +36,7 @@ ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui)
   }
   if (path.empty()) {
     ui.config_source = "built-in defaults";
-    return default_experiment();
+    return ExperimentConfig{};
   }
   try {
     ExperimentConfig c = load_config_file(path);
@@ -47,7 +45,7 @@ ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui)
   } catch (const std::exception& e) {  // attn::Error, or anything a parser may throw
     ui.config_error = e.what();
     ui.config_source = "built-in defaults (" + path + " failed to load)";
-    return default_experiment();
+    return ExperimentConfig{};
   }
 }
 
