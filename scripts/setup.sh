@@ -11,7 +11,7 @@ packages=(cmake g++ make pkg-config ccache
   fortunes-min fortunes fonts-dejavu-core)
 target=attnlab
 if [ "${1:-}" = "--tests" ]; then
-  packages+=(xvfb xauth libgl1-mesa-dri python3)
+  packages+=(xvfb xauth libgl1-mesa-dri python3 xdotool)
   target=all
 fi
 

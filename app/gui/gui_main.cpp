@@ -5,7 +5,9 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -23,6 +25,10 @@
 
 namespace attn {
 namespace {
+
+// Ctrl+C or kill: close the window the normal way (trainer stopped, layout saved).
+std::atomic<bool> g_quit_requested{false};
+extern "C" void request_quit(int) { g_quit_requested.store(true); }
 
 constexpr size_t kWarmupFrames = 30;  // excluded from frame statistics (shader/font warm-up)
 
@@ -94,6 +100,8 @@ void handle_shortcuts(gui::Window& window, Trainer& trainer, TrainerState state,
 }  // namespace
 
 int run_gui(const GuiOptions& options) {
+  std::signal(SIGINT, request_quit);
+  std::signal(SIGTERM, request_quit);
   const bool benchmark = options.exit_after_frames > 0;
   gui::WindowOptions wo;
   wo.width = std::max(320, options.width);
@@ -144,6 +152,7 @@ int run_gui(const GuiOptions& options) {
       else
         glfwPollEvents();
     }
+    if (g_quit_requested.load()) window->request_close();
     const bool closing = window->should_close();
     if (closing && options.screenshot_path.empty()) break;
     if (window->hidden()) {  // minimised or zero-size: nothing to draw, don't spin

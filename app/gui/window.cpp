@@ -166,10 +166,15 @@ bool Window::should_close() const {
   return glfwWindowShouldClose(window_);
 }
 
+void Window::request_close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
+
 bool Window::hidden() const {
+  // Below this size ImGui would clamp every panel into the corner and the layout file would
+  // keep the damage, so a tiny window is treated like a minimised one.
+  constexpr int kMinDrawable = 64;
   int w = 0, h = 0;
   glfwGetFramebufferSize(window_, &w, &h);
-  return glfwGetWindowAttrib(window_, GLFW_ICONIFIED) || w <= 0 || h <= 0;
+  return glfwGetWindowAttrib(window_, GLFW_ICONIFIED) || w < kMinDrawable || h < kMinDrawable;
 }
 
 void Window::framebuffer_size(int* width, int* height) const {

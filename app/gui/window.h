@@ -42,7 +42,8 @@ class Window {
   Window& operator=(const Window&) = delete;
 
   bool should_close() const;
-  // True while iconified or the framebuffer has zero size: skip drawing then.
+  void request_close();  // as if the user closed the window (the layout is saved on the way out)
+  // True while iconified or the framebuffer is (nearly) zero-size: skip drawing then.
   bool hidden() const;
   void framebuffer_size(int* width, int* height) const;
   // Seconds (glfwGetTime) of the last input or window event: frame pacing stays fast after one.
