@@ -3,6 +3,7 @@
 // torch. No torch here.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,12 @@ struct Snapshot {
   int layers = 0;
   int heads = 0;
   int64_t attention_step = -1;  // step the maps were computed at; -1 = none yet
-  std::vector<AttentionMap> attention;
+  // Shared between consecutive snapshots until the next probe, so publishing never copies maps.
+  std::shared_ptr<const std::vector<AttentionMap>> attention;
+  const std::vector<AttentionMap>& attention_maps() const {
+    static const std::vector<AttentionMap> none;
+    return attention ? *attention : none;
+  }
 };
 
 }  // namespace attn

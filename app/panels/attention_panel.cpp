@@ -41,15 +41,15 @@ void clipped_text(ImDrawList* dl, ImFont* font, ImVec2 pos, ImVec2 clip_max, ImU
 
 void AttentionPanel::update_textures(const Snapshot& snap) {
   const uint64_t key = upload_key(snap, fixed_scale_);
-  if (key == uploaded_key_ && maps_.size() == snap.attention.size()) return;
+  if (key == uploaded_key_ && maps_.size() == snap.attention_maps().size()) return;
   float vmax = 0.0f;
-  for (const AttentionMap& m : snap.attention)
+  for (const AttentionMap& m : snap.attention_maps())
     for (float w : m.weights)
       if (std::isfinite(w)) vmax = std::max(vmax, w);
   vmax_ = fixed_scale_ || vmax <= 0.0f ? 1.0f : vmax;
-  maps_.resize(snap.attention.size());
-  for (size_t i = 0; i < snap.attention.size(); ++i) {
-    const AttentionMap& m = snap.attention[i];
+  maps_.resize(snap.attention_maps().size());
+  for (size_t i = 0; i < snap.attention_maps().size(); ++i) {
+    const AttentionMap& m = snap.attention_maps()[i];
     if (m.size > 0 && m.weights.size() == static_cast<size_t>(m.size) * m.size)
       maps_[i].upload_matrix(m.weights.data(), m.size, m.size, render::Colormap::Viridis, 0.0f,
                              vmax_);
@@ -94,7 +94,7 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font) {
     ImGui::TextDisabled("  probe at step %lld, %zu tokens",
                         static_cast<long long>(snap.attention_step), snap.probe_tokens.size());
 
-  if (snap.attention.empty() || snap.heads <= 0 || snap.layers <= 0) {
+  if (snap.attention_maps().empty() || snap.heads <= 0 || snap.layers <= 0) {
     ImGui::TextDisabled("No attention maps yet.");
     ImGui::End();
     return;
@@ -104,7 +104,7 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font) {
   const int first_layer = layer_choice_ < 0 ? 0 : layer_choice_;
   const int rows = layer_choice_ < 0 ? snap.layers : 1;
   const int cols = snap.heads;
-  const int n = std::max(1, snap.attention.front().size);
+  const int n = std::max(1, snap.attention_maps().front().size);
 
   constexpr ImGuiWindowFlags kGridFlags =
       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
@@ -155,7 +155,7 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font) {
     dl->AddText(font, fs, ImVec2(origin.x, y), kText, title);
     for (int c = 0; c < cols; ++c) {
       const size_t index = static_cast<size_t>(layer) * snap.heads + c;
-      if (index >= snap.attention.size() || !maps_[index].valid()) continue;
+      if (index >= snap.attention_maps().size() || !maps_[index].valid()) continue;
       const ImVec2 p0(origin.x + left + c * (side + kGap), y);
       const ImVec2 p1(p0.x + side, p0.y + side);
       dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(maps_[index].id())), p0, p1);
@@ -174,7 +174,7 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font) {
           clipped_text(dl, font, pos, ImVec2(p0.x + (j + 1) * cell, p0.y), kDim, t);
         }
       if (hovered && mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y) {
-        const AttentionMap& m = snap.attention[index];
+        const AttentionMap& m = snap.attention_maps()[index];
         const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, n - 1);
         const int j = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, n - 1);
         const ImVec2 c0(p0.x + j * cell, p0.y + i * cell);

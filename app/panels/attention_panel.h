@@ -2,8 +2,8 @@
 // heads as columns; one layer or all), token labels on the axes when cells are large enough,
 // a hover readout "layer l head h: query i (tok) -> key j (tok) = w" and a viridis colorbar.
 // Contract: draws one ImGui window named "Attention". Heatmaps are GL textures owned here,
-// re-uploaded only when the maps change (attention_step plus a fingerprint of the weights, so
-// a reset that lands on the same step is still seen) or the colour scale changes; never every
+// re-uploaded only when the maps change (the snapshot's generation and attention_step, so a
+// reset that lands on the same step is still seen) or the colour scale changes; never every
 // frame. Needs the GL context current; destroy before the window.
 #pragma once
 #include <cstdint>
@@ -25,7 +25,7 @@ class AttentionPanel {
 
   int layer_choice_ = -1;                // -1: all layers
   bool fixed_scale_ = false;             // true: 0..1, false: 0..max over the maps
-  std::vector<render::Texture2D> maps_;  // parallel to snapshot.attention
+  std::vector<render::Texture2D> maps_;  // parallel to snapshot.attention_maps()
   render::Texture2D colorbar_;
   uint64_t uploaded_key_ = 0;
   float vmax_ = 1.0f;

@@ -173,7 +173,7 @@ void TrainingSession::probe_attention(Snapshot& out) {
   auto modules = model_->attention_modules();
   for (auto& m : modules) m->record_weights = true;
   model_->forward(tokens);
-  out.attention.clear();
+  auto maps = std::make_shared<std::vector<AttentionMap>>();
   out.layers = static_cast<int>(modules.size());
   out.heads = config_.model.heads;
   for (size_t l = 0; l < modules.size(); ++l) {
@@ -189,11 +189,12 @@ void TrainingSession::probe_attention(Snapshot& out) {
       map.size = static_cast<int>(w.size(1));
       const float* p = w[h].data_ptr<float>();
       map.weights.assign(p, p + map.size * map.size);
-      out.attention.push_back(std::move(map));
+      maps->push_back(std::move(map));
     }
   }
   out.probe_tokens.clear();
   for (int64_t t : probe) out.probe_tokens.push_back(task_->token_label(t));
+  out.attention = std::move(maps);
   out.attention_step = step_;
   model_->train();
 }

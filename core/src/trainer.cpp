@@ -133,7 +133,7 @@ struct Trainer::Impl {
         s->layers = snapshot->layers;
         s->heads = snapshot->heads;
         s->attention_step = snapshot->attention_step;
-        s->attention = snapshot->attention;
+        s->attention = snapshot->attention;  // shared, not copied
       }
     }
     last_publish = Clock::now();

@@ -30,6 +30,15 @@ inline ExperimentConfig tiny_config(const std::string& task = "copy") {
   return c;
 }
 
+// A config whose loss reaches NaN/Inf within a few steps (lr 1e6, no warmup, no clipping).
+inline ExperimentConfig diverging_config() {
+  ExperimentConfig c = tiny_config();
+  c.train.lr = 1e6;
+  c.train.warmup = 0;
+  c.train.grad_clip = 0;
+  return c;
+}
+
 // Polls pred every 2 ms until it holds or the timeout passes; returns whether it held.
 inline bool wait_until(const std::function<bool()>& pred, double seconds = 30.0) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);

@@ -137,11 +137,7 @@ TEST_CASE("saving over a checkpoint replaces it whole") {
 }
 
 TEST_CASE("a NaN loss throws DivergedError and leaves the weights untouched") {
-  auto c = test::tiny_config();
-  c.train.lr = 1e6;
-  c.train.warmup = 0;
-  c.train.grad_clip = 0;  // let it blow up
-  TrainingSession s(c);
+  TrainingSession s(test::diverging_config());
   bool diverged = false;
   for (int i = 0; i < 50 && !diverged; ++i) {
     auto before = params_of(s);
@@ -183,10 +179,10 @@ TEST_CASE("probe attention: one row-stochastic map per layer and head") {
   s.probe_attention(snap);
   CHECK(snap.layers == 2);
   CHECK(snap.heads == 2);
-  REQUIRE(snap.attention.size() == 4);
+  REQUIRE(snap.attention_maps().size() == 4);
   const int n = static_cast<int>(snap.probe_tokens.size());
   CHECK(n == s.task().sequence_length());
-  for (const auto& m : snap.attention) {
+  for (const auto& m : snap.attention_maps()) {
     CHECK(m.size == n);
     for (int i = 0; i < n; ++i) {
       double row = 0;

@@ -48,7 +48,7 @@ TEST_CASE("start, pause, step, resume, finish") {
   CHECK(!s->train_loss.empty());
   CHECK(s->train_loss.steps.back() == 200);
   CHECK(s->eval_loss.steps.back() == 200);
-  CHECK(s->attention.size() == 4);
+  CHECK(s->attention_maps().size() == 4);
   CHECK(s->steps_per_second > 0);
 }
 
@@ -84,11 +84,28 @@ TEST_CASE("snapshots are immutable and published while running") {
   REQUIRE(wait_until([&] { return in_state(t, TrainerState::Paused); }));
 }
 
-TEST_CASE("a learning rate of 1e6 diverges: state Diverged with a message, process alive") {
+TEST_CASE("snapshots between two probes share the attention maps instead of copying them") {
   auto c = test::tiny_config();
-  c.train.lr = 1e6;
-  c.train.warmup = 0;
-  c.train.grad_clip = 0;
+  c.train.steps = 100000;
+  Trainer t(c, fast_options());
+  t.start();
+  std::shared_ptr<const Snapshot> a, b;
+  REQUIRE(wait_until([&] {
+    auto s = t.latest();
+    if (a && s->serial != a->serial && s->generation == a->generation &&
+        s->attention_step == a->attention_step) {
+      b = s;
+      return true;
+    }
+    a = s;
+    return false;
+  }));
+  REQUIRE(b->attention_maps().size() == 4);
+  CHECK(a->attention.get() == b->attention.get());
+}
+
+TEST_CASE("a learning rate of 1e6 diverges: state Diverged with a message, process alive") {
+  auto c = test::diverging_config();
   c.train.steps = 1000;
   Trainer t(c, fast_options());
   t.start();
