@@ -2,6 +2,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "core/ky_transform.h"
+
 namespace attn {
 
 struct TrainArgs {
@@ -19,5 +21,30 @@ struct TrainArgs {
 CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 // Runs `attnlab train`; returns the exit code (prints errors, never throws).
 int run_train_command(const TrainArgs& args);
+
+struct KyArgs {
+  std::string function;
+  double x0 = 0;
+  std::string kind = "poly";
+  int degree = 2;
+  double amplitude = 1.0;
+  double h0 = 0.1;
+  double rho = 0.5;
+  double eps = KySettings{}.eps;
+  int max_iterations = 60;
+  std::string chain;  // g for the linear-linear chain-rule check of f o g (empty: none)
+  bool json = false;
+};
+
+// Exit codes of `attnlab ky`: 0 converged; 2 usage or input error (bad option, unparseable
+// expression, f not finite near x0, settings out of range); 4 ran but did not converge (the
+// best estimate is still printed, converged false).
+constexpr int kKyExitUsage = 2;
+constexpr int kKyExitNoConvergence = 4;
+
+// Registers `ky` (the KY Transform lab, headless) on the app.
+CLI::App* add_ky_command(CLI::App& app, KyArgs& args);
+// Runs `attnlab ky`; returns the exit code above (prints errors, never throws).
+int run_ky_command(const KyArgs& args);
 
 }  // namespace attn

@@ -28,6 +28,33 @@ struct AttentionMap {
   std::vector<float> weights;
 };
 
+// Condor's learned connection functions g_h(t) of one `ky` layer (Neural KY-Attention).
+// Window slot j (0..window-1) sits at t_j = j / (window-1) and holds key i - query_slot + j of
+// query i, so its key offset i - key is query_slot - j (positive: earlier tokens). With the
+// causal window query_slot = window-1: t = 1 is the current token, and a curve rising toward
+// t = 1 is a recency bias.
+struct ConnectionCurves {
+  int layer = 0;
+  int heads = 0;
+  int window = 0;
+  int query_slot = 0;
+  bool causal = true;
+  std::string edges;          // masked | zero-pad
+  std::vector<float> t;       // fine samples of [0, 1] for drawing the curves
+  std::vector<float> g;       // heads x t.size(), head-major: g_h(t)
+  std::vector<float> slot_g;  // heads x window: g_h(t_j), the bias added to the logits
+  std::vector<float> beta;    // heads x window: softmax_j g_h(t_j) (the seed's beta_h)
+  const float* curve(int head) const { return g.data() + head * t.size(); }
+  const float* slot_values(int head) const { return slot_g.data() + head * window; }
+  const float* beta_values(int head) const { return beta.data() + head * window; }
+};
+
+// The connection functions of every `ky` layer at one step.
+struct ConnectionFrame {
+  int64_t step = 0;
+  std::vector<ConnectionCurves> layers;  // ky layers only, in layer order
+};
+
 struct Snapshot {
   uint64_t serial = 0;      // increases with every publish
   uint64_t generation = 0;  // increases whenever the model is rebuilt (reset, reconfigure, load)
@@ -61,6 +88,15 @@ struct Snapshot {
   const std::vector<AttentionMap>& attention_maps() const {
     static const std::vector<AttentionMap> none;
     return attention ? *attention : none;
+  }
+
+  // Connection functions over training, oldest first; the last frame is the latest. Recorded at
+  // every evaluation and probe, thinned to a bounded count (every other frame dropped when
+  // full, first and last kept). Empty when no layer uses `ky`. Shared like `attention`.
+  std::shared_ptr<const std::vector<ConnectionFrame>> connections;
+  const std::vector<ConnectionFrame>& connection_history() const {
+    static const std::vector<ConnectionFrame> none;
+    return connections ? *connections : none;
   }
 };
 

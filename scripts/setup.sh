@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(cmake g++ make pkg-config ccache
   libtorch-dev libopenblas0-openmp  # OpenBLAS: Debian's LibTorch is ~25x slower on reference BLAS
   libimgui-dev libglfw3-dev libglm-dev libepoxy-dev libstb-dev
-  doctest-dev nlohmann-json3-dev libcli11-dev
+  doctest-dev nlohmann-json3-dev libcli11-dev libmuparser-dev
   fortunes-min fortunes fonts-dejavu-core)
 target=attnlab
 if [ "${1:-}" = "--tests" ]; then

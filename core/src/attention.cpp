@@ -4,6 +4,7 @@
 
 #include "core/attention_registry.h"
 #include "core/error.h"
+#include "core/src/ky_attention.h"
 
 namespace attn {
 namespace {
@@ -20,6 +21,11 @@ std::vector<MechanismInfo> build_registry() {
   r.push_back({"dot", "scaled dot-product attention, softmax(QK^T / sqrt(Dh)) V",
                [](const AttentionSpec& s) { return std::make_shared<DotAttention>(s); },
                [](const nlohmann::json& o) { reject_all_options("dot", o); }});
+  r.push_back({"ky",
+               "Neural KY-Attention (Condor): window-W attention plus a learned per-head bias "
+               "g_h(t) over window slots",
+               [](const AttentionSpec& s) { return std::make_shared<KyAttention>(s); },
+               validate_ky_options});
   return r;
 }
 

@@ -29,6 +29,10 @@ class AttentionModule : public torch::nn::Module {
   // [B, H, L, L] tensor in recorded_weights (row = query). Used for the probe input only.
   bool record_weights = false;
   torch::Tensor recorded_weights;
+
+  // Called after the model's GPT-2 initialisation has overwritten every weight matrix: a module
+  // whose parameters need another scheme (e.g. KY's connection networks) restores it here.
+  virtual void reset_own_parameters() {}
 };
 
 struct MechanismInfo {

@@ -219,6 +219,16 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
   if (!lm)
     throw Error(where + ": model.head \"classifier\" needs a classification task; task \"" +
                 c.task.name + "\" is a language-modelling task (use \"lm\")");
+  const auto& mech = c.model.attention;
+  const json& ky = c.model.attention_options.contains("ky") ? c.model.attention_options.at("ky")
+                                                            : json::object();
+  if (lm && std::find(mech.begin(), mech.end(), "ky") != mech.end() &&
+      ky.value("placement", std::string("causal")) == "centered")
+    throw Error(where +
+                ": model.attention_options.ky.placement \"centered\" is refused for a causal "
+                "language model: a centred window lets position i attend to keys up to i+W/2, "
+                "including the very token it must predict (the leak behind the seed's reported "
+                "perplexity 13.77 against 717.88). Use \"causal\" (keys i-W+1..i).");
   if (c.model.classes != 0 && lm)
     throw Error(where + ": model.classes is only used with model.head \"classifier\"");
   if (c.train.warmup >= c.train.steps && c.train.warmup > 0)

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/connections.h"
 #include "core/error.h"
 #include "core/src/session.h"
 #include "core/version.h"
@@ -170,6 +171,10 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
             {"attnlab", version_string()}};
   if (summary.baseline_loss > 0) j["unigram_baseline_loss"] = summary.baseline_loss;
   write_file_atomically(out / "summary.json", j.dump(2) + "\n");
+  // Learned connection functions of `ky` layers over training (for figures and comparisons).
+  if (!session->connection_history().empty())
+    write_file_atomically(out / "connections.json",
+                          connection_frames_to_json(session->connection_history()).dump() + "\n");
   return summary;
 }
 

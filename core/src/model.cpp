@@ -69,6 +69,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
       torch::nn::init::normal_(t, 0.0, residual_out ? 0.02 / std::sqrt(2.0 * m.layers) : 0.02);
     }
   }
+  for (auto& b : blocks_) b->attention->reset_own_parameters();
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {

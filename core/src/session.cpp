@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/src/ky_attention.h"
 #include "core/version.h"
 
 namespace attn {
@@ -54,6 +55,14 @@ json read_state(const std::string& dir) {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+constexpr size_t kMaxConnectionFrames = 64;
+constexpr int kConnectionSamples = 65;  // fine grid of t for drawing g_h(t)
+
+std::vector<float> to_floats(const torch::Tensor& t) {
+  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
 }  // namespace
 
 torch::Device resolve_device(const std::string& name) {
@@ -87,6 +96,8 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
   groups.emplace_back(no_decay, options(0.0));
   optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups),
                                                      torch::optim::AdamWOptions(t.lr));
+  connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
+  record_connections();
 }
 
 std::string TrainingSession::device_name() const { return device_.str(); }
@@ -162,6 +173,7 @@ EvalResult TrainingSession::evaluate() {
   last_eval_ = {loss_sum / std::max(1.0, count), correct / std::max(1.0, count)};
   eval_loss_.add(step_, static_cast<float>(last_eval_.loss));
   eval_accuracy_.add(step_, static_cast<float>(last_eval_.accuracy));
+  record_connections();
   return last_eval_;
 }
 
@@ -197,9 +209,54 @@ void TrainingSession::probe_attention(Snapshot& out) {
   out.attention = std::move(maps);
   out.attention_step = step_;
   model_->train();
+  record_connections();
+  out.connections = connections_;
+}
+
+ConnectionFrame TrainingSession::connection_frame() {
+  torch::NoGradGuard no_grad;
+  ConnectionFrame frame;
+  frame.step = step_;
+  auto modules = model_->attention_modules();
+  for (size_t l = 0; l < modules.size(); ++l) {
+    auto* ky = dynamic_cast<KyAttention*>(modules[l].get());
+    if (!ky || !ky->has_connection()) continue;  // plain windows have no curves to show
+    ConnectionCurves c;
+    c.layer = static_cast<int>(l);
+    c.heads = config_.model.heads;
+    c.window = ky->options().window;
+    c.query_slot = ky->first_offset();
+    c.causal = ky->causal_window();
+    c.edges = ky->options().edges;
+    auto t = torch::linspace(0.0, 1.0, kConnectionSamples, ky->connection()->w1.options());
+    // Slot positions and the fine grid share t = 0 and t = 1 exactly.
+    c.t = to_floats(t);
+    c.g = to_floats(ky->connection()->forward(t));
+    auto slots = ky->bias_table();
+    c.slot_g = to_floats(slots);
+    c.beta = to_floats(torch::softmax(slots, -1));
+    frame.layers.push_back(std::move(c));
+  }
+  return frame;
+}
+
+void TrainingSession::record_connections() {
+  ConnectionFrame frame = connection_frame();
+  if (frame.layers.empty()) return;
+  auto next = std::make_shared<std::vector<ConnectionFrame>>(*connections_);
+  if (!next->empty() && next->back().step == frame.step) next->pop_back();
+  next->push_back(std::move(frame));
+  if (next->size() > kMaxConnectionFrames) {  // thin: keep even indices and the latest
+    std::vector<ConnectionFrame> kept;
+    for (size_t i = 0; i + 1 < next->size(); i += 2) kept.push_back(std::move((*next)[i]));
+    kept.push_back(std::move(next->back()));
+    *next = std::move(kept);
+  }
+  connections_ = std::move(next);
 }
 
 void TrainingSession::fill_snapshot(Snapshot& out) const {
+  out.connections = connections_;
   out.step = step_;
   out.total_steps = config_.train.steps;
   out.learning_rate = lr_at(std::min(step_, config_.train.steps - 1));
@@ -292,6 +349,9 @@ void TrainingSession::load(const std::string& dir) {
     train_loss_.from_json(h.at("train_loss"));
     eval_loss_.from_json(h.at("eval_loss"));
     eval_accuracy_.from_json(h.at("eval_accuracy"));
+    // Curves before the checkpoint are not stored in it: the history restarts here.
+    connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
+    record_connections();
   } catch (const json::exception& e) {
     throw Error("checkpoint " + dir + "/state.json is incomplete: " + e.what());
   }

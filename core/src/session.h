@@ -37,8 +37,12 @@ class TrainingSession {
   EvalResult evaluate();
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
-  // Fills the plain fields of a snapshot (histories, counts, lr), not the attention maps.
+  // Fills the plain fields of a snapshot (histories, counts, lr, connection history), not the
+  // attention maps.
   void fill_snapshot(Snapshot& out) const;
+  // The current connection functions g_h(t) of every `ky` layer (no layers if none).
+  ConnectionFrame connection_frame();
+  const std::vector<ConnectionFrame>& connection_history() const { return *connections_; }
 
   // Checkpoint directory: model.pt, optimizer.pt, state.json. Written to a temporary sibling
   // and renamed into place, so an interrupted save never replaces a good checkpoint.
@@ -65,6 +69,8 @@ class TrainingSession {
 
  private:
   double lr_at(int64_t step) const;
+  // Appends the current connection frame to the history (replacing one at the same step).
+  void record_connections();
   torch::Tensor masked_loss(const torch::Tensor& logits, const torch::Tensor& targets) const;
 
   ExperimentConfig config_;
@@ -77,6 +83,8 @@ class TrainingSession {
   double last_train_loss_ = 0;
   EvalResult last_eval_;
   MetricHistory train_loss_, eval_loss_, eval_accuracy_;
+  // Replaced, never mutated, so snapshots can share it.
+  std::shared_ptr<const std::vector<ConnectionFrame>> connections_;
 };
 
 // Resolves "auto" | "cpu" | "cuda" (throws attn::Error if cuda is asked for but absent).
