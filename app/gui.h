@@ -1,21 +1,28 @@
 // Entry point of the interactive window (app/gui/*). Only built with ATTN_BUILD_GUI.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace attn {
 
 struct GuiOptions {
   std::string config_path;  // experiment to open; empty = the default experiment
   int width = 1280, height = 800;
-  bool autostart = false;       // start training as soon as the window is up
-  int exit_after_frames = 0;    // > 0: quit after this many frames (tests, benchmarks)
-  std::string screenshot_path;  // write the last frame as PNG before quitting
+  bool autostart = false;        // start training as soon as the window is up
+  int exit_after_frames = 0;     // > 0: quit after this many frames (tests, benchmarks)
+  std::string screenshot_path;   // write the last frame as PNG before quitting
   std::string frame_stats_path;  // write frame-time statistics (JSON) before quitting
   std::string layout_path;       // ImGui layout file; empty = $XDG_CONFIG_HOME/attnlab/layout.ini
+  std::vector<std::string> panels;  // open (and focus) these at start; see gui_panel_names()
 };
 
-// Returns the process exit code. Prints a clear message (suggesting `attnlab train`) and returns
-// 2 when no display can be opened.
+// Names accepted by GuiOptions::panels (--panel): run, loss, attention, connections, ky-lab.
+const std::vector<std::string>& gui_panel_names();
+
+// Returns the process exit code. Prints a clear message and returns 2 for a panel name not in
+// gui_panel_names() (naming the allowed ones), and when no display can be opened (suggesting
+// `attnlab train`). With the environment variable ATTN_GUI_REPORT=path it writes, at exit, a
+// JSON report of the panels open in the last frame and what the Connections panel showed.
 int run_gui(const GuiOptions& options);
 
 }  // namespace attn

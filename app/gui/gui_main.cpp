@@ -1,6 +1,8 @@
 // run_gui(): the window's main loop. Loads the experiment, starts the trainer thread, and draws
-// the Run, Loss and Attention panels from one snapshot per frame; never waits for the trainer.
+// the main menu bar and the panels (Run, Loss, Attention, Connections, KY Transform lab; the
+// View menu shows and hides them) from one snapshot per frame; never waits for the trainer.
 #include <imgui.h>
+#include <imgui_internal.h>  // FindWindowByName: whether a panel really drew (exit report)
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 
@@ -9,8 +11,11 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "core/config.h"
 #include "core/trainer.h"
@@ -18,6 +23,8 @@
 #include "gui/ui_state.h"
 #include "gui/window.h"
 #include "panels/attention_panel.h"
+#include "panels/connection_panel.h"
+#include "panels/ky_lab_panel.h"
 #include "panels/loss_panel.h"
 #include "panels/run_panel.h"
 #include "render/frame_stats.h"
@@ -55,27 +62,136 @@ ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui)
   }
 }
 
-// First-launch tiling (ImGuiCond_FirstUseEver: a saved layout wins): Run on the left, Loss
-// top-right, Attention bottom-right.
-enum class Slot { Run, Loss, Attention };
-void place_default(Slot slot) {
+bool uses_ky(const ExperimentConfig& c) {
+  return std::find(c.model.attention.begin(), c.model.attention.end(), "ky") !=
+         c.model.attention.end();
+}
+
+// Which panels are shown (the View menu's checkmarks, the windows' close buttons).
+struct PanelVisibility {
+  bool run = true, loss = true, attention = true, connections = false, ky_lab = false;
+  // The flag of a gui_panel_names() entry; nullptr for any other name.
+  bool* by_name(const std::string& name) {
+    if (name == "run") return &run;
+    if (name == "loss") return &loss;
+    if (name == "attention") return &attention;
+    if (name == "connections") return &connections;
+    if (name == "ky-lab") return &ky_lab;
+    return nullptr;
+  }
+  bool is_open(const std::string& name) const {
+    const bool* flag = const_cast<PanelVisibility*>(this)->by_name(name);
+    return flag && *flag;
+  }
+};
+
+// Window titles, parallel to gui_panel_names().
+constexpr const char* kPanelTitles[] = {"Run", "Loss", "Attention", "Connections",
+                                        "KY Transform lab"};
+constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
+
+// First-launch tiling (ImGuiCond_FirstUseEver: a saved layout wins), under the menu bar: Run on
+// the left, Loss top-right, Attention bottom-right. When Connections is shown from the start
+// (a ky experiment), the bottom-right row is split: Attention left, Connections right (it gets
+// the larger share: curves, bars and maps), and Loss is a little shorter. Opened later,
+// Connections takes the same slot over Attention's right part. The lab floats over the right.
+enum class Slot { Run, Loss, Attention, Connections, KyLab };
+void place_default(Slot slot, float menu_h, bool split) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
+  const float top = menu_h, h = std::max(1.0f, d.y - menu_h);
   const float left_w = std::clamp(d.x * 0.3f, 320.0f, 420.0f);
-  const float top_h = std::floor(d.y * 0.42f);
+  const float right_w = d.x - left_w;
+  const float top_h = std::floor(h * (split ? 0.34f : 0.42f));
+  const float attention_w = std::floor(split ? right_w * 0.4f : right_w);
+  const float connections_x = left_w + std::floor(right_w * 0.4f);
   ImVec2 pos, size;
   switch (slot) {
     case Slot::Run:
-      pos = {0, 0}, size = {left_w, d.y};
+      pos = {0, top}, size = {left_w, h};
       break;
     case Slot::Loss:
-      pos = {left_w, 0}, size = {d.x - left_w, top_h};
+      pos = {left_w, top}, size = {right_w, top_h};
       break;
     case Slot::Attention:
-      pos = {left_w, top_h}, size = {d.x - left_w, d.y - top_h};
+      pos = {left_w, top + top_h}, size = {attention_w, h - top_h};
       break;
+    case Slot::Connections:
+      pos = {connections_x, top + top_h}, size = {d.x - connections_x, h - top_h};
+      break;
+    case Slot::KyLab:  // the lab sets its own first size; keep it on screen
+      pos = {left_w + 24, top + 12};
+      ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(FLT_MAX, std::max(100.0f, h - 24)));
+      ImGui::SetNextWindowPos(pos, ImGuiCond_FirstUseEver);
+      return;
   }
   ImGui::SetNextWindowPos(pos, ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowSize(size, ImGuiCond_FirstUseEver);
+}
+
+// The main menu bar: Training (the keyboard shortcuts' actions) and View (the panels).
+// Returns its height, so default placement keeps windows below it.
+float draw_menu_bar(PanelVisibility& v, Trainer& trainer, TrainerState state,
+                    const gui::UiState& ui) {
+  float height = 0;
+  if (!ImGui::BeginMainMenuBar()) return height;
+  if (ImGui::BeginMenu("Training")) {
+    const bool pause = gui::can_pause(state);
+    if (ImGui::MenuItem(pause ? "Pause" : "Start", "Space", false, pause || gui::can_start(state)))
+      gui::toggle_running(trainer, state);
+    if (ImGui::MenuItem("Step once", "S", false, gui::can_step(state))) trainer.step_once();
+    if (ImGui::MenuItem("Save checkpoint", "Ctrl+S", false, gui::can_save(state)))
+      gui::save_checkpoint(trainer, state, ui);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    ImGui::MenuItem("Run", nullptr, &v.run);
+    ImGui::MenuItem("Loss", nullptr, &v.loss);
+    ImGui::MenuItem("Attention", nullptr, &v.attention);
+    ImGui::MenuItem("Connections", nullptr, &v.connections);
+    ImGui::MenuItem("KY Transform lab", nullptr, &v.ky_lab);
+    ImGui::EndMenu();
+  }
+  height = ImGui::GetWindowSize().y;
+  ImGui::EndMainMenuBar();
+  return height;
+}
+
+// True when the named window was submitted this frame and is not collapsed.
+bool window_drawn(const char* title) {
+  const ImGuiWindow* w = ImGui::FindWindowByName(title);
+  return w && w->Active && !w->Collapsed && !w->Hidden;
+}
+
+// ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
+bool write_report(const std::string& path, const PanelVisibility& v,
+                  const bool (&drawn)[kPanelCount], const gui::ConnectionPanel& connections,
+                  size_t frames, std::string* error) {
+  nlohmann::json panels = nlohmann::json::object();
+  for (size_t i = 0; i < kPanelCount; ++i)
+    panels[gui_panel_names()[i]] = {
+        {"title", kPanelTitles[i]}, {"open", v.is_open(gui_panel_names()[i])}, {"drawn", drawn[i]}};
+  const gui::ConnectionPanel::Report& r = connections.last_report();
+  nlohmann::json report = {{"frames", frames},
+                           {"panels", panels},
+                           {"connections",
+                            {{"drawn", r.drawn},
+                             {"layer", r.layer},
+                             {"heads", r.heads},
+                             {"curves", r.heads},
+                             {"faded_curves", r.faded_curves},
+                             {"maps", r.maps},
+                             {"step", r.step},
+                             {"frame", r.frame},
+                             {"frames", r.frames},
+                             {"mode", r.overlaid ? "overlaid" : "small multiples"},
+                             {"summaries", r.summaries}}}};
+  std::ofstream out(path);
+  out << report.dump(2) << "\n";
+  if (!out) {
+    *error = "cannot write the GUI report " + path;
+    return false;
+  }
+  return true;
 }
 
 // Space: start/pause, S: one step, Ctrl+S: save. Ignored while a text field has the keyboard.
@@ -99,7 +215,22 @@ void handle_shortcuts(gui::Window& window, Trainer& trainer, TrainerState state,
 
 }  // namespace
 
+const std::vector<std::string>& gui_panel_names() {
+  static const std::vector<std::string> names = {"run", "loss", "attention", "connections",
+                                                 "ky-lab"};
+  return names;
+}
+
 int run_gui(const GuiOptions& options) {
+  PanelVisibility visible;
+  for (const std::string& name : options.panels) {
+    if (visible.by_name(name)) continue;
+    std::string allowed;
+    for (const std::string& n : gui_panel_names()) allowed += (allowed.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "attnlab: --panel: unknown panel '%s' (allowed: %s)\n", name.c_str(),
+                 allowed.c_str());
+    return 2;
+  }
   std::signal(SIGINT, request_quit);
   std::signal(SIGTERM, request_quit);
   const bool benchmark = options.exit_after_frames > 0;
@@ -122,6 +253,18 @@ int run_gui(const GuiOptions& options) {
   ui.notes = window->notes();
   ui.small_font = window->small_font();
   const ExperimentConfig config = load_experiment(options.config_path, ui);
+  // Connections: shown for a ky experiment; otherwise it opens by itself the first time the
+  // trainer publishes connection curves (a ky config applied later), unless already seen.
+  visible.connections = uses_ky(config);
+  for (const std::string& name : options.panels) *visible.by_name(name) = true;
+  bool connections_may_auto_open = !visible.connections;
+  const bool split_layout = visible.connections;
+  bool focus_requested = !options.panels.empty();  // bring --panel windows to the front once
+  auto focus_if_requested = [&](const char* name) {
+    if (focus_requested &&
+        std::find(options.panels.begin(), options.panels.end(), name) != options.panels.end())
+      ImGui::SetNextWindowFocus();
+  };
   ui.pending = config;
   ui.lr_input = config.train.lr;
   ui.checkpoint_dir = "runs/gui-" + config.name + "/checkpoint";
@@ -133,6 +276,9 @@ int run_gui(const GuiOptions& options) {
   // Panels own GL textures: declared after the window, destroyed before it.
   gui::LossPanel loss_panel;
   gui::AttentionPanel attention_panel;
+  gui::ConnectionPanel connection_panel;
+  gui::KyLabPanel ky_lab_panel;
+  bool drawn[kPanelCount] = {};  // per gui_panel_names(), in the last frame
   render::FrameClock clock(benchmark ? options.exit_after_frames + 1 : 4096);
   int exit_code = 0;
   double frame_start = glfwGetTime();
@@ -168,12 +314,38 @@ int run_gui(const GuiOptions& options) {
 
     window->begin_frame();
     handle_shortcuts(*window, *trainer, state, ui);
-    place_default(Slot::Run);
-    gui::draw_run_panel(*snap, state, *trainer, ui);
-    place_default(Slot::Loss);
-    loss_panel.draw(*snap, ui.small_font);
-    place_default(Slot::Attention);
-    attention_panel.draw(*snap, ui.small_font);
+    const float menu_h = draw_menu_bar(visible, *trainer, state, ui);
+    if (visible.connections)
+      connections_may_auto_open = false;
+    else if (connections_may_auto_open && !snap->connection_history().empty())
+      visible.connections = true, connections_may_auto_open = false;
+    if (visible.run) {
+      place_default(Slot::Run, menu_h, split_layout);
+      focus_if_requested("run");
+      gui::draw_run_panel(*snap, state, *trainer, ui, &visible.run);
+    }
+    if (visible.loss) {
+      place_default(Slot::Loss, menu_h, split_layout);
+      focus_if_requested("loss");
+      loss_panel.draw(*snap, ui.small_font, &visible.loss);
+    }
+    if (visible.attention) {
+      place_default(Slot::Attention, menu_h, split_layout);
+      focus_if_requested("attention");
+      attention_panel.draw(*snap, ui.small_font, &visible.attention);
+    }
+    if (visible.connections) {
+      place_default(Slot::Connections, menu_h, split_layout);
+      focus_if_requested("connections");
+      connection_panel.draw(*snap, &visible.connections, ui.small_font);
+    }
+    if (visible.ky_lab) {
+      place_default(Slot::KyLab, menu_h, split_layout);
+      focus_if_requested("ky-lab");
+      ky_lab_panel.draw(&visible.ky_lab, ui.small_font);
+    }
+    focus_requested = false;
+    for (size_t i = 0; i < kPanelCount; ++i) drawn[i] = window_drawn(kPanelTitles[i]);
     window->render();
 
     const bool last =
@@ -195,6 +367,12 @@ int run_gui(const GuiOptions& options) {
 
   window->hide();  // the trainer may take a moment to finish its step; don't look frozen
   trainer.reset();
+  if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
+    if (!write_report(report, visible, drawn, connection_panel, clock.frames(), &error)) {
+      std::fprintf(stderr, "attnlab: %s\n", error.c_str());
+      exit_code = 1;
+    }
+  }
   if (!options.frame_stats_path.empty()) {
     const size_t warmup = clock.frames() > 2 * kWarmupFrames ? kWarmupFrames : 0;
     if (!clock.write_json(options.frame_stats_path, warmup, &error)) {

@@ -102,8 +102,11 @@ PlotArea draw_plot_frame(ImDrawList* dl, ImVec2 outer_min, ImVec2 outer_max, ren
   return a;
 }
 
-void draw_series(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys, size_t n,
-                 ImU32 color, float thickness) {
+namespace {
+
+template <typename X>
+void draw_series_impl(ImDrawList* dl, const PlotArea& area, const X* xs, const float* ys, size_t n,
+                      ImU32 color, float thickness) {
   if (n == 0) return;
   dl->PushClipRect(area.min, area.max, true);
   std::vector<ImVec2> run;
@@ -161,8 +164,9 @@ void draw_series(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const 
   dl->PopClipRect();
 }
 
-void draw_markers(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys,
-                  size_t n, ImU32 color, float radius) {
+template <typename X>
+void draw_markers_impl(ImDrawList* dl, const PlotArea& area, const X* xs, const float* ys, size_t n,
+                       ImU32 color, float radius) {
   dl->PushClipRect(area.min, area.max, true);
   for (size_t i = 0; i < n; ++i) {
     const float py = area.py(ys[i]);
@@ -170,6 +174,28 @@ void draw_markers(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const
       dl->AddCircleFilled(ImVec2(area.px(static_cast<double>(xs[i])), py), radius, color, 8);
   }
   dl->PopClipRect();
+}
+
+}  // namespace
+
+void draw_series(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys, size_t n,
+                 ImU32 color, float thickness) {
+  draw_series_impl(dl, area, xs, ys, n, color, thickness);
+}
+
+void draw_series(ImDrawList* dl, const PlotArea& area, const float* xs, const float* ys, size_t n,
+                 ImU32 color, float thickness) {
+  draw_series_impl(dl, area, xs, ys, n, color, thickness);
+}
+
+void draw_markers(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys,
+                  size_t n, ImU32 color, float radius) {
+  draw_markers_impl(dl, area, xs, ys, n, color, radius);
+}
+
+void draw_markers(ImDrawList* dl, const PlotArea& area, const float* xs, const float* ys, size_t n,
+                  ImU32 color, float radius) {
+  draw_markers_impl(dl, area, xs, ys, n, color, radius);
 }
 
 void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 color, float thickness,

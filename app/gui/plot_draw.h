@@ -36,13 +36,20 @@ PlotArea draw_plot_frame(ImDrawList* dl, ImVec2 outer_min, ImVec2 outer_max, ren
 
 void draw_series(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys, size_t n,
                  ImU32 color, float thickness);
+// The same for real-valued x (e.g. t in [0, 1]); xs must be increasing for the decimation.
+void draw_series(ImDrawList* dl, const PlotArea& area, const float* xs, const float* ys, size_t n,
+                 ImU32 color, float thickness);
 void draw_markers(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const float* ys,
                   size_t n, ImU32 color, float radius);
+void draw_markers(ImDrawList* dl, const PlotArea& area, const float* xs, const float* ys, size_t n,
+                  ImU32 color, float radius);
 void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 color, float thickness,
                        const char* label, ImFont* font);
 
 // Okabe-Ito colours (colour-blind safe), tuned for the dark theme.
 namespace colors {
+constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255);
+constexpr ImU32 kReddishPurple = IM_COL32(204, 121, 167, 255);
 constexpr ImU32 kSkyBlue = IM_COL32(86, 180, 233, 255);
 constexpr ImU32 kOrange = IM_COL32(230, 159, 0, 255);
 constexpr ImU32 kGreen = IM_COL32(0, 158, 115, 255);
@@ -50,5 +57,15 @@ constexpr ImU32 kVermillion = IM_COL32(213, 94, 0, 255);
 constexpr ImU32 kYellow = IM_COL32(240, 228, 66, 255);
 constexpr ImU32 kGrey = IM_COL32(160, 160, 160, 255);
 }  // namespace colors
+
+// The i-th of seven Okabe-Ito colours (black left out: it vanishes on the dark theme), cycling,
+// for series that are told apart by colour alone (one per head).
+inline ImU32 categorical_color(int i) {
+  constexpr ImU32 kCycle[] = {colors::kSkyBlue, colors::kOrange,        colors::kGreen,
+                              colors::kYellow,  colors::kReddishPurple, colors::kVermillion,
+                              colors::kBlue};
+  constexpr int n = static_cast<int>(sizeof kCycle / sizeof kCycle[0]);
+  return kCycle[((i % n) + n) % n];
+}
 
 }  // namespace attn::gui

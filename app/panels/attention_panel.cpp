@@ -63,8 +63,8 @@ void AttentionPanel::update_textures(const Snapshot& snap) {
   uploaded_key_ = key;
 }
 
-void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font) {
-  if (!ImGui::Begin("Attention")) {
+void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
+  if (!ImGui::Begin("Attention", open)) {
     ImGui::End();
     return;
   }

@@ -18,7 +18,8 @@ namespace attn::gui {
 
 class AttentionPanel {
  public:
-  void draw(const Snapshot& snap, ImFont* small_font);
+  // open: the window's close button (may be null: no button).
+  void draw(const Snapshot& snap, ImFont* small_font, bool* open = nullptr);
 
  private:
   void update_textures(const Snapshot& snap);

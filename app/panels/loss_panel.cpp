@@ -49,8 +49,8 @@ void legend(ImDrawList* dl, const PlotArea& a, ImFont* font,
 
 }  // namespace
 
-void LossPanel::draw(const Snapshot& snap, ImFont* small_font) {
-  if (!ImGui::Begin("Loss")) {
+void LossPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
+  if (!ImGui::Begin("Loss", open)) {
     ImGui::End();
     return;
   }

@@ -15,7 +15,8 @@ namespace attn::gui {
 
 class LossPanel {
  public:
-  void draw(const Snapshot& snap, ImFont* small_font);
+  // open: the window's close button (may be null: no button).
+  void draw(const Snapshot& snap, ImFont* small_font, bool* open = nullptr);
 
  private:
   void draw_loss_plot(const Snapshot& snap, ImFont* font, float height);

@@ -266,8 +266,9 @@ void draw_experiment(Trainer& trainer, UiState& ui) {
 
 }  // namespace
 
-void draw_run_panel(const Snapshot& snap, TrainerState state, Trainer& trainer, UiState& ui) {
-  if (!ImGui::Begin("Run")) {
+void draw_run_panel(const Snapshot& snap, TrainerState state, Trainer& trainer, UiState& ui,
+                    bool* open) {
+  if (!ImGui::Begin("Run", open)) {
     ImGui::End();
     return;
   }

@@ -10,6 +10,8 @@
 
 namespace attn::gui {
 
-void draw_run_panel(const Snapshot& snap, TrainerState state, Trainer& trainer, UiState& ui);
+// open: the window's close button (may be null: no button).
+void draw_run_panel(const Snapshot& snap, TrainerState state, Trainer& trainer, UiState& ui,
+                    bool* open = nullptr);
 
 }  // namespace attn::gui
