@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -182,6 +184,46 @@ bool draw_task_fields(TaskConfig& t) {
   return c;
 }
 
+// model.attention_options.<mechanism> as JSON text, one field per mechanism in use that takes
+// options. The text survives invalid intermediate input (only parsed objects are stored) and is
+// resynchronised when the options change elsewhere (Revert, Apply of a loaded file).
+bool edit_attention_options(ModelConfig& m) {
+  struct OptionsText {
+    std::string text, synced, error;
+  };
+  static std::map<std::string, OptionsText> texts;
+  bool changed = false;
+  for (const std::string& name : std::set<std::string>(m.attention.begin(), m.attention.end())) {
+    const std::string help = attention_mechanism_options_help(name);
+    if (help.empty()) continue;
+    OptionsText& t = texts[name];
+    const std::string current =
+        m.attention_options.contains(name) ? m.attention_options.at(name).dump() : "{}";
+    if (current != t.synced) t = {current, current, ""};
+    ImGui::SetNextItemWidth(kFieldWidth);
+    if (ImGui::InputText((name + " options").c_str(), &t.text)) {
+      try {
+        const nlohmann::json j = nlohmann::json::parse(t.text);
+        if (!j.is_object()) throw std::runtime_error("must be a JSON object");
+        m.attention_options[name] = j;
+        t.synced = j.dump();
+        t.error.clear();
+        changed = true;
+      } catch (const std::exception& e) {
+        t.error = "model.attention_options." + name + ": " + e.what();
+      }
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("JSON object, e.g. {\"window\": 8}. Keys: %s", help.c_str());
+    if (!t.error.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+      ImGui::TextWrapped("%s", t.error.c_str());
+      ImGui::PopStyleColor();
+    }
+  }
+  return changed;
+}
+
 bool draw_model_fields(ModelConfig& m) {
   bool c = edit_int("d_model", &m.d_model);
   c |= edit_int("heads", &m.heads);
@@ -195,6 +237,7 @@ bool draw_model_fields(ModelConfig& m) {
       std::snprintf(label, sizeof label, "attention L%d", l);
       c |= combo(label, &m.attention[l], attention_mechanism_names(), true);
     }
+    c |= edit_attention_options(m);
   }
   return c;
 }

@@ -25,7 +25,9 @@ std::vector<MechanismInfo> build_registry() {
                "Neural KY-Attention (Condor): window-W attention plus a learned per-head bias "
                "g_h(t) over window slots",
                [](const AttentionSpec& s) { return std::make_shared<KyAttention>(s); },
-               validate_ky_options});
+               validate_ky_options,
+               "window (16, >= 2), placement (causal | centered), edges (masked | zero-pad), "
+               "hidden (32), connection (learned | none)"});
   return r;
 }
 
@@ -54,6 +56,12 @@ const std::vector<std::string>& attention_mechanism_names() {
 std::string attention_mechanism_description(const std::string& name) {
   for (const auto& m : registry())
     if (m.name == name) return m.description;
+  return {};
+}
+
+std::string attention_mechanism_options_help(const std::string& name) {
+  for (const auto& m : registry())
+    if (m.name == name) return m.options_help;
   return {};
 }
 

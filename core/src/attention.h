@@ -41,6 +41,7 @@ struct MechanismInfo {
   std::function<std::shared_ptr<AttentionModule>(const AttentionSpec&)> make;
   // Throws attn::Error naming model.attention_options.<name>.<key> for bad options.
   std::function<void(const nlohmann::json& options)> validate;
+  std::string options_help;  // "key (default), ..." or empty when it takes no options
 };
 
 const MechanismInfo& find_mechanism(const std::string& name);
