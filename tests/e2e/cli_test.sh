@@ -73,5 +73,28 @@ echo '{"threads": 1, "task": {"name": "copy", "length": 4, "vocab": 8}, "model":
 "$bin" train --config "$work/nan.json" --out "$work/nan" -q >"$work/out" 2>&1; rc=$?
 [ $rc = 3 ] && grep -q '"diverged": true' "$work/nan/summary.json" && ok "divergence: exit 3, summary says diverged" || bad "divergence rc=$rc $(cat "$work/out")"
 
+# ky: a mixed ky/dot run writes the learned connection functions; a centred window in a causal
+# LM is refused with the reason.
+cat > "$work/ky.json" <<'JSON'
+{"threads": 1, "task": {"name": "copy", "length": 4, "vocab": 8},
+ "model": {"d_model": 16, "heads": 2, "layers": 2, "attention": ["ky", "dot"],
+           "attention_options": {"ky": {"window": 3, "hidden": 4}}},
+ "train": {"steps": 30, "batch_size": 8, "warmup": 5, "eval_every": 10, "eval_batches": 2}}
+JSON
+"$bin" train --config "$work/ky.json" --out "$work/ky" -q >"$work/out" 2>&1 || bad "ky train: $(cat "$work/out")"
+python3 - "$work/ky/connections.json" <<'PY' && ok "ky run writes connections.json (steps 0..30, layer 0, 2 heads x 3 slots)" || bad "connections.json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+steps = [f["step"] for f in j["frames"]]
+assert j["format"] == "attnlab-connections" and steps[0] == 0 and steps[-1] == 30, steps
+layer = j["frames"][-1]["layers"][0]
+assert layer["layer"] == 0 and layer["window"] == 3 and layer["query_slot"] == 2
+assert len(layer["beta"]) == 6 and abs(sum(layer["beta"][:3]) - 1) < 1e-5
+assert len(layer["g"]) == 2 * len(layer["t"])
+PY
+sed 's/"window": 3, "hidden": 4/"window": 3, "placement": "centered"/' "$work/ky.json" > "$work/kyc.json"
+expect_fail "the very token it must predict" "$bin" train --config "$work/kyc.json" --out "$work/kyc"
+[ ! -e "$work/kyc" ] && ok "refused config leaves no run directory" || bad "refused config created $work/kyc"
+
 echo "$passes passed, $fails failed"
 [ $fails = 0 ]
