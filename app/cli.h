@@ -1,6 +1,8 @@
 // Headless subcommands of the attnlab executable.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
 
 #include "core/ky_transform.h"
 
@@ -46,5 +48,23 @@ constexpr int kKyExitNoConvergence = 4;
 CLI::App* add_ky_command(CLI::App& app, KyArgs& args);
 // Runs `attnlab ky`; returns the exit code above (prints errors, never throws).
 int run_ky_command(const KyArgs& args);
+
+// `attnlab geometry`: the 2-D geometry of softmax attention (core/geometry.h) without a
+// window. Every value is kept as the text given (std::nullopt: the option was not given) and
+// parsed by run_geometry_command, so each message names its option.
+struct GeometryArgs {
+  std::optional<std::string> tokens, preset, wq, wk, wv, temperature;
+  std::optional<std::string> query, circle, grid;  // the mode: exactly one
+  std::optional<std::string> samples, extent, mode, alpha, gaussian;
+  bool json = false;
+};
+
+// Exit codes of `attnlab geometry`: 0 done; 2 usage or input error (nothing on stdout).
+constexpr int kGeometryExitUsage = 2;
+
+// Registers `geometry` on the app.
+CLI::App* add_geometry_command(CLI::App& app, GeometryArgs& args);
+// Runs `attnlab geometry`; returns the exit code above (prints errors, never throws).
+int run_geometry_command(const GeometryArgs& args);
 
 }  // namespace attn

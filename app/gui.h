@@ -16,13 +16,17 @@ struct GuiOptions {
   std::vector<std::string> panels;  // open (and focus) these at start; see gui_panel_names()
 };
 
-// Names accepted by GuiOptions::panels (--panel): run, loss, attention, connections, ky-lab.
+// Names accepted by GuiOptions::panels (--panel): run, loss, attention, connections, ky-lab,
+// geometry. Run, Loss and Attention are shown by default; Connections for a ky experiment;
+// Geometry when neither a config nor a panel was given (a bare `attnlab`).
 const std::vector<std::string>& gui_panel_names();
 
 // Returns the process exit code. Prints a clear message and returns 2 for a panel name not in
 // gui_panel_names() (naming the allowed ones), and when no display can be opened (suggesting
 // `attnlab train`). With the environment variable ATTN_GUI_REPORT=path it writes, at exit, a
-// JSON report of the panels open in the last frame and what the Connections panel showed.
+// JSON report of the panels open in the last frame and what the Connections and Geometry panels
+// showed (Geometry: tokens, query, z, weights, canvas transform, grid path; see
+// GeometryPanel::report()).
 int run_gui(const GuiOptions& options);
 
 }  // namespace attn

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   auto* train_cmd = attn::add_train_command(app, train);
   attn::KyArgs ky;
   auto* ky_cmd = attn::add_ky_command(app, ky);
+  attn::GeometryArgs geometry;
+  auto* geometry_cmd = attn::add_geometry_command(app, geometry);
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;
@@ -32,19 +34,23 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--size", size, "Window size WxH (default 1280x800)");
   gui_cmd->add_option("--panel", gui.panels,
                       "Open this panel at start (repeatable): run, loss, attention, connections, "
-                      "ky-lab");
+                      "ky-lab, geometry");
 #endif
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    // `attnlab ky` documents exit 2 for every usage error (CLI11's own codes are 100+).
-    return code != 0 && ky_cmd->parsed() ? attn::kKyExitUsage : code;
+    // `attnlab ky` and `attnlab geometry` document exit 2 for every usage error (CLI11's own
+    // codes are 100+).
+    if (code != 0 && ky_cmd->parsed()) return attn::kKyExitUsage;
+    if (code != 0 && geometry_cmd->parsed()) return attn::kGeometryExitUsage;
+    return code;
   }
 
   if (train_cmd->parsed()) return attn::run_train_command(train);
   if (ky_cmd->parsed()) return attn::run_ky_command(ky);
+  if (geometry_cmd->parsed()) return attn::run_geometry_command(geometry);
 #ifdef ATTN_HAVE_GUI
   if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
     std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";

@@ -1,6 +1,7 @@
 // run_gui(): the window's main loop. Loads the experiment, starts the trainer thread, and draws
-// the main menu bar and the panels (Run, Loss, Attention, Connections, KY Transform lab; the
-// View menu shows and hides them) from one snapshot per frame; never waits for the trainer.
+// the main menu bar and the panels (Run, Loss, Attention, Connections, KY Transform lab,
+// Geometry; the View menu shows and hides them) from one snapshot per frame; never waits for the
+// trainer.
 #include <imgui.h>
 #include <imgui_internal.h>  // FindWindowByName: whether a panel really drew (exit report)
 #define GLFW_INCLUDE_NONE
@@ -24,6 +25,7 @@
 #include "gui/window.h"
 #include "panels/attention_panel.h"
 #include "panels/connection_panel.h"
+#include "panels/geometry_panel.h"
 #include "panels/ky_lab_panel.h"
 #include "panels/loss_panel.h"
 #include "panels/run_panel.h"
@@ -69,7 +71,8 @@ bool uses_ky(const ExperimentConfig& c) {
 
 // Which panels are shown (the View menu's checkmarks, the windows' close buttons).
 struct PanelVisibility {
-  bool run = true, loss = true, attention = true, connections = false, ky_lab = false;
+  bool run = true, loss = true, attention = true, connections = false, ky_lab = false,
+       geometry = false;
   // The flag of a gui_panel_names() entry; nullptr for any other name.
   bool* by_name(const std::string& name) {
     if (name == "run") return &run;
@@ -77,6 +80,7 @@ struct PanelVisibility {
     if (name == "attention") return &attention;
     if (name == "connections") return &connections;
     if (name == "ky-lab") return &ky_lab;
+    if (name == "geometry") return &geometry;
     return nullptr;
   }
   bool is_open(const std::string& name) const {
@@ -86,8 +90,8 @@ struct PanelVisibility {
 };
 
 // Window titles, parallel to gui_panel_names().
-constexpr const char* kPanelTitles[] = {"Run", "Loss", "Attention", "Connections",
-                                        "KY Transform lab"};
+constexpr const char* kPanelTitles[] = {
+    "Run", "Loss", "Attention", "Connections", "KY Transform lab", "Geometry"};
 constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 
 // First-launch tiling (ImGuiCond_FirstUseEver: a saved layout wins), under the menu bar: Run on
@@ -95,7 +99,8 @@ constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 // (a ky experiment), the bottom-right row is split: Attention left, Connections right (it gets
 // the larger share: curves, bars and maps), and Loss is a little shorter. Opened later,
 // Connections takes the same slot over Attention's right part. The lab floats over the right.
-enum class Slot { Run, Loss, Attention, Connections, KyLab };
+// Geometry (no model needed) covers the whole right side, Loss and Attention, when shown.
+enum class Slot { Run, Loss, Attention, Connections, KyLab, Geometry };
 void place_default(Slot slot, float menu_h, bool split) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   const float top = menu_h, h = std::max(1.0f, d.y - menu_h);
@@ -117,6 +122,9 @@ void place_default(Slot slot, float menu_h, bool split) {
       break;
     case Slot::Connections:
       pos = {connections_x, top + top_h}, size = {d.x - connections_x, h - top_h};
+      break;
+    case Slot::Geometry:
+      pos = {left_w, top}, size = {right_w, h};
       break;
     case Slot::KyLab:  // the lab sets its own first size; keep it on screen
       pos = {left_w + 24, top + 12};
@@ -149,6 +157,7 @@ float draw_menu_bar(PanelVisibility& v, Trainer& trainer, TrainerState state,
     ImGui::MenuItem("Attention", nullptr, &v.attention);
     ImGui::MenuItem("Connections", nullptr, &v.connections);
     ImGui::MenuItem("KY Transform lab", nullptr, &v.ky_lab);
+    ImGui::MenuItem("Geometry", nullptr, &v.geometry);
     ImGui::EndMenu();
   }
   height = ImGui::GetWindowSize().y;
@@ -165,7 +174,7 @@ bool window_drawn(const char* title) {
 // ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
 bool write_report(const std::string& path, const PanelVisibility& v,
                   const bool (&drawn)[kPanelCount], const gui::ConnectionPanel& connections,
-                  size_t frames, std::string* error) {
+                  const gui::GeometryPanel& geometry, size_t frames, std::string* error) {
   nlohmann::json panels = nlohmann::json::object();
   for (size_t i = 0; i < kPanelCount; ++i)
     panels[gui_panel_names()[i]] = {
@@ -184,7 +193,8 @@ bool write_report(const std::string& path, const PanelVisibility& v,
                              {"frame", r.frame},
                              {"frames", r.frames},
                              {"mode", r.overlaid ? "overlaid" : "small multiples"},
-                             {"summaries", r.summaries}}}};
+                             {"summaries", r.summaries}}},
+                           {"geometry", geometry.report()}};
   std::ofstream out(path);
   out << report.dump(2) << "\n";
   if (!out) {
@@ -216,8 +226,8 @@ void handle_shortcuts(gui::Window& window, Trainer& trainer, TrainerState state,
 }  // namespace
 
 const std::vector<std::string>& gui_panel_names() {
-  static const std::vector<std::string> names = {"run", "loss", "attention", "connections",
-                                                 "ky-lab"};
+  static const std::vector<std::string> names = {"run",         "loss",   "attention",
+                                                 "connections", "ky-lab", "geometry"};
   return names;
 }
 
@@ -256,7 +266,16 @@ int run_gui(const GuiOptions& options) {
   // Connections: shown for a ky experiment; otherwise it opens by itself the first time the
   // trainer publishes connection curves (a ky config applied later), unless already seen.
   visible.connections = uses_ky(config);
+  // A bare `attnlab` (no experiment, no panels asked for) is how a newcomer starts: show the
+  // Geometry explorer, which needs no model and answers at once.
+  visible.geometry = options.config_path.empty() && options.panels.empty();
   for (const std::string& name : options.panels) *visible.by_name(name) = true;
+  // Benchmark hook (see GeometryPanel, tests/e2e/bench_geometry.sh): time the explorer alone.
+  if (const char* bench = std::getenv("ATTN_GEOMETRY_BENCH"); bench && *bench) {
+    visible = PanelVisibility{};
+    visible.run = visible.loss = visible.attention = false;
+    visible.geometry = true;
+  }
   bool connections_may_auto_open = !visible.connections;
   const bool split_layout = visible.connections;
   bool focus_requested = !options.panels.empty();  // bring --panel windows to the front once
@@ -278,6 +297,7 @@ int run_gui(const GuiOptions& options) {
   gui::AttentionPanel attention_panel;
   gui::ConnectionPanel connection_panel;
   gui::KyLabPanel ky_lab_panel;
+  gui::GeometryPanel geometry_panel;
   bool drawn[kPanelCount] = {};  // per gui_panel_names(), in the last frame
   render::FrameClock clock(benchmark ? options.exit_after_frames + 1 : 4096);
   int exit_code = 0;
@@ -344,6 +364,11 @@ int run_gui(const GuiOptions& options) {
       focus_if_requested("ky-lab");
       ky_lab_panel.draw(&visible.ky_lab, ui.small_font);
     }
+    if (visible.geometry) {
+      place_default(Slot::Geometry, menu_h, split_layout);
+      focus_if_requested("geometry");
+      geometry_panel.draw(&visible.geometry, ui.small_font);
+    }
     focus_requested = false;
     for (size_t i = 0; i < kPanelCount; ++i) drawn[i] = window_drawn(kPanelTitles[i]);
     window->render();
@@ -368,7 +393,8 @@ int run_gui(const GuiOptions& options) {
   window->hide();  // the trainer may take a moment to finish its step; don't look frozen
   trainer.reset();
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
-    if (!write_report(report, visible, drawn, connection_panel, clock.frames(), &error)) {
+    if (!write_report(report, visible, drawn, connection_panel, geometry_panel, clock.frames(),
+                      &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code = 1;
     }
