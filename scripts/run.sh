@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 config=assets/configs/copy.json
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
-  rc=0; build/app/attnlab gui --config "$config" || rc=$?
+  # No --config: the bundled default experiment, with the Geometry explorer opened first.
+  rc=0; build/app/attnlab gui || rc=$?
   [ $rc != 2 ] && exit $rc   # 2: no window could be opened; fall through to headless
 fi
 echo "attnlab: no display; training the default experiment headless instead."
