@@ -20,7 +20,8 @@ std::vector<MechanismInfo> build_registry() {
   std::vector<MechanismInfo> r;
   r.push_back({"dot", "scaled dot-product attention, softmax(QK^T / sqrt(Dh)) V",
                [](const AttentionSpec& s) { return std::make_shared<DotAttention>(s); },
-               [](const nlohmann::json& o) { reject_all_options("dot", o); }});
+               [](const nlohmann::json& o) { reject_all_options("dot", o); },
+               /*options_help=*/""});
   r.push_back({"ky",
                "Neural KY-Attention (Condor): window-W attention plus a learned per-head bias "
                "g_h(t) over window slots",
