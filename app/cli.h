@@ -1,12 +1,23 @@
 // Headless subcommands of the attnlab executable.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "core/ky_transform.h"
 
 namespace attn {
+
+// True when every number in j is finite. nlohmann::json writes NaN/Inf as null, so the JSON
+// commands check their output with this and refuse to print a result that is not.
+inline bool all_finite(const nlohmann::json& j) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
+  for (const auto& v : j)
+    if ((v.is_array() || v.is_object() || v.is_number_float()) && !all_finite(v)) return false;
+  return true;
+}
 
 struct TrainArgs {
   std::string config;

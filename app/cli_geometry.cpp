@@ -40,16 +40,6 @@ json points_json(const std::vector<geo::Vec2>& points) {
   return out;
 }
 
-bool finite_json(const json& j) {
-  if (j.is_number_float()) return std::isfinite(j.get<double>());
-  if (j.is_array() || j.is_object()) {
-    for (const auto& v : j) {
-      if (!finite_json(v)) return false;
-    }
-  }
-  return true;
-}
-
 // An integer count in [lo, hi], named by its option.
 int parse_count(const std::string& text, const std::string& option, int lo, int hi) {
   const double v = geo::parse_number(text, option);
@@ -263,7 +253,7 @@ int run_geometry_command(const GeometryArgs& a) {
     return kGeometryExitUsage;
   }
   // nlohmann writes NaN/Inf as null: a result must never carry one.
-  if (!finite_json(out)) {
+  if (!all_finite(out)) {
     std::cerr << "attnlab geometry: the result is not finite (tokens, matrices or temperature "
                  "too extreme); refusing to print NaN\n";
     return kGeometryExitUsage;

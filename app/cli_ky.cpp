@@ -48,16 +48,6 @@ const char* limit_note(KyKind kind) {
   return "";
 }
 
-bool finite_json(const json& j) {
-  if (j.is_number_float()) return std::isfinite(j.get<double>());
-  if (j.is_array() || j.is_object()) {
-    for (const auto& v : j) {
-      if (!finite_json(v)) return false;
-    }
-  }
-  return true;
-}
-
 json chain_json(const KyChainCheck& c, const std::string& g) {
   return {{"g", g},
           {"x0", c.x0},
@@ -228,7 +218,7 @@ int run_ky_command(const KyArgs& a) {
     out["extrapolated"] = extrapolated;  // [h, change, estimate...] (rows with a change)
     if (!a.chain.empty()) out["chain"] = chain_json(chain, a.chain);
     // nlohmann writes NaN/Inf as null: a result must never carry one.
-    if (!finite_json(out)) {
+    if (!all_finite(out)) {
       std::cerr << "attnlab ky: the result is not finite (refusing to print NaN)\n";
       return kKyExitNoConvergence;
     }

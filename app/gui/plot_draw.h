@@ -43,6 +43,10 @@ void draw_markers(ImDrawList* dl, const PlotArea& area, const int64_t* xs, const
                   size_t n, ImU32 color, float radius);
 void draw_markers(ImDrawList* dl, const PlotArea& area, const float* xs, const float* ys, size_t n,
                   ImU32 color, float radius);
+// A vertical colorbar: the texture (a colormap strip, bottom = 0) stretched over [b0, b1], with
+// ticks and labels for 0..vmax on its right. Used beside every heatmap grid.
+void draw_colorbar(ImDrawList* dl, ImVec2 b0, ImVec2 b1, unsigned texture, double vmax,
+                   int max_ticks, ImFont* font, ImU32 text_color);
 void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 color, float thickness,
                        const char* label, ImFont* font);
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "gui/plot_draw.h"
 #include "render/colormap.h"
 #include "render/plot_math.h"
 
@@ -192,16 +193,7 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
   const float grid_h = rows * side + (rows - 1) * kGap;
   const ImVec2 b0(origin.x + left + cols * (side + kGap) + 4, origin.y + top);
   const ImVec2 b1(b0.x + kColorbarWidth, b0.y + grid_h);
-  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(colorbar_.id())), b0, b1);
-  dl->AddRect(b0, b1, IM_COL32(255, 255, 255, 70));
-  const render::Ticks ticks =
-      render::linear_ticks(0.0, vmax_, std::clamp(static_cast<int>(grid_h / 40), 2, 6));
-  for (double v : ticks.values) {
-    const float y = b1.y - static_cast<float>(v / vmax_) * grid_h;
-    dl->AddLine(ImVec2(b1.x, y), ImVec2(b1.x + 3, y), kText);
-    const std::string s = render::format_tick(v, ticks);
-    dl->AddText(font, fs, ImVec2(b1.x + 5, y - fs * 0.5f), kText, s.c_str());
-  }
+  draw_colorbar(dl, b0, b1, colorbar_.id(), vmax_, 6, font, kText);
   dl->AddText(font, fs, ImVec2(b0.x, origin.y), kDim, "weight");  // on the column-title line
   ImGui::EndChild();
   ImGui::End();

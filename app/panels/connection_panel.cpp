@@ -662,16 +662,7 @@ void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height
   // Colorbar 0..vmax, as tall as the maps.
   const ImVec2 b0(origin.x + left + count * (side + kGap) + 2, origin.y + top);
   const ImVec2 b1(b0.x + kColorbarWidth, b0.y + side);
-  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(colorbar_.id())), b0, b1);
-  dl->AddRect(b0, b1, IM_COL32(255, 255, 255, 70));
-  const render::Ticks ticks =
-      render::linear_ticks(0.0, vmax_, std::clamp(static_cast<int>(side / 40), 2, 5));
-  for (double v : ticks.values) {
-    const float y = b1.y - static_cast<float>(v / vmax_) * side;
-    dl->AddLine(ImVec2(b1.x, y), ImVec2(b1.x + 3, y), kText);
-    const std::string s = render::format_tick(v, ticks);
-    dl->AddText(font, fs, ImVec2(b1.x + 5, y - fs * 0.5f), kText, s.c_str());
-  }
+  draw_colorbar(dl, b0, b1, colorbar_.id(), vmax_, 5, font, kText);
   dl->AddText(font, fs, ImVec2(b0.x, origin.y + fs + 3), kDim, "weight");
 }
 
