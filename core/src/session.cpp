@@ -241,10 +241,12 @@ ConnectionFrame TrainingSession::connection_frame() {
 }
 
 void TrainingSession::record_connections() {
+  // Weights change only with the step: a probe of a paused run, or an eval right after a probe,
+  // would record the same frame again.
+  if (!connections_->empty() && connections_->back().step == step_) return;
   ConnectionFrame frame = connection_frame();
   if (frame.layers.empty()) return;
   auto next = std::make_shared<std::vector<ConnectionFrame>>(*connections_);
-  if (!next->empty() && next->back().step == frame.step) next->pop_back();
   next->push_back(std::move(frame));
   if (next->size() > kMaxConnectionFrames) {  // thin: keep even indices and the latest
     std::vector<ConnectionFrame> kept;

@@ -69,7 +69,7 @@ class TrainingSession {
 
  private:
   double lr_at(int64_t step) const;
-  // Appends the current connection frame to the history (replacing one at the same step).
+  // Appends the current connection frame to the history, unless one at this step is there.
   void record_connections();
   torch::Tensor masked_loss(const torch::Tensor& logits, const torch::Tensor& targets) const;
 
