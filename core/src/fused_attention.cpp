@@ -1,11 +1,44 @@
 // Dispatch between the fused CUDA kernels and the LibTorch reference paths.
 #include "core/src/fused_attention.h"
 
-namespace attn {
+#include <atomic>
 
-bool fused_kernels_available() { return false; }
+#ifdef ATTN_WITH_CUDA
+#include "core/src/cuda_ops.h"
+#endif
+
+namespace attn {
+namespace {
+
+std::atomic<bool> g_fused_enabled{true};
+
+// The kernels handle float32 and float64 tensors on a CUDA device.
+bool fused_path(const torch::Tensor& t) {
+  return fused_kernels_enabled() && t.is_cuda() &&
+         (t.scalar_type() == torch::kFloat || t.scalar_type() == torch::kDouble);
+}
+
+}  // namespace
+
+bool fused_kernels_available() {
+#ifdef ATTN_WITH_CUDA
+  return cuda::device_present();
+#else
+  return false;
+#endif
+}
+
+void set_fused_kernels_enabled(bool enabled) {
+  g_fused_enabled = enabled;
+}
+bool fused_kernels_enabled() {
+  return g_fused_enabled;
+}
 
 torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma) {
+#ifdef ATTN_WITH_CUDA
+  if (fused_path(x)) return cuda::gaussian_map(x, sigma);
+#endif
   return gaussian_kernel_map_reference(x, sigma);
 }
 
@@ -13,6 +46,12 @@ torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
                                const torch::Tensor& w, const torch::Tensor& b,
                                const torch::Tensor& v, NeuralActivation act, double scale,
                                bool causal, torch::Tensor* weights) {
+#ifdef ATTN_WITH_CUDA
+  // The fused kernel never forms the weights; the probe (weights requested) takes the reference.
+  if (!weights && fused_path(p) && p.size(3) <= cuda::kNeuralMaxWidth &&
+      v.size(3) <= cuda::kNeuralMaxWidth)
+    return cuda::neural(p, r, w, b, v, act, scale, causal);
+#endif
   return neural_attention_reference(p, r, w, b, v, act, scale, causal, 32, weights);
 }
 

@@ -25,7 +25,7 @@ torch::Tensor gaussian_kernel_map_reference(const torch::Tensor& x, double sigma
 torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma);
 
 // --- Neural Attention (seed 003; MECHANISMS.md §4) --------------------------------------------
-enum class NeuralActivation { relu, gelu, tanh };  // gelu is the exact (erf) form
+enum class NeuralActivation { relu, gelu, tanh };                   // gelu is the exact (erf) form
 NeuralActivation parse_neural_activation(const std::string& name);  // throws attn::Error
 const char* neural_activation_name(NeuralActivation a);
 
@@ -37,8 +37,8 @@ const char* neural_activation_name(NeuralActivation a);
 // O(B H query_chunk n h), never O(B H n^2 h).
 torch::Tensor neural_attention_reference(const torch::Tensor& p, const torch::Tensor& r,
                                          const torch::Tensor& w, const torch::Tensor& b,
-                                         const torch::Tensor& v, NeuralActivation act,
-                                         double scale, bool causal, int64_t query_chunk = 32,
+                                         const torch::Tensor& v, NeuralActivation act, double scale,
+                                         bool causal, int64_t query_chunk = 32,
                                          torch::Tensor* weights = nullptr);
 torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
                                const torch::Tensor& w, const torch::Tensor& b,
@@ -47,5 +47,9 @@ torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
 
 // True when this build has the CUDA kernels and a CUDA device is present.
 bool fused_kernels_available();
+// Off: the dispatchers (and windowed_attention) use the reference path on every device, for
+// comparisons and benchmarks. On by default. Process-wide.
+void set_fused_kernels_enabled(bool enabled);
+bool fused_kernels_enabled();
 
 }  // namespace attn

@@ -1,6 +1,10 @@
 #include "core/src/ky_attention.h"
 
 #include "core/error.h"
+#include "core/src/fused_attention.h"
+#ifdef ATTN_WITH_CUDA
+#include "core/src/cuda_ops.h"
+#endif
 
 namespace attn {
 
@@ -59,6 +63,22 @@ torch::Tensor windowed_attention(const torch::Tensor& q, const torch::Tensor& k,
                                  const torch::Tensor& v, const torch::Tensor& bias, int window,
                                  int first_offset, bool masked_edges, double dropout,
                                  bool training, torch::Tensor* band_weights) {
+#ifdef ATTN_WITH_CUDA
+  // The kernel has no dropout and never forms the band weights (the probe asks for them).
+  const bool fused = fused_kernels_enabled() && q.is_cuda() && !band_weights &&
+                     !(dropout > 0 && training) && q.size(3) <= cuda::kKyMaxHeadDim &&
+                     (q.scalar_type() == torch::kFloat || q.scalar_type() == torch::kDouble);
+  if (fused) return cuda::ky_window(q, k, v, bias, window, first_offset, masked_edges);
+#endif
+  return windowed_attention_reference(q, k, v, bias, window, first_offset, masked_edges, dropout,
+                                      training, band_weights);
+}
+
+torch::Tensor windowed_attention_reference(const torch::Tensor& q, const torch::Tensor& k,
+                                           const torch::Tensor& v, const torch::Tensor& bias,
+                                           int window, int first_offset, bool masked_edges,
+                                           double dropout, bool training,
+                                           torch::Tensor* band_weights) {
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2), Dh = q.size(3);
   const int64_t W = window;
   const int64_t blocks = (L + W - 1) / W;

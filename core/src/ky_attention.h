@@ -43,10 +43,17 @@ inline int ky_first_offset(int window, bool causal) { return causal ? window - 1
 // Windowed attention with a per-head slot bias. q, k, v: [B, H, L, Dh]; bias: [H, W].
 // Returns the output [B, H, L, Dh]; if band_weights is given it receives the [B, H, L, W]
 // softmax weights (before dropout). Differentiable in q, k, v and bias.
+// windowed_attention runs the fused CUDA kernel for CUDA tensors when it can (no dropout, no
+// band weights; see fused_attention.h), else the LibTorch reference, which runs anywhere.
 torch::Tensor windowed_attention(const torch::Tensor& q, const torch::Tensor& k,
                                  const torch::Tensor& v, const torch::Tensor& bias, int window,
                                  int first_offset, bool masked_edges, double dropout = 0.0,
                                  bool training = false, torch::Tensor* band_weights = nullptr);
+torch::Tensor windowed_attention_reference(const torch::Tensor& q, const torch::Tensor& k,
+                                           const torch::Tensor& v, const torch::Tensor& bias,
+                                           int window, int first_offset, bool masked_edges,
+                                           double dropout = 0.0, bool training = false,
+                                           torch::Tensor* band_weights = nullptr);
 
 // Dense [B, H, L, L] copy of band weights [B, H, L, W] (zero outside the window, and for
 // zero-pad slots, which point at no real key). For the probe display only.

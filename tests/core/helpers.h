@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>  // getpid
+
 #include "core/config.h"
 
 namespace attn::test {

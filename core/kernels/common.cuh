@@ -1,0 +1,51 @@
+// Device helpers shared by the kernels (no torch).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace attn::kernels::detail {
+
+template <typename T>
+__device__ __forceinline__ T exp_(T x);
+template <>
+__device__ __forceinline__ float exp_(float x) {
+  return expf(x);
+}
+template <>
+__device__ __forceinline__ double exp_(double x) {
+  return exp(x);
+}
+
+template <typename T>
+__device__ __forceinline__ T log_(T x);
+template <>
+__device__ __forceinline__ float log_(float x) {
+  return logf(x);
+}
+template <>
+__device__ __forceinline__ double log_(double x) {
+  return log(x);
+}
+
+template <typename T>
+__device__ __forceinline__ T neg_inf() {
+  return -static_cast<T>(INFINITY);
+}
+
+// Sum over the G lanes of an aligned lane group (G a power of two, at most 32).
+template <int G, typename T>
+__device__ __forceinline__ T group_sum(T v) {
+#pragma unroll
+  for (int o = G / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+inline unsigned blocks_for(int64_t n, int per_block) {
+  return static_cast<unsigned>((n + per_block - 1) / per_block);
+}
+
+// Launch-size limits: grid.y and grid.z are at most 65535.
+constexpr int64_t kMaxGridYZ = 65535;
+
+}  // namespace attn::kernels::detail
