@@ -82,10 +82,11 @@ __device__ void load_key_tile(Tiles<T, CM, DM>& tl, const T* rb, const T* vb, in
 
 template <int ACT, typename T, int CM>
 __device__ __forceinline__ T score(const T (&pr)[CM], const T* rrow, const T* ws, T bias) {
-  T sc = bias;
+  // Four partial sums: a single accumulator would chain CM dependent FMAs per score.
+  T part[4] = {bias, T(0), T(0), T(0)};
 #pragma unroll
-  for (int c = 0; c < CM; ++c) sc += ws[c] * act<ACT>(pr[c] + rrow[c]);
-  return sc;
+  for (int c = 0; c < CM; ++c) part[c % 4] += ws[c] * act<ACT>(pr[c] + rrow[c]);
+  return (part[0] + part[1]) + (part[2] + part[3]);
 }
 
 template <typename T, int CM, int DM, int ACT>
@@ -206,9 +207,10 @@ __global__ void __launch_bounds__(kThreads)
         T pij = T(0), dsij = T(0);
         if (!(s.causal && j > i)) {
           pij = exp_(score<ACT>(pr, tl.r[jj], ws, bias) * scale - row_lse);
-          T dp = T(0);
+          T dpp[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
-          for (int d = 0; d < DM; ++d) dp += g[d] * tl.v[jj][d];
+          for (int d = 0; d < DM; ++d) dpp[d % 4] += g[d] * tl.v[jj][d];
+          const T dp = (dpp[0] + dpp[1]) + (dpp[2] + dpp[3]);
           dsij = pij * (dp - row_delta) * scale;
         }
         probs_t[(bh * N + j) * N + i] = pij;  // key-major: the warp's lanes write one row
@@ -230,9 +232,17 @@ __global__ void __launch_bounds__(kThreads)
                          const T* __restrict__ w, const T* __restrict__ ds_t, T* __restrict__ dx,
                          T* __restrict__ dw) {
   constexpr int HC = kHiddenChunk, BT = kHiddenTile;
-  __shared__ T y_tile[BT][HC];
-  __shared__ T ds_tile[BT][kLanes + 1];  // [b][a]
-  __shared__ T reduce[kSplits][kLanes][HC + 1];
+  // The tiles and the final reduction never live at the same time: one buffer holds both.
+  __shared__ union {
+    struct {
+      T y[BT][HC];
+      T ds[BT][kLanes + 1];  // [b][a]
+    } tiles;
+    T reduce[kSplits][kLanes][HC + 1];
+  } shared;
+  auto& y_tile = shared.tiles.y;
+  auto& ds_tile = shared.tiles.ds;
+  auto& reduce = shared.reduce;
   const int lane = threadIdx.x % kLanes, split = threadIdx.x / kLanes;
   const int64_t N = s.N, C = s.C;
   const int64_t c0 = int64_t(blockIdx.z) * HC;

@@ -226,6 +226,11 @@ bool device_present() {
   return torch::cuda::is_available();
 }
 
+std::string device_name() {
+  if (!device_present()) return {};
+  return at::cuda::getCurrentDeviceProperties()->name;
+}
+
 torch::Tensor ky_window(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const torch::Tensor& bias, int window, int first_offset,
                         bool masked_edges) {

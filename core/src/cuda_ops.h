@@ -11,6 +11,7 @@
 namespace attn::cuda {
 
 bool device_present();
+std::string device_name();  // of the current device; empty without one
 
 // Windowed attention with slot bias: same contract as windowed_attention() without dropout and
 // band weights. q, k, v: [B, H, L, D] with D <= 512; bias: [H, W].

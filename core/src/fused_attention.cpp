@@ -28,6 +28,22 @@ bool fused_kernels_available() {
 #endif
 }
 
+std::string cuda_device_name() {
+#ifdef ATTN_WITH_CUDA
+  return cuda::device_name();
+#else
+  return {};
+#endif
+}
+
+int64_t cuda_memory_allocated() {
+#ifdef ATTN_WITH_CUDA
+  return cuda::memory_allocated();
+#else
+  return 0;
+#endif
+}
+
 void set_fused_kernels_enabled(bool enabled) {
   g_fused_enabled = enabled;
 }

@@ -52,4 +52,9 @@ bool fused_kernels_available();
 void set_fused_kernels_enabled(bool enabled);
 bool fused_kernels_enabled();
 
+// The GPU LibTorch computes on: its name, and the bytes the caching allocator holds there.
+// Empty and 0 in builds without CUDA or without a GPU.
+std::string cuda_device_name();
+int64_t cuda_memory_allocated();
+
 }  // namespace attn

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/src/fused_attention.h"
 #include "core/src/ky_attention.h"
 #include "core/version.h"
 
@@ -100,7 +101,11 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
   record_connections();
 }
 
-std::string TrainingSession::device_name() const { return device_.str(); }
+std::string TrainingSession::device_name() const {
+  if (!device_.is_cuda()) return device_.str();
+  const std::string gpu = cuda_device_name();
+  return gpu.empty() ? device_.str() : device_.str() + " (" + gpu + ")";
+}
 
 double TrainingSession::lr_at(int64_t step) const {
   const auto& t = config_.train;
@@ -263,6 +268,7 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
   out.total_steps = config_.train.steps;
   out.learning_rate = lr_at(std::min(step_, config_.train.steps - 1));
   out.device = device_name();
+  out.gpu_memory = device_.is_cuda() ? cuda_memory_allocated() : 0;
   out.task = config_.task.name;
   const auto& a = config_.model.attention;
   out.mechanisms = a.size() == 1 ? std::vector<std::string>(config_.model.layers, a[0]) : a;
