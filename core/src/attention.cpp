@@ -5,6 +5,7 @@
 #include "core/attention_registry.h"
 #include "core/error.h"
 #include "core/src/ky_attention.h"
+#include "core/src/neural_attention.h"
 
 namespace attn {
 namespace {
@@ -29,6 +30,13 @@ std::vector<MechanismInfo> build_registry() {
                validate_ky_options,
                "window (16, >= 2), placement (causal | centered), edges (masked | zero-pad), "
                "hidden (32), connection (learned | none)"});
+  r.push_back({"neural",
+               "Neural Attention: softmax(A / sqrt(Dh)) V with scores A_ij = w_a^T act(W_h "
+               "[q'_i ; k'_j] + b_h) + b_a from a one-hidden-layer MLP per head",
+               make_neural_attention, validate_neural_options,
+               "down (2 | none, d' of the q/k down-projection), hidden (64), "
+               "activation (relu | gelu | tanh), placement (first-layer | all-layers), "
+               "chunk (32, query rows per block on CPU)"});
   return r;
 }
 
