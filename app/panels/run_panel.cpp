@@ -110,6 +110,10 @@ void draw_status(const Snapshot& snap, TrainerState state) {
 
   ImGui::Text("%.1f steps/s   lr %.2e   %s", snap.steps_per_second, snap.learning_rate,
               snap.device.empty() ? "-" : snap.device.c_str());
+  if (snap.gpu_memory > 0) {
+    ImGui::SameLine();
+    ImGui::Text("  GPU memory %.1f MiB", snap.gpu_memory / (1024.0 * 1024.0));
+  }
   ImGui::Text("parameters %s (attention %s)", human_count(snap.parameters).c_str(),
               human_count(snap.attention_parameters).c_str());
   if (!snap.message.empty()) {
