@@ -12,7 +12,8 @@
 namespace attn {
 
 struct TaskConfig {
-  std::string name = "copy";  // copy | reverse | sort | recall | modadd | induction | text
+  // copy | reverse | sort | recall | modadd | induction | text | fashion-mnist
+  std::string name = "copy";
   int length = 8;             // copy/reverse/sort: symbols; recall: key-value pairs; induction: prefix
   int vocab = 10;             // number of symbols of a synthetic task
   int modulus = 23;           // modadd: p in (a + b) mod p
@@ -20,6 +21,15 @@ struct TaskConfig {
   std::string text_path = "/usr/share/games/fortunes";  // text: a UTF-8 file or a directory
   int context = 128;            // text: tokens per window
   double eval_fraction = 0.1;   // text: tail share of the corpus held out for eval
+  // fashion-mnist: the IDX files' directory (Debian's dataset-fashion-mnist by default), the
+  // patch side in pixels (must divide 28: 7 -> 16 patch tokens, 4 -> 49), training-time random
+  // shifts of up to `shift` pixels (0 = no augmentation), and caps on the training and test
+  // images used (0 = all 60000 / all 10000; the test cap takes the first N test images).
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  int patch = 7;
+  int shift = 0;
+  int train_examples = 0;
+  int test_examples = 0;
 };
 
 struct ModelConfig {
@@ -30,8 +40,9 @@ struct ModelConfig {
   double dropout = 0.0;
   // Attention mechanism per layer (registry names). JSON accepts one string for all layers.
   std::vector<std::string> attention = {"dot"};
-  std::string head = "lm";  // lm (causal language model) | classifier (CLS token, bidirectional)
-  int classes = 0;          // classifier only
+  // lm (causal language model) | classifier (CLS token, bidirectional; image tasks)
+  std::string head = "lm";
+  int classes = 0;  // classifier only; 0 = the task's class count
   nlohmann::json attention_options = nlohmann::json::object();  // {"<mechanism>": {...}}
 };
 

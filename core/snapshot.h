@@ -28,6 +28,19 @@ struct AttentionMap {
   std::vector<float> weights;
 };
 
+// The probe image of an image task, for drawing attention over it (empty for token tasks).
+// The probe's token 0 is the CLS token; token 1 + r * grid + c is the patch at grid row r,
+// column c, covering pixels [r * patch, (r + 1) * patch) x [c * patch, (c + 1) * patch).
+struct ProbeImage {
+  int rows = 0, cols = 0;     // pixels
+  int patch = 0;              // patch side in pixels; grid = rows / patch
+  int index = -1;             // index in the test set
+  int label = -1;             // true class
+  std::string label_name;     // "Ankle boot"
+  std::vector<float> pixels;  // rows * cols, row-major, 0 (black) .. 1 (white)
+  bool empty() const { return pixels.empty(); }
+};
+
 // Condor's learned connection functions g_h(t) of one `ky` layer (Neural KY-Attention).
 // Window slot j (0..window-1) sits at t_j = j / (window-1) and holds key i - query_slot + j of
 // query i, so its key offset i - key is query_slot - j (positive: earlier tokens). With the
@@ -80,7 +93,8 @@ struct Snapshot {
   double baseline_loss = 0.0;  // text: unigram cross-entropy on eval; 0 if not applicable
 
   // Probe input and the attention maps of every layer and head on it (layer-major).
-  std::vector<std::string> probe_tokens;
+  std::vector<std::string> probe_tokens;  // one label per row of each map
+  ProbeImage probe_image;                 // image tasks only
   int layers = 0;
   int heads = 0;
   int64_t attention_step = -1;  // step the maps were computed at; -1 = none yet

@@ -114,6 +114,14 @@ void read_task(ObjectReader& r, TaskConfig& t) {
   r.string("text_path", t.text_path);
   r.integer("context", t.context, 2, 4096);
   r.number("eval_fraction", t.eval_fraction, 0.0, 0.5, true);
+  r.string("data_dir", t.data_dir);
+  r.integer("patch", t.patch, 1, 28);
+  if (28 % t.patch != 0)
+    r.fail("task.patch", "must divide the 28-pixel image side: one of 1, 2, 4, 7, 14, 28, got " +
+                             std::to_string(t.patch));
+  r.integer("shift", t.shift, 0, 8);
+  r.integer("train_examples", t.train_examples, 0, 60000);
+  r.integer("test_examples", t.test_examples, 0, 10000);
   r.finish();
 }
 
@@ -188,7 +196,8 @@ void read_train(ObjectReader& r, TrainConfig& t) {
 
 const std::vector<std::string>& task_names() {
   static const std::vector<std::string> names = {"copy",      "reverse", "sort", "recall",
-                                                 "modadd",    "induction", "text"};
+                                                 "modadd",    "induction", "text",
+                                                 "fashion-mnist"};
   return names;
 }
 
@@ -216,9 +225,22 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
   top.finish();
 
   const bool lm = c.model.head == "lm";
-  if (!lm)
-    throw Error(where + ": model.head \"classifier\" needs a classification task; task \"" +
+  const bool image = c.task.name == "fashion-mnist";
+  if (!lm && !image)
+    throw Error(where +
+                ": model.head \"classifier\" needs a classification task (fashion-mnist); task \"" +
                 c.task.name + "\" is a language-modelling task (use \"lm\")");
+  if (lm && image)
+    throw Error(where + ": model.head \"lm\" needs a token task; task \"fashion-mnist\" is image "
+                        "classification (use \"classifier\")");
+  if (image) {
+    if (c.model.classes == 0) c.model.classes = 10;  // resolved, so config.json shows it
+    if (c.model.classes != 10)
+      throw Error(where + ": model.classes must be 10 for task \"fashion-mnist\" (its ten "
+                          "clothing classes), got " + std::to_string(c.model.classes));
+    if (c.task.data_dir.empty())
+      throw Error(where + ": task.data_dir must name the directory of the Fashion-MNIST IDX files");
+  }
   const auto& mech = c.model.attention;
   const json& ky = c.model.attention_options.contains("ky") ? c.model.attention_options.at("ky")
                                                             : json::object();
@@ -273,7 +295,12 @@ json to_json(const ExperimentConfig& c) {
         {"train_fraction", t.train_fraction},
         {"text_path", t.text_path},
         {"context", t.context},
-        {"eval_fraction", t.eval_fraction}}},
+        {"eval_fraction", t.eval_fraction},
+        {"data_dir", t.data_dir},
+        {"patch", t.patch},
+        {"shift", t.shift},
+        {"train_examples", t.train_examples},
+        {"test_examples", t.test_examples}}},
       {"model",
        {{"d_model", m.d_model},
         {"heads", m.heads},

@@ -164,12 +164,21 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
             {"parameters", summary.parameters},
             {"attention_parameters", summary.attention_parameters},
             {"steps_per_second", summary.steps_per_second},
+            {"wall_seconds", elapsed},
             {"seed", summary.seed},
             {"device", summary.device},
             {"diverged", summary.diverged},
             {"config_hash", config_hash(config)},
             {"attnlab", version_string()}};
   if (summary.baseline_loss > 0) j["unigram_baseline_loss"] = summary.baseline_loss;
+  if (session->task().patch_dim() > 0) {
+    // Image tasks evaluate on the shipped test split (never trained on): say so by name.
+    int64_t examples = 0;
+    for (const auto& b : session->task().eval_set()) examples += b.targets.size(0);
+    j["test_accuracy"] = summary.eval_accuracy;
+    j["test_loss"] = summary.eval_loss;
+    j["test_examples"] = examples;
+  }
   write_file_atomically(out / "summary.json", j.dump(2) + "\n");
   // Learned connection functions of `ky` layers over training (for figures and comparisons).
   if (!session->connection_history().empty())

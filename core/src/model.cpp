@@ -39,11 +39,14 @@ const std::string& mechanism_of_layer(const ModelConfig& m, int layer) {
 }
 }  // namespace
 
-TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length)
+TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length, int patch_dim)
     : classifier_(m.head == "classifier"), dropout_(m.dropout) {
   const int out = classifier_ ? m.classes : vocab;
   const int positions = max_length + (classifier_ ? 1 : 0);
-  token_ = register_module("token", torch::nn::Embedding(vocab, m.d_model));
+  if (patch_dim > 0)
+    patch_ = register_module("patch", torch::nn::Linear(patch_dim, m.d_model));
+  else
+    token_ = register_module("token", torch::nn::Embedding(vocab, m.d_model));
   position_ = register_parameter("position", torch::randn({positions, m.d_model}) * 0.02);
   if (classifier_) cls_ = register_parameter("cls", torch::zeros({1, 1, m.d_model}));
   for (int l = 0; l < m.layers; ++l)
@@ -55,7 +58,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
   // GPT-2 style init: N(0, 0.02) weights, zero biases, residual output projections scaled by
   // 1/sqrt(2 * layers) so the residual stream's variance does not grow with depth.
   torch::NoGradGuard no_grad;
-  torch::nn::init::normal_(token_->weight, 0.0, 0.02);
+  if (token_) torch::nn::init::normal_(token_->weight, 0.0, 0.02);
   for (auto& p : named_parameters()) {
     const auto& name = p.key();
     auto& t = p.value();
@@ -63,7 +66,9 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
     if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) {
       t.zero_();
     } else if (t.dim() == 2 && name.find("position") == std::string::npos &&
-               name.find("token") == std::string::npos) {
+               name.find("token") == std::string::npos && name.find("patch") == std::string::npos) {
+      // The patch embedding keeps LibTorch's fan-in init: N(0, 0.02) would shrink unit-variance
+      // pixels to embeddings as small as the position table, drowning where in what.
       const bool residual_out = name.find("fc2") != std::string::npos ||
                                 name.find("attention.out") != std::string::npos;
       torch::nn::init::normal_(t, 0.0, residual_out ? 0.02 / std::sqrt(2.0 * m.layers) : 0.02);
@@ -72,9 +77,22 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
   for (auto& b : blocks_) b->attention->reset_own_parameters();
 }
 
-torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
-  const int64_t B = tokens.size(0), L = tokens.size(1);
-  auto x = token_->forward(tokens);
+torch::Tensor TransformerImpl::forward(const torch::Tensor& inputs) {
+  const int64_t B = inputs.size(0), L = inputs.size(1);
+  torch::Tensor x;
+  if (patch_) {
+    if (!inputs.is_floating_point() || inputs.dim() != 3 ||
+        inputs.size(2) != patch_->weight.size(1))
+      throw Error("this model takes float patches [B, S, " +
+                  std::to_string(patch_->weight.size(1)) + "], got " + inputs.toString() + " " +
+                  c10::str(inputs.sizes()));
+    x = patch_->forward(inputs);
+  } else {
+    if (inputs.is_floating_point() || inputs.dim() != 2)
+      throw Error("this model takes int64 tokens [B, L], got " + inputs.toString() + " " +
+                  c10::str(inputs.sizes()));
+    x = token_->forward(inputs);
+  }
   if (classifier_) x = torch::cat({cls_.expand({B, 1, x.size(2)}), x}, 1);
   const int64_t T = x.size(1);
   if (T > position_.size(0))

@@ -2,6 +2,8 @@
 // Token + learned position embeddings, pre-LN blocks (x + attn(LN x), x + mlp(LN x)), final LN.
 // Heads: causal language model (logits per position) or classifier (a CLS token prepended,
 // bidirectional attention, logits from the CLS position).
+// Image tasks (a ViT): a Linear patch embedding replaces the token embedding; the rest is the
+// same model, so every attention mechanism plugs into images exactly as into text.
 #pragma once
 #include <torch/torch.h>
 
@@ -25,20 +27,24 @@ TORCH_MODULE(Block);
 
 class TransformerImpl : public torch::nn::Module {
  public:
-  // vocab: input/output tokens; max_length: longest input sequence.
-  TransformerImpl(const ModelConfig& m, int vocab, int max_length);
-  // tokens [B, L] int64 -> logits [B, L, vocab] (lm) or [B, classes] (classifier).
-  torch::Tensor forward(const torch::Tensor& tokens);
+  // vocab: input/output tokens; max_length: longest input sequence. patch_dim > 0: inputs are
+  // float patch vectors of that width (vocab is then unused).
+  TransformerImpl(const ModelConfig& m, int vocab, int max_length, int patch_dim = 0);
+  // tokens [B, L] int64 (or patches [B, L, patch_dim] float) -> logits [B, L, vocab] (lm) or
+  // [B, classes] (classifier).
+  torch::Tensor forward(const torch::Tensor& inputs);
 
   std::vector<std::shared_ptr<AttentionModule>> attention_modules() const;
   int64_t parameter_count() const;
   int64_t attention_parameter_count() const;
   bool is_classifier() const { return classifier_; }
+  bool takes_patches() const { return !patch_.is_empty(); }
 
  private:
   bool classifier_;
   double dropout_;
   torch::nn::Embedding token_{nullptr};
+  torch::nn::Linear patch_{nullptr};
   torch::Tensor position_, cls_;
   std::vector<Block> blocks_;
   torch::nn::LayerNorm final_ln_{nullptr};

@@ -81,7 +81,7 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
   const int max_length =
       std::max<int>(task_->sequence_length(), static_cast<int>(task_->probe().size()));
   torch::manual_seed(mix_seed(config.seed, kInitSalt));
-  model_ = Transformer(config.model, task_->vocab_size(), max_length);
+  model_ = Transformer(config.model, task_->vocab_size(), max_length, task_->patch_dim());
   model_->to(device_);
 
   // Weight decay on matrices only; biases, norms and the CLS token are not decayed.
@@ -185,11 +185,10 @@ EvalResult TrainingSession::evaluate() {
 void TrainingSession::probe_attention(Snapshot& out) {
   torch::NoGradGuard no_grad;
   model_->eval();
-  const auto probe = task_->probe();
-  auto tokens = torch::tensor(probe, torch::kInt64).unsqueeze(0).to(device_);
+  auto input = task_->probe_input().to(device_);
   auto modules = model_->attention_modules();
   for (auto& m : modules) m->record_weights = true;
-  model_->forward(tokens);
+  model_->forward(input);
   auto maps = std::make_shared<std::vector<AttentionMap>>();
   out.layers = static_cast<int>(modules.size());
   out.heads = config_.model.heads;
@@ -209,8 +208,8 @@ void TrainingSession::probe_attention(Snapshot& out) {
       maps->push_back(std::move(map));
     }
   }
-  out.probe_tokens.clear();
-  for (int64_t t : probe) out.probe_tokens.push_back(task_->token_label(t));
+  out.probe_tokens = task_->probe_labels();
+  out.probe_image = task_->probe_image();
   out.attention = std::move(maps);
   out.attention_step = step_;
   model_->train();
@@ -331,7 +330,9 @@ ExperimentConfig TrainingSession::checkpoint_config(const std::string& dir) {
 
 void TrainingSession::load(const std::string& dir) {
   const json state = read_state(dir);
-  json mine = to_json(config_), theirs = state.at("config");
+  // The stored config goes through the parser first, so a checkpoint written before a config key
+  // existed compares with that key's default instead of failing as "missing".
+  json mine = to_json(config_), theirs = to_json(parse_config(state.at("config"), dir));
   mine["train"].erase("steps");  // a resumed run may be extended
   theirs["train"].erase("steps");
   const std::string diff = first_difference(theirs, mine);

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/src/fashion_mnist.h"
 #include "core/src/text_corpus.h"
 
 namespace attn {
@@ -14,6 +15,16 @@ uint64_t mix_seed(uint64_t seed, uint64_t salt) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+torch::Tensor Task::probe_input() const {
+  return torch::tensor(probe(), torch::kInt64).unsqueeze(0);
+}
+
+std::vector<std::string> Task::probe_labels() const {
+  std::vector<std::string> labels;
+  for (int64_t t : probe()) labels.push_back(token_label(t));
+  return labels;
 }
 
 namespace {
@@ -328,6 +339,7 @@ std::unique_ptr<Task> make_task(const TaskConfig& c, uint64_t seed, int eval_bat
   if (c.name == "induction")
     return std::make_unique<InductionTask>(c, seed, eval_batches, batch_size);
   if (c.name == "text") return std::make_unique<TextTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "fashion-mnist") return make_fashion_mnist_task(c);
   throw Error("task.name: unknown task \"" + c.name + "\"");
 }
 

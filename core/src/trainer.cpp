@@ -130,6 +130,7 @@ struct Trainer::Impl {
       } else {
         std::lock_guard<std::mutex> lock(mu);
         s->probe_tokens = snapshot->probe_tokens;
+        s->probe_image = snapshot->probe_image;
         s->layers = snapshot->layers;
         s->heads = snapshot->heads;
         s->attention_step = snapshot->attention_step;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# End-to-end: `attnlab train` on Fashion-MNIST (Debian's dataset-fashion-mnist) with a very short
+# ViT run; checks summary.json reports test-set accuracy, and the image task's config errors.
+# usage: fmnist_cli_test.sh <attnlab>
+set -u
+bin=$1
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fails=0; passes=0
+ok()   { passes=$((passes+1)); echo "ok   $*"; }
+bad()  { fails=$((fails+1)); echo "FAIL $*"; }
+expect_fail() {  # expect_fail "<substring of stderr>" cmd...
+  local want=$1; shift
+  if "$@" >"$work/out" 2>"$work/err"; then bad "accepted: $*"; return; fi
+  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want): $*"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
+}
+
+cat > "$work/vit.json" <<'JSON'
+{"name": "vit-e2e", "seed": 2, "threads": 2,
+ "task": {"name": "fashion-mnist", "patch": 7, "train_examples": 10000, "test_examples": 2000},
+ "model": {"d_model": 32, "heads": 4, "layers": 2, "head": "classifier"},
+ "train": {"steps": 150, "batch_size": 64, "warmup": 10, "eval_every": 75}}
+JSON
+start=$(date +%s)
+"$bin" train --config "$work/vit.json" --out "$work/run" -q >"$work/log" 2>&1 || bad "train exited non-zero: $(cat "$work/log")"
+python3 - "$work/run/summary.json" "$work/run/config.json" <<'PY' && ok "summary.json: test accuracy on 2000 test images" || bad "summary/config content"
+import json, sys
+s = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+print(f"     test accuracy {s['test_accuracy']:.3f}, {s['steps_per_second']:.1f} steps/s, "
+      f"{s['parameters']} parameters ({s['attention_parameters']} in attention)")
+assert s["task"] == "fashion-mnist" and s["steps"] == 150
+assert s["test_examples"] == 2000
+assert s["test_accuracy"] == s["eval_accuracy"] and s["test_accuracy"] > 0.6, s["test_accuracy"]
+assert s["attention_parameters"] == 2 * (4 * 32 * 32 + 4 * 32)  # dot: 4D^2 + 4D per layer
+assert c["model"]["classes"] == 10 and c["task"]["data_dir"] == "/usr/share/datasets/fashion-mnist"
+PY
+echo "     run took $(( $(date +%s) - start )) s"
+
+echo '{"task": {"name": "fashion-mnist", "patch": 6}, "model": {"head": "classifier"}}' > "$work/bad1.json"
+expect_fail "task.patch must divide the 28-pixel image side: one of 1, 2, 4, 7, 14, 28, got 6" "$bin" train --config "$work/bad1.json" --out "$work/x"
+echo '{"task": {"name": "fashion-mnist"}}' > "$work/bad2.json"
+expect_fail 'model.head "lm" needs a token task' "$bin" train --config "$work/bad2.json" --out "$work/x"
+echo '{"task": {"name": "fashion-mnist", "data_dir": "/nonexistent/fm"}, "model": {"head": "classifier"}}' > "$work/bad3.json"
+expect_fail "task.data_dir: /nonexistent/fm does not exist" "$bin" train --config "$work/bad3.json" --out "$work/x"
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]
