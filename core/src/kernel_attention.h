@@ -21,6 +21,9 @@
 //                Summing over every (d1, d2) pair makes the score blind to permutations of a
 //                token's own coordinates. The map comes from gaussian_kernel_map()
 //                (fused_attention.h), which never builds the [B, n, L, L, Dh, Dh] tensor.
+//                The authors' code also layer-normalises each head's X~ before the map (the
+//                paper's variance argument, eq. 41, assumes it); Algorithm 2 does not, nor
+//                does this: the kernel's scale is set by U alone.
 //   linear-sim   (the Linear-MHSA block of §3.2)
 //                The inner function Psi of Lemma 2.2 with the linear kernel k(a, b) = a b, the
 //                sequence itself as reference (Ref = X~_i) and one weight W_{i,o} [Dh, Dh] per
