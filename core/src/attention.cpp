@@ -4,6 +4,7 @@
 
 #include "core/attention_registry.h"
 #include "core/error.h"
+#include "core/src/kernel_attention.h"
 #include "core/src/ky_attention.h"
 #include "core/src/neural_attention.h"
 
@@ -37,6 +38,27 @@ std::vector<MechanismInfo> build_registry() {
                "down (2 | none, d' of the q/k down-projection), hidden (64), "
                "activation (relu | gelu | tanh), placement (first-layer | all-layers), "
                "chunk (32, query rows per block on CPU)"});
+  r.push_back({"pseudo",
+               "Pseudo-MHSA (seed 002's Param-Fusion): softmax(X~_i A_i X~_i^T / Dh) X~_i with "
+               "X~ = X U + b1, one Dh x Dh kernel A_i per head",
+               [](const AttentionSpec& s) { return std::make_shared<PseudoAttention>(s); },
+               validate_pseudo_options, /*options_help=*/""});
+  r.push_back({"semi-fusion",
+               "Semi-Fusion (seed 002): Pseudo-MHSA without b1, with a per-head value matrix "
+               "Wv_i and the output projection W^O kept",
+               [](const AttentionSpec& s) { return std::make_shared<SemiFusionAttention>(s); },
+               validate_semi_fusion_options, /*options_help=*/""});
+  r.push_back({"gaussian",
+               "Gaussian-MHSA (seed 002): score sum_{d1,d2} exp(-(x~_s,d1 - x~_r,d2)^2 / "
+               "(2 sigma^2)) / Dh, i.e. A_i fixed to ones (no score parameters)",
+               [](const AttentionSpec& s) { return std::make_shared<GaussianAttention>(s); },
+               validate_gaussian_options, "sigma (1.0, finite, > 0)"});
+  r.push_back({"linear-sim",
+               "Linear-Sim (seed 002): a simulated map x~_s^T W_o pool(X~) / Dh with one Dh x Dh "
+               "weight per key position o; the key's own content never enters its score",
+               [](const AttentionSpec& s) { return std::make_shared<LinearSimAttention>(s); },
+               validate_linear_sim_options,
+               "max_len (256, 1..4096): the longest sequence, one weight slot per position"});
   return r;
 }
 
