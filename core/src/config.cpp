@@ -195,9 +195,8 @@ void read_train(ObjectReader& r, TrainConfig& t) {
 }  // namespace
 
 const std::vector<std::string>& task_names() {
-  static const std::vector<std::string> names = {"copy",      "reverse", "sort", "recall",
-                                                 "modadd",    "induction", "text",
-                                                 "fashion-mnist"};
+  static const std::vector<std::string> names = {"copy",   "reverse",   "sort", "recall",
+                                                 "modadd", "induction", "text", "fashion-mnist"};
   return names;
 }
 
@@ -231,13 +230,16 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
                 ": model.head \"classifier\" needs a classification task (fashion-mnist); task \"" +
                 c.task.name + "\" is a language-modelling task (use \"lm\")");
   if (lm && image)
-    throw Error(where + ": model.head \"lm\" needs a token task; task \"fashion-mnist\" is image "
-                        "classification (use \"classifier\")");
+    throw Error(where +
+                ": model.head \"lm\" needs a token task; task \"fashion-mnist\" is image "
+                "classification (use \"classifier\")");
   if (image) {
     if (c.model.classes == 0) c.model.classes = 10;  // resolved, so config.json shows it
     if (c.model.classes != 10)
-      throw Error(where + ": model.classes must be 10 for task \"fashion-mnist\" (its ten "
-                          "clothing classes), got " + std::to_string(c.model.classes));
+      throw Error(where +
+                  ": model.classes must be 10 for task \"fashion-mnist\" (its ten clothing "
+                  "classes), got " +
+                  std::to_string(c.model.classes));
     if (c.task.data_dir.empty())
       throw Error(where + ": task.data_dir must name the directory of the Fashion-MNIST IDX files");
   }

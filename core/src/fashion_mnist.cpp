@@ -22,7 +22,8 @@ constexpr uint64_t kShiftSalt = 0x5A1F7;
 std::string missing_message(const std::string& path) {
   std::string m = path + " does not exist";
   if (fs::path(path).parent_path() == fs::path(kFashionMnistDir))
-    m += " (it is Debian's dataset-fashion-mnist package: sudo apt-get install dataset-fashion-mnist)";
+    m += " (it is Debian's dataset-fashion-mnist package: sudo apt-get install "
+         "dataset-fashion-mnist)";
   return m;
 }
 
@@ -94,8 +95,8 @@ uint32_t read_magic(const std::string& path, const std::vector<uint8_t>& d, size
 }  // namespace
 
 const std::vector<std::string>& fashion_mnist_class_names() {
-  static const std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                                 "Coat",        "Sandal",  "Shirt",    "Sneaker",
+  static const std::vector<std::string> names = {"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                                 "Coat",        "Sandal",    "Shirt",    "Sneaker",
                                                  "Bag",         "Ankle boot"};
   return names;
 }
@@ -134,7 +135,8 @@ FashionMnist load_fashion_mnist(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) {
     std::string m = "task.data_dir: " + dir + " does not exist";
     if (fs::path(dir) == fs::path(kFashionMnistDir))
-      m += " (it is Debian's dataset-fashion-mnist package: sudo apt-get install dataset-fashion-mnist)";
+      m += " (it is Debian's dataset-fashion-mnist package: sudo apt-get install "
+           "dataset-fashion-mnist)";
     throw Error(m);
   }
   FashionMnist f;
@@ -183,8 +185,7 @@ namespace {
 class FashionMnistTask : public Task {
  public:
   // Batches depend only on the per-step seed: the run seed enters through it.
-  explicit FashionMnistTask(const TaskConfig& c)
-      : c_(c), data_(shared_fashion_mnist(c.data_dir)) {
+  explicit FashionMnistTask(const TaskConfig& c) : c_(c), data_(shared_fashion_mnist(c.data_dir)) {
     n_train_ = c.train_examples > 0 ? std::min<int64_t>(c.train_examples, data_->train_images.count)
                                     : data_->train_images.count;
     n_test_ = c.test_examples > 0 ? std::min<int64_t>(c.test_examples, data_->test_images.count)
@@ -209,7 +210,8 @@ class FashionMnistTask : public Task {
     std::vector<int64_t> idx(batch_size);
     for (auto& i : idx) i = pick(rng);
     std::mt19937_64 shift_rng(mix_seed(seed, kShiftSalt));
-    return gather(data_->train_images, data_->train_labels, idx, c_.shift > 0 ? &shift_rng : nullptr);
+    return gather(data_->train_images, data_->train_labels, idx,
+                  c_.shift > 0 ? &shift_rng : nullptr);
   }
 
   const std::vector<Batch>& eval_set() const override { return eval_; }

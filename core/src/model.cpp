@@ -67,8 +67,9 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
       t.zero_();
     } else if (t.dim() == 2 && name.find("position") == std::string::npos &&
                name.find("token") == std::string::npos && name.find("patch") == std::string::npos) {
-      // The patch embedding keeps LibTorch's fan-in init: N(0, 0.02) would shrink unit-variance
-      // pixels to embeddings as small as the position table, drowning where in what.
+      // The patch embedding keeps LibTorch's fan-in init: N(0, 0.02) would make the embeddings
+      // of unit-variance pixels as small as the position table, so at the start the model
+      // would see where a patch is about as loudly as what it shows.
       const bool residual_out = name.find("fc2") != std::string::npos ||
                                 name.find("attention.out") != std::string::npos;
       torch::nn::init::normal_(t, 0.0, residual_out ? 0.02 / std::sqrt(2.0 * m.layers) : 0.02);

@@ -33,7 +33,8 @@ std::vector<uint8_t> gunzip_with_gzip_program(const std::string& path) {
   REQUIRE(p != nullptr);
   std::vector<uint8_t> buf(1 << 16);
   size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.insert(out.end(), buf.begin(), buf.begin() + n);
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    out.insert(out.end(), buf.begin(), buf.begin() + n);
   REQUIRE(pclose(p) == 0);
   return out;
 }
@@ -96,8 +97,9 @@ void write_small_dataset(const fs::path& dir) {
   write_gz(dir / "train-images-idx3-ubyte.gz",
            idx_images(3, 28, 28, [](uint32_t i, uint32_t) { return static_cast<uint8_t>(1 + i); }));
   write_gz(dir / "train-labels-idx1-ubyte.gz", idx_labels({0, 1, 2}));
-  write_gz(dir / "t10k-images-idx3-ubyte.gz",
-           idx_images(2, 28, 28, [](uint32_t j, uint32_t) { return static_cast<uint8_t>(100 + j); }));
+  write_gz(dir / "t10k-images-idx3-ubyte.gz", idx_images(2, 28, 28, [](uint32_t j, uint32_t) {
+             return static_cast<uint8_t>(100 + j);
+           }));
   write_gz(dir / "t10k-labels-idx1-ubyte.gz", idx_labels({9, 8}));
 }
 
@@ -115,9 +117,9 @@ ExperimentConfig fmnist_config() {
   c.task.patch = 7;
   c.task.train_examples = 5000;
   c.task.test_examples = 500;
-  c.train.batch_size = 32;
+  c.train.batch_size = 64;
   c.train.lr = 3e-3;
-  c.train.steps = 60;
+  c.train.steps = 150;
   c.train.warmup = 5;
   return c;
 }
@@ -189,10 +191,12 @@ TEST_CASE("fashion-mnist IDX reader: damaged copies give their specific errors")
     CHECK(read_idx_images((d / "plain").string()).count == 2);
   }
   SUBCASE("bad magic") {
-    write_gz(d / "m.gz", idx_images(2, 28, 28, [](uint32_t, uint32_t) { return uint8_t(0); }, 0x802));
+    write_gz(d / "m.gz", idx_images(
+                             2, 28, 28, [](uint32_t, uint32_t) { return uint8_t(0); }, 0x802));
     expect([&] { read_idx_images((d / "m.gz").string()); },
-           (d / "m.gz").string() + " is not an IDX image file: bad magic number 0x00000802 "
-                                   "(expected 0x00000803)");
+           (d / "m.gz").string() +
+               " is not an IDX image file: bad magic number 0x00000802 "
+               "(expected 0x00000803)");
     write_gz(d / "l.gz", idx_labels({1, 2}, 0x803));
     expect([&] { read_idx_labels((d / "l.gz").string()); },
            "is not an IDX label file: bad magic number 0x00000803 (expected 0x00000801)");
@@ -300,7 +304,8 @@ TEST_CASE("fashion-mnist patching: the patch tensor equals the explicit pixel lo
   CHECK(max_err < 1e-5);
 }
 
-TEST_CASE("fashion-mnist split: train batches come only from the train files, eval only from t10k") {
+TEST_CASE(
+    "fashion-mnist split: train batches come only from the train files, eval only from t10k") {
   // The guarantee is structural (train_batch draws from the train arrays, eval_set from the
   // test arrays); here it is observed with files whose splits have disjoint pixel values.
   TempDir tmp("split");
@@ -389,14 +394,14 @@ TEST_CASE("fashion-mnist ViT trains on the real data: loss falls, the probe is t
   TrainingSession s(c);
   CHECK(s.model()->takes_patches());
   std::vector<double> losses;
-  for (int i = 0; i < 60; ++i) losses.push_back(s.train_step());
+  for (int i = 0; i < 150; ++i) losses.push_back(s.train_step());
   const double first = std::accumulate(losses.begin(), losses.begin() + 10, 0.0) / 10;
   const double last = std::accumulate(losses.end() - 10, losses.end(), 0.0) / 10;
   INFO("first " << first << " last " << last);
   CHECK(first > 1.9);  // about ln 10 = 2.30 untrained
-  CHECK(last < 0.75 * first);
+  CHECK(last < 0.7 * first);
   const auto eval = s.evaluate();
-  CHECK(eval.accuracy > 0.45);  // chance is 0.1
+  CHECK(eval.accuracy > 0.5);  // chance is 0.1; about 0.65 after these 150 steps
 
   Snapshot snap;
   s.probe_attention(snap);
@@ -442,10 +447,12 @@ TEST_CASE("fashion-mnist config: patch size, head/task combination, classes") {
         "model.classes must be 10 for task \"fashion-mnist\"");
   fails(R"({"task": {"name": "fashion-mnist", "shift": 9}, "model": {"head": "classifier"}})",
         "task.shift must be in [0, 8], got 9");
-  fails(R"({"task": {"name": "fashion-mnist", "train_examples": 60001}, "model": {"head": "classifier"}})",
-        "task.train_examples must be in [0, 60000]");
+  fails(
+      R"({"task": {"name": "fashion-mnist", "train_examples": 60001}, "model": {"head": "classifier"}})",
+      "task.train_examples must be in [0, 60000]");
   // classes 0 resolves to the task's 10, and the resolved config round-trips.
-  auto c = parse(R"({"task": {"name": "fashion-mnist", "patch": 4}, "model": {"head": "classifier"}})");
+  auto c =
+      parse(R"({"task": {"name": "fashion-mnist", "patch": 4}, "model": {"head": "classifier"}})");
   CHECK(c.model.classes == 10);
   CHECK(c.task.patch == 4);
   CHECK(to_json(parse_config(to_json(c))) == to_json(c));

@@ -15,7 +15,7 @@ expect_fail() {  # expect_fail "<substring of stderr>" cmd...
 }
 
 cat > "$work/vit.json" <<'JSON'
-{"name": "vit-e2e", "seed": 2, "threads": 2,
+{"name": "vit-e2e", "seed": 2, "threads": 1,
  "task": {"name": "fashion-mnist", "patch": 7, "train_examples": 10000, "test_examples": 2000},
  "model": {"d_model": 32, "heads": 4, "layers": 2, "head": "classifier"},
  "train": {"steps": 150, "batch_size": 64, "warmup": 10, "eval_every": 75}}
