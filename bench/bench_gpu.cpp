@@ -4,8 +4,8 @@
 //   chunked   the LibTorch reference path (core/src/fused_attention.h, windowed_attention),
 //   naive     the papers' literal formula in LibTorch (where it fits in memory),
 //   dot       dot-product attention, at::matmul + softmax (and SDPA when the LibTorch has it).
-// Time: CUDA events on the current stream, 5 warm-ups, median of 50 runs, inputs rotated over 4
-// sets so repeated runs do not measure the cache. Memory: the caching allocator's peak during one
+// Time: CUDA events on the current stream, 5 warm-ups, median of 50 samples, each the mean of 10
+// back-to-back calls, inputs rotated over 4 sets so repeated runs do not measure the cache. Memory: the caching allocator's peak during one
 // forward + backward, minus what was allocated before it. Roofline: the bound that applies
 // (special-function rate for Gaussian, FP32 rate for Neural, memory bandwidth for KY, measured
 // with a device-to-device copy in the same run). usage: bench_gpu [--quick] [--json FILE]
@@ -45,8 +45,10 @@ cudaStream_t stream() {
   return at::cuda::getCurrentCUDAStream().stream();
 }
 
-// Median over runs of one call of body(run index), timed with events.
-double median_ms(const std::function<void(int)>& body, int runs) {
+// Median over runs of the mean time of `batch` back-to-back calls of body(call index), timed
+// with events. Back to back, the host's per-call work (autograd bookkeeping, launches) overlaps
+// the device's, so short kernels are timed as they run inside a training step.
+double median_ms(const std::function<void(int)>& body, int runs, int batch = 10) {
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
@@ -54,12 +56,12 @@ double median_ms(const std::function<void(int)>& body, int runs) {
   std::vector<double> t;
   for (int i = 0; i < runs; ++i) {
     cudaEventRecord(a, stream());
-    body(i);
+    for (int k = 0; k < batch; ++k) body(i * batch + k);
     cudaEventRecord(b, stream());
     cudaEventSynchronize(b);
     float ms = 0;
     cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
+    t.push_back(ms / batch);
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -145,7 +147,7 @@ double copy_bandwidth_gbs() {
   auto a = torch::empty({int64_t(1) << 28}, torch::dtype(torch::kFloat).device(torch::kCUDA));
   auto b = torch::empty_like(a);
   a.uniform_();
-  const double ms = median_ms([&](int) { b.copy_(a); }, 20);
+  const double ms = median_ms([&](int) { b.copy_(a); }, 20, 1);
   return 2.0 * a.numel() * 4 / (ms * 1e-3) / 1e9;
 }
 
