@@ -4,11 +4,12 @@
 //   chunked   the LibTorch reference path (core/src/fused_attention.h, windowed_attention),
 //   naive     the papers' literal formula in LibTorch (where it fits in memory),
 //   dot       dot-product attention, at::matmul + softmax (and SDPA when the LibTorch has it).
-// Time: CUDA events on the current stream, 5 warm-ups, median of 50 runs, inputs rotated over 4
-// sets so repeated runs do not measure the cache. Memory: the caching allocator's peak during one
-// forward + backward, minus what was allocated before it. Roofline: the bound that applies
-// (special-function rate for Gaussian, FP32 rate for Neural, memory bandwidth for KY, measured
-// with a device-to-device copy in the same run). usage: bench_gpu [--quick] [--json FILE]
+// Time: CUDA events on the current stream, 5 warm-ups, median of 50 samples, each the mean of 10
+// back-to-back calls, inputs rotated over 4 sets so repeated runs do not measure the cache. Memory:
+// the caching allocator's peak during one forward + backward, minus what was allocated before it.
+// Roofline: the bound that applies (special-function rate for Gaussian, FP32 rate for Neural,
+// memory bandwidth for KY, measured with a device-to-device copy in the same run). usage: bench_gpu
+// [--quick] [--only gaussian|neural|ky] [--json FILE]
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
@@ -45,8 +46,10 @@ cudaStream_t stream() {
   return at::cuda::getCurrentCUDAStream().stream();
 }
 
-// Median over runs of one call of body(run index), timed with events.
-double median_ms(const std::function<void(int)>& body, int runs) {
+// Median over runs of the mean time of `batch` back-to-back calls of body(call index), timed
+// with events. Back to back, the host's per-call work (autograd bookkeeping, launches) overlaps
+// the device's, so short kernels are timed as they run inside a training step.
+double median_ms(const std::function<void(int)>& body, int runs, int batch = 10) {
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
@@ -54,12 +57,12 @@ double median_ms(const std::function<void(int)>& body, int runs) {
   std::vector<double> t;
   for (int i = 0; i < runs; ++i) {
     cudaEventRecord(a, stream());
-    body(i);
+    for (int k = 0; k < batch; ++k) body(i * batch + k);
     cudaEventRecord(b, stream());
     cudaEventSynchronize(b);
     float ms = 0;
     cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
+    t.push_back(ms / batch);
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -145,7 +148,7 @@ double copy_bandwidth_gbs() {
   auto a = torch::empty({int64_t(1) << 28}, torch::dtype(torch::kFloat).device(torch::kCUDA));
   auto b = torch::empty_like(a);
   a.uniform_();
-  const double ms = median_ms([&](int) { b.copy_(a); }, 20);
+  const double ms = median_ms([&](int) { b.copy_(a); }, 20, 1);
   return 2.0 * a.numel() * 4 / (ms * 1e-3) / 1e9;
 }
 
@@ -160,12 +163,21 @@ int device_attr(cudaDeviceAttr attr) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  std::string json_path;
+  std::string json_path, only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick"))
       quick = true;
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
       json_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
+    else {
+      std::fprintf(stderr,
+                   "bench_gpu: unknown argument %s\n"
+                   "usage: bench_gpu [--quick] [--only gaussian|neural|ky] [--json FILE]\n",
+                   argv[i]);
+      return 2;
+    }
   }
   if (!fused_kernels_available()) {
     std::fprintf(stderr, "bench_gpu: no CUDA device or no kernels in this build\n");
@@ -183,7 +195,10 @@ int main(int argc, char** argv) {
               "fwd+bwd ms", "peak MiB", "roofline");
 
   // ---- Gaussian-MHSA: B=100, S=64, D=256 (8 heads of 32), then longer sequences ----
-  for (int64_t S : quick ? std::vector<int64_t>{64} : std::vector<int64_t>{64, 256, 1024}) {
+  auto wanted = [&](const char* kernel) { return only.empty() || only == kernel; };
+  for (int64_t S : !wanted("gaussian") ? std::vector<int64_t>{}
+                   : quick             ? std::vector<int64_t>{64}
+                                       : std::vector<int64_t>{64, 256, 1024}) {
     const int64_t B = S == 64 ? 100 : (S == 256 ? 16 : 2), H = 8, Dh = 32;
     const std::string shape = "B" + std::to_string(B) + " H8 S" + std::to_string(S) + " Dh32";
     auto sets = make_sets({{B, H, S, Dh}}, {true});
@@ -209,7 +224,9 @@ int main(int argc, char** argv) {
   }
 
   // ---- Neural attention: no down-projection, hidden 64, n = 1024 and longer ----
-  for (int64_t N : quick ? std::vector<int64_t>{1024} : std::vector<int64_t>{1024, 2048, 4096}) {
+  for (int64_t N : !wanted("neural") ? std::vector<int64_t>{}
+                   : quick           ? std::vector<int64_t>{1024}
+                                     : std::vector<int64_t>{1024, 2048, 4096}) {
     const int64_t B = 8, H = 8, Dh = 64, C = 64;
     const std::string shape = "B8 H8 n" + std::to_string(N) + " Dh64 h64";
     auto sets = make_sets({{B, H, N, C}, {B, H, N, C}, {H, C}, {H}, {B, H, N, Dh}},
@@ -249,7 +266,9 @@ int main(int argc, char** argv) {
   }
 
   // ---- KY window: L = 4096, W = 15, and longer ----
-  for (int64_t L : quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{4096, 16384}) {
+  for (int64_t L : !wanted("ky") ? std::vector<int64_t>{}
+                   : quick       ? std::vector<int64_t>{4096}
+                                 : std::vector<int64_t>{4096, 16384}) {
     const int64_t B = 8, H = 8, Dh = 64;
     const int W = 15;
     const std::string shape = "B8 H8 L" + std::to_string(L) + " Dh64 W15";

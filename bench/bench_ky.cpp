@@ -8,39 +8,21 @@
 // usage: bench_ky [--window W] [--batch B] [--threads T] [--lengths 128,256,...]
 //                 [--max-dot-length L]
 //        bench_ky --one ky|dot L W B T    (child mode, prints "ms peak_mib")
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "bench/bench_child.h"
 #include "core/src/attention.h"
 
 using namespace attn;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr int kDModel = 128, kHeads = 4;
-
-double rss_mib() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
-}
-
-double max_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024.0;  // KiB on Linux
-}
 
 int run_one(const std::string& mechanism, int L, int W, int B, int threads) {
   torch::set_num_threads(threads);
@@ -53,46 +35,18 @@ int run_one(const std::string& mechanism, int L, int W, int B, int threads) {
   auto module = find_mechanism(mechanism).make(spec);
   auto x = torch::randn({B, L, kDModel}, torch::requires_grad());
   auto r = torch::randn({B, L, kDModel});
-  const double base = rss_mib();
-  std::vector<double> ms;
   const int passes = L >= 2048 ? 3 : 6;
-  for (int i = 0; i <= passes; ++i) {
-    const auto t0 = Clock::now();
-    (module->forward(x) * r).sum().backward();
-    const double dt = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (i > 0) ms.push_back(dt);  // pass 0 is the warm-up
-    x.mutable_grad() = torch::Tensor();
-  }
-  std::sort(ms.begin(), ms.end());
-  std::printf("%.3f %.1f\n", ms[ms.size() / 2], max_rss_mib() - base);
-  return 0;
+  return bench::report_child(
+      [&] {
+        (module->forward(x) * r).sum().backward();
+        x.mutable_grad() = torch::Tensor();
+      },
+      passes);
 }
 
-std::vector<int> parse_list(const char* s) {
-  std::vector<int> v;
-  for (const char* p = s; *p;) {
-    v.push_back(std::atoi(p));
-    p = std::strchr(p, ',');
-    if (!p) break;
-    ++p;
-  }
-  return v;
-}
-
-struct Point {
-  double ms = NAN, mib = NAN;
-};
-
-Point measure(const std::string& mech, int L, int W, int B, int threads) {
-  char cmd[512];
-  std::snprintf(cmd, sizeof cmd, "/proc/%d/exe --one %s %d %d %d %d", getpid(), mech.c_str(), L, W,
-                B, threads);
-  Point p;
-  if (FILE* f = popen(cmd, "r")) {
-    if (std::fscanf(f, "%lf %lf", &p.ms, &p.mib) != 2) p = {};
-    pclose(f);
-  }
-  return p;
+bench::Point measure(const std::string& mech, int L, int W, int B, int threads) {
+  return bench::run_child("--one " + mech + " " + std::to_string(L) + " " + std::to_string(W) +
+                          " " + std::to_string(B) + " " + std::to_string(threads));
 }
 
 double slope(double x0, double y0, double x1, double y1) {
@@ -108,23 +62,29 @@ int main(int argc, char** argv) {
   int W = 32, B = 4, max_dot = 4096, threads = 2;
   std::vector<int> lengths = {128, 256, 512, 1024, 2048, 4096};
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--window")) W = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--batch")) B = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--lengths")) lengths = parse_list(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--max-dot-length")) max_dot = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--window"))
+      W = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--batch"))
+      B = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--lengths"))
+      lengths = bench::parse_int_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--max-dot-length"))
+      max_dot = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = std::atoi(argv[i + 1]);
   }
-  std::printf("attention module forward+backward, B %d, D %d, %d heads, causal; ky window %d; "
-              "torch threads %d\n",
-              B, kDModel, kHeads, W, threads);
+  std::printf(
+      "attention module forward+backward, B %d, D %d, %d heads, causal; ky window %d; "
+      "torch threads %d\n",
+      B, kDModel, kHeads, W, threads);
   std::printf("%7s | %10s %10s | %10s %10s | %8s %8s\n", "L", "ky ms", "dot ms", "ky MiB",
               "dot MiB", "t dot/ky", "m dot/ky");
-  std::vector<Point> ky, dot;
+  std::vector<bench::Point> ky, dot;
   int crossover_time = -1, crossover_mem = -1;
   for (int L : lengths) {
     ky.push_back(measure("ky", L, W, B, threads));
-    dot.push_back(L <= max_dot ? measure("dot", L, W, B, threads) : Point{});
-    const Point &k = ky.back(), &d = dot.back();
+    dot.push_back(L <= max_dot ? measure("dot", L, W, B, threads) : bench::Point{});
+    const bench::Point &k = ky.back(), &d = dot.back();
     std::printf("%7d | %10.2f %10.2f | %10.1f %10.1f | %8.2f %8.2f\n", L, k.ms, d.ms, k.mib, d.mib,
                 d.ms / k.ms, d.mib / k.mib);
     std::fflush(stdout);
@@ -133,22 +93,23 @@ int main(int argc, char** argv) {
   }
   const size_t n = lengths.size();
   if (n >= 2) {
-    auto exponent = [&](const std::vector<Point>& v, bool time) {
+    auto exponent = [&](const std::vector<bench::Point>& v, bool time) {
       for (size_t i = n - 1; i >= 1; --i) {  // the two largest L measured
-        const Point &a = v[i - 1], &b = v[i];
+        const bench::Point &a = v[i - 1], &b = v[i];
         const double ya = time ? a.ms : a.mib, yb = time ? b.ms : b.mib;
         if (std::isfinite(ya) && std::isfinite(yb) && ya > 0 && yb > 0)
           return slope(lengths[i - 1], ya, lengths[i], yb);
       }
       return static_cast<double>(NAN);
     };
-    std::printf("growth exponent (log-log slope, two largest L): ky time %.2f memory %.2f; "
-                "dot time %.2f memory %.2f\n",
-                exponent(ky, true), exponent(ky, false), exponent(dot, true),
-                exponent(dot, false));
+    std::printf(
+        "growth exponent (log-log slope, two largest L): ky time %.2f memory %.2f; "
+        "dot time %.2f memory %.2f\n",
+        exponent(ky, true), exponent(ky, false), exponent(dot, true), exponent(dot, false));
   }
-  std::printf("crossover: ky faster than dot from L = %d, smaller from L = %d (-1: not within "
-              "the lengths measured)\n",
-              crossover_time, crossover_mem);
+  std::printf(
+      "crossover: ky faster than dot from L = %d, smaller from L = %d (-1: not within "
+      "the lengths measured)\n",
+      crossover_time, crossover_mem);
   return 0;
 }

@@ -16,6 +16,12 @@ echo "== kernel tests"
 ./build-cuda/tests/test_core -tc='cuda*' >"$out/test_cuda.log" 2>&1
 tail -3 "$out/test_cuda.log"
 grep -B3 -A12 "ERROR" "$out/test_cuda.log" | head -60
+if command -v compute-sanitizer >/dev/null; then
+  echo "== compute-sanitizer memcheck on the kernel tests"
+  timeout 150 compute-sanitizer --tool memcheck --print-limit 5 ./build-cuda/tests/test_core \
+    -tc='cuda*' >"$out/memcheck.log" 2>&1
+  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|Invalid|Status" "$out/memcheck.log" | head -5
+fi
 echo "== mechanism suites on this machine (CPU and GPU builds must agree)"
 ./build-cuda/tests/test_core -tc='*ky*,*neural*,*kernel*,*Gaussian*,*gaussian*' 2>&1 | tail -2
 echo "== training on the GPU through the CLI"

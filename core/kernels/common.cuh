@@ -33,12 +33,8 @@ __device__ __forceinline__ T neg_inf() {
   return -static_cast<T>(INFINITY);
 }
 
-// Sum over the G lanes of an aligned lane group (G a power of two, at most 32).
-template <int G, typename T>
-__device__ __forceinline__ T group_sum(T v) {
-#pragma unroll
-  for (int o = G / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
+__host__ __device__ inline int64_t imin(int64_t a, int64_t b) {
+  return a < b ? a : b;
 }
 
 inline unsigned blocks_for(int64_t n, int per_block) {

@@ -9,13 +9,11 @@
 namespace attn::kernels {
 namespace {
 
+using detail::imin;
+
 constexpr int kTile = 16;   // forward map tile
 constexpr int kChunk = 32;  // feature chunk streamed through shared memory
 constexpr int kRows = 8;    // backward rows per block
-
-__host__ __device__ inline int64_t imin(int64_t a, int64_t b) {
-  return a < b ? a : b;
-}
 
 // exp(-t^2 / (2 sigma^2)) with the constant folded: float uses exp2 (one MUFU op).
 template <typename T>

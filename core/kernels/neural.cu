@@ -12,6 +12,8 @@
 namespace attn::kernels {
 namespace {
 
+using detail::imin;
+
 using detail::exp_;
 using detail::log_;
 using detail::neg_inf;
@@ -22,10 +24,6 @@ constexpr int kThreads = kSplits * kLanes;
 template <typename T>
 __host__ __device__ constexpr int key_tile() {
   return sizeof(T) == 4 ? 32 : 16;
-}
-
-__host__ __device__ inline int64_t imin(int64_t a, int64_t b) {
-  return a < b ? a : b;
 }
 
 template <int ACT, typename T>

@@ -12,11 +12,13 @@ namespace {
 
 std::atomic<bool> g_fused_enabled{true};
 
+#ifdef ATTN_WITH_CUDA
 // The kernels handle float32 and float64 tensors on a CUDA device.
 bool fused_path(const torch::Tensor& t) {
   return fused_kernels_enabled() && t.is_cuda() &&
          (t.scalar_type() == torch::kFloat || t.scalar_type() == torch::kDouble);
 }
+#endif
 
 }  // namespace
 
