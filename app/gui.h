@@ -17,7 +17,7 @@ struct GuiOptions {
 };
 
 // Names accepted by GuiOptions::panels (--panel): run, loss, attention, connections, ky-lab,
-// geometry. Run, Loss and Attention are shown by default; Connections for a ky experiment;
+// geometry, neural. Run, Loss and Attention are shown by default; Connections for a ky experiment;
 // Geometry when neither a config nor a panel was given (a bare `attnlab`).
 const std::vector<std::string>& gui_panel_names();
 
@@ -26,7 +26,7 @@ const std::vector<std::string>& gui_panel_names();
 // `attnlab train`). With the environment variable ATTN_GUI_REPORT=path it writes, at exit, a
 // JSON report of the panels open in the last frame and what the Connections and Geometry panels
 // showed (Geometry: tokens, query, z, weights, canvas transform, grid path; see
-// GeometryPanel::report()).
+// GeometryPanel::report(); Neural: see NeuralPanel::Report).
 int run_gui(const GuiOptions& options);
 
 }  // namespace attn

@@ -9,6 +9,8 @@
 
 namespace attn {
 
+struct NeuralView;  // core/neural_view.h
+
 enum class TrainerState { Idle, Running, Paused, Stopping, Finished, Diverged, Error };
 const char* to_string(TrainerState s);
 
@@ -113,6 +115,11 @@ struct Snapshot {
     static const std::vector<ConnectionFrame> none;
     return connections ? *connections : none;
   }
+
+  // Neural Attention's score surface, slice and parameter table (core/neural_view.h), computed
+  // at every probe and whenever the Neural panel changes its request. Null when no layer is
+  // neural (or before the first probe). Shared like `attention`.
+  std::shared_ptr<const NeuralView> neural;
 };
 
 }  // namespace attn

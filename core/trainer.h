@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/config.h"
+#include "core/neural_view.h"
 #include "core/snapshot.h"
 
 namespace attn {
@@ -38,6 +39,9 @@ class Trainer {
   void set_learning_rate(double lr);     // overrides the schedule's peak lr from now on
   void save_checkpoint(std::string dir = "");  // "" = options.checkpoint_dir
   void load_checkpoint(std::string dir);       // resume a saved run (config from the checkpoint)
+  // What the Neural panel shows (layer, head, range, slice). Kept across resets; the view is
+  // recomputed at once and at every later probe (Snapshot::neural).
+  void request_neural_view(const NeuralViewRequest& request);
 
   TrainerState state() const;
   std::shared_ptr<const Snapshot> latest() const;

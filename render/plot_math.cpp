@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace attn::render {
 
@@ -144,6 +145,54 @@ std::string format_tick(double value, const Ticks& ticks) {
     decimals = static_cast<int>(std::ceil(-std::log10(ticks.step) - 1e-9));
   std::snprintf(buf, sizeof buf, "%.*f", std::clamp(decimals, 0, 9), value);
   return buf;
+}
+
+std::vector<ContourSegment> contour_segments(const float* z, int rows, int cols, double level) {
+  std::vector<ContourSegment> out;
+  if (!z || rows < 2 || cols < 2) return out;
+  // Where the edge from (xa, ya) valued va to (xb, yb) valued vb crosses the level.
+  auto cross = [&](float xa, float ya, double va, float xb, float yb, double vb) {
+    const double t = (level - va) / (vb - va);
+    return std::pair<float, float>(static_cast<float>(xa + t * (xb - xa)),
+                                   static_cast<float>(ya + t * (yb - ya)));
+  };
+  for (int r = 0; r + 1 < rows; ++r)
+    for (int c = 0; c + 1 < cols; ++c) {
+      // Corners clockwise from the top-left: a (c, r), b (c+1, r), d (c+1, r+1), e (c, r+1).
+      const double a = z[r * cols + c], b = z[r * cols + c + 1], d = z[(r + 1) * cols + c + 1],
+                   e = z[(r + 1) * cols + c];
+      if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(d) || !std::isfinite(e))
+        continue;
+      const bool ia = a >= level, ib = b >= level, id = d >= level, ie = e >= level;
+      const float x0 = static_cast<float>(c), x1 = x0 + 1, y0 = static_cast<float>(r), y1 = y0 + 1;
+      // Crossings on the edges top (a-b), right (b-d), bottom (d-e), left (e-a), in that order.
+      std::pair<float, float> p[4];
+      bool has[4] = {ia != ib, ib != id, id != ie, ie != ia};
+      if (has[0]) p[0] = cross(x0, y0, a, x1, y0, b);
+      if (has[1]) p[1] = cross(x1, y0, b, x1, y1, d);
+      if (has[2]) p[2] = cross(x1, y1, d, x0, y1, e);
+      if (has[3]) p[3] = cross(x0, y1, e, x0, y0, a);
+      auto add = [&](int i, int j) {
+        out.push_back({p[i].first, p[i].second, p[j].first, p[j].second});
+      };
+      const int count = has[0] + has[1] + has[2] + has[3];
+      if (count == 2) {
+        int first = -1, second = -1;
+        for (int i = 0; i < 4; ++i)
+          if (has[i]) (first < 0 ? first : second) = i;
+        add(first, second);
+      } else if (count == 4) {  // saddle: a and d on one side, b and e on the other
+        const bool centre = (a + b + d + e) * 0.25 >= level;
+        if (centre == ia) {  // a joins d through the centre: cut off b and e
+          add(0, 1);
+          add(2, 3);
+        } else {  // b joins e: cut off a and d
+          add(3, 0);
+          add(1, 2);
+        }
+      }
+    }
+  return out;
 }
 
 }  // namespace attn::render

@@ -54,4 +54,13 @@ Ticks log_ticks(double lo, double hi, int max_count = 8);  // needs 0 < lo < hi
 // ticks and very large/small magnitudes ("1e-05").
 std::string format_tick(double value, const Ticks& ticks);
 
+// One straight piece of a contour line, in grid coordinates: x = column, y = row (fractional).
+struct ContourSegment {
+  float x0, y0, x1, y1;
+};
+// Marching squares: the segments where a rows x cols row-major field crosses `level`, with the
+// crossing linearly interpolated along each cell edge. A saddle cell is split by the value at
+// its centre (the mean of its corners). Cells with a non-finite corner are skipped.
+std::vector<ContourSegment> contour_segments(const float* z, int rows, int cols, double level);
+
 }  // namespace attn::render

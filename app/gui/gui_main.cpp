@@ -1,7 +1,7 @@
 // run_gui(): the window's main loop. Loads the experiment, starts the trainer thread, and draws
 // the main menu bar and the panels (Run, Loss, Attention, Connections, KY Transform lab,
-// Geometry; the View menu shows and hides them) from one snapshot per frame; never waits for the
-// trainer.
+// Geometry, Neural; the View menu shows and hides them) from one snapshot per frame; never waits
+// for the trainer.
 #include <imgui.h>
 #include <imgui_internal.h>  // FindWindowByName: whether a panel really drew (exit report)
 #define GLFW_INCLUDE_NONE
@@ -28,6 +28,7 @@
 #include "panels/geometry_panel.h"
 #include "panels/ky_lab_panel.h"
 #include "panels/loss_panel.h"
+#include "panels/neural_panel.h"
 #include "panels/run_panel.h"
 #include "render/frame_stats.h"
 #include "render/screenshot.h"
@@ -72,7 +73,7 @@ bool uses_ky(const ExperimentConfig& c) {
 // Which panels are shown (the View menu's checkmarks, the windows' close buttons).
 struct PanelVisibility {
   bool run = true, loss = true, attention = true, connections = false, ky_lab = false,
-       geometry = false;
+       geometry = false, neural = false;
   // The flag of a gui_panel_names() entry; nullptr for any other name.
   bool* by_name(const std::string& name) {
     if (name == "run") return &run;
@@ -81,6 +82,7 @@ struct PanelVisibility {
     if (name == "connections") return &connections;
     if (name == "ky-lab") return &ky_lab;
     if (name == "geometry") return &geometry;
+    if (name == "neural") return &neural;
     return nullptr;
   }
   bool is_open(const std::string& name) const {
@@ -91,7 +93,7 @@ struct PanelVisibility {
 
 // Window titles, parallel to gui_panel_names().
 constexpr const char* kPanelTitles[] = {
-    "Run", "Loss", "Attention", "Connections", "KY Transform lab", "Geometry"};
+    "Run", "Loss", "Attention", "Connections", "KY Transform lab", "Geometry", "Neural"};
 constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 
 // First-launch tiling (ImGuiCond_FirstUseEver: a saved layout wins), under the menu bar: Run on
@@ -99,8 +101,9 @@ constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 // (a ky experiment), the bottom-right row is split: Attention left, Connections right (it gets
 // the larger share: curves, bars and maps), and Loss is a little shorter. Opened later,
 // Connections takes the same slot over Attention's right part. The lab floats over the right.
-// Geometry (no model needed) covers the whole right side, Loss and Attention, when shown.
-enum class Slot { Run, Loss, Attention, Connections, KyLab, Geometry };
+// Geometry (no model needed) covers the whole right side, Loss and Attention, when shown; so
+// does Neural (two heatmaps side by side, a slice and a table need the room).
+enum class Slot { Run, Loss, Attention, Connections, KyLab, Geometry, Neural };
 void place_default(Slot slot, float menu_h, bool split) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   const float top = menu_h, h = std::max(1.0f, d.y - menu_h);
@@ -124,6 +127,7 @@ void place_default(Slot slot, float menu_h, bool split) {
       pos = {connections_x, top + top_h}, size = {d.x - connections_x, h - top_h};
       break;
     case Slot::Geometry:
+    case Slot::Neural:
       pos = {left_w, top}, size = {right_w, h};
       break;
     case Slot::KyLab:  // the lab sets its own first size; keep it on screen
@@ -158,6 +162,7 @@ float draw_menu_bar(PanelVisibility& v, Trainer& trainer, TrainerState state,
     ImGui::MenuItem("Connections", nullptr, &v.connections);
     ImGui::MenuItem("KY Transform lab", nullptr, &v.ky_lab);
     ImGui::MenuItem("Geometry", nullptr, &v.geometry);
+    ImGui::MenuItem("Neural", nullptr, &v.neural);
     ImGui::EndMenu();
   }
   height = ImGui::GetWindowSize().y;
@@ -174,7 +179,8 @@ bool window_drawn(const char* title) {
 // ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
 bool write_report(const std::string& path, const PanelVisibility& v,
                   const bool (&drawn)[kPanelCount], const gui::ConnectionPanel& connections,
-                  const gui::GeometryPanel& geometry, size_t frames, std::string* error) {
+                  const gui::GeometryPanel& geometry, const gui::NeuralPanel& neural, size_t frames,
+                  std::string* error) {
   nlohmann::json panels = nlohmann::json::object();
   for (size_t i = 0; i < kPanelCount; ++i)
     panels[gui_panel_names()[i]] = {
@@ -194,7 +200,8 @@ bool write_report(const std::string& path, const PanelVisibility& v,
                              {"frames", r.frames},
                              {"mode", r.overlaid ? "overlaid" : "small multiples"},
                              {"summaries", r.summaries}}},
-                           {"geometry", geometry.report()}};
+                           {"geometry", geometry.report()},
+                           {"neural", neural.report_json()}};
   std::ofstream out(path);
   out << report.dump(2) << "\n";
   if (!out) {
@@ -226,8 +233,8 @@ void handle_shortcuts(gui::Window& window, Trainer& trainer, TrainerState state,
 }  // namespace
 
 const std::vector<std::string>& gui_panel_names() {
-  static const std::vector<std::string> names = {"run",         "loss",   "attention",
-                                                 "connections", "ky-lab", "geometry"};
+  static const std::vector<std::string> names = {"run",    "loss",     "attention", "connections",
+                                                 "ky-lab", "geometry", "neural"};
   return names;
 }
 
@@ -298,6 +305,7 @@ int run_gui(const GuiOptions& options) {
   gui::ConnectionPanel connection_panel;
   gui::KyLabPanel ky_lab_panel;
   gui::GeometryPanel geometry_panel;
+  gui::NeuralPanel neural_panel;
   bool drawn[kPanelCount] = {};  // per gui_panel_names(), in the last frame
   render::FrameClock clock(benchmark ? options.exit_after_frames + 1 : 4096);
   int exit_code = 0;
@@ -369,6 +377,11 @@ int run_gui(const GuiOptions& options) {
       focus_if_requested("geometry");
       geometry_panel.draw(&visible.geometry, ui.small_font);
     }
+    if (visible.neural) {
+      place_default(Slot::Neural, menu_h, split_layout);
+      focus_if_requested("neural");
+      neural_panel.draw(*snap, *trainer, ui.small_font, &visible.neural);
+    }
     focus_requested = false;
     for (size_t i = 0; i < kPanelCount; ++i) drawn[i] = window_drawn(kPanelTitles[i]);
     window->render();
@@ -393,8 +406,8 @@ int run_gui(const GuiOptions& options) {
   window->hide();  // the trainer may take a moment to finish its step; don't look frozen
   trainer.reset();
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
-    if (!write_report(report, visible, drawn, connection_panel, geometry_panel, clock.frames(),
-                      &error)) {
+    if (!write_report(report, visible, drawn, connection_panel, geometry_panel, neural_panel,
+                      clock.frames(), &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code = 1;
     }

@@ -215,14 +215,20 @@ void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 col
 
 void draw_colorbar(ImDrawList* dl, ImVec2 b0, ImVec2 b1, unsigned texture, double vmax,
                    int max_ticks, ImFont* font, ImU32 text_color) {
+  draw_colorbar_range(dl, b0, b1, texture, 0.0, vmax, max_ticks, font, text_color);
+}
+
+void draw_colorbar_range(ImDrawList* dl, ImVec2 b0, ImVec2 b1, unsigned texture, double vmin,
+                         double vmax, int max_ticks, ImFont* font, ImU32 text_color) {
   const float fs = font->FontSize;
   const float height = b1.y - b0.y;
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(texture)), b0, b1);
   dl->AddRect(b0, b1, IM_COL32(255, 255, 255, 70));
+  if (!(vmax > vmin)) return;
   const render::Ticks ticks =
-      render::linear_ticks(0.0, vmax, std::clamp(static_cast<int>(height / 40), 2, max_ticks));
+      render::linear_ticks(vmin, vmax, std::clamp(static_cast<int>(height / 40), 2, max_ticks));
   for (double v : ticks.values) {
-    const float y = b1.y - static_cast<float>(v / vmax) * height;
+    const float y = b1.y - static_cast<float>((v - vmin) / (vmax - vmin)) * height;
     dl->AddLine(ImVec2(b1.x, y), ImVec2(b1.x + 3, y), text_color);
     const std::string s = render::format_tick(v, ticks);
     dl->AddText(font, fs, ImVec2(b1.x + 5, y - fs * 0.5f), text_color, s.c_str());

@@ -47,6 +47,9 @@ void draw_markers(ImDrawList* dl, const PlotArea& area, const float* xs, const f
 // ticks and labels for 0..vmax on its right. Used beside every heatmap grid.
 void draw_colorbar(ImDrawList* dl, ImVec2 b0, ImVec2 b1, unsigned texture, double vmax,
                    int max_ticks, ImFont* font, ImU32 text_color);
+// The same over [vmin, vmax] (vmin < vmax; may be negative), for fields that are not weights.
+void draw_colorbar_range(ImDrawList* dl, ImVec2 b0, ImVec2 b1, unsigned texture, double vmin,
+                         double vmax, int max_ticks, ImFont* font, ImU32 text_color);
 void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 color, float thickness,
                        const char* label, ImFont* font);
 

@@ -325,6 +325,20 @@ void NeuralAttention::reset_own_parameters() {
   fan_in_uniform(score_bias_, options_.hidden);
 }
 
+torch::Tensor NeuralAttention::pair_scores(int64_t head, const torch::Tensor& q_reduced,
+                                           const torch::Tensor& k_reduced) const {
+  if (head < 0 || head >= heads_)
+    throw Error("neural attention: head " + std::to_string(head) + " out of range [0, " +
+                std::to_string(heads_) + ")");
+  if (q_reduced.dim() != 2 || q_reduced.size(1) != reduced_dim() ||
+      k_reduced.sizes() != q_reduced.sizes())
+    throw Error("neural attention: pair_scores expects q', k' [m, " +
+                std::to_string(reduced_dim()) + "]");
+  auto z = torch::matmul(q_reduced, hidden_query_[head].t()) +
+           torch::matmul(k_reduced, hidden_key_[head].t()) + hidden_bias_[head];  // [m, h]
+  return torch::matmul(activate(z, options_.activation), score_weight_[head]) + score_bias_[head];
+}
+
 torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
   auto qkv = qkv_->forward(x).view({B, L, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});

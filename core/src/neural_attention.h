@@ -66,6 +66,18 @@ class NeuralAttention : public AttentionModule {
   int head_dim() const { return head_dim_; }
   // b_a [H]: a parameter whose gradient is exactly zero (softmax shift invariance).
   const torch::Tensor& score_bias() const { return score_bias_; }
+  // The scorer's other parameters, read by the views (core/src/neural_view.cpp) and tests.
+  const torch::Tensor& query_down() const { return query_down_; }      // undefined when "none"
+  const torch::Tensor& key_down() const { return key_down_; }          // undefined when "none"
+  const torch::Tensor& hidden_query() const { return hidden_query_; }  // U
+  const torch::Tensor& hidden_key() const { return hidden_key_; }      // V
+  const torch::Tensor& hidden_bias() const { return hidden_bias_; }    // b_h
+  const torch::Tensor& score_weight() const { return score_weight_; }  // w_a
+  // Raw scores of m (query, key) pairs of one head, before the 1/sqrt(d) scale and the mask:
+  // q_reduced, k_reduced [m, d'] (already down-projected) -> [m] with
+  // w_a^T act(U q'_m + V k'_m + b_h) + b_a. The same function forward() applies to every pair.
+  torch::Tensor pair_scores(int64_t head, const torch::Tensor& q_reduced,
+                            const torch::Tensor& k_reduced) const;
 
  private:
   NeuralOptions options_;

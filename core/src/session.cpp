@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/src/fused_attention.h"
 #include "core/src/ky_attention.h"
+#include "core/src/neural_view.h"
 #include "core/version.h"
 
 namespace attn {
@@ -242,6 +243,10 @@ ConnectionFrame TrainingSession::connection_frame() {
     frame.layers.push_back(std::move(c));
   }
   return frame;
+}
+
+std::shared_ptr<const NeuralView> TrainingSession::neural_view(const NeuralViewRequest& request) {
+  return compute_neural_view(model_->attention_modules(), request, step_);
 }
 
 void TrainingSession::record_connections() {

@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "core/history.h"
+#include "core/neural_view.h"
 #include "core/snapshot.h"
 #include "core/src/model.h"
 #include "core/src/tasks.h"
@@ -43,6 +44,8 @@ class TrainingSession {
   // The current connection functions g_h(t) of every `ky` layer (no layers if none).
   ConnectionFrame connection_frame();
   const std::vector<ConnectionFrame>& connection_history() const { return *connections_; }
+  // Neural Attention's views for a request (core/neural_view.h); nullptr when no layer is neural.
+  std::shared_ptr<const NeuralView> neural_view(const NeuralViewRequest& request);
 
   // Checkpoint directory: model.pt, optimizer.pt, state.json. Written to a temporary sibling
   // and renamed into place, so an interrupted save never replaces a good checkpoint.

@@ -14,12 +14,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Command {
-  enum class Kind { Start, Pause, Step, Reset, Reconfigure, SetLearningRate, Save, Load };
+  enum class Kind {
+    Start,
+    Pause,
+    Step,
+    Reset,
+    Reconfigure,
+    SetLearningRate,
+    Save,
+    Load,
+    SetNeuralView
+  };
   explicit Command(Kind k) : kind(k) {}
   Kind kind;
   double value = 0;
   std::string path;
   std::optional<ExperimentConfig> config;
+  NeuralViewRequest neural_request;
 };
 
 int default_threads(const TrainerOptions& o, const ExperimentConfig& c) {
@@ -57,6 +68,8 @@ struct Trainer::Impl {
   Clock::time_point rate_start = Clock::now();
   int64_t rate_start_step = 0;
   double steps_per_second = 0;
+  NeuralViewRequest neural_request;               // the Neural panel's latest request
+  std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
 
   std::thread thread;
 
@@ -84,6 +97,7 @@ struct Trainer::Impl {
       std::lock_guard<std::mutex> lock(mu);
       c = config;
     }
+    neural_view.reset();
     try {
       session = std::make_unique<TrainingSession>(c);
       ++generation;
@@ -125,6 +139,7 @@ struct Trainer::Impl {
       if (probe && options.probe_attention) {
         const auto t0 = Clock::now();
         session->probe_attention(*s);
+        neural_view = session->neural_view(neural_request);
         last_probe = Clock::now();
         probe_seconds = std::chrono::duration<double>(last_probe - t0).count();
       } else {
@@ -137,6 +152,7 @@ struct Trainer::Impl {
         s->attention = snapshot->attention;  // shared, not copied
       }
     }
+    s->neural = neural_view;  // shared, not copied
     last_publish = Clock::now();
     last_publish_step = s->step;
     publish_seconds += std::chrono::duration<double>(last_publish - t0).count();
@@ -244,6 +260,17 @@ struct Trainer::Impl {
         publish(false);
         return;
       }
+      case K::SetNeuralView:
+        neural_request = c.neural_request;
+        if (session) {
+          try {  // cheap (a grid of scorer evaluations): answer the panel at once
+            neural_view = session->neural_view(neural_request);
+          } catch (const std::exception& e) {
+            message = std::string("neural view: ") + e.what();
+          }
+          publish(false);
+        }
+        return;
       case K::Load:
         try {
           ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
@@ -327,6 +354,12 @@ void Trainer::save_checkpoint(std::string dir) {
 void Trainer::load_checkpoint(std::string dir) {
   Command cmd(Command::Kind::Load);
   cmd.path = std::move(dir);
+  impl_->post(std::move(cmd));
+}
+
+void Trainer::request_neural_view(const NeuralViewRequest& request) {
+  Command cmd(Command::Kind::SetNeuralView);
+  cmd.neural_request = request;
   impl_->post(std::move(cmd));
 }
 
