@@ -1,5 +1,6 @@
 // Entry point of the interactive window (app/gui/*). Only built with ATTN_BUILD_GUI.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,14 @@ struct GuiOptions {
   std::string screenshot_path;   // write the last frame as PNG before quitting
   std::string frame_stats_path;  // write frame-time statistics (JSON) before quitting
   std::string layout_path;       // ImGui layout file; empty = $XDG_CONFIG_HOME/attnlab/layout.ini
-  std::vector<std::string> panels;  // open (and focus) these at start; see gui_panel_names()
+  std::vector<std::string> panels;        // open (and focus) these at start; see gui_panel_names()
+  std::vector<std::string> compare_runs;  // saved image runs shown beside the live one
+  int64_t image_index = -1;               // test image the Image attention panel shows first
 };
 
 // Names accepted by GuiOptions::panels (--panel): run, loss, attention, connections, ky-lab,
-// geometry, neural. Run, Loss and Attention are shown by default; Connections for a ky experiment;
+// geometry, neural, image-attention. Run, Loss and Attention are shown by default; Connections
+// for a ky experiment; Image attention for a fashion-mnist experiment or with compare_runs;
 // Geometry when neither a config nor a panel was given (a bare `attnlab`).
 const std::vector<std::string>& gui_panel_names();
 

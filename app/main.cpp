@@ -9,8 +9,9 @@
 #endif
 
 int main(int argc, char** argv) {
-  CLI::App app{"attnlab: train small attention models and watch what they learn.\n"
-               "With no subcommand, opens the window on the default experiment."};
+  CLI::App app{
+      "attnlab: train small attention models and watch what they learn.\n"
+      "With no subcommand, opens the window on the default experiment."};
   app.set_version_flag("--version", std::string(attn::version_string()));
   app.require_subcommand(0, 1);
 
@@ -34,7 +35,12 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--size", size, "Window size WxH (default 1280x800)");
   gui_cmd->add_option("--panel", gui.panels,
                       "Open this panel at start (repeatable): run, loss, attention, connections, "
-                      "ky-lab, geometry, neural");
+                      "ky-lab, geometry, neural, image-attention");
+  gui_cmd->add_option("--compare-run", gui.compare_runs,
+                      "Saved image run (directory of attnlab train --out) to show beside the live "
+                      "one in Image attention (repeatable)");
+  gui_cmd->add_option("--image", gui.image_index, "Test image Image attention shows first")
+      ->check(CLI::NonNegativeNumber);
 #endif
 
   try {

@@ -274,15 +274,15 @@ void lm_step(int steps, int threads) {
     const char* label;
     const char* kind;
     int down;
-    int chunk;  // 0: the mechanism's default (32 query rows per block)
+    int chunk;  // 0: the mechanism's default (8 query rows per block)
   };
   const Row rows[] = {{"dot", "dot", 0, 0},
                       {"neural first-layer d'=2", "first", 2, 0},
                       {"neural first-layer none", "first", 0, 0},
                       {"neural all-layers d'=2", "all", 2, 0},
                       {"neural all-layers none", "all", 0, 0},
-                      {"neural first d'=2 chunk 8", "first", 2, 8},
-                      {"neural all d'=2 chunk 8", "all", 2, 8}};
+                      {"neural first d'=2 chunk 32", "first", 2, 32},
+                      {"neural all d'=2 chunk 32", "all", 2, 32}};
   std::vector<double> dot;
   for (const Row& row : rows) {
     const auto p = child(std::string("--lm ") + row.kind + " " + std::to_string(row.down) + " " +

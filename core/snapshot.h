@@ -82,8 +82,8 @@ struct Snapshot {
   // Time the trainer spent publishing snapshots (probes included) over time spent training,
   // since the model was built: the UI's cost to training, measured directly.
   double publish_overhead = 0.0;
-  std::string device;       // "cpu", or "cuda:0 (GPU name)"
-  int64_t gpu_memory = 0;   // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
+  std::string device;      // "cpu", or "cuda:0 (GPU name)"
+  int64_t gpu_memory = 0;  // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
   std::string task;
   std::vector<std::string> mechanisms;  // per layer
   int64_t parameters = 0;
@@ -95,8 +95,9 @@ struct Snapshot {
   double baseline_loss = 0.0;  // text: unigram cross-entropy on eval; 0 if not applicable
 
   // Probe input and the attention maps of every layer and head on it (layer-major).
-  std::vector<std::string> probe_tokens;  // one label per row of each map
-  ProbeImage probe_image;                 // image tasks only
+  std::vector<std::string> probe_tokens;   // one label per row of each map
+  ProbeImage probe_image;                  // image tasks only
+  std::vector<float> probe_probabilities;  // classifiers: class probabilities on the probe
   int layers = 0;
   int heads = 0;
   int64_t attention_step = -1;  // step the maps were computed at; -1 = none yet

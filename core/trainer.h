@@ -17,7 +17,7 @@
 namespace attn {
 
 struct TrainerOptions {
-  int threads = 0;                 // torch intra-op threads; 0 = leave one core for the UI
+  int threads = 0;                   // torch intra-op threads; 0 = leave one core for the UI
   double publish_interval_ms = 100;  // publish at most this often while running...
   int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
   bool probe_attention = true;       // compute attention maps for snapshots
@@ -31,17 +31,22 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  void start();                          // Idle/Paused -> Running (Finished: no-op)
-  void pause();                          // Running -> Paused
-  void step_once();                      // one step, then Paused
-  void reset();                          // fresh model from the config, -> Idle
-  void reconfigure(ExperimentConfig c);  // replace the config, then reset
-  void set_learning_rate(double lr);     // overrides the schedule's peak lr from now on
+  void start();                                // Idle/Paused -> Running (Finished: no-op)
+  void pause();                                // Running -> Paused
+  void step_once();                            // one step, then Paused
+  void reset();                                // fresh model from the config, -> Idle
+  void reconfigure(ExperimentConfig c);        // replace the config, then reset
+  void set_learning_rate(double lr);           // overrides the schedule's peak lr from now on
   void save_checkpoint(std::string dir = "");  // "" = options.checkpoint_dir
   void load_checkpoint(std::string dir);       // resume a saved run (config from the checkpoint)
   // What the Neural panel shows (layer, head, range, slice). Kept across resets; the view is
   // recomputed at once and at every later probe (Snapshot::neural).
   void request_neural_view(const NeuralViewRequest& request);
+
+  // Image tasks: probe test image `test_index` from now on (kept across resets and loads); the
+  // snapshot's probe_image says which image the maps belong to. Out of range: a message in the
+  // snapshot, the previous image kept.
+  void request_probe_image(int64_t test_index);
 
   TrainerState state() const;
   std::shared_ptr<const Snapshot> latest() const;

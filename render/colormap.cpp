@@ -181,6 +181,17 @@ Rgba8 diverging(float v, float vmax) {
   return c;
 }
 
+Rgba8 gray(float t) {
+  if (!(t > 0.0f)) t = 0.0f;
+  const uint8_t v = to_byte(t);
+  return {v, v, v, 255};
+}
+
+Rgba8 hot(float t) {
+  if (!(t > 0.0f)) t = 0.0f;
+  return {to_byte(3.0f * t), to_byte(3.0f * t - 1.0f), to_byte(3.0f * t - 2.0f), 255};
+}
+
 void colorize(const float* values, size_t count, Colormap map, float vmin, float vmax,
               std::vector<Rgba8>& out) {
   out.resize(count);
@@ -191,7 +202,8 @@ void colorize(const float* values, size_t count, Colormap map, float vmin, float
   }
   const float span = vmax - vmin;
   const float inv = span > 0.0f ? 1.0f / span : 0.0f;
-  for (size_t i = 0; i < count; ++i) out[i] = viridis((values[i] - vmin) * inv);
+  Rgba8 (*ramp)(float) = map == Colormap::Gray ? gray : map == Colormap::Hot ? hot : viridis;
+  for (size_t i = 0; i < count; ++i) out[i] = ramp((values[i] - vmin) * inv);
 }
 
 double relative_luminance(float r, float g, float b) {

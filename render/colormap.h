@@ -4,6 +4,9 @@
 //    Smith, CC0), nearest entry. Perceptually uniform: luminance increases monotonically.
 //  - diverging(v, vmax): blue-white-red, pure white at v == 0, saturated blue at -vmax and red
 //    at +vmax (clamped). For signed matrices; symmetric so that 0 always means "no effect".
+//  - gray(t): black (0) to white (1), for pictures under an overlay.
+//  - hot(t): black-red-yellow-white (each channel a ramp over a third of [0, 1]); luminance
+//    increases monotonically. An overlay colour that stands apart from a grey picture.
 //  - colorize(): a whole matrix to RGBA8, row-major, alpha 255.
 #pragma once
 #include <array>
@@ -17,7 +20,7 @@ struct Rgba8 {
   uint8_t r = 0, g = 0, b = 0, a = 255;
 };
 
-enum class Colormap { Viridis, Diverging };
+enum class Colormap { Viridis, Diverging, Gray, Hot };
 
 constexpr int kViridisSize = 256;
 // The float LUT itself (sRGB components in [0, 1]); exposed for tests and exporters.
@@ -25,9 +28,11 @@ const std::array<std::array<float, 3>, kViridisSize>& viridis_table();
 
 Rgba8 viridis(float t);
 Rgba8 diverging(float v, float vmax);
+Rgba8 gray(float t);
+Rgba8 hot(float t);
 
-// Maps values to colours. Viridis: [vmin, vmax] -> [0, 1] (vmax <= vmin maps everything to 0).
-// Diverging: centred on 0 with scale max(|vmin|, |vmax|).
+// Maps values to colours. Viridis, Gray, Hot: [vmin, vmax] -> [0, 1] (vmax <= vmin maps everything
+// to 0). Diverging: centred on 0 with scale max(|vmin|, |vmax|).
 void colorize(const float* values, size_t count, Colormap map, float vmin, float vmax,
               std::vector<Rgba8>& out);
 

@@ -26,6 +26,7 @@
 #include "panels/attention_panel.h"
 #include "panels/connection_panel.h"
 #include "panels/geometry_panel.h"
+#include "panels/image_attention_panel.h"
 #include "panels/ky_lab_panel.h"
 #include "panels/loss_panel.h"
 #include "panels/neural_panel.h"
@@ -38,7 +39,9 @@ namespace {
 
 // Ctrl+C or kill: close the window the normal way (trainer stopped, layout saved).
 std::atomic<bool> g_quit_requested{false};
-extern "C" void request_quit(int) { g_quit_requested.store(true); }
+extern "C" void request_quit(int) {
+  g_quit_requested.store(true);
+}
 
 constexpr size_t kWarmupFrames = 30;  // excluded from frame statistics (shader/font warm-up)
 
@@ -73,7 +76,7 @@ bool uses_ky(const ExperimentConfig& c) {
 // Which panels are shown (the View menu's checkmarks, the windows' close buttons).
 struct PanelVisibility {
   bool run = true, loss = true, attention = true, connections = false, ky_lab = false,
-       geometry = false, neural = false;
+       geometry = false, neural = false, image_attention = false;
   // The flag of a gui_panel_names() entry; nullptr for any other name.
   bool* by_name(const std::string& name) {
     if (name == "run") return &run;
@@ -83,6 +86,7 @@ struct PanelVisibility {
     if (name == "ky-lab") return &ky_lab;
     if (name == "geometry") return &geometry;
     if (name == "neural") return &neural;
+    if (name == "image-attention") return &image_attention;
     return nullptr;
   }
   bool is_open(const std::string& name) const {
@@ -93,7 +97,8 @@ struct PanelVisibility {
 
 // Window titles, parallel to gui_panel_names().
 constexpr const char* kPanelTitles[] = {
-    "Run", "Loss", "Attention", "Connections", "KY Transform lab", "Geometry", "Neural"};
+    "Run",      "Loss",   "Attention",      "Connections", "KY Transform lab",
+    "Geometry", "Neural", "Image attention"};
 constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 
 // First-launch tiling (ImGuiCond_FirstUseEver: a saved layout wins), under the menu bar: Run on
@@ -102,8 +107,9 @@ constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 // the larger share: curves, bars and maps), and Loss is a little shorter. Opened later,
 // Connections takes the same slot over Attention's right part. The lab floats over the right.
 // Geometry (no model needed) covers the whole right side, Loss and Attention, when shown; so
-// does Neural (two heatmaps side by side, a slice and a table need the room).
-enum class Slot { Run, Loss, Attention, Connections, KyLab, Geometry, Neural };
+// does Neural (two heatmaps side by side, a slice and a table need the room). Image attention
+// (a models x heads grid of pictures) takes the space below Loss, over Attention.
+enum class Slot { Run, Loss, Attention, Connections, KyLab, Geometry, Neural, ImageAttention };
 void place_default(Slot slot, float menu_h, bool split) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   const float top = menu_h, h = std::max(1.0f, d.y - menu_h);
@@ -121,6 +127,7 @@ void place_default(Slot slot, float menu_h, bool split) {
       pos = {left_w, top}, size = {right_w, top_h};
       break;
     case Slot::Attention:
+    case Slot::ImageAttention:
       pos = {left_w, top + top_h}, size = {attention_w, h - top_h};
       break;
     case Slot::Connections:
@@ -163,6 +170,7 @@ float draw_menu_bar(PanelVisibility& v, Trainer& trainer, TrainerState state,
     ImGui::MenuItem("KY Transform lab", nullptr, &v.ky_lab);
     ImGui::MenuItem("Geometry", nullptr, &v.geometry);
     ImGui::MenuItem("Neural", nullptr, &v.neural);
+    ImGui::MenuItem("Image attention", nullptr, &v.image_attention);
     ImGui::EndMenu();
   }
   height = ImGui::GetWindowSize().y;
@@ -179,7 +187,8 @@ bool window_drawn(const char* title) {
 // ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
 bool write_report(const std::string& path, const PanelVisibility& v,
                   const bool (&drawn)[kPanelCount], const gui::ConnectionPanel& connections,
-                  const gui::GeometryPanel& geometry, const gui::NeuralPanel& neural, size_t frames,
+                  const gui::GeometryPanel& geometry, const gui::NeuralPanel& neural,
+                  const gui::ImageAttentionPanel& image_attention, size_t frames,
                   std::string* error) {
   nlohmann::json panels = nlohmann::json::object();
   for (size_t i = 0; i < kPanelCount; ++i)
@@ -201,7 +210,8 @@ bool write_report(const std::string& path, const PanelVisibility& v,
                              {"mode", r.overlaid ? "overlaid" : "small multiples"},
                              {"summaries", r.summaries}}},
                            {"geometry", geometry.report()},
-                           {"neural", neural.report_json()}};
+                           {"neural", neural.report_json()},
+                           {"image_attention", image_attention.report_json()}};
   std::ofstream out(path);
   out << report.dump(2) << "\n";
   if (!out) {
@@ -233,8 +243,8 @@ void handle_shortcuts(gui::Window& window, Trainer& trainer, TrainerState state,
 }  // namespace
 
 const std::vector<std::string>& gui_panel_names() {
-  static const std::vector<std::string> names = {"run",    "loss",     "attention", "connections",
-                                                 "ky-lab", "geometry", "neural"};
+  static const std::vector<std::string> names = {
+      "run", "loss", "attention", "connections", "ky-lab", "geometry", "neural", "image-attention"};
   return names;
 }
 
@@ -276,6 +286,10 @@ int run_gui(const GuiOptions& options) {
   // A bare `attnlab` (no experiment, no panels asked for) is how a newcomer starts: show the
   // Geometry explorer, which needs no model and answers at once.
   visible.geometry = options.config_path.empty() && options.panels.empty();
+  // An image classifier (or runs to compare): its maps are best read over the picture.
+  visible.image_attention = config.task.name == "fashion-mnist" || !options.compare_runs.empty();
+  // The two share a slot; the image grid's cells open the full maps the Attention panel shows.
+  if (visible.image_attention) visible.attention = false;
   for (const std::string& name : options.panels) *visible.by_name(name) = true;
   // Benchmark hook (see GeometryPanel, tests/e2e/bench_geometry.sh): time the explorer alone.
   if (const char* bench = std::getenv("ATTN_GEOMETRY_BENCH"); bench && *bench) {
@@ -306,6 +320,9 @@ int run_gui(const GuiOptions& options) {
   gui::KyLabPanel ky_lab_panel;
   gui::GeometryPanel geometry_panel;
   gui::NeuralPanel neural_panel;
+  gui::ImageAttentionPanel image_attention_panel;
+  for (const std::string& dir : options.compare_runs) image_attention_panel.add_run(dir);
+  if (options.image_index >= 0) image_attention_panel.request_image(options.image_index);
   bool drawn[kPanelCount] = {};  // per gui_panel_names(), in the last frame
   render::FrameClock clock(benchmark ? options.exit_after_frames + 1 : 4096);
   int exit_code = 0;
@@ -382,6 +399,11 @@ int run_gui(const GuiOptions& options) {
       focus_if_requested("neural");
       neural_panel.draw(*snap, *trainer, ui.small_font, &visible.neural);
     }
+    if (visible.image_attention) {
+      place_default(Slot::ImageAttention, menu_h, split_layout);
+      focus_if_requested("image-attention");
+      image_attention_panel.draw(*snap, *trainer, ui.small_font, &visible.image_attention);
+    }
     focus_requested = false;
     for (size_t i = 0; i < kPanelCount; ++i) drawn[i] = window_drawn(kPanelTitles[i]);
     window->render();
@@ -407,7 +429,7 @@ int run_gui(const GuiOptions& options) {
   trainer.reset();
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
     if (!write_report(report, visible, drawn, connection_panel, geometry_panel, neural_panel,
-                      clock.frames(), &error)) {
+                      image_attention_panel, clock.frames(), &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code = 1;
     }

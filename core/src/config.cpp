@@ -7,6 +7,7 @@
 
 #include "core/attention_registry.h"
 #include "core/error.h"
+#include "core/src/neural_attention.h"
 
 namespace attn {
 namespace {
@@ -20,13 +21,13 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 std::string describe(const json& v) {
-  std::string kind = v.is_string()            ? "string"
-                     : v.is_boolean()         ? "boolean"
-                     : v.is_number_integer()  ? "integer"
-                     : v.is_number()          ? "number"
-                     : v.is_array()           ? "array"
-                     : v.is_object()          ? "object"
-                                              : "null";
+  std::string kind = v.is_string()           ? "string"
+                     : v.is_boolean()        ? "boolean"
+                     : v.is_number_integer() ? "integer"
+                     : v.is_number()         ? "number"
+                     : v.is_array()          ? "array"
+                     : v.is_object()         ? "object"
+                                             : "null";
   std::string text = v.dump();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return kind + " " + text;
@@ -38,7 +39,8 @@ class ObjectReader {
  public:
   ObjectReader(const json& j, std::string prefix, std::string where)
       : j_(j), prefix_(std::move(prefix)), where_(std::move(where)) {
-    if (!j_.is_object()) fail(prefix_.empty() ? "the top level" : prefix_, "must be an object, got " + describe(j_));
+    if (!j_.is_object())
+      fail(prefix_.empty() ? "the top level" : prefix_, "must be an object, got " + describe(j_));
   }
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
@@ -61,11 +63,12 @@ class ObjectReader {
     if (!v->is_number_integer()) fail(path(key), "must be an integer, got " + describe(*v));
     long long x = v->is_number_unsigned() ? static_cast<long long>(v->get<unsigned long long>())
                                           : v->get<long long>();
-    if (v->is_number_unsigned() && v->get<unsigned long long>() > static_cast<unsigned long long>(hi))
+    if (v->is_number_unsigned() &&
+        v->get<unsigned long long>() > static_cast<unsigned long long>(hi))
       x = hi + 1;
     if (x < lo || x > hi)
-      fail(path(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                          v->dump());
+      fail(path(key),
+           "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v->dump());
     out = static_cast<Int>(x);
   }
 
@@ -94,8 +97,8 @@ class ObjectReader {
   void finish() const {
     for (auto it = j_.begin(); it != j_.end(); ++it) {
       if (std::find(allowed_.begin(), allowed_.end(), it.key()) == allowed_.end())
-        throw Error(where_ + ": unknown key '" + path(it.key().c_str()) + "' (allowed: " +
-                    join(allowed_) + ")");
+        throw Error(where_ + ": unknown key '" + path(it.key().c_str()) +
+                    "' (allowed: " + join(allowed_) + ")");
     }
   }
 
@@ -152,7 +155,8 @@ void read_model(ObjectReader& r, ModelConfig& m, const std::string& where) {
   r.string("head", m.head, {"lm", "classifier"});
   r.integer("classes", m.classes, 0, 100000);
   if (const json* o = r.find("attention_options")) {
-    if (!o->is_object()) r.fail("model.attention_options", "must be an object, got " + describe(*o));
+    if (!o->is_object())
+      r.fail("model.attention_options", "must be an object, got " + describe(*o));
     m.attention_options = *o;
   }
   r.finish();
@@ -163,7 +167,8 @@ void read_model(ObjectReader& r, ModelConfig& m, const std::string& where) {
     throw Error(where + ": model.attention lists " + std::to_string(m.attention.size()) +
                 " mechanisms but model.layers is " + std::to_string(m.layers) +
                 " (give one name for all layers, or one per layer)");
-  if (m.attention.size() == 1) m.attention.assign(m.layers, m.attention[0]);
+  const bool one_name = m.attention.size() == 1;
+  if (one_name) m.attention.assign(m.layers, m.attention[0]);
   for (auto it = m.attention_options.begin(); it != m.attention_options.end(); ++it) {
     const auto& names = attention_mechanism_names();
     if (std::find(names.begin(), names.end(), it.key()) == names.end())
@@ -174,6 +179,26 @@ void read_model(ObjectReader& r, ModelConfig& m, const std::string& where) {
     } catch (const Error& e) {
       throw Error(where + ": " + e.what());
     }
+  }
+  // Neural placement "first-layer" (the default, the paper's) puts neural attention in layer 0
+  // only. One name expands to exactly that, so the resolved config (config.json, the Run panel)
+  // names what really runs; a per-layer list that puts "neural" deeper is refused instead of
+  // being run as dot-product attention behind the user's back.
+  const json no_options = json::object();
+  const bool neural_first_only =
+      parse_neural_options(m.attention_options.contains("neural") ? m.attention_options.at("neural")
+                                                                  : no_options)
+          .first_layer_only;
+  for (size_t i = 1; neural_first_only && i < m.attention.size(); ++i) {
+    if (m.attention[i] != "neural") continue;
+    if (one_name) {
+      m.attention[i] = "dot";
+      continue;
+    }
+    throw Error(where + ": model.attention[" + std::to_string(i) +
+                "] is \"neural\" but model.attention_options.neural.placement is \"first-layer\" "
+                "(the default, the paper's: neural attention in layer 0 only). Set the placement "
+                "to \"all-layers\", or name \"dot\" for layers after the first.");
   }
 }
 
@@ -260,9 +285,9 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
                 ") must be smaller than train.steps (" + std::to_string(c.train.steps) + ")");
   const auto& t = c.task;
   if ((t.name == "recall" || t.name == "induction") && t.length > t.vocab)
-    throw Error(where + ": task.length (" + std::to_string(t.length) + ") must not exceed task.vocab (" +
-                std::to_string(t.vocab) + ") for task \"" + t.name +
-                "\": its keys/prefix tokens are distinct symbols");
+    throw Error(where + ": task.length (" + std::to_string(t.length) +
+                ") must not exceed task.vocab (" + std::to_string(t.vocab) + ") for task \"" +
+                t.name + "\": its keys/prefix tokens are distinct symbols");
   if (t.name == "text" && t.text_path.empty())
     throw Error(where + ": task.text_path must name a UTF-8 file or a directory of them");
   return c;

@@ -177,6 +177,48 @@ torch::Tensor patchify(const torch::Tensor& images, int patch) {
       .reshape({B, gh * gw, static_cast<int64_t>(patch) * patch});
 }
 
+torch::Tensor normalise_pixels(const torch::Tensor& raw) {
+  return (raw.to(torch::kFloat32) / 255.0 - kFashionMnistMean) / kFashionMnistStd;
+}
+
+void check_test_index(const FashionMnist& data, int64_t index) {
+  if (index < 0 || index >= data.test_images.count)
+    throw Error("test image " + std::to_string(index) + " is out of range: the test set holds " +
+                std::to_string(data.test_images.count) + " images (0.." +
+                std::to_string(data.test_images.count - 1) + ")");
+}
+
+ProbeImage fashion_mnist_probe_image(const FashionMnist& data, int64_t index, int patch) {
+  check_test_index(data, index);
+  ProbeImage p;
+  p.rows = data.test_images.rows;
+  p.cols = data.test_images.cols;
+  p.patch = patch;
+  p.index = static_cast<int>(index);
+  p.label = data.test_labels.at(index);
+  p.label_name = fashion_mnist_class_names().at(p.label);
+  const size_t pixels = static_cast<size_t>(p.rows) * p.cols;
+  const uint8_t* px = data.test_images.pixels.data() + index * pixels;
+  p.pixels.reserve(pixels);
+  for (size_t i = 0; i < pixels; ++i) p.pixels.push_back(px[i] / 255.0f);
+  return p;
+}
+
+torch::Tensor fashion_mnist_test_input(const FashionMnist& data, int64_t index, int patch) {
+  check_test_index(data, index);
+  const int64_t pixels = static_cast<int64_t>(data.test_images.rows) * data.test_images.cols;
+  auto raw = torch::from_blob(const_cast<uint8_t*>(data.test_images.pixels.data()) + index * pixels,
+                              {1, data.test_images.rows, data.test_images.cols}, torch::kUInt8);
+  return patchify(normalise_pixels(raw), patch).contiguous();
+}
+
+int64_t find_test_image(const FashionMnist& data, int label, int64_t nth) {
+  if (label < 0) return nth >= 0 && nth < data.test_images.count ? nth : -1;
+  for (size_t i = 0; i < data.test_labels.size(); ++i)
+    if (data.test_labels[i] == label && nth-- == 0) return static_cast<int64_t>(i);
+  return -1;
+}
+
 namespace {
 
 // Training images come only from the train-*.gz files and eval batches only from the t10k-*.gz
@@ -216,12 +258,13 @@ class FashionMnistTask : public Task {
 
   const std::vector<Batch>& eval_set() const override { return eval_; }
 
-  // The probe is test image 0 (an ankle boot, label 9, in the shipped t10k file): fixed across
-  // runs, mechanisms and seeds, so their maps can be compared on the same picture.
+  // The probe defaults to test image 0 (an ankle boot, label 9, in the shipped t10k file): fixed
+  // across runs, mechanisms and seeds, so their maps can be compared on the same picture.
+  // set_probe_index() picks any other test image (the Image attention panel's picker).
   std::vector<int64_t> probe() const override { return {}; }
   std::string token_label(int64_t) const override { return ""; }
   torch::Tensor probe_input() const override {
-    return gather(data_->test_images, data_->test_labels, {kProbeIndex}, nullptr).inputs;
+    return fashion_mnist_test_input(*data_, probe_index_, c_.patch);
   }
   std::vector<std::string> probe_labels() const override {
     std::vector<std::string> labels = {"CLS"};
@@ -232,20 +275,15 @@ class FashionMnistTask : public Task {
     return labels;
   }
   ProbeImage probe_image() const override {
-    ProbeImage p;
-    p.rows = p.cols = kFashionMnistSide;
-    p.patch = c_.patch;
-    p.index = kProbeIndex;
-    p.label = data_->test_labels.at(kProbeIndex);
-    p.label_name = fashion_mnist_class_names().at(p.label);
-    const uint8_t* px = data_->test_images.pixels.data() + kProbeIndex * kPixels;
-    for (int i = 0; i < kPixels; ++i) p.pixels.push_back(px[i] / 255.0f);
-    return p;
+    return fashion_mnist_probe_image(*data_, probe_index_, c_.patch);
+  }
+  void set_probe_index(int64_t index) override {
+    check_test_index(*data_, index);
+    probe_index_ = index;
   }
 
  private:
   static constexpr int kPixels = kFashionMnistSide * kFashionMnistSide;
-  static constexpr int64_t kProbeIndex = 0;
 
   // Images idx as a batch: optionally shifted by up to c_.shift pixels each way (zero fill, the
   // background colour), normalised with the training statistics, cut into patches.
@@ -271,14 +309,14 @@ class FashionMnistTask : public Task {
         }
       }
     }
-    auto pixels = (raw.to(torch::kFloat32) / 255.0 - kFashionMnistMean) / kFashionMnistStd;
-    return {patchify(pixels, c_.patch).contiguous(), targets};
+    return {patchify(normalise_pixels(raw), c_.patch).contiguous(), targets};
   }
 
   TaskConfig c_;
   std::shared_ptr<const FashionMnist> data_;
   int64_t n_train_ = 0, n_test_ = 0;
   std::vector<Batch> eval_;
+  int64_t probe_index_ = 0;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/image_probe.h"
 #include "core/src/tasks.h"
 
 namespace attn {
@@ -22,9 +23,6 @@ constexpr int kFashionMnistClasses = 10;
 // values, checked against the real files in tests/core/test_fashion_mnist.cpp. Fixed constants
 // rather than statistics of the loaded subset, so a capped training set normalises identically.
 constexpr double kFashionMnistMean = 0.2860, kFashionMnistStd = 0.3530;
-
-// Class names in label order (0 = T-shirt/top ... 9 = Ankle boot).
-const std::vector<std::string>& fashion_mnist_class_names();
 
 struct IdxImages {
   int64_t count = 0;
@@ -51,6 +49,18 @@ FashionMnist load_fashion_mnist(const std::string& dir);
 // The same, shared between sessions that read the same directory while any of them is alive
 // (the GUI rebuilds its session on every reset; decompressing 55 MB each time would stall it).
 std::shared_ptr<const FashionMnist> shared_fashion_mnist(const std::string& dir);
+
+// Throws attn::Error naming the index and the allowed range unless 0 <= index < test count.
+void check_test_index(const FashionMnist& data, int64_t index);
+// uint8 pixels (any shape) -> float32 (x / 255 - mean) / std, the model's input scale.
+torch::Tensor normalise_pixels(const torch::Tensor& raw);
+// Test image `index` as a model input batch of one: [1, S, patch * patch], normalised.
+torch::Tensor fashion_mnist_test_input(const FashionMnist& data, int64_t index, int patch);
+// Test image `index` as the snapshot's ProbeImage (pixels / 255, label and class name).
+ProbeImage fashion_mnist_probe_image(const FashionMnist& data, int64_t index, int patch);
+// The test index of the nth (0-based) test image of class `label`; with label < 0, nth itself.
+// -1 when there is no such image.
+int64_t find_test_image(const FashionMnist& data, int label, int64_t nth);
 
 // images [B, H, W] (any dtype) -> patches [B, (H/p) * (W/p), p * p]: patch index r * (W/p) + c
 // (row-major over the patch grid), feature index dy * p + dx within the patch.

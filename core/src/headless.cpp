@@ -1,5 +1,7 @@
 #include "core/headless.h"
 
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -12,11 +14,18 @@
 #include "core/version.h"
 
 namespace attn {
+namespace {
+
+// The process's peak resident memory so far (the whole run: data, model, optimiser, batches).
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;  // KiB on Linux
+}
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-namespace {
 
 void write_file_atomically(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
@@ -130,8 +139,8 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
       metrics.flush();
       std::ostringstream line;
       line << "step " << step << "/" << t.steps << "  train " << std::fixed << std::setprecision(4)
-           << interval_loss / interval_steps << "  eval " << eval.loss << "  acc "
-           << eval.accuracy << "  " << std::setprecision(1) << sps << " steps/s";
+           << interval_loss / interval_steps << "  eval " << eval.loss << "  acc " << eval.accuracy
+           << "  " << std::setprecision(1) << sps << " steps/s";
       log(line.str());
       interval_loss = 0;
       interval_steps = 0;
@@ -165,6 +174,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
             {"attention_parameters", summary.attention_parameters},
             {"steps_per_second", summary.steps_per_second},
             {"wall_seconds", elapsed},
+            {"peak_rss_mib", peak_rss_mib()},
             {"seed", summary.seed},
             {"device", summary.device},
             {"diverged", summary.diverged},

@@ -114,7 +114,7 @@ int64_t attention_parameter_count(const std::string& mechanism, int d_model, int
   if (mechanism == "neural") {  // the neural module itself (placement aside)
     const NeuralOptions o = parse_neural_options(options);
     const int64_t d = o.down > 0 ? o.down : Dh, h = o.hidden;
-    const int64_t down = o.down > 0 ? 2 * n * Dh * d : 0;  // Wq', Wk' [n, Dh, d']
+    const int64_t down = o.down > 0 ? 2 * n * Dh * d : 0;           // Wq', Wk' [n, Dh, d']
     return 4 * D * D + 4 * D + down + n * (2 * h * d + 2 * h + 1);  // U, V, b_h, w_a, b_a
   }
   if (mechanism == "pseudo") {
@@ -262,7 +262,7 @@ torch::Tensor KernelAttentionBase::attend(const torch::Tensor& map, const torch:
 
 PseudoAttention::PseudoAttention(const AttentionSpec& spec) : KernelAttentionBase(spec) {
   validate_pseudo_options(spec.options);
-  in = register_module("in", torch::nn::Linear(spec.d_model, spec.d_model));
+  in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
   head_kernel = register_parameter("head_kernel", torch::empty({heads_, head_dim_, head_dim_}));
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   reset_own_parameters();
@@ -281,7 +281,8 @@ torch::Tensor PseudoAttention::forward(const torch::Tensor& x) {
 SemiFusionAttention::SemiFusionAttention(const AttentionSpec& spec) : KernelAttentionBase(spec) {
   validate_semi_fusion_options(spec.options);
   in = register_module(
-      "in", torch::nn::Linear(torch::nn::LinearOptions(spec.d_model, spec.d_model).bias(false)));
+      "input_proj",
+      torch::nn::Linear(torch::nn::LinearOptions(spec.d_model, spec.d_model).bias(false)));
   head_kernel = register_parameter("head_kernel", torch::empty({heads_, head_dim_, head_dim_}));
   head_value = register_parameter("head_value", torch::empty({heads_, head_dim_, head_dim_}));
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
@@ -302,7 +303,7 @@ torch::Tensor SemiFusionAttention::forward(const torch::Tensor& x) {
 
 GaussianAttention::GaussianAttention(const AttentionSpec& spec)
     : KernelAttentionBase(spec), options_(parse_gaussian_options(spec.options)) {
-  in = register_module("in", torch::nn::Linear(spec.d_model, spec.d_model));
+  in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
 }
 
@@ -313,7 +314,7 @@ torch::Tensor GaussianAttention::forward(const torch::Tensor& x) {
 
 LinearSimAttention::LinearSimAttention(const AttentionSpec& spec)
     : KernelAttentionBase(spec), options_(parse_linear_sim_options(spec.options)) {
-  in = register_module("in", torch::nn::Linear(spec.d_model, spec.d_model));
+  in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
   slot_kernel = register_parameter("slot_kernel",
                                    torch::empty({options_.max_len, heads_, head_dim_, head_dim_}));
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));

@@ -1,8 +1,9 @@
 #include "core/src/session.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "core/src/fused_attention.h"
@@ -39,7 +40,8 @@ std::string first_difference(const json& a, const json& b, const std::string& pa
 json read_state(const std::string& dir) {
   const fs::path p = fs::path(dir) / "state.json";
   std::ifstream in(p);
-  if (!in) throw Error("checkpoint " + dir + " is not an attnlab checkpoint (no readable state.json)");
+  if (!in)
+    throw Error("checkpoint " + dir + " is not an attnlab checkpoint (no readable state.json)");
   json j;
   try {
     j = json::parse(in);
@@ -55,7 +57,9 @@ json read_state(const std::string& dir) {
   return j;
 }
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
 
 constexpr size_t kMaxConnectionFrames = 64;
 constexpr int kConnectionSamples = 65;  // fine grid of t for drawing g_h(t)
@@ -70,8 +74,9 @@ std::vector<float> to_floats(const torch::Tensor& t) {
 torch::Device resolve_device(const std::string& name) {
   const bool cuda = torch::cuda::is_available();
   if (name == "cuda" && !cuda)
-    throw Error("device: \"cuda\" was requested, but this LibTorch has no CUDA support or no GPU "
-                "is visible (use \"auto\" or \"cpu\")");
+    throw Error(
+        "device: \"cuda\" was requested, but this LibTorch has no CUDA support or no GPU "
+        "is visible (use \"auto\" or \"cpu\")");
   if (name == "cuda" || (name == "auto" && cuda)) return torch::Device(torch::kCUDA, 0);
   return torch::Device(torch::kCPU);
 }
@@ -96,8 +101,8 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(decay, options(t.weight_decay));
   groups.emplace_back(no_decay, options(0.0));
-  optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups),
-                                                     torch::optim::AdamWOptions(t.lr));
+  optimizer_ =
+      std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(t.lr));
   connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
   record_connections();
 }
@@ -134,9 +139,10 @@ double TrainingSession::train_step() {
   const double value = loss.item<double>();
   const double lr = lr_at(step_);
   if (!std::isfinite(value))
-    throw DivergedError("loss became " + std::to_string(value) + " at step " +
-                        std::to_string(step_) + " (lr " + std::to_string(lr) +
-                        "); weights were not updated. Lower the learning rate and resume, or reset.");
+    throw DivergedError(
+        "loss became " + std::to_string(value) + " at step " + std::to_string(step_) + " (lr " +
+        std::to_string(lr) +
+        "); weights were not updated. Lower the learning rate and resume, or reset.");
   optimizer_->zero_grad();
   loss.backward();
   if (config_.train.grad_clip > 0) {
@@ -183,16 +189,15 @@ EvalResult TrainingSession::evaluate() {
   return last_eval_;
 }
 
-void TrainingSession::probe_attention(Snapshot& out) {
+ProbeResult probe_model(Transformer& model, const torch::Tensor& input) {
   torch::NoGradGuard no_grad;
-  model_->eval();
-  auto input = task_->probe_input().to(device_);
-  auto modules = model_->attention_modules();
+  const bool was_training = model->is_training();
+  model->eval();
+  auto modules = model->attention_modules();
   for (auto& m : modules) m->record_weights = true;
-  model_->forward(input);
-  auto maps = std::make_shared<std::vector<AttentionMap>>();
-  out.layers = static_cast<int>(modules.size());
-  out.heads = config_.model.heads;
+  const torch::Tensor logits = model->forward(input);
+  ProbeResult result;
+  result.layers = static_cast<int>(modules.size());
   for (size_t l = 0; l < modules.size(); ++l) {
     auto w = modules[l]->recorded_weights;
     modules[l]->record_weights = false;
@@ -206,14 +211,26 @@ void TrainingSession::probe_attention(Snapshot& out) {
       map.size = static_cast<int>(w.size(1));
       const float* p = w[h].data_ptr<float>();
       map.weights.assign(p, p + map.size * map.size);
-      maps->push_back(std::move(map));
+      result.maps.push_back(std::move(map));
     }
   }
+  if (model->is_classifier()) {
+    auto probs = torch::softmax(logits[0].to(torch::kCPU, torch::kFloat32), 0).contiguous();
+    result.probabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+  }
+  if (was_training) model->train();
+  return result;
+}
+
+void TrainingSession::probe_attention(Snapshot& out) {
+  ProbeResult probe = probe_model(model_, task_->probe_input().to(device_));
+  out.layers = probe.layers;
+  out.heads = config_.model.heads;
   out.probe_tokens = task_->probe_labels();
   out.probe_image = task_->probe_image();
-  out.attention = std::move(maps);
+  out.probe_probabilities = std::move(probe.probabilities);
+  out.attention = std::make_shared<const std::vector<AttentionMap>>(std::move(probe.maps));
   out.attention_step = step_;
-  model_->train();
   record_connections();
   out.connections = connections_;
 }
@@ -349,8 +366,8 @@ void TrainingSession::load(const std::string& dir) {
     archive.load_from((fs::path(dir) / "optimizer.pt").string());
     optimizer_->load(archive);
   } catch (const c10::Error& e) {
-    throw Error("checkpoint " + dir + " is corrupt or does not match the model: " +
-                first_line(e.what()));
+    throw Error("checkpoint " + dir +
+                " is corrupt or does not match the model: " + first_line(e.what()));
   }
   model_->to(device_);
   try {

@@ -38,6 +38,8 @@ class TrainingSession {
   EvalResult evaluate();
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
+  // Image tasks: make test image `index` the probe (throws attn::Error naming the range).
+  void set_probe_index(int64_t index) { task_->set_probe_index(index); }
   // Fills the plain fields of a snapshot (histories, counts, lr, connection history), not the
   // attention maps.
   void fill_snapshot(Snapshot& out) const;
@@ -89,6 +91,16 @@ class TrainingSession {
   // Replaced, never mutated, so snapshots can share it.
   std::shared_ptr<const std::vector<ConnectionFrame>> connections_;
 };
+
+// The attention maps of one forward pass on a batch of one (layer-major, every head), and for a
+// classifier the class probabilities. The model is in eval mode for the pass (no dropout) and is
+// returned to the mode it was in.
+struct ProbeResult {
+  int layers = 0;
+  std::vector<AttentionMap> maps;
+  std::vector<float> probabilities;  // classifiers only
+};
+ProbeResult probe_model(Transformer& model, const torch::Tensor& input);
 
 // Resolves "auto" | "cpu" | "cuda" (throws attn::Error if cuda is asked for but absent).
 torch::Device resolve_device(const std::string& name);

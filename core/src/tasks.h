@@ -44,6 +44,9 @@ class Task {
   virtual std::vector<std::string> probe_labels() const;
   // Image tasks: the probe image, for drawing maps over it. Empty otherwise.
   virtual ProbeImage probe_image() const { return {}; }
+  // Image tasks: make test image `index` the probe. Throws attn::Error naming the allowed range
+  // (and, for token tasks, that there are no test images to pick).
+  virtual void set_probe_index(int64_t index);
   // Cross-entropy of a trivial predictor on the eval set (text: unigram); 0 if none.
   virtual double baseline_loss() const { return 0.0; }
 };

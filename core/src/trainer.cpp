@@ -23,7 +23,8 @@ struct Command {
     SetLearningRate,
     Save,
     Load,
-    SetNeuralView
+    SetNeuralView,
+    SetProbeImage
   };
   explicit Command(Kind k) : kind(k) {}
   Kind kind;
@@ -62,7 +63,7 @@ struct Trainer::Impl {
   Clock::time_point last_publish = Clock::now();
   int64_t last_publish_step = 0;
   Clock::time_point last_probe = Clock::now();
-  double probe_seconds = 0;  // cost of the last attention probe
+  double probe_seconds = 0;    // cost of the last attention probe
   double train_seconds = 0;    // in train_step/evaluate since the model was built
   double publish_seconds = 0;  // in publish() since the model was built
   Clock::time_point rate_start = Clock::now();
@@ -70,6 +71,7 @@ struct Trainer::Impl {
   double steps_per_second = 0;
   NeuralViewRequest neural_request;               // the Neural panel's latest request
   std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
+  int64_t probe_index = -1;  // the Image attention panel's test image; -1 = the task's default
 
   std::thread thread;
 
@@ -100,6 +102,7 @@ struct Trainer::Impl {
     neural_view.reset();
     try {
       session = std::make_unique<TrainingSession>(c);
+      apply_probe_index();
       ++generation;
       train_seconds = publish_seconds = 0;
       message.clear();
@@ -107,6 +110,18 @@ struct Trainer::Impl {
       publish(true);
     } catch (const std::exception& e) {
       fail(TrainerState::Error, e.what());
+    }
+  }
+
+  // Keeps the picked test image across resets and loads; a token task ignores it.
+  bool apply_probe_index() {
+    if (probe_index < 0 || !session || session->task().patch_dim() == 0) return true;
+    try {
+      session->set_probe_index(probe_index);
+      return true;
+    } catch (const std::exception& e) {
+      message = std::string("probe image: ") + e.what();
+      return false;
     }
   }
 
@@ -146,6 +161,7 @@ struct Trainer::Impl {
         std::lock_guard<std::mutex> lock(mu);
         s->probe_tokens = snapshot->probe_tokens;
         s->probe_image = snapshot->probe_image;
+        s->probe_probabilities = snapshot->probe_probabilities;
         s->layers = snapshot->layers;
         s->heads = snapshot->heads;
         s->attention_step = snapshot->attention_step;
@@ -165,7 +181,8 @@ struct Trainer::Impl {
     if (options.publish_every_steps > 0 &&
         session->step() - last_publish_step >= options.publish_every_steps)
       return true;
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - last_publish).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - last_publish).count();
     return ms >= options.publish_interval_ms;
   }
 
@@ -227,8 +244,8 @@ struct Trainer::Impl {
         }
         return;
       case K::Step:
-        if (session && (s == TrainerState::Idle || s == TrainerState::Paused ||
-                        s == TrainerState::Diverged)) {
+        if (session &&
+            (s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged)) {
           set_state(TrainerState::Paused);
           step();
         }
@@ -271,12 +288,22 @@ struct Trainer::Impl {
           publish(false);
         }
         return;
+      case K::SetProbeImage: {
+        const int64_t previous = probe_index;
+        probe_index = static_cast<int64_t>(c.value);
+        if (session) {
+          if (!apply_probe_index()) probe_index = previous;
+          publish(true);  // one forward pass of one image: answer the panel at once
+        }
+        return;
+      }
       case K::Load:
         try {
           ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
           auto fresh = std::make_unique<TrainingSession>(loaded);
           fresh->load(c.path);
           session = std::move(fresh);
+          apply_probe_index();
           ++generation;
           {
             std::lock_guard<std::mutex> lock(mu);
@@ -332,10 +359,18 @@ Trainer::~Trainer() {
   impl_->thread.join();
 }
 
-void Trainer::start() { impl_->post(Command(Command::Kind::Start)); }
-void Trainer::pause() { impl_->post(Command(Command::Kind::Pause)); }
-void Trainer::step_once() { impl_->post(Command(Command::Kind::Step)); }
-void Trainer::reset() { impl_->post(Command(Command::Kind::Reset)); }
+void Trainer::start() {
+  impl_->post(Command(Command::Kind::Start));
+}
+void Trainer::pause() {
+  impl_->post(Command(Command::Kind::Pause));
+}
+void Trainer::step_once() {
+  impl_->post(Command(Command::Kind::Step));
+}
+void Trainer::reset() {
+  impl_->post(Command(Command::Kind::Reset));
+}
 void Trainer::reconfigure(ExperimentConfig c) {
   Command cmd(Command::Kind::Reconfigure);
   cmd.config = std::move(c);
@@ -363,7 +398,15 @@ void Trainer::request_neural_view(const NeuralViewRequest& request) {
   impl_->post(std::move(cmd));
 }
 
-TrainerState Trainer::state() const { return impl_->state.load(); }
+void Trainer::request_probe_image(int64_t test_index) {
+  Command cmd(Command::Kind::SetProbeImage);
+  cmd.value = static_cast<double>(test_index);
+  impl_->post(std::move(cmd));
+}
+
+TrainerState Trainer::state() const {
+  return impl_->state.load();
+}
 
 std::shared_ptr<const Snapshot> Trainer::latest() const {
   std::lock_guard<std::mutex> lock(impl_->mu);

@@ -27,28 +27,35 @@ TEST_CASE("bad configs are rejected with a message naming the culprit") {
       {R"({"task": {"lenght": 4}})", "unknown key 'task.lenght' (allowed: name, length"},
       {R"({"task": {"length": 0}})", "task.length must be in [1, 256], got 0"},
       {R"({"task": {"vocab": 1}})", "task.vocab must be in [2, 512], got 1"},
-      {R"({"task": {"name": "modadd", "train_fraction": 0}})", "task.train_fraction must be in (0, 1]"},
-      {R"({"task": {"name": "recall", "length": 20, "vocab": 10}})", "task.length (20) must not exceed task.vocab (10)"},
+      {R"({"task": {"name": "modadd", "train_fraction": 0}})",
+       "task.train_fraction must be in (0, 1]"},
+      {R"({"task": {"name": "recall", "length": 20, "vocab": 10}})",
+       "task.length (20) must not exceed task.vocab (10)"},
       {R"({"task": {"name": "text", "text_path": ""}})", "task.text_path must name"},
       {R"({"task": {"eval_fraction": 0.9}})", "task.eval_fraction must be in (0, 0.5]"},
-      {R"({"model": {"d_model": 30, "heads": 4}})", "model.d_model (30) must be divisible by model.heads (4)"},
+      {R"({"model": {"d_model": 30, "heads": 4}})",
+       "model.d_model (30) must be divisible by model.heads (4)"},
       {R"({"model": {"heads": 0}})", "model.heads must be in [1, 128], got 0"},
       {R"({"model": {"attention": "flash"}})", "model.attention must be one of dot"},
       {R"({"model": {"attention": ["dot", 3]}})", "model.attention[1] must be a mechanism name"},
-      {R"({"model": {"layers": 3, "attention": ["dot", "dot"]}})", "model.attention lists 2 mechanisms but model.layers is 3"},
+      {R"({"model": {"layers": 3, "attention": ["dot", "dot"]}})",
+       "model.attention lists 2 mechanisms but model.layers is 3"},
       {R"({"model": {"attention": []}})", "model.attention must not be empty"},
       {R"({"model": {"dropout": 1.5}})", "model.dropout must be in [0, 0.9], got 1.5"},
       {R"({"model": {"head": "regression"}})", "model.head must be one of lm, classifier"},
       {R"({"model": {"head": "classifier", "classes": 3}})", "needs a classification task"},
-      {R"({"model": {"attention_options": {"kx": {}}}})", "unknown key 'model.attention_options.kx'"},
+      {R"({"model": {"attention_options": {"kx": {}}}})",
+       "unknown key 'model.attention_options.kx'"},
       {R"({"model": {"attention": "ky", "attention_options": {"ky": {"window": 1}}}})",
        "model.attention_options.ky.window must be in [2, 4096]"},
-      {R"({"model": {"attention_options": {"dot": {"window": 4}}}})", "model.attention_options.dot.window"},
+      {R"({"model": {"attention_options": {"dot": {"window": 4}}}})",
+       "model.attention_options.dot.window"},
       {R"({"train": {"lr": 0}})", "train.lr must be in (0, 1e+09], got 0"},
       {R"({"train": {"lr": "fast"}})", "train.lr must be a number, got string"},
       {R"({"train": {"steps": 0}})", "train.steps must be in [1,"},
       {R"({"train": {"batch_size": true}})", "train.batch_size must be an integer, got boolean"},
-      {R"({"train": {"steps": 10, "warmup": 10}})", "train.warmup (10) must be smaller than train.steps (10)"},
+      {R"({"train": {"steps": 10, "warmup": 10}})",
+       "train.warmup (10) must be smaller than train.steps (10)"},
       {R"({"train": {"beta2": 1.0}})", "train.beta2 must be in [0,"},
       {R"({"train": {"grad_clip": -1}})", "train.grad_clip must be in [0,"},
       {R"({"train": {"eval_every": 0}})", "train.eval_every must be in [1,"},
@@ -94,4 +101,20 @@ TEST_CASE("config files: missing file and invalid JSON name the file") {
   const auto path = std::filesystem::temp_directory_path() / "attnlab-bad.json";
   { std::ofstream(path) << "{\"seed\": 1,,}"; }
   CHECK_THROWS_WITH_AS(load_config_file(path.string()), doctest::Contains("not valid JSON"), Error);
+}
+
+TEST_CASE("neural placement first-layer: one name resolves to neural then dot; a list is refused") {
+  auto c = parse_config(json::parse(R"({"model": {"layers": 3, "attention": "neural"}})"));
+  CHECK(c.model.attention == std::vector<std::string>{"neural", "dot", "dot"});
+  CHECK(to_json(parse_config(to_json(c))) == to_json(c));  // the resolved list round-trips
+  c = parse_config(json::parse(R"({"model": {"layers": 2, "attention": "neural",
+      "attention_options": {"neural": {"placement": "all-layers"}}}})"));
+  CHECK(c.model.attention == std::vector<std::string>{"neural", "neural"});
+  CHECK_THROWS_WITH_AS(
+      parse_config(json::parse(R"({"model": {"layers": 2, "attention": ["dot", "neural"]}})")),
+      doctest::Contains("model.attention[1] is \"neural\" but "
+                        "model.attention_options.neural.placement is \"first-layer\""),
+      Error);
+  c = parse_config(json::parse(R"({"model": {"layers": 2, "attention": ["neural", "dot"]}})"));
+  CHECK(c.model.attention == std::vector<std::string>{"neural", "dot"});
 }

@@ -71,3 +71,30 @@ TEST_CASE("colorize maps a matrix through the chosen map") {
   CHECK(int(out[2].r) == int(diverging(1, 1).r));
   CHECK(int(out[3].b) == int(diverging(-1, 1).b));
 }
+
+TEST_CASE("gray and hot: black to white, luminance never falls") {
+  for (auto ramp : {gray, hot}) {
+    CHECK(relative_luminance(ramp(0.0f)) == doctest::Approx(0.0));
+    CHECK(relative_luminance(ramp(1.0f)) == doctest::Approx(1.0));
+    CHECK(int(ramp(std::nanf("")).r) == 0);
+    CHECK(int(ramp(5.0f).g) == 255);  // clamped
+    double previous = -1;
+    for (int i = 0; i <= 1000; ++i) {
+      const double l = relative_luminance(ramp(i / 1000.0f));
+      CHECK(l >= previous);
+      previous = l;
+    }
+  }
+  // hot passes through pure red and yellow.
+  CHECK(int(hot(1.0f / 3).r) == 255);
+  CHECK(int(hot(1.0f / 3).g) == 0);
+  CHECK(int(hot(2.0f / 3).g) == 255);
+  CHECK(int(hot(2.0f / 3).b) == 0);
+  const float m[2] = {2.0f, 4.0f};
+  std::vector<Rgba8> out;
+  colorize(m, 2, Colormap::Hot, 2.0f, 4.0f, out);
+  CHECK(int(out[0].r) == 0);
+  CHECK(int(out[1].b) == 255);
+  colorize(m, 2, Colormap::Gray, 0.0f, 4.0f, out);
+  CHECK(int(out[0].g) == 128);
+}
