@@ -178,6 +178,16 @@ bool draw_task_fields(TaskConfig& t) {
     c |= ImGui::InputText("text file", &t.text_path);
     c |= edit_int("context", &t.context);
     c |= edit_double("eval fraction", &t.eval_fraction);
+  } else if (t.name == "fashion-mnist") {
+    c |= edit_int("patch", &t.patch);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Patch side in pixels: 1, 2, 4, 7, 14 or 28");
+    c |= edit_int("shift", &t.shift);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Random shifts of up to this many pixels");
+    c |= edit_int("train images", &t.train_examples);
+    c |= edit_int("test images", &t.test_examples);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("0 = all (60000 / 10000)");
+    ImGui::SetNextItemWidth(kFieldWidth);
+    c |= ImGui::InputText("data dir", &t.data_dir);
   } else if (t.name == "modadd") {
     c |= edit_int("modulus", &t.modulus);
     c |= edit_double("train fraction", &t.train_fraction);
@@ -269,7 +279,12 @@ void draw_experiment(Trainer& trainer, UiState& ui) {
   bool changed = false;
   ImGui::SetNextItemWidth(kFieldWidth);
   changed |= ImGui::InputText("name", &p.name);
+  const std::string task_before = p.task.name;
   changed |= draw_task_fields(p.task);
+  if (p.task.name != task_before) {  // the head follows the task: images are classified
+    p.model.head = p.task.name == "fashion-mnist" ? "classifier" : "lm";
+    p.model.classes = 0;
+  }
   ImGui::Separator();
   changed |= draw_model_fields(p.model);
   ImGui::Separator();

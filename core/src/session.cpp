@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/src/fused_attention.h"
+#include "core/src/kernel_attention.h"
 #include "core/src/ky_attention.h"
 #include "core/src/neural_view.h"
 #include "core/version.h"
@@ -86,6 +87,22 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
   task_ = make_task(config.task, config.seed, config.train.eval_batches, config.train.batch_size);
   const int max_length =
       std::max<int>(task_->sequence_length(), static_cast<int>(task_->probe().size()));
+  // linear-sim holds one weight slot per position: refuse a model input longer than its slots
+  // now, naming the key, instead of failing at the first step.
+  const int tokens = max_length + (config.model.head == "classifier" ? 1 : 0);  // + CLS
+  for (const std::string& m : config.model.attention) {
+    if (m != "linear-sim") continue;
+    const json options = config.model.attention_options.contains("linear-sim")
+                             ? config.model.attention_options.at("linear-sim")
+                             : json::object();
+    const int slots = parse_linear_sim_options(options).max_len;
+    if (tokens > slots)
+      throw Error("model.attention_options.linear-sim.max_len (" + std::to_string(slots) +
+                  ") is shorter than the model's input: task \"" + config.task.name + "\" gives " +
+                  std::to_string(tokens) + " tokens; set max_len to at least " +
+                  std::to_string(tokens));
+    break;
+  }
   torch::manual_seed(mix_seed(config.seed, kInitSalt));
   model_ = Transformer(config.model, task_->vocab_size(), max_length, task_->patch_dim());
   model_->to(device_);

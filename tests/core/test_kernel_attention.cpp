@@ -94,8 +94,9 @@ BruteForce brute_force(const std::string& name, AttentionModule& m, const torch:
   auto p = m.named_parameters();
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
   const int Dh = static_cast<int>(D / H);
-  const bool has_b1 = p.contains("in.bias");
-  auto xt = linear_by_loops(x, p["in.weight"], has_b1 ? p["in.bias"] : torch::Tensor());
+  const bool has_b1 = p.contains("input_proj.bias");
+  auto xt =
+      linear_by_loops(x, p["input_proj.weight"], has_b1 ? p["input_proj.bias"] : torch::Tensor());
   auto xa = xt.accessor<double, 3>();
   auto feature = [&, Dh](int64_t b, int h, int64_t t, int64_t d) { return xa[b][t][h * Dh + d]; };
 
@@ -261,6 +262,19 @@ TEST_CASE("kernel family: linear-sim uses the first L of max_len slots for any l
                        doctest::Contains("model.attention_options.linear-sim.max_len (6)"), Error);
 }
 
+TEST_CASE("kernel family: a session refuses linear-sim slots shorter than the task's input") {
+  auto c = test::tiny_config("copy");  // copy of length 4: 2 * 4 + 1 tokens
+  c.model.attention.assign(2, "linear-sim");
+  const int tokens = TrainingSession(c).task().sequence_length();  // max_len 256 fits
+  c.model.attention_options["linear-sim"]["max_len"] = tokens - 1;
+  const std::string message = "linear-sim.max_len (" + std::to_string(tokens - 1) +
+                              ") is shorter than the model's input: task \"copy\" gives " +
+                              std::to_string(tokens) + " tokens";
+  CHECK_THROWS_WITH_AS(TrainingSession{c}, doctest::Contains(message.c_str()), Error);
+  c.model.attention_options["linear-sim"]["max_len"] = tokens;
+  CHECK_NOTHROW(TrainingSession{c}.train_step());
+}
+
 TEST_CASE("kernel family: gaussian_kernel_map_reference equals the literal 5-D sum, any chunking") {
   torch::manual_seed(29);
   // B=2, H=2 (N=4 maps), S=5, Dh=3: one (n, s, d1) triple covers S*Dh = 15 elements. The chunk
@@ -317,10 +331,11 @@ TEST_CASE("kernel family: gradients of every parameter and of the input match fi
   torch::manual_seed(37);
   const int D = 8, H = 2, L = 5;
   const std::map<std::string, std::set<std::string>> expected = {
-      {"pseudo", {"in.weight", "in.bias", "head_kernel", "out.weight", "out.bias"}},
-      {"semi-fusion", {"in.weight", "head_kernel", "head_value", "out.weight", "out.bias"}},
-      {"gaussian", {"in.weight", "in.bias", "out.weight", "out.bias"}},
-      {"linear-sim", {"in.weight", "in.bias", "slot_kernel", "out.weight", "out.bias"}}};
+      {"pseudo", {"input_proj.weight", "input_proj.bias", "head_kernel", "out.weight", "out.bias"}},
+      {"semi-fusion", {"input_proj.weight", "head_kernel", "head_value", "out.weight", "out.bias"}},
+      {"gaussian", {"input_proj.weight", "input_proj.bias", "out.weight", "out.bias"}},
+      {"linear-sim",
+       {"input_proj.weight", "input_proj.bias", "slot_kernel", "out.weight", "out.bias"}}};
   for (const std::string name : kFamily)
     for (const bool causal : {true, false}) {
       CAPTURE(name);
