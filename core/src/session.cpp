@@ -100,6 +100,16 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
                                                      torch::optim::AdamWOptions(t.lr));
   connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
   record_connections();
+  if (auto c = model_->conn())
+    conn_monitor_ = std::make_unique<ConnMonitor>(
+        *c, model_->parameter_count(),
+        ConnModelImpl::spec_parameter_formula(config.model.conn.slots, config.model.d_model,
+                                              max_length, task_->vocab_size()));
+}
+
+nlohmann::json TrainingSession::conn_json() {
+  if (!conn_monitor_) return nullptr;
+  return conn_monitor_->to_json(*model_->conn());
 }
 
 std::string TrainingSession::device_name() const {
@@ -132,6 +142,7 @@ double TrainingSession::train_step() {
   auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
   auto loss = masked_loss(model_->forward(inputs), targets);
   const double value = loss.item<double>();
+  if (auto c = model_->conn()) loss = loss + c->regularization();  // lambda ||C||_F^2
   const double lr = lr_at(step_);
   if (!std::isfinite(value))
     throw DivergedError("loss became " + std::to_string(value) + " at step " +
@@ -152,6 +163,7 @@ double TrainingSession::train_step() {
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
   optimizer_->step();
   ++step_;
+  if (conn_monitor_) conn_monitor_->after_step(*model_->conn(), step_);  // control, tracking
   last_train_loss_ = value;
   train_loss_.add(step_, static_cast<float>(value));
   return value;
@@ -209,6 +221,7 @@ void TrainingSession::probe_attention(Snapshot& out) {
       maps->push_back(std::move(map));
     }
   }
+  if (conn_monitor_) conn_monitor_->probe(*model_->conn(), input, step_);
   out.probe_tokens = task_->probe_labels();
   out.probe_image = task_->probe_image();
   out.attention = std::move(maps);
@@ -276,6 +289,10 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
   out.task = config_.task.name;
   const auto& a = config_.model.attention;
   out.mechanisms = a.size() == 1 ? std::vector<std::string>(config_.model.layers, a[0]) : a;
+  if (conn_monitor_) {
+    out.mechanisms = {"conn"};
+    out.conn = conn_monitor_->view();
+  }
   out.parameters = model_->parameter_count();
   out.attention_parameters = model_->attention_parameter_count();
   out.train_loss = train_loss_.series();
