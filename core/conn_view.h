@@ -54,6 +54,8 @@ struct ConnView {
   int64_t eigen_step = -1;
   std::vector<float> eigen_re, eigen_im;
   double exact_radius = 0, exact_norm = 0;
+  // The largest relative error of the per-step estimates seen at the eigen refreshes.
+  double estimate_error = 0;
   // C (effective, row-major slots x slots) and its statistics, on the matrix cadence.
   int64_t matrix_step = -1;
   std::shared_ptr<const std::vector<float>> matrix;

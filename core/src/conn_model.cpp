@@ -1,5 +1,6 @@
 #include "core/src/conn_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -210,8 +211,13 @@ void ConnMonitor::after_step(ConnModelImpl& model, int64_t step) {
   rho_.add(step, static_cast<float>(e.spectral_radius));
   norm_.add(step, static_cast<float>(e.spectral_norm));
   // All eigenvalues (O(N^3)): every eigen_every steps, and never more than 1% of the time.
-  if (step % o.eigen_every == 0 && seconds_since(last_eigen_) * 0.01 >= eigen_seconds_)
+  if (step % o.eigen_every == 0 && seconds_since(last_eigen_) * 0.01 >= eigen_seconds_) {
     record_eigen(m, step);
+    if (base_.exact_radius > 0 && base_.exact_norm > 0)
+      base_.estimate_error =
+          std::max({base_.estimate_error, std::abs(e.spectral_radius / base_.exact_radius - 1),
+                    std::abs(e.spectral_norm / base_.exact_norm - 1)});
+  }
   if (step % o.matrix_every == 0) record_matrix(model, step);
   tracking_seconds_ += seconds_since(t0);
 }
@@ -279,6 +285,7 @@ nlohmann::json ConnMonitor::to_json(ConnModelImpl& model) const {
                 {"nodes_on_cycles", stats.nodes_on_cycles},
                 {"cycles", stats.cycles}}},
               {"tracking_seconds", tracking_seconds_},
+              {"estimate_error_at_refreshes", base_.estimate_error},
               {"spectral_radius_estimate", series(rho_.series())},
               {"spectral_norm_estimate", series(norm_.series())}};
 }

@@ -221,7 +221,10 @@ void TrainingSession::probe_attention(Snapshot& out) {
       maps->push_back(std::move(map));
     }
   }
-  if (conn_monitor_) conn_monitor_->probe(*model_->conn(), input, step_);
+  if (conn_monitor_) {
+    conn_monitor_->probe(*model_->conn(), input, step_);
+    out.conn = conn_monitor_->view();
+  }
   out.probe_tokens = task_->probe_labels();
   out.probe_image = task_->probe_image();
   out.attention = std::move(maps);

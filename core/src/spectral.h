@@ -1,7 +1,7 @@
 // Torch side of core/spectral.h (private to core): exact spectra of a square tensor, the
 // stability controls on a parameter, and the warm-started estimates tracked every step.
 //
-// Estimates (Tracker), O(m N^2) per update with m = 16, warm-started across updates:
+// Estimates (Tracker), O(m N^2) per update with m = 24, warm-started across updates:
 //  - rho(M): one cycle of restarted Arnoldi (m Krylov vectors, Gram-Schmidt twice), the
 //    Ritz values of the m x m Hessenberg matrix, the largest modulus taken. Plain power
 //    iteration oscillates when the dominant eigenvalues are a complex pair (M^k v rotates);
@@ -35,7 +35,7 @@ bool apply_control(torch::Tensor& c, Control control, double limit);
 // Restarted Arnoldi on a linear operator; keeps its start vector between calls.
 class RestartedArnoldi {
  public:
-  explicit RestartedArnoldi(int m = 16) : m_(m) {}
+  explicit RestartedArnoldi(int m = 24) : m_(m) {}
   // One cycle; returns the Ritz values (by decreasing modulus). op maps [n] -> [n] (double).
   std::vector<std::complex<double>> cycle(
       const std::function<torch::Tensor(const torch::Tensor&)>& op, int64_t n);
@@ -53,7 +53,7 @@ struct Estimates {
 
 class Tracker {
  public:
-  explicit Tracker(int m = 16) : rho_(m), norm_(m) {}
+  explicit Tracker(int m = 24) : rho_(m), norm_(m) {}
   // m: the matrix (double CPU [N, N]). cycles: restart cycles for each estimate.
   Estimates update(const torch::Tensor& m, int cycles = 1);
   void reset() {

@@ -115,8 +115,9 @@ TEST_CASE(
     d[1][0] = 1.2 * std::sin(0.9);
     d[1][1] = 1.2 * std::cos(0.9);
     for (int64_t i = 2; i < n; ++i) d[i][i] = 0.8 * std::cos(0.37 * i);
-    auto q = orthogonal(n, 12);
-    cases.push_back({"rotation pair", torch::matmul(torch::matmul(q, d), q.t())});
+    // A non-orthogonal change of basis: non-normal, so ||M v|| / ||v|| oscillates too.
+    auto s = orthogonal(n, 12) + 0.3 * random_c(n, 1.0 / std::sqrt(double(n)), 15);
+    cases.push_back({"rotation pair", torch::matmul(torch::matmul(s, d), torch::inverse(s))});
   }
   cases.push_back({"I + N(0, 0.01) C, N 64", shifted(random_c(64, 0.01, 13))});
   cases.push_back(
@@ -148,7 +149,7 @@ TEST_CASE(
 TEST_CASE("conn spectral: one warm-started cycle per step follows a slowly changing I + C") {
   const int64_t n = 64;
   auto c = random_c(n, 0.01, 21);
-  auto drift = random_c(n, 0.002, 22);
+  auto drift = random_c(n, 5e-4, 22);  // per-step changes of the size Adam makes at lr 5e-4
   Tracker t;
   t.update(shifted(c), 8);  // as the monitor starts
   double worst_rho = 0, worst_norm = 0;
@@ -162,8 +163,10 @@ TEST_CASE("conn spectral: one warm-started cycle per step follows a slowly chang
     }
   }
   MESSAGE("worst relative error over steps 20..199: rho " << worst_rho << ", norm " << worst_norm);
-  CHECK(worst_rho < 1e-3);
-  CHECK(worst_norm < 1e-3);
+  // A random drift that keeps reshuffling the outer eigenvalues (near-ties in modulus) is the
+  // hard case; in a training run the error is ~1e-5 (test_conn_model.cpp).
+  CHECK(worst_rho < 5e-3);
+  CHECK(worst_norm < 1e-6);
 }
 
 TEST_CASE("conn spectral: the vector API and the CSV reader") {
