@@ -287,12 +287,16 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
     if (!lm)
       throw Error(where +
                   ": model.architecture \"conn\" is a causal token model; it needs model.head "
-                  "\"lm\" and a token task, not task \"" + c.task.name + "\"");
+                  "\"lm\" and a token task, not task \"" +
+                  c.task.name + "\"");
     if (cc.mixing == "literal" && cc.slots != c.model.d_model)
-      throw Error(where + ": model.conn.mixing \"literal\" is the seed's H_state @ C with "
+      throw Error(where +
+                  ": model.conn.mixing \"literal\" is the seed's H_state @ C with "
                   "H_state [B, N, D] and C [N, N], which only type-checks when N == D; got "
-                  "model.conn.slots N = " + std::to_string(cc.slots) + " and model.d_model D = " +
-                  std::to_string(c.model.d_model) + ". Even then it mixes feature columns inside "
+                  "model.conn.slots N = " +
+                  std::to_string(cc.slots) +
+                  " and model.d_model D = " + std::to_string(c.model.d_model) +
+                  ". Even then it mixes feature columns inside "
                   "each slot, not slots. Use mixing \"slots\" (any N, D) or set N == D.");
   }
   if (c.model.classes != 0 && lm)

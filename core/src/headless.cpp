@@ -97,9 +97,10 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   };
   const bool conn = config.model.architecture == "conn";
   log("training " + config.task.name + " with " +
-      (conn ? std::string("the Connection Transformer (conn)") : config.model.attention.at(0) + " attention") + " on " +
-      session->device_name() + ", " + std::to_string(session->parameters()) + " parameters, " +
-      std::to_string(threads) + " threads");
+      (conn ? std::string("the Connection Transformer (conn)")
+            : config.model.attention.at(0) + " attention") +
+      " on " + session->device_name() + ", " + std::to_string(session->parameters()) +
+      " parameters, " + std::to_string(threads) + " threads");
 
   RunSummary summary;
   const auto& t = config.train;
