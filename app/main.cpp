@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--size", size, "Window size WxH (default 1280x800)");
   gui_cmd->add_option("--panel", gui.panels,
                       "Open this panel at start (repeatable): run, loss, attention, connections, "
-                      "ky-lab, geometry, neural");
+                      "ky-lab, geometry, neural, conn");
 #endif
 
   try {
