@@ -151,7 +151,8 @@ int64_t ConnModelImpl::parameter_formula(const ConnConfig& c, int64_t d, int64_t
 
 // ---------------------------------------------------------------------------------------------
 
-ConnMonitor::ConnMonitor(ConnModelImpl& model, int64_t parameters, int64_t spec_formula) {
+ConnMonitor::ConnMonitor(ConnModelImpl& model, int64_t parameters, int64_t spec_formula,
+                         int64_t step) {
   const auto& o = model.options();
   base_.slots = o.slots;
   base_.d_model = model.d_model();
@@ -166,12 +167,12 @@ ConnMonitor::ConnMonitor(ConnModelImpl& model, int64_t parameters, int64_t spec_
   base_.spec_formula = spec_formula;
   const auto t0 = Clock::now();
   auto m = spectral::shifted(model.effective_connection());
-  record_eigen(m, 0);
-  record_matrix(model, 0);
+  record_eigen(m, step);
+  record_matrix(model, step);
   if (o.track) {
     const auto e = tracker_.update(m, 8);  // a cold start: a few cycles
-    rho_.add(0, static_cast<float>(e.spectral_radius));
-    norm_.add(0, static_cast<float>(e.spectral_norm));
+    rho_.add(step, static_cast<float>(e.spectral_radius));
+    norm_.add(step, static_cast<float>(e.spectral_norm));
   }
   tracking_seconds_ += seconds_since(t0);
 }

@@ -99,7 +99,8 @@ TORCH_MODULE(ConnModel);
 // trace at probes. Never touches the UI thread; publishes an immutable ConnView.
 class ConnMonitor {
  public:
-  ConnMonitor(ConnModelImpl& model, int64_t parameters, int64_t spec_formula);
+  // step: the model's current step (0 for a new model; a checkpoint's step after loading).
+  ConnMonitor(ConnModelImpl& model, int64_t parameters, int64_t spec_formula, int64_t step = 0);
   // After optimiser step `step` (the step count after it).
   void after_step(ConnModelImpl& model, int64_t step);
   // At an attention probe: the reasoning trace on the probe input (and C, if stale).

@@ -375,6 +375,9 @@ void TrainingSession::load(const std::string& dir) {
   model_->to(device_);
   try {
     step_ = state.at("step").get<int64_t>();
+    if (conn_monitor_)  // spectra of the loaded C; the histories restart at the checkpoint
+      conn_monitor_ = std::make_unique<ConnMonitor>(*model_->conn(), model_->parameter_count(),
+                                                    conn_monitor_->view()->spec_formula, step_);
     peak_lr_ = state.at("peak_lr").get<double>();
     last_train_loss_ = state.at("last_train_loss").get<double>();
     last_eval_ = {state.at("last_eval").at("loss").get<double>(),

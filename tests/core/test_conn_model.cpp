@@ -285,6 +285,27 @@ TEST_CASE("conn model: recall trains, and norm-bound keeps rho(I+C) <= r at ever
   CHECK(v.parameters == s.parameters());
 }
 
+TEST_CASE("conn model: a resumed run is bit-identical to an uninterrupted one") {
+  auto c = conn_recall_config();
+  c.model.conn.slots = 12;
+  c.train.steps = 10;
+  c.train.warmup = 2;
+  const std::string dir = test::temp_dir("conn-resume");
+  TrainingSession whole(c), first(c);
+  for (int i = 0; i < 10; ++i) whole.train_step();
+  for (int i = 0; i < 6; ++i) first.train_step();
+  first.save(dir);
+  TrainingSession resumed(c);
+  resumed.load(dir);
+  REQUIRE(resumed.conn_monitor());
+  CHECK(resumed.conn_monitor()->view()->spectral_radius.steps.front() == 6);
+  for (int i = 0; i < 4; ++i) resumed.train_step();
+  auto a = whole.model()->named_parameters(), b = resumed.model()->named_parameters();
+  for (const auto& p : a) CHECK(torch::equal(p.value(), b[p.key()]));
+  CHECK(torch::equal(whole.model()->conn()->slots, resumed.model()->conn()->slots));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("conn model: without a control rho(I+C) leaves the limit; spec leaves it above 1") {
   auto c = conn_recall_config();
   c.train.steps = 60;
