@@ -4,7 +4,7 @@
 // N = 256 and 512 slots. Sessions with tracking on and off train side by side in alternating
 // rounds (the shared machine drifts); also prints the tracker's own time over training time,
 // and the cost of the norm-bound control (one exact SVD of I + C per step).
-// usage: bench_spectral [--quick] [--threads T]
+// usage: bench_spectral [--quick] [--threads T] [--n N] (N: one size instead of 256 and 512)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -65,7 +65,9 @@ std::pair<double, double> ab(TrainingSession& a, TrainingSession& b, int rounds,
 int main(int argc, char** argv) {
   bool quick = false;
   int threads = 1;
+  std::vector<int> sizes = {256, 512};
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--n") && i + 1 < argc) sizes = {std::atoi(argv[++i])};
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
   }
@@ -73,7 +75,7 @@ int main(int argc, char** argv) {
   const int rounds = quick ? 4 : 8, steps = quick ? 10 : 25;
   std::printf("conn on recall (L 16, D 64, K 2, batch 8), %d threads, %d rounds x %d steps\n",
               threads, rounds, steps);
-  for (int n : {256, 512}) {
+  for (int n : sizes) {
     TrainingSession on(conn_config(n, true, "none")), off(conn_config(n, false, "none"));
     seconds(on, 3);  // warm-up (allocations, the first eigen refresh)
     seconds(off, 3);
