@@ -11,6 +11,7 @@
 #include "core/src/conn_model.h"
 #include "core/src/model.h"
 #include "core/src/session.h"
+#include "core/trainer.h"
 #include "helpers.h"
 
 using namespace attn;
@@ -283,6 +284,35 @@ TEST_CASE("conn model: recall trains, and norm-bound keeps rho(I+C) <= r at ever
   // The estimate tracks the exact value at the last eigen refresh.
   CHECK(v.exact_radius <= c.model.conn.limit + 1e-6);
   CHECK(v.parameters == s.parameters());
+}
+
+TEST_CASE("conn model: the trainer thread publishes the spectra, C, eigenvalues and trace") {
+  auto c = conn_recall_config();
+  c.model.conn.slots = 12;
+  c.model.conn.eigen_every = 5;
+  c.train.steps = 30;
+  c.train.warmup = 2;
+  TrainerOptions o;
+  o.threads = 1;
+  o.publish_every_steps = 1;
+  Trainer t(c, o);
+  t.start();
+  REQUIRE(test::wait_until([&] { return t.state() == TrainerState::Finished; }, 120));
+  const auto s = t.latest();
+  REQUIRE(s->conn);
+  const ConnView& v = *s->conn;
+  CHECK(s->mechanisms == std::vector<std::string>{"conn"});
+  CHECK(v.spectral_radius.steps.back() == 30);
+  CHECK(v.spectral_norm.values.size() == v.spectral_radius.values.size());
+  CHECK(v.eigen_step > 0);
+  CHECK(v.eigen_re.size() == 12u);
+  CHECK(v.trace_step == 30);
+  CHECK(v.trace.size() == 3u * 12u);
+  REQUIRE(v.matrix);
+  CHECK(v.matrix->size() == 144u);
+  // The published C is the model's: its exact spectrum is what the view reports.
+  std::vector<double> cd(v.matrix->begin(), v.matrix->end());
+  CHECK(spectral::shifted_spectrum(cd, 12).spectral_norm <= c.model.conn.limit + 1e-5);
 }
 
 TEST_CASE("conn model: a resumed run is bit-identical to an uninterrupted one") {
