@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.h"
 
@@ -242,6 +243,20 @@ std::shared_ptr<const ConnView> ConnMonitor::view() const {
   v->spectral_radius = rho_.series();
   v->spectral_norm = norm_.series();
   return v;
+}
+
+std::string ConnMonitor::matrix_csv(ConnModelImpl& model) {
+  const auto c = to_floats(model.effective_connection());
+  const int n = model.options().slots;
+  std::string out;
+  char buf[32];
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      std::snprintf(buf, sizeof buf, "%.9g", c[static_cast<size_t>(i) * n + j]);
+      out += buf;
+      out += j + 1 < n ? "," : "\n";
+    }
+  return out;
 }
 
 nlohmann::json ConnMonitor::to_json(ConnModelImpl& model) const {

@@ -108,6 +108,9 @@ class ConnMonitor {
   std::shared_ptr<const ConnView> view() const;
   // For conn.json in a run directory: histories, the exact spectrum of the final C, stats.
   nlohmann::json to_json(ConnModelImpl& model) const;
+  // The effective C as CSV (N lines of N numbers, full float precision): `attnlab spectral`'s
+  // input.
+  static std::string matrix_csv(ConnModelImpl& model);
   // Seconds spent on tracking (estimates, eigenvalues, C copies), not on the control.
   double tracking_seconds() const { return tracking_seconds_; }
 

@@ -192,6 +192,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
                  {"control_events", c["control_events"]},
                  {"spec_formula_parameters", c["spec_formula_parameters"]}};
     write_file_atomically(out / "conn.json", c.dump() + "\n");
+    write_file_atomically(out / "C.csv", session->conn_matrix_csv());  // for `attnlab spectral`
   }
   write_file_atomically(out / "summary.json", j.dump(2) + "\n");
   // Learned connection functions of `ky` layers over training (for figures and comparisons).

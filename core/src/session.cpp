@@ -112,6 +112,10 @@ nlohmann::json TrainingSession::conn_json() {
   return conn_monitor_->to_json(*model_->conn());
 }
 
+std::string TrainingSession::conn_matrix_csv() {
+  return conn_monitor_ ? ConnMonitor::matrix_csv(*model_->conn()) : std::string();
+}
+
 std::string TrainingSession::device_name() const {
   if (!device_.is_cuda()) return device_.str();
   const std::string gpu = cuda_device_name();

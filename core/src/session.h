@@ -73,6 +73,8 @@ class TrainingSession {
   const ConnMonitor* conn_monitor() const { return conn_monitor_.get(); }
   // conn.json for a run directory (null JSON for other models).
   nlohmann::json conn_json();
+  // The Connection Transformer's C as CSV (empty for other models).
+  std::string conn_matrix_csv();
 
  private:
   double lr_at(int64_t step) const;

@@ -111,6 +111,26 @@ close(j["output"]["spectral_radius"], 0.5)'
 printf '0.5,0\n0,-0.5\n' >"$work/t.csv"
 if "$bin" spectral --matrix "$work/t.csv" --control spec >"$work/t.out" 2>&1 && grep -q "rho(I+C) 1.5" "$work/t.out" && grep -q "after spec" "$work/t.out"; then ok "text output"; else bad "text output: $(cat "$work/t.out")"; fi
 
+# 9. A trained C: `attnlab train` writes C.csv; spectral on it agrees with the run's conn.json,
+#    and norm-bound held ||I + C||_2 <= r during training.
+cat >"$work/conn.json" <<'EOF2'
+{"name": "spectral_e2e", "seed": 1, "threads": 1, "task": {"name": "recall", "length": 4, "vocab": 8},
+ "model": {"architecture": "conn", "d_model": 16, "heads": 1,
+           "conn": {"slots": 12, "steps": 2, "control": "norm-bound", "limit": 0.9}},
+ "train": {"steps": 30, "batch_size": 8, "warmup": 5, "eval_every": 30, "eval_batches": 1}}
+EOF2
+if "$bin" train --config "$work/conn.json" --out "$work/run" -q >"$work/train.log" 2>&1 &&
+   "$bin" spectral --matrix "$work/run/C.csv" --json >"$work/trained.json" 2>"$work/err"; then
+  check trained '
+run = json.load(open(work + "/run/conn.json"))["final"]
+assert j["n"] == 12
+close(j["spectral_radius"], run["spectral_radius"], 1e-5)
+close(j["spectral_norm"], run["spectral_norm"], 1e-5)
+assert j["spectral_norm"] <= 0.9 + 1e-5 and j["spectral_radius"] <= j["spectral_norm"] + 1e-9'
+else
+  bad "trained C: $(tail -3 "$work/train.log") $(cat "$work/err")"
+fi
+
 # Bad input: exit 2, row and column named, nothing on stdout.
 expect_fail "row 2, column 2" "1,2\n3,abc\n"
 expect_fail "not finite" "1,inf\n3,4\n"
