@@ -78,4 +78,20 @@ CLI::App* add_geometry_command(CLI::App& app, GeometryArgs& args);
 // Runs `attnlab geometry`; returns the exit code above (prints errors, never throws).
 int run_geometry_command(const GeometryArgs& args);
 
+// `attnlab spectral`: rho(I + C), ||I + C||_2 and the eigenvalues of I + C for a CSV matrix C
+// (the Connection Transformer's connection matrix), optionally after a stability control.
+struct SpectralArgs {
+  std::string matrix;
+  std::string control;  // empty: no control
+  double limit = 0.95;
+  std::string out;
+  bool json = false;
+};
+
+// Exit codes of `attnlab spectral`: 0 done; 2 usage or input error (nothing on stdout).
+constexpr int kSpectralExitUsage = 2;
+
+CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& args);
+int run_spectral_command(const SpectralArgs& args);
+
 }  // namespace attn

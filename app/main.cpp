@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   auto* ky_cmd = attn::add_ky_command(app, ky);
   attn::GeometryArgs geometry;
   auto* geometry_cmd = attn::add_geometry_command(app, geometry);
+  attn::SpectralArgs spectral;
+  auto* spectral_cmd = attn::add_spectral_command(app, spectral);
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;
@@ -35,7 +37,7 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--size", size, "Window size WxH (default 1280x800)");
   gui_cmd->add_option("--panel", gui.panels,
                       "Open this panel at start (repeatable): run, loss, attention, connections, "
-                      "ky-lab, geometry, neural, image-attention");
+                      "ky-lab, geometry, neural, image-attention, conn");
   gui_cmd->add_option("--compare-run", gui.compare_runs,
                       "Saved image run (directory of attnlab train --out) to show beside the live "
                       "one in Image attention (repeatable)");
@@ -51,12 +53,14 @@ int main(int argc, char** argv) {
     // codes are 100+).
     if (code != 0 && ky_cmd->parsed()) return attn::kKyExitUsage;
     if (code != 0 && geometry_cmd->parsed()) return attn::kGeometryExitUsage;
+    if (code != 0 && spectral_cmd->parsed()) return attn::kSpectralExitUsage;
     return code;
   }
 
   if (train_cmd->parsed()) return attn::run_train_command(train);
   if (ky_cmd->parsed()) return attn::run_ky_command(ky);
   if (geometry_cmd->parsed()) return attn::run_geometry_command(geometry);
+  if (spectral_cmd->parsed()) return attn::run_spectral_command(spectral);
 #ifdef ATTN_HAVE_GUI
   if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
     std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";

@@ -32,7 +32,28 @@ struct TaskConfig {
   int test_examples = 0;
 };
 
+// The Connection Transformer (model.architecture "conn", seed 001; core/src/conn_model.h):
+// fixed slots H [N, D], a learned connection matrix C [N, N], K reasoning steps. D is
+// model.d_model; heads/layers/mlp_ratio/attention do not apply to it.
+struct ConnConfig {
+  int slots = 32;                  // N
+  int steps = 4;                   // K reasoning steps
+  double init_std = 0.01;          // C ~ N(0, init_std)
+  std::string mixing = "slots";    // slots: Influence[b,j] = sum_i C[i,j] H[b,i] | literal: H @ C
+  std::string variant = "linear";  // linear: H + Infl | nonlinear: H + GELU(Infl)
+  int connection_heads = 1;        // h matrices C_1..C_h, averaged
+  double regularization = 1e-4;    // lambda in lambda * ||C||_F^2 added to the loss
+  std::string control = "norm-bound";  // none | spec | norm-bound, after each optimiser step
+  double limit = 0.95;                 // r: the spectral limit of the control
+  bool track = true;                   // rho(I+C), ||I+C||_2 every step (warm-started estimates)
+  int eigen_every = 50;                // all eigenvalues of I+C every this many steps
+  int matrix_every = 10;               // C and its statistics every this many steps
+  double link_threshold = 0.1;         // statistics: edge C > t, inhibitory C < -t
+};
+
 struct ModelConfig {
+  std::string architecture = "transformer";  // transformer | conn
+  ConnConfig conn;                           // architecture "conn" only
   int d_model = 64;
   int heads = 4;
   int layers = 2;

@@ -1,5 +1,6 @@
 // Headless training: the `attnlab train` command as a library call (used by the CLI and tests).
-// Writes into out_dir: config.json (fully resolved), metrics.csv, summary.json, checkpoint/.
+// Writes into out_dir: config.json (fully resolved), metrics.csv, summary.json, checkpoint/
+// (and for a Connection Transformer conn.json and C.csv).
 // Throws attn::Error on bad input; never leaves a half-written checkpoint in place of a good one.
 #pragma once
 #include <cstdint>

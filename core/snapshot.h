@@ -10,6 +10,7 @@
 namespace attn {
 
 struct NeuralView;  // core/neural_view.h
+struct ConnView;    // core/conn_view.h
 
 enum class TrainerState { Idle, Running, Paused, Stopping, Finished, Diverged, Error };
 const char* to_string(TrainerState s);
@@ -121,6 +122,10 @@ struct Snapshot {
   // at every probe and whenever the Neural panel changes its request. Null when no layer is
   // neural (or before the first probe). Shared like `attention`.
   std::shared_ptr<const NeuralView> neural;
+
+  // Connection Transformer (model.architecture "conn"): spectra of I + C over training, C, its
+  // eigenvalues, the reasoning trace and statistics (core/conn_view.h). Null for other models.
+  std::shared_ptr<const ConnView> conn;
 };
 
 }  // namespace attn

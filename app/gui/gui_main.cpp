@@ -24,6 +24,7 @@
 #include "gui/ui_state.h"
 #include "gui/window.h"
 #include "panels/attention_panel.h"
+#include "panels/conn_panel.h"
 #include "panels/connection_panel.h"
 #include "panels/geometry_panel.h"
 #include "panels/image_attention_panel.h"
@@ -76,7 +77,7 @@ bool uses_ky(const ExperimentConfig& c) {
 // Which panels are shown (the View menu's checkmarks, the windows' close buttons).
 struct PanelVisibility {
   bool run = true, loss = true, attention = true, connections = false, ky_lab = false,
-       geometry = false, neural = false, image_attention = false;
+       geometry = false, neural = false, image_attention = false, conn = false;
   // The flag of a gui_panel_names() entry; nullptr for any other name.
   bool* by_name(const std::string& name) {
     if (name == "run") return &run;
@@ -87,6 +88,7 @@ struct PanelVisibility {
     if (name == "geometry") return &geometry;
     if (name == "neural") return &neural;
     if (name == "image-attention") return &image_attention;
+    if (name == "conn") return &conn;
     return nullptr;
   }
   bool is_open(const std::string& name) const {
@@ -97,8 +99,8 @@ struct PanelVisibility {
 
 // Window titles, parallel to gui_panel_names().
 constexpr const char* kPanelTitles[] = {
-    "Run",      "Loss",   "Attention",      "Connections", "KY Transform lab",
-    "Geometry", "Neural", "Image attention"};
+    "Run",      "Loss",   "Attention",       "Connections",           "KY Transform lab",
+    "Geometry", "Neural", "Image attention", "Connection Transformer"};
 constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 
 // First-launch tiling (ImGuiCond_FirstUseEver: a saved layout wins), under the menu bar: Run on
@@ -109,7 +111,7 @@ constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 // Geometry (no model needed) covers the whole right side, Loss and Attention, when shown; so
 // does Neural (two heatmaps side by side, a slice and a table need the room). Image attention
 // (a models x heads grid of pictures) takes the space below Loss, over Attention.
-enum class Slot { Run, Loss, Attention, Connections, KyLab, Geometry, Neural, ImageAttention };
+enum class Slot { Run, Loss, Attention, Connections, KyLab, Geometry, Neural, ImageAttention, Conn };
 void place_default(Slot slot, float menu_h, bool split) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   const float top = menu_h, h = std::max(1.0f, d.y - menu_h);
@@ -135,6 +137,7 @@ void place_default(Slot slot, float menu_h, bool split) {
       break;
     case Slot::Geometry:
     case Slot::Neural:
+    case Slot::Conn:
       pos = {left_w, top}, size = {right_w, h};
       break;
     case Slot::KyLab:  // the lab sets its own first size; keep it on screen
@@ -171,6 +174,7 @@ float draw_menu_bar(PanelVisibility& v, Trainer& trainer, TrainerState state,
     ImGui::MenuItem("Geometry", nullptr, &v.geometry);
     ImGui::MenuItem("Neural", nullptr, &v.neural);
     ImGui::MenuItem("Image attention", nullptr, &v.image_attention);
+    ImGui::MenuItem("Connection Transformer", nullptr, &v.conn);
     ImGui::EndMenu();
   }
   height = ImGui::GetWindowSize().y;
@@ -243,8 +247,9 @@ void handle_shortcuts(gui::Window& window, Trainer& trainer, TrainerState state,
 }  // namespace
 
 const std::vector<std::string>& gui_panel_names() {
-  static const std::vector<std::string> names = {
-      "run", "loss", "attention", "connections", "ky-lab", "geometry", "neural", "image-attention"};
+  static const std::vector<std::string> names = {"run",    "loss",   "attention",       "connections",
+                                                 "ky-lab", "geometry", "neural", "image-attention",
+                                                 "conn"};
   return names;
 }
 
@@ -323,6 +328,8 @@ int run_gui(const GuiOptions& options) {
   gui::ImageAttentionPanel image_attention_panel;
   for (const std::string& dir : options.compare_runs) image_attention_panel.add_run(dir);
   if (options.image_index >= 0) image_attention_panel.request_image(options.image_index);
+  gui::ConnPanel conn_panel;
+  bool conn_may_auto_open = true;  // a conn model opens its panel once
   bool drawn[kPanelCount] = {};  // per gui_panel_names(), in the last frame
   render::FrameClock clock(benchmark ? options.exit_after_frames + 1 : 4096);
   int exit_code = 0;
@@ -364,6 +371,10 @@ int run_gui(const GuiOptions& options) {
       connections_may_auto_open = false;
     else if (connections_may_auto_open && !snap->connection_history().empty())
       visible.connections = true, connections_may_auto_open = false;
+    if (visible.conn)
+      conn_may_auto_open = false;
+    else if (conn_may_auto_open && snap->conn)
+      visible.conn = true, conn_may_auto_open = false;
     if (visible.run) {
       place_default(Slot::Run, menu_h, split_layout);
       focus_if_requested("run");
@@ -403,6 +414,11 @@ int run_gui(const GuiOptions& options) {
       place_default(Slot::ImageAttention, menu_h, split_layout);
       focus_if_requested("image-attention");
       image_attention_panel.draw(*snap, *trainer, ui.small_font, &visible.image_attention);
+    }
+    if (visible.conn) {
+      place_default(Slot::Conn, menu_h, split_layout);
+      focus_if_requested("conn");
+      conn_panel.draw(*snap, ui.small_font, &visible.conn);
     }
     focus_requested = false;
     for (size_t i = 0; i < kPanelCount; ++i) drawn[i] = window_drawn(kPanelTitles[i]);

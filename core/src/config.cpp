@@ -94,6 +94,13 @@ class ObjectReader {
     out = s;
   }
 
+  void boolean(const char* key, bool& out) {
+    const json* v = find(key);
+    if (!v) return;
+    if (!v->is_boolean()) fail(path(key), "must be true or false, got " + describe(*v));
+    out = v->get<bool>();
+  }
+
   void finish() const {
     for (auto it = j_.begin(); it != j_.end(); ++it) {
       if (std::find(allowed_.begin(), allowed_.end(), it.key()) == allowed_.end())
@@ -128,7 +135,29 @@ void read_task(ObjectReader& r, TaskConfig& t) {
   r.finish();
 }
 
+void read_conn(ObjectReader& r, ConnConfig& c) {
+  r.integer("slots", c.slots, 1, 4096);
+  r.integer("steps", c.steps, 0, 64);
+  r.number("init_std", c.init_std, 0.0, 10.0);
+  r.string("mixing", c.mixing, {"slots", "literal"});
+  r.string("variant", c.variant, {"linear", "nonlinear"});
+  r.integer("connection_heads", c.connection_heads, 1, 64);
+  r.number("regularization", c.regularization, 0.0, 1e3);
+  r.string("control", c.control, {"none", "spec", "norm-bound"});
+  r.number("limit", c.limit, 0.0, 100.0, true);
+  r.boolean("track", c.track);
+  r.integer("eigen_every", c.eigen_every, 1, 100000000);
+  r.integer("matrix_every", c.matrix_every, 1, 100000000);
+  r.number("link_threshold", c.link_threshold, 0.0, 1e6);
+  r.finish();
+}
+
 void read_model(ObjectReader& r, ModelConfig& m, const std::string& where) {
+  r.string("architecture", m.architecture, {"transformer", "conn"});
+  if (const json* c = r.find("conn")) {
+    ObjectReader cr(*c, "model.conn", where);
+    read_conn(cr, m.conn);
+  }
   r.integer("d_model", m.d_model, 1, 8192);
   r.integer("heads", m.heads, 1, 128);
   r.integer("layers", m.layers, 1, 64);
@@ -278,6 +307,23 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
                 "language model: a centred window lets position i attend to keys up to i+W/2, "
                 "including the very token it must predict (the leak behind the seed's reported "
                 "perplexity 13.77 against 717.88). Use \"causal\" (keys i-W+1..i).");
+  if (c.model.architecture == "conn") {
+    const auto& cc = c.model.conn;
+    if (!lm)
+      throw Error(where +
+                  ": model.architecture \"conn\" is a causal token model; it needs model.head "
+                  "\"lm\" and a token task, not task \"" +
+                  c.task.name + "\"");
+    if (cc.mixing == "literal" && cc.slots != c.model.d_model)
+      throw Error(where +
+                  ": model.conn.mixing \"literal\" is the seed's H_state @ C with "
+                  "H_state [B, N, D] and C [N, N], which only type-checks when N == D; got "
+                  "model.conn.slots N = " +
+                  std::to_string(cc.slots) +
+                  " and model.d_model D = " + std::to_string(c.model.d_model) +
+                  ". Even then it mixes feature columns inside "
+                  "each slot, not slots. Use mixing \"slots\" (any N, D) or set N == D.");
+  }
   if (c.model.classes != 0 && lm)
     throw Error(where + ": model.classes is only used with model.head \"classifier\"");
   if (c.train.warmup >= c.train.steps && c.train.warmup > 0)
@@ -329,7 +375,22 @@ json to_json(const ExperimentConfig& c) {
         {"train_examples", t.train_examples},
         {"test_examples", t.test_examples}}},
       {"model",
-       {{"d_model", m.d_model},
+       {{"architecture", m.architecture},
+        {"conn",
+         {{"slots", m.conn.slots},
+          {"steps", m.conn.steps},
+          {"init_std", m.conn.init_std},
+          {"mixing", m.conn.mixing},
+          {"variant", m.conn.variant},
+          {"connection_heads", m.conn.connection_heads},
+          {"regularization", m.conn.regularization},
+          {"control", m.conn.control},
+          {"limit", m.conn.limit},
+          {"track", m.conn.track},
+          {"eigen_every", m.conn.eigen_every},
+          {"matrix_every", m.conn.matrix_every},
+          {"link_threshold", m.conn.link_threshold}}},
+        {"d_model", m.d_model},
         {"heads", m.heads},
         {"layers", m.layers},
         {"mlp_ratio", m.mlp_ratio},

@@ -104,9 +104,12 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   auto log = [&](const std::string& s) {
     if (o.log) o.log(s);
   };
-  log("training " + config.task.name + " with " + config.model.attention.at(0) + " attention on " +
-      session->device_name() + ", " + std::to_string(session->parameters()) + " parameters, " +
-      std::to_string(threads) + " threads");
+  const bool conn = config.model.architecture == "conn";
+  log("training " + config.task.name + " with " +
+      (conn ? std::string("the Connection Transformer (conn)")
+            : config.model.attention.at(0) + " attention") +
+      " on " + session->device_name() + ", " + std::to_string(session->parameters()) +
+      " parameters, " + std::to_string(threads) + " threads");
 
   RunSummary summary;
   const auto& t = config.train;
@@ -150,7 +153,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
   session->save((out / "checkpoint").string());
 
-  summary.mechanism = config.model.attention.at(0);
+  summary.mechanism = conn ? "conn" : config.model.attention.at(0);
   summary.task = config.task.name;
   summary.steps = session->step();
   summary.final_train_loss = session->last_train_loss();
@@ -188,6 +191,18 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     j["test_accuracy"] = summary.eval_accuracy;
     j["test_loss"] = summary.eval_loss;
     j["test_examples"] = examples;
+  }
+  if (conn) {
+    // Spectra of I + C over training, the final C's eigenvalues and statistics.
+    const json c = session->conn_json();
+    j["conn"] = {{"spectral_radius", c["final"]["spectral_radius"]},
+                 {"spectral_norm", c["final"]["spectral_norm"]},
+                 {"frobenius", c["final"]["frobenius"]},
+                 {"control", c["control"]},
+                 {"control_events", c["control_events"]},
+                 {"spec_formula_parameters", c["spec_formula_parameters"]}};
+    write_file_atomically(out / "conn.json", c.dump() + "\n");
+    write_file_atomically(out / "C.csv", session->conn_matrix_csv());  // for `attnlab spectral`
   }
   write_file_atomically(out / "summary.json", j.dump(2) + "\n");
   // Learned connection functions of `ky` layers over training (for figures and comparisons).

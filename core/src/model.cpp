@@ -41,6 +41,12 @@ const std::string& mechanism_of_layer(const ModelConfig& m, int layer) {
 
 TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length, int patch_dim)
     : classifier_(m.head == "classifier"), dropout_(m.dropout) {
+  if (m.architecture == "conn") {  // a whole model of its own (core/src/conn_model.h)
+    if (classifier_ || patch_dim > 0)
+      throw Error("model.architecture \"conn\" is a causal token model (model.head \"lm\")");
+    conn_ = register_module("conn", ConnModel(m, vocab, max_length));
+    return;
+  }
   const int out = classifier_ ? m.classes : vocab;
   const int positions = max_length + (classifier_ ? 1 : 0);
   if (patch_dim > 0)
@@ -79,6 +85,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& inputs) {
+  if (conn_) return conn_->forward(inputs);
   const int64_t B = inputs.size(0), L = inputs.size(1);
   torch::Tensor x;
   if (patch_) {

@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "core/src/attention.h"
+#include "core/src/conn_model.h"
 
 namespace attn {
 
@@ -39,6 +40,8 @@ class TransformerImpl : public torch::nn::Module {
   int64_t attention_parameter_count() const;
   bool is_classifier() const { return classifier_; }
   bool takes_patches() const { return !patch_.is_empty(); }
+  // The Connection Transformer when model.architecture is "conn" (then the only submodule).
+  ConnModel conn() const { return conn_; }
 
  private:
   bool classifier_;
@@ -49,6 +52,7 @@ class TransformerImpl : public torch::nn::Module {
   std::vector<Block> blocks_;
   torch::nn::LayerNorm final_ln_{nullptr};
   torch::nn::Linear head_{nullptr};
+  ConnModel conn_{nullptr};
 };
 TORCH_MODULE(Transformer);
 

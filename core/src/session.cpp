@@ -122,6 +122,20 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
       std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(t.lr));
   connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
   record_connections();
+  if (auto c = model_->conn())
+    conn_monitor_ = std::make_unique<ConnMonitor>(
+        *c, model_->parameter_count(),
+        ConnModelImpl::spec_parameter_formula(config.model.conn.slots, config.model.d_model,
+                                              max_length, task_->vocab_size()));
+}
+
+nlohmann::json TrainingSession::conn_json() {
+  if (!conn_monitor_) return nullptr;
+  return conn_monitor_->to_json(*model_->conn());
+}
+
+std::string TrainingSession::conn_matrix_csv() {
+  return conn_monitor_ ? ConnMonitor::matrix_csv(*model_->conn()) : std::string();
 }
 
 std::string TrainingSession::device_name() const {
@@ -154,6 +168,7 @@ double TrainingSession::train_step() {
   auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
   auto loss = masked_loss(model_->forward(inputs), targets);
   const double value = loss.item<double>();
+  if (auto c = model_->conn()) loss = loss + c->regularization();  // lambda ||C||_F^2
   const double lr = lr_at(step_);
   if (!std::isfinite(value))
     throw DivergedError(
@@ -175,6 +190,7 @@ double TrainingSession::train_step() {
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
   optimizer_->step();
   ++step_;
+  if (conn_monitor_) conn_monitor_->after_step(*model_->conn(), step_);  // control, tracking
   last_train_loss_ = value;
   train_loss_.add(step_, static_cast<float>(value));
   return value;
@@ -240,9 +256,17 @@ ProbeResult probe_model(Transformer& model, const torch::Tensor& input) {
 }
 
 void TrainingSession::probe_attention(Snapshot& out) {
-  ProbeResult probe = probe_model(model_, task_->probe_input().to(device_));
+  const torch::Tensor input = task_->probe_input().to(device_);
+  ProbeResult probe = probe_model(model_, input);
   out.layers = probe.layers;
   out.heads = config_.model.heads;
+  if (conn_monitor_) {  // the reasoning trace on the same input, in eval mode like the maps
+    torch::NoGradGuard no_grad;
+    model_->eval();
+    conn_monitor_->probe(*model_->conn(), input, step_);
+    model_->train();
+    out.conn = conn_monitor_->view();
+  }
   out.probe_tokens = task_->probe_labels();
   out.probe_image = task_->probe_image();
   out.probe_probabilities = std::move(probe.probabilities);
@@ -310,6 +334,10 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
   out.task = config_.task.name;
   const auto& a = config_.model.attention;
   out.mechanisms = a.size() == 1 ? std::vector<std::string>(config_.model.layers, a[0]) : a;
+  if (conn_monitor_) {
+    out.mechanisms = {"conn"};
+    out.conn = conn_monitor_->view();
+  }
   out.parameters = model_->parameter_count();
   out.attention_parameters = model_->attention_parameter_count();
   out.train_loss = train_loss_.series();
@@ -389,6 +417,9 @@ void TrainingSession::load(const std::string& dir) {
   model_->to(device_);
   try {
     step_ = state.at("step").get<int64_t>();
+    if (conn_monitor_)  // spectra of the loaded C; the histories restart at the checkpoint
+      conn_monitor_ = std::make_unique<ConnMonitor>(*model_->conn(), model_->parameter_count(),
+                                                    conn_monitor_->view()->spec_formula, step_);
     peak_lr_ = state.at("peak_lr").get<double>();
     last_train_loss_ = state.at("last_train_loss").get<double>();
     last_eval_ = {state.at("last_eval").at("loss").get<double>(),

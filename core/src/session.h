@@ -71,6 +71,12 @@ class TrainingSession {
   double last_eval_loss() const { return last_eval_.loss; }
   double last_eval_accuracy() const { return last_eval_.accuracy; }
   double last_train_loss() const { return last_train_loss_; }
+  // The Connection Transformer's monitor (spectra of I + C); nullptr for other models.
+  const ConnMonitor* conn_monitor() const { return conn_monitor_.get(); }
+  // conn.json for a run directory (null JSON for other models).
+  nlohmann::json conn_json();
+  // The Connection Transformer's C as CSV (empty for other models).
+  std::string conn_matrix_csv();
 
  private:
   double lr_at(int64_t step) const;
@@ -88,6 +94,7 @@ class TrainingSession {
   double last_train_loss_ = 0;
   EvalResult last_eval_;
   MetricHistory train_loss_, eval_loss_, eval_accuracy_;
+  std::unique_ptr<ConnMonitor> conn_monitor_;  // model.architecture "conn" only
   // Replaced, never mutated, so snapshots can share it.
   std::shared_ptr<const std::vector<ConnectionFrame>> connections_;
 };

@@ -1,0 +1,44 @@
+// Spectra of I + C for the Connection Transformer's connection matrix C (seed 001), torch-free:
+// the `attnlab spectral` command, tests and panels use it. Computed exactly (LAPACK through
+// LibTorch inside core): all eigenvalues of I + C, rho(I + C) = max |lambda|, and
+// ||I + C||_2 = the largest singular value. The training-time estimates (warm-started, O(N^2)
+// per step) live in core/src/spectral.h.
+//
+// Stability controls, applied to C after an optimiser step:
+//  - none
+//  - spec: the seed's enforce_spectral_radius, C *= r / rho(I + C) when rho(I + C) > r. The
+//    eigenvalues of I + sC are 1 + s lambda(C): scaling C pulls them toward 1, never below it,
+//    so whenever trace(C) >= 0 the mean eigenvalue is >= 1 and rho(I + sC) >= 1 > r for every
+//    s. Kept so users can watch it fail: run every step it only decays C toward 0.
+//  - norm-bound: if ||I + C||_2 > r, rescale I + C (not C) to spectral norm r, then
+//    C = (I + C) - I. Since rho(M) <= ||M||_2, rho(I + C) <= r afterwards (up to rounding).
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+namespace attn::spectral {
+
+enum class Control { None, Spec, NormBound };
+Control parse_control(const std::string& name);  // none | spec | norm-bound; throws attn::Error
+const char* control_name(Control c);
+
+struct Spectrum {
+  int n = 0;
+  double spectral_radius = 0;                      // rho(I + C)
+  double spectral_norm = 0;                        // ||I + C||_2
+  std::vector<std::array<double, 2>> eigenvalues;  // (re, im) of I + C, by decreasing modulus
+};
+
+// c: row-major n x n. Exact (eigvals + SVD in double).
+Spectrum shifted_spectrum(const std::vector<double>& c, int n);
+
+// Applies the control to C (row-major n x n, in place). Returns whether C changed.
+bool apply_control(std::vector<double>& c, int n, Control control, double limit);
+
+// Parses an N x N matrix from CSV text (no header; commas, optional spaces; blank lines at
+// the end ignored). Throws attn::Error naming the source, row and column (1-based) of a
+// non-numeric or non-finite entry, or the row whose length differs, or a non-square shape.
+std::vector<double> parse_matrix_csv(const std::string& text, const std::string& source, int& n);
+
+}  // namespace attn::spectral

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# GUI test of the Connection Transformer panel: the real window under Xvfb.
+# usage: gui_conn.sh <path-to-attnlab>
+# Checks:
+#  1. A small conn experiment (recall, N 24, D 32, K 2, norm-bound r 0.95) training live opens
+#     the "Connection Transformer" panel by itself: exit 0, the screenshot is not blank, the
+#     exit report says the panel was open and drawn, and the panel's screen region (from the
+#     saved layout) holds the rho curve's orange, the norm curve's sky blue and the limit's
+#     vermillion.
+#  2. A dot experiment: the panel stays closed; --panel conn shows it with its explanation.
+set -euo pipefail
+
+ATTNLAB=$(realpath "${1:?usage: gui_conn.sh <attnlab>}")
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() {
+  echo "gui_conn: FAIL: $*" >&2
+  [[ -f $TMP/log ]] && sed 's/^/  | /' "$TMP/log" >&2
+  exit 1
+}
+command -v xvfb-run >/dev/null || fail "xvfb-run not found (apt-get install xvfb xauth)"
+cd "$TMP"
+export XDG_CONFIG_HOME=$TMP/xdg
+
+run_xvfb() {
+  timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui "$@" >"$TMP/log" 2>&1
+}
+check_report() {
+  python3 - "$1" "$2" <<'PY' || fail "$3 (report: $(cat "$1" 2>/dev/null || echo none))"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert eval(sys.argv[2]), sys.argv[2]
+PY
+}
+
+cat >"$TMP/conn.json" <<'EOF2'
+{
+  "name": "gui_conn",
+  "seed": 1,
+  "task": {"name": "recall", "length": 4, "vocab": 8},
+  "model": {"architecture": "conn", "d_model": 32, "heads": 1,
+            "conn": {"slots": 24, "steps": 2, "control": "norm-bound", "limit": 0.95,
+                     "eigen_every": 5, "matrix_every": 5}},
+  "train": {"steps": 100000, "batch_size": 16, "lr": 3e-3, "warmup": 20, "eval_every": 25}
+}
+EOF2
+sed -e 's/"architecture": "conn"/"architecture": "transformer"/' -e 's/"gui_conn"/"gui_dot"/' \
+  "$TMP/conn.json" >"$TMP/dot.json"
+
+rc=0
+ATTN_GUI_REPORT=$TMP/report.json run_xvfb --config "$TMP/conn.json" --autostart --frames 300 \
+  --screenshot "$TMP/shot.png" --layout "$TMP/layout.ini" || rc=$?
+[[ $rc -eq 0 ]] || fail "attnlab gui (conn) exited with $rc"
+python3 "$HERE/png_stats.py" "$TMP/shot.png" --size 1280x800 --min-colors 50 \
+  --min-foreground 0.2 >/dev/null || fail "the screenshot looks blank"
+check_report "$TMP/report.json" 'r["panels"]["conn"]["open"] and r["panels"]["conn"]["drawn"]' \
+  "the Connection Transformer panel was not open and drawn"
+region=$(awk '/^\[/ { in_w = ($0 == "[Window][Connection Transformer]") }
+  in_w && /^Pos=/ { sub("Pos=", ""); pos = $0 } in_w && /^Size=/ { sub("Size=", ""); size = $0 }
+  END { if (pos != "" && size != "") print pos "," size }' "$TMP/layout.ini")
+[[ -n $region ]] || fail "layout has no [Window][Connection Transformer] position and size"
+python3 "$HERE/png_stats.py" "$TMP/shot.png" --region "$region" --min-colors 30 \
+  --min-pixels e69f00:50 --min-pixels 56b4e9:50 --min-pixels d55e00:50 >/dev/null ||
+  fail "the panel's region ($region) lacks the rho, norm or limit colours"
+[[ -n ${GUI_CONN_SHOT:-} ]] && cp "$TMP/shot.png" "$GUI_CONN_SHOT"
+
+rc=0
+ATTN_GUI_REPORT=$TMP/dot.out run_xvfb --config "$TMP/dot.json" --frames 10 || rc=$?
+[[ $rc -eq 0 ]] || fail "attnlab gui (dot) exited with $rc"
+check_report "$TMP/dot.out" 'not r["panels"]["conn"]["open"]' "the panel opened for a dot model"
+rc=0
+ATTN_GUI_REPORT=$TMP/dot2.out run_xvfb --config "$TMP/dot.json" --frames 10 --panel conn || rc=$?
+[[ $rc -eq 0 ]] || fail "attnlab gui (dot, --panel conn) exited with $rc"
+check_report "$TMP/dot2.out" 'r["panels"]["conn"]["drawn"]' "--panel conn did not show the panel"
+echo "gui_conn: ok"
