@@ -27,6 +27,7 @@ struct TrainArgs {
   std::string out;
   std::string resume;
   int threads = 0;
+  long long checkpoint_every = 0;
   bool quiet = false;
 };
 
@@ -93,5 +94,32 @@ constexpr int kSpectralExitUsage = 2;
 
 CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& args);
 int run_spectral_command(const SpectralArgs& args);
+
+// `attnlab export`: figures of a saved run (a directory `attnlab train --out` wrote) as PDF,
+// SVG, PNG or CSV, each with its data CSV and a JSON provenance sidecar beside it.
+struct ExportArgs {
+  std::string run;
+  std::string figure;
+  bool all = false;
+  bool list = false;
+  long long step = -1;
+  std::string format;  // empty: from --out's extension (--all: pdf)
+  int dpi = 300;
+  double width_in = 3.5;
+  double height_in = 0;
+  double font_pt = 8;
+  int layer = -1;
+  long long image = -1;
+  std::string colormap = "viridis";
+  std::string font;
+  bool dark = false;
+  std::string out;
+};
+
+// Exit codes of `attnlab export`: 0 done; 2 usage or input error (no file written).
+constexpr int kExportExitUsage = 2;
+
+CLI::App* add_export_command(CLI::App& app, ExportArgs& args);
+int run_export_command(const ExportArgs& args);
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/spectral.h"
 
@@ -37,12 +38,11 @@ json spectrum_json(const spectral::Spectrum& s) {
               {"eigenvalues", eig}};
 }
 
-void print_text(const std::string& title, const spectral::Spectrum& s) {
-  std::cout << title << ": n " << s.n << ", rho(I+C) " << std::setprecision(10) << s.spectral_radius
-            << ", ||I+C||_2 " << s.spectral_norm << "\n  eigenvalues:";
-  for (const auto& z : s.eigenvalues)
-    std::cout << " (" << z[0] << (z[1] < 0 ? "" : "+") << z[1] << "i)";
-  std::cout << "\n";
+void print_text(std::ostream& out, const std::string& title, const spectral::Spectrum& s) {
+  out << title << ": n " << s.n << ", rho(I+C) " << std::setprecision(10) << s.spectral_radius
+      << ", ||I+C||_2 " << s.spectral_norm << "\n  eigenvalues:";
+  for (const auto& z : s.eigenvalues) out << " (" << z[0] << (z[1] < 0 ? "" : "+") << z[1] << "i)";
+  out << "\n";
 }
 
 }  // namespace
@@ -72,7 +72,9 @@ int run_spectral_command(const SpectralArgs& a) {
     if (!(a.limit > 0) || !std::isfinite(a.limit))
       throw Error("--limit must be a finite number > 0, got " + std::to_string(a.limit));
     json j = spectrum_json(spectral::shifted_spectrum(c, n));
-    if (!a.json) print_text("input", spectral::shifted_spectrum(c, n));
+    // Text is printed only once everything succeeded: an error leaves stdout empty.
+    std::ostringstream text_out;
+    if (!a.json) print_text(text_out, "input", spectral::shifted_spectrum(c, n));
     if (!a.control.empty()) {
       const auto control = spectral::parse_control(a.control);
       const bool changed = spectral::apply_control(c, n, control, a.limit);
@@ -82,22 +84,27 @@ int run_spectral_command(const SpectralArgs& a) {
       j["output"]["limit"] = a.limit;
       j["output"]["changed"] = changed;
       if (!a.json) {
-        print_text(std::string("after ") + a.control + " (r = " + std::to_string(a.limit) + ")" +
+        print_text(text_out,
+                   std::string("after ") + a.control + " (r = " + std::to_string(a.limit) + ")" +
                        (changed ? "" : ", unchanged"),
                    out);
       }
       if (!a.out.empty()) {
-        std::ofstream f(a.out);
+        std::ostringstream f;
         f << std::setprecision(17);
         for (int i = 0; i < n; ++i) {
           for (int k = 0; k < n; ++k) f << (k ? "," : "") << c[static_cast<size_t>(i) * n + k];
           f << "\n";
         }
-        if (!f.flush()) throw Error("--out: cannot write " + a.out);
+        if (!all_finite(j)) throw Error("the result is not finite (an overflow in the input?)");
+        write_file_atomic(a.out, f.str());  // never a partial CSV, even if killed
       }
     }
     if (!all_finite(j)) throw Error("the result is not finite (an overflow in the input?)");
-    if (a.json) std::cout << j.dump(2) << "\n";
+    if (a.json)
+      std::cout << j.dump(2) << "\n";
+    else
+      std::cout << text_out.str();
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "attnlab spectral: " << e.what() << "\n";

@@ -21,6 +21,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--resume", a.resume, "Continue the run saved in this run directory");
   cmd->add_option("--threads", a.threads, "Torch threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--checkpoint-every", a.checkpoint_every,
+                  "Also checkpoint every N steps (a killed run resumes from the last one)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet,-q", a.quiet, "Print only the final summary");
   return cmd;
 }
@@ -40,6 +43,7 @@ int run_train_command(const TrainArgs& a) {
     if (a.until > 0) o.until = a.until;
     if (a.seed >= 0) o.seed = static_cast<uint64_t>(a.seed);
     o.threads = a.threads;
+    o.checkpoint_every = a.checkpoint_every;
     if (!a.quiet) o.log = [](const std::string& line) { std::cout << line << std::endl; };
     const RunSummary s = train_headless(config, o);
     std::cout << (s.diverged ? "diverged" : "done") << ": " << s.task << " / " << s.mechanism

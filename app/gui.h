@@ -17,10 +17,19 @@ struct GuiOptions {
   std::vector<std::string> panels;        // open (and focus) these at start; see gui_panel_names()
   std::vector<std::string> compare_runs;  // saved image runs shown beside the live one
   int64_t image_index = -1;               // test image the Image attention panel shows first
+  // Test hook (--export-figure NAME --export-out FILE): once the run can give figure NAME, open
+  // the Export dialog on it exactly as the panel's button does, export to FILE with the dialog's
+  // defaults, and close the window a few frames after the job ends (the report's "export").
+  std::string export_figure, export_out;
+  std::vector<std::string> compare_dirs;  // saved run directories added to the Compare panel
+  std::string compare_vary;               // "key=v1,v2": Compare starts one run per value
+  std::string compare_out;                // where Compare saves finished runs (runs/compare)
+  int cycle_panels_every = 0;  // > 0: every N frames show the next panel of gui_panel_names()
+                               // beside Run and focus it (soak tests: scripts/soak.sh)
 };
 
 // Names accepted by GuiOptions::panels (--panel): run, loss, attention, connections, ky-lab,
-// geometry, neural, image-attention. Run, Loss and Attention are shown by default; Connections
+// geometry, neural, image-attention, conn, compare. Run, Loss and Attention are shown by default; Connections
 // for a ky experiment; Image attention for a fashion-mnist experiment or with compare_runs;
 // Geometry when neither a config nor a panel was given (a bare `attnlab`).
 const std::vector<std::string>& gui_panel_names();
@@ -28,7 +37,7 @@ const std::vector<std::string>& gui_panel_names();
 // Returns the process exit code. Prints a clear message and returns 2 for a panel name not in
 // gui_panel_names() (naming the allowed ones), and when no display can be opened (suggesting
 // `attnlab train`). With the environment variable ATTN_GUI_REPORT=path it writes, at exit, a
-// JSON report of the panels open in the last frame and what the Connections and Geometry panels
+// JSON report of the panels open in the last frame and what the Connections, Compare and Geometry panels
 // showed (Geometry: tokens, query, z, weights, canvas transform, grid path; see
 // GeometryPanel::report(); Neural: see NeuralPanel::Report).
 int run_gui(const GuiOptions& options);

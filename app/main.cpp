@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "cli_compare.h"
 #include "core/version.h"
 #ifdef ATTN_HAVE_GUI
 #include "gui.h"
@@ -23,6 +24,14 @@ int main(int argc, char** argv) {
   auto* geometry_cmd = attn::add_geometry_command(app, geometry);
   attn::SpectralArgs spectral;
   auto* spectral_cmd = attn::add_spectral_command(app, spectral);
+  attn::CompareArgs compare;
+  auto* compare_cmd = attn::add_compare_command(app, compare);
+  attn::SweepArgs sweep;
+  auto* sweep_cmd = attn::add_sweep_command(app, sweep);
+  attn::ReproduceArgs reproduce;
+  auto* reproduce_cmd = attn::add_reproduce_command(app, reproduce);
+  attn::ExportArgs export_args;
+  auto* export_cmd = attn::add_export_command(app, export_args);
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;
@@ -37,12 +46,26 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--size", size, "Window size WxH (default 1280x800)");
   gui_cmd->add_option("--panel", gui.panels,
                       "Open this panel at start (repeatable): run, loss, attention, connections, "
-                      "ky-lab, geometry, neural, image-attention, conn");
+                      "ky-lab, geometry, neural, image-attention, conn, compare");
   gui_cmd->add_option("--compare-run", gui.compare_runs,
                       "Saved image run (directory of attnlab train --out) to show beside the live "
                       "one in Image attention (repeatable)");
   gui_cmd->add_option("--image", gui.image_index, "Test image Image attention shows first")
       ->check(CLI::NonNegativeNumber);
+  gui_cmd->add_option("--export-figure", gui.export_figure,
+                      "Export this figure through the Export dialog once the run has it, then quit "
+                      "(scripts, tests; needs --export-out)");
+  gui_cmd->add_option("--export-out", gui.export_out, "File for --export-figure");
+  gui_cmd->add_option("--compare-dir", gui.compare_dirs,
+                      "Run directory to add to the Compare panel (repeatable)");
+  gui_cmd->add_option("--compare-vary", gui.compare_vary,
+                      "key=v1,v2: the Compare panel starts one run per value from --config");
+  gui_cmd->add_option("--compare-out", gui.compare_out,
+                      "Where the Compare panel saves finished runs (default runs/compare)");
+  gui_cmd
+      ->add_option("--cycle-panels", gui.cycle_panels_every,
+                   "Every N frames switch to the next panel (soak tests)")
+      ->check(CLI::PositiveNumber);
 #endif
 
   try {
@@ -54,6 +77,9 @@ int main(int argc, char** argv) {
     if (code != 0 && ky_cmd->parsed()) return attn::kKyExitUsage;
     if (code != 0 && geometry_cmd->parsed()) return attn::kGeometryExitUsage;
     if (code != 0 && spectral_cmd->parsed()) return attn::kSpectralExitUsage;
+    if (code != 0 && (compare_cmd->parsed() || sweep_cmd->parsed() || reproduce_cmd->parsed()))
+      return attn::kCompareExitUsage;
+    if (code != 0 && export_cmd->parsed()) return attn::kExportExitUsage;
     return code;
   }
 
@@ -61,6 +87,10 @@ int main(int argc, char** argv) {
   if (ky_cmd->parsed()) return attn::run_ky_command(ky);
   if (geometry_cmd->parsed()) return attn::run_geometry_command(geometry);
   if (spectral_cmd->parsed()) return attn::run_spectral_command(spectral);
+  if (compare_cmd->parsed()) return attn::run_compare_command(compare);
+  if (sweep_cmd->parsed()) return attn::run_sweep_command(sweep);
+  if (reproduce_cmd->parsed()) return attn::run_reproduce_command(reproduce);
+  if (export_cmd->parsed()) return attn::run_export_command(export_args);
 #ifdef ATTN_HAVE_GUI
   if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
     std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";

@@ -20,6 +20,8 @@ struct HeadlessOptions {
                                        // spans train.steps, so --resume continues seamlessly
   std::string resume_dir;              // continue the run saved there (its config wins)
   int threads = 0;                     // 0 = all cores
+  int64_t checkpoint_every = 0;        // > 0: also checkpoint every N steps (a killed run then
+                                       // resumes from the last one; sweeps use it)
   std::function<void(const std::string&)> log;  // progress lines; null = silent
 };
 

@@ -3,10 +3,15 @@
 //  - Every public method is thread-safe and non-blocking (except the destructor, which stops
 //    and joins). Commands are queued and drained by the trainer between steps.
 //  - latest() returns the newest immutable snapshot; it never waits for a training step.
-//  - Failures never escape the thread: NaN/Inf loss -> Diverged, any exception -> Error, both
-//    with a message in the snapshot. reset() (or reconfigure()) recovers from either.
+//  - Failures never escape the thread: a divergence (NaN/Inf loss, gradient or weights, or a
+//    loss blow-up; see DivergedError in core/src/session.h) -> Diverged, with the last good
+//    weights restored: set_learning_rate() then start() resumes from them. Out of (GPU)
+//    memory -> Error with a message saying so; any other exception -> Error. Each with a
+//    message in the snapshot. reset() (or reconfigure()) recovers from any of them.
 // No torch here: the window and panels include this header.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,6 +27,9 @@ struct TrainerOptions {
   int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
   bool probe_attention = true;       // compute attention maps for snapshots
   std::string checkpoint_dir;        // default target of save_checkpoint("")
+  // Tests only: called on the trainer thread before each training step with the step about to
+  // run; an exception it throws is handled as one from the step (e.g. an injected OOM).
+  std::function<void(int64_t step)> before_step;
 };
 
 class Trainer {

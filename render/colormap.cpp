@@ -202,8 +202,7 @@ void colorize(const float* values, size_t count, Colormap map, float vmin, float
   }
   const float span = vmax - vmin;
   const float inv = span > 0.0f ? 1.0f / span : 0.0f;
-  Rgba8 (*ramp)(float) = map == Colormap::Gray ? gray : map == Colormap::Hot ? hot : viridis;
-  for (size_t i = 0; i < count; ++i) out[i] = ramp((values[i] - vmin) * inv);
+  for (size_t i = 0; i < count; ++i) out[i] = colormap_color(map, (values[i] - vmin) * inv);
 }
 
 double relative_luminance(float r, float g, float b) {

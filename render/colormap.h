@@ -7,11 +7,16 @@
 //  - gray(t): black (0) to white (1), for pictures under an overlay.
 //  - hot(t): black-red-yellow-white (each channel a ramp over a third of [0, 1]); luminance
 //    increases monotonically. An overlay colour that stands apart from a grey picture.
+//  - magma(t), cividis(t): matplotlib's tables (sampled every 8th entry, interpolated); both
+//    perceptually uniform, cividis also readable with colour vision deficiency.
+//  - colormap_color(map, t): any map at t in [0, 1] (Diverging: t = 0.5 is the white centre).
+//  - okabe_ito(i): the i-th colour-blind-safe line colour (wraps around), black left out.
 //  - colorize(): a whole matrix to RGBA8, row-major, alpha 255.
 #pragma once
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace attn::render {
@@ -20,7 +25,7 @@ struct Rgba8 {
   uint8_t r = 0, g = 0, b = 0, a = 255;
 };
 
-enum class Colormap { Viridis, Diverging, Gray, Hot };
+enum class Colormap { Viridis, Diverging, Gray, Hot, Magma, Cividis };
 
 constexpr int kViridisSize = 256;
 // The float LUT itself (sRGB components in [0, 1]); exposed for tests and exporters.
@@ -30,6 +35,14 @@ Rgba8 viridis(float t);
 Rgba8 diverging(float v, float vmax);
 Rgba8 gray(float t);
 Rgba8 hot(float t);
+Rgba8 magma(float t);
+Rgba8 cividis(float t);
+Rgba8 colormap_color(Colormap map, float t);
+const char* to_string(Colormap map);               // "viridis", "magma", ...
+bool parse_colormap(const std::string& name, Colormap& out);  // false for unknown names
+
+Rgba8 okabe_ito(int index);
+int okabe_ito_count();
 
 // Maps values to colours. Viridis, Gray, Hot: [vmin, vmax] -> [0, 1] (vmax <= vmin maps everything
 // to 0). Diverging: centred on 0 with scale max(|vmin|, |vmax|).

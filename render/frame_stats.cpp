@@ -81,7 +81,9 @@ bool FrameClock::write_json(const std::string& path, size_t warmup, std::string*
   const std::vector<double> measured(frame_ms_.begin() + static_cast<long>(warmup),
                                      frame_ms_.end());
   const FrameStats s = compute_frame_stats(measured);
-  std::FILE* f = std::fopen(path.c_str(), "w");
+  // Temporary sibling, then rename: a killed process never leaves a partial file at path.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) {
     if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
     return false;
@@ -91,8 +93,11 @@ bool FrameClock::write_json(const std::string& path, size_t warmup, std::string*
                "  \"frame_ms_p50\": %.4f,\n  \"frame_ms_p99\": %.4f,\n  \"frame_ms_max\": %.4f,\n"
                "  \"frame_ms_mean\": %.4f,\n  \"launch_to_first_frame_ms\": %.1f\n}\n",
                frames_, s.count, warmup, s.p50, s.p99, s.max, s.mean, launch_ms_);
-  const bool ok = std::fclose(f) == 0;
-  if (!ok && error) *error = "cannot write " + path;
+  const bool ok = std::fclose(f) == 0 && std::rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    if (error) *error = "cannot write " + path;
+  }
   return ok;
 }
 

@@ -8,11 +8,13 @@ packages=(cmake g++ make pkg-config ccache
   libtorch-dev libopenblas0-openmp  # OpenBLAS: Debian's LibTorch is ~25x slower on reference BLAS
   libimgui-dev libglfw3-dev libglm-dev libepoxy-dev libstb-dev
   doctest-dev nlohmann-json3-dev libcli11-dev libmuparser-dev zlib1g-dev
+  libcairo2-dev libfreetype-dev libpng-dev  # figure export (PDF, PNG, SVG)
   fortunes-min fortunes fonts-dejavu-core
   dataset-fashion-mnist)  # the image task's data (gzip IDX files, read with zlib)
 target=attnlab
 if [ "${1:-}" = "--tests" ]; then
-  packages+=(xvfb xauth libgl1-mesa-dri python3 xdotool)
+  packages+=(xvfb xauth libgl1-mesa-dri python3 xdotool poppler-utils libxml2-utils
+    clang-14 libclang-rt-14-dev)  # libFuzzer targets (fuzz/, scripts/fuzz.sh)
   target=all
 fi
 

@@ -18,12 +18,17 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/config.h"
 #include "core/trainer.h"
 #include "gui.h"
 #include "gui/ui_state.h"
 #include "gui/window.h"
+#include "app/figures/figures.h"
+#include "core/version.h"
+#include "gui/export_dialog.h"
 #include "panels/attention_panel.h"
+#include "panels/compare_panel.h"
 #include "panels/conn_panel.h"
 #include "panels/connection_panel.h"
 #include "panels/geometry_panel.h"
@@ -77,7 +82,7 @@ bool uses_ky(const ExperimentConfig& c) {
 // Which panels are shown (the View menu's checkmarks, the windows' close buttons).
 struct PanelVisibility {
   bool run = true, loss = true, attention = true, connections = false, ky_lab = false,
-       geometry = false, neural = false, image_attention = false, conn = false;
+       geometry = false, neural = false, image_attention = false, conn = false, compare = false;
   // The flag of a gui_panel_names() entry; nullptr for any other name.
   bool* by_name(const std::string& name) {
     if (name == "run") return &run;
@@ -89,6 +94,7 @@ struct PanelVisibility {
     if (name == "neural") return &neural;
     if (name == "image-attention") return &image_attention;
     if (name == "conn") return &conn;
+    if (name == "compare") return &compare;
     return nullptr;
   }
   bool is_open(const std::string& name) const {
@@ -100,7 +106,7 @@ struct PanelVisibility {
 // Window titles, parallel to gui_panel_names().
 constexpr const char* kPanelTitles[] = {
     "Run",      "Loss",   "Attention",       "Connections",           "KY Transform lab",
-    "Geometry", "Neural", "Image attention", "Connection Transformer"};
+    "Geometry", "Neural", "Image attention", "Connection Transformer", "Compare"};
 constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 
 // First-launch tiling (ImGuiCond_FirstUseEver: a saved layout wins), under the menu bar: Run on
@@ -111,7 +117,18 @@ constexpr size_t kPanelCount = sizeof kPanelTitles / sizeof kPanelTitles[0];
 // Geometry (no model needed) covers the whole right side, Loss and Attention, when shown; so
 // does Neural (two heatmaps side by side, a slice and a table need the room). Image attention
 // (a models x heads grid of pictures) takes the space below Loss, over Attention.
-enum class Slot { Run, Loss, Attention, Connections, KyLab, Geometry, Neural, ImageAttention, Conn };
+enum class Slot {
+  Run,
+  Loss,
+  Attention,
+  Connections,
+  KyLab,
+  Geometry,
+  Neural,
+  ImageAttention,
+  Conn,
+  Compare
+};
 void place_default(Slot slot, float menu_h, bool split) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   const float top = menu_h, h = std::max(1.0f, d.y - menu_h);
@@ -138,6 +155,7 @@ void place_default(Slot slot, float menu_h, bool split) {
     case Slot::Geometry:
     case Slot::Neural:
     case Slot::Conn:
+    case Slot::Compare:
       pos = {left_w, top}, size = {right_w, h};
       break;
     case Slot::KyLab:  // the lab sets its own first size; keep it on screen
@@ -175,6 +193,7 @@ float draw_menu_bar(PanelVisibility& v, Trainer& trainer, TrainerState state,
     ImGui::MenuItem("Neural", nullptr, &v.neural);
     ImGui::MenuItem("Image attention", nullptr, &v.image_attention);
     ImGui::MenuItem("Connection Transformer", nullptr, &v.conn);
+    ImGui::MenuItem("Compare", nullptr, &v.compare);
     ImGui::EndMenu();
   }
   height = ImGui::GetWindowSize().y;
@@ -192,8 +211,9 @@ bool window_drawn(const char* title) {
 bool write_report(const std::string& path, const PanelVisibility& v,
                   const bool (&drawn)[kPanelCount], const gui::ConnectionPanel& connections,
                   const gui::GeometryPanel& geometry, const gui::NeuralPanel& neural,
-                  const gui::ImageAttentionPanel& image_attention, size_t frames,
-                  std::string* error) {
+                  const gui::ImageAttentionPanel& image_attention,
+                  const gui::ExportDialog& exporter, const nlohmann::json& compare,
+                  size_t frames, std::string* error) {
   nlohmann::json panels = nlohmann::json::object();
   for (size_t i = 0; i < kPanelCount; ++i)
     panels[gui_panel_names()[i]] = {
@@ -215,11 +235,21 @@ bool write_report(const std::string& path, const PanelVisibility& v,
                              {"summaries", r.summaries}}},
                            {"geometry", geometry.report()},
                            {"neural", neural.report_json()},
-                           {"image_attention", image_attention.report_json()}};
-  std::ofstream out(path);
-  out << report.dump(2) << "\n";
-  if (!out) {
-    *error = "cannot write the GUI report " + path;
+                           {"image_attention", image_attention.report_json()},
+                           {"compare", compare}};
+  const gui::ExportDialog::Status st = exporter.status();
+  const ImVec4 r2 = exporter.preview_rect();
+  const char* states[] = {"none", "running", "done", "failed"};
+  report["export"] = {{"open", exporter.is_open()},
+                      {"figure", st.figure},
+                      {"state", states[static_cast<int>(st.state)]},
+                      {"message", st.message},
+                      {"files", st.files},
+                      {"preview", {r2.x, r2.y, r2.z, r2.w}}};
+  try {
+    write_file_atomic(path, report.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    *error = std::string("cannot write the GUI report: ") + e.what();
     return false;
   }
   return true;
@@ -249,7 +279,7 @@ void handle_shortcuts(gui::Window& window, Trainer& trainer, TrainerState state,
 const std::vector<std::string>& gui_panel_names() {
   static const std::vector<std::string> names = {"run",    "loss",   "attention",       "connections",
                                                  "ky-lab", "geometry", "neural", "image-attention",
-                                                 "conn"};
+                                                 "conn",   "compare"};
   return names;
 }
 
@@ -305,9 +335,11 @@ int run_gui(const GuiOptions& options) {
   bool connections_may_auto_open = !visible.connections;
   const bool split_layout = visible.connections;
   bool focus_requested = !options.panels.empty();  // bring --panel windows to the front once
+  std::string cycled;  // --cycle-panels: the panel switched to this frame, focused once
   auto focus_if_requested = [&](const char* name) {
-    if (focus_requested &&
-        std::find(options.panels.begin(), options.panels.end(), name) != options.panels.end())
+    if ((focus_requested &&
+         std::find(options.panels.begin(), options.panels.end(), name) != options.panels.end()) ||
+        cycled == name)
       ImGui::SetNextWindowFocus();
   };
   ui.pending = config;
@@ -329,6 +361,24 @@ int run_gui(const GuiOptions& options) {
   for (const std::string& dir : options.compare_runs) image_attention_panel.add_run(dir);
   if (options.image_index >= 0) image_attention_panel.request_image(options.image_index);
   gui::ConnPanel conn_panel;
+  gui::ExportDialog export_dialog;  // every panel's Export button opens it
+  int export_hook_stage = options.export_figure.empty() ? -1 : 0;  // --export-figure
+  int export_hook_frames = 0;
+  // Compare: runs side by side (saved ones from --compare-dir, live ones from --compare-vary).
+  gui::ComparePanel compare_panel;
+  if (!options.compare_out.empty()) compare_panel.set_save_root(options.compare_out);
+  for (const std::string& dir : options.compare_dirs) {
+    visible.compare = true;
+    if (!compare_panel.add_saved_run(dir))
+      std::fprintf(stderr, "attnlab: --compare-dir: %s\n", compare_panel.error().c_str());
+  }
+  if (!options.compare_vary.empty()) {
+    visible.compare = true;
+    const auto eq = options.compare_vary.find('=');
+    if (!compare_panel.start_runs(config, options.compare_vary.substr(0, eq),
+                                  eq == std::string::npos ? "" : options.compare_vary.substr(eq + 1)))
+      std::fprintf(stderr, "attnlab: --compare-vary: %s\n", compare_panel.error().c_str());
+  }
   bool conn_may_auto_open = true;  // a conn model opens its panel once
   bool drawn[kPanelCount] = {};  // per gui_panel_names(), in the last frame
   render::FrameClock clock(benchmark ? options.exit_after_frames + 1 : 4096);
@@ -364,6 +414,17 @@ int run_gui(const GuiOptions& options) {
     const std::shared_ptr<const Snapshot> snap = trainer->latest();
     const TrainerState state = trainer->state();
 
+    cycled.clear();
+    if (options.cycle_panels_every > 0 && clock.frames() % options.cycle_panels_every == 0) {
+      const auto& names = gui_panel_names();
+      cycled = names[(clock.frames() / options.cycle_panels_every) % names.size()];
+      const bool keep_run = visible.run;
+      visible = PanelVisibility{};
+      visible.loss = visible.attention = false;
+      visible.run = keep_run;
+      *visible.by_name(cycled) = true;
+      connections_may_auto_open = conn_may_auto_open = false;  // the cycle decides
+    }
     window->begin_frame();
     handle_shortcuts(*window, *trainer, state, ui);
     const float menu_h = draw_menu_bar(visible, *trainer, state, ui);
@@ -420,6 +481,44 @@ int run_gui(const GuiOptions& options) {
       focus_if_requested("conn");
       conn_panel.draw(*snap, ui.small_font, &visible.conn);
     }
+    if (export_hook_stage == 0) {  // --export-figure: the same request a panel button makes
+      for (const auto& spec : figures::figures_for(*snap))
+        if (spec.name == options.export_figure && (snap->attention_step >= 0 || spec.name == "loss")) {
+          try {
+            gui::request_figure_export(figures::build_figure(spec.name, *snap));
+            export_hook_stage = 1;
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "attnlab: --export-figure: %s\n", e.what());
+          }
+        }
+    }
+    if (auto request = gui::take_figure_export_request()) {
+      fig::Provenance prov;
+      if (request->from_run) {
+        prov = figures::provenance_for(*snap, trainer->config(), "live");
+      } else {
+        prov.program_version = version_string();
+        prov.run_id = "live";
+      }
+      export_dialog.open(std::move(*request), prov);
+    }
+    export_dialog.draw(nullptr);
+    if (export_hook_stage == 1 && export_dialog.is_open()) {
+      export_dialog.set_path(options.export_out);
+      export_dialog.start_export();
+      export_hook_stage = 2;
+    } else if (export_hook_stage == 2) {
+      const auto st = export_dialog.status().state;
+      if (st == gui::ExportDialog::JobState::Done || st == gui::ExportDialog::JobState::Failed)
+        if (++export_hook_frames > 3) window->request_close();
+    }
+    if (visible.compare) {
+      place_default(Slot::Compare, menu_h, split_layout);
+      focus_if_requested("compare");
+      compare_panel.draw(ui.pending, ui.small_font, &visible.compare);
+    } else {
+      compare_panel.poll();  // finished runs are saved even while the panel is closed
+    }
     focus_requested = false;
     for (size_t i = 0; i < kPanelCount; ++i) drawn[i] = window_drawn(kPanelTitles[i]);
     window->render();
@@ -445,7 +544,8 @@ int run_gui(const GuiOptions& options) {
   trainer.reset();
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
     if (!write_report(report, visible, drawn, connection_panel, geometry_panel, neural_panel,
-                      image_attention_panel, clock.frames(), &error)) {
+                      image_attention_panel, export_dialog, compare_panel.report(),
+                      clock.frames(), &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code = 1;
     }

@@ -13,10 +13,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "render/figure_font.h"
+
 namespace attn::gui {
 namespace {
 
-constexpr const char* kFontPath = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 constexpr float kFontSize = 15.0f, kSmallFontSize = 12.0f;
 
 std::string g_glfw_error;    // last message from the GLFW error callback
@@ -128,20 +129,23 @@ void Window::setup_imgui(const WindowOptions& options) {
   style.ScaleAllSizes(scale);
   style.AntiAliasedLinesUseTex = false;  // line AA from geometry: the atlas is sampled nearest
 
+  // The figure font (DejaVu Sans, or $ATTNLAB_FONT): the same file the exports embed.
+  const std::string font_path = fig::default_font_path();
+  const char* font_file = font_path.c_str();
   // Checked first: ImGui asserts when a font file is missing.
-  if (readable(kFontPath)) {
+  if (readable(font_file)) {
     // Glyphs rasterised 1:1 and snapped to whole pixels, so the atlas can be sampled with
     // GL_NEAREST (see begin_frame) and text stays crisp.
     ImFontConfig config;
     config.OversampleH = config.OversampleV = 1;
     config.PixelSnapH = true;
-    io.Fonts->AddFontFromFileTTF(kFontPath, kFontSize * scale, &config);
-    small_font_ = io.Fonts->AddFontFromFileTTF(kFontPath, kSmallFontSize * scale, &config);
+    io.Fonts->AddFontFromFileTTF(font_file, kFontSize * scale, &config);
+    small_font_ = io.Fonts->AddFontFromFileTTF(font_file, kSmallFontSize * scale, &config);
   }
   if (!small_font_) {
     io.Fonts->Clear();
     small_font_ = io.Fonts->AddFontDefault();
-    notes_ += std::string("Font: ImGui's built-in font (") + kFontPath +
+    notes_ += std::string("Font: ImGui's built-in font (") + font_file +
               " not found; install fonts-dejavu-core)\n";
   }
 

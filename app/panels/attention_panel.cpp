@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "gui/export_dialog.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -90,6 +92,8 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
   ImGui::SameLine();
   ImGui::Checkbox("scale 0..1", &fixed_scale_);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Off: colours span 0..max over all maps");
+  ImGui::SameLine();
+  gui::export_button("attention", snap);
   ImGui::SameLine();
   if (snap.attention_step >= 0)
     ImGui::TextDisabled("  probe at step %lld, %zu tokens",

@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "gui/export_dialog.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -258,6 +260,11 @@ void ConnPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
       "after each step they guarantee no convergence.",
       static_cast<long long>(v.parameters), static_cast<long long>(v.spec_formula),
       v.estimate_error);
+  gui::export_button("conn-matrix", snap, {}, "Export C...");
+  ImGui::SameLine();
+  gui::export_button("conn-eigenvalues", snap, {}, "Export eigenvalues...");
+  ImGui::SameLine();
+  gui::export_button("conn-spectral", snap, {}, "Export rho over training...");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float top_h = std::max(160.0f, avail.y * 0.55f - 30);
   const float bottom_h = std::max(120.0f, avail.y - top_h - 130);

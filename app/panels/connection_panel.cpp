@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "gui/export_dialog.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -235,6 +237,9 @@ void ConnectionPanel::draw(const Snapshot& snap, bool* open, ImFont* small_font)
     return;
   }
   update_view(history, snap.generation);
+  figures::FigureOptions export_options;
+  export_options.step = frame_step_;  // the frame on screen
+  gui::export_button("connections", snap, export_options);
   report_.drawn = true;
   report_.layer = layer_;
   report_.step = frame_step_;

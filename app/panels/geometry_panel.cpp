@@ -3,6 +3,8 @@
 #include <epoxy/gl.h>  // the warped grid is drawn with GL from inside ImGui's rendering
 #include <imgui.h>
 
+#include "gui/export_dialog.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -376,6 +378,23 @@ void GeometryPanel::draw(bool* open, ImFont* small_font) {
   }
   const float controls_w = std::clamp(ImGui::GetContentRegionAvail().x * 0.34f, 250.0f, 330.0f);
   ImGui::BeginChild("controls", ImVec2(controls_w, 0), true);
+  if (ImGui::SmallButton("Export...")) {
+    figures::GeometryFigureInput in;
+    in.scene = scene_;
+    in.query = query_;
+    in.grid = {grid_lines_, grid_extent_, grid_samples_};
+    in.map = grid_map();
+    in.alpha = alpha_;
+    in.circle_radius = radius_;
+    try {
+      gui::request_figure_export(figures::geometry_figure(in), false);
+    } catch (const std::exception& e) {  // a scene that does not validate
+      fig::Figure empty;
+      empty.name = "geometry";
+      empty.title = std::string("cannot build the figure: ") + e.what();
+      gui::request_figure_export(empty, false);
+    }
+  }
   draw_controls(font);
   ImGui::EndChild();
   ImGui::SameLine();

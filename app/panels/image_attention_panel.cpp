@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "gui/export_dialog.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -233,6 +235,12 @@ void ImageAttentionPanel::draw_toolbar(const Snapshot& snap, Trainer& trainer) {
     ImGui::SetTooltip("Off: each map spans 0..its own max. On: one 0..max for all shown maps.");
   ImGui::SameLine();
   ImGui::Checkbox("head mean", &show_mean_);
+  ImGui::SameLine();
+  {
+    figures::FigureOptions export_options;
+    export_options.layer = layer_choice_;
+    gui::export_button("image-attention", snap, export_options);
+  }
 
   // Comparison runs.
   ImGui::SetNextItemWidth(260);

@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "gui/export_dialog.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -183,6 +185,15 @@ void KyLabPanel::draw(bool* open, ImFont* small_font) {
     ImGui::PushStyleColor(ImGuiCol_Text, result_->converged ? kGood : kRed);
     ImGui::TextWrapped("%s", result_->message.c_str());
     ImGui::PopStyleColor();
+    if (f_ && !result_->history.empty() && ImGui::SmallButton("Export...")) {
+      // The fit plot's range: a few first steps around x0.
+      const double x0 = computed_.x0;
+      const int points = result_->kind == KyKind::poly ? computed_.settings.degree : 1;
+      const double span = std::max(points * computed_.settings.h0, 1e-6) * 1.5;
+      gui::request_figure_export(
+          figures::ky_convergence_figure(*result_, ky_function(*f_), x0, x0 - span, x0 + span),
+          false);
+    }
     if (ImGui::CollapsingHeader("theta(h) against h", ImGuiTreeNodeFlags_DefaultOpen))
       draw_theta_plot(font);
     if (ImGui::CollapsingHeader("Parameters and limits", ImGuiTreeNodeFlags_DefaultOpen))

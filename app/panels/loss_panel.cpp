@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "gui/export_dialog.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -61,6 +63,8 @@ void LossPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
   ImGui::Checkbox("log y", &log_y_);
   ImGui::SameLine();
   ImGui::Checkbox("accuracy", &show_accuracy_);
+  ImGui::SameLine();
+  gui::export_button("loss", snap);
   ImGui::SameLine();
   if (!snap.train_loss.empty())
     ImGui::TextDisabled("  step %lld  loss %.4f", static_cast<long long>(snap.step),

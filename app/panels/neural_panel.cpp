@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "gui/export_dialog.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -317,6 +319,8 @@ void NeuralPanel::draw(const Snapshot& snap, Trainer& trainer, ImFont* small_fon
   const NeuralScoreSurface& s = view.surface;
   ImGui::TextDisabled("step %lld%s", static_cast<long long>(view.step),
                       view.request != request_ ? "  (updating)" : "");
+  ImGui::SameLine();
+  gui::export_button("neural-surface", snap);
   report_.drawn = true;
   report_.layer = s.layer;
   report_.head = s.head;

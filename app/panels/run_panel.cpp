@@ -135,7 +135,12 @@ void draw_controls(TrainerState state, Trainer& trainer, UiState& ui) {
       ImGui::SetTooltip("%s", tip);
     return pressed;
   };
-  if (button(state == TrainerState::Paused ? "Resume" : "Start", can_start(state), "Space"))
+  const bool diverged = state == TrainerState::Diverged;
+  if (diverged) {  // the trainer restored the last good weights: lower the lr, then resume
+    ImGui::TextColored(kRed, "Diverged: lower the peak lr below, Set it, then Resume.");
+  }
+  if (button(state == TrainerState::Paused || diverged ? "Resume" : "Start", can_start(state),
+             diverged ? "Continue from the restored weights with the lr set below" : "Space"))
     trainer.start();
   ImGui::SameLine();
   if (button("Pause", can_pause(state), "Space")) trainer.pause();

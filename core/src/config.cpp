@@ -1,9 +1,12 @@
 #include "core/config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "core/attention_registry.h"
 #include "core/error.h"
@@ -254,7 +257,26 @@ const std::vector<std::string>& task_names() {
   return names;
 }
 
+// Nesting depth of a JSON value, walked iteratively: hostile input nests 10^5 levels deep, and
+// any recursive walk of it (dump() in a message, comparisons) overflows the stack.
+size_t json_depth(const json& root) {
+  size_t deepest = 0;
+  std::vector<std::pair<const json*, size_t>> stack = {{&root, 1}};
+  while (!stack.empty()) {
+    const auto [v, depth] = stack.back();
+    stack.pop_back();
+    deepest = std::max(deepest, depth);
+    if (v->is_structured())
+      for (const auto& child : *v) stack.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
 ExperimentConfig parse_config(const json& j, const std::string& where) {
+  constexpr size_t kMaxDepth = 32;  // a real config nests 4 levels (model.attention_options.x.y)
+  if (json_depth(j) > kMaxDepth)
+    throw Error(where + ": nested more than " + std::to_string(kMaxDepth) +
+                " levels deep; an attnlab config has at most 4 (see assets/configs/)");
   ExperimentConfig c;
   ObjectReader top(j, "", where);
   top.string("name", c.name);
@@ -340,12 +362,15 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
 }
 
 ExperimentConfig load_config_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error("config file " + path + " is a directory; give a .json file");
   std::ifstream in(path);
   if (!in) throw Error("cannot open config file " + path);
   json j;
   try {
     j = json::parse(in, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
     throw Error(path + ": not valid JSON: " + e.what());
   }
   return parse_config(j, path);

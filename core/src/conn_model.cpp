@@ -202,7 +202,7 @@ void ConnMonitor::record_matrix(ConnModelImpl& model, int64_t step) {
   base_.matrix_step = step;
 }
 
-void ConnMonitor::after_step(ConnModelImpl& model, int64_t step) {
+void ConnMonitor::after_step(ConnModelImpl& model, int64_t step, bool last) {
   if (model.apply_control()) ++base_.control_events;
   const auto& o = model.options();
   if (!o.track) return;
@@ -214,14 +214,14 @@ void ConnMonitor::after_step(ConnModelImpl& model, int64_t step) {
   norm_.add(step, static_cast<float>(e.spectral_norm));
   // All eigenvalues (O(N^3)): every eigen_every steps, and never more than 0.5% of the time
   // (at N = 512 one eigendecomposition costs about as much as a training step).
-  if (step % o.eigen_every == 0 && seconds_since(last_eigen_) * 0.005 >= eigen_seconds_) {
+  if (last || (step % o.eigen_every == 0 && seconds_since(last_eigen_) * 0.005 >= eigen_seconds_)) {
     record_eigen(m, step);
     if (base_.exact_radius > 0 && base_.exact_norm > 0)
       base_.estimate_error =
           std::max({base_.estimate_error, std::abs(e.spectral_radius / base_.exact_radius - 1),
                     std::abs(e.spectral_norm / base_.exact_norm - 1)});
   }
-  if (step % o.matrix_every == 0) record_matrix(model, step);
+  if (last || step % o.matrix_every == 0) record_matrix(model, step);
   tracking_seconds_ += seconds_since(t0);
 }
 

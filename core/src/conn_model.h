@@ -101,8 +101,10 @@ class ConnMonitor {
  public:
   // step: the model's current step (0 for a new model; a checkpoint's step after loading).
   ConnMonitor(ConnModelImpl& model, int64_t parameters, int64_t spec_formula, int64_t step = 0);
-  // After optimiser step `step` (the step count after it).
-  void after_step(ConnModelImpl& model, int64_t step);
+  // After optimiser step `step` (the step count after it). last: the run's final step, where
+  // the eigenvalues and C are always refreshed (their time budget would otherwise leave a short
+  // run with only the step-0 spectrum).
+  void after_step(ConnModelImpl& model, int64_t step, bool last = false);
   // At an attention probe: the reasoning trace on the probe input (and C, if stale).
   void probe(ConnModelImpl& model, const torch::Tensor& input, int64_t step);
   std::shared_ptr<const ConnView> view() const;

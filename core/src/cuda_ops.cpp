@@ -270,4 +270,8 @@ void reset_peak_memory() {
     c10::cuda::CUDACachingAllocator::resetPeakStats(c10::cuda::current_device());
 }
 
+void empty_cache() {
+  if (device_present()) c10::cuda::CUDACachingAllocator::emptyCache();
+}
+
 }  // namespace attn::cuda

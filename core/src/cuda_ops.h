@@ -34,5 +34,7 @@ constexpr int64_t kNeuralMaxWidth = 128;
 int64_t memory_allocated();
 int64_t peak_memory_allocated();
 void reset_peak_memory();
+// Hands the caching allocator's unused blocks back to the driver (after an out-of-memory).
+void empty_cache();
 
 }  // namespace attn::cuda

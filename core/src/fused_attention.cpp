@@ -46,6 +46,12 @@ int64_t cuda_memory_allocated() {
 #endif
 }
 
+void release_cuda_cache() {
+#ifdef ATTN_WITH_CUDA
+  cuda::empty_cache();
+#endif
+}
+
 void set_fused_kernels_enabled(bool enabled) {
   g_fused_enabled = enabled;
 }

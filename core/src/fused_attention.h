@@ -56,5 +56,6 @@ bool fused_kernels_enabled();
 // Empty and 0 in builds without CUDA or without a GPU.
 std::string cuda_device_name();
 int64_t cuda_memory_allocated();
+void release_cuda_cache();  // no-op without CUDA
 
 }  // namespace attn

@@ -2,12 +2,15 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <thread>
 
+#include "core/atomic_file.h"
 #include "core/connections.h"
 #include "core/error.h"
 #include "core/src/session.h"
@@ -28,15 +31,7 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 void write_file_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out.flush()) throw Error("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error("cannot write " + path.string() + ": " + ec.message());
+  write_file_atomic(path.string(), text);
 }
 
 // Keeps the header and the rows at or before `step` (a resumed run rewrites what came after
@@ -50,7 +45,12 @@ std::string metrics_prefix(const fs::path& path, int64_t step) {
       header = false;
       continue;
     }
-    if (!line.empty() && std::stoll(line.substr(0, line.find(','))) <= step) out += line + "\n";
+    // A row cut short by a crash (fewer than 6 fields, or no number first) is dropped.
+    if (std::count(line.begin(), line.end(), ',') != 5) continue;
+    char* end = nullptr;
+    const long long row_step = std::strtoll(line.c_str(), &end, 10);
+    if (end == line.c_str() || *end != ',') continue;
+    if (row_step <= step) out += line + "\n";
   }
   return out;
 }
@@ -98,8 +98,12 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
 
   const fs::path metrics_path = out / "metrics.csv";
   std::string previous = o.resume_dir.empty() ? "" : metrics_prefix(metrics_path, session->step());
-  std::ofstream metrics(metrics_path, std::ios::trunc);
-  metrics << "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s\n" << previous;
+  // The kept rows are rewritten whole first, then appended to row by row (one flush per eval):
+  // a crash loses at most the row being written, which the next resume drops.
+  write_file_atomically(metrics_path,
+                        "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s\n" + previous);
+  std::ofstream metrics(metrics_path, std::ios::app);
+  if (!metrics) throw Error("cannot write " + metrics_path.string());
 
   auto log = [&](const std::string& s) {
     if (o.log) o.log(s);
@@ -149,6 +153,8 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
       interval_steps = 0;
       interval_start = Clock::now();
     }
+    if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0 && step < stop_at)
+      session->save((out / "checkpoint").string());
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
   session->save((out / "checkpoint").string());

@@ -1,10 +1,12 @@
 #include "core/src/session.h"
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/src/fused_attention.h"
 #include "core/src/kernel_attention.h"
@@ -39,6 +41,7 @@ std::string first_difference(const json& a, const json& b, const std::string& pa
 }
 
 json read_state(const std::string& dir) {
+  recover_directory(dir);  // a save killed between its two renames (see core/atomic_file.h)
   const fs::path p = fs::path(dir) / "state.json";
   std::ifstream in(p);
   if (!in)
@@ -56,6 +59,24 @@ json read_state(const std::string& dir) {
                 std::to_string(j.value("format_version", 0)) + "; this attnlab reads " +
                 std::to_string(kFormatVersion));
   return j;
+}
+
+// Size and CRC-32 of a file (zlib), recorded in state.json at the save and checked at the load:
+// torch's zip reader does not notice a damaged payload, so a flipped byte would load silently.
+json file_record(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error("cannot read " + p.string());
+  uLong crc = crc32(0L, Z_NULL, 0);
+  int64_t size = 0;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const std::streamsize n = in.gcount();
+    if (n <= 0) break;
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(n));
+    size += n;
+  }
+  return {{"size", size}, {"crc32", static_cast<uint32_t>(crc)}};
 }
 
 std::string first_line(const std::string& s) {
@@ -160,37 +181,88 @@ torch::Tensor TrainingSession::masked_loss(const torch::Tensor& logits,
       torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
 }
 
+namespace {
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+}  // namespace
+
+void TrainingSession::capture_good_state() {
+  if (!recovery_) return;
+  good_.capture(*model_, *optimizer_);
+  good_step_ = step_;
+  good_books_ = {last_train_loss_, last_eval_, train_loss_, eval_loss_, eval_accuracy_};
+}
+
+std::string TrainingSession::recover(const std::string& what) {
+  const double lr = lr_at(step_);
+  std::string msg = what + " at step " + std::to_string(step_) + " (lr " + num(lr) + "); ";
+  if (recovery_ && !good_.empty() && good_step_ <= step_) {
+    good_.restore(*model_, *optimizer_);
+    optimizer_->zero_grad();
+    step_ = good_step_;
+    last_train_loss_ = good_books_.last_train_loss;
+    last_eval_ = good_books_.last_eval;
+    train_loss_ = good_books_.train_loss;
+    eval_loss_ = good_books_.eval_loss;
+    eval_accuracy_ = good_books_.eval_accuracy;
+    ++restores_;
+    msg += "restored the weights of step " + std::to_string(step_) +
+           ", the last good ones (before the update that blew up)";
+  } else {
+    optimizer_->zero_grad();
+    msg += "weights were not updated";
+  }
+  return msg + ". Lower the learning rate and resume, or reset.";
+}
+
 double TrainingSession::train_step() {
   model_->train();
   torch::manual_seed(mix_seed(mix_seed(config_.seed, kDropoutSalt), step_));
   Batch batch = task_->train_batch(config_.train.batch_size,
                                    mix_seed(mix_seed(config_.seed, kDataSalt), step_));
   auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
-  auto loss = masked_loss(model_->forward(inputs), targets);
+  auto logits = model_->forward(inputs);
+  auto loss = masked_loss(logits, targets);
   const double value = loss.item<double>();
   if (auto c = model_->conn()) loss = loss + c->regularization();  // lambda ||C||_F^2
-  const double lr = lr_at(step_);
-  if (!std::isfinite(value))
-    throw DivergedError(
-        "loss became " + std::to_string(value) + " at step " + std::to_string(step_) + " (lr " +
-        std::to_string(lr) +
-        "); weights were not updated. Lower the learning rate and resume, or reset.");
+  if (!std::isfinite(value)) throw DivergedError(recover("loss became " + num(value)));
+  // A cross-entropy far above a uniform guess's ln(classes) means the last update threw the
+  // weights out (lr 1e6 gives ~1e7 here one step before the overflow to NaN): caught now, the
+  // weights before that update are still a sane model to resume from.
+  const double uniform = std::log(static_cast<double>(std::max<int64_t>(2, logits.size(-1))));
+  if (value > kBlowUpFactor * std::max(1.0, uniform))
+    throw DivergedError(recover("loss became " + num(value) + ", over " + num(kBlowUpFactor) +
+                                " x ln(" + std::to_string(logits.size(-1)) +
+                                " classes): the run is blowing up"));
   optimizer_->zero_grad();
   loss.backward();
   if (config_.train.grad_clip > 0) {
     const double norm =
         torch::nn::utils::clip_grad_norm_(model_->parameters(), config_.train.grad_clip);
-    if (!std::isfinite(norm)) {
-      optimizer_->zero_grad();
-      throw DivergedError("gradient norm became " + std::to_string(norm) + " at step " +
-                          std::to_string(step_) + "; weights were not updated.");
-    }
+    if (!std::isfinite(norm)) throw DivergedError(recover("gradient norm became " + num(norm)));
   }
+  // The state before this update: what a blow-up found at the next step returns to.
+  capture_good_state();
+  const double lr = lr_at(step_);
   for (auto& group : optimizer_->param_groups())
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
   optimizer_->step();
+  if (recovery_) {
+    // One reduction per tensor: any NaN/Inf weight makes the sum non-finite.
+    torch::NoGradGuard no_grad;
+    auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+    for (const auto& p : model_->parameters()) total += p.sum().to(torch::kFloat64);
+    if (!std::isfinite(total.item<double>())) {
+      // Undone at once: back to the state captured above, at this same step.
+      throw DivergedError(recover("weights became non-finite after the update"));
+    }
+  }
   ++step_;
-  if (conn_monitor_) conn_monitor_->after_step(*model_->conn(), step_);  // control, tracking
+  if (conn_monitor_)  // control, tracking
+    conn_monitor_->after_step(*model_->conn(), step_, step_ == config_.train.steps);
   last_train_loss_ = value;
   train_loss_.add(step_, static_cast<float>(value));
   return value;
@@ -349,45 +421,67 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
 void TrainingSession::save(const std::string& dir) const {
   const fs::path target = fs::absolute(dir);
   const fs::path tmp = target.string() + ".tmp-" + std::to_string(getpid());
-  const fs::path old = target.string() + ".old-" + std::to_string(getpid());
   std::error_code ec;
+  remove_stale_siblings(target.string());  // left by saves that were killed
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp, ec);
   if (ec) throw Error("cannot create checkpoint directory " + tmp.string() + ": " + ec.message());
   try {
-    torch::save(model_, (tmp / "model.pt").string());
-    torch::serialize::OutputArchive archive;
-    optimizer_->save(archive);
-    archive.save_to((tmp / "optimizer.pt").string());
-  } catch (const c10::Error& e) {
-    fs::remove_all(tmp, ec);
-    throw Error("cannot write checkpoint to " + tmp.string() + ": " + first_line(e.what()));
-  }
-  json state = {{"format", kFormat},
-                {"format_version", kFormatVersion},
-                {"attnlab", version_string()},
-                {"step", step_},
-                {"peak_lr", peak_lr_},
-                {"config", to_json(config_)},
-                {"last_train_loss", last_train_loss_},
-                {"last_eval", {{"loss", last_eval_.loss}, {"accuracy", last_eval_.accuracy}}},
-                {"history",
-                 {{"train_loss", train_loss_.to_json()},
-                  {"eval_loss", eval_loss_.to_json()},
-                  {"eval_accuracy", eval_accuracy_.to_json()}}}};
-  {
-    std::ofstream out(tmp / "state.json");
-    out << state.dump(1) << "\n";
-    if (!out.flush()) {
-      fs::remove_all(tmp, ec);
-      throw Error("cannot write " + (tmp / "state.json").string());
+    try {
+      torch::save(model_, (tmp / "model.pt").string());
+      torch::serialize::OutputArchive archive;
+      optimizer_->save(archive);
+      archive.save_to((tmp / "optimizer.pt").string());
+    } catch (const c10::Error& e) {
+      throw Error("cannot write checkpoint to " + tmp.string() + ": " + first_line(e.what()));
     }
+    sync_file((tmp / "model.pt").string());
+    sync_file((tmp / "optimizer.pt").string());
+    json state = {{"format", kFormat},
+                  {"format_version", kFormatVersion},
+                  {"attnlab", version_string()},
+                  {"step", step_},
+                  {"peak_lr", peak_lr_},
+                  {"config", to_json(config_)},
+                  {"last_train_loss", last_train_loss_},
+                  {"last_eval", {{"loss", last_eval_.loss}, {"accuracy", last_eval_.accuracy}}},
+                  {"history",
+                   {{"train_loss", train_loss_.to_json()},
+                    {"eval_loss", eval_loss_.to_json()},
+                    {"eval_accuracy", eval_accuracy_.to_json()}}},
+                  {"files",
+                   {{"model.pt", file_record(tmp / "model.pt")},
+                    {"optimizer.pt", file_record(tmp / "optimizer.pt")}}}};
+    // state.json last: a directory without it is never taken for a checkpoint.
+    write_file_atomic((tmp / "state.json").string(), state.dump(1) + "\n");
+    // Swap into place: the old checkpoint is removed only after the new one is complete.
+    replace_directory(tmp.string(), target.string());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
   }
-  // Swap into place: the old checkpoint is removed only after the new one is complete.
-  if (fs::exists(target)) fs::rename(target, old, ec);
-  fs::rename(tmp, target, ec);
-  if (ec) throw Error("cannot move checkpoint into " + target.string() + ": " + ec.message());
-  fs::remove_all(old, ec);
+}
+
+bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
+  if (!dynamic_cast<const c10::Error*>(&e)) return false;
+  return std::string(e.what()).find("out of memory") != std::string::npos;
+}
+
+std::string training_error_message(const std::exception& e, int64_t step,
+                                   const std::string& device) {
+  if (!is_out_of_memory(e)) return first_line(e.what());
+  return "out of memory on " + device + " at step " + std::to_string(step) +
+         ": the run stopped (the weights are kept). Lower train.batch_size, model.d_model or "
+         "the context length, then apply (or reset). " +
+         first_line(e.what());
+}
+
+void TrainingSession::release_memory() {
+  optimizer_->zero_grad();
+  for (auto& p : model_->parameters()) p.mutable_grad() = torch::Tensor();
+  good_.clear();
+  release_cuda_cache();
 }
 
 ExperimentConfig TrainingSession::checkpoint_config(const std::string& dir) {
@@ -402,38 +496,76 @@ void TrainingSession::load(const std::string& dir) {
   json mine = to_json(config_), theirs = to_json(parse_config(state.at("config"), dir));
   mine["train"].erase("steps");  // a resumed run may be extended
   theirs["train"].erase("steps");
+  mine.erase("device");  // weights move between CPU and GPU (export loads on the CPU)
+  theirs.erase("device");
   const std::string diff = first_difference(theirs, mine);
   if (!diff.empty())
     throw Error("checkpoint " + dir + " was saved with a different config (" + diff + ")");
+  // Everything in state.json is read and checked before the weights are touched.
+  int64_t step = 0;
+  double peak_lr = 0, last_train_loss = 0;
+  EvalResult last_eval;
+  MetricHistory train_loss = train_loss_, eval_loss = eval_loss_, eval_accuracy = eval_accuracy_;
   try {
-    torch::load(model_, (fs::path(dir) / "model.pt").string());
-    torch::serialize::InputArchive archive;
-    archive.load_from((fs::path(dir) / "optimizer.pt").string());
-    optimizer_->load(archive);
-  } catch (const c10::Error& e) {
-    throw Error("checkpoint " + dir +
-                " is corrupt or does not match the model: " + first_line(e.what()));
-  }
-  model_->to(device_);
-  try {
-    step_ = state.at("step").get<int64_t>();
-    if (conn_monitor_)  // spectra of the loaded C; the histories restart at the checkpoint
-      conn_monitor_ = std::make_unique<ConnMonitor>(*model_->conn(), model_->parameter_count(),
-                                                    conn_monitor_->view()->spec_formula, step_);
-    peak_lr_ = state.at("peak_lr").get<double>();
-    last_train_loss_ = state.at("last_train_loss").get<double>();
-    last_eval_ = {state.at("last_eval").at("loss").get<double>(),
-                  state.at("last_eval").at("accuracy").get<double>()};
+    step = state.at("step").get<int64_t>();
+    peak_lr = state.at("peak_lr").get<double>();
+    last_train_loss = state.at("last_train_loss").get<double>();
+    last_eval = {state.at("last_eval").at("loss").get<double>(),
+                 state.at("last_eval").at("accuracy").get<double>()};
     const auto& h = state.at("history");
-    train_loss_.from_json(h.at("train_loss"));
-    eval_loss_.from_json(h.at("eval_loss"));
-    eval_accuracy_.from_json(h.at("eval_accuracy"));
-    // Curves before the checkpoint are not stored in it: the history restarts here.
-    connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
-    record_connections();
+    train_loss.from_json(h.at("train_loss"));
+    eval_loss.from_json(h.at("eval_loss"));
+    eval_accuracy.from_json(h.at("eval_accuracy"));
   } catch (const json::exception& e) {
     throw Error("checkpoint " + dir + "/state.json is incomplete: " + e.what());
   }
+  if (step < 0) throw Error("checkpoint " + dir + "/state.json: step " + std::to_string(step));
+  for (const char* name : {"model.pt", "optimizer.pt"}) {
+    const fs::path file = fs::path(dir) / name;
+    if (!fs::is_regular_file(file))
+      throw Error("checkpoint " + dir + " is incomplete: " + name + " is missing");
+    // Checkpoints from before the records existed have none: torch's own checks only.
+    if (!state.contains("files") || !state["files"].contains(name)) continue;
+    const json want = state["files"][name], got = file_record(file);
+    if (want != got)
+      throw Error("checkpoint file " + file.string() +
+                  " is corrupt: " + std::to_string(got["size"].get<int64_t>()) + " bytes, CRC-32 " +
+                  std::to_string(got["crc32"].get<uint32_t>()) + ", but state.json recorded " +
+                  want.dump() + " at the save (damaged or replaced since)");
+  }
+
+  // The weights and moments load in place; on any failure the copy taken here goes back, so
+  // a refused checkpoint leaves the session exactly as it was (never half loaded).
+  GoodState before;
+  before.capture(*model_, *optimizer_);
+  std::string file;
+  try {
+    file = (fs::path(dir) / "model.pt").string();
+    torch::load(model_, file);
+    file = (fs::path(dir) / "optimizer.pt").string();
+    torch::serialize::InputArchive archive;
+    archive.load_from(file);
+    optimizer_->load(archive);
+  } catch (const c10::Error& e) {
+    before.restore(*model_, *optimizer_);
+    throw Error("checkpoint file " + file +
+                " is corrupt or does not match the model: " + first_line(e.what()));
+  }
+  model_->to(device_);
+  step_ = step;
+  if (conn_monitor_)  // spectra of the loaded C; the histories restart at the checkpoint
+    conn_monitor_ = std::make_unique<ConnMonitor>(*model_->conn(), model_->parameter_count(),
+                                                  conn_monitor_->view()->spec_formula, step_);
+  peak_lr_ = peak_lr;
+  last_train_loss_ = last_train_loss;
+  last_eval_ = last_eval;
+  train_loss_ = std::move(train_loss);
+  eval_loss_ = std::move(eval_loss);
+  eval_accuracy_ = std::move(eval_accuracy);
+  good_.clear();  // the copy of the state before the load is no recovery point for this run
+  // Curves before the checkpoint are not stored in it: the history restarts here.
+  connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
+  record_connections();
 }
 
 }  // namespace attn

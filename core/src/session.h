@@ -15,11 +15,16 @@
 #include "core/neural_view.h"
 #include "core/snapshot.h"
 #include "core/src/model.h"
+#include "core/src/recovery.h"
 #include "core/src/tasks.h"
 
 namespace attn {
 
-// Thrown by train_step() when the loss or gradient norm is NaN/Inf; weights are not updated.
+// Thrown by train_step() when the run diverged: the loss or gradient norm is NaN/Inf, the
+// weights became NaN/Inf after an update, or the loss is over kBlowUpFactor x ln(classes).
+// With recovery on (the default) the session is first put back to the state before the last
+// update (weights, AdamW moments, step, histories: the last good state), so lowering the
+// learning rate and stepping again resumes from a sane model; the message says which step.
 struct DivergedError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -33,8 +38,23 @@ class TrainingSession {
  public:
   explicit TrainingSession(const ExperimentConfig& config);
 
-  // One optimiser step. Returns the training loss. Throws DivergedError (weights untouched).
+  // A cross-entropy this many times ln(classes) (a uniform guess) counts as a blow-up.
+  static constexpr double kBlowUpFactor = 100;
+
+  // One optimiser step. Returns the training loss. Throws DivergedError, after restoring the
+  // last good state (see DivergedError).
   double train_step();
+  // Recovery keeps a copy of the state before every update (one pass over 3x the parameters
+  // per step). Off: a divergence leaves the weights as they were when it was found.
+  void set_recovery(bool on) {
+    recovery_ = on;
+    if (!on) good_.clear();
+  }
+  // After an out-of-memory failure: drops gradients and the recovery copy, and hands cached
+  // GPU blocks back, so the rest of the process (the window) has memory to keep running.
+  void release_memory();
+  // How many times train_step restored the last good state.
+  int64_t restores() const { return restores_; }
   EvalResult evaluate();
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
@@ -82,6 +102,9 @@ class TrainingSession {
   double lr_at(int64_t step) const;
   // Appends the current connection frame to the history, unless one at this step is there.
   void record_connections();
+  void capture_good_state();
+  // Restores the last good state if there is one; returns the DivergedError message.
+  std::string recover(const std::string& what);
   torch::Tensor masked_loss(const torch::Tensor& logits, const torch::Tensor& targets) const;
 
   ExperimentConfig config_;
@@ -95,9 +118,30 @@ class TrainingSession {
   EvalResult last_eval_;
   MetricHistory train_loss_, eval_loss_, eval_accuracy_;
   std::unique_ptr<ConnMonitor> conn_monitor_;  // model.architecture "conn" only
+  // Divergence recovery: the state before the latest update, and its step and books.
+  struct Books {
+    double last_train_loss = 0;
+    EvalResult last_eval;
+    MetricHistory train_loss, eval_loss, eval_accuracy;
+  };
+  bool recovery_ = true;
+  GoodState good_;
+  int64_t good_step_ = -1;
+  Books good_books_;
+  int64_t restores_ = 0;
   // Replaced, never mutated, so snapshots can share it.
   std::shared_ptr<const std::vector<ConnectionFrame>> connections_;
 };
+
+// Whether an exception is an out-of-memory failure: std::bad_alloc, or a c10::Error whose
+// message says "out of memory" (LibTorch 1.13's CUDA OOM is a plain c10::Error with that text;
+// 2.x's c10::OutOfMemoryError derives from c10::Error and says the same), so this compiles
+// against both.
+bool is_out_of_memory(const std::exception& e);
+// The Error-state message for an exception from a training step: for out of memory it says
+// which device, at which step, and what to shrink; otherwise the exception's first line.
+std::string training_error_message(const std::exception& e, int64_t step,
+                                   const std::string& device);
 
 // The attention maps of one forward pass on a batch of one (layer-major, every head), and for a
 // classifier the class probabilities. The model is in eval mode for the pass (no dropout) and is

@@ -141,12 +141,13 @@ struct Trainer::Impl {
     }
   }
 
-  void publish(bool probe) {
+  // state_override: the state the snapshot reports (default: the current one).
+  void publish(bool probe, std::optional<TrainerState> state_override = std::nullopt) {
     const auto t0 = Clock::now();
     auto s = std::make_shared<Snapshot>();
     s->serial = ++serial;
     s->generation = generation;
-    s->state = state.load();
+    s->state = state_override ? *state_override : state.load();
     s->message = message;
     s->steps_per_second = steps_per_second;
     if (session) {
@@ -199,6 +200,7 @@ struct Trainer::Impl {
   void step() {
     try {
       const auto t0 = Clock::now();
+      if (options.before_step) options.before_step(session->step());
       session->train_step();
       const auto& t = session->config().train;
       const bool last = session->step() >= session->total_steps();
@@ -206,9 +208,11 @@ struct Trainer::Impl {
       train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       update_rate();
       if (last) {
-        set_state(TrainerState::Finished);
+        // The final snapshot is published before state() says Finished, so whoever sees
+        // Finished also finds the last step's snapshot in latest().
         message = "finished " + std::to_string(session->step()) + " steps";
-        publish(true);
+        publish(true, TrainerState::Finished);
+        set_state(TrainerState::Finished);
       } else if (state.load() != TrainerState::Running) {
         publish(true);
       } else if (publish_due()) {
@@ -217,7 +221,8 @@ struct Trainer::Impl {
     } catch (const DivergedError& e) {
       fail(TrainerState::Diverged, e.what());
     } catch (const std::exception& e) {  // c10::Error, attn::Error, std::bad_alloc, ...
-      fail(TrainerState::Error, e.what());
+      if (is_out_of_memory(e)) session->release_memory();  // so the window keeps working
+      fail(TrainerState::Error, training_error_message(e, session->step(), session->device_name()));
     }
   }
 

@@ -127,7 +127,7 @@ TEST_CASE("a corrupt or mismatched checkpoint is refused with a message") {
     const auto model = fs::path(dir) / "model.pt";
     fs::resize_file(model, fs::file_size(model) / 2);
     TrainingSession t(c);
-    CHECK_THROWS_WITH_AS(t.load(dir), doctest::Contains("is corrupt or does not match"), Error);
+    CHECK_THROWS_WITH_AS(t.load(dir), doctest::Contains("model.pt is corrupt"), Error);
   }
   SUBCASE("garbage state") {
     { std::ofstream(fs::path(dir) / "state.json") << "{not json"; }
@@ -159,6 +159,7 @@ TEST_CASE("saving over a checkpoint replaces it whole") {
 
 TEST_CASE("a NaN loss throws DivergedError and leaves the weights untouched") {
   TrainingSession s(test::diverging_config());
+  s.set_recovery(false);  // with recovery on, the last good weights come back (test_hardening)
   bool diverged = false;
   for (int i = 0; i < 50 && !diverged; ++i) {
     auto before = params_of(s);

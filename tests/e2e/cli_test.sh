@@ -64,7 +64,7 @@ expect_fail "already finished" "$bin" train --resume "$work/run"
 cp -r "$work/run" "$work/corrupt"
 truncate -s 100 "$work/corrupt/checkpoint/model.pt"
 sum_before=$(cat "$work/corrupt"/*.json "$work/corrupt"/metrics.csv "$work/corrupt/checkpoint"/* | md5sum)
-expect_fail "is corrupt or does not match" "$bin" train --resume "$work/corrupt" --steps 80
+expect_fail "checkpoint/model.pt is corrupt" "$bin" train --resume "$work/corrupt" --steps 80
 sum_after=$(cat "$work/corrupt"/*.json "$work/corrupt"/metrics.csv "$work/corrupt/checkpoint"/* | md5sum)
 [ "$sum_before" = "$sum_after" ] && ok "corrupt checkpoint: nothing overwritten" || bad "corrupt resume modified the run"
 

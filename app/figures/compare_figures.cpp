@@ -1,0 +1,214 @@
+#include "app/figures/compare_figures.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/connections.h"
+#include "core/error.h"
+#include "render/colormap.h"
+
+namespace attn::figures {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json read_json_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw Error("cannot read " + p.string());
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error(p.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+fig::LineSeries series_line(const Series& s, const std::string& name, fig::Color c) {
+  fig::LineSeries l;
+  l.name = name;
+  l.color = c;
+  l.width_pt = 1.25;
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    l.x.push_back(static_cast<double>(s.steps[i]));
+    l.y.push_back(s.values[i]);
+  }
+  return l;
+}
+
+}  // namespace
+
+fig::Color compare_color(int index) {
+  return fig::Color::from(render::okabe_ito(index));
+}
+
+fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title) {
+  fig::Figure f;
+  f.name = "loss";
+  f.title = title;
+  // Eval loss, train loss and accuracy in their own panels, every line named by its run, so
+  // that the CSV says which run each point belongs to; only the first panel has a legend.
+  auto panel = [](const char* t, const char* y) {
+    fig::Panel p;
+    p.title = t;
+    p.x.label = "step";
+    p.y.label = y;
+    p.grid = true;
+    return p;
+  };
+  fig::Panel eval = panel("eval loss", "loss (nats)");
+  fig::Panel train = panel("train loss", "loss (nats)");
+  fig::Panel acc = panel("eval accuracy", "accuracy");
+  train.legend = acc.legend = false;
+  acc.y.min = 0;
+  acc.y.max = 1;
+  bool want_accuracy = false;
+  for (const auto& c : curves) {
+    if (!c.run) continue;
+    const auto& cfg = c.run->config;
+    // Accuracy means something for classifiers and the synthetic tasks; a character LM's
+    // next-token accuracy is left out (its loss says more).
+    if (cfg.model.head == "classifier" || cfg.task.name != "text") want_accuracy = true;
+    auto e = series_line(c.run->eval_loss, c.label, c.color);
+    if (!c.show_in_legend) e.style = fig::LineStyle::Dashed;  // a group's later seeds
+    if (!e.x.empty()) eval.lines.push_back(std::move(e));
+    auto t = series_line(c.run->train_loss, c.label, c.color);
+    t.width_pt = 0.75;
+    if (!t.x.empty()) train.lines.push_back(std::move(t));
+    auto a = series_line(c.run->eval_accuracy, c.label, c.color);
+    if (!a.x.empty()) acc.lines.push_back(std::move(a));
+  }
+  f.panels.push_back(std::move(eval));
+  f.panels.push_back(std::move(train));
+  f.cols = 2;
+  f.aspect = 0.42;
+  if (want_accuracy) {
+    f.cols = 3;
+    f.panels.push_back(std::move(acc));
+    f.aspect = 0.34;
+  }
+  return f;
+}
+
+fig::Figure connection_curves_figure(const RunDirectory& run, const std::string& title) {
+  const fs::path p = fs::path(run.dir) / "connections.json";
+  std::error_code ec;
+  if (!fs::exists(p, ec))
+    throw Error(p.string() + " does not exist (only runs with ky layers write it)");
+  std::vector<ConnectionFrame> frames;
+  try {
+    frames = connection_frames_from_json(read_json_file(p));
+  } catch (const Error& e) {
+    throw Error(p.string() + ": " + e.what());
+  }
+  if (frames.empty() || frames.back().layers.empty())
+    throw Error(p.string() + " holds no connection curves");
+  const auto& last = frames.back();
+  fig::Figure f;
+  f.name = "connections";
+  f.title = title.empty() ? "learned g_h(t) at step " + std::to_string(last.step) : title;
+  f.cols = static_cast<int>(last.layers.size());
+  f.share_y = true;
+  f.aspect = f.cols > 1 ? 0.45 : 0.75;
+  for (const auto& c : last.layers) {
+    fig::Panel panel;
+    panel.title = "layer " + std::to_string(c.layer) + (c.causal ? " (causal)" : " (centred)");
+    panel.x.label = c.causal ? "t (t = 1: the current token)" : "t";
+    panel.y.label = "g_h(t)";
+    panel.grid = true;
+    for (int h = 0; h < c.heads; ++h) {
+      fig::LineSeries l;
+      l.name = "head " + std::to_string(h);
+      l.color = compare_color(h);
+      l.width_pt = 1.25;
+      const float* g = c.curve(h);
+      for (size_t i = 0; i < c.t.size(); ++i) {
+        l.x.push_back(c.t[i]);
+        l.y.push_back(g[i]);
+      }
+      panel.lines.push_back(std::move(l));
+    }
+    f.panels.push_back(std::move(panel));
+  }
+  return f;
+}
+
+fig::Figure spectral_radius_figure(const std::vector<CompareCurve>& curves,
+                                   const std::string& title) {
+  fig::Figure f;
+  f.name = "spectral_radius";
+  f.title = title;
+  fig::Panel panel;
+  panel.x.label = "step";
+  panel.y.label = "rho(I + C)";
+  panel.grid = true;
+  double limit = 0, last_step = 0;
+  for (const auto& c : curves) {
+    if (!c.run) continue;
+    const fs::path p = fs::path(c.run->dir) / "conn.json";
+    std::error_code ec;
+    if (!fs::exists(p, ec)) continue;
+    const json j = read_json_file(p);
+    if (!j.contains("spectral_radius_estimate") || !j["spectral_radius_estimate"].is_array())
+      throw Error(p.string() + " has no spectral_radius_estimate series");
+    fig::LineSeries l;
+    l.name = c.label;
+    if (!c.show_in_legend) l.style = fig::LineStyle::Dashed;
+    l.color = c.color;
+    l.width_pt = 1.0;
+    for (const auto& pt : j["spectral_radius_estimate"]) {
+      l.x.push_back(pt.at(0).get<double>());
+      l.y.push_back(pt.at(1).get<double>());
+    }
+    if (!l.x.empty()) last_step = std::max(last_step, l.x.back());
+    if (j.value("control", std::string("none")) != "none") limit = j.value("limit", 0.0);
+    panel.lines.push_back(std::move(l));
+  }
+  if (panel.lines.empty()) throw Error("no run among those compared has a conn.json");
+  // y = 1: the boundary the seed's theory needs rho below; r: the control's limit.
+  fig::LineSeries one;
+  one.x = {0, last_step};
+  one.y = {1, 1};
+  one.color = fig::Color::rgb(0.4f, 0.4f, 0.4f);
+  one.style = fig::LineStyle::Dotted;
+  one.width_pt = 0.75;
+  panel.lines.push_back(one);
+  if (limit > 0) {
+    fig::LineSeries r = one;
+    r.y = {limit, limit};
+    r.style = fig::LineStyle::Dashed;
+    panel.lines.push_back(r);
+    panel.annotations.push_back(
+        {last_step, limit, "r = " + std::to_string(limit).substr(0, 4), fig::Anchor::Right, {}});
+  }
+  f.panels.push_back(std::move(panel));
+  return f;
+}
+
+fig::Figure scatter_figure(const std::string& name, const std::string& title,
+                           const std::string& x_label, const std::string& y_label,
+                           const std::vector<ScatterPoint>& points) {
+  fig::Figure f;
+  f.name = name;
+  f.title = title;
+  fig::Panel panel;
+  panel.x.label = x_label;
+  panel.y.label = y_label;
+  panel.grid = true;
+  panel.legend = false;
+  for (const auto& p : points) {
+    fig::ScatterSeries s;
+    s.name = p.label;
+    s.x = {p.x};
+    s.y = {p.y};
+    s.labels = {p.label};
+    s.color = p.color;
+    s.size_pt = 5;
+    panel.scatters.push_back(std::move(s));
+  }
+  f.panels.push_back(std::move(panel));
+  return f;
+}
+
+}  // namespace attn::figures

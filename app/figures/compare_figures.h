@@ -1,0 +1,54 @@
+// Figures that compare runs (torch-free): built from run directories (core/run_dir.h) and the
+// JSON files beside them, drawn and exported by the figure library (render/figure_export.h).
+// Contract:
+//  - Every builder returns a fig::Figure and never draws; colours are given per curve (the
+//    caller's stable colour per run or group, Okabe-Ito by index unless the user chose one).
+//  - Curves are the run's recorded values, unsmoothed; a run with no recorded point in a
+//    panel adds no line there.
+//  - Builders throw attn::Error naming the file when an input file lacks what they need.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/run_dir.h"
+#include "render/figure.h"
+
+namespace attn::figures {
+
+// One curve set: a run with its label (legend and CSV series name) and colour. `show_in_legend`
+// false for the second and later seeds of a group: drawn dashed in the group's colour.
+struct CompareCurve {
+  const RunDirectory* run = nullptr;
+  std::string label;
+  fig::Color color;
+  bool show_in_legend = true;
+};
+
+// The stable colour of run or group i: Okabe-Ito colour i (wrapping).
+fig::Color compare_color(int index);
+
+// Three panels side by side: eval loss, train loss (the mean since the previous evaluation, as
+// metrics.csv has it) and, when any run is a classifier or a synthetic token task, eval accuracy.
+fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title);
+
+// Condor's learned connection functions g_h(t) of one run (its connections.json, last frame),
+// one panel per ky layer, one line per head. Throws when the file is missing or has no frame.
+fig::Figure connection_curves_figure(const RunDirectory& run, const std::string& title);
+
+// rho(I + C) over training (conn.json "spectral_radius_estimate") for each conn run, with the
+// control's limit r dashed. Runs without conn.json are left out; throws when none has one.
+fig::Figure spectral_radius_figure(const std::vector<CompareCurve>& curves,
+                                   const std::string& title);
+
+// A labelled scatter of one summary value against another (e.g. parameters vs accuracy), one
+// point per entry.
+struct ScatterPoint {
+  std::string label;
+  double x = 0, y = 0;
+  fig::Color color;
+};
+fig::Figure scatter_figure(const std::string& name, const std::string& title,
+                           const std::string& x_label, const std::string& y_label,
+                           const std::vector<ScatterPoint>& points);
+
+}  // namespace attn::figures

@@ -1,0 +1,72 @@
+// Figure builders: turn what a panel shows (a Snapshot, or the geometry and KY lab inputs) into
+// the plain figure model of render/figure.h. The window draws these on screen (Export dialog
+// preview) and `attnlab export` writes them to files: one builder per figure, shared by both.
+// Torch-free.
+// Contract:
+//  - figures_for(snapshot) lists the figures a run can give (depending on its model: `ky` adds
+//    connections, conn adds conn-matrix / conn-eigenvalues / conn-spectral, a neural layer with
+//    d' = 2 adds neural-surface, an image task adds image-attention).
+//  - build_figure() throws attn::Error for a name the snapshot cannot give, listing the names
+//    it can. Heatmaps carry the exact snapshot values (the CSV export equals them).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/geometry.h"
+#include "core/ky_transform.h"
+#include "core/snapshot.h"
+#include "render/figure.h"
+#include "render/figure_export.h"
+
+namespace attn::figures {
+
+struct FigureSpec {
+  std::string name;
+  std::string description;
+};
+
+struct FigureOptions {
+  int layer = -1;       // attention, image-attention: one layer (-1: all layers)
+  int64_t step = -1;    // connections: the recorded frame at or before this step (-1: latest)
+  render::Colormap colormap = render::Colormap::Viridis;  // attention heatmaps
+};
+
+std::vector<FigureSpec> figures_for(const Snapshot& snapshot);
+fig::Figure build_figure(const std::string& name, const Snapshot& snapshot,
+                         const FigureOptions& options = {});
+
+// The JSON sidecar's provenance for a figure of this snapshot (run_id: the run directory's name,
+// or "live" in the window).
+fig::Provenance provenance_for(const Snapshot& s, const ExperimentConfig& config,
+                               const std::string& run_id);
+
+// The individual builders (build_figure dispatches to them).
+fig::Figure loss_figure(const Snapshot& s);
+fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o);
+fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o);
+fig::Figure conn_matrix_figure(const Snapshot& s);
+fig::Figure conn_eigenvalues_figure(const Snapshot& s);
+fig::Figure conn_spectral_figure(const Snapshot& s);
+fig::Figure neural_surface_figure(const Snapshot& s);
+fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o);
+
+// The geometry panel's view: tokens, query, the convex hull of the values, the output, the
+// predicted ellipse of a circle of queries under the linear map, and the warped grid.
+struct GeometryFigureInput {
+  geometry::Scene scene;
+  geometry::Vec2 query;
+  geometry::GridSpec grid;
+  geometry::Map map = geometry::Map::Softmax;
+  double alpha = 1.0;
+  double circle_radius = 1.0;  // the query circle whose images are drawn (0: none)
+};
+fig::Figure geometry_figure(const GeometryFigureInput& in);
+
+// The KY lab's convergence: |theta(h_k) estimate change| against h_k (log-log), and f beside
+// the connection function g(t; theta) of the limit over t in [lo, hi] around x0.
+fig::Figure ky_convergence_figure(const KyResult& result, const KyFunction& f, double x0,
+                                  double lo, double hi);
+
+}  // namespace attn::figures

@@ -1,0 +1,300 @@
+// Builders for the Connection Transformer, Neural Attention's score surface, the geometry of
+// softmax attention and the KY transform's convergence.
+#include <algorithm>
+#include <cmath>
+
+#include "app/figures/figures.h"
+#include "core/conn_view.h"
+#include "core/error.h"
+#include "core/neural_view.h"
+#include "render/plot_math.h"
+
+namespace attn::figures {
+namespace {
+
+const ConnView& conn_of(const Snapshot& s) {
+  if (!s.conn) throw Error("the run is not a Connection Transformer (model.architecture conn)");
+  return *s.conn;
+}
+
+fig::Polygon circle_polygon(double r, const std::string& name, fig::Color c, fig::LineStyle st) {
+  fig::Polygon g;
+  g.name = name;
+  for (int i = 0; i < 256; ++i) {
+    const double a = 2 * M_PI * i / 256;
+    g.x.push_back(r * std::cos(a)), g.y.push_back(r * std::sin(a));
+  }
+  g.stroke = c;
+  g.width_pt = 0.75;
+  g.style = st;
+  return g;
+}
+
+// Contour lines of a grid x grid field over xs/ys as one NaN-separated line series.
+fig::LineSeries contours(const std::vector<float>& z, const std::vector<float>& xs,
+                         const std::vector<float>& ys, int levels, fig::Color c) {
+  fig::LineSeries l;
+  l.color = c;
+  l.width_pt = 0.5;
+  const int n = static_cast<int>(xs.size());
+  if (n < 2 || static_cast<int>(ys.size()) != n || static_cast<int>(z.size()) != n * n) return l;
+  const render::Range r = render::value_range(z.data(), z.size());
+  if (r.empty() || !(r.hi > r.lo)) return l;
+  auto at = [](const std::vector<float>& v, float idx) {
+    const int i = std::clamp(static_cast<int>(idx), 0, static_cast<int>(v.size()) - 2);
+    return v[i] + (idx - i) * (v[i + 1] - v[i]);
+  };
+  for (int k = 1; k <= levels; ++k) {
+    const double level = r.lo + (r.hi - r.lo) * k / (levels + 1);
+    for (const auto& seg : render::contour_segments(z.data(), n, n, level)) {
+      l.x.push_back(at(xs, seg.x0)), l.y.push_back(at(ys, seg.y0));
+      l.x.push_back(at(xs, seg.x1)), l.y.push_back(at(ys, seg.y1));
+      l.x.push_back(NAN), l.y.push_back(NAN);
+    }
+  }
+  return l;
+}
+
+}  // namespace
+
+fig::Figure conn_matrix_figure(const Snapshot& s) {
+  const ConnView& v = conn_of(s);
+  if (!v.matrix || v.matrix->empty()) throw Error("C has not been recorded yet");
+  fig::Figure f;
+  f.name = "conn-matrix";
+  f.title = "Connection matrix C, step " + std::to_string(v.matrix_step < 0 ? s.step : v.matrix_step);
+  f.aspect = 0.85;
+  fig::Panel p;
+  p.x.label = "slot j (receives)";
+  p.y.label = "slot i (sends)";
+  p.y.inverted = true;
+  p.equal_aspect = true;
+  fig::Heatmap h;
+  h.name = "C";
+  h.rows = h.cols = v.slots;
+  h.values = *v.matrix;
+  h.x1 = h.y1 = v.slots;
+  h.colormap = render::Colormap::Diverging;
+  h.colorbar_label = "C_ij";
+  p.heatmaps.push_back(h);
+  f.panels.push_back(p);
+  return f;
+}
+
+fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
+  const ConnView& v = conn_of(s);
+  if (v.eigen_re.empty()) throw Error("the eigenvalues of I + C have not been computed yet");
+  fig::Figure f;
+  f.name = "conn-eigenvalues";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "Eigenvalues of I + C, step %lld (rho = %.3f)",
+                static_cast<long long>(v.eigen_step), v.exact_radius);
+  f.title = buf;
+  f.aspect = 0.9;
+  fig::Panel p;
+  p.x.label = "Re \xce\xbb";
+  p.y.label = "Im \xce\xbb";
+  p.equal_aspect = true;
+  p.grid = true;
+  p.polygons.push_back(circle_polygon(1.0, "unit circle", fig::Color::rgb(0.3f, 0.3f, 0.3f),
+                                      fig::LineStyle::Solid));
+  if (v.control != "none" && v.limit > 0)
+    p.polygons.push_back(circle_polygon(v.limit, "limit r = " + std::to_string(v.limit).substr(0, 4),
+                                        fig::Color::from(render::okabe_ito(5)), fig::LineStyle::Dashed));
+  fig::ScatterSeries eig;
+  eig.name = "eigenvalues";
+  for (size_t i = 0; i < v.eigen_re.size(); ++i)
+    eig.x.push_back(v.eigen_re[i]), eig.y.push_back(v.eigen_im[i]);
+  eig.color = fig::Color::from(render::okabe_ito(0));
+  eig.size_pt = 3;
+  p.scatters.push_back(eig);
+  f.panels.push_back(p);
+  return f;
+}
+
+fig::Figure conn_spectral_figure(const Snapshot& s) {
+  const ConnView& v = conn_of(s);
+  if (v.spectral_radius.empty()) throw Error("no spectral measurements recorded (tracking off?)");
+  fig::Figure f;
+  f.name = "conn-spectral";
+  f.title = "Spectral radius and norm of I + C (control: " + v.control + ")";
+  fig::Panel p;
+  p.x.label = "step";
+  p.y.label = "value";
+  p.grid = true;
+  auto to_line = [](const Series& se, const std::string& name, int colour) {
+    fig::LineSeries l;
+    l.name = name;
+    for (size_t i = 0; i < se.steps.size(); ++i)
+      l.x.push_back(double(se.steps[i])), l.y.push_back(se.values[i]);
+    l.color = fig::Color::from(render::okabe_ito(colour));
+    return l;
+  };
+  p.lines.push_back(to_line(v.spectral_radius, "rho(I + C)", 0));
+  if (!v.spectral_norm.empty()) p.lines.push_back(to_line(v.spectral_norm, "||I + C||_2", 1));
+  const double x0 = v.spectral_radius.steps.front(), x1 = v.spectral_radius.steps.back();
+  p.lines.push_back({"1", {x0, x1}, {1.0, 1.0}, fig::Color::rgb(0.4f, 0.4f, 0.4f), 0.75,
+                     fig::LineStyle::Dotted});
+  if (v.control != "none" && v.limit > 0)
+    p.lines.push_back({"limit r", {x0, x1}, {v.limit, v.limit}, fig::Color::from(render::okabe_ito(5)),
+                       0.75, fig::LineStyle::Dashed});
+  f.panels.push_back(p);
+  return f;
+}
+
+fig::Figure neural_surface_figure(const Snapshot& s) {
+  if (!s.neural || !s.neural->surface.available)
+    throw Error("neural-surface needs a neural layer with d' = 2 (model.neural.reduced_dim 2)");
+  const NeuralScoreSurface& sf = s.neural->surface;
+  fig::Figure f;
+  f.name = "neural-surface";
+  f.title = "Neural Attention score surface, layer " + std::to_string(sf.layer) + ", head " +
+            std::to_string(sf.head) + ", step " + std::to_string(s.neural->step);
+  f.cols = 3;
+  f.aspect = 0.38;
+  auto surface_panel = [&](const std::vector<float>& z, const std::string& title,
+                           const std::string& name) {
+    fig::Panel p;
+    p.title = title;
+    p.x.label = "x";
+    p.y.label = "y";
+    p.equal_aspect = true;
+    p.legend = false;
+    fig::Heatmap h;
+    h.name = name;
+    h.rows = h.cols = sf.grid;
+    h.values = z;
+    // Sample centres xs[0]..xs[n-1]: the cells extend half a spacing beyond them.
+    const double dx = sf.grid > 1 ? (sf.xs.back() - sf.xs.front()) / (sf.grid - 1) : 1;
+    const double dy = sf.grid > 1 ? (sf.ys.back() - sf.ys.front()) / (sf.grid - 1) : 1;
+    h.x0 = sf.xs.front() - dx / 2, h.x1 = sf.xs.back() + dx / 2;
+    h.y0 = sf.ys.front() - dy / 2, h.y1 = sf.ys.back() + dy / 2;
+    h.colormap = render::Colormap::Magma;
+    h.colorbar_label = "score";
+    p.heatmaps.push_back(h);
+    p.lines.push_back(contours(z, sf.xs, sf.ys, 7, fig::Color::rgb(1, 1, 1, 0.7f)));
+    return p;
+  };
+  f.panels.push_back(surface_panel(sf.learned, "learned z(x, y)", "learned"));
+  f.panels.push_back(surface_panel(sf.paraboloid, "x\xc2\xb2 + y\xc2\xb2", "paraboloid"));
+  fig::Panel slice;
+  slice.title = "slice along the key";
+  slice.x.label = "t";
+  slice.y.label = "score";
+  slice.grid = true;
+  fig::LineSeries learned{"learned", {}, {}, {}, 1.25, fig::LineStyle::Solid};
+  fig::LineSeries dot{"q'\xc2\xb7k'", {}, {}, {}, 1.0, fig::LineStyle::Dashed};
+  for (size_t i = 0; i < sf.slice_t.size(); ++i) {
+    learned.x.push_back(sf.slice_t[i]), learned.y.push_back(sf.slice_learned[i]);
+    dot.x.push_back(sf.slice_t[i]), dot.y.push_back(sf.slice_dot[i]);
+  }
+  slice.lines = {learned, dot};
+  f.panels.push_back(slice);
+  return f;
+}
+
+fig::Figure geometry_figure(const GeometryFigureInput& in) {
+  using namespace geometry;
+  validate(in.scene);
+  fig::Figure f;
+  f.name = "geometry";
+  f.title = std::string("Softmax attention geometry (") + map_name(in.map) + " map)";
+  f.aspect = 0.9;
+  fig::Panel p;
+  p.x.label = "x";
+  p.y.label = "y";
+  p.equal_aspect = true;
+  fig::LineSeries grid{"warped grid", {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
+                       fig::LineStyle::Solid};
+  for (const auto& line : warp_grid(in.scene, in.grid, in.map, in.alpha)) {
+    for (const auto& v : line) grid.x.push_back(v.x), grid.y.push_back(v.y);
+    grid.x.push_back(NAN), grid.y.push_back(NAN);
+  }
+  p.lines.push_back(grid);
+  const auto values = value_points(in.scene);
+  fig::Polygon hull;
+  hull.name = "convex hull of values";
+  for (const auto& v : convex_hull(values)) hull.x.push_back(v.x), hull.y.push_back(v.y);
+  hull.stroke = fig::Color::from(render::okabe_ito(0));
+  hull.fill = fig::Color::rgb(0.0f, 0.447f, 0.698f, 0.12f);
+  p.polygons.push_back(hull);
+  if (in.circle_radius > 0) {
+    const Ellipse e = predicted_linear_image(in.scene, in.circle_radius);
+    fig::Polygon ell;
+    ell.name = "linear image of the query circle";
+    for (int i = 0; i < 128; ++i) {
+      const Vec2 v = e.point(2 * M_PI * i / 128);
+      ell.x.push_back(v.x), ell.y.push_back(v.y);
+    }
+    ell.stroke = fig::Color::from(render::okabe_ito(1));
+    ell.style = fig::LineStyle::Dashed;
+    p.polygons.push_back(ell);
+    fig::LineSeries images{"softmax image of the query circle", {}, {}, fig::Color::from(render::okabe_ito(5)),
+                           1.0, fig::LineStyle::Solid};
+    for (const auto& v : map_points(in.scene, circle(in.circle_radius, 128), Map::Softmax)) {
+      images.x.push_back(v.x), images.y.push_back(v.y);
+    }
+    if (!images.x.empty()) images.x.push_back(images.x.front()), images.y.push_back(images.y.front());
+    p.lines.push_back(images);
+  }
+  fig::ScatterSeries tokens{"values W\xe1\xb5\x9b t_j", {}, {}, {}, fig::Color::from(render::okabe_ito(0)),
+                            4.0, fig::Marker::Circle};
+  for (size_t j = 0; j < values.size(); ++j) {
+    tokens.x.push_back(values[j].x), tokens.y.push_back(values[j].y);
+    tokens.labels.push_back(std::to_string(j));
+  }
+  p.scatters.push_back(tokens);
+  const Vec2 out = attend(in.scene, in.query);
+  p.scatters.push_back({"query", {in.query.x}, {in.query.y}, {}, fig::Color::from(render::okabe_ito(3)), 5.0,
+                        fig::Marker::Cross});
+  p.scatters.push_back({"output", {out.x}, {out.y}, {}, fig::Color::from(render::okabe_ito(5)), 5.0,
+                        fig::Marker::Square});
+  f.panels.push_back(p);
+  return f;
+}
+
+fig::Figure ky_convergence_figure(const KyResult& r, const KyFunction& fn, double x0, double lo,
+                                  double hi) {
+  if (r.history.empty()) throw Error("the KY transform has no steps to show");
+  fig::Figure f;
+  f.name = "ky-convergence";
+  f.title = std::string("KY transform (") + ky_kind_name(r.kind) + ") at x0 = " +
+            std::to_string(x0).substr(0, 6) + (r.converged ? ", converged" : ", not converged");
+  f.cols = 2;
+  f.aspect = 0.42;
+  fig::Panel conv;
+  conv.title = "Convergence";
+  conv.x.label = "h";
+  conv.y.label = "change of the estimate";
+  conv.x.log = conv.y.log = true;
+  conv.x.inverted = true;  // h shrinks to the right, as the procedure runs
+  conv.grid = true;
+  fig::LineSeries err{"|theta_k - theta_k-1|", {}, {}, {}, 1.0, fig::LineStyle::Solid};
+  fig::ScatterSeries pts{"", {}, {}, {}, {}, 3.0, fig::Marker::Circle};
+  for (const auto& st : r.history)
+    if (std::isfinite(st.error) && st.error > 0) {
+      err.x.push_back(st.h), err.y.push_back(st.error);
+      pts.x.push_back(st.h), pts.y.push_back(st.error);
+    }
+  conv.lines.push_back(err);
+  pts.color = fig::Color::from(render::okabe_ito(0));
+  conv.scatters.push_back(pts);
+  f.panels.push_back(conv);
+  fig::Panel g;
+  g.title = "f and its connection g(t; theta)";
+  g.x.label = "t";
+  g.y.label = "value";
+  g.grid = true;
+  fig::LineSeries f_line{fn.label.empty() ? "f" : fn.label, {}, {}, {}, 1.25, fig::LineStyle::Solid};
+  fig::LineSeries curve{"g(t; limit theta)", {}, {}, {}, 1.0, fig::LineStyle::Dashed};
+  for (int i = 0; i <= 200; ++i) {
+    const double t = lo + (hi - lo) * i / 200.0;
+    f_line.x.push_back(t), f_line.y.push_back(fn.eval ? fn.eval(t) : NAN);
+    if (!r.theta.empty()) curve.x.push_back(t), curve.y.push_back(ky_connection(r.kind, r.theta, x0, t));
+  }
+  g.lines = {f_line, curve};
+  f.panels.push_back(g);
+  return f;
+}
+
+}  // namespace attn::figures

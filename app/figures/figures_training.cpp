@@ -1,0 +1,293 @@
+// Builders for what every run has (loss curves, attention maps) and for Condor's connection
+// functions and image attention; the dispatch table.
+#include <algorithm>
+#include <cmath>
+
+#include "app/figures/figures.h"
+#include "core/conn_view.h"
+#include "core/error.h"
+#include "core/image_probe.h"
+#include "core/neural_view.h"
+#include "core/version.h"
+
+namespace attn::figures {
+namespace {
+
+fig::LineSeries line_from(const Series& s, const std::string& name) {
+  fig::LineSeries l;
+  l.name = name;
+  for (size_t i = 0; i < s.steps.size() && i < s.values.size(); ++i) {
+    l.x.push_back(static_cast<double>(s.steps[i]));
+    l.y.push_back(s.values[i]);
+  }
+  return l;
+}
+
+// Tick labels at cell centres, for matrices of tokens (only when they stay readable).
+std::vector<fig::Tick> token_ticks(const std::vector<std::string>& labels, int size) {
+  std::vector<fig::Tick> ticks;
+  if (static_cast<int>(labels.size()) != size || size > 12) return ticks;
+  for (int i = 0; i < size; ++i) ticks.push_back({i + 0.5, labels[i]});
+  return ticks;
+}
+
+std::vector<int> layers_to_show(const Snapshot& s, int layer) {
+  std::vector<int> out;
+  for (int l = 0; l < s.layers; ++l)
+    if (layer < 0 || layer == l) out.push_back(l);
+  if (out.empty())
+    throw Error("layer " + std::to_string(layer) + " is out of range: the model has " +
+                std::to_string(s.layers) + " layers (0.." + std::to_string(s.layers - 1) + ")");
+  return out;
+}
+
+bool has_neural_surface(const Snapshot& s) { return s.neural && s.neural->surface.available; }
+
+}  // namespace
+
+fig::Figure loss_figure(const Snapshot& s) {
+  fig::Figure f;
+  f.name = "loss";
+  fig::Panel loss;
+  loss.title = "Loss";
+  loss.x.label = "step";
+  loss.y.label = "cross-entropy (nats)";
+  loss.y.log = true;
+  loss.grid = true;
+  // A saved run's metrics.csv holds the mean train loss of each evaluation interval.
+  auto train = line_from(s.train_loss, "train");
+  train.width_pt = 0.75;
+  loss.lines.push_back(train);
+  if (!s.eval_loss.empty()) {
+    auto eval = line_from(s.eval_loss, "eval");
+    eval.width_pt = 1.25;
+    loss.lines.push_back(eval);
+  }
+  if (s.baseline_loss > 0 && !s.train_loss.empty()) {
+    fig::LineSeries base{"unigram baseline",
+                         {double(s.train_loss.steps.front()), double(s.train_loss.steps.back())},
+                         {s.baseline_loss, s.baseline_loss},
+                         fig::Color::rgb(0.45f, 0.45f, 0.45f),
+                         0.75,
+                         fig::LineStyle::Dashed};
+    loss.lines.push_back(base);
+  }
+  f.panels.push_back(loss);
+  if (!s.eval_accuracy.empty()) {
+    fig::Panel acc;
+    acc.title = "Accuracy";
+    acc.x.label = "step";
+    acc.y.label = "eval accuracy";
+    acc.y.min = 0, acc.y.max = 1;
+    acc.grid = true;
+    acc.legend = false;
+    auto a = line_from(s.eval_accuracy, "eval accuracy");
+    a.color = fig::Color::from(render::okabe_ito(2));
+    a.width_pt = 1.25;
+    acc.lines.push_back(a);
+    f.panels.push_back(acc);
+    f.cols = 2;
+    f.aspect = 0.45;
+  }
+  return f;
+}
+
+fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
+  const auto& maps = s.attention_maps();
+  if (maps.empty()) throw Error("the run has no attention maps yet (no probe has run)");
+  const std::vector<int> layers = layers_to_show(s, o.layer);
+  fig::Figure f;
+  f.name = "attention";
+  f.title = "Attention on the probe input, step " + std::to_string(s.attention_step);
+  f.rows = static_cast<int>(layers.size());
+  f.cols = std::max(1, s.heads);
+  f.aspect = std::min(1.6, 0.2 + 0.9 * f.rows / f.cols);
+  // One shared scale (0 .. the largest weight shown), so maps compare and one colorbar serves.
+  float vmax = 0;
+  for (const auto& m : maps)
+    if (std::find(layers.begin(), layers.end(), m.layer) != layers.end())
+      for (float w : m.weights) vmax = std::max(vmax, w);
+  for (int layer : layers)
+    for (int head = 0; head < f.cols; ++head) {
+      fig::Panel p;
+      p.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head);
+      p.y.inverted = true;
+      p.x.label = "key";
+      p.y.label = "query";
+      p.equal_aspect = true;
+      p.legend = false;
+      for (const auto& m : maps) {
+        if (m.layer != layer || m.head != head) continue;
+        fig::Heatmap h;
+        h.name = "layer" + std::to_string(layer) + "_head" + std::to_string(head);
+        h.rows = h.cols = m.size;
+        h.values = m.weights;
+        h.x1 = h.y1 = m.size;
+        h.colormap = o.colormap;
+        h.vmin = 0, h.vmax = vmax > 0 ? vmax : 1;
+        h.colorbar = head == f.cols - 1;
+        h.colorbar_label = "weight";
+        p.x.ticks = token_ticks(s.probe_tokens, m.size);
+        p.y.ticks = p.x.ticks;
+        p.heatmaps.push_back(h);
+      }
+      f.panels.push_back(p);
+    }
+  return f;
+}
+
+fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o) {
+  const auto& frames = s.connection_history();
+  if (frames.empty() || frames.back().layers.empty())
+    throw Error("the run has no ky layers, so no connection functions g_h(t)");
+  const ConnectionFrame* frame = &frames.back();
+  if (o.step >= 0) {
+    frame = nullptr;
+    for (const auto& fr : frames)
+      if (fr.step <= o.step) frame = &fr;
+    if (!frame)
+      throw Error("--step " + std::to_string(o.step) + ": the first recorded connection frame is at step " +
+                  std::to_string(frames.front().step));
+  }
+  fig::Figure f;
+  f.name = "connections";
+  f.title = "Learned connection functions g_h(t), step " + std::to_string(frame->step);
+  f.cols = std::min<int>(2, static_cast<int>(frame->layers.size()));
+  f.rows = (static_cast<int>(frame->layers.size()) + f.cols - 1) / f.cols;
+  f.aspect = 0.62 * f.rows / f.cols + 0.1;
+  f.share_y = true;
+  for (const auto& c : frame->layers) {
+    fig::Panel p;
+    p.title = "layer " + std::to_string(c.layer) + " (window " + std::to_string(c.window) +
+              (c.causal ? ", causal" : "") + ")";
+    p.x.label = "t (1 = current token)";
+    p.y.label = "g_h(t)";
+    p.grid = true;
+    for (int h = 0; h < c.heads; ++h) {
+      fig::LineSeries l;
+      l.name = "head " + std::to_string(h);
+      const float* g = c.curve(h);
+      for (size_t i = 0; i < c.t.size(); ++i) l.x.push_back(c.t[i]), l.y.push_back(g[i]);
+      l.color = fig::Color::from(render::okabe_ito(h));
+      p.lines.push_back(l);
+      fig::ScatterSeries slots;
+      const float* sv = c.slot_values(h);
+      for (int j = 0; j < c.window; ++j) {
+        slots.x.push_back(c.window > 1 ? double(j) / (c.window - 1) : 0.0);
+        slots.y.push_back(sv[j]);
+      }
+      slots.color = l.color;
+      slots.size_pt = 3;
+      p.scatters.push_back(slots);
+    }
+    f.panels.push_back(p);
+  }
+  return f;
+}
+
+fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o) {
+  const ProbeImage& img = s.probe_image;
+  if (img.empty()) throw Error("image-attention needs an image task (task.name fashion-mnist)");
+  const std::vector<int> layers = layers_to_show(s, o.layer < 0 ? s.layers - 1 : o.layer);
+  const int grid = img.patch > 0 ? img.rows / img.patch : 0;
+  fig::Figure f;
+  f.name = "image-attention";
+  f.title = "CLS attention over test image " + std::to_string(img.index) + " (" + img.label_name +
+            "), step " + std::to_string(s.attention_step);
+  f.rows = static_cast<int>(layers.size());
+  f.cols = s.heads + 2;
+  f.aspect = 0.2 + 1.0 * f.rows / f.cols;
+  auto picture = [&] {
+    fig::Heatmap h;
+    h.name = "image";
+    h.rows = img.rows, h.cols = img.cols;
+    h.values = img.pixels;
+    h.x1 = img.cols, h.y1 = img.rows;
+    h.colormap = render::Colormap::Gray;
+    h.vmin = 0, h.vmax = 1;
+    h.colorbar = false;
+    return h;
+  };
+  for (int layer : layers) {
+    std::vector<std::vector<float>> heads;
+    for (const auto& m : s.attention_maps())
+      if (m.layer == layer) heads.push_back(cls_patch_weights(m));
+    fig::Panel pic;
+    pic.title = "layer " + std::to_string(layer);
+    pic.y.inverted = true;
+    pic.x.visible = pic.y.visible = false;
+    pic.equal_aspect = true;
+    pic.heatmaps.push_back(picture());
+    f.panels.push_back(pic);
+    heads.push_back(elementwise_mean(heads));
+    for (size_t h = 0; h < heads.size(); ++h) {
+      fig::Panel p = pic;
+      p.title = h + 1 == heads.size() ? "mean" : "head " + std::to_string(h);
+      if (static_cast<int>(heads[h].size()) == grid * grid && grid > 0) {
+        fig::Heatmap over;
+        over.name = "layer" + std::to_string(layer) + (h + 1 == heads.size() ? "_mean" : "_head" + std::to_string(h));
+        over.rows = over.cols = grid;
+        over.values = heads[h];
+        over.x1 = img.cols, over.y1 = img.rows;
+        over.colormap = render::Colormap::Hot;
+        over.alpha = 0.6;
+        over.colorbar = h + 1 == heads.size();
+        over.colorbar_label = "CLS weight";
+        p.heatmaps.push_back(over);
+      }
+      f.panels.push_back(p);
+    }
+  }
+  return f;
+}
+
+fig::Provenance provenance_for(const Snapshot& s, const ExperimentConfig& config,
+                               const std::string& run_id) {
+  fig::Provenance p;
+  p.program_version = version_string();
+  p.run_id = run_id;
+  p.config_hash = config_hash(config);
+  p.seed = config.seed;
+  p.step = s.step;
+  for (const auto& m : s.mechanisms)
+    if (p.mechanism.find(m) == std::string::npos) p.mechanism += (p.mechanism.empty() ? "" : "+") + m;
+  return p;
+}
+
+std::vector<FigureSpec> figures_for(const Snapshot& s) {
+  std::vector<FigureSpec> out = {{"loss", "train and eval loss (and accuracy) over steps"}};
+  if (!s.attention_maps().empty())
+    out.push_back({"attention", "attention maps of every layer and head on the probe input"});
+  if (!s.connection_history().empty() && !s.connection_history().back().layers.empty())
+    out.push_back({"connections", "Condor's learned connection functions g_h(t) per head"});
+  if (s.conn) {
+    out.push_back({"conn-matrix", "the connection matrix C (diverging colormap)"});
+    out.push_back({"conn-eigenvalues", "eigenvalues of I + C with the unit and limit circles"});
+    out.push_back({"conn-spectral", "rho(I + C) and ||I + C||_2 over training"});
+  }
+  if (has_neural_surface(s))
+    out.push_back({"neural-surface", "Neural Attention's learned score surface and a slice"});
+  if (!s.probe_image.empty())
+    out.push_back({"image-attention", "CLS attention over the probe image, per head"});
+  return out;
+}
+
+fig::Figure build_figure(const std::string& name, const Snapshot& s, const FigureOptions& o) {
+  bool known = false;
+  std::string names;
+  for (const auto& spec : figures_for(s)) {
+    known = known || spec.name == name;
+    names += (names.empty() ? "" : ", ") + spec.name;
+  }
+  if (!known) throw Error("unknown figure '" + name + "' for this run; it has: " + names);
+  if (name == "loss") return loss_figure(s);
+  if (name == "attention") return attention_figure(s, o);
+  if (name == "connections") return connections_figure(s, o);
+  if (name == "conn-matrix") return conn_matrix_figure(s);
+  if (name == "conn-eigenvalues") return conn_eigenvalues_figure(s);
+  if (name == "conn-spectral") return conn_spectral_figure(s);
+  if (name == "neural-surface") return neural_surface_figure(s);
+  return image_attention_figure(s, o);
+}
+
+}  // namespace attn::figures

@@ -1,0 +1,160 @@
+#include "figure_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attn::gui {
+
+// Painter on an ImDrawList: page points -> pixels (origin + scale).
+class ImGuiPainter : public fig::Painter {
+ public:
+  ImGuiPainter(FigureView& view, ImDrawList* dl, ImFont* font, const fig::FigureFont& metrics)
+      : view_(view), dl_(dl), font_(font), metrics_(metrics) {}
+
+  void fill_rect(const fig::Rect& r, fig::Color c) override {
+    if (c.a <= 0) return;
+    dl_->AddRectFilled(px(r.x, r.y), px(r.x + r.w, r.y + r.h), col(c));
+  }
+
+  void polyline(const double* x, const double* y, int n, fig::Color c, double width,
+                fig::LineStyle style, bool closed) override {
+    if (n < 2 || c.a <= 0) return;
+    const float w = std::max(1.0f, static_cast<float>(width) * view_.scale_);
+    const std::vector<double> dashes = fig::dash_pattern(style, width);
+    if (dashes.empty()) {
+      points_.clear();
+      for (int i = 0; i < n; ++i) points_.push_back(px(x[i], y[i]));
+      dl_->AddPolyline(points_.data(), n, col(c), closed ? ImDrawFlags_Closed : 0, w);
+      return;
+    }
+    // Dashes walked along the polyline, in points.
+    double on = dashes[0], off = dashes.size() > 1 ? dashes[1] : dashes[0];
+    double phase = 0;
+    bool drawing = true;
+    const int segments = closed ? n : n - 1;
+    for (int i = 0; i < segments; ++i) {
+      const int j = (i + 1) % n;
+      double ax = x[i], ay = y[i];
+      const double dx = x[j] - ax, dy = y[j] - ay;
+      double remaining = std::hypot(dx, dy);
+      const double ux = remaining > 0 ? dx / remaining : 0, uy = remaining > 0 ? dy / remaining : 0;
+      while (remaining > 1e-9) {
+        const double left = (drawing ? on : off) - phase;
+        const double step = std::min(left, remaining);
+        if (drawing) dl_->AddLine(px(ax, ay), px(ax + ux * step, ay + uy * step), col(c), w);
+        ax += ux * step, ay += uy * step;
+        remaining -= step, phase += step;
+        if (phase >= (drawing ? on : off) - 1e-9) phase = 0, drawing = !drawing;
+      }
+    }
+  }
+
+  void fill_polygon(const double* x, const double* y, int n, fig::Color c) override {
+    if (n < 3 || c.a <= 0) return;
+    points_.clear();
+    for (int i = 0; i < n; ++i) points_.push_back(px(x[i], y[i]));
+    // ImGui fills convex polygons; the hulls and ellipses drawn filled are convex.
+    dl_->AddConvexPolyFilled(points_.data(), n, col(c));
+  }
+
+  void marker(double x, double y, double size, fig::Marker m, fig::Color c) override {
+    const ImVec2 p = px(x, y);
+    const float r = std::max(1.5f, static_cast<float>(size / 2) * view_.scale_);
+    if (m == fig::Marker::Circle) {
+      dl_->AddCircleFilled(p, r, col(c), 12);
+    } else if (m == fig::Marker::Square) {
+      dl_->AddRectFilled(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), col(c));
+    } else {
+      const float w = std::max(1.0f, r / 2.5f);
+      dl_->AddLine(ImVec2(p.x - r, p.y - r), ImVec2(p.x + r, p.y + r), col(c), w);
+      dl_->AddLine(ImVec2(p.x - r, p.y + r), ImVec2(p.x + r, p.y - r), col(c), w);
+    }
+  }
+
+  void text(double x, double y, const std::string& s, double size, fig::Color c,
+            fig::Anchor anchor, bool vertical) override {
+    if (s.empty() || !font_) return;
+    const double w = metrics_.width(s, size);
+    const double dx = anchor == fig::Anchor::Left ? 0 : anchor == fig::Anchor::Center ? -w / 2 : -w;
+    const float size_px = static_cast<float>(size) * view_.scale_;
+    const float ascent_px = font_->Ascent * size_px / font_->FontSize;
+    if (!vertical) {
+      const ImVec2 p = px(x + dx, y);
+      dl_->AddText(font_, size_px, ImVec2(p.x, p.y - ascent_px), col(c), s.c_str());
+      return;
+    }
+    // Rotated text: draw horizontally at the anchor, then rotate the new vertices by -90
+    // degrees about the baseline point (x, y).
+    const ImVec2 pivot = px(x, y);
+    const int first = dl_->VtxBuffer.Size;
+    dl_->AddText(font_, size_px,
+                 ImVec2(pivot.x + static_cast<float>(dx) * view_.scale_, pivot.y - ascent_px),
+                 col(c), s.c_str());
+    for (int i = first; i < dl_->VtxBuffer.Size; ++i) {
+      ImVec2& v = dl_->VtxBuffer[i].pos;
+      const float rx = v.x - pivot.x, ry = v.y - pivot.y;
+      v = ImVec2(pivot.x + ry, pivot.y - rx);
+    }
+  }
+
+  void image(const fig::Rect& r, int cols, int rows, const std::vector<render::Rgba8>& rgba,
+             double alpha) override {
+    if (cols <= 0 || rows <= 0) return;
+    if (view_.textures_used_ == view_.textures_.size()) view_.textures_.emplace_back();
+    render::Texture2D& tex = view_.textures_[view_.textures_used_++];
+    tex.upload_rgba8(rgba.data(), cols, rows);
+    const ImU32 tint = IM_COL32(255, 255, 255, static_cast<int>(std::lround(255 * alpha)));
+    dl_->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex.id())), px(r.x, r.y),
+                  px(r.x + r.w, r.y + r.h), ImVec2(0, 0), ImVec2(1, 1), tint);
+  }
+
+  void push_clip(const fig::Rect& r) override {
+    dl_->PushClipRect(px(r.x, r.y), px(r.x + r.w, r.y + r.h), true);
+  }
+  void pop_clip() override { dl_->PopClipRect(); }
+
+ private:
+  ImVec2 px(double x, double y) const {
+    return ImVec2(view_.origin_.x + static_cast<float>(x) * view_.scale_,
+                  view_.origin_.y + static_cast<float>(y) * view_.scale_);
+  }
+  static ImU32 col(fig::Color c) {
+    auto b = [](float v) { return static_cast<int>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255)); };
+    return IM_COL32(b(c.r), b(c.g), b(c.b), b(c.a));
+  }
+  FigureView& view_;
+  ImDrawList* dl_;
+  ImFont* font_;
+  const fig::FigureFont& metrics_;
+  std::vector<ImVec2> points_;
+};
+
+const fig::FigureFont* FigureView::metrics() {
+  if (!font_tried_) {
+    font_tried_ = true;
+    try {
+      font_ = fig::FigureFont::load(fig::default_font_path());
+    } catch (const fig::FigureError& e) {
+      font_error_ = e.what();
+    }
+  }
+  return font_.get();
+}
+
+fig::FigureLayout FigureView::draw(const fig::Figure& figure, const fig::Page& page, ImVec2 size,
+                                   ImFont* font) {
+  const fig::FigureFont* m = metrics();
+  origin_ = ImGui::GetCursorScreenPos();
+  scale_ = static_cast<float>(std::min(size.x / page.width_pt, size.y / page.height_pt));
+  ImGui::InvisibleButton("##figure", ImVec2(static_cast<float>(page.width_pt) * scale_,
+                                            static_cast<float>(page.height_pt) * scale_));
+  if (!m) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", font_error_.c_str());
+    return {};
+  }
+  textures_used_ = 0;
+  ImGuiPainter painter(*this, ImGui::GetWindowDrawList(), font ? font : ImGui::GetFont(), *m);
+  return fig::draw_figure(figure, page, *m, painter);
+}
+
+}  // namespace attn::gui

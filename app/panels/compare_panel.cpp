@@ -1,0 +1,378 @@
+#include "panels/compare_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "core/error.h"
+#include "core/sweep.h"
+#include "core/trainer.h"
+#include "gui/export_dialog.h"
+#include "app/figures/compare_figures.h"
+#include "gui/plot_draw.h"
+#include "render/colormap.h"
+#include "render/plot_math.h"
+
+namespace attn::gui {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct ComparePanel::Run {
+  std::string label;
+  float color[3] = {1, 1, 1};
+  // Live: a trainer; saved: a run directory.
+  std::unique_ptr<Trainer> trainer;
+  ExperimentConfig config;
+  std::shared_ptr<const Snapshot> snap;
+  Clock::time_point started;
+  int threads = 0;      // a live run's torch threads (its fair share of the cores)
+  std::string out_dir;  // where a live run is (to be) saved
+  bool saved = false;
+  std::string save_error;
+  RunDirectory dir;  // saved runs (and live runs once saved: empty otherwise)
+  bool is_live() const { return trainer != nullptr; }
+  const Series& eval_loss() const { return snap ? snap->eval_loss : dir.eval_loss; }
+  const Series& eval_accuracy() const { return snap ? snap->eval_accuracy : dir.eval_accuracy; }
+  const Series& train_loss() const { return snap ? snap->train_loss : dir.train_loss; }
+};
+
+namespace {
+
+ImU32 to_u32(const float c[3], float alpha = 1.0f) {
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(c[0], c[1], c[2], alpha));
+}
+
+void set_color(float out[3], int index) {
+  const render::Rgba8 c = render::okabe_ito(index);
+  out[0] = c.r / 255.0f, out[1] = c.g / 255.0f, out[2] = c.b / 255.0f;
+}
+
+double summary_value(const RunDirectory& d, const char* key) {
+  return d.finished && d.summary.contains(key) && d.summary[key].is_number()
+             ? d.summary[key].get<double>()
+             : NAN;
+}
+
+}  // namespace
+
+ComparePanel::ComparePanel() = default;
+ComparePanel::~ComparePanel() = default;  // each Trainer's destructor stops and joins
+
+bool ComparePanel::start_runs(const ExperimentConfig& base, const std::string& key,
+                              const std::string& values) {
+  std::vector<std::unique_ptr<Run>> fresh;
+  try {
+    const VaryAxis axis = parse_vary(key + "=" + values);
+    const nlohmann::json base_json = to_json(base);
+    // Each value is validated before any run starts: a bad one names the key and what is allowed.
+    const SweepPlan plan = plan_sweep({{"", base_json}}, {axis}, 1);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const size_t live =
+        std::count_if(runs_.begin(), runs_.end(),
+                      [](const auto& r) {
+                        return r->is_live() && r->snap && r->snap->state == TrainerState::Running;
+                      }) +
+        plan.cells.size();
+    TrainerOptions options;
+    // Fair shares: N runs on C cores get C / N threads each (at least one).
+    options.threads = static_cast<int>(std::max<size_t>(1, cores / live));
+    const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    for (const auto& cell : plan.cells) {
+      auto r = std::make_unique<Run>();
+      r->label = cell.group;
+      r->config = cell.config;
+      r->out_dir = (fs::path(save_root_) / ("run-" + std::to_string(stamp)) / cell.group).string();
+      fresh.push_back(std::move(r));
+    }
+    for (auto& r : fresh) {
+      r->threads = options.threads;
+      r->trainer = std::make_unique<Trainer>(r->config, options);
+      r->trainer->start();
+      r->started = Clock::now();
+    }
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+  for (auto& r : fresh) {
+    set_color(r->color, static_cast<int>(runs_.size()));
+    runs_.push_back(std::move(r));
+  }
+  error_.clear();
+  return true;
+}
+
+bool ComparePanel::add_saved_run(const std::string& dir) {
+  try {
+    auto r = std::make_unique<Run>();
+    r->dir = read_run_directory(dir);
+    r->label = r->dir.id;
+    r->config = r->dir.config;
+    r->saved = true;
+    r->out_dir = dir;
+    set_color(r->color, static_cast<int>(runs_.size()));
+    runs_.push_back(std::move(r));
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+  error_.clear();
+  return true;
+}
+
+void ComparePanel::poll() {
+  for (auto& r : runs_) {
+    if (!r->is_live()) continue;
+    r->snap = r->trainer->latest();
+    if (r->saved || !r->save_error.empty()) continue;
+    if (r->snap->state != TrainerState::Finished && r->snap->state != TrainerState::Diverged)
+      continue;
+    try {
+      const double wall = std::chrono::duration<double>(Clock::now() - r->started).count();
+      write_run_directory(r->out_dir, r->config, *r->snap, wall);
+      r->trainer->save_checkpoint((fs::path(r->out_dir) / "checkpoint").string());  // queued
+      r->saved = true;
+    } catch (const std::exception& e) {
+      r->save_error = e.what();
+    }
+  }
+}
+
+void ComparePanel::draw(const ExperimentConfig& base, ImFont* small_font, bool* open) {
+  poll();
+  if (!ImGui::Begin("Compare", open)) {
+    ImGui::End();
+    return;
+  }
+  ImFont* font = small_font ? small_font : ImGui::GetFont();
+  ImGui::TextUnformatted("Vary");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(150);
+  ImGui::InputText("##key", key_, sizeof key_);
+  ImGui::SameLine();
+  ImGui::TextUnformatted("=");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(160);
+  ImGui::InputText("##values", values_, sizeof values_);
+  ImGui::SameLine();
+  if (ImGui::Button("Start runs")) start_runs(base, key_, values_);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "One run per value from the Run panel's experiment: same seed, same data "
+        "order. Saved under %s when finished.",
+        save_root_.c_str());
+  ImGui::SetNextItemWidth(320);
+  ImGui::InputTextWithHint("##dir", "run directory (attnlab train --out)", dir_, sizeof dir_);
+  ImGui::SameLine();
+  if (ImGui::Button("Add saved run") && dir_[0]) add_saved_run(dir_);
+  if (!error_.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", error_.c_str());
+  if (runs_.empty()) {
+    ImGui::TextDisabled("No runs yet: start some above, or add saved run directories.");
+    ImGui::End();
+    return;
+  }
+  draw_table();
+  ImGui::Checkbox("log y", &log_y_);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Export...")) {
+    // The overlay figure of every run, live ones from their latest snapshot.
+    std::vector<RunDirectory> dirs(runs_.size());
+    std::vector<figures::CompareCurve> curves;
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      const Run& r = *runs_[i];
+      RunDirectory& d = dirs[i];
+      d = r.dir;
+      d.id = r.label;
+      if (r.is_live()) d.config = r.config;
+      d.train_loss = r.train_loss();
+      d.eval_loss = r.eval_loss();
+      d.eval_accuracy = r.eval_accuracy();
+      curves.push_back({&d, r.label, fig::Color::rgb(r.color[0], r.color[1], r.color[2]), true});
+    }
+    try {
+      request_figure_export(figures::loss_overlay(curves, "Comparison"), false);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  }
+  draw_curves(font, std::max(140.0f, ImGui::GetContentRegionAvail().y * 0.45f));
+  draw_maps(font);
+  ImGui::End();
+}
+
+void ComparePanel::draw_table() {
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("runs", 10, flags)) return;
+  for (const char* h : {"", "run", "state", "step", "eval loss", "eval acc", "parameters",
+                        "attn params", "steps/s", "saved"})
+    ImGui::TableSetupColumn(h);
+  ImGui::TableHeadersRow();
+  int i = 0;
+  for (auto& r : runs_) {
+    ImGui::TableNextRow();
+    ImGui::PushID(i++);
+    ImGui::TableNextColumn();
+    ImGui::ColorEdit3("##c", r->color, ImGuiColorEditFlags_NoInputs | ImGuiColorEditFlags_NoLabel);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(r->label.c_str());
+    auto num = [](double v, const char* fmt) {
+      ImGui::TableNextColumn();
+      if (std::isfinite(v))
+        ImGui::Text(fmt, v);
+      else
+        ImGui::TextDisabled("-");
+    };
+    ImGui::TableNextColumn();
+    if (r->snap) {
+      ImGui::TextUnformatted(to_string(r->snap->state));
+      const auto& s = *r->snap;
+      num(static_cast<double>(s.step), "%.0f");
+      num(s.eval_loss.empty() ? NAN : s.eval_loss.values.back(), "%.4f");
+      num(s.eval_accuracy.empty() ? NAN : s.eval_accuracy.values.back(), "%.4f");
+      num(static_cast<double>(s.parameters), "%.0f");
+      num(static_cast<double>(s.attention_parameters), "%.0f");
+      num(s.steps_per_second, "%.1f");
+    } else {
+      ImGui::TextUnformatted(r->dir.finished ? "saved" : "saved (unfinished)");
+      num(summary_value(r->dir, "steps"), "%.0f");
+      num(summary_value(r->dir, "eval_loss"), "%.4f");
+      num(summary_value(r->dir, "eval_accuracy"), "%.4f");
+      num(summary_value(r->dir, "parameters"), "%.0f");
+      num(summary_value(r->dir, "attention_parameters"), "%.0f");
+      num(summary_value(r->dir, "steps_per_second"), "%.1f");
+    }
+    ImGui::TableNextColumn();
+    if (!r->save_error.empty())
+      ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", r->save_error.c_str());
+    else if (r->saved)
+      ImGui::TextUnformatted(r->out_dir.c_str());
+    else
+      ImGui::TextDisabled("when finished");
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+}
+
+void ComparePanel::draw_curves(ImFont* font, float height) {
+  bool accuracy = false;
+  render::Range xr, lr, ar;
+  for (const auto& r : runs_) {
+    for (const Series* s : {&r->eval_loss(), &r->train_loss()})
+      if (!s->empty()) {
+        xr.include(static_cast<double>(s->steps.front()));
+        xr.include(static_cast<double>(s->steps.back()));
+        lr = render::merge(lr, render::value_range(s->values.data(), s->values.size(), log_y_));
+      }
+    if (!r->eval_accuracy().empty() &&
+        (r->config.model.head == "classifier" || r->config.task.name != "text"))
+      accuracy = true;
+  }
+  if (xr.empty()) {
+    ImGui::TextDisabled("No metrics yet.");
+    return;
+  }
+  if (xr.hi - xr.lo < 10) xr.hi = xr.lo + 10;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float loss_w = accuracy ? w * 0.6f : w;
+  const PlotArea la = draw_plot_frame(dl, p0, ImVec2(p0.x + loss_w - 6, p0.y + height), xr,
+                                      render::padded(lr, 0.04, log_y_), log_y_, font,
+                                      "step  (eval loss solid, train loss faint)");
+  for (const auto& r : runs_) {
+    const Series& t = r->train_loss();
+    draw_series(dl, la, t.steps.data(), t.values.data(), t.steps.size(), to_u32(r->color, 0.3f),
+                1.0f);
+    const Series& e = r->eval_loss();
+    draw_series(dl, la, e.steps.data(), e.values.data(), e.steps.size(), to_u32(r->color), 2.0f);
+    draw_markers(dl, la, e.steps.data(), e.values.data(), e.steps.size(), to_u32(r->color), 2.5f);
+  }
+  if (accuracy) {
+    ar.include(0);
+    ar.include(1);
+    const PlotArea aa =
+        draw_plot_frame(dl, ImVec2(p0.x + loss_w + 6, p0.y), ImVec2(p0.x + w, p0.y + height), xr,
+                        render::padded(ar, 0.04, false), false, font, "step  (eval accuracy)");
+    for (const auto& r : runs_) {
+      const Series& a = r->eval_accuracy();
+      draw_series(dl, aa, a.steps.data(), a.values.data(), a.steps.size(), to_u32(r->color), 2.0f);
+    }
+  }
+  ImGui::Dummy(ImVec2(w, height + 4));
+}
+
+void ComparePanel::draw_maps(ImFont* font) {
+  int layers = 0, heads = 0;
+  for (const auto& r : runs_)
+    if (r->snap && !r->snap->attention_maps().empty())
+      layers = std::max(layers, r->snap->layers), heads = std::max(heads, r->snap->heads);
+  if (layers == 0) return;
+  ImGui::SetNextItemWidth(120);
+  ImGui::SliderInt("layer", &layer_, 0, layers - 1);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(120);
+  ImGui::SliderInt("head", &head_, 0, std::max(0, heads - 1));
+  ImGui::SameLine();
+  ImGui::TextDisabled("probe input's attention (row = query, column = key)");
+  const float side =
+      std::clamp(ImGui::GetContentRegionAvail().y - font->FontSize * 2, 80.0f, 220.0f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImVec2 p = ImGui::GetCursorScreenPos();
+  const float x0 = p.x;
+  int shown = 0;
+  for (const auto& r : runs_) {
+    if (!r->snap) continue;
+    const AttentionMap* map = nullptr;
+    for (const auto& m : r->snap->attention_maps())
+      if (m.layer == layer_ && m.head == head_) map = &m;
+    if (!map || map->size == 0) continue;
+    if (shown > 0 && p.x + side > x0 + ImGui::GetContentRegionAvail().x) break;
+    dl->AddText(font, font->FontSize, p, to_u32(r->color), r->label.c_str());
+    const ImVec2 m0(p.x, p.y + font->FontSize + 2);
+    const float cell = side / map->size;
+    for (int i = 0; i < map->size; ++i)
+      for (int j = 0; j < map->size; ++j) {
+        const render::Rgba8 c = render::viridis(map->weights[i * map->size + j]);
+        dl->AddRectFilled(ImVec2(m0.x + j * cell, m0.y + i * cell),
+                          ImVec2(m0.x + (j + 1) * cell, m0.y + (i + 1) * cell),
+                          IM_COL32(c.r, c.g, c.b, 255));
+      }
+    dl->AddRect(m0, ImVec2(m0.x + side, m0.y + side), to_u32(r->color), 0, 0, 2.0f);
+    p.x += side + 14;
+    ++shown;
+  }
+  ImGui::Dummy(ImVec2(ImGui::GetContentRegionAvail().x, side + font->FontSize + 6));
+}
+
+nlohmann::json ComparePanel::report() const {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& r : runs_) {
+    nlohmann::json j = {{"label", r->label},
+                        {"kind", r->is_live() ? "live" : "saved"},
+                        {"color", {r->color[0], r->color[1], r->color[2]}},
+                        {"saved", r->saved},
+                        {"dir", r->out_dir},
+                        {"threads", r->threads}};
+    const Series& e = r->eval_loss();
+    j["eval_loss"] = e.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.values.back());
+    j["eval_points"] = e.steps.size();
+    if (r->snap) {
+      j["state"] = to_string(r->snap->state);
+      j["step"] = r->snap->step;
+      j["attention_maps"] = r->snap->attention_maps().size();
+    }
+    if (!r->save_error.empty()) j["save_error"] = r->save_error;
+    runs.push_back(j);
+  }
+  return {{"runs", runs}, {"error", error_}};
+}
+
+}  // namespace attn::gui

@@ -1,0 +1,72 @@
+// Compare panel: several runs side by side. Start N runs from the window's experiment varying
+// one config key (each its own Trainer thread, the cores shared evenly), add saved run
+// directories, and see overlaid eval loss / accuracy curves with per-run colours (Okabe-Ito by
+// index, changeable with a colour picker), a table of final metrics, and the probe input's
+// attention maps of every live run next to each other.
+// Contract:
+//  - Never waits on a trainer: the UI thread only reads snapshots and queues commands.
+//  - A live run that finishes is saved as a run directory (config.json, metrics.csv,
+//    summary.json via core/run_dir.h write_run_directory, and checkpoint/ via the Trainer) under
+//    save_root/<key=value>, so `attnlab compare` and this panel can open it later.
+//  - start_runs()/add_saved_run() return false with error() set (the key, value or file named)
+//    and change nothing on bad input.
+//  - Curves are drawn with ImGui draw lists (app/gui/plot_draw.h): the figure model has no
+//    screen painter yet.
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/run_dir.h"
+#include "core/snapshot.h"
+
+struct ImFont;
+
+namespace attn {
+class Trainer;
+}
+
+namespace attn::gui {
+
+class ComparePanel {
+ public:
+  ComparePanel();
+  ~ComparePanel();  // stops and joins the live runs' threads
+  ComparePanel(const ComparePanel&) = delete;
+  ComparePanel& operator=(const ComparePanel&) = delete;
+
+  void set_save_root(const std::string& dir) { save_root_ = dir; }
+  // Starts one run per value of `key` ("v1,v2,..."; values parsed as JSON when valid) from
+  // `base`, same seed, same data order.
+  bool start_runs(const ExperimentConfig& base, const std::string& key, const std::string& values);
+  bool add_saved_run(const std::string& dir);
+  const std::string& error() const { return error_; }
+
+  // base: the experiment the window edits. Also saves finished live runs.
+  void draw(const ExperimentConfig& base, ImFont* small_font, bool* open);
+  // Saves finished live runs without drawing (called every frame, even when closed).
+  void poll();
+
+  // For ATTN_GUI_REPORT: each run's label, kind, state, step, eval loss/accuracy, colour and
+  // saved directory.
+  nlohmann::json report() const;
+
+ private:
+  struct Run;
+  void draw_curves(ImFont* font, float height);
+  void draw_table();
+  void draw_maps(ImFont* font);
+
+  std::vector<std::unique_ptr<Run>> runs_;
+  std::string save_root_ = "runs/compare";
+  std::string error_;
+  char key_[128] = "model.attention";
+  char values_[256] = "dot,ky";
+  char dir_[512] = "";
+  bool log_y_ = false;
+  int layer_ = 0, head_ = 0;
+};
+
+}  // namespace attn::gui

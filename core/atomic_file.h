@@ -1,0 +1,33 @@
+// Crash-safe files: every file and directory attnlab writes for the user (checkpoints, run
+// directories, exports) goes through here, so a crash or SIGKILL in the middle of a write
+// leaves the previous version or the new one, never a partial file.
+// Contract:
+//  - write_file_atomic: writes a temporary sibling "<path>.tmp.<pid>", flushes it to disk
+//    (fsync), renames it over path, then syncs the directory. On failure the temporary is
+//    removed and attn::Error names the path and the reason.
+//  - replace_directory: `staged` (a complete directory) takes the place of `target` in one
+//    step (renameat2 RENAME_EXCHANGE where the file system has it), then the old contents are
+//    removed. Where it has not, target is renamed to "<target>.old-<pid>" first, and
+//    recover_directory() (called before every read of a checkpoint) puts such a leftover back
+//    if target is missing.
+// Torch-free; paths are plain strings.
+#pragma once
+#include <string>
+
+namespace attn {
+
+void write_file_atomic(const std::string& path, const std::string& text);
+// Flushes a file that was written by other means (e.g. torch::save) to disk.
+void sync_file(const std::string& path);
+void replace_directory(const std::string& staged, const std::string& target);
+// If `target` does not exist but an interrupted replace_directory left "<target>.old-<pid>",
+// renames the newest such leftover back to target. Returns whether it did.
+bool recover_directory(const std::string& target);
+// Removes what writers of `target` killed mid-write left beside it: "<target>.tmp.<pid>" and
+// "<target>.tmp-<pid>" of processes that no longer run (and "<target>.old-<pid>" once target
+// exists again). Called before each checkpoint save, so killed saves do not pile up.
+void remove_stale_siblings(const std::string& target);
+// "<path>.tmp.<pid>": the temporary name write_file_atomic uses (tests look for leftovers).
+std::string temporary_path(const std::string& path);
+
+}  // namespace attn

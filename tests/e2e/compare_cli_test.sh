@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# End-to-end checks of comparing runs: two runs started together with the same seed and
+# mechanism are identical; `attnlab compare` prints summary.json's values and exports the
+# overlay; `attnlab sweep` killed mid-way resumes without redoing finished runs; bad input.
+# usage: compare_cli_test.sh <attnlab>
+set -u
+bin=$1
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fails=0; passes=0
+ok()   { passes=$((passes+1)); echo "ok   $*"; }
+bad()  { fails=$((fails+1)); echo "FAIL $*"; }
+expect_fail() {  # expect_fail "<substring of stderr>" cmd...
+  local want=$1; shift
+  "$@" >"$work/out" 2>"$work/err"; local rc=$?
+  if [ $rc = 0 ]; then bad "accepted: $*"; return; fi
+  if [ $rc != 2 ]; then bad "exit $rc (want 2): $*"; fi
+  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want): $*"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
+}
+
+cat > "$work/tiny.json" <<'JSON'
+{"name": "tiny", "seed": 5, "threads": 1,
+ "task": {"name": "copy", "length": 4, "vocab": 8},
+ "model": {"d_model": 16, "heads": 2, "layers": 1, "dropout": 0.1},
+ "train": {"steps": 60, "batch_size": 8, "warmup": 5, "eval_every": 20, "eval_batches": 2}}
+JSON
+
+# Two runs started together, same seed and mechanism: identical metrics (dropout on, so the
+# per-step random streams are exercised too). steps_per_s (column 6) is a timing.
+"$bin" train --config "$work/tiny.json" --out "$work/a" -q >"$work/a.log" 2>&1 &
+pa=$!
+"$bin" train --config "$work/tiny.json" --out "$work/b" -q >"$work/b.log" 2>&1 &
+pb=$!
+wait $pa && wait $pb || bad "parallel train runs failed: $(cat "$work/a.log" "$work/b.log")"
+cut -d, -f1-5 "$work/a/metrics.csv" > "$work/ma"; cut -d, -f1-5 "$work/b/metrics.csv" > "$work/mb"
+[ "$(wc -l < "$work/ma")" = 4 ] && cmp -s "$work/ma" "$work/mb" && ok "two runs started together: identical metrics.csv" || bad "metrics differ: $(diff "$work/ma" "$work/mb")"
+python3 - "$work/a/summary.json" "$work/b/summary.json" <<'PY' && ok "two runs started together: identical summary metrics" || bad "summaries differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for k in ["eval_loss", "eval_accuracy", "final_train_loss", "parameters", "attention_parameters", "steps", "config_hash"]:
+    assert a[k] == b[k], (k, a[k], b[k])
+PY
+
+# A third run, another mechanism, for the comparison.
+sed 's/"dropout": 0.1}/"dropout": 0.1, "attention": "ky"}/' "$work/tiny.json" > "$work/tiny_ky.json"
+"$bin" train --config "$work/tiny_ky.json" --out "$work/ky" -q >/dev/null 2>&1 || bad "ky run failed"
+
+# compare --json: every value equals summary.json's.
+"$bin" compare "$work/a" "$work/ky" --json > "$work/cmp.json" 2>"$work/cmp.err" || bad "compare --json failed: $(cat "$work/cmp.err")"
+python3 - "$work/cmp.json" "$work/a" "$work/ky" <<'PY' && ok "compare --json equals summary.json" || bad "compare --json differs from summary.json"
+import json, sys, os
+rows = json.load(open(sys.argv[1]))
+assert [r["run"] for r in rows] == ["a", "ky"], rows
+for r, d in zip(rows, sys.argv[2:]):
+    s = json.load(open(os.path.join(d, "summary.json")))
+    for k in ["steps", "eval_loss", "eval_accuracy", "parameters", "attention_parameters", "steps_per_second", "peak_rss_mib"]:
+        assert r[k] == s[k], (d, k, r[k], s[k])
+assert rows[0]["mechanism"] == "dot" and rows[1]["mechanism"] == "ky", rows
+PY
+# The text table: the same values, rounded as printed.
+"$bin" compare "$work/a" "$work/ky" > "$work/cmp.txt" || bad "compare failed"
+python3 - "$work/cmp.txt" "$work/a" "$work/ky" <<'PY' && ok "compare table values equal summary.json (as rounded)" || bad "compare table: $(cat "$work/cmp.txt")"
+import json, sys, os
+lines = open(sys.argv[1]).read().splitlines()
+assert lines[0].split()[:3] == ["run", "mechanism", "task"], lines[0]
+for line, d in zip(lines[1:], sys.argv[2:]):
+    c = line.split()
+    s = json.load(open(os.path.join(d, "summary.json")))
+    assert c[0] == os.path.basename(d) and c[2] == "copy"
+    assert int(c[3]) == s["steps"]
+    assert abs(float(c[4]) - s["eval_loss"]) <= 5e-5 and abs(float(c[5]) - s["eval_accuracy"]) <= 5e-5
+    assert int(c[6]) == s["parameters"] and int(c[7]) == s["attention_parameters"]
+    assert abs(float(c[8]) - s["steps_per_second"]) <= 5e-3 and abs(float(c[9]) - s["peak_rss_mib"]) <= 0.05
+PY
+
+# --export: the overlay figure, its CSV and JSON sidecar; the PDF renders.
+"$bin" compare "$work/a" "$work/ky" --export "$work/fig/overlay.pdf" >/dev/null 2>"$work/err" && bad "export into a missing directory accepted" || ok "export into a missing directory refused"
+[ ! -e "$work/fig" ] && ok "refused export left nothing" || bad "refused export left files"
+mkdir "$work/fig"
+"$bin" compare "$work/a" "$work/ky" --export "$work/fig/overlay.pdf" >/dev/null || bad "compare --export failed"
+for f in overlay.pdf overlay.csv overlay.json; do [ -s "$work/fig/$f" ] && ok "export wrote $f" || bad "export lacks $f"; done
+pdftoppm -r 50 -png "$work/fig/overlay.pdf" "$work/fig/page" && [ -s "$work/fig/page-1.png" ] && ok "overlay PDF renders" || bad "overlay PDF does not render"
+python3 - "$work/fig/overlay.csv" "$work/a/metrics.csv" <<'PY' && ok "overlay CSV holds the runs' eval loss" || bad "overlay CSV content"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+series = {r["series"] for r in rows}
+assert "a" in series and "ky" in series, series
+m = [r for r in csv.DictReader(open(sys.argv[2]))]
+pts = [(float(r["x"]), float(r["y"])) for r in rows if r["series"] == "a" and r["panel"] == "0"]
+for row in m:  # metrics.csv has 7 digits, the series holds floats: equal to float precision
+    assert any(x == float(row["step"]) and abs(y - float(row["eval_loss"])) < 1e-6 for x, y in pts), (row, pts)
+PY
+expect_fail "--export $work/fig/x.gif: the file must end in .pdf, .svg, .png or .csv" "$bin" compare "$work/a" --export "$work/fig/x.gif"
+expect_fail "run directory $work/nothing does not exist" "$bin" compare "$work/a" "$work/nothing"
+
+# sweep: bad --vary names the key and the allowed values; nothing is created.
+expect_fail "--vary model.attentoin=dot: unknown key 'model.attentoin'" "$bin" sweep --config "$work/tiny.json" --vary model.attentoin=dot --out "$work/s0"
+expect_fail "must be one of" "$bin" sweep --config "$work/tiny.json" --vary model.attention=dot,nope --out "$work/s0"
+expect_fail "--shard 3/2" "$bin" sweep --config "$work/tiny.json" --shard 3/2 --out "$work/s0"
+[ ! -e "$work/s0" ] && ok "refused sweeps created nothing" || bad "refused sweep left $work/s0"
+
+# sweep --list: the grid, in order.
+"$bin" sweep --config "$work/tiny.json" --vary model.attention=dot,ky --seeds 2 --out "$work/s" --list > "$work/list"
+[ "$(cut -d' ' -f3 "$work/list" | tr '\n' ' ')" = "model.attention=dot/seed-5 model.attention=dot/seed-6 model.attention=ky/seed-5 model.attention=ky/seed-6 " ] && ok "sweep --list names the cells" || bad "sweep --list: $(cat "$work/list")"
+
+# A sweep killed mid-way (SIGKILL) resumes without redoing finished runs.
+sed 's/"steps": 60/"steps": 3000/; s/"eval_every": 20/"eval_every": 100/' "$work/tiny.json" > "$work/long.json"
+"$bin" sweep --config "$work/long.json" --vary model.attention=dot,ky --out "$work/s" --checkpoint-every 100 -q > "$work/s1.log" 2>&1 &
+sp=$!
+cell0="$work/s/model.attention=dot/seed-5"; cell1="$work/s/model.attention=ky/seed-5"
+for _ in $(seq 1 2400); do [ -e "$cell1/checkpoint/state.json" ] && break; sleep 0.05; done
+kill -KILL $sp; wait $sp 2>/dev/null
+[ -e "$cell0/summary.json" ] && [ ! -e "$cell1/summary.json" ] && [ -e "$cell1/checkpoint/state.json" ] && ok "killed mid-way: cell 0 done, cell 1 checkpointed" || bad "kill timing: $(ls -R "$work/s" | head -30)"
+sleep 0.5
+pgrep -f "$work/s/model.attention=ky" >/dev/null && bad "the killed sweep's training process lives on" || ok "the killed sweep's training process died with it"
+before=$(stat -c %.9Y "$cell0/summary.json" 2>/dev/null; md5sum < "$cell0/metrics.csv")
+"$bin" sweep --config "$work/long.json" --vary model.attention=dot,ky --out "$work/s" --checkpoint-every 100 -q > "$work/s2.log" 2>&1 || bad "resumed sweep failed: $(cat "$work/s2.log")"
+after=$(stat -c %.9Y "$cell0/summary.json" 2>/dev/null; md5sum < "$cell0/metrics.csv")
+[ "$before" = "$after" ] && ok "finished cell untouched by the re-run" || bad "finished cell rewritten"
+grep -q "\[1/2\] model.attention=dot/seed-5: done already, skipped" "$work/s2.log" && ok "re-run logs the skip" || bad "no skip line: $(cat "$work/s2.log")"
+grep -q "\[2/2\] model.attention=ky/seed-5: resuming from its checkpoint" "$work/s2.log" && ok "re-run resumes the interrupted cell" || bad "no resume line: $(cat "$work/s2.log")"
+grep -q "0 run, 1 resumed, 1 already done" "$work/s2.log" && ok "re-run counts" || bad "re-run counts: $(tail -5 "$work/s2.log")"
+[ -e "$cell1/summary.json" ] && python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['steps']==3000" "$cell1/summary.json" && ok "resumed cell finished its 3000 steps" || bad "resumed cell unfinished"
+grep -q "| model.attention=ky | ky | 1/1 |" "$work/s2.log" && ok "sweep prints the group table" || bad "group table: $(tail -4 "$work/s2.log")"
+# A different grid in the same directory is refused.
+expect_fail "describes a different sweep" "$bin" sweep --config "$work/long.json" --vary model.attention=dot --out "$work/s"
+# --index: one cell only, in its own process (a Slurm array task).
+"$bin" sweep --config "$work/tiny.json" --vary model.attention=dot,ky --seeds 2 --out "$work/arr" --index 3 -q >/dev/null 2>&1 || bad "--index 3 failed"
+[ "$(find "$work/arr" -name summary.json | wc -l)" = 1 ] && [ -e "$work/arr/model.attention=ky/seed-6/summary.json" ] && ok "--index 3 ran exactly cell 3" || bad "--index: $(find "$work/arr")"
+# compare on a sweep directory expands its cells.
+"$bin" compare "$work/arr" --json | python3 -c "import json,sys; r=json.load(sys.stdin); assert [x['run'] for x in r]==['model.attention=ky/seed-6'], r" && ok "compare expands a sweep directory" || bad "compare on a sweep dir"
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]

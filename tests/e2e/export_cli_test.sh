@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# End-to-end checks of `attnlab export` on real run directories (a dot run, a ky run and a
+# Connection Transformer, trained for a few steps): PDFs embed only non-Type-3 fonts and render
+# with pdftoppm; SVGs parse with xmllint and keep <text>; PNGs have the requested size and
+# pHYs; CSVs equal the run's own files (metrics.csv, C.csv); the sidecar names the run; --all
+# writes every listed figure; bad requests exit 2 with a message naming the culprit and leave
+# no file behind.
+# usage: export_cli_test.sh <attnlab> <repo>
+set -u
+bin=$1
+repo=$2
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fails=0; passes=0
+ok()   { passes=$((passes+1)); echo "ok   $*"; }
+bad()  { fails=$((fails+1)); echo "FAIL $*"; }
+
+# Small versions of the shipped configs, so the three runs take seconds.
+cat >"$work/dot.json" <<'EOF'
+{"name": "dot", "seed": 1, "task": {"name": "copy", "length": 6, "vocab": 10},
+ "model": {"d_model": 32, "heads": 2, "layers": 2, "attention": "dot"},
+ "train": {"steps": 60, "batch_size": 16, "lr": 3e-3, "warmup": 5, "eval_every": 20}}
+EOF
+cat >"$work/ky.json" <<'EOF'
+{"name": "ky", "seed": 1, "task": {"name": "copy", "length": 6, "vocab": 10},
+ "model": {"d_model": 32, "heads": 2, "layers": 2, "attention": "ky",
+           "attention_options": {"ky": {"window": 4}}},
+ "train": {"steps": 60, "batch_size": 16, "lr": 3e-3, "warmup": 5, "eval_every": 20}}
+EOF
+cat >"$work/conn.json" <<'EOF'
+{"name": "conn", "seed": 1, "task": {"name": "recall", "length": 4, "vocab": 8},
+ "model": {"architecture": "conn", "d_model": 32, "heads": 1,
+           "conn": {"slots": 32, "steps": 2, "control": "norm-bound", "limit": 0.95}},
+ "train": {"steps": 40, "batch_size": 16, "lr": 3e-3, "warmup": 5, "eval_every": 20}}
+EOF
+train() {  # train <name>
+  "$bin" train --config "$work/$1.json" --out "$work/$1" --threads 2 --quiet \
+    >"$work/$1.log" 2>&1 || { bad "training $1 failed: $(tail -3 "$work/$1.log")"; return 1; }
+}
+train dot
+train ky
+train conn
+
+export_ok() {  # export_ok <description> args...
+  local what=$1; shift
+  if "$bin" export "$@" >"$work/out" 2>"$work/err"; then ok "$what"; return 0; fi
+  bad "$what: $(cat "$work/err")"; return 1
+}
+expect_fail() {  # expect_fail "<substring of stderr>" <file that must not appear> args...
+  local want=$1 file=$2; shift 2
+  "$bin" export "$@" >"$work/out" 2>"$work/err"; local rc=$?
+  if [ $rc != 2 ]; then bad "exit $rc (want 2) for: $* : $(cat "$work/err")"; return; fi
+  if [ -n "$file" ] && [ -e "$file" ]; then bad "left $file behind: $*"; return; fi
+  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want)"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
+}
+
+# --list: what each model gives.
+export_ok "list dot" --run "$work/dot" --list
+grep -q "^  loss" "$work/out" && grep -q "^  attention" "$work/out" && ok "dot lists loss and attention" || bad "dot list: $(cat "$work/out")"
+export_ok "list ky" --run "$work/ky" --list
+grep -q "^  connections" "$work/out" && ok "ky lists connections" || bad "ky list: $(cat "$work/out")"
+export_ok "list conn" --run "$work/conn" --list
+for f in conn-matrix conn-eigenvalues conn-spectral; do
+  grep -q "^  $f" "$work/out" && ok "conn lists $f" || bad "conn list lacks $f: $(cat "$work/out")"
+done
+
+# PDF: embedded TrueType (CID) fonts only, never Type 3; pdftoppm renders it.
+mkdir -p "$work/fig"
+export_ok "loss pdf" --run "$work/dot" --figure loss --out "$work/fig/loss.pdf" --width-in 7
+fonts=$(pdffonts "$work/fig/loss.pdf" | tail -n +3)
+if [ -n "$fonts" ] && ! grep -q "Type 3" <<<"$fonts" && awk '{ if ($(NF-4) != "yes" || $(NF-3) != "yes") exit 1 }' <<<"$fonts"; then
+  ok "loss.pdf fonts embedded, no Type 3"
+else bad "pdffonts: $fonts"; fi
+for f in loss attention; do
+  [ "$f" = attention ] && export_ok "attention pdf" --run "$work/dot" --figure attention --out "$work/fig/attention.pdf" --colormap cividis
+  if pdftoppm -r 40 -png -singlefile "$work/fig/$f.pdf" "$work/fig/${f}_page" 2>/dev/null && [ -s "$work/fig/${f}_page.png" ]; then
+    ok "pdftoppm renders $f.pdf"; else bad "pdftoppm failed on $f.pdf"; fi
+done
+
+# SVG parses and keeps text.
+export_ok "attention svg" --run "$work/dot" --figure attention --layer 1 --out "$work/fig/att.svg"
+xmllint --noout "$work/fig/att.svg" 2>"$work/err" && ok "svg parses" || bad "xmllint: $(cat "$work/err")"
+grep -q "<text[^>]*>layer 1, head 0</text>" "$work/fig/att.svg" && ok "svg keeps panel titles as <text>" || bad "svg lacks <text>"
+
+# PNG size and pHYs.
+export_ok "conn png" --run "$work/conn" --figure conn-matrix --format png --dpi 600 --width-in 2 --height-in 1.5 --out "$work/fig/c.png"
+python3 - "$work/fig/c.png" <<'PY' && ok "png 1200x900 with pHYs 600 dpi" || bad "png size or pHYs wrong"
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+assert d[:8] == b"\x89PNG\r\n\x1a\n"
+w, h = struct.unpack(">II", d[16:24])
+assert (w, h) == (1200, 900), (w, h)
+i = d.index(b"pHYs")
+x, y, unit = struct.unpack(">IIB", d[i + 4:i + 13])
+assert x == y == round(600 / 0.0254) and unit == 1, (x, y, unit)
+PY
+
+# CSV equals the run's own files: the loss curves equal metrics.csv, C equals C.csv.
+export_ok "loss csv" --run "$work/dot" --figure loss --out "$work/fig/loss_data.csv"
+export_ok "conn csv" --run "$work/conn" --figure conn-matrix --out "$work/fig/c_data.csv"
+python3 - "$work" <<'PY' && ok "csv values equal metrics.csv and C.csv" || bad "csv values differ"
+import csv, sys
+w = sys.argv[1]
+rows = list(csv.DictReader(open(w + "/fig/loss_data.csv")))
+metrics = list(csv.DictReader(open(w + "/dot/metrics.csv")))
+train = {int(r["step"]): float(r["train_loss"]) for r in metrics}
+evals = {int(r["step"]): float(r["eval_loss"]) for r in metrics if r["eval_loss"]}
+got_train = {int(float(r["x"])): float(r["y"]) for r in rows if r["series"] == "train"}
+got_eval = {int(float(r["x"])): float(r["y"]) for r in rows if r["series"] == "eval"}
+assert got_train.keys() == train.keys() and len(train) == 3, (len(got_train), len(train))
+for k in train: assert abs(got_train[k] - train[k]) <= 1e-6 * abs(train[k]), (k, got_train[k], train[k])
+assert got_eval.keys() == evals.keys() and evals
+for k in evals: assert abs(got_eval[k] - evals[k]) <= 1e-6 * abs(evals[k])
+c = [[float(v) for v in line.split(",")] for line in open(w + "/conn/C.csv") if line.strip()]
+cells = {(int(r["i"]), int(r["j"])): float(r["value"]) for r in csv.DictReader(open(w + "/fig/c_data.csv")) if r["kind"] == "heatmap"}
+assert len(cells) == len(c) * len(c[0]) == 32 * 32
+for (i, j), v in cells.items(): assert abs(v - c[i][j]) <= 1e-6 * max(1.0, abs(c[i][j])), (i, j, v, c[i][j])
+PY
+
+# The sidecar.
+python3 - "$work" <<'PY' && ok "sidecar names the run, config hash, seed, step, mechanism, font" || bad "sidecar wrong"
+import json, sys
+w = sys.argv[1]
+j = json.load(open(w + "/fig/loss.json"))
+s = json.load(open(w + "/dot/summary.json"))
+assert j["run_id"] == "dot" and j["config_hash"] == s["config_hash"] and j["seed"] == 1, j
+assert j["step"] == 60 and j["mechanism"] == "dot" and j["figure"] == "loss", j
+assert j["font"]["family"] == "DejaVu Sans" and j["width_in"] == 7 and j["date"].startswith("20"), j
+assert j["version"].startswith("attnlab"), j
+PY
+
+# --all writes every listed figure (with CSV and JSON), --step picks a connection frame.
+export_ok "ky --all" --run "$work/ky" --all --format svg --out "$work/all"
+n=0; for f in loss attention connections; do
+  [ -s "$work/all/$f.svg" ] && [ -s "$work/all/$f.csv" ] && [ -s "$work/all/$f.json" ] && n=$((n+1)); done
+[ $n = 3 ] && ok "--all wrote loss, attention, connections (+csv, json)" || bad "--all wrote $n of 3: $(ls "$work/all")"
+export_ok "connections at step 0" --run "$work/ky" --figure connections --step 0 --out "$work/fig/g0.csv"
+python3 - "$work" <<'PY' && ok "connections at step 0 differ from the latest (g_h(t) learned)" || bad "--step had no effect"
+import csv, sys
+w = sys.argv[1]
+a = [r for r in csv.DictReader(open(w + "/fig/g0.csv")) if r["kind"] == "line"]
+b = [r for r in csv.DictReader(open(w + "/all/connections.csv")) if r["kind"] == "line"]
+assert len(a) == len(b) > 0
+assert any(abs(float(x["y"]) - float(y["y"])) > 1e-6 for x, y in zip(a, b))
+PY
+
+# Bad requests: exit 2, the culprit named, no file left behind.
+expect_fail "unknown figure 'lossy' for this run; it has: loss, attention" "$work/fig/x.pdf" --run "$work/dot" --figure lossy --out "$work/fig/x.pdf"
+expect_fail "dpi 0 is out of range: allowed 30 to 2400" "$work/fig/x.png" --run "$work/dot" --figure loss --dpi 0 --out "$work/fig/x.png"
+expect_fail "output directory $work/nowhere does not exist" "" --run "$work/dot" --figure loss --out "$work/nowhere/x.pdf"
+expect_fail "cannot tell the format from the extension" "$work/fig/x.eps" --run "$work/dot" --figure loss --out "$work/fig/x.eps"
+expect_fail "run directory $work/missing does not exist" "" --run "$work/missing" --figure loss --out "$work/fig/x.pdf"
+expect_fail "layer 5 is out of range: the model has 2 layers" "$work/fig/x.pdf" --run "$work/dot" --figure attention --layer 5 --out "$work/fig/x.pdf"
+expect_fail "unknown figure 'connections' for this run; it has: loss, attention" "$work/fig/x.pdf" --run "$work/dot" --figure connections --out "$work/fig/x.pdf"
+expect_fail "font file /no/font.ttf cannot be read" "$work/fig/x.pdf" --run "$work/dot" --figure loss --font /no/font.ttf --out "$work/fig/x.pdf"
+mkdir -p "$work/ro"; touch "$work/ro/locked"; chmod 500 "$work/ro"
+if [ "$(id -u)" != 0 ]; then
+  expect_fail "cannot write $work/ro/x.pdf" "$work/ro/x.pdf" --run "$work/dot" --figure loss --out "$work/ro/x.pdf"
+fi
+chmod 700 "$work/ro"
+leftovers=$(find "$work/fig" -name '*.tmp.*')
+[ -z "$leftovers" ] && ok "no temporary files left" || bad "temporaries left: $leftovers"
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]
