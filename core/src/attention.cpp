@@ -7,6 +7,7 @@
 #include "core/src/kernel_attention.h"
 #include "core/src/ky_attention.h"
 #include "core/src/neural_attention.h"
+#include "core/src/run_random.h"
 
 namespace attn {
 namespace {
@@ -132,7 +133,7 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   if (causal_) scores = scores.masked_fill(causal_mask(L, x.device()), -INFINITY);
   auto weights = torch::softmax(scores, -1);
   if (record_weights) recorded_weights = weights.detach();
-  if (dropout_ > 0 && is_training()) weights = torch::dropout(weights, dropout_, true);
+  if (dropout_ > 0 && is_training()) weights = run_dropout(weights, dropout_);
   auto y = torch::matmul(weights, v).transpose(1, 2).reshape({B, L, D});
   return out_->forward(y);
 }

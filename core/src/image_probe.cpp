@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/src/fashion_mnist.h"
 #include "core/src/model.h"
+#include "core/src/run_random.h"
 #include "core/src/session.h"
 
 namespace attn {
@@ -86,7 +87,10 @@ SavedImageRun::SavedImageRun(const std::string& dir) : impl_(std::make_unique<Im
   m.data_dir = m.config.task.data_dir;
   m.data = shared_fashion_mnist(m.data_dir);
   const int grid = kFashionMnistSide / m.config.task.patch;
-  m.model = Transformer(m.config.model, 0, grid * grid, m.config.task.patch * m.config.task.patch);
+  {
+    auto rng = init_rng_lock();  // its random init draws from the generator training runs seed
+    m.model = Transformer(m.config.model, 0, grid * grid, m.config.task.patch * m.config.task.patch);
+  }
   try {
     torch::load(m.model, (fs::path(ckpt) / "model.pt").string());
   } catch (const c10::Error& e) {

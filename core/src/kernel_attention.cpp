@@ -6,6 +6,7 @@
 #include "core/src/fused_attention.h"
 #include "core/src/ky_attention.h"
 #include "core/src/neural_attention.h"
+#include "core/src/run_random.h"
 
 namespace attn {
 
@@ -256,7 +257,7 @@ torch::Tensor KernelAttentionBase::attend(const torch::Tensor& map, const torch:
   if (causal_) scores = scores.masked_fill(causal_mask(L, map.device()), -INFINITY);
   auto weights = torch::softmax(scores, -1);
   if (record_weights) recorded_weights = weights.detach();
-  if (dropout_ > 0 && is_training()) weights = torch::dropout(weights, dropout_, true);
+  if (dropout_ > 0 && is_training()) weights = run_dropout(weights, dropout_);
   return torch::matmul(weights, values).transpose(1, 2).reshape({B, L, -1});
 }
 

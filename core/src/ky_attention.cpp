@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/src/fused_attention.h"
+#include "core/src/run_random.h"
 #ifdef ATTN_WITH_CUDA
 #include "core/src/cuda_ops.h"
 #endif
@@ -110,7 +111,7 @@ torch::Tensor windowed_attention_reference(const torch::Tensor& q, const torch::
   }
   auto weights = torch::softmax(band, -1);  // [B, H, L, W]
   if (band_weights) *band_weights = weights;
-  if (dropout > 0 && training) weights = torch::dropout(weights, dropout, true);
+  if (dropout > 0 && training) weights = run_dropout(weights, dropout);
 
   // Inverse skew: rows of W padded to 2W+1, flattened, cut to 2W*W, viewed as [W, 2W].
   auto wb = at::constant_pad_nd(weights, {0, W + 1, 0, Lp - L})

@@ -1,6 +1,7 @@
 #include "core/src/model.h"
 
 #include "core/error.h"
+#include "core/src/run_random.h"
 
 namespace attn {
 
@@ -23,9 +24,9 @@ BlockImpl::BlockImpl(const ModelConfig& m, const std::string& mechanism, bool ca
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   const bool drop = dropout_ > 0 && is_training();
   auto a = attention->forward(ln1_->forward(x));
-  auto h = x + (drop ? torch::dropout(a, dropout_, true) : a);
+  auto h = x + (drop ? run_dropout(a, dropout_) : a);
   auto f = fc2_->forward(torch::gelu(fc1_->forward(ln2_->forward(h))));
-  return h + (drop ? torch::dropout(f, dropout_, true) : f);
+  return h + (drop ? run_dropout(f, dropout_) : f);
 }
 
 namespace {
@@ -107,7 +108,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& inputs) {
     throw Error("input of " + std::to_string(L) + " tokens is longer than the model's " +
                 std::to_string(position_.size(0) - (classifier_ ? 1 : 0)) + " positions");
   x = x + position_.slice(0, 0, T).unsqueeze(0);
-  if (dropout_ > 0 && is_training()) x = torch::dropout(x, dropout_, true);
+  if (dropout_ > 0 && is_training()) x = run_dropout(x, dropout_);
   for (auto& b : blocks_) x = b->forward(x);
   x = final_ln_->forward(x);
   if (classifier_) return head_->forward(x.select(1, 0));

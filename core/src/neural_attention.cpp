@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/src/run_random.h"
 
 namespace attn {
 
@@ -361,7 +362,7 @@ torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
                                                     options_.activation, scale, causal_,
                                                     options_.chunk, weights_out);
   if (record_weights) recorded_weights = weights.detach();
-  if (dropout_ > 0 && is_training()) y = torch::dropout(y, dropout_, true);
+  if (dropout_ > 0 && is_training()) y = run_dropout(y, dropout_);
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }
 

@@ -12,6 +12,7 @@
 #include "core/src/kernel_attention.h"
 #include "core/src/ky_attention.h"
 #include "core/src/neural_view.h"
+#include "core/src/run_random.h"
 #include "core/version.h"
 
 namespace attn {
@@ -124,8 +125,11 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
                   std::to_string(tokens));
     break;
   }
-  torch::manual_seed(mix_seed(config.seed, kInitSalt));
-  model_ = Transformer(config.model, task_->vocab_size(), max_length, task_->patch_dim());
+  {
+    auto rng = init_rng_lock();  // another run's thread may be initialising too
+    torch::manual_seed(mix_seed(config.seed, kInitSalt));
+    model_ = Transformer(config.model, task_->vocab_size(), max_length, task_->patch_dim());
+  }
   model_->to(device_);
 
   // Weight decay on matrices only; biases, norms and the CLS token are not decayed.
@@ -220,7 +224,9 @@ std::string TrainingSession::recover(const std::string& what) {
 
 double TrainingSession::train_step() {
   model_->train();
-  torch::manual_seed(mix_seed(mix_seed(config_.seed, kDropoutSalt), step_));
+  torch::Generator dropout_stream =
+      make_private_generator(device_, mix_seed(mix_seed(config_.seed, kDropoutSalt), step_));
+  DropoutStreamScope dropout_scope(&dropout_stream);
   Batch batch = task_->train_batch(config_.train.batch_size,
                                    mix_seed(mix_seed(config_.seed, kDataSalt), step_));
   auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
