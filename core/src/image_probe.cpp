@@ -89,7 +89,8 @@ SavedImageRun::SavedImageRun(const std::string& dir) : impl_(std::make_unique<Im
   const int grid = kFashionMnistSide / m.config.task.patch;
   {
     auto rng = init_rng_lock();  // its random init draws from the generator training runs seed
-    m.model = Transformer(m.config.model, 0, grid * grid, m.config.task.patch * m.config.task.patch);
+    m.model =
+        Transformer(m.config.model, 0, grid * grid, m.config.task.patch * m.config.task.patch);
   }
   try {
     torch::load(m.model, (fs::path(ckpt) / "model.pt").string());

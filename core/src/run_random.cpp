@@ -23,7 +23,9 @@ DropoutStreamScope::DropoutStreamScope(torch::Generator* generator)
   current_dropout_stream = generator;
 }
 
-DropoutStreamScope::~DropoutStreamScope() { current_dropout_stream = previous_; }
+DropoutStreamScope::~DropoutStreamScope() {
+  current_dropout_stream = previous_;
+}
 
 torch::Tensor run_dropout(const torch::Tensor& x, double p) {
   if (p <= 0) return x;

@@ -1,9 +1,9 @@
 // TrainingSession: schedule, divergence, checkpoints that resume bit-exactly, learning.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
 #include <numeric>
 #include <thread>
 
