@@ -13,9 +13,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/figures/compare_figures.h"
 #include "core/error.h"
 #include "core/version.h"
-#include "app/figures/compare_figures.h"
 #include "render/figure_export.h"
 #include "render/figure_font.h"
 
@@ -64,17 +64,17 @@ std::string align(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-json read_json(const fs::path& p) {
+}  // namespace
+
+json read_json_file(const std::string& p) {
   std::ifstream in(p);
-  if (!in) throw Error("cannot read " + p.string());
+  if (!in) throw Error("cannot read " + p);
   try {
     return json::parse(in);
   } catch (const json::exception& e) {
-    throw Error(p.string() + " is not valid JSON: " + e.what());
+    throw Error(p + " is not valid JSON: " + e.what());
   }
 }
-
-}  // namespace
 
 int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet) {
   std::vector<std::string> args = {"attnlab", "train"};
@@ -126,7 +126,7 @@ std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs
     std::error_code ec;
     const fs::path manifest = fs::path(d) / "sweep.json";
     if (fs::exists(manifest, ec) && !fs::exists(fs::path(d) / "config.json", ec)) {
-      const json m = read_json(manifest);
+      const json m = read_json_file(manifest);
       if (!m.contains("cells") || !m["cells"].is_array())
         throw Error(manifest.string() + " has no cells list (is it an attnlab sweep?)");
       for (const auto& c : m["cells"]) {

@@ -72,6 +72,9 @@ std::string group_table_markdown(const std::vector<GroupSummary>& groups);
 // memory is its own; the child is killed when this process dies. Returns its exit code.
 int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet);
 
+// The JSON file at p; Error naming the file when it cannot be read or parsed.
+nlohmann::json read_json_file(const std::string& p);
+
 // Writes `figure` as PDF, PNG and (beside them) CSV + JSON under dir/<stem>; returns the files.
 std::vector<std::string> export_report_figure(const fig::Figure& figure, const std::string& dir,
                                               const std::string& stem, double width_in);

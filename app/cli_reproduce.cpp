@@ -14,10 +14,10 @@
 #include <sstream>
 #include <thread>
 
+#include "app/figures/compare_figures.h"
 #include "cli_compare.h"
 #include "core/error.h"
 #include "core/version.h"
-#include "app/figures/compare_figures.h"
 #include "render/figure_export.h"
 #include "render/figure_font.h"
 
@@ -28,16 +28,6 @@ using nlohmann::json;
 namespace {
 
 const std::vector<std::string> kPapers = {"condor", "conn", "kernel", "neural"};
-
-json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw Error("cannot read " + p.string());
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error(p.string() + " is not valid JSON: " + e.what());
-  }
-}
 
 std::string num(double v, int precision) {
   std::ostringstream s;
@@ -163,7 +153,7 @@ void conn_section(Report& r, const SweepPlan& plan, const std::vector<GroupSumma
     double max_rho = 0;
     const fs::path cj = fs::path(run.dir) / "conn.json";
     if (fs::exists(cj))
-      for (const auto& pt : read_json(cj).value("spectral_radius_estimate", json::array()))
+      for (const auto& pt : read_json_file(cj).value("spectral_radius_estimate", json::array()))
         if (pt.at(0).get<double>() >= 1) max_rho = std::max(max_rho, pt.at(1).get<double>());
     r.md << "| " << fs::path(run.dir).parent_path().filename().string() << "/" << run.id << " | "
          << c.value("control", std::string("?")) << " | " << num(c.value("spectral_radius", 0.0), 3)
@@ -304,13 +294,13 @@ int run_reproduce_command(const ReproduceArgs& a) {
       if (!fs::exists(root)) root = fs::path(ATTN_SOURCE_DIR) / "assets/configs/repro";
     }
     const fs::path dir = root / a.paper;
-    manifest = read_json(dir / "repro.json");
+    manifest = read_json_file(dir / "repro.json");
     std::vector<SweepArm> arms;
     for (const auto& arm : manifest.at("arms")) {
       SweepArm s;
       s.name = arm.at("name").get<std::string>();
       const fs::path file = dir / arm.at("config").get<std::string>();
-      s.config = read_json(file);
+      s.config = read_json_file(file);
       if (a.quick)
         for (const json* overrides : {static_cast<const json*>(&manifest), &arm})
           if (overrides->contains("quick"))

@@ -1,15 +1,16 @@
 // Shared helpers for the core test suites.
 #pragma once
 #include <torch/torch.h>
+#include <unistd.h>  // getpid
 
 #include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
 
-#include <unistd.h>  // getpid
-
 #include "core/config.h"
+#include "core/src/session.h"
+#include "core/trainer.h"
 
 namespace attn::test {
 
@@ -57,6 +58,31 @@ inline std::string temp_dir(const std::string& name) {
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p.string();
+}
+
+// Copies of a session's parameters, and exact equality of two such copies.
+inline std::vector<torch::Tensor> params_of(TrainingSession& s) {
+  std::vector<torch::Tensor> out;
+  for (auto& p : s.model()->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+inline bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!torch::equal(a[i], b[i])) return false;
+  return true;
+}
+
+// A trainer that publishes often, on one thread: state changes show within milliseconds.
+inline TrainerOptions fast_options() {
+  TrainerOptions o;
+  o.threads = 1;
+  o.publish_interval_ms = 5;
+  return o;
+}
+// The trainer and its latest snapshot both report state s.
+inline bool in_state(const Trainer& t, TrainerState s) {
+  return t.state() == s && t.latest()->state == s;
 }
 
 }  // namespace attn::test

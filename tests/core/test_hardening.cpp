@@ -20,35 +20,19 @@
 extern char** environ;
 
 using namespace attn;
+using test::fast_options;
+using test::in_state;
+using test::params_of;
+using test::same;
 namespace fs = std::filesystem;
 using test::wait_until;
 
 namespace {
 
-std::vector<torch::Tensor> params_of(TrainingSession& s) {
-  std::vector<torch::Tensor> out;
-  for (auto& p : s.model()->parameters()) out.push_back(p.detach().clone());
-  return out;
-}
-bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!torch::equal(a[i], b[i])) return false;
-  return true;
-}
 bool all_finite(const std::vector<torch::Tensor>& ps) {
   for (const auto& p : ps)
     if (!torch::isfinite(p).all().item<bool>()) return false;
   return true;
-}
-TrainerOptions fast_options() {
-  TrainerOptions o;
-  o.threads = 1;
-  o.publish_interval_ms = 5;
-  return o;
-}
-bool in_state(const Trainer& t, TrainerState s) {
-  return t.state() == s && t.latest()->state == s;
 }
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

@@ -14,21 +14,9 @@
 #include "helpers.h"
 
 using namespace attn;
+using test::params_of;
+using test::same;
 namespace fs = std::filesystem;
-
-namespace {
-std::vector<torch::Tensor> params_of(TrainingSession& s) {
-  std::vector<torch::Tensor> out;
-  for (auto& p : s.model()->parameters()) out.push_back(p.detach().clone());
-  return out;
-}
-bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!torch::equal(a[i], b[i])) return false;
-  return true;
-}
-}  // namespace
 
 TEST_CASE("learning-rate schedule: linear warmup then cosine to min_lr_ratio") {
   auto c = test::tiny_config();

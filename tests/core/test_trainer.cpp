@@ -8,25 +8,16 @@
 #include "helpers.h"
 
 using namespace attn;
+using test::fast_options;
+using test::in_state;
 using test::wait_until;
-
-namespace {
-TrainerOptions fast_options() {
-  TrainerOptions o;
-  o.threads = 1;
-  o.publish_interval_ms = 5;
-  return o;
-}
-bool in_state(const Trainer& t, TrainerState s) {
-  return t.state() == s && t.latest()->state == s;
-}
-}  // namespace
 
 TEST_CASE("start, pause, step, resume, finish") {
   auto c = test::tiny_config();
   c.train.steps = 200;
   Trainer t(c, fast_options());
-  REQUIRE(wait_until([&] { return in_state(t, TrainerState::Idle) && t.latest()->parameters > 0; }));
+  REQUIRE(
+      wait_until([&] { return in_state(t, TrainerState::Idle) && t.latest()->parameters > 0; }));
   CHECK(t.latest()->step == 0);
 
   t.start();
@@ -136,16 +127,18 @@ TEST_CASE("save and load checkpoints through the command queue") {
   for (int i = 0; i < 7; ++i) t.step_once();
   REQUIRE(wait_until([&] { return t.latest()->step == 7; }));
   t.save_checkpoint(dir);
-  REQUIRE(wait_until([&] { return t.latest()->message.find("saved checkpoint") != std::string::npos; }));
+  REQUIRE(wait_until(
+      [&] { return t.latest()->message.find("saved checkpoint") != std::string::npos; }));
   t.step_once();
   REQUIRE(wait_until([&] { return t.latest()->step == 8; }));
   t.load_checkpoint(dir);
-  REQUIRE(wait_until([&] { return t.latest()->message.find("loaded checkpoint") != std::string::npos; }));
+  REQUIRE(wait_until(
+      [&] { return t.latest()->message.find("loaded checkpoint") != std::string::npos; }));
   CHECK(t.latest()->step == 7);
   t.load_checkpoint("/nonexistent/ck");
   REQUIRE(wait_until([&] { return t.latest()->message.find("load failed") != std::string::npos; }));
   CHECK(t.latest()->step == 7);  // the current run is kept
-  t.save_checkpoint("");  // no default directory configured
+  t.save_checkpoint("");         // no default directory configured
   REQUIRE(wait_until([&] { return t.latest()->message.find("save failed") != std::string::npos; }));
 }
 
@@ -159,11 +152,21 @@ TEST_CASE("command storm from several threads, then destruction while running: n
       senders.emplace_back([&, k] {
         for (int i = 0; i < 40; ++i) {
           switch ((i + k) % 5) {
-            case 0: t.start(); break;
-            case 1: t.pause(); break;
-            case 2: t.step_once(); break;
-            case 3: t.set_learning_rate(1e-3); break;
-            case 4: (void)t.latest(); break;
+            case 0:
+              t.start();
+              break;
+            case 1:
+              t.pause();
+              break;
+            case 2:
+              t.step_once();
+              break;
+            case 3:
+              t.set_learning_rate(1e-3);
+              break;
+            case 4:
+              (void)t.latest();
+              break;
           }
         }
       });
