@@ -2,11 +2,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli.h"
-#include "cli_compare.h"
-#include "core/version.h"
+#include "cli/cli.h"
+#include "cli/cli_compare.h"
+#include "core/base/version.h"
 #ifdef ATTN_HAVE_GUI
-#include "gui.h"
+#include "gui/gui.h"
 #endif
 
 int main(int argc, char** argv) {

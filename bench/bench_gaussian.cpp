@@ -1,5 +1,5 @@
 // Benchmark (prints figures; not a test): the Gaussian-MHSA map on CPU, chunked (the LibTorch
-// reference, core/src/kernel_attention.cpp) against the naive form that builds the
+// reference, core/attention/kernel/kernel_attention.cpp) against the naive form that builds the
 // [B, H, S, S, Dh, Dh] tensor, as S and Dh grow. One forward + backward per pass, each
 // configuration in a fresh child process (peak RSS is that configuration's). The naive form runs
 // only where its tensor (and autograd's copies) fit in --naive-limit-mib.
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/bench_child.h"
-#include "core/src/fused_attention.h"
+#include "core/kernels/fused_attention.h"
 
 using namespace attn;
 

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "core/geometry.h"
-#include "render/warp_renderer.h"
-#include "render/warp_scene.h"
+#include "core/analysis/geometry.h"
+#include "render/gl/warp_renderer.h"
+#include "render/gl/warp_scene.h"
 
 namespace g = attn::geometry;
 using attn::render::WarpMode;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench/bench_child.h"
-#include "core/src/attention.h"
+#include "core/attention/attention.h"
 
 using namespace attn;
 

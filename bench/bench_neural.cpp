@@ -5,14 +5,14 @@
 //     concat form (neural_attention_literal: the [B, H, n, n, 2d'] tensor, where its estimated
 //     size fits under --max-literal-mib), at d' = 2, 16 and none. Prints ms and peak MiB with
 //     the ratios to dot.
-//  2. The TARGETS.md CPU figure: one training step (forward, backward, AdamW) of the 2-layer
+//  2. The docs/design/TARGETS.md CPU figure: one training step (forward, backward, AdamW) of the 2-layer
 //     causal char LM on fortunes (d128, 4 heads, seq 128, batch 16) with dot, and with neural
 //     in the first layer (the paper's placement) and in all layers. Targets: neural at most 6x
 //     dot's step time and 1.5x its peak memory.
 // Every point runs in a fresh child process, so its peak resident memory (getrusage max RSS)
 // belongs to that configuration alone: "peak" is max RSS minus the RSS just before the first
 // pass (what the passes themselves allocate); part 2 also prints the process's whole max RSS,
-// the measure TARGETS.md's anchor figures use. Time, after one warm-up pass: the fastest wall
+// the measure docs/design/TARGETS.md's anchor figures use. Time, after one warm-up pass: the fastest wall
 // time of the timed passes, and the CPU time (user + system, all threads) of that pass. On a
 // shared machine the CPU time is the steadier figure: other processes stretch wall time, not
 // the work done.
@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "bench/bench_child.h"
-#include "core/src/neural_attention.h"
-#include "core/src/session.h"
+#include "core/attention/neural/neural_attention.h"
+#include "core/training/session.h"
 
 using namespace attn;
 using attn::bench::max_rss_mib;
@@ -263,7 +263,7 @@ void module_sweep(const std::vector<int>& lengths, int B, int threads, double ma
 
 void lm_step(int steps, int threads) {
   std::printf(
-      "\n== 2. TARGETS.md: 2-layer causal char LM training step on fortunes, d128, 4 "
+      "\n== 2. docs/design/TARGETS.md: 2-layer causal char LM training step on fortunes, d128, 4 "
       "heads, seq 128, batch 16, AdamW; fastest of %d steps after 2 warm-up; torch "
       "threads %d\n",
       steps, threads);

@@ -1,5 +1,5 @@
 // Benchmark (prints figures; not a test):
-//  1. ms per training step of the dot transformer at the TARGETS.md anchor configs
+//  1. ms per training step of the dot transformer at the docs/design/TARGETS.md anchor configs
 //     (2-layer causal char LM on fortunes: d128/4 heads/seq 128/batch 16, and d64/seq 64/batch 4),
 //     median after warm-up, same thread count as the anchor (2).
 //  2. Trainer throughput with and without snapshot publishing (probe attention every 100 ms),
@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/src/session.h"
-#include "core/trainer.h"
+#include "core/training/session.h"
+#include "core/training/trainer.h"
 
 using namespace attn;
 using Clock = std::chrono::steady_clock;
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   torch::set_num_threads(2);
   std::printf("== training step time (dot, 2-layer causal char LM on fortunes)\n");
-  std::printf("   anchor, TARGETS.md (PyTorch 1.13 script, same machine class): 67.7 ms and 7.4 ms\n");
+  std::printf("   anchor, docs/design/TARGETS.md (PyTorch 1.13 script, same machine class): 67.7 ms and 7.4 ms\n");
   step_time("d128 h4 seq128 batch16", lm_config(128, 128, 16), 5, quick ? 10 : 40);
   step_time("d64 h4 seq64 batch4", lm_config(64, 64, 4), 10, quick ? 50 : 200);
 

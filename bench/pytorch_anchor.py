@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The TARGETS.md anchor: a plain PyTorch script, the way the papers write it.
+"""The docs/design/TARGETS.md anchor: a plain PyTorch script, the way the papers write it.
 
 A 2-layer pre-LN causal character LM on Debian's fortunes corpus, dot-product attention,
 training step = forward + backward + AdamW. Prints median ms/step after warm-up, so that

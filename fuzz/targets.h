@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/ky_transform.h"
-#include "core/spectral.h"
+#include "core/config/config.h"
+#include "core/base/error.h"
+#include "core/analysis/ky_transform.h"
+#include "core/models/spectrum.h"
 
 namespace attn::fuzz {
 

@@ -9,7 +9,7 @@
 #  - TSan (build-tsan/): the suites that run threads (test_threads: trainer thread, snapshots,
 #    commands, runs side by side).
 # Sanitizer builds are -O1 -g1: half the compile time of -O2 -g (measured: 58 s against 123 s for
-# core/src/session.cpp), which is what keeps CI inside its 90 minutes on two cores.
+# core/training/session.cpp), which is what keeps CI inside its 90 minutes on two cores.
 # and a short fuzzing run (scripts/fuzz.sh: 30 s per libFuzzer target, clang-14).
 # ATTN_SKIP_ASAN=1 / ATTN_SKIP_TSAN=1 / ATTN_SKIP_FUZZ=1 skip a stage locally; CI runs all.
 set -euo pipefail

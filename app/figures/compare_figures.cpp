@@ -5,9 +5,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/connections.h"
-#include "core/error.h"
-#include "render/colormap.h"
+#include "core/analysis/connections.h"
+#include "core/base/error.h"
+#include "render/plot/colormap.h"
 
 namespace attn::figures {
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
-// Figures that compare runs (torch-free): built from run directories (core/run_dir.h) and the
-// JSON files beside them, drawn and exported by the figure library (render/figure_export.h).
+// Figures that compare runs (torch-free): built from run directories (core/runs/run_dir.h) and the
+// JSON files beside them, drawn and exported by the figure library (render/plot/figure_export.h).
 // Contract:
 //  - Every builder returns a fig::Figure and never draws; colours are given per curve (the
 //    caller's stable colour per run or group, Okabe-Ito by index unless the user chose one).
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/run_dir.h"
-#include "render/figure.h"
+#include "core/runs/run_dir.h"
+#include "render/plot/figure.h"
 
 namespace attn::figures {
 

@@ -1,5 +1,5 @@
 // Figure builders: turn what a panel shows (a Snapshot, or the geometry and KY lab inputs) into
-// the plain figure model of render/figure.h. The window draws these on screen (Export dialog
+// the plain figure model of render/plot/figure.h. The window draws these on screen (Export dialog
 // preview) and `attnlab export` writes them to files: one builder per figure, shared by both.
 // Torch-free.
 // Contract:
@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/geometry.h"
-#include "core/ky_transform.h"
-#include "core/snapshot.h"
-#include "render/figure.h"
-#include "render/figure_export.h"
+#include "core/config/config.h"
+#include "core/analysis/geometry.h"
+#include "core/analysis/ky_transform.h"
+#include "core/views/snapshot.h"
+#include "render/plot/figure.h"
+#include "render/plot/figure_export.h"
 
 namespace attn::figures {
 

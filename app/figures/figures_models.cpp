@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "app/figures/figures.h"
-#include "core/conn_view.h"
-#include "core/error.h"
-#include "core/neural_view.h"
-#include "render/plot_math.h"
+#include "core/views/conn_view.h"
+#include "core/base/error.h"
+#include "core/views/neural_view.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::figures {
 namespace {

@@ -4,11 +4,11 @@
 #include <cmath>
 
 #include "app/figures/figures.h"
-#include "core/conn_view.h"
-#include "core/error.h"
-#include "core/image_probe.h"
-#include "core/neural_view.h"
-#include "core/version.h"
+#include "core/views/conn_view.h"
+#include "core/base/error.h"
+#include "core/training/image_probe.h"
+#include "core/views/neural_view.h"
+#include "core/base/version.h"
 
 namespace attn::figures {
 namespace {

@@ -17,8 +17,8 @@
 
 #include "app/figures/figures.h"
 #include "figure_view.h"
-#include "render/figure.h"
-#include "render/figure_export.h"
+#include "render/plot/figure.h"
+#include "render/plot/figure_export.h"
 
 namespace attn::gui {
 

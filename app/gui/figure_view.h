@@ -1,7 +1,7 @@
 // The screen backend of the figure model: draws a fig::Figure into the current ImGui window with
 // ImGui draw lists, heatmaps as GL textures (nearest sampling), text in the window's font, which
 // is loaded from the same TrueType file the exports embed. The layout is the exporters' own
-// (render/figure_draw.h, measured with the same FreeType metrics), scaled from points to pixels,
+// (render/plot/figure_draw.h, measured with the same FreeType metrics), scaled from points to pixels,
 // so the screen and the PDF agree.
 // Contract: UI thread only, with the window's GL context current. Textures are pooled per view
 // and reused from frame to frame; destroy views before the window.
@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "render/figure_draw.h"
-#include "render/figure_font.h"
-#include "render/gl_texture.h"
+#include "render/plot/figure_draw.h"
+#include "render/plot/figure_font.h"
+#include "render/gl/gl_texture.h"
 
 namespace attn::gui {
 

@@ -18,27 +18,27 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
-#include "core/config.h"
-#include "core/trainer.h"
-#include "gui.h"
+#include "core/base/atomic_file.h"
+#include "core/config/config.h"
+#include "core/training/trainer.h"
+#include "gui/gui.h"
 #include "gui/ui_state.h"
 #include "gui/window.h"
 #include "app/figures/figures.h"
-#include "core/version.h"
+#include "core/base/version.h"
 #include "gui/export_dialog.h"
 #include "panels/attention_panel.h"
 #include "panels/compare_panel.h"
 #include "panels/conn_panel.h"
 #include "panels/connection_panel.h"
-#include "panels/geometry_panel.h"
+#include "panels/geometry/geometry_panel.h"
 #include "panels/image_attention_panel.h"
 #include "panels/ky_lab_panel.h"
 #include "panels/loss_panel.h"
 #include "panels/neural_panel.h"
 #include "panels/run_panel.h"
-#include "render/frame_stats.h"
-#include "render/screenshot.h"
+#include "render/gl/frame_stats.h"
+#include "render/gl/screenshot.h"
 
 namespace attn {
 namespace {

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "render/plot_math.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::gui {
 

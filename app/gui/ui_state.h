@@ -5,9 +5,9 @@
 #pragma once
 #include <string>
 
-#include "core/config.h"
-#include "core/snapshot.h"
-#include "core/trainer.h"
+#include "core/config/config.h"
+#include "core/views/snapshot.h"
+#include "core/training/trainer.h"
 
 struct ImFont;
 

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "render/figure_font.h"
+#include "render/plot/figure_font.h"
 
 namespace attn::gui {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "gui/plot_draw.h"
-#include "render/colormap.h"
-#include "render/plot_math.h"
+#include "render/plot/colormap.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::gui {
 namespace {

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/snapshot.h"
-#include "render/gl_texture.h"
+#include "core/views/snapshot.h"
+#include "render/gl/gl_texture.h"
 
 struct ImFont;
 

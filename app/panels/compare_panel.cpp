@@ -9,14 +9,14 @@
 #include <filesystem>
 #include <thread>
 
-#include "core/error.h"
-#include "core/sweep.h"
-#include "core/trainer.h"
+#include "core/base/error.h"
+#include "core/config/sweep.h"
+#include "core/training/trainer.h"
 #include "gui/export_dialog.h"
 #include "app/figures/compare_figures.h"
 #include "gui/plot_draw.h"
-#include "render/colormap.h"
-#include "render/plot_math.h"
+#include "render/plot/colormap.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::gui {
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 // Contract:
 //  - Never waits on a trainer: the UI thread only reads snapshots and queues commands.
 //  - A live run that finishes is saved as a run directory (config.json, metrics.csv,
-//    summary.json via core/run_dir.h write_run_directory, and checkpoint/ via the Trainer) under
+//    summary.json via core/runs/run_dir.h write_run_directory, and checkpoint/ via the Trainer) under
 //    save_root/<key=value>, so `attnlab compare` and this panel can open it later.
 //  - start_runs()/add_saved_run() return false with error() set (the key, value or file named)
 //    and change nothing on bad input.
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/run_dir.h"
-#include "core/snapshot.h"
+#include "core/config/config.h"
+#include "core/runs/run_dir.h"
+#include "core/views/snapshot.h"
 
 struct ImFont;
 

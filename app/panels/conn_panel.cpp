@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "gui/plot_draw.h"
-#include "render/colormap.h"
+#include "render/plot/colormap.h"
 
 namespace attn::gui {
 namespace {

@@ -1,5 +1,5 @@
-// Connection Transformer panel (model.architecture "conn", seed 001; MECHANISMS.md section 2),
-// from Snapshot::conn (core/conn_view.h):
+// Connection Transformer panel (model.architecture "conn", seed 001; docs/design/MECHANISMS.md section 2),
+// from Snapshot::conn (core/views/conn_view.h):
 //  - C as a heatmap, diverging colormap centred on 0 with its colorbar; hover reads C[i,j]
 //    ("slot i influences slot j"); optional reordering of the slots by total |influence|.
 //  - rho(I+C) and ||I+C||_2 over training (the warm-started per-step estimates), with the
@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/conn_view.h"
-#include "core/snapshot.h"
-#include "render/gl_texture.h"
+#include "core/views/conn_view.h"
+#include "core/views/snapshot.h"
+#include "render/gl/gl_texture.h"
 
 struct ImFont;
 

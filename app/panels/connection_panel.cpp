@@ -10,9 +10,9 @@
 #include <exception>
 #include <string>
 
-#include "core/connections.h"
-#include "render/colormap.h"
-#include "render/plot_math.h"
+#include "core/analysis/connections.h"
+#include "render/plot/colormap.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::gui {
 namespace {

@@ -1,4 +1,4 @@
-// Connection panel (Neural KY-Attention, MECHANISMS.md section 1): the learned connection
+// Connection panel (Neural KY-Attention, docs/design/MECHANISMS.md section 1): the learned connection
 // functions g_h(t) of one `ky` layer, per head, as the trainer publishes them in
 // Snapshot::connection_history().
 //  - Curves: small multiples (one plot per head, shared y range) or overlaid (one Okabe-Ito
@@ -8,7 +8,7 @@
 //  - beta_h = softmax_j g_h(t_j) as W bars per head under the curves (grouped in overlaid mode).
 //  - History: a slider picks a frame (default the latest, following new frames while at the
 //    end); up to 8 evenly spaced earlier frames are drawn faded behind it.
-//  - One computed line per head from describe_curve() (core/connections.h) for that frame.
+//  - One computed line per head from describe_curve() (core/analysis/connections.h) for that frame.
 //  - The layer's effective attention maps on the probe input (band-shaped: zero outside the
 //    window), one heatmap per head, from the latest probe.
 //  - Hover readouts: curve (head, t, offset, g), bars (slot, t, offset, beta, g) and maps
@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "core/snapshot.h"
+#include "core/views/snapshot.h"
 #include "gui/plot_draw.h"
-#include "render/gl_texture.h"
+#include "render/gl/gl_texture.h"
 
 namespace attn::gui {
 

@@ -1,4 +1,4 @@
-// Image attention panel (kernel attention family, seed 002, Figures 6-12; MECHANISMS.md section 3):
+// Image attention panel (kernel attention family, seed 002, Figures 6-12; docs/design/MECHANISMS.md section 3):
 // where the CLS token of an image classifier looks, over the test image itself.
 //  - Rows: the live run first, then saved runs added for comparison (run directories, from the
 //    panel's "Compare run" field or `attnlab gui --compare-run DIR`). All rows show the same
@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "core/image_probe.h"
-#include "core/snapshot.h"
-#include "render/gl_texture.h"
+#include "core/training/image_probe.h"
+#include "core/views/snapshot.h"
+#include "render/gl/gl_texture.h"
 
 struct ImFont;
 

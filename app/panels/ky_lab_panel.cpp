@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "gui/plot_draw.h"
-#include "render/plot_math.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::gui {
 namespace {

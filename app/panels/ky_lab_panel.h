@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ky_transform.h"
+#include "core/analysis/ky_transform.h"
 
 struct ImFont;
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "gui/plot_draw.h"
-#include "render/plot_math.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::gui {
 namespace {

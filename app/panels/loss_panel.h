@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/snapshot.h"
+#include "core/views/snapshot.h"
 
 struct ImFont;
 

@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <string>
 
-#include "core/trainer.h"
+#include "core/training/trainer.h"
 #include "gui/plot_draw.h"
-#include "render/colormap.h"
+#include "render/plot/colormap.h"
 
 namespace attn::gui {
 namespace {

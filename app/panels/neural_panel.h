@@ -1,5 +1,5 @@
-// Neural panel (Neural Attention, seed 003; MECHANISMS.md section 4): what the learned scorer
-// of a `neural` layer computes, from Snapshot::neural (core/neural_view.h).
+// Neural panel (Neural Attention, seed 003; docs/design/MECHANISMS.md section 4): what the learned scorer
+// of a `neural` layer computes, from Snapshot::neural (core/views/neural_view.h).
 //  - The paper's Figure 1, live: with d' = 2 and q' = k' = (x, y), the learned score surface
 //    z(x, y) as a heatmap with contour lines, beside the dot product's paraboloid x^2 + y^2 over
 //    the same range, each with its own colorbar. Hover: x, y, z.
@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "core/neural_view.h"
-#include "core/snapshot.h"
-#include "render/gl_texture.h"
-#include "render/plot_math.h"
+#include "core/views/neural_view.h"
+#include "core/views/snapshot.h"
+#include "render/gl/gl_texture.h"
+#include "render/plot/plot_math.h"
 
 struct ImFont;
 

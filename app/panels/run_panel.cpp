@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/attention_registry.h"
-#include "core/error.h"
+#include "core/attention/registry.h"
+#include "core/base/error.h"
 
 namespace attn::gui {
 namespace {

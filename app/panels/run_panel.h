@@ -4,8 +4,8 @@
 // frame by the caller); talks to the trainer only through its non-blocking commands, except
 // trainer.config() on "Revert" (a short copy under the trainer's lock, never a training step).
 #pragma once
-#include "core/snapshot.h"
-#include "core/trainer.h"
+#include "core/views/snapshot.h"
+#include "core/training/trainer.h"
 #include "gui/ui_state.h"
 
 namespace attn::gui {

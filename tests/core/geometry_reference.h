@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/geometry.h"
+#include "core/base/error.h"
+#include "core/analysis/geometry.h"
 
 using namespace attn::geometry;
 using attn::Error;

@@ -8,9 +8,9 @@
 #include <string>
 #include <thread>
 
-#include "core/config.h"
-#include "core/src/session.h"
-#include "core/trainer.h"
+#include "core/config/config.h"
+#include "core/training/session.h"
+#include "core/training/trainer.h"
 
 namespace attn::test {
 

@@ -1,7 +1,7 @@
 // Dot-product attention against an independent brute-force implementation, in double.
 #include <doctest/doctest.h>
 
-#include "core/src/attention.h"
+#include "core/attention/dot/dot_attention.h"
 
 using namespace attn;
 

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/config.h"
-#include "core/error.h"
+#include "core/config/config.h"
+#include "core/base/error.h"
 
 using namespace attn;
 using nlohmann::json;
@@ -19,9 +19,9 @@ TEST_CASE("bad configs are rejected with a message naming the culprit") {
       {R"([1, 2])", "the top level must be an object"},
       {R"({"sed": 1})", "unknown key 'sed'"},
       {R"({"seed": -1})", "seed must be in [0,"},
-      {R"({"seed": "1"})", "seed must be an integer, got string"},
+      {R"({"seed": "1"})", "seed must be an integer in [0, 9007199254740992], got string"},
       {R"({"device": "tpu"})", "device must be one of auto, cpu, cuda"},
-      {R"({"threads": 2.5})", "threads must be an integer, got number"},
+      {R"({"threads": 2.5})", "threads must be an integer in [0, 1024], got number"},
       {R"({"task": "copy"})", "task must be an object"},
       {R"({"task": {"name": "copyy"}})", "task.name must be one of copy, reverse"},
       {R"({"task": {"lenght": 4}})", "unknown key 'task.lenght' (allowed: name, length"},
@@ -53,7 +53,7 @@ TEST_CASE("bad configs are rejected with a message naming the culprit") {
       {R"({"train": {"lr": 0}})", "train.lr must be in (0, 1e+09], got 0"},
       {R"({"train": {"lr": "fast"}})", "train.lr must be a number, got string"},
       {R"({"train": {"steps": 0}})", "train.steps must be in [1,"},
-      {R"({"train": {"batch_size": true}})", "train.batch_size must be an integer, got boolean"},
+      {R"({"train": {"batch_size": true}})", "train.batch_size must be an integer in [1, 65536], got boolean"},
       {R"({"train": {"steps": 10, "warmup": 10}})",
        "train.warmup (10) must be smaller than train.steps (10)"},
       {R"({"train": {"beta2": 1.0}})", "train.beta2 must be in [0,"},

@@ -1,4 +1,4 @@
-// The Connection Transformer (core/src/conn_model.h): slot mixing against explicit loops, the
+// The Connection Transformer (core/models/conn_model.h): slot mixing against explicit loops, the
 // literal form, exact causality (output t = the seed's model on the prefix x_0..x_t), the
 // parameter count against the seed's formula, config errors, and a short training run on
 // recall under each control.
@@ -6,12 +6,12 @@
 
 #include <cmath>
 
-#include "core/conn_view.h"
-#include "core/error.h"
-#include "core/src/conn_model.h"
-#include "core/src/model.h"
-#include "core/src/session.h"
-#include "core/trainer.h"
+#include "core/views/conn_view.h"
+#include "core/base/error.h"
+#include "core/models/conn_model.h"
+#include "core/models/model.h"
+#include "core/training/session.h"
+#include "core/training/trainer.h"
 #include "helpers.h"
 
 using namespace attn;

@@ -1,14 +1,14 @@
-// Spectra of I + C (core/spectral.h, core/src/spectral.h): the stability controls, the
+// Spectra of I + C (core/analysis/spectral.h, core/models/spectral_tracker.h): the stability controls, the
 // warm-started estimators against full eigenvalues and SVD, the CSV reader, C's statistics.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <complex>
 
-#include "core/conn_view.h"
-#include "core/error.h"
-#include "core/spectral.h"
-#include "core/src/spectral.h"
+#include "core/views/conn_view.h"
+#include "core/base/error.h"
+#include "core/models/spectrum.h"
+#include "core/models/spectral_tracker.h"
 
 using namespace attn;
 using namespace attn::spectral;

@@ -2,10 +2,10 @@
 // session's record of g_h(t) for ky layers (against the module evaluated directly).
 #include <doctest/doctest.h>
 
-#include "core/connections.h"
-#include "core/error.h"
-#include "core/src/ky_attention.h"
-#include "core/src/session.h"
+#include "core/analysis/connections.h"
+#include "core/base/error.h"
+#include "core/attention/ky/ky_attention.h"
+#include "core/training/session.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

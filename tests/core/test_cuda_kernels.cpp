@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/src/fused_attention.h"
-#include "core/src/ky_attention.h"
+#include "core/kernels/fused_attention.h"
+#include "core/attention/ky/ky_attention.h"
 
 using namespace attn;
 

@@ -10,11 +10,11 @@
 #include <numeric>
 #include <set>
 
-#include "core/attention_registry.h"
-#include "core/error.h"
-#include "core/src/fashion_mnist.h"
-#include "core/src/model.h"
-#include "core/src/session.h"
+#include "core/attention/registry.h"
+#include "core/base/error.h"
+#include "core/data/fashion_mnist.h"
+#include "core/models/model.h"
+#include "core/training/session.h"
 #include "helpers.h"
 
 using namespace attn;

@@ -8,15 +8,15 @@
 #include <sstream>
 
 #include "app/figures/figures.h"
-#include "core/conn_view.h"
-#include "core/error.h"
-#include "core/headless.h"
-#include "core/run_dir.h"
-#include "core/saved_run.h"
-#include "core/src/conn_model.h"
-#include "core/src/session.h"
+#include "core/views/conn_view.h"
+#include "core/base/error.h"
+#include "core/training/headless.h"
+#include "core/runs/run_dir.h"
+#include "core/runs/saved_run.h"
+#include "core/models/conn_model.h"
+#include "core/training/session.h"
 #include "helpers.h"
-#include "render/figure_export.h"
+#include "render/plot/figure_export.h"
 
 using namespace attn;
 namespace fs = std::filesystem;

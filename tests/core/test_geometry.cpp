@@ -1,4 +1,4 @@
-// The maps of the 2-D geometry of softmax attention (core/geometry.h) against independent
+// The maps of the 2-D geometry of softmax attention (core/analysis/geometry.h) against independent
 // references (tests/core/geometry_reference.h): a long-double softmax, a brute-force hull,
 // support functions and long-double singular values.
 #include <doctest/doctest.h>

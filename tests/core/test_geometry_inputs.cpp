@@ -1,4 +1,4 @@
-// Geometry inputs and sampled views (core/geometry.h): Gaussian tokens against their moments and
+// Geometry inputs and sampled views (core/analysis/geometry.h): Gaussian tokens against their moments and
 // the tilt identity by Monte Carlo, grids and density, presets, parsing and bad-input messages.
 #include <doctest/doctest.h>
 

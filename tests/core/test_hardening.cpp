@@ -11,10 +11,10 @@
 #include <fstream>
 #include <random>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/src/session.h"
-#include "core/trainer.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/training/session.h"
+#include "core/training/trainer.h"
 #include "helpers.h"
 
 extern char** environ;

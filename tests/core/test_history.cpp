@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "core/history.h"
+#include "core/views/history.h"
 
 using namespace attn;
 

@@ -1,15 +1,15 @@
-// Image attention (core/image_probe.h): picking test images by class, saved runs probed on any
+// Image attention (core/training/image_probe.h): picking test images by class, saved runs probed on any
 // image against the live session's probe of the same image, and the trainer's image requests.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <numeric>
 
-#include "core/error.h"
-#include "core/image_probe.h"
-#include "core/src/fashion_mnist.h"
-#include "core/src/session.h"
-#include "core/trainer.h"
+#include "core/base/error.h"
+#include "core/training/image_probe.h"
+#include "core/data/fashion_mnist.h"
+#include "core/training/session.h"
+#include "core/training/trainer.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

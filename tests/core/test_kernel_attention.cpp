@@ -6,13 +6,13 @@
 #include <functional>
 #include <set>
 
-#include "core/attention_registry.h"
-#include "core/config.h"
-#include "core/error.h"
-#include "core/src/fused_attention.h"
-#include "core/src/kernel_attention.h"
-#include "core/src/model.h"
-#include "core/src/session.h"
+#include "core/attention/registry.h"
+#include "core/config/config.h"
+#include "core/base/error.h"
+#include "core/kernels/fused_attention.h"
+#include "core/attention/kernel/kernel_attention.h"
+#include "core/models/model.h"
+#include "core/training/session.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

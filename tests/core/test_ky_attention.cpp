@@ -3,11 +3,12 @@
 // attention, and finite differences.
 #include <doctest/doctest.h>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/src/ky_attention.h"
-#include "core/src/model.h"
-#include "core/src/session.h"
+#include "core/attention/dot/dot_attention.h"
+#include "core/config/config.h"
+#include "core/base/error.h"
+#include "core/attention/ky/ky_attention.h"
+#include "core/models/model.h"
+#include "core/training/session.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/ky_transform.h"
+#include "core/base/error.h"
+#include "core/analysis/ky_transform.h"
 
 using namespace attn;
 

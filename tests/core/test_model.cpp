@@ -1,7 +1,8 @@
 // The transformer: shapes, causality, bidirectional classifier, parameter counts.
 #include <doctest/doctest.h>
 
-#include "core/src/model.h"
+#include "core/attention/dot/dot_attention.h"
+#include "core/models/model.h"
 
 using namespace attn;
 

@@ -4,11 +4,12 @@
 
 #include <cmath>
 
-#include "core/config.h"
-#include "core/error.h"
-#include "core/src/model.h"
-#include "core/src/neural_attention.h"
-#include "core/src/session.h"
+#include "core/attention/dot/dot_attention.h"
+#include "core/config/config.h"
+#include "core/base/error.h"
+#include "core/models/model.h"
+#include "core/attention/neural/neural_attention.h"
+#include "core/training/session.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

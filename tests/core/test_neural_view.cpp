@@ -1,15 +1,16 @@
-// The Neural panel's data (core/neural_view.h) against independent computations: the score
+// The Neural panel's data (core/views/neural_view.h) against independent computations: the score
 // surface and slice against the scorer written as explicit loops over the module's parameters,
 // the parameter table against norms summed by hand, and the trainer's request channel.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/neural_view.h"
-#include "core/src/neural_attention.h"
-#include "core/src/neural_view.h"
-#include "core/trainer.h"
+#include "core/attention/dot/dot_attention.h"
+#include "core/base/error.h"
+#include "core/views/neural_view.h"
+#include "core/attention/neural/neural_attention.h"
+#include "core/attention/neural/neural_surface.h"
+#include "core/training/trainer.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

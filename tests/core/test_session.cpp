@@ -7,10 +7,10 @@
 #include <numeric>
 #include <thread>
 
-#include "core/attention_registry.h"
-#include "core/error.h"
-#include "core/src/run_random.h"
-#include "core/src/session.h"
+#include "core/attention/registry.h"
+#include "core/base/error.h"
+#include "core/training/run_random.h"
+#include "core/training/session.h"
 #include "helpers.h"
 
 using namespace attn;

@@ -1,13 +1,13 @@
-// Sweeps (core/sweep.h): --vary parsing, grid expansion and naming, validation that names the
+// Sweeps (core/config/sweep.h): --vary parsing, grid expansion and naming, validation that names the
 // assignment, resumability, and the mean/spread aggregation against hand computation.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
-#include "core/run_dir.h"
-#include "core/sweep.h"
+#include "core/base/error.h"
+#include "core/runs/run_dir.h"
+#include "core/config/sweep.h"
 #include "helpers.h"
 
 using namespace attn;

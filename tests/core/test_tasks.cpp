@@ -7,9 +7,9 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
-#include "core/src/tasks.h"
-#include "core/src/text_corpus.h"
+#include "core/base/error.h"
+#include "core/data/tasks.h"
+#include "core/data/text_corpus.h"
 
 using namespace attn;
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "core/trainer.h"
+#include "core/training/trainer.h"
 #include "helpers.h"
 
 using namespace attn;

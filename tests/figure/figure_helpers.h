@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "render/figure.h"
+#include "render/plot/figure.h"
 
 namespace attn::fig::testing {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "figure_helpers.h"
-#include "render/figure_draw.h"
-#include "render/figure_font.h"
+#include "render/plot/figure_draw.h"
+#include "render/plot/figure_font.h"
 
 using namespace attn::fig;
 using namespace attn::fig::testing;

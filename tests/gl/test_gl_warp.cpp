@@ -1,6 +1,6 @@
 // GPU warp against the CPU reference: the vertex shader (shaders/warp.vert.glsl, through
 // render::WarpRenderer) maps grids and scattered points, captured with transform feedback, and
-// every point must equal attn::geometry::warp_point() (core/geometry.h, double precision) to
+// every point must equal attn::geometry::warp_point() (core/analysis/geometry.h, double precision) to
 // 1e-4 of the extent in play (float32). Also renders the GPU grid and the CPU grid
 // (geometry::warp_grid uploaded as pre-mapped lines) into an offscreen canvas
 // (render::CanvasTarget) and compares the pixels they light.
@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "core/geometry.h"
-#include "render/canvas_target.h"
-#include "render/warp_renderer.h"
-#include "render/warp_scene.h"
+#include "core/analysis/geometry.h"
+#include "render/gl/canvas_target.h"
+#include "render/gl/warp_renderer.h"
+#include "render/gl/warp_scene.h"
 
 namespace g = attn::geometry;
 using attn::render::WarpMode;

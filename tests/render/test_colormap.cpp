@@ -1,9 +1,9 @@
-// Colormaps (render/colormap.h).
+// Colormaps (render/plot/colormap.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "render/colormap.h"
+#include "render/plot/colormap.h"
 
 using namespace attn::render;
 

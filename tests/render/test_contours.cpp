@@ -1,11 +1,11 @@
-// Marching-squares contours (render/plot_math.h: contour_segments), used by the Neural panel.
+// Marching-squares contours (render/plot/plot_math.h: contour_segments), used by the Neural panel.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "render/plot_math.h"
+#include "render/plot/plot_math.h"
 
 using namespace attn::render;
 

@@ -1,4 +1,4 @@
-// Frame statistics and screenshot row flipping (render/frame_stats.h, render/screenshot.h).
+// Frame statistics and screenshot row flipping (render/gl/frame_stats.h, render/gl/screenshot.h).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,8 +8,8 @@
 #include <sstream>
 #include <thread>
 
-#include "render/frame_stats.h"
-#include "render/screenshot.h"
+#include "render/gl/frame_stats.h"
+#include "render/gl/screenshot.h"
 
 using namespace attn::render;
 

@@ -1,11 +1,11 @@
-// EMA, ranges and axis ticks (render/plot_math.h).
+// EMA, ranges and axis ticks (render/plot/plot_math.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 #include <random>
 
-#include "render/plot_math.h"
+#include "render/plot/plot_math.h"
 
 using namespace attn::render;
 

@@ -1,4 +1,4 @@
-// The GL-free half of the GPU warp (render/warp_scene.h): the uniforms prepared for the shader,
+// The GL-free half of the GPU warp (render/gl/warp_scene.h): the uniforms prepared for the shader,
 // evaluated with the shader's float32 arithmetic, against a naive double-precision softmax
 // written here from the definition (no core/: render must stay independent of it).
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "render/warp_scene.h"
+#include "render/gl/warp_scene.h"
 
 using attn::render::canvas_clip_transform;
 using attn::render::evaluate_prepared;

@@ -1,0 +1,125 @@
+// Headless subcommands of the attnlab executable.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/analysis/ky_transform.h"
+
+namespace attn {
+
+// True when every number in j is finite. nlohmann::json writes NaN/Inf as null, so the JSON
+// commands check their output with this and refuse to print a result that is not.
+inline bool all_finite(const nlohmann::json& j) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
+  for (const auto& v : j)
+    if ((v.is_array() || v.is_object() || v.is_number_float()) && !all_finite(v)) return false;
+  return true;
+}
+
+struct TrainArgs {
+  std::string config;
+  long long steps = -1;
+  long long seed = -1;
+  long long until = -1;
+  std::string out;
+  std::string resume;
+  int threads = 0;
+  long long checkpoint_every = 0;
+  bool quiet = false;
+};
+
+// Registers `train` on the app; the returned args are filled when it is parsed.
+CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
+// Runs `attnlab train`; returns the exit code (prints errors, never throws).
+int run_train_command(const TrainArgs& args);
+
+struct KyArgs {
+  std::string function;
+  double x0 = 0;
+  std::string kind = "poly";
+  int degree = 2;
+  double amplitude = 1.0;
+  double h0 = 0.1;
+  double rho = 0.5;
+  double eps = KySettings{}.eps;
+  int max_iterations = 60;
+  std::string chain;  // g for the linear-linear chain-rule check of f o g (empty: none)
+  bool json = false;
+};
+
+// Exit codes of `attnlab ky`: 0 converged; 2 usage or input error (bad option, unparseable
+// expression, f not finite near x0, settings out of range); 4 ran but did not converge (the
+// best estimate is still printed, converged false).
+constexpr int kKyExitUsage = 2;
+constexpr int kKyExitNoConvergence = 4;
+
+// Registers `ky` (the KY Transform lab, headless) on the app.
+CLI::App* add_ky_command(CLI::App& app, KyArgs& args);
+// Runs `attnlab ky`; returns the exit code above (prints errors, never throws).
+int run_ky_command(const KyArgs& args);
+
+// `attnlab geometry`: the 2-D geometry of softmax attention (core/analysis/geometry.h) without a
+// window. Every value is kept as the text given (std::nullopt: the option was not given) and
+// parsed by run_geometry_command, so each message names its option.
+struct GeometryArgs {
+  std::optional<std::string> tokens, preset, wq, wk, wv, temperature;
+  std::optional<std::string> query, circle, grid;  // the mode: exactly one
+  std::optional<std::string> samples, extent, mode, alpha, gaussian;
+  bool json = false;
+};
+
+// Exit codes of `attnlab geometry`: 0 done; 2 usage or input error (nothing on stdout).
+constexpr int kGeometryExitUsage = 2;
+
+// Registers `geometry` on the app.
+CLI::App* add_geometry_command(CLI::App& app, GeometryArgs& args);
+// Runs `attnlab geometry`; returns the exit code above (prints errors, never throws).
+int run_geometry_command(const GeometryArgs& args);
+
+// `attnlab spectral`: rho(I + C), ||I + C||_2 and the eigenvalues of I + C for a CSV matrix C
+// (the Connection Transformer's connection matrix), optionally after a stability control.
+struct SpectralArgs {
+  std::string matrix;
+  std::string control;  // empty: no control
+  double limit = 0.95;
+  std::string out;
+  bool json = false;
+};
+
+// Exit codes of `attnlab spectral`: 0 done; 2 usage or input error (nothing on stdout).
+constexpr int kSpectralExitUsage = 2;
+
+CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& args);
+int run_spectral_command(const SpectralArgs& args);
+
+// `attnlab export`: figures of a saved run (a directory `attnlab train --out` wrote) as PDF,
+// SVG, PNG or CSV, each with its data CSV and a JSON provenance sidecar beside it.
+struct ExportArgs {
+  std::string run;
+  std::string figure;
+  bool all = false;
+  bool list = false;
+  long long step = -1;
+  std::string format;  // empty: from --out's extension (--all: pdf)
+  int dpi = 300;
+  double width_in = 3.5;
+  double height_in = 0;
+  double font_pt = 8;
+  int layer = -1;
+  long long image = -1;
+  std::string colormap = "viridis";
+  std::string font;
+  bool dark = false;
+  std::string out;
+};
+
+// Exit codes of `attnlab export`: 0 done; 2 usage or input error (no file written).
+constexpr int kExportExitUsage = 2;
+
+CLI::App* add_export_command(CLI::App& app, ExportArgs& args);
+int run_export_command(const ExportArgs& args);
+
+}  // namespace attn

@@ -1,0 +1,360 @@
+#include "cli/cli_compare.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "app/figures/compare_figures.h"
+#include "core/base/error.h"
+#include "core/base/version.h"
+#include "render/plot/figure_export.h"
+#include "render/plot/figure_font.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+double summary_number(const RunDirectory& r, const char* key) {
+  if (!r.finished || !r.summary.contains(key) || !r.summary[key].is_number()) return NAN;
+  return r.summary[key].get<double>();
+}
+
+std::string cell(double v, int precision, bool integer = false) {
+  if (!std::isfinite(v)) return "-";
+  std::ostringstream s;
+  if (integer)
+    s << static_cast<long long>(std::llround(v));
+  else
+    s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+// Columns padded to their widest cell.
+std::string align(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      // UTF-8 "±" is two bytes but one column.
+      size_t n = 0;
+      for (unsigned char c : r[i]) n += (c & 0xC0) != 0x80;
+      width[i] = std::max(width[i], n);
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      size_t n = 0;
+      for (unsigned char c : r[i]) n += (c & 0xC0) != 0x80;
+      out += r[i];
+      if (i + 1 < r.size()) out += std::string(width[i] - n + 2, ' ');
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+json read_json_file(const std::string& p) {
+  std::ifstream in(p);
+  if (!in) throw Error("cannot read " + p);
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error(p + " is not valid JSON: " + e.what());
+  }
+}
+
+int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet) {
+  std::vector<std::string> args = {"attnlab", "train"};
+  std::string cell_config;
+  if (!h.resume_dir.empty()) {
+    args.insert(args.end(), {"--resume", h.resume_dir});
+  } else {
+    std::error_code ec;
+    fs::create_directories(fs::path(h.out_dir).parent_path(), ec);
+    cell_config = h.out_dir + ".cell.json";
+    std::ofstream out(cell_config);
+    out << to_json(cell.config).dump(2) << "\n";
+    if (!out.flush()) throw Error("cannot write " + cell_config);
+    args.insert(args.end(), {"--config", cell_config, "--out", h.out_dir});
+  }
+  if (h.threads > 0) args.insert(args.end(), {"--threads", std::to_string(h.threads)});
+  if (h.checkpoint_every > 0)
+    args.insert(args.end(), {"--checkpoint-every", std::to_string(h.checkpoint_every)});
+  if (quiet) args.push_back("-q");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw Error("cannot start a training process: fork failed");
+  if (pid == 0) {
+    // The run dies with the sweep: a killed sweep must not leave a run writing into a cell
+    // that the next invocation resumes.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!cell_config.empty()) {
+    std::error_code ec;
+    fs::remove(cell_config, ec);
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs) {
+  std::vector<ComparedRun> out;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    const fs::path manifest = fs::path(d) / "sweep.json";
+    if (fs::exists(manifest, ec) && !fs::exists(fs::path(d) / "config.json", ec)) {
+      const json m = read_json_file(manifest);
+      if (!m.contains("cells") || !m["cells"].is_array())
+        throw Error(manifest.string() + " has no cells list (is it an attnlab sweep?)");
+      for (const auto& c : m["cells"]) {
+        const std::string rel = c.at("dir").get<std::string>();
+        const fs::path cd = fs::path(d) / rel;
+        if (!fs::exists(cd / "config.json", ec) || !fs::exists(cd / "metrics.csv", ec)) continue;
+        out.push_back({read_run_directory(cd.string()), rel});
+      }
+      continue;
+    }
+    ComparedRun r{read_run_directory(d), ""};
+    r.label = r.run.id;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string compare_table_text(const std::vector<ComparedRun>& runs) {
+  std::vector<std::vector<std::string>> rows = {{"run", "mechanism", "task", "steps", "eval loss",
+                                                 "eval acc", "parameters", "attn params", "steps/s",
+                                                 "peak RSS MiB"}};
+  for (const auto& c : runs) {
+    const auto& r = c.run;
+    rows.push_back({c.label, r.mechanism(), r.config.task.name,
+                    r.finished ? cell(summary_number(r, "steps"), 0, true) : "(unfinished)",
+                    cell(summary_number(r, "eval_loss"), 4),
+                    cell(summary_number(r, "eval_accuracy"), 4),
+                    cell(summary_number(r, "parameters"), 0, true),
+                    cell(summary_number(r, "attention_parameters"), 0, true),
+                    cell(summary_number(r, "steps_per_second"), 2),
+                    cell(summary_number(r, "peak_rss_mib"), 1)});
+  }
+  return align(rows);
+}
+
+json compare_table_json(const std::vector<ComparedRun>& runs) {
+  json out = json::array();
+  for (const auto& c : runs) {
+    const auto& r = c.run;
+    json row = {{"run", c.label},
+                {"dir", r.dir},
+                {"mechanism", r.mechanism()},
+                {"task", r.config.task.name},
+                {"finished", r.finished}};
+    for (const char* k : {"steps", "eval_loss", "eval_accuracy", "parameters",
+                          "attention_parameters", "steps_per_second", "peak_rss_mib", "seed"})
+      row[k] = r.finished && r.summary.contains(k) ? r.summary[k] : json(nullptr);
+    out.push_back(row);
+  }
+  return out;
+}
+
+std::string group_table_markdown(const std::vector<GroupSummary>& groups) {
+  std::ostringstream s;
+  s << "| run | mechanism | seeds | eval loss | eval accuracy | parameters | attention parameters "
+       "| steps/s | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& g : groups)
+    s << "| " << g.group << " | " << g.mechanism << " | " << g.finished << "/" << g.runs << " | "
+      << format_stat(g.eval_loss, 4) << " | " << format_stat(g.eval_accuracy, 4) << " | "
+      << cell(g.parameters.n ? g.parameters.mean : NAN, 0, true) << " | "
+      << cell(g.attention_parameters.n ? g.attention_parameters.mean : NAN, 0, true) << " | "
+      << format_stat(g.steps_per_second, 2) << " | " << format_stat(g.peak_rss_mib, 0) << " |\n";
+  return s.str();
+}
+
+std::vector<std::string> export_report_figure(const fig::Figure& figure, const std::string& dir,
+                                              const std::string& stem, double width_in) {
+  fig::Provenance p;
+  p.program_version = version_string();
+  p.run_id = stem;
+  fig::ExportRequest pdf;
+  pdf.format = fig::ExportFormat::Pdf;
+  pdf.path = (fs::path(dir) / (stem + ".pdf")).string();
+  pdf.width_in = width_in;
+  auto files = fig::export_figure(figure, pdf, p).files;
+  fig::ExportRequest png = pdf;
+  png.format = fig::ExportFormat::Png;
+  png.path = (fs::path(dir) / (stem + ".png")).string();
+  png.dpi = 150;
+  png.sidecars = false;  // the PDF's CSV and JSON describe the same figure
+  for (auto& f : fig::export_figure(figure, png, p).files) files.push_back(f);
+  return files;
+}
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
+  auto* cmd = app.add_subcommand(
+      "compare", "Table of final metrics of run directories (or sweep directories) side by side");
+  cmd->add_option("dirs", a.dirs, "Run directories (attnlab train --out) or sweep directories")
+      ->required();
+  cmd->add_flag("--json", a.json, "Print the table as JSON (summary.json values, unrounded)");
+  cmd->add_option("--export", a.export_path,
+                  "Write the loss/accuracy overlay: FILE.pdf|svg|png|csv (CSV and JSON beside)");
+  cmd->add_option("--width", a.width_in, "Figure width in inches (default 7)");
+  return cmd;
+}
+
+int run_compare_command(const CompareArgs& a) {
+  try {
+    fig::ExportRequest request;
+    if (!a.export_path.empty()) {
+      std::string ext = fs::path(a.export_path).extension().string();
+      if (!ext.empty()) ext = ext.substr(1);
+      if (!fig::parse_export_format(ext, request.format))
+        throw Error("--export " + a.export_path +
+                    ": the file must end in .pdf, .svg, .png or .csv");
+      request.path = a.export_path;
+      request.width_in = a.width_in;
+      fig::validate(request);  // before reading runs: a bad path or width fails first
+    }
+    const auto runs = load_compared_runs(a.dirs);
+    if (runs.empty()) throw Error("compare: no run directory found in the directories given");
+    if (a.json)
+      std::cout << compare_table_json(runs).dump(2) << "\n";
+    else
+      std::cout << compare_table_text(runs);
+    if (!a.export_path.empty()) {
+      std::vector<figures::CompareCurve> curves;
+      for (size_t i = 0; i < runs.size(); ++i)
+        curves.push_back(
+            {&runs[i].run, runs[i].label, figures::compare_color(static_cast<int>(i)), true});
+      const auto figure = figures::loss_overlay(curves, "");
+      fig::Provenance p;
+      p.program_version = version_string();
+      p.run_id = "compare";
+      const auto result = fig::export_figure(figure, request, p);
+      std::ostream& note = a.json ? std::cerr : std::cout;
+      note << "wrote";
+      for (const auto& f : result.files) note << " " << f;
+      note << "\n";
+    }
+    return 0;
+  } catch (const fig::FigureError& e) {
+    std::cerr << "attnlab compare: " << e.what() << "\n";
+    return kCompareExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab compare: " << e.what() << "\n";
+    return kCompareExitUsage;
+  }
+}
+
+CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
+  auto* cmd = app.add_subcommand(
+      "sweep",
+      "Run a grid of configs headless (one run directory each; resumable; --index/--shard for "
+      "Slurm arrays or GNU parallel)");
+  cmd->add_option("--config", a.config, "Base experiment config (JSON)")->required();
+  cmd->add_option("--vary", a.vary,
+                  "key=v1,v2,... (a dotted config key, e.g. model.attention=ky,dot or "
+                  "train.lr=1e-3,3e-3; repeatable: the grid is their product)");
+  cmd->add_option("--seeds", a.seeds, "Seeds per grid point: the config's seed, +1, ... (1)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--out", a.out, "Sweep directory (one run directory per cell)")->required();
+  cmd->add_option("--index", a.index, "Run only cell I (0-based; see --list)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--shard", a.shard, "Run cells whose index % n == i (i/n)");
+  cmd->add_flag("--list", a.list, "Print the cells and their state, run nothing");
+  cmd->add_option("--threads", a.threads, "Torch threads per run (default: the config's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--checkpoint-every", a.checkpoint_every,
+                  "Checkpoint every N steps so a killed run resumes mid-way (default: at the "
+                  "end only)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--jobs,-j", a.jobs,
+                  "Cells at a time, each its own process (default 1: runs do not share cores, so "
+                  "steps/s and memory compare fairly)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_flag("--quiet,-q", a.quiet, "Print only one line per cell and the table");
+  return cmd;
+}
+
+int run_sweep_command(const SweepArgs& a) {
+  SweepPlan plan;
+  try {
+    if (a.index >= 0 && !a.shard.empty()) throw Error("give --index or --shard, not both");
+    std::ifstream in(a.config);
+    if (!in) throw Error("--config: cannot open config file " + a.config);
+    json base;
+    try {
+      base = json::parse(in);
+    } catch (const json::exception& e) {
+      throw Error(a.config + ": not valid JSON: " + e.what());
+    }
+    std::vector<VaryAxis> axes;
+    for (const auto& v : a.vary) axes.push_back(parse_vary(v));
+    plan = plan_sweep({{"", base}}, axes, a.seeds);
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return kCompareExitUsage;
+  }
+  if (a.list) {
+    for (const auto& c : plan.cells)
+      std::cout << c.index << "  " << c.dir << "  " << to_string(cell_state(a.out, c)) << "\n";
+    return 0;
+  }
+  SweepRunOptions o;
+  o.out_dir = a.out;
+  if (a.index >= 0) o.index = a.index;
+  o.threads = a.threads;
+  o.checkpoint_every = a.checkpoint_every;
+  o.jobs = a.jobs;
+  o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
+    return run_cell_in_child(c, h, a.quiet);
+  };
+  o.log = [&](const std::string& line) {
+    // Quiet: only the per-cell lines (they have no "step " progress after the tag).
+    if (!a.quiet || line.find(": step ") == std::string::npos) std::cout << line << std::endl;
+  };
+  SweepOutcome outcome;
+  try {
+    if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
+    outcome = run_sweep(plan, o);
+  } catch (const Error& e) {
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return kCompareExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << "sweep: " << outcome.ran << " run, " << outcome.resumed << " resumed, "
+            << outcome.skipped << " already done" << (outcome.diverged ? ", " : "")
+            << (outcome.diverged ? std::to_string(outcome.diverged) + " diverged" : "") << "\n";
+  try {
+    std::cout << group_table_markdown(aggregate_sweep(plan, a.out));
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return 1;
+  }
+  return outcome.diverged ? 1 : 0;
+}
+
+}  // namespace attn

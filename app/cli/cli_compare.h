@@ -1,0 +1,82 @@
+// `attnlab compare`, `attnlab sweep` and `attnlab reproduce`: comparing runs and mechanisms
+// headless. Shared helpers for the three live here so that the tables look the same.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "core/runs/run_dir.h"
+#include "core/config/sweep.h"
+#include "render/plot/figure.h"
+
+namespace attn {
+
+// Exit codes: 0 done; 1 a run failed or diverged; 2 usage or input error (a message on stderr
+// names the flag, key or file; no file is written).
+constexpr int kCompareExitUsage = 2;
+
+struct CompareArgs {
+  std::vector<std::string> dirs;
+  bool json = false;
+  std::string export_path;
+  double width_in = 7.0;
+};
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);
+int run_compare_command(const CompareArgs& args);
+
+struct SweepArgs {
+  std::string config;
+  std::vector<std::string> vary;
+  int seeds = 1;
+  std::string out;
+  int index = -1;
+  std::string shard;
+  bool list = false;
+  int threads = 0;
+  long long checkpoint_every = 0;
+  int jobs = 1;
+  bool quiet = false;
+};
+CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
+int run_sweep_command(const SweepArgs& args);
+
+struct ReproduceArgs {
+  std::string paper;
+  bool quick = false;
+  int seeds = 0;  // 0: the paper's default
+  std::string out;
+  std::string configs;  // directory of the shipped repro configs (default: the source tree's)
+  int threads = 0;
+  int jobs = 1;
+  bool quiet = false;
+};
+CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& args);
+int run_reproduce_command(const ReproduceArgs& args);
+
+// Runs named in a comparison: the directories given, a sweep directory (its sweep.json)
+// expanding to every cell directory that exists. `label` is the path relative to the sweep for
+// cells, else the directory's name.
+struct ComparedRun {
+  RunDirectory run;
+  std::string label;
+};
+std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs);
+
+// The per-run table (text, aligned columns) and its JSON rows (summary.json values unrounded).
+std::string compare_table_text(const std::vector<ComparedRun>& runs);
+nlohmann::json compare_table_json(const std::vector<ComparedRun>& runs);
+// The per-group mean ± sd table as Markdown (reproduce reports, sweep's closing table).
+std::string group_table_markdown(const std::vector<GroupSummary>& groups);
+
+// Trains one sweep cell in a child process (`attnlab train`, this executable), so that its peak
+// memory is its own; the child is killed when this process dies. Returns its exit code.
+int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet);
+
+// The JSON file at p; Error naming the file when it cannot be read or parsed.
+nlohmann::json read_json_file(const std::string& p);
+
+// Writes `figure` as PDF, PNG and (beside them) CSV + JSON under dir/<stem>; returns the files.
+std::vector<std::string> export_report_figure(const fig::Figure& figure, const std::string& dir,
+                                              const std::string& stem, double width_in);
+
+}  // namespace attn

@@ -1,0 +1,149 @@
+// `attnlab export`: regenerate any figure the window can export from a saved run, by script.
+#include <filesystem>
+#include <iostream>
+
+#include "app/figures/figures.h"
+#include "cli/cli.h"
+#include "core/base/error.h"
+#include "core/runs/saved_run.h"
+#include "render/plot/figure_export.h"
+
+namespace attn {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr const char* kExportFooter =
+    R"(Figures come from a run directory (`attnlab train --out DIR`): its metrics.csv, and its
+checkpoint loaded on the CPU and probed (attention maps, C, eigenvalues, g_h(t), ...).
+--list names the figures the run has. Beside FILE go FILE's stem .csv (the figure's data,
+long format) and .json (version, run id, config hash, seed, step, mechanism, date, font).
+Sizes: --width-in 3.5 (single column) or 7 (full width); --height-in 0 keeps the figure's
+aspect. PDFs embed the font (DejaVu Sans unless --font or $ATTNLAB_FONT); PNGs record --dpi.
+Exit codes: 0 done, 2 bad input (the message names it; no file is written).)";
+
+fig::ExportFormat format_for(const ExportArgs& a, const std::string& path) {
+  std::string name = a.format;
+  if (name.empty()) {
+    name = fs::path(path).extension().string();
+    if (!name.empty()) name = name.substr(1);
+  }
+  fig::ExportFormat f;
+  if (!fig::parse_export_format(name, f))
+    throw Error(a.format.empty()
+                    ? "--out " + path + ": cannot tell the format from the extension; use .pdf, .svg, .png or .csv, or --format"
+                    : "--format " + a.format + " is not one of pdf, svg, png, csv");
+  return f;
+}
+
+fig::ExportRequest request_for(const ExportArgs& a, fig::ExportFormat format,
+                               const std::string& path) {
+  fig::ExportRequest r;
+  r.format = format;
+  r.path = path;
+  r.dpi = a.dpi;
+  r.width_in = a.width_in;
+  r.height_in = a.height_in;
+  r.font_pt = a.font_pt;
+  r.dark = a.dark;
+  r.font_file = a.font;
+  return r;
+}
+
+}  // namespace
+
+CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
+  auto* cmd = app.add_subcommand("export", "Export a saved run's figures as PDF, SVG, PNG or CSV");
+  cmd->add_option("--run", a.run, "Run directory (attnlab train --out)")->required();
+  cmd->add_option("--figure", a.figure, "Figure name (see --list)");
+  cmd->add_flag("--all", a.all, "Every figure the run has, into the --out directory");
+  cmd->add_flag("--list", a.list, "List the run's figures and exit");
+  cmd->add_option("--step", a.step, "connections: the frame recorded at or before this step");
+  cmd->add_option("--format", a.format, "pdf, svg, png or csv (default: --out's extension)");
+  cmd->add_option("--dpi", a.dpi, "PNG resolution (30..2400, default 300)");
+  cmd->add_option("--width-in", a.width_in, "Width in inches (1..20; 3.5 or 7 for papers)");
+  cmd->add_option("--height-in", a.height_in, "Height in inches (0: the figure's aspect)");
+  cmd->add_option("--font-pt", a.font_pt, "Font size in points (4..24, default 8)");
+  cmd->add_option("--layer", a.layer, "attention, image-attention: one layer only");
+  cmd->add_option("--image", a.image, "image-attention: test image index");
+  cmd->add_option("--colormap", a.colormap, "attention heatmaps: viridis, cividis, magma");
+  cmd->add_option("--font", a.font, "TrueType font file (default DejaVu Sans)");
+  cmd->add_flag("--dark", a.dark, "Dark theme (exports are light by default)");
+  cmd->add_option("--out", a.out, "Output file (--all: output directory)");
+  cmd->footer(kExportFooter);
+  return cmd;
+}
+
+int run_export_command(const ExportArgs& a) {
+  try {
+    const int modes = (a.list ? 1 : 0) + (a.all ? 1 : 0) + (a.figure.empty() ? 0 : 1);
+    if (modes != 1) throw Error("give exactly one of --list, --figure NAME or --all");
+    if (!a.list && a.out.empty()) throw Error("--out is required (a file; with --all a directory)");
+    figures::FigureOptions options;
+    options.layer = a.layer;
+    options.step = a.step;
+    if (!render::parse_colormap(a.colormap, options.colormap) ||
+        options.colormap == render::Colormap::Diverging)
+      throw Error("--colormap " + a.colormap + " is not one of viridis, cividis, magma, hot, gray");
+
+    // Check the request before the (slower) checkpoint load.
+    std::vector<std::pair<std::string, fig::ExportRequest>> jobs;  // figure name -> request
+    fig::ExportFormat all_format = fig::ExportFormat::Pdf;
+    if (!a.figure.empty()) {
+      const auto format = format_for(a, a.out);
+      jobs.emplace_back(a.figure, request_for(a, format, a.out));
+      fig::validate(jobs.back().second);
+    } else if (a.all) {
+      if (!a.format.empty() && !fig::parse_export_format(a.format, all_format))
+        throw Error("--format " + a.format + " is not one of pdf, svg, png, csv");
+      fig::validate(request_for(a, all_format, (fs::path(".") / "probe").string()));
+      if (fs::exists(a.out) && !fs::is_directory(a.out))
+        throw Error("--out " + a.out + " is a file; --all writes into a directory");
+    }
+
+    const RunDirectory run = read_run_directory(a.run);
+    std::shared_ptr<const Snapshot> snap;
+    std::string no_checkpoint;
+    if (run.has_checkpoint) {
+      snap = snapshot_of_run(run, a.image);
+    } else {
+      snap = curves_of_run(run);
+      no_checkpoint = " (no checkpoint/: only the loss curves)";
+    }
+    if (a.step >= 0 && a.figure != "connections" && !a.list)
+      throw Error("--step " + std::to_string(a.step) +
+                  " picks a recorded frame of the connections figure only; the checkpoint is at "
+                  "step " + std::to_string(snap->step));
+    const auto specs = figures::figures_for(*snap);
+    if (a.list) {
+      std::cout << "figures of " << run.dir << no_checkpoint << ":\n";
+      for (const auto& s : specs) std::cout << "  " << s.name << "  " << s.description << "\n";
+      return 0;
+    }
+    if (a.all) {
+      std::error_code ec;
+      fs::create_directories(a.out, ec);
+      if (ec) throw Error("--out: cannot create " + a.out + ": " + ec.message());
+      for (const auto& s : specs)
+        jobs.emplace_back(s.name, request_for(a, all_format,
+                                              (fs::path(a.out) / (s.name + "." + fig::to_string(all_format))).string()));
+    }
+    const fig::Provenance prov = figures::provenance_for(*snap, run.config, run.id);
+    // Build every figure first, so a bad name fails before any file is written.
+    std::vector<fig::Figure> built;
+    for (const auto& job : jobs) built.push_back(figures::build_figure(job.first, *snap, options));
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const fig::ExportResult res = fig::export_figure(built[i], jobs[i].second, prov);
+      for (const auto& f : res.files) std::cout << f << "\n";
+      if (i + 1 == jobs.size())
+        std::cout << "font: " << res.font_family << " (" << res.font_file << ")\n";
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::cerr << "attnlab export: " << e.what() << "\n";
+  } catch (const fig::FigureError& e) {
+    std::cerr << "attnlab export: " << e.what() << "\n";
+  }
+  return kExportExitUsage;
+}
+
+}  // namespace attn

@@ -1,0 +1,389 @@
+// `attnlab reproduce --paper P`: one sweep per seed paper from the shipped configs under
+// assets/configs/repro/<paper>/ (repro.json names the arms, the seeds, and the overrides of
+// --quick), then a report directory: report.md (mean ± sd over seeds, one plain sentence per
+// claim saying whether the paper's direction held here) and its figures (PDF, PNG, CSV, JSON).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "app/figures/compare_figures.h"
+#include "cli/cli_compare.h"
+#include "core/base/error.h"
+#include "core/base/version.h"
+#include "render/plot/figure_export.h"
+#include "render/plot/figure_font.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string> kPapers = {"condor", "conn", "kernel", "neural"};
+
+std::string num(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+// One claim "a beats b" on a metric: held, did not hold, or not resolved when the difference
+// of the means is within the seeds' spread (the root of the summed variances).
+std::string verdict(const GroupSummary& a, const GroupSummary& b, bool accuracy,
+                    const std::string& claim) {
+  const Stat& x = accuracy ? a.eval_accuracy : a.eval_loss;
+  const Stat& y = accuracy ? b.eval_accuracy : b.eval_loss;
+  const std::string metric = accuracy ? "eval accuracy" : "eval loss";
+  if (x.n == 0 || y.n == 0)
+    return "- **Not checked.** " + claim + ": a run of " + (x.n ? b.group : a.group) +
+           " did not finish.\n";
+  const double diff = x.mean - y.mean;
+  const double spread = std::sqrt(x.sd * x.sd + y.sd * y.sd);
+  const bool better = accuracy ? diff > 0 : diff < 0;
+  const int p = 4;
+  std::string head;
+  if (x.n >= 2 && y.n >= 2 && std::abs(diff) <= spread)
+    head = "**Not resolved here.**";
+  else
+    head = better ? "**Held here.**" : "**Did not hold here.**";
+  return "- " + head + " " + claim + ": " + a.group + " " + metric + " " + format_stat(x, p) +
+         " vs " + b.group + " " + format_stat(y, p) + " (difference " + num(diff, p) +
+         (x.n >= 2 && y.n >= 2 ? ", spread " + num(spread, p) : "") + ", " +
+         std::to_string(std::min(x.n, y.n)) + " seeds).\n";
+}
+
+const GroupSummary* find_group(const std::vector<GroupSummary>& g, const std::string& name) {
+  for (const auto& s : g)
+    if (s.group == name) return &s;
+  return nullptr;
+}
+
+// Curves for every run of the given groups, one colour per group (its index in the plan).
+std::vector<figures::CompareCurve> group_curves(const SweepPlan& plan,
+                                                const std::vector<RunDirectory>& runs,
+                                                const std::vector<std::string>& groups) {
+  std::vector<figures::CompareCurve> out;
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    if (!groups.empty() && std::find(groups.begin(), groups.end(), plan.groups[g]) == groups.end())
+      continue;
+    bool first = true;
+    for (const auto& r : runs) {
+      // Cell directories are <group>/seed-<s>.
+      if (fs::path(r.dir).parent_path().filename().string() != plan.groups[g]) continue;
+      const std::string label = first ? plan.groups[g] : plan.groups[g] + " (" + r.id + ")";
+      out.push_back({&r, label, figures::compare_color(static_cast<int>(g)), first});
+      first = false;
+    }
+  }
+  return out;
+}
+
+struct Report {
+  std::ostringstream md;
+  std::vector<std::string> figures;  // stems written
+  std::string dir;
+  void figure(const fig::Figure& f, const std::string& stem, const std::string& caption,
+              double width_in = 7.0) {
+    export_report_figure(f, dir, stem, width_in);
+    figures.push_back(stem);
+    md << "![" << caption << "](" << stem << ".png)\n\n"
+       << caption << " ([PDF](" << stem << ".pdf), [data CSV](" << stem << ".csv))\n\n";
+  }
+};
+
+void condor_section(Report& r, const SweepPlan& plan, const std::vector<GroupSummary>& g,
+                    const std::vector<RunDirectory>& runs) {
+  const auto *ky = find_group(g, "ky"), *window = find_group(g, "window"),
+             *dot = find_group(g, "dot");
+  r.md << "## Claims\n\n";
+  if (ky && dot)
+    r.md << verdict(*ky, *dot, false,
+                    "Condor's claim, KY-attention (ky) reaches a lower loss than dot-product "
+                    "attention");
+  if (ky && window)
+    r.md << verdict(*ky, *window, false,
+                    "the learned connection g_h(t) helps: ky beats the same sliding window "
+                    "with g = 0");
+  if (window && dot)
+    r.md << verdict(*window, *dot, false,
+                    "(control) a causal sliding window alone matches or beats dot-product "
+                    "attention");
+  r.md << "\nThe window is causal (keys i-W+1..i) with masked edges, so no position sees the "
+          "token it predicts; the seed's centred window leaks it.\n\n## Figures\n\n";
+  r.figure(figures::loss_overlay(group_curves(plan, runs, {}), "fortunes, character LM"), "loss",
+           "Eval loss, train loss (mean since the previous evaluation) over steps; a group's first "
+           "seed solid, later ones dashed.");
+  for (const auto& run : runs)
+    if (fs::path(run.dir).parent_path().filename() == "ky" && run.finished) {
+      r.figure(figures::connection_curves_figure(run, ""), "connections",
+               "Learned connection functions g_h(t), one line per head, of " +
+                   fs::path(run.dir).parent_path().filename().string() + "/" + run.id +
+                   " at its last step (t = 1 is the current token: a curve rising toward it "
+                   "prefers recent tokens).");
+      break;
+    }
+}
+
+void conn_section(Report& r, const SweepPlan& plan, const std::vector<GroupSummary>& g,
+                  const std::vector<RunDirectory>& runs) {
+  const auto* dot = find_group(g, "dot");
+  r.md << "## Claims\n\n";
+  for (const char* arm : {"conn-norm-bound", "conn-none", "conn-spec"})
+    if (const auto* c = find_group(g, arm); c && dot)
+      r.md << verdict(*c, *dot, true,
+                      std::string("the Connection Transformer (") + arm +
+                          ") beats dot-product attention at the same width");
+  r.md << "\nThe task is associative recall (one lookup per query): attnlab has no multi-step "
+          "lookup task, so this tests the lookup the seed's multi-step task is built from.\n\n";
+  // rho(I + C) per control: final (summary.json) and maximum over training (conn.json).
+  r.md << "### rho(I + C) under each stability control\n\n| run | control | final rho(I+C) | "
+          "max rho over training | final norm ‖I+C‖_2 | control events "
+          "|\n|---|---|---|---|---|---|\n";
+  for (const auto& run : runs) {
+    if (!run.finished || !run.summary.contains("conn")) continue;
+    const auto& c = run.summary["conn"];
+    double max_rho = 0;
+    const fs::path cj = fs::path(run.dir) / "conn.json";
+    if (fs::exists(cj))
+      for (const auto& pt : read_json_file(cj).value("spectral_radius_estimate", json::array()))
+        if (pt.at(0).get<double>() >= 1) max_rho = std::max(max_rho, pt.at(1).get<double>());
+    r.md << "| " << fs::path(run.dir).parent_path().filename().string() << "/" << run.id << " | "
+         << c.value("control", std::string("?")) << " | " << num(c.value("spectral_radius", 0.0), 3)
+         << " | " << num(max_rho, 3) << " | " << num(c.value("spectral_norm", 0.0), 3) << " | "
+         << c.value("control_events", 0) << " |\n";
+  }
+  r.md << "\n(max over steps >= 1: step 0 is the initial C.) Only norm-bound guarantees "
+          "rho(I+C) <= r; the seed's spec control rescales C, which moves the eigenvalues of "
+          "I + C toward 1, never below.\n\n## Figures\n\n";
+  r.figure(figures::loss_overlay(group_curves(plan, runs, {}), "recall"), "loss",
+           "Eval loss and accuracy over steps, every seed.");
+  r.figure(figures::spectral_radius_figure(
+               group_curves(plan, runs, {"conn-norm-bound", "conn-none", "conn-spec"}), ""),
+           "spectral_radius",
+           "rho(I + C) over training under each control (dotted: 1; dashed: the limit r).");
+}
+
+void kernel_section(Report& r, const SweepPlan& plan, const std::vector<GroupSummary>& g,
+                    const std::vector<RunDirectory>& runs) {
+  const auto* dot = find_group(g, "dot");
+  r.md << "## Parameters\n\n| mechanism | d_model | attention, one layer | attention, all "
+          "layers | whole model | attention vs dot | model vs dot "
+          "|\n|---|---|---|---|---|---|---|\n";
+  for (const auto& s : g) {
+    int layers = 1, d = 0;
+    for (const auto& c : plan.cells)
+      if (c.group == s.group) {
+        layers = c.config.model.layers;
+        d = c.config.model.d_model;
+        break;
+      }
+    const double a = s.attention_parameters.mean, p = s.parameters.mean;
+    auto ratio = [](double x, double y) { return y > 0 ? num(x / y, 2) + "x" : "-"; };
+    r.md << "| " << s.group << " | " << d << " | " << (s.finished ? num(a / layers, 0) : "-")
+         << " | " << (s.finished ? num(a, 0) : "-") << " | " << (s.finished ? num(p, 0) : "-")
+         << " | " << (dot && s.finished ? ratio(a, dot->attention_parameters.mean) : "-") << " | "
+         << (dot && s.finished ? ratio(p, dot->parameters.mean) : "-") << " |\n";
+  }
+  r.md << "\n(gaussian runs at d_model 32 and batch 64, as the paper had to shrink it.)\n\n"
+          "## Claims\n\n";
+  for (const char* m : {"pseudo", "semi-fusion", "gaussian", "linear-sim"})
+    if (const auto* s = find_group(g, m); s && dot)
+      r.md << verdict(*s, *dot, true,
+                      std::string("kernel attention (") + m +
+                          ") matches or beats dot-product attention's test accuracy");
+  r.md << "\n## Figures\n\n";
+  r.figure(figures::loss_overlay(group_curves(plan, runs, {}), "Fashion-MNIST ViT"), "loss",
+           "Loss and test accuracy over steps, every seed.");
+  std::vector<figures::ScatterPoint> pts;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g[i].finished)
+      pts.push_back({g[i].group, g[i].parameters.mean, g[i].eval_accuracy.mean,
+                     figures::compare_color(static_cast<int>(i))});
+  if (!pts.empty())
+    r.figure(figures::scatter_figure("params_accuracy", "", "parameters (whole model)",
+                                     "test accuracy (mean over seeds)", pts),
+             "params_accuracy", "Test accuracy against the whole model's parameter count.", 3.5);
+}
+
+void neural_section(Report& r, const SweepPlan& plan, const std::vector<GroupSummary>& g,
+                    const std::vector<RunDirectory>& runs) {
+  r.md << "## Speed and memory (neural over dot)\n\n| task | time per step | peak RSS | "
+          "parameters |\n|---|---|---|---|\n";
+  for (const char* task : {"fortunes", "fmnist"}) {
+    const auto* n = find_group(g, std::string(task) + "-neural");
+    const auto* d = find_group(g, std::string(task) + "-dot");
+    if (!n || !d || !n->finished || !d->finished) continue;
+    r.md << "| " << task << " | " << num(d->steps_per_second.mean / n->steps_per_second.mean, 2)
+         << "x | " << num(n->peak_rss_mib.mean / d->peak_rss_mib.mean, 2) << "x | "
+         << num(n->parameters.mean / d->parameters.mean, 3) << "x |\n";
+  }
+  r.md << "\nTime per step is the inverse of steps/s (evaluations included); peak RSS is each "
+          "run's own process (the dataset included), runs one after another with one thread "
+          "each.\n\n## Claims\n\n";
+  if (const auto* n = find_group(g, "fortunes-neural"), *d = find_group(g, "fortunes-dot"); n && d)
+    r.md << verdict(*n, *d, false,
+                    "Neural Attention in the first layer lowers the LM loss over dot-product "
+                    "attention");
+  if (const auto* n = find_group(g, "fmnist-neural"), *d = find_group(g, "fmnist-dot"); n && d)
+    r.md << verdict(*n, *d, true,
+                    "Neural Attention in the first layer raises test accuracy over dot-product "
+                    "attention");
+  r.md << "\n## Figures\n\n";
+  r.figure(figures::loss_overlay(group_curves(plan, runs, {"fortunes-neural", "fortunes-dot"}),
+                                 "fortunes, character LM"),
+           "loss_fortunes", "fortunes: eval and train loss; first seed solid, later ones dashed.");
+  r.figure(figures::loss_overlay(group_curves(plan, runs, {"fmnist-neural", "fmnist-dot"}),
+                                 "Fashion-MNIST ViT"),
+           "loss_fmnist", "Fashion-MNIST: loss and test accuracy, every seed.");
+  std::vector<figures::ScatterPoint> pts;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g[i].finished)
+      pts.push_back({g[i].group, g[i].peak_rss_mib.mean, g[i].steps_per_second.mean,
+                     figures::compare_color(static_cast<int>(i))});
+  if (!pts.empty())
+    r.figure(figures::scatter_figure("speed_memory", "", "peak RSS (MiB)", "steps/s", pts),
+             "speed_memory", "Training speed against peak memory, mean over seeds.", 3.5);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
+  auto* cmd = app.add_subcommand(
+      "reproduce",
+      "Run a seed paper's headline comparison and write a report (Markdown + figures)");
+  cmd->add_option("--paper", a.paper, "condor | conn | kernel | neural")->required();
+  cmd->add_flag("--quick", a.quick,
+                "Tiny runs (about a minute): checks the pipeline, not the claim");
+  cmd->add_option("--seeds", a.seeds, "Seeds per arm (default: the paper's, 2)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--out", a.out, "Report directory (runs under OUT/runs)")->required();
+  cmd->add_option("--configs", a.configs,
+                  "Directory of the shipped repro configs (default: assets/configs/repro)");
+  cmd->add_option("--threads", a.threads, "Torch threads per run (default: the configs', 1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--jobs,-j", a.jobs,
+                  "Runs at a time (default 1; more perturbs the steps/s and memory columns)")
+      ->check(CLI::Range(1, 64));
+  return cmd;
+}
+
+int run_reproduce_command(const ReproduceArgs& a) {
+  SweepPlan plan;
+  json manifest;
+  try {
+    if (std::find(kPapers.begin(), kPapers.end(), a.paper) == kPapers.end())
+      throw Error("--paper " + a.paper + ": allowed: condor, conn, kernel, neural");
+    fs::path root = a.configs;
+    if (root.empty()) {
+      root = "assets/configs/repro";
+      if (!fs::exists(root)) root = fs::path(ATTN_SOURCE_DIR) / "assets/configs/repro";
+    }
+    const fs::path dir = root / a.paper;
+    manifest = read_json_file(dir / "repro.json");
+    std::vector<SweepArm> arms;
+    for (const auto& arm : manifest.at("arms")) {
+      SweepArm s;
+      s.name = arm.at("name").get<std::string>();
+      const fs::path file = dir / arm.at("config").get<std::string>();
+      s.config = read_json_file(file);
+      if (a.quick)
+        for (const json* overrides : {static_cast<const json*>(&manifest), &arm})
+          if (overrides->contains("quick"))
+            for (const auto& [key, value] : (*overrides)["quick"].items())
+              set_dotted(s.config, key, value);
+      arms.push_back(std::move(s));
+    }
+    const int seeds = a.seeds > 0 ? a.seeds : manifest.value("seeds", 2);
+    plan = plan_sweep(arms, {}, seeds);
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab reproduce: " << e.what() << "\n";
+    return kCompareExitUsage;
+  }
+
+  const fs::path out = a.out, runs_dir = out / "runs";
+  SweepRunOptions o;
+  o.out_dir = runs_dir.string();
+  o.threads = a.threads;
+  o.checkpoint_every = a.quick ? 0 : 250;  // a long reproduction resumes mid-run
+  o.jobs = a.jobs;
+  o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
+    return run_cell_in_child(c, h, true);
+  };
+  o.log = [&](const std::string& line) { std::cout << line << std::endl; };
+  const auto start = std::chrono::steady_clock::now();
+  SweepOutcome outcome;
+  try {
+    outcome = run_sweep(plan, o);
+  } catch (const Error& e) {
+    std::cerr << "attnlab reproduce: " << e.what() << "\n";
+    return 1;
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  try {
+    std::vector<RunDirectory> runs;
+    const auto groups = aggregate_sweep(plan, runs_dir.string(), &runs);
+    Report r;
+    r.dir = out.string();
+    r.md << "# " << manifest.value("title", a.paper) << "\n\n";
+    r.md << "`attnlab reproduce --paper " << a.paper << (a.quick ? " --quick" : "") << " --seeds "
+         << plan.seeds << "` — " << utc_now() << ", " << version_string() << ", "
+         << std::thread::hardware_concurrency() << " cores; " << plan.cells.size()
+         << (a.jobs > 1 ? " runs, " + std::to_string(a.jobs) + " at a time"
+                        : std::string(" runs one after another"))
+         << ", " << (a.threads > 0 ? a.threads : 1)
+         << " torch thread(s) each (this invocation: " << outcome.ran << " trained, "
+         << outcome.resumed << " resumed, " << outcome.skipped << " already done; "
+         << num(wall / 60, 1) << " min). Configs: `assets/configs/repro/" << a.paper
+         << "/`; runs: `runs/`.\n\n";
+    if (a.quick)
+      r.md << "> **Quick mode**: tens of steps on tiny models. This checks that the pipeline "
+              "works; the numbers below say nothing about the paper's claims.\n\n";
+    r.md << "## Results (mean ± sample sd over seeds)\n\n" << group_table_markdown(groups) << "\n";
+    if (a.paper == "condor") condor_section(r, plan, groups, runs);
+    if (a.paper == "conn") conn_section(r, plan, groups, runs);
+    if (a.paper == "kernel") kernel_section(r, plan, groups, runs);
+    if (a.paper == "neural") neural_section(r, plan, groups, runs);
+    r.md << "Steps/s were measured on a shared machine and drift by ±20% between runs; compare "
+            "them within one report.\n";
+    json table = json::array();
+    for (const auto& g : groups)
+      table.push_back({{"group", g.group},
+                       {"mechanism", g.mechanism},
+                       {"runs", g.runs},
+                       {"finished", g.finished},
+                       {"eval_loss", stat_json(g.eval_loss)},
+                       {"eval_accuracy", stat_json(g.eval_accuracy)},
+                       {"steps_per_second", stat_json(g.steps_per_second)},
+                       {"peak_rss_mib", stat_json(g.peak_rss_mib)},
+                       {"parameters", stat_json(g.parameters)},
+                       {"attention_parameters", stat_json(g.attention_parameters)}});
+    const json report = {{"paper", a.paper}, {"quick", a.quick},     {"seeds", plan.seeds},
+                         {"groups", table},  {"figures", r.figures}, {"wall_seconds", wall}};
+    fig::write_files_atomically({{(out / "report.md").string(), r.md.str()},
+                                 {(out / "report.json").string(), report.dump(2) + "\n"}});
+    std::cout << group_table_markdown(groups) << "report: " << (out / "report.md").string() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab reproduce: writing the report: " << e.what() << "\n";
+    return 1;
+  }
+  return outcome.diverged ? 1 : 0;
+}
+
+}  // namespace attn

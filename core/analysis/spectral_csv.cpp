@@ -1,0 +1,90 @@
+#include "core/analysis/spectral.h"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/base/error.h"
+
+namespace attn::spectral {
+
+Control parse_control(const std::string& name) {
+  if (name == "none") return Control::None;
+  if (name == "spec") return Control::Spec;
+  if (name == "norm-bound") return Control::NormBound;
+  throw Error("control must be none, spec or norm-bound, got '" + name + "'");
+}
+
+const char* control_name(Control c) {
+  switch (c) {
+    case Control::None:
+      return "none";
+    case Control::Spec:
+      return "spec";
+    case Control::NormBound:
+      return "norm-bound";
+  }
+  return "?";
+}
+
+std::vector<double> parse_matrix_csv(const std::string& text, const std::string& source, int& n) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  std::vector<int> row_lines;
+  int blank_run = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      ++blank_run;
+      continue;
+    }
+    if (blank_run > 0 && !rows.empty())
+      throw Error(source + ": blank line inside the matrix before line " + std::to_string(line_no));
+    blank_run = 0;
+    std::vector<double> row;
+    std::istringstream cells(line);
+    std::string cell;
+    int col = 0;
+    const int r = static_cast<int>(rows.size()) + 1;
+    while (std::getline(cells, cell, ',')) {
+      ++col;
+      const auto b = cell.find_first_not_of(" \t"), e = cell.find_last_not_of(" \t");
+      const std::string v = b == std::string::npos ? "" : cell.substr(b, e - b + 1);
+      const std::string where = source + ": row " + std::to_string(r) + ", column " +
+                                std::to_string(col) + " (line " + std::to_string(line_no) + ")";
+      if (v.empty()) throw Error(where + " is empty");
+      size_t used = 0;
+      double x = 0;
+      try {
+        x = std::stod(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != v.size()) throw Error(where + " is not a number: '" + v + "'");
+      if (!std::isfinite(x)) throw Error(where + " is not finite: '" + v + "'");
+      row.push_back(x);
+    }
+    if (!line.empty() && line.back() == ',')
+      throw Error(source + ": row " + std::to_string(r) + " ends with a comma (empty column " +
+                  std::to_string(col + 1) + ")");
+    if (!rows.empty() && row.size() != rows[0].size())
+      throw Error(source + ": row " + std::to_string(r) + " has " + std::to_string(row.size()) +
+                  " columns but row 1 has " + std::to_string(rows[0].size()));
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw Error(source + ": no matrix rows (expected N lines of N numbers)");
+  if (rows.size() != rows[0].size())
+    throw Error(source + ": the matrix must be square (N x N), got " + std::to_string(rows.size()) +
+                " rows of " + std::to_string(rows[0].size()) + " columns");
+  n = static_cast<int>(rows.size());
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(n) * n);
+  for (const auto& r : rows) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+}  // namespace attn::spectral

@@ -1,0 +1,49 @@
+#include "core/attention/attention.h"
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "core/attention/mechanism.h"
+#include "core/base/error.h"
+
+namespace attn {
+namespace {
+
+const std::vector<MechanismInfo>& mechanisms() {
+  static const std::vector<MechanismInfo> table = {
+#define ATTN_MECHANISM(id)                                                                      \
+  MechanismInfo{id##_mechanism().name, id##_mechanism().description, make_##id##_attention, \
+                id##_mechanism().validate, id##_mechanism().options_help},
+#include "core/attention/mechanisms.def"
+#undef ATTN_MECHANISM
+  };
+  return table;
+}
+
+}  // namespace
+
+const MechanismInfo& find_mechanism(const std::string& name) {
+  std::string known;
+  for (const auto& m : mechanisms()) {
+    if (m.name == name) return m;
+    known += (known.empty() ? "" : ", ") + m.name;
+  }
+  throw Error("unknown attention mechanism \"" + name + "\" (allowed: " + known + ")");
+}
+
+torch::Tensor causal_mask(int64_t length, const torch::Device& device) {
+  // Small cache: one model uses one length and device at a time, the probe another.
+  static std::mutex mu;
+  static std::map<std::pair<int64_t, std::string>, torch::Tensor> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(length, device.str());
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() > 16) cache.clear();
+  auto mask = torch::ones({length, length}, torch::dtype(torch::kBool).device(device)).triu(1);
+  cache.emplace(key, mask);
+  return mask;
+}
+
+}  // namespace attn

@@ -1,0 +1,66 @@
+// Pluggable attention mechanisms (torch; internal to core and its tests).
+// A mechanism is a torch module mapping x [B, L, D] -> [B, L, D], built by name; the model,
+// trainer and app only ever see the name. To add one:
+//  1. core/attention/<name>/<name>_options.cpp: its MechanismDescriptor (core/attention/
+//     mechanism.h): options parsed with JsonReader (core/config/json_reader.h), help, and the
+//     closed-form parameter count;
+//  2. core/attention/<name>/<name>_attention.{h,cpp}: the AttentionModule and
+//     make_<name>_attention();
+//  3. one row ATTN_MECHANISM(<name>) in core/attention/mechanisms.def, and the two .cpp files
+//     in core/CMakeLists.txt (options in attnlab_base, the module in attnlab_core).
+#pragma once
+#include <torch/torch.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace attn {
+
+struct AttentionSpec {
+  int d_model = 0;
+  int heads = 1;
+  bool causal = true;
+  double dropout = 0.0;
+  int layer = 0;
+  nlohmann::json options = nlohmann::json::object();  // model.attention_options.<name>
+};
+
+class AttentionModule : public torch::nn::Module {
+ public:
+  // x: [B, L, D]. Returns [B, L, D].
+  virtual torch::Tensor forward(const torch::Tensor& x) = 0;
+
+  // When record_weights is set, forward() stores the per-head attention weights as a detached
+  // [B, H, L, L] tensor in recorded_weights (row = query). Used for the probe input only.
+  bool record_weights = false;
+  torch::Tensor recorded_weights;
+
+  // Called after the model's GPT-2 initialisation has overwritten every weight matrix: a module
+  // whose parameters need another scheme (e.g. KY's connection networks) restores it here.
+  virtual void reset_own_parameters() {}
+};
+
+// A mechanism as the model builds it: its descriptor (core/attention/mechanism.h) plus the
+// module factory. Built from core/attention/mechanisms.def.
+struct MechanismInfo {
+  std::string name;
+  std::string description;
+  std::function<std::shared_ptr<AttentionModule>(const AttentionSpec&)> make;
+  // Throws attn::Error naming model.attention_options.<name>.<key> for bad options.
+  std::function<void(const nlohmann::json& options)> validate;
+  std::string options_help;  // "key (default), ..." or empty when it takes no options
+};
+
+// Throws attn::Error naming the unknown mechanism and the known ones.
+const MechanismInfo& find_mechanism(const std::string& name);
+
+// The factories, one per row of core/attention/mechanisms.def, each defined beside its module.
+#define ATTN_MECHANISM(id) std::shared_ptr<AttentionModule> make_##id##_attention(const AttentionSpec& spec);
+#include "core/attention/mechanisms.def"
+#undef ATTN_MECHANISM
+
+// Boolean [L, L] mask, true where key j > query i (future positions), cached per length/device.
+torch::Tensor causal_mask(int64_t length, const torch::Device& device);
+
+}  // namespace attn

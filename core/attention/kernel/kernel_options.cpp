@@ -1,0 +1,94 @@
+// Descriptors of the kernel attention family (seed 002; docs/design/MECHANISMS.md §3). The
+// parameter counts are the closed forms documented in core/attention/kernel/kernel_attention.h;
+// projections = U, b1, P, b2 = 2D^2 + 2D.
+#include "core/attention/kernel/kernel_options.h"
+
+#include <cmath>
+
+#include "core/attention/mechanism.h"
+#include "core/config/json_reader.h"
+
+namespace attn {
+
+GaussianOptions parse_gaussian_options(const nlohmann::json& options) {
+  JsonReader r(options, options_path("gaussian"));
+  GaussianOptions o;
+  if (const nlohmann::json* v = r.find("sigma")) {
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() <= 0)
+      r.fail(r.path("sigma"), "must be a finite number > 0, got " + v->dump());
+    o.sigma = v->get<double>();
+  }
+  r.finish();
+  return o;
+}
+
+LinearSimOptions parse_linear_sim_options(const nlohmann::json& options) {
+  JsonReader r(options, options_path("linear-sim"));
+  LinearSimOptions o;
+  r.integer("max_len", o.max_len, 1, 4096);  // W holds max_len n Dh^2 weights per layer
+  r.finish();
+  return o;
+}
+
+namespace {
+
+void no_options(const char* name, const nlohmann::json& options) {
+  JsonReader(options, options_path(name)).finish();
+}
+
+}  // namespace
+
+const MechanismDescriptor& pseudo_mechanism() {
+  static const MechanismDescriptor d{
+      "pseudo",
+      "Pseudo-MHSA (seed 002's Param-Fusion): softmax(X~_i A_i X~_i^T / Dh) X~_i with X~ = X U + "
+      "b1, one Dh x Dh kernel A_i per head",
+      "", [](const nlohmann::json& o) { no_options("pseudo", o); },
+      [](int64_t D, int64_t n, const nlohmann::json& o) -> int64_t {
+        no_options("pseudo", o);
+        return 2 * D * D + 2 * D + D * D / n;  // projections + n Dh^2
+      }};
+  return d;
+}
+
+const MechanismDescriptor& semi_fusion_mechanism() {
+  static const MechanismDescriptor d{
+      "semi-fusion",
+      "Semi-Fusion (seed 002): Pseudo-MHSA without b1, with a per-head value matrix Wv_i and the "
+      "output projection W^O kept",
+      "", [](const nlohmann::json& o) { no_options("semi-fusion", o); },
+      [](int64_t D, int64_t n, const nlohmann::json& o) -> int64_t {
+        no_options("semi-fusion", o);
+        return 2 * D * D + 2 * (D * D / n) + D;  // U, A, Wv, W^O, b_O
+      }};
+  return d;
+}
+
+const MechanismDescriptor& gaussian_mechanism() {
+  static const MechanismDescriptor d{
+      "gaussian",
+      "Gaussian-MHSA (seed 002): score sum_{d1,d2} exp(-(x~_s,d1 - x~_r,d2)^2 / (2 sigma^2)) / "
+      "Dh, i.e. A_i fixed to ones (no score parameters)",
+      "sigma (1.0, finite, > 0)", [](const nlohmann::json& o) { parse_gaussian_options(o); },
+      [](int64_t D, int64_t, const nlohmann::json& o) -> int64_t {
+        parse_gaussian_options(o);
+        return 2 * D * D + 2 * D;
+      }};
+  return d;
+}
+
+const MechanismDescriptor& linear_sim_mechanism() {
+  static const MechanismDescriptor d{
+      "linear-sim",
+      "Linear-Sim (seed 002): a simulated map x~_s^T W_o pool(X~) / Dh with one Dh x Dh weight "
+      "per key position o; the key's own content never enters its score",
+      "max_len (256, 1..4096): the longest sequence, one weight slot per position",
+      [](const nlohmann::json& o) { parse_linear_sim_options(o); },
+      [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
+        const LinearSimOptions o = parse_linear_sim_options(options);
+        return 2 * D * D + 2 * D + int64_t(o.max_len) * (D * D / n);  // + max_len n Dh^2
+      }};
+  return d;
+}
+
+}  // namespace attn

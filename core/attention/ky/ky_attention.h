@@ -1,0 +1,94 @@
+// Neural KY-Attention (Condor, seed 000 §4; docs/design/MECHANISMS.md §1). Torch; internal to core.
+//
+// The seed's algorithm (eqs. 42-49) is alpha = softmax_window(q.k / sqrt(Dh)),
+// beta_h = softmax_j g_h(t_j), w = alpha*beta / (sum alpha*beta + eps). Since
+// alpha*beta / sum(alpha*beta) = softmax_j(q.k_j / sqrt(Dh) + g_h(t_j)), the eps aside, it is
+// sliding-window attention plus a learned per-head bias over window slots. That is what is
+// computed: the H x W bias table once per forward, added to banded logits.
+//
+// Window slot j (0-based, 0..W-1) of query i holds key i - first_offset + j, with
+//   causal:   first_offset = W-1  (keys i-W+1..i; slot W-1, t = 1, is the query's own token)
+//   centered: first_offset = W/2  (keys i-W/2..i+W-1-W/2; the seed's Pad(K, W/2) + Unfold)
+// Edges: `masked` drops out-of-range slots from the softmax; `zero-pad` keeps them as zero keys
+// and values that still take softmax mass (logit 0 + g), the authors' behaviour.
+//
+// Memory is O(B H L W): queries are processed in blocks of W against 2W keys (one GEMM per
+// block); the band is cut out of each block by a pad-and-reshape skew. No L x L tensor exists
+// except the probe's dense copy of the weights (record_weights), built only for display.
+#pragma once
+#include <torch/torch.h>
+
+#include <string>
+
+#include "core/attention/attention.h"
+#include "core/attention/ky/ky_options.h"
+
+namespace attn {
+
+// Slot of the window that holds the query's own token.
+inline int ky_first_offset(int window, bool causal) { return causal ? window - 1 : window / 2; }
+
+// Windowed attention with a per-head slot bias. q, k, v: [B, H, L, Dh]; bias: [H, W].
+// Returns the output [B, H, L, Dh]; if band_weights is given it receives the [B, H, L, W]
+// softmax weights (before dropout). Differentiable in q, k, v and bias.
+// windowed_attention runs the fused CUDA kernel for CUDA tensors when it can (no dropout, no
+// band weights; see fused_attention.h), else the LibTorch reference, which runs anywhere.
+torch::Tensor windowed_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                 const torch::Tensor& v, const torch::Tensor& bias, int window,
+                                 int first_offset, bool masked_edges, double dropout = 0.0,
+                                 bool training = false, torch::Tensor* band_weights = nullptr);
+torch::Tensor windowed_attention_reference(const torch::Tensor& q, const torch::Tensor& k,
+                                           const torch::Tensor& v, const torch::Tensor& bias,
+                                           int window, int first_offset, bool masked_edges,
+                                           double dropout = 0.0, bool training = false,
+                                           torch::Tensor* band_weights = nullptr);
+
+// Dense [B, H, L, L] copy of band weights [B, H, L, W] (zero outside the window, and for
+// zero-pad slots, which point at no real key). For the probe display only.
+torch::Tensor band_to_dense(const torch::Tensor& band, int first_offset);
+
+// H independent connection networks g_h(t) = W3 GELU(W2 GELU(W1 t + b1) + b2) + b3 (eq. 37),
+// batched over heads. Parameters: w1 [H, n], b1 [H, n], w2 [H, n, n], b2 [H, n], w3 [H, n],
+// b3 [H]; initialised like torch::nn::Linear (uniform, +-1/sqrt(fan_in)).
+class ConnectionNetImpl : public torch::nn::Module {
+ public:
+  ConnectionNetImpl(int heads, int hidden);
+  // t: [T] positions in [0, 1]. Returns g: [H, T].
+  torch::Tensor forward(const torch::Tensor& t);
+  void reset_parameters();
+  torch::Tensor w1, b1, w2, b2, w3, b3;
+
+ private:
+  int heads_, hidden_;
+};
+TORCH_MODULE(ConnectionNet);
+
+class KyAttention : public AttentionModule {
+ public:
+  explicit KyAttention(const AttentionSpec& spec);
+  torch::Tensor forward(const torch::Tensor& x) override;
+  void reset_own_parameters() override {
+    if (has_connection()) connection_->reset_parameters();
+  }
+
+  // t_j = j / (W-1) for the W window slots, on the module's device.
+  torch::Tensor slot_positions() const;
+  // g_h at the slots: [H, W] (the bias table one forward adds to the logits); zeros when
+  // connection is "none".
+  torch::Tensor bias_table();
+  bool has_connection() const { return !connection_.is_empty(); }
+  ConnectionNet& connection() { return connection_; }
+  const KyOptions& options() const { return options_; }
+  bool causal_window() const { return options_.placement == "causal"; }
+  int first_offset() const { return ky_first_offset(options_.window, causal_window()); }
+
+ private:
+  KyOptions options_;
+  int heads_, head_dim_;
+  double dropout_;
+  torch::nn::Linear qkv_{nullptr}, out_{nullptr};
+  ConnectionNet connection_{nullptr};
+};
+
+
+}  // namespace attn

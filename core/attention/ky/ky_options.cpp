@@ -1,0 +1,38 @@
+#include "core/attention/ky/ky_options.h"
+
+#include "core/attention/mechanism.h"
+#include "core/config/json_reader.h"
+
+namespace attn {
+
+KyOptions parse_ky_options(const nlohmann::json& options) {
+  JsonReader r(options, options_path("ky"));
+  KyOptions o;
+  r.integer("window", o.window, 2, 4096);  // t_j = (j-1)/(W-1) needs W >= 2
+  r.string("placement", o.placement, {"causal", "centered"});
+  r.string("edges", o.edges, {"masked", "zero-pad"});
+  r.integer("hidden", o.hidden, 1, 4096);
+  r.string("connection", o.connection, {"learned", "none"});
+  r.finish();
+  return o;
+}
+
+const MechanismDescriptor& ky_mechanism() {
+  static const MechanismDescriptor d{
+      "ky",
+      "Neural KY-Attention (Condor): window-W attention plus a learned per-head bias g_h(t) over "
+      "window slots",
+      "window (16, >= 2), placement (causal | centered), edges (masked | zero-pad), hidden (32), "
+      "connection (learned | none)",
+      [](const nlohmann::json& o) { parse_ky_options(o); },
+      [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
+        const KyOptions o = parse_ky_options(options);
+        const int64_t h = o.hidden;
+        // w1, b1, w3 [n, h], w2 [n, h, h], b2 [n, h], b3 [n] per connection network.
+        const int64_t connection = o.connection == "learned" ? n * (h * h + 4 * h + 1) : 0;
+        return 4 * D * D + 4 * D + connection;
+      }};
+  return d;
+}
+
+}  // namespace attn

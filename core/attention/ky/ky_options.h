@@ -1,0 +1,22 @@
+// Neural KY-Attention's options (model.attention_options.ky), torch-free. The mechanism itself:
+// core/attention/ky/ky_attention.h.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace attn {
+
+struct KyOptions {
+  int window = 16;                   // W >= 2
+  std::string placement = "causal";  // causal | centered
+  std::string edges = "masked";      // masked | zero-pad
+  int hidden = 32;                   // width of each g_h's two hidden layers
+  // learned: the connection networks g_h; none: g = 0, i.e. plain sliding-window attention
+  // (the baseline that isolates what the learned bias adds).
+  std::string connection = "learned";
+};
+
+// Parses model.attention_options.ky (throws attn::Error naming the key).
+KyOptions parse_ky_options(const nlohmann::json& options);
+
+}  // namespace attn

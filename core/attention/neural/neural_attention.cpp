@@ -1,0 +1,291 @@
+#include "core/attention/neural/neural_attention.h"
+
+#include "core/attention/dot/dot_attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/base/error.h"
+#include "core/training/run_random.h"
+
+namespace attn {
+
+namespace {
+
+const std::string kKeyPrefix = "model.attention_options.neural.";
+
+torch::Tensor activate(const torch::Tensor& z, NeuralActivation act) {
+  switch (act) {
+    case NeuralActivation::relu:
+      return torch::relu(z);
+    case NeuralActivation::gelu:
+      return torch::gelu(z);  // approximate = "none": the exact erf form
+    case NeuralActivation::tanh:
+      return torch::tanh(z);
+  }
+  throw Error("neural attention: invalid activation");
+}
+
+// d act(z) / dz.
+torch::Tensor activation_slope(const torch::Tensor& z, NeuralActivation act) {
+  switch (act) {
+    case NeuralActivation::relu:
+      return (z > 0).to(z.scalar_type());
+    case NeuralActivation::gelu: {
+      // gelu(z) = z Phi(z): slope Phi(z) + z phi(z).
+      const double inv_sqrt2 = 1.0 / std::sqrt(2.0),
+                   inv_sqrt2pi = 1.0 / std::sqrt(2.0 * std::acos(-1.0));
+      return 0.5 * (1.0 + torch::erf(z * inv_sqrt2)) + z * torch::exp(-0.5 * z * z) * inv_sqrt2pi;
+    }
+    case NeuralActivation::tanh: {
+      auto t = torch::tanh(z);
+      return 1.0 - t * t;
+    }
+  }
+  throw Error("neural attention: invalid activation");
+}
+
+// Pre-activations z[b,h,t,j,c] = p[b,h,i0+t,c] + r[b,h,j,c] for `rows` query rows from i0
+// against the first `keys` keys: [B, H, rows, keys, h].
+torch::Tensor block_preactivation(const torch::Tensor& p, const torch::Tensor& r, int64_t i0,
+                                  int64_t rows, int64_t keys) {
+  return p.narrow(2, i0, rows).unsqueeze(3) + r.narrow(2, 0, keys).unsqueeze(2);
+}
+
+// Softmax weights [B, H, rows, keys] of one block from its activations a = act(z).
+torch::Tensor block_weights(const torch::Tensor& a, const torch::Tensor& w, const torch::Tensor& b,
+                            double scale, bool causal, int64_t i0) {
+  const int64_t H = w.size(0), hidden = w.size(1), rows = a.size(2), keys = a.size(3);
+  // One GEMV per (b, h, row) instead of a temporary a * w of the block's size.
+  auto score = torch::matmul(a, w.view({1, H, 1, hidden, 1})).squeeze(-1) + b.view({1, H, 1, 1});
+  score = score * scale;
+  if (causal) {
+    auto opts = torch::TensorOptions().dtype(torch::kLong).device(a.device());
+    auto query = torch::arange(i0, i0 + rows, opts).unsqueeze(1);
+    auto key = torch::arange(keys, opts).unsqueeze(0);
+    score = score.masked_fill(key > query, -INFINITY);
+  }
+  return torch::softmax(score, -1);
+}
+
+// Keys a block of query rows [i0, i0 + rows) can see: all, or up to its last row when causal.
+int64_t block_keys(int64_t n, int64_t i0, int64_t rows, bool causal) {
+  return causal ? i0 + rows : n;
+}
+
+// Query-chunked neural attention. Autograd would keep every block's [rows, n, h] activations
+// alive until backward, O(n^2 h) in all; this Function saves only p, r, w, b, v and recomputes
+// each block in backward, so forward and backward both stay O(B H chunk n h).
+class NeuralAttentionFunction : public torch::autograd::Function<NeuralAttentionFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& p,
+                               const torch::Tensor& r, const torch::Tensor& w,
+                               const torch::Tensor& b, const torch::Tensor& v, int64_t act,
+                               double scale, bool causal, int64_t chunk, torch::Tensor* weights) {
+    ctx->saved_data["act"] = act;
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["causal"] = causal;
+    ctx->saved_data["chunk"] = chunk;
+    ctx->save_for_backward({p, r, w, b, v});
+    const auto activation = static_cast<NeuralActivation>(act);
+    const int64_t B = p.size(0), H = p.size(1), n = p.size(2);
+    auto out = torch::zeros({B, H, n, v.size(3)}, v.options());
+    if (weights) *weights = torch::zeros({B, H, n, n}, p.options());
+    for (int64_t i0 = 0; i0 < n; i0 += chunk) {
+      const int64_t rows = std::min(chunk, n - i0), keys = block_keys(n, i0, rows, causal);
+      auto a = activate(block_preactivation(p, r, i0, rows, keys), activation);
+      auto A = block_weights(a, w, b, scale, causal, i0);
+      out.narrow(2, i0, rows).copy_(torch::matmul(A, v.narrow(2, 0, keys)));
+      if (weights) weights->narrow(2, i0, rows).narrow(3, 0, keys).copy_(A);
+    }
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto activation = static_cast<NeuralActivation>(ctx->saved_data["act"].toInt());
+    const double scale = ctx->saved_data["scale"].toDouble();
+    const bool causal = ctx->saved_data["causal"].toBool();
+    const int64_t chunk = ctx->saved_data["chunk"].toInt();
+    auto saved = ctx->get_saved_variables();
+    const auto &p = saved[0], &r = saved[1], &w = saved[2], &b = saved[3], &v = saved[4];
+    const auto& grad_out = grads[0];
+    const int64_t B = p.size(0), H = p.size(1), n = p.size(2), hidden = p.size(3);
+    auto dp = torch::zeros_like(p), dr = torch::zeros_like(r), dw = torch::zeros_like(w);
+    auto dv = torch::zeros_like(v);
+    for (int64_t i0 = 0; i0 < n; i0 += chunk) {
+      const int64_t rows = std::min(chunk, n - i0), keys = block_keys(n, i0, rows, causal);
+      auto z = block_preactivation(p, r, i0, rows, keys);  // [B, H, rows, keys, h]
+      auto a = activate(z, activation);
+      auto A = block_weights(a, w, b, scale, causal, i0);  // [B, H, rows, keys]
+      auto g = grad_out.narrow(2, i0, rows);               // [B, H, rows, Dv]
+      auto v_keys = v.narrow(2, 0, keys);
+      dv.narrow(2, 0, keys).add_(torch::matmul(A.transpose(-1, -2), g));
+      // Softmax backward; masked keys have A = 0 and so get no gradient.
+      auto dA = torch::matmul(g, v_keys.transpose(-1, -2));
+      auto ds = A * (dA - (A * dA).sum(-1, true)) * scale;  // d loss / d score
+      dw.add_(
+          torch::matmul(ds.reshape({B, H, 1, rows * keys}), a.reshape({B, H, rows * keys, hidden}))
+              .squeeze(2)
+              .sum(0));
+      auto dz = ds.unsqueeze(-1) * activation_slope(z, activation) * w.view({1, H, 1, 1, hidden});
+      dp.narrow(2, i0, rows).add_(dz.sum(3));
+      dr.narrow(2, 0, keys).add_(dz.sum(2));
+    }
+    // The output does not depend on b (softmax is shift-invariant): its gradient is exactly 0,
+    // where summing ds over keys would leave rounding noise.
+    auto db = torch::zeros_like(b);
+    return {dp, dr, dw, db, dv, {}, {}, {}, {}, {}};
+  }
+};
+
+void check_neural_shapes(const torch::Tensor& p, const torch::Tensor& r, const torch::Tensor& w,
+                         const torch::Tensor& b, const torch::Tensor& v) {
+  const bool ok = p.dim() == 4 && r.sizes() == p.sizes() && w.dim() == 2 &&
+                  w.size(0) == p.size(1) && w.size(1) == p.size(3) && b.dim() == 1 &&
+                  b.size(0) == p.size(1) && v.dim() == 4 && v.size(0) == p.size(0) &&
+                  v.size(1) == p.size(1) && v.size(2) == p.size(2);
+  if (!ok)
+    throw Error("neural_attention: expected p, r [B, H, n, h], w [H, h], b [H], v [B, H, n, Dv]");
+}
+
+}  // namespace
+
+
+torch::Tensor neural_attention_reference(const torch::Tensor& p, const torch::Tensor& r,
+                                         const torch::Tensor& w, const torch::Tensor& b,
+                                         const torch::Tensor& v, NeuralActivation act, double scale,
+                                         bool causal, int64_t query_chunk, torch::Tensor* weights) {
+  check_neural_shapes(p, r, w, b, v);
+  if (query_chunk < 1)
+    throw Error("neural_attention_reference: query_chunk must be >= 1, got " +
+                std::to_string(query_chunk));
+  return NeuralAttentionFunction::apply(p, r, w, b, v, static_cast<int64_t>(act), scale, causal,
+                                        query_chunk, weights);
+}
+
+torch::Tensor neural_attention_literal(
+    const torch::Tensor& q_reduced, const torch::Tensor& k_reduced, const torch::Tensor& u,
+    const torch::Tensor& v_weight, const torch::Tensor& hidden_bias,
+    const torch::Tensor& score_weight, const torch::Tensor& score_bias, const torch::Tensor& values,
+    NeuralActivation act, double scale, bool causal, torch::Tensor* weights) {
+  const int64_t B = q_reduced.size(0), H = q_reduced.size(1), n = q_reduced.size(2);
+  const int64_t reduced = q_reduced.size(3), hidden = u.size(1);
+  // Eq. 7: C[b,h,i,j] = [q'_i ; k'_j], [B, H, n, n, 2d'].
+  auto C = torch::cat({q_reduced.unsqueeze(3).expand({B, H, n, n, reduced}),
+                       k_reduced.unsqueeze(2).expand({B, H, n, n, reduced})},
+                      -1);
+  auto W_h = torch::cat({u, v_weight}, -1);  // [H, h, 2d']
+  auto h = activate(torch::matmul(C, W_h.transpose(1, 2).view({1, H, 1, 2 * reduced, hidden})) +
+                        hidden_bias.view({1, H, 1, 1, hidden}),
+                    act);  // eq. 8's hidden layer, [B, H, n, n, h]
+  auto A = torch::matmul(h, score_weight.view({1, H, 1, hidden, 1})).squeeze(-1) +
+           score_bias.view({1, H, 1, 1});  // eq. 9
+  auto logits = A * scale;
+  if (causal) logits = logits.masked_fill(causal_mask(n, logits.device()), -INFINITY);
+  auto attention = torch::softmax(logits, -1);  // eq. 10
+  if (weights) *weights = attention;
+  return torch::matmul(attention, values);
+}
+
+// --- options -------------------------------------------------------------------------------
+
+std::shared_ptr<AttentionModule> make_neural_attention(const AttentionSpec& spec) {
+  const NeuralOptions o = parse_neural_options(spec.options);
+  if (o.first_layer_only && spec.layer > 0) {
+    AttentionSpec dot = spec;
+    dot.options = nlohmann::json::object();
+    return std::make_shared<DotAttention>(dot);
+  }
+  return std::make_shared<NeuralAttention>(spec);
+}
+
+// --- module --------------------------------------------------------------------------------
+
+NeuralAttention::NeuralAttention(const AttentionSpec& spec)
+    : options_(parse_neural_options(spec.options)),
+      heads_(spec.heads),
+      head_dim_(spec.d_model / spec.heads),
+      causal_(spec.causal),
+      dropout_(spec.dropout) {
+  if (options_.down > head_dim_)
+    throw Error(
+        kKeyPrefix + "down (" + std::to_string(options_.down) +
+        ") must not exceed the head width Dh = d_model / heads = " + std::to_string(head_dim_) +
+        ": a projection to d' > Dh is no down-projection and can express nothing that "
+        "\"none\" cannot (use d' <= " +
+        std::to_string(head_dim_) + " or \"none\")");
+  qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
+  out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
+  const int64_t H = heads_, d = reduced_dim(), h = options_.hidden;
+  if (has_down_projection()) {
+    query_down_ = register_parameter("query_down", torch::empty({H, head_dim_, d}));
+    key_down_ = register_parameter("key_down", torch::empty({H, head_dim_, d}));
+  }
+  hidden_query_ = register_parameter("hidden_query", torch::empty({H, h, d}));
+  hidden_key_ = register_parameter("hidden_key", torch::empty({H, h, d}));
+  hidden_bias_ = register_parameter("hidden_bias", torch::empty({H, h}));
+  score_weight_ = register_parameter("score_weight", torch::empty({H, h}));
+  score_bias_ = register_parameter("score_bias", torch::empty({H}));
+  reset_own_parameters();
+}
+
+void NeuralAttention::reset_own_parameters() {
+  // nn.Linear's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), layer by layer: Dh -> d' (down),
+  // 2d' -> h (W_h = [U V], b_h), h -> 1 (w_a, b_a).
+  torch::NoGradGuard no_grad;
+  auto fan_in_uniform = [](torch::Tensor& t, double fan_in) {
+    const double bound = 1.0 / std::sqrt(fan_in);
+    t.uniform_(-bound, bound);
+  };
+  if (has_down_projection()) {
+    fan_in_uniform(query_down_, head_dim_);
+    fan_in_uniform(key_down_, head_dim_);
+  }
+  for (auto* t : {&hidden_query_, &hidden_key_, &hidden_bias_})
+    fan_in_uniform(*t, 2.0 * reduced_dim());
+  fan_in_uniform(score_weight_, options_.hidden);
+  fan_in_uniform(score_bias_, options_.hidden);
+}
+
+torch::Tensor NeuralAttention::pair_scores(int64_t head, const torch::Tensor& q_reduced,
+                                           const torch::Tensor& k_reduced) const {
+  if (head < 0 || head >= heads_)
+    throw Error("neural attention: head " + std::to_string(head) + " out of range [0, " +
+                std::to_string(heads_) + ")");
+  if (q_reduced.dim() != 2 || q_reduced.size(1) != reduced_dim() ||
+      k_reduced.sizes() != q_reduced.sizes())
+    throw Error("neural attention: pair_scores expects q', k' [m, " +
+                std::to_string(reduced_dim()) + "]");
+  auto z = torch::matmul(q_reduced, hidden_query_[head].t()) +
+           torch::matmul(k_reduced, hidden_key_[head].t()) + hidden_bias_[head];  // [m, h]
+  return torch::matmul(activate(z, options_.activation), score_weight_[head]) + score_bias_[head];
+}
+
+torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
+  const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
+  auto qkv = qkv_->forward(x).view({B, L, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  auto q = qkv[0], k = qkv[1], v = qkv[2];  // [B, H, L, Dh]
+  if (has_down_projection()) {
+    q = torch::matmul(q, query_down_.unsqueeze(0));  // [B, H, L, d']
+    k = torch::matmul(k, key_down_.unsqueeze(0));
+  }
+  // The split W_h [q'; k'] = U q' + V k': P and R once per forward, [B, H, L, h] each.
+  auto p = torch::matmul(q, hidden_query_.transpose(1, 2).unsqueeze(0)) +
+           hidden_bias_.view({1, heads_, 1, options_.hidden});
+  auto r = torch::matmul(k, hidden_key_.transpose(1, 2).unsqueeze(0));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim_));  // the paper's sqrt(d)
+  torch::Tensor weights;
+  torch::Tensor* weights_out = record_weights ? &weights : nullptr;
+  // The dispatcher has no chunk argument; off CUDA the reference honours the `chunk` option.
+  auto y = p.is_cuda() ? neural_attention(p, r, score_weight_, score_bias_, v, options_.activation,
+                                          scale, causal_, weights_out)
+                       : neural_attention_reference(p, r, score_weight_, score_bias_, v,
+                                                    options_.activation, scale, causal_,
+                                                    options_.chunk, weights_out);
+  if (record_weights) recorded_weights = weights.detach();
+  if (dropout_ > 0 && is_training()) y = run_dropout(y, dropout_);
+  return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
+}
+
+}  // namespace attn

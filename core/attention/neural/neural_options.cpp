@@ -1,0 +1,81 @@
+#include "core/attention/neural/neural_options.h"
+
+#include "core/attention/mechanism.h"
+#include "core/base/error.h"
+#include "core/config/json_reader.h"
+
+namespace attn {
+
+NeuralActivation parse_neural_activation(const std::string& name) {
+  if (name == "relu") return NeuralActivation::relu;
+  if (name == "gelu") return NeuralActivation::gelu;
+  if (name == "tanh") return NeuralActivation::tanh;
+  throw Error("unknown neural attention activation \"" + name + "\" (allowed: relu, gelu, tanh)");
+}
+
+const char* neural_activation_name(NeuralActivation a) {
+  switch (a) {
+    case NeuralActivation::relu:
+      return "relu";
+    case NeuralActivation::gelu:
+      return "gelu";
+    case NeuralActivation::tanh:
+      return "tanh";
+  }
+  return "?";
+}
+
+NeuralOptions parse_neural_options(const nlohmann::json& options) {
+  JsonReader r(options, options_path("neural"));
+  NeuralOptions o;
+  if (const nlohmann::json* v = r.find("down"); v && v->is_string()) {
+    if (v->get<std::string>() != "none")
+      r.fail(r.path("down"), "must be a positive integer (d') or \"none\", got " + v->dump());
+    o.down = 0;
+  } else {
+    r.integer("down", o.down, 1, 4096,
+              "d' = 0 leaves the scorer no input, so every score is the constant "
+              "w_a^T act(b_h) + b_a and attention is uniform (use \"none\" for no "
+              "down-projection)");
+  }
+  r.integer("hidden", o.hidden, 1, 4096,
+            "with no hidden units every score is the constant b_a and attention is uniform");
+  if (const nlohmann::json* v = r.find("activation")) {
+    const std::string s = v->is_string() ? v->get<std::string>() : v->dump();
+    if (s == "linear" || s == "identity" || s == "none")
+      r.fail(r.path("activation"),
+             "\"" + s +
+                 "\" is refused: a linear scorer w_a^T (U q' + V k' + b_h) + b_a splits into a "
+                 "query term, constant along each softmax row, plus a key term, so the attention "
+                 "would ignore the query (use relu, gelu or tanh)");
+    std::string name = "relu";
+    r.string("activation", name, {"relu", "gelu", "tanh"});
+    o.activation = parse_neural_activation(name);
+  }
+  std::string placement = "first-layer";
+  r.string("placement", placement, {"first-layer", "all-layers"});
+  o.first_layer_only = placement == "first-layer";
+  r.integer("chunk", o.chunk, 1, 1 << 20);
+  r.finish();
+  return o;
+}
+
+const MechanismDescriptor& neural_mechanism() {
+  static const MechanismDescriptor d{
+      "neural",
+      "Neural Attention: softmax(A / sqrt(Dh)) V with scores A_ij = w_a^T act(W_h [q'_i ; k'_j] "
+      "+ b_h) + b_a from a one-hidden-layer MLP per head",
+      "down (2 | none, d' of the q/k down-projection), hidden (64), activation (relu | gelu | "
+      "tanh), placement (first-layer | all-layers), chunk (8, query rows per block on CPU)",
+      [](const nlohmann::json& o) { parse_neural_options(o); },
+      // The neural module itself (a "first-layer" placement builds dot in later layers).
+      [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
+        const NeuralOptions o = parse_neural_options(options);
+        const int64_t Dh = D / n, d = o.down > 0 ? o.down : Dh, h = o.hidden;
+        const int64_t down = o.down > 0 ? 2 * n * Dh * d : 0;           // Wq', Wk' [n, Dh, d']
+        return 4 * D * D + 4 * D + down + n * (2 * h * d + 2 * h + 1);  // U, V, b_h, w_a, b_a
+      }};
+  return d;
+}
+
+}  // namespace attn

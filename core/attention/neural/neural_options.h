@@ -1,0 +1,31 @@
+// Neural Attention's options (model.attention_options.neural), torch-free. The mechanism
+// itself: core/attention/neural/neural_attention.h.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace attn {
+
+enum class NeuralActivation { relu, gelu, tanh };                   // gelu is the exact (erf) form
+NeuralActivation parse_neural_activation(const std::string& name);  // throws attn::Error
+const char* neural_activation_name(NeuralActivation a);
+
+struct NeuralOptions {
+  // d' of the down-projection; 0 means "none" (q' = q, k' = k). Default 2: the paper's best
+  // perplexity (25.46 vs 25.64 at d' = 16 and 25.56 without, Table 1), the setting of all its
+  // vision runs, and the cheapest (Table 6: 1.4 GB against 8.7 GB without down-projection).
+  int down = 2;
+  int hidden = 64;  // h, the width of the scorer's hidden layer
+  NeuralActivation activation = NeuralActivation::relu;  // the paper's
+  bool first_layer_only = true;  // placement "first-layer" (the paper's §3.2)
+  // Query rows per block off CUDA (the dispatcher picks its own). 8, not 32: bench_neural's LM
+  // step (d128, seq 128, batch 16) runs at 4.1x dot's CPU time and 1.23x its max RSS with 8,
+  // against 8.9x and 2.05x with 32 (docs/design/TARGETS.md asks for at most 6x and 1.5x):
+  // smaller blocks keep the [rows, n, h] activations in cache.
+  int chunk = 8;
+};
+
+// Parses model.attention_options.neural (throws attn::Error naming the key and the reason).
+NeuralOptions parse_neural_options(const nlohmann::json& options);
+
+}  // namespace attn

@@ -1,0 +1,29 @@
+// Computes the Neural panel's data (core/views/neural_view.h) from a model's Neural Attention layers,
+// on the trainer thread. Private to core (includes torch).
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/views/neural_view.h"
+#include "core/attention/neural/neural_attention.h"
+
+namespace attn {
+
+// Layer info and the per-head parameter table (norms of the values and of their .grad).
+NeuralLayerInfo neural_layer_info(const NeuralAttention& module, int layer);
+
+// Surface and slice of one head for the request's range, query and direction. When the module's
+// d' is not 2 the result is not available and its note says why. Throws attn::Error for a head
+// out of range.
+NeuralScoreSurface neural_score_surface(const NeuralAttention& module, int layer, int head,
+                                        const NeuralViewRequest& request);
+
+// The whole view: every neural layer's table, and the surface of the requested layer and head
+// (the first neural layer when the requested one is not neural). nullptr when no layer is neural.
+std::shared_ptr<const NeuralView> compute_neural_view(
+    const std::vector<std::shared_ptr<AttentionModule>>& modules, const NeuralViewRequest& request,
+    int64_t step);
+
+}  // namespace attn

@@ -1,0 +1,75 @@
+// The torch-free half of the registry: descriptors by name (core/attention/registry.h).
+#include "core/attention/registry.h"
+
+#include <vector>
+
+#include "core/attention/mechanism.h"
+#include "core/base/error.h"
+
+namespace attn {
+namespace {
+
+const std::vector<const MechanismDescriptor*>& descriptors() {
+  static const std::vector<const MechanismDescriptor*> table = {
+#define ATTN_MECHANISM(id) &id##_mechanism(),
+#include "core/attention/mechanisms.def"
+#undef ATTN_MECHANISM
+  };
+  return table;
+}
+
+const MechanismDescriptor* lookup(const std::string& name) {
+  for (const MechanismDescriptor* d : descriptors())
+    if (name == d->name) return d;
+  return nullptr;
+}
+
+const MechanismDescriptor& require(const std::string& name) {
+  if (const MechanismDescriptor* d = lookup(name)) return *d;
+  throw Error("unknown attention mechanism \"" + name + "\" (allowed: " +
+              [] {
+                std::string all;
+                for (const auto& n : attention_mechanism_names()) all += (all.empty() ? "" : ", ") + n;
+                return all;
+              }() +
+              ")");
+}
+
+}  // namespace
+
+std::string options_path(const std::string& mechanism) {
+  return "model.attention_options." + mechanism;
+}
+
+const std::vector<std::string>& attention_mechanism_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const MechanismDescriptor* d : descriptors()) n.push_back(d->name);
+    return n;
+  }();
+  return names;
+}
+
+std::string attention_mechanism_description(const std::string& name) {
+  const MechanismDescriptor* d = lookup(name);
+  return d ? d->description : "";
+}
+
+std::string attention_mechanism_options_help(const std::string& name) {
+  const MechanismDescriptor* d = lookup(name);
+  return d ? d->options_help : "";
+}
+
+void validate_attention_options(const std::string& name, const nlohmann::json& options) {
+  require(name).validate(options);
+}
+
+int64_t attention_parameter_count(const std::string& mechanism, int d_model, int heads,
+                                  const nlohmann::json& options) {
+  if (d_model <= 0 || heads <= 0 || d_model % heads != 0)
+    throw Error("attention_parameter_count: d_model (" + std::to_string(d_model) +
+                ") must be a positive multiple of heads (" + std::to_string(heads) + ")");
+  return require(mechanism).parameter_count(d_model, heads, options);
+}
+
+}  // namespace attn

@@ -1,0 +1,29 @@
+// The attention mechanisms by name, torch-free, so the config parser, the CLI and the Run panel
+// can list and check them. One row per mechanism in core/attention/mechanisms.def; each
+// mechanism's descriptor (core/attention/mechanism.h) lives in its own folder. The modules are
+// built by make_attention() (core/attention/attention.h, torch).
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// In registry order.
+const std::vector<std::string>& attention_mechanism_names();
+// One-line description of a mechanism, for tooltips and --help. Empty if unknown.
+std::string attention_mechanism_description(const std::string& name);
+// The options a mechanism takes under model.attention_options.<name>, with defaults, in one
+// line for tooltips; empty when it takes none.
+std::string attention_mechanism_options_help(const std::string& name);
+// Throws attn::Error naming model.attention_options.<name>.<key> when an option is invalid,
+// or naming the mechanism when it is unknown.
+void validate_attention_options(const std::string& name, const nlohmann::json& options);
+// Closed-form parameter count of one attention module of the named mechanism with the given
+// width, heads and options (dot: 4D^2 + 4D). Throws attn::Error for an unknown mechanism, bad
+// options, or d_model not a positive multiple of heads.
+int64_t attention_parameter_count(const std::string& mechanism, int d_model, int heads,
+                                  const nlohmann::json& options);
+
+}  // namespace attn

@@ -1,0 +1,351 @@
+#include "core/config/config.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "core/attention/registry.h"
+#include "core/config/json_reader.h"
+#include "core/base/error.h"
+#include "core/attention/neural/neural_options.h"
+
+namespace attn {
+namespace {
+
+using nlohmann::json;
+
+void read_task(JsonReader& r, TaskConfig& t) {
+  r.string("name", t.name, task_names());
+  r.integer("length", t.length, 1, 256);
+  r.integer("vocab", t.vocab, 2, 512);
+  r.integer("modulus", t.modulus, 2, 1000);
+  r.number("train_fraction", t.train_fraction, 0.0, 1.0, true);
+  r.string("text_path", t.text_path);
+  r.integer("context", t.context, 2, 4096);
+  r.number("eval_fraction", t.eval_fraction, 0.0, 0.5, true);
+  r.string("data_dir", t.data_dir);
+  r.integer("patch", t.patch, 1, 28);
+  if (28 % t.patch != 0)
+    r.fail("task.patch", "must divide the 28-pixel image side: one of 1, 2, 4, 7, 14, 28, got " +
+                             std::to_string(t.patch));
+  r.integer("shift", t.shift, 0, 8);
+  r.integer("train_examples", t.train_examples, 0, 60000);
+  r.integer("test_examples", t.test_examples, 0, 10000);
+  r.finish();
+}
+
+void read_conn(JsonReader& r, ConnConfig& c) {
+  r.integer("slots", c.slots, 1, 4096);
+  r.integer("steps", c.steps, 0, 64);
+  r.number("init_std", c.init_std, 0.0, 10.0);
+  r.string("mixing", c.mixing, {"slots", "literal"});
+  r.string("variant", c.variant, {"linear", "nonlinear"});
+  r.integer("connection_heads", c.connection_heads, 1, 64);
+  r.number("regularization", c.regularization, 0.0, 1e3);
+  r.string("control", c.control, {"none", "spec", "norm-bound"});
+  r.number("limit", c.limit, 0.0, 100.0, true);
+  r.boolean("track", c.track);
+  r.integer("eigen_every", c.eigen_every, 1, 100000000);
+  r.integer("matrix_every", c.matrix_every, 1, 100000000);
+  r.number("link_threshold", c.link_threshold, 0.0, 1e6);
+  r.finish();
+}
+
+void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
+  r.string("architecture", m.architecture, {"transformer", "conn"});
+  if (const json* c = r.find("conn")) {
+    JsonReader cr(*c, "model.conn", where);
+    read_conn(cr, m.conn);
+  }
+  r.integer("d_model", m.d_model, 1, 8192);
+  r.integer("heads", m.heads, 1, 128);
+  r.integer("layers", m.layers, 1, 64);
+  r.integer("mlp_ratio", m.mlp_ratio, 1, 16);
+  r.number("dropout", m.dropout, 0.0, 0.9);
+  if (const json* a = r.find("attention")) {
+    const auto& names = attention_mechanism_names();
+    auto check = [&](const json& v, const std::string& key) {
+      if (!v.is_string()) r.fail(key, "must be a mechanism name (string), got " + describe_json(v));
+      std::string s = v.get<std::string>();
+      if (std::find(names.begin(), names.end(), s) == names.end())
+        r.fail(key, "must be one of " + join_names(names) + ", got \"" + s + "\"");
+      return s;
+    };
+    m.attention.clear();
+    if (a->is_array()) {
+      if (a->empty()) r.fail("model.attention", "must not be empty");
+      for (size_t i = 0; i < a->size(); ++i)
+        m.attention.push_back(check((*a)[i], "model.attention[" + std::to_string(i) + "]"));
+    } else {
+      m.attention.push_back(check(*a, "model.attention"));
+    }
+  }
+  r.string("head", m.head, {"lm", "classifier"});
+  r.integer("classes", m.classes, 0, 100000);
+  if (const json* o = r.find("attention_options")) {
+    if (!o->is_object())
+      r.fail("model.attention_options", "must be an object, got " + describe_json(*o));
+    m.attention_options = *o;
+  }
+  r.finish();
+  if (m.d_model % m.heads != 0)
+    throw Error(where + ": model.d_model (" + std::to_string(m.d_model) +
+                ") must be divisible by model.heads (" + std::to_string(m.heads) + ")");
+  if (m.attention.size() != 1 && static_cast<int>(m.attention.size()) != m.layers)
+    throw Error(where + ": model.attention lists " + std::to_string(m.attention.size()) +
+                " mechanisms but model.layers is " + std::to_string(m.layers) +
+                " (give one name for all layers, or one per layer)");
+  const bool one_name = m.attention.size() == 1;
+  if (one_name) m.attention.assign(m.layers, m.attention[0]);
+  for (auto it = m.attention_options.begin(); it != m.attention_options.end(); ++it) {
+    const auto& names = attention_mechanism_names();
+    if (std::find(names.begin(), names.end(), it.key()) == names.end())
+      throw Error(where + ": unknown key 'model.attention_options." + it.key() +
+                  "' (allowed: " + join_names(names) + ")");
+    try {
+      validate_attention_options(it.key(), it.value());
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
+  }
+  // Neural placement "first-layer" (the default, the paper's) puts neural attention in layer 0
+  // only. One name expands to exactly that, so the resolved config (config.json, the Run panel)
+  // names what really runs; a per-layer list that puts "neural" deeper is refused instead of
+  // being run as dot-product attention behind the user's back.
+  const json no_options = json::object();
+  const bool neural_first_only =
+      parse_neural_options(m.attention_options.contains("neural") ? m.attention_options.at("neural")
+                                                                  : no_options)
+          .first_layer_only;
+  for (size_t i = 1; neural_first_only && i < m.attention.size(); ++i) {
+    if (m.attention[i] != "neural") continue;
+    if (one_name) {
+      m.attention[i] = "dot";
+      continue;
+    }
+    throw Error(where + ": model.attention[" + std::to_string(i) +
+                "] is \"neural\" but model.attention_options.neural.placement is \"first-layer\" "
+                "(the default, the paper's: neural attention in layer 0 only). Set the placement "
+                "to \"all-layers\", or name \"dot\" for layers after the first.");
+  }
+}
+
+void read_train(JsonReader& r, TrainConfig& t) {
+  r.integer("steps", t.steps, 1, 100000000);
+  r.integer("batch_size", t.batch_size, 1, 65536);
+  r.number("lr", t.lr, 0.0, 1e9, true);
+  r.number("min_lr_ratio", t.min_lr_ratio, 0.0, 1.0);
+  r.integer("warmup", t.warmup, 0, 100000000);
+  r.number("weight_decay", t.weight_decay, 0.0, 10.0);
+  r.number("beta1", t.beta1, 0.0, 0.999999);
+  r.number("beta2", t.beta2, 0.0, 0.999999);
+  r.number("grad_clip", t.grad_clip, 0.0, 1e6);
+  r.integer("eval_every", t.eval_every, 1, 100000000);
+  r.integer("eval_batches", t.eval_batches, 1, 100000);
+  r.finish();
+}
+
+}  // namespace
+
+const std::vector<std::string>& task_names() {
+  static const std::vector<std::string> names = {"copy",   "reverse",   "sort", "recall",
+                                                 "modadd", "induction", "text", "fashion-mnist"};
+  return names;
+}
+
+// Nesting depth of a JSON value, walked iteratively: hostile input nests 10^5 levels deep, and
+// any recursive walk of it (dump() in a message, comparisons) overflows the stack.
+size_t json_depth(const json& root) {
+  size_t deepest = 0;
+  std::vector<std::pair<const json*, size_t>> stack = {{&root, 1}};
+  while (!stack.empty()) {
+    const auto [v, depth] = stack.back();
+    stack.pop_back();
+    deepest = std::max(deepest, depth);
+    if (v->is_structured())
+      for (const auto& child : *v) stack.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
+ExperimentConfig parse_config(const json& j, const std::string& where) {
+  constexpr size_t kMaxDepth = 32;  // a real config nests 4 levels (model.attention_options.x.y)
+  if (json_depth(j) > kMaxDepth)
+    throw Error(where + ": nested more than " + std::to_string(kMaxDepth) +
+                " levels deep; an attnlab config has at most 4 (see assets/configs/)");
+  ExperimentConfig c;
+  JsonReader top(j, "", where);
+  top.string("name", c.name);
+  top.integer("seed", c.seed, 0, (1LL << 53));
+  top.string("device", c.device, {"auto", "cpu", "cuda"});
+  top.integer("threads", c.threads, 0, 1024);
+  if (const json* t = top.find("task")) {
+    JsonReader r(*t, "task", where);
+    read_task(r, c.task);
+  }
+  if (const json* m = top.find("model")) {
+    JsonReader r(*m, "model", where);
+    read_model(r, c.model, where);
+  } else {
+    c.model.attention.assign(c.model.layers, c.model.attention.at(0));
+  }
+  if (const json* t = top.find("train")) {
+    JsonReader r(*t, "train", where);
+    read_train(r, c.train);
+  }
+  top.finish();
+
+  const bool lm = c.model.head == "lm";
+  const bool image = c.task.name == "fashion-mnist";
+  if (!lm && !image)
+    throw Error(where +
+                ": model.head \"classifier\" needs a classification task (fashion-mnist); task \"" +
+                c.task.name + "\" is a language-modelling task (use \"lm\")");
+  if (lm && image)
+    throw Error(where +
+                ": model.head \"lm\" needs a token task; task \"fashion-mnist\" is image "
+                "classification (use \"classifier\")");
+  if (image) {
+    if (c.model.classes == 0) c.model.classes = 10;  // resolved, so config.json shows it
+    if (c.model.classes != 10)
+      throw Error(where +
+                  ": model.classes must be 10 for task \"fashion-mnist\" (its ten clothing "
+                  "classes), got " +
+                  std::to_string(c.model.classes));
+    if (c.task.data_dir.empty())
+      throw Error(where + ": task.data_dir must name the directory of the Fashion-MNIST IDX files");
+  }
+  const auto& mech = c.model.attention;
+  const json& ky = c.model.attention_options.contains("ky") ? c.model.attention_options.at("ky")
+                                                            : json::object();
+  if (lm && std::find(mech.begin(), mech.end(), "ky") != mech.end() &&
+      ky.value("placement", std::string("causal")) == "centered")
+    throw Error(where +
+                ": model.attention_options.ky.placement \"centered\" is refused for a causal "
+                "language model: a centred window lets position i attend to keys up to i+W/2, "
+                "including the very token it must predict (the leak behind the seed's reported "
+                "perplexity 13.77 against 717.88). Use \"causal\" (keys i-W+1..i).");
+  if (c.model.architecture == "conn") {
+    const auto& cc = c.model.conn;
+    if (!lm)
+      throw Error(where +
+                  ": model.architecture \"conn\" is a causal token model; it needs model.head "
+                  "\"lm\" and a token task, not task \"" +
+                  c.task.name + "\"");
+    if (cc.mixing == "literal" && cc.slots != c.model.d_model)
+      throw Error(where +
+                  ": model.conn.mixing \"literal\" is the seed's H_state @ C with "
+                  "H_state [B, N, D] and C [N, N], which only type-checks when N == D; got "
+                  "model.conn.slots N = " +
+                  std::to_string(cc.slots) +
+                  " and model.d_model D = " + std::to_string(c.model.d_model) +
+                  ". Even then it mixes feature columns inside "
+                  "each slot, not slots. Use mixing \"slots\" (any N, D) or set N == D.");
+  }
+  if (c.model.classes != 0 && lm)
+    throw Error(where + ": model.classes is only used with model.head \"classifier\"");
+  if (c.train.warmup >= c.train.steps && c.train.warmup > 0)
+    throw Error(where + ": train.warmup (" + std::to_string(c.train.warmup) +
+                ") must be smaller than train.steps (" + std::to_string(c.train.steps) + ")");
+  const auto& t = c.task;
+  if ((t.name == "recall" || t.name == "induction") && t.length > t.vocab)
+    throw Error(where + ": task.length (" + std::to_string(t.length) +
+                ") must not exceed task.vocab (" + std::to_string(t.vocab) + ") for task \"" +
+                t.name + "\": its keys/prefix tokens are distinct symbols");
+  if (t.name == "text" && t.text_path.empty())
+    throw Error(where + ": task.text_path must name a UTF-8 file or a directory of them");
+  return c;
+}
+
+ExperimentConfig load_config_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error("config file " + path + " is a directory; give a .json file");
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open config file " + path);
+  json j;
+  try {
+    j = json::parse(in, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+  return parse_config(j, path);
+}
+
+json to_json(const ExperimentConfig& c) {
+  const auto& t = c.task;
+  const auto& m = c.model;
+  const auto& r = c.train;
+  return json{
+      {"name", c.name},
+      {"seed", c.seed},
+      {"device", c.device},
+      {"threads", c.threads},
+      {"task",
+       {{"name", t.name},
+        {"length", t.length},
+        {"vocab", t.vocab},
+        {"modulus", t.modulus},
+        {"train_fraction", t.train_fraction},
+        {"text_path", t.text_path},
+        {"context", t.context},
+        {"eval_fraction", t.eval_fraction},
+        {"data_dir", t.data_dir},
+        {"patch", t.patch},
+        {"shift", t.shift},
+        {"train_examples", t.train_examples},
+        {"test_examples", t.test_examples}}},
+      {"model",
+       {{"architecture", m.architecture},
+        {"conn",
+         {{"slots", m.conn.slots},
+          {"steps", m.conn.steps},
+          {"init_std", m.conn.init_std},
+          {"mixing", m.conn.mixing},
+          {"variant", m.conn.variant},
+          {"connection_heads", m.conn.connection_heads},
+          {"regularization", m.conn.regularization},
+          {"control", m.conn.control},
+          {"limit", m.conn.limit},
+          {"track", m.conn.track},
+          {"eigen_every", m.conn.eigen_every},
+          {"matrix_every", m.conn.matrix_every},
+          {"link_threshold", m.conn.link_threshold}}},
+        {"d_model", m.d_model},
+        {"heads", m.heads},
+        {"layers", m.layers},
+        {"mlp_ratio", m.mlp_ratio},
+        {"dropout", m.dropout},
+        {"attention", m.attention},
+        {"head", m.head},
+        {"classes", m.classes},
+        {"attention_options", m.attention_options}}},
+      {"train",
+       {{"steps", r.steps},
+        {"batch_size", r.batch_size},
+        {"lr", r.lr},
+        {"min_lr_ratio", r.min_lr_ratio},
+        {"warmup", r.warmup},
+        {"weight_decay", r.weight_decay},
+        {"beta1", r.beta1},
+        {"beta2", r.beta2},
+        {"grad_clip", r.grad_clip},
+        {"eval_every", r.eval_every},
+        {"eval_batches", r.eval_batches}}},
+  };
+}
+
+std::string config_hash(const ExperimentConfig& c) {
+  // FNV-1a over the canonical dump: stable across runs and platforms.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : to_json(c).dump()) h = (h ^ ch) * 1099511628211ull;
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace attn

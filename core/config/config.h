@@ -1,0 +1,105 @@
+// ExperimentConfig: everything that defines a run, parsed strictly from JSON.
+// Contract: parse_config() either returns a fully validated config or throws attn::Error whose
+// message names the offending key ("model.heads"), what was found and what is allowed.
+// Unknown keys are errors, so a typo never silently falls back to a default.
+// No torch here: the app and panels include this header.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct TaskConfig {
+  // copy | reverse | sort | recall | modadd | induction | text | fashion-mnist
+  std::string name = "copy";
+  int length = 8;             // copy/reverse/sort: symbols; recall: key-value pairs; induction: prefix
+  int vocab = 10;             // number of symbols of a synthetic task
+  int modulus = 23;           // modadd: p in (a + b) mod p
+  double train_fraction = 0.8;  // modadd: share of the p*p pairs used for training
+  std::string text_path = "/usr/share/games/fortunes";  // text: a UTF-8 file or a directory
+  int context = 128;            // text: tokens per window
+  double eval_fraction = 0.1;   // text: tail share of the corpus held out for eval
+  // fashion-mnist: the IDX files' directory (Debian's dataset-fashion-mnist by default), the
+  // patch side in pixels (must divide 28: 7 -> 16 patch tokens, 4 -> 49), training-time random
+  // shifts of up to `shift` pixels (0 = no augmentation), and caps on the training and test
+  // images used (0 = all 60000 / all 10000; the test cap takes the first N test images).
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  int patch = 7;
+  int shift = 0;
+  int train_examples = 0;
+  int test_examples = 0;
+};
+
+// The Connection Transformer (model.architecture "conn", seed 001; core/models/conn_model.h):
+// fixed slots H [N, D], a learned connection matrix C [N, N], K reasoning steps. D is
+// model.d_model; heads/layers/mlp_ratio/attention do not apply to it.
+struct ConnConfig {
+  int slots = 32;                  // N
+  int steps = 4;                   // K reasoning steps
+  double init_std = 0.01;          // C ~ N(0, init_std)
+  std::string mixing = "slots";    // slots: Influence[b,j] = sum_i C[i,j] H[b,i] | literal: H @ C
+  std::string variant = "linear";  // linear: H + Infl | nonlinear: H + GELU(Infl)
+  int connection_heads = 1;        // h matrices C_1..C_h, averaged
+  double regularization = 1e-4;    // lambda in lambda * ||C||_F^2 added to the loss
+  std::string control = "norm-bound";  // none | spec | norm-bound, after each optimiser step
+  double limit = 0.95;                 // r: the spectral limit of the control
+  bool track = true;                   // rho(I+C), ||I+C||_2 every step (warm-started estimates)
+  int eigen_every = 50;                // all eigenvalues of I+C every this many steps
+  int matrix_every = 10;               // C and its statistics every this many steps
+  double link_threshold = 0.1;         // statistics: edge C > t, inhibitory C < -t
+};
+
+struct ModelConfig {
+  std::string architecture = "transformer";  // transformer | conn
+  ConnConfig conn;                           // architecture "conn" only
+  int d_model = 64;
+  int heads = 4;
+  int layers = 2;
+  int mlp_ratio = 4;
+  double dropout = 0.0;
+  // Attention mechanism per layer (registry names). JSON accepts one string for all layers.
+  std::vector<std::string> attention = {"dot"};
+  // lm (causal language model) | classifier (CLS token, bidirectional; image tasks)
+  std::string head = "lm";
+  int classes = 0;  // classifier only; 0 = the task's class count
+  nlohmann::json attention_options = nlohmann::json::object();  // {"<mechanism>": {...}}
+};
+
+struct TrainConfig {
+  int64_t steps = 2000;
+  int batch_size = 32;
+  double lr = 3e-3;
+  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
+  int64_t warmup = 100;
+  double weight_decay = 0.01;  // applied to weight matrices only (not biases, norms)
+  double beta1 = 0.9;
+  double beta2 = 0.98;
+  double grad_clip = 1.0;  // max global grad norm; 0 disables
+  int64_t eval_every = 100;
+  int eval_batches = 8;
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  uint64_t seed = 1;
+  std::string device = "auto";  // auto | cpu | cuda
+  int threads = 0;              // torch intra-op threads; 0 = automatic
+  TaskConfig task;
+  ModelConfig model;
+  TrainConfig train;
+};
+
+// Parses and validates. `where` names the source (a file path) in messages.
+ExperimentConfig parse_config(const nlohmann::json& j, const std::string& where = "config");
+ExperimentConfig load_config_file(const std::string& path);
+// Fully resolved JSON (every key, defaults included); parse_config(to_json(c)) == c.
+nlohmann::json to_json(const ExperimentConfig& c);
+// Stable short hash of the resolved config (hex), for provenance.
+std::string config_hash(const ExperimentConfig& c);
+
+// Allowed values, for UI combos and messages.
+const std::vector<std::string>& task_names();
+
+}  // namespace attn

@@ -1,0 +1,55 @@
+// The strict JSON object reader behind every config section and every mechanism's options
+// (torch-free). Each getter consumes one key: a missing key leaves `out` untouched (its
+// default), a present one must have the right type and range. finish() then refuses any key
+// that no getter asked for. Every message names the full key path and what was allowed:
+//   "<where>: model.d_model must be in [1, 8192], got 0"
+//   "unknown key 'model.attention_options.ky.widow' (allowed: window, placement, ...)"
+// `where` (the file or source) prefixes messages when it is not empty.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// "integer 3", "string \"abc\"", ... (shortened to 40 characters) for error messages.
+std::string describe_json(const nlohmann::json& v);
+// "a, b, c"
+std::string join_names(const std::vector<std::string>& names);
+
+class JsonReader {
+ public:
+  // Throws attn::Error when j is not an object. prefix: the key path of j ("model.conn").
+  JsonReader(const nlohmann::json& j, std::string prefix, std::string where = "");
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  std::string path(const std::string& key) const;  // prefix + "." + key
+
+  // Marks key as allowed and returns its value, or null when absent.
+  const nlohmann::json* find(const char* key);
+
+  // Integer in [lo, hi]. zero_reason, when given, explains why 0 is refused (a message of its
+  // own, before the range check).
+  template <typename Int>
+  void integer(const char* key, Int& out, long long lo, long long hi,
+               const char* zero_reason = nullptr) {
+    if (const nlohmann::json* v = find(key))
+      out = static_cast<Int>(read_integer(key, *v, lo, hi, zero_reason));
+  }
+  // Number in [lo, hi], or (lo, hi] with lo_open.
+  void number(const char* key, double& out, double lo, double hi, bool lo_open = false);
+  // String, one of `allowed` when it is not empty.
+  void string(const char* key, std::string& out, const std::vector<std::string>& allowed = {});
+  void boolean(const char* key, bool& out);
+  // Refuses keys nobody asked for.
+  void finish() const;
+
+ private:
+  long long read_integer(const char* key, const nlohmann::json& v, long long lo, long long hi,
+                         const char* zero_reason) const;
+  const nlohmann::json& j_;
+  std::string prefix_, where_;
+  std::vector<std::string> allowed_;
+};
+
+}  // namespace attn

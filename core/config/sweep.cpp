@@ -1,0 +1,478 @@
+#include "core/config/sweep.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "core/base/error.h"
+#include "core/training/headless.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+VaryAxis parse_vary(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error("--vary " + spec + ": expected key=v1,v2,... (e.g. model.attention=ky,dot)");
+  VaryAxis axis;
+  axis.key = spec.substr(0, eq);
+  const std::string rest = spec.substr(eq + 1);
+  // Split on commas outside brackets/quotes, so a JSON list value ["ky","dot"] stays whole.
+  std::vector<std::string> parts;
+  std::string cur;
+  int depth = 0;
+  bool quoted = false;
+  for (char c : rest) {
+    if (c == '"') quoted = !quoted;
+    if (!quoted && (c == '[' || c == '{')) ++depth;
+    if (!quoted && (c == ']' || c == '}')) --depth;
+    if (c == ',' && depth == 0 && !quoted) {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  for (const auto& p : parts) {
+    if (p.empty()) throw Error("--vary " + spec + ": empty value in the list for " + axis.key);
+    json v = json::parse(p, nullptr, /*allow_exceptions=*/false);
+    axis.values.push_back(v.is_discarded() ? json(p) : v);
+  }
+  return axis;
+}
+
+void set_dotted(json& j, const std::string& key, const json& value) {
+  json* node = &j;
+  size_t start = 0;
+  while (true) {
+    const auto dot = key.find('.', start);
+    const std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) throw Error("config key '" + key + "' has an empty part");
+    if (!node->is_object())
+      throw Error("config key '" + key + "': '" + key.substr(0, start ? start - 1 : 0) +
+                  "' is not an object");
+    if (dot == std::string::npos) {
+      (*node)[part] = value;
+      return;
+    }
+    node = &(*node)[part];
+    if (node->is_null()) *node = json::object();
+    start = dot + 1;
+  }
+}
+
+json get_dotted(const json& j, const std::string& key) {
+  const json* node = &j;
+  size_t start = 0;
+  while (true) {
+    const auto dot = key.find('.', start);
+    const std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node->is_object() || !node->contains(part)) return nullptr;
+    node = &(*node)[part];
+    if (dot == std::string::npos) return *node;
+    start = dot + 1;
+  }
+}
+
+std::string sanitize_run_name(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+                      c == '=' || c == ',' || c == '+' || c == '-';
+    out += keep ? c : '_';
+  }
+  return out.empty() ? "_" : out;
+}
+
+std::string assignment_text(const std::string& key, const json& value) {
+  if (value.is_string()) return key + "=" + value.get<std::string>();
+  if (value.is_number_float()) {
+    std::ostringstream s;
+    s << value.get<double>();  // 0.001, not 0.0010000000000000000208
+    return key + "=" + s.str();
+  }
+  return key + "=" + value.dump();
+}
+
+SweepPlan plan_sweep(const std::vector<SweepArm>& arms, const std::vector<VaryAxis>& axes,
+                     int seeds) {
+  if (arms.empty()) throw Error("sweep: no base config");
+  if (seeds < 1 || seeds > 1000)
+    throw Error("--seeds " + std::to_string(seeds) + ": must be between 1 and 1000");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i].values.empty()) throw Error("--vary " + axes[i].key + ": no values");
+    for (size_t k = 0; k < i; ++k)
+      if (axes[k].key == axes[i].key)
+        throw Error("--vary " + axes[i].key + " is given twice; list every value in one --vary");
+  }
+  SweepPlan plan;
+  plan.arms = arms;
+  plan.axes = axes;
+  plan.seeds = seeds;
+  // Mixed-radix counter over the axes, first axis slowest.
+  size_t grid = 1;
+  for (const auto& a : axes) grid *= a.values.size();
+  for (const auto& arm : arms) {
+    if (!arm.config.is_object()) throw Error("sweep: arm " + arm.name + " is not a JSON object");
+    for (size_t g = 0; g < grid; ++g) {
+      json assignment = json::object();
+      json cfg = arm.config;
+      std::string where = arm.name.empty() ? "" : arm.name;
+      size_t rem = g;
+      std::vector<size_t> idx(axes.size());
+      for (size_t a = axes.size(); a-- > 0;) {
+        idx[a] = rem % axes[a].values.size();
+        rem /= axes[a].values.size();
+      }
+      std::string group = arm.name;
+      for (size_t a = 0; a < axes.size(); ++a) {
+        const auto& v = axes[a].values[idx[a]];
+        assignment[axes[a].key] = v;
+        const std::string text = assignment_text(axes[a].key, v);
+        try {
+          set_dotted(cfg, axes[a].key, v);
+        } catch (const Error& e) {
+          throw Error("--vary " + text + ": " + e.what());
+        }
+        group += (group.empty() ? "" : ",") + text;
+        where += (where.empty() ? "--vary " : " --vary ") + text;
+      }
+      if (group.empty()) group = "base";
+      if (where.empty()) where = "base config";
+      const uint64_t base_seed =
+          cfg.contains("seed") && cfg["seed"].is_number_integer() && cfg["seed"].get<int64_t>() >= 0
+              ? cfg["seed"].get<uint64_t>()
+              : ExperimentConfig{}.seed;
+      for (int s = 0; s < seeds; ++s) {
+        SweepCell cell;
+        cell.index = static_cast<int>(plan.cells.size());
+        cell.arm = arm.name;
+        cell.group = sanitize_run_name(group);
+        cell.seed = base_seed + static_cast<uint64_t>(s);
+        cell.assignment = assignment;
+        json c = cfg;
+        c["seed"] = cell.seed;
+        cell.config = parse_config(c, where);  // names the --vary assignment on bad keys/values
+        cell.dir = cell.group + "/seed-" + std::to_string(cell.seed);
+        plan.cells.push_back(std::move(cell));
+      }
+      const std::string gname = sanitize_run_name(group);
+      for (const auto& existing : plan.groups)
+        if (existing == gname)
+          throw Error("sweep: two cells are both named " + gname +
+                      " (arm names and values must differ after sanitising)");
+      plan.groups.push_back(gname);
+    }
+  }
+  return plan;
+}
+
+json sweep_manifest(const SweepPlan& plan) {
+  json arms = json::array(), axes = json::array(), cells = json::array();
+  for (const auto& a : plan.arms) arms.push_back({{"name", a.name}, {"config", a.config}});
+  for (const auto& a : plan.axes) axes.push_back({{"key", a.key}, {"values", a.values}});
+  for (const auto& c : plan.cells)
+    cells.push_back({{"index", c.index},
+                     {"arm", c.arm},
+                     {"group", c.group},
+                     {"dir", c.dir},
+                     {"seed", c.seed},
+                     {"assignment", c.assignment},
+                     {"config_hash", config_hash(c.config)}});
+  return {{"format", "attnlab-sweep"}, {"version", 1},  {"arms", arms}, {"axes", axes},
+          {"seeds", plan.seeds},       {"cells", cells}};
+}
+
+CellState cell_state(const std::string& out_dir, const SweepCell& cell) {
+  const fs::path d = fs::path(out_dir) / cell.dir;
+  std::error_code ec;
+  if (fs::exists(d / "summary.json", ec)) return CellState::Done;
+  if (fs::exists(d / "checkpoint" / "state.json", ec)) return CellState::Partial;
+  return CellState::Pending;
+}
+
+const char* to_string(CellState s) {
+  switch (s) {
+    case CellState::Done:
+      return "done";
+    case CellState::Partial:
+      return "partial";
+    default:
+      return "pending";
+  }
+}
+
+void parse_shard(const std::string& spec, int& index, int& count) {
+  const auto slash = spec.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    size_t u1 = 0, u2 = 0;
+    index = std::stoi(spec.substr(0, slash), &u1);
+    count = std::stoi(spec.substr(slash + 1), &u2);
+    if (u1 != slash || u2 != spec.size() - slash - 1) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    throw Error("--shard " + spec + ": expected i/n, e.g. 0/4");
+  }
+  if (count < 1 || index < 0 || index >= count)
+    throw Error("--shard " + spec + ": need 0 <= i < n");
+}
+
+namespace {
+
+void write_atomically(const fs::path& path, const std::string& text) {
+  // The pid keeps concurrent shards writing the same manifest from clobbering each other's
+  // temporary file.
+  const fs::path tmp = path.string() + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.flush()) throw Error("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error("cannot write " + path.string() + ": " + ec.message());
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
+  if (o.out_dir.empty()) throw Error("--out: a sweep needs an output directory");
+  if (o.index && (*o.index < 0 || *o.index >= static_cast<int>(plan.cells.size())))
+    throw Error("--index " + std::to_string(*o.index) + ": the sweep has cells 0.." +
+                std::to_string(plan.cells.size() - 1));
+  const fs::path out = o.out_dir;
+  const json manifest = sweep_manifest(plan);
+  const fs::path manifest_path = out / "sweep.json";
+  std::error_code ec;
+  if (fs::exists(manifest_path, ec)) {
+    json old;
+    std::ifstream in(manifest_path);
+    try {
+      in >> old;
+    } catch (const json::exception& e) {
+      throw Error(manifest_path.string() + " is not valid JSON: " + e.what());
+    }
+    if (old.value("cells", json()) != manifest["cells"])
+      throw Error(manifest_path.string() +
+                  " describes a different sweep (other configs, values or seeds); give another "
+                  "--out or remove that directory");
+  } else {
+    fs::create_directories(out, ec);
+    if (ec) throw Error("--out: cannot create " + out.string() + ": " + ec.message());
+    write_atomically(manifest_path, manifest.dump(2) + "\n");
+  }
+  auto log = [&](const std::string& s) {
+    if (o.log) o.log(s);
+  };
+  SweepOutcome outcome;
+  std::mutex mu;  // outcome, log lines and the first failure, when cells run in parallel
+  auto log_locked = [&](const std::string& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    log(s);
+  };
+  const int n = static_cast<int>(plan.cells.size());
+  auto run_cell = [&](const SweepCell& cell) {
+    const std::string tag =
+        "[" + std::to_string(cell.index + 1) + "/" + std::to_string(n) + "] " + cell.dir;
+    const fs::path dir = out / cell.dir;
+    const CellState state = cell_state(o.out_dir, cell);
+    if (state == CellState::Done) {
+      log_locked(tag + ": done already, skipped");
+      std::lock_guard<std::mutex> lock(mu);
+      ++outcome.skipped;
+      return;
+    }
+    HeadlessOptions h;
+    h.out_dir = dir.string();
+    h.threads = o.threads;
+    h.checkpoint_every = o.checkpoint_every;
+    if (o.log) h.log = [&](const std::string& line) { log_locked(tag + ": " + line); };
+    auto train = [&](const HeadlessOptions& ho) -> int {
+      if (o.runner) return o.runner(cell, ho);
+      try {
+        return train_headless(cell.config, ho).diverged ? 3 : 0;
+      } catch (const Error& e) {
+        log_locked(tag + ": " + e.what());
+        return 1;
+      }
+    };
+    int code = -1;
+    if (state == CellState::Partial) {
+      h.resume_dir = dir.string();
+      log_locked(tag + ": resuming from its checkpoint");
+      code = train(h);
+      // A checkpoint at the last step without a summary (killed while writing it), or one that
+      // does not load: train the cell again from the start.
+      if (code != 0 && code != 3) log_locked(tag + ": cannot resume; starting again");
+      h.resume_dir.clear();
+    }
+    bool resumed = code == 0 || code == 3;
+    if (!resumed) {
+      std::error_code ec2;
+      fs::remove_all(dir, ec2);  // metrics of an interrupted attempt must not mix with the new
+      log_locked(tag + ": training");
+      code = train(h);
+      if (code != 0 && code != 3)
+        throw Error("sweep cell " + std::to_string(cell.index) + " (" + cell.dir +
+                    ") failed (exit " + std::to_string(code) + ")");
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    ++(resumed ? outcome.resumed : outcome.ran);
+    if (code == 3) ++outcome.diverged;
+  };
+  std::vector<const SweepCell*> selected;
+  for (const auto& cell : plan.cells) {
+    if (o.index && cell.index != *o.index) continue;
+    if (!o.index && cell.index % o.shard_count != o.shard_index) continue;
+    selected.push_back(&cell);
+  }
+  // In-process training sets torch's global thread count: only child processes run in parallel.
+  const int jobs =
+      o.runner ? std::max(1, std::min<int>(o.jobs, static_cast<int>(selected.size()))) : 1;
+  if (jobs == 1) {
+    for (const SweepCell* c : selected) run_cell(*c);
+    return outcome;
+  }
+  std::atomic<size_t> next{0};
+  std::string failure;
+  std::vector<std::thread> workers;
+  for (int j = 0; j < jobs; ++j)
+    workers.emplace_back([&] {
+      for (size_t i; (i = next++) < selected.size();) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failure.empty()) return;
+        }
+        try {
+          run_cell(*selected[i]);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (failure.empty()) failure = e.what();
+        }
+      }
+    });
+  for (auto& w : workers) w.join();
+  if (!failure.empty()) throw Error(failure);
+  return outcome;
+}
+
+Stat mean_sd(const std::vector<double>& values) {
+  Stat s;
+  double sum = 0;
+  for (double v : values)
+    if (std::isfinite(v)) {
+      sum += v;
+      ++s.n;
+    }
+  if (s.n == 0) return s;
+  s.mean = sum / s.n;
+  if (s.n < 2) return s;
+  double sq = 0;
+  for (double v : values)
+    if (std::isfinite(v)) sq += (v - s.mean) * (v - s.mean);
+  s.sd = std::sqrt(sq / (s.n - 1));
+  return s;
+}
+
+std::vector<GroupSummary> aggregate_runs(const std::vector<RunDirectory>& runs,
+                                         const std::vector<std::string>& group_of) {
+  if (group_of.size() != runs.size()) throw Error("aggregate_runs: one group per run");
+  std::vector<GroupSummary> out;
+  std::vector<std::vector<size_t>> members;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    size_t g = 0;
+    while (g < out.size() && out[g].group != group_of[i]) ++g;
+    if (g == out.size()) {
+      out.push_back({});
+      out.back().group = group_of[i];
+      out.back().mechanism = runs[i].mechanism();
+      out.back().task = runs[i].config.task.name;
+      members.emplace_back();
+    }
+    members[g].push_back(i);
+  }
+  for (size_t g = 0; g < out.size(); ++g) {
+    std::vector<double> loss, acc, sps, rss, params, attn_params;
+    auto num = [](const json& s, const char* k) {
+      return s.contains(k) && s[k].is_number() ? s[k].get<double>() : NAN;
+    };
+    for (size_t i : members[g]) {
+      ++out[g].runs;
+      if (!runs[i].finished) continue;
+      ++out[g].finished;
+      const auto& s = runs[i].summary;
+      loss.push_back(num(s, "eval_loss"));
+      acc.push_back(num(s, "eval_accuracy"));
+      sps.push_back(num(s, "steps_per_second"));
+      rss.push_back(num(s, "peak_rss_mib"));
+      params.push_back(num(s, "parameters"));
+      attn_params.push_back(num(s, "attention_parameters"));
+    }
+    out[g].eval_loss = mean_sd(loss);
+    out[g].eval_accuracy = mean_sd(acc);
+    out[g].steps_per_second = mean_sd(sps);
+    out[g].peak_rss_mib = mean_sd(rss);
+    out[g].parameters = mean_sd(params);
+    out[g].attention_parameters = mean_sd(attn_params);
+  }
+  return out;
+}
+
+std::vector<GroupSummary> aggregate_sweep(const SweepPlan& plan, const std::string& out_dir,
+                                          std::vector<RunDirectory>* runs_out) {
+  std::vector<RunDirectory> runs;
+  std::vector<std::string> groups;
+  for (const auto& cell : plan.cells) {
+    const fs::path d = fs::path(out_dir) / cell.dir;
+    std::error_code ec;
+    if (!fs::exists(d / "config.json", ec) || !fs::exists(d / "metrics.csv", ec)) continue;
+    runs.push_back(read_run_directory(d.string()));
+    groups.push_back(cell.group);
+  }
+  auto found = aggregate_runs(runs, groups);
+  std::vector<GroupSummary> out;
+  for (const auto& g : plan.groups) {
+    GroupSummary s;
+    s.group = g;
+    for (const auto& f : found)
+      if (f.group == g) s = f;
+    if (s.mechanism.empty())
+      for (const auto& c : plan.cells)
+        if (c.group == g) {
+          s.task = c.config.task.name;
+          s.mechanism =
+              c.config.model.architecture == "conn" ? "conn" : c.config.model.attention[0];
+          break;
+        }
+    out.push_back(s);
+  }
+  if (runs_out) *runs_out = std::move(runs);
+  return out;
+}
+
+std::string format_stat(const Stat& s, int precision) {
+  if (s.n == 0) return "-";
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(precision) << s.mean;
+  if (s.n >= 2) o << " ± " << std::setprecision(precision) << s.sd;
+  return o.str();
+}
+
+json stat_json(const Stat& s) {
+  if (s.n == 0) return {{"n", 0}};
+  return {{"mean", s.mean}, {"sd", s.sd}, {"n", s.n}};
+}
+
+}  // namespace attn

@@ -1,0 +1,132 @@
+// Sweeps: a grid of runs that differ in chosen config keys (and seeds), each its own run
+// directory in the `attnlab train` layout, resumable and shardable so that a scheduler (a Slurm
+// array job, GNU parallel) can fan it out. No torch in this header: the app includes it.
+// Contract:
+//  - parse_vary("key=v1,v2") splits on the first '=' and on ',' (a value is parsed as JSON
+//    when it is valid JSON, else kept as a string, so "model.attention=ky,dot" and
+//    "train.lr=1e-3,3e-3" both work). Throws attn::Error naming --vary for empty keys/values.
+//  - plan_sweep() expands arms x grid (first axis slowest) x seeds, sets each cell's keys and
+//    its seed (base seed + s) in the arm's JSON and validates it with parse_config, so a bad
+//    key or value throws an Error that names the --vary assignment and the allowed values.
+//  - Cell directories are "<group>/seed-<seed>" under the sweep's out dir, with group the arm
+//    name and "key=value" parts joined by ",", characters outside [A-Za-z0-9._=,+-] replaced
+//    by '_'. The order and names depend only on the plan, so index I names the same cell in
+//    every process.
+//  - A cell is done when its summary.json exists; partial when it has a checkpoint but no
+//    summary (resumed from the checkpoint); anything else is started afresh.
+//  - run_sweep() writes sweep.json (the plan) atomically, refuses an out dir whose sweep.json
+//    describes a different plan, and runs the selected cells one after another (with a runner,
+//    `jobs` at a time, each in its own process). Finished cells are never touched again.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/training/headless.h"
+#include "core/runs/run_dir.h"
+
+namespace attn {
+
+struct VaryAxis {
+  std::string key;                     // dotted config path: "model.attention", "train.lr"
+  std::vector<nlohmann::json> values;  // in the order given
+};
+
+VaryAxis parse_vary(const std::string& spec);
+
+// Dotted paths into a config JSON. set_dotted creates missing objects and throws attn::Error
+// when the path crosses a value that is not an object.
+void set_dotted(nlohmann::json& j, const std::string& key, const nlohmann::json& value);
+// The value at the path, or null when absent.
+nlohmann::json get_dotted(const nlohmann::json& j, const std::string& key);
+
+// A named base config (a sweep from one --config has one arm with an empty name).
+struct SweepArm {
+  std::string name;
+  nlohmann::json config;  // as written in the file (unresolved), overrides applied later
+};
+
+struct SweepCell {
+  int index = 0;
+  std::string arm;
+  std::string group;  // arm and assignment: "model.attention=ky"; "base" when both are empty
+  std::string dir;    // relative to the sweep's out dir: "<group>/seed-<seed>"
+  uint64_t seed = 0;
+  nlohmann::json assignment = nlohmann::json::object();  // {"model.attention": "ky"}
+  ExperimentConfig config;                               // validated, seed set
+};
+
+struct SweepPlan {
+  std::vector<SweepArm> arms;
+  std::vector<VaryAxis> axes;
+  int seeds = 1;
+  std::vector<SweepCell> cells;
+  std::vector<std::string> groups;  // distinct groups, in cell order
+};
+
+SweepPlan plan_sweep(const std::vector<SweepArm>& arms, const std::vector<VaryAxis>& axes,
+                     int seeds);
+// The manifest written to sweep.json: arms, axes, seeds and per cell index, group, dir, seed,
+// assignment and config hash.
+nlohmann::json sweep_manifest(const SweepPlan& plan);
+std::string sanitize_run_name(const std::string& s);
+// "model.attention=ky" for a scalar string, "train.lr=0.001" for a number (JSON dump otherwise).
+std::string assignment_text(const std::string& key, const nlohmann::json& value);
+
+enum class CellState { Pending, Partial, Done };
+CellState cell_state(const std::string& out_dir, const SweepCell& cell);
+const char* to_string(CellState s);
+
+// Parses "i/n" (0 <= i < n) for --shard; throws attn::Error naming --shard.
+void parse_shard(const std::string& spec, int& index, int& count);
+
+struct SweepRunOptions {
+  std::string out_dir;                   // required
+  std::optional<int> index;              // run only this cell (--index)
+  int shard_index = 0, shard_count = 1;  // run cells with index % count == shard_index
+  int threads = 0;                       // torch threads per run; 0: the config's (or all cores)
+  int jobs = 1;  // cells at a time (> 1 only with a runner: each cell its own process)
+  int64_t checkpoint_every = 0;  // also checkpoint every N steps, so a killed run resumes
+  std::function<void(const std::string&)> log;  // progress lines; null = silent
+  // Trains one cell into h.out_dir (h.resume_dir set: continue its checkpoint). Returns 0 when
+  // it finished, 3 when it diverged, anything else when it failed. Null: train_headless in this
+  // process. The CLI runs each cell in a child process instead, so that every run's peak
+  // memory (summary.json peak_rss_mib) is its own.
+  std::function<int(const SweepCell&, const HeadlessOptions& h)> runner;
+};
+
+struct SweepOutcome {
+  int ran = 0, resumed = 0, skipped = 0, diverged = 0;
+};
+
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& options);
+
+// Mean and sample standard deviation (n - 1; 0 when n < 2) of the finite values.
+struct Stat {
+  double mean = 0, sd = 0;
+  int n = 0;
+};
+Stat mean_sd(const std::vector<double>& values);
+
+// The seeds of one group, aggregated from their summary.json.
+struct GroupSummary {
+  std::string group, mechanism, task;
+  int runs = 0, finished = 0;
+  Stat eval_loss, eval_accuracy, steps_per_second, peak_rss_mib, parameters, attention_parameters;
+};
+// Groups the finished runs in order of first appearance; `group_of[i]` names runs[i]'s group.
+std::vector<GroupSummary> aggregate_runs(const std::vector<RunDirectory>& runs,
+                                         const std::vector<std::string>& group_of);
+// Reads every cell directory of the plan that exists and aggregates per group (all groups of
+// the plan appear, with finished = 0 when none has finished).
+std::vector<GroupSummary> aggregate_sweep(const SweepPlan& plan, const std::string& out_dir,
+                                          std::vector<RunDirectory>* runs_out = nullptr);
+// "0.873 ± 0.004" (sd omitted when n < 2; "-" when n == 0).
+std::string format_stat(const Stat& s, int precision);
+nlohmann::json stat_json(const Stat& s);
+
+}  // namespace attn

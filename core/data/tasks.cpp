@@ -1,0 +1,350 @@
+#include "core/data/tasks.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "core/base/error.h"
+#include "core/data/fashion_mnist.h"
+#include "core/data/text_corpus.h"
+
+namespace attn {
+
+uint64_t mix_seed(uint64_t seed, uint64_t salt) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (salt + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+torch::Tensor Task::probe_input() const {
+  return torch::tensor(probe(), torch::kInt64).unsqueeze(0);
+}
+
+std::vector<std::string> Task::probe_labels() const {
+  std::vector<std::string> labels;
+  for (int64_t t : probe()) labels.push_back(token_label(t));
+  return labels;
+}
+
+void Task::set_probe_index(int64_t) {
+  throw Error("this task has no test images to pick: only image tasks (fashion-mnist) do");
+}
+
+namespace {
+
+constexpr uint64_t kEvalSalt = 0xE7A1;
+
+// One example: a full token sequence and, per position, whether predicting it is scored.
+struct Example {
+  std::vector<int64_t> tokens;
+  std::vector<bool> scored;  // scored[t]: token t is a target (t >= 1)
+};
+
+Batch to_batch(const std::vector<Example>& examples) {
+  const int64_t B = examples.size(), L = examples.at(0).tokens.size() - 1;
+  auto inputs = torch::empty({B, L}, torch::kInt64);
+  auto targets = torch::empty({B, L}, torch::kInt64);
+  auto in = inputs.accessor<int64_t, 2>();
+  auto tg = targets.accessor<int64_t, 2>();
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& e = examples[b];
+    for (int64_t t = 0; t < L; ++t) {
+      in[b][t] = e.tokens[t];
+      tg[b][t] = e.scored[t + 1] ? e.tokens[t + 1] : -1;
+    }
+  }
+  return {inputs, targets};
+}
+
+// Synthetic tasks: symbols 0..V-1 plus task-specific special tokens after them.
+class SyntheticTask : public Task {
+ public:
+  SyntheticTask(const TaskConfig& c, uint64_t seed, int eval_batches, int batch_size)
+      : c_(c), seed_(seed), eval_batches_(eval_batches), batch_size_(batch_size) {}
+
+  Batch train_batch(int batch_size, uint64_t seed) const override {
+    std::mt19937_64 rng(seed);
+    std::vector<Example> ex;
+    ex.reserve(batch_size);
+    for (int i = 0; i < batch_size; ++i) ex.push_back(example(rng, /*eval=*/false));
+    return to_batch(ex);
+  }
+
+  const std::vector<Batch>& eval_set() const override {
+    if (eval_.empty()) {
+      std::mt19937_64 rng(mix_seed(seed_, kEvalSalt));
+      for (int b = 0; b < eval_batches_; ++b) {
+        std::vector<Example> ex;
+        for (int i = 0; i < batch_size_; ++i) ex.push_back(example(rng, /*eval=*/true));
+        eval_.push_back(to_batch(ex));
+      }
+    }
+    return eval_;
+  }
+
+  std::vector<int64_t> probe() const override {
+    std::mt19937_64 rng(mix_seed(seed_, 0x9806E));
+    auto e = example(rng, true);
+    e.tokens.pop_back();
+    return e.tokens;
+  }
+
+  std::string token_label(int64_t t) const override {
+    if (t < c_.vocab) return std::to_string(t);
+    return special_label(t);
+  }
+
+ protected:
+  virtual Example example(std::mt19937_64& rng, bool eval) const = 0;
+  virtual std::string special_label(int64_t t) const { return "#"; }
+
+  std::vector<int64_t> random_symbols(std::mt19937_64& rng, int n, int vocab) const {
+    std::uniform_int_distribution<int64_t> d(0, vocab - 1);
+    std::vector<int64_t> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+  }
+
+  std::vector<int64_t> distinct_symbols(std::mt19937_64& rng, int n, int vocab) const {
+    std::vector<int64_t> all(vocab);
+    std::iota(all.begin(), all.end(), 0);
+    // Partial Fisher-Yates with our own draws (std::shuffle is implementation-defined).
+    for (int i = 0; i < n; ++i) {
+      std::uniform_int_distribution<int> d(i, vocab - 1);
+      std::swap(all[i], all[d(rng)]);
+    }
+    all.resize(n);
+    return all;
+  }
+
+  TaskConfig c_;
+  uint64_t seed_;
+  int eval_batches_, batch_size_;
+  mutable std::vector<Batch> eval_;
+};
+
+// x SEP f(x): copy, reverse or sort the n symbols after the separator.
+class TransformTask : public SyntheticTask {
+ public:
+  using SyntheticTask::SyntheticTask;
+  int vocab_size() const override { return c_.vocab + 1; }
+  int sequence_length() const override { return 2 * c_.length; }
+
+ protected:
+  std::string special_label(int64_t) const override { return "|"; }
+  Example example(std::mt19937_64& rng, bool) const override {
+    auto x = random_symbols(rng, c_.length, c_.vocab);
+    auto y = x;
+    if (c_.name == "reverse") std::reverse(y.begin(), y.end());
+    if (c_.name == "sort") std::sort(y.begin(), y.end());
+    Example e;
+    e.tokens = x;
+    e.tokens.push_back(c_.vocab);
+    e.tokens.insert(e.tokens.end(), y.begin(), y.end());
+    e.scored.assign(e.tokens.size(), false);
+    for (size_t t = c_.length + 1; t < e.tokens.size(); ++t) e.scored[t] = true;
+    return e;
+  }
+};
+
+// Multi-query associative recall: k1 v1 ... kn vn SEP q1 a1 ... qn an, where the queries are
+// the keys in a fresh random order and each answer a_i is the value bound to q_i. Keys are
+// distinct symbols 0..V-1, values V..2V-1. Every answer is scored, so each sequence carries n
+// training signals instead of one (a single-query version barely learns in minutes on CPU).
+class RecallTask : public SyntheticTask {
+ public:
+  using SyntheticTask::SyntheticTask;
+  int vocab_size() const override { return 2 * c_.vocab + 1; }
+  int sequence_length() const override { return 4 * c_.length; }
+
+ protected:
+  std::string special_label(int64_t t) const override {
+    return t == 2 * c_.vocab ? "?" : "v" + std::to_string(t - c_.vocab);
+  }
+  Example example(std::mt19937_64& rng, bool) const override {
+    const int n = c_.length;
+    auto keys = distinct_symbols(rng, n, c_.vocab);
+    auto values = random_symbols(rng, n, c_.vocab);
+    auto order = distinct_symbols(rng, n, n);  // a permutation of 0..n-1
+    Example e;
+    for (int i = 0; i < n; ++i) {
+      e.tokens.push_back(keys[i]);
+      e.tokens.push_back(c_.vocab + values[i]);
+    }
+    e.tokens.push_back(2 * c_.vocab);
+    e.scored.assign(e.tokens.size(), false);
+    for (int i = 0; i < n; ++i) {
+      e.tokens.push_back(keys[order[i]]);
+      e.tokens.push_back(c_.vocab + values[order[i]]);
+      e.scored.push_back(false);
+      e.scored.push_back(true);
+    }
+    return e;
+  }
+};
+
+// a b = c with c = (a + b) mod p. The p*p pairs are split once by the run seed: eval pairs are
+// never trained on, so eval accuracy measures generalisation, not memorisation.
+class ModAddTask : public SyntheticTask {
+ public:
+  ModAddTask(const TaskConfig& c, uint64_t seed, int eval_batches, int batch_size)
+      : SyntheticTask(c, seed, eval_batches, batch_size) {
+    const int p = c.modulus;
+    std::vector<int> all(p * p);
+    std::iota(all.begin(), all.end(), 0);
+    std::mt19937_64 rng(mix_seed(seed, 0x5917));
+    for (int i = static_cast<int>(all.size()) - 1; i > 0; --i) {
+      std::uniform_int_distribution<int> d(0, i);
+      std::swap(all[i], all[d(rng)]);
+    }
+    const size_t n_train =
+        std::clamp<size_t>(static_cast<size_t>(c.train_fraction * all.size()), 1, all.size() - 1);
+    train_.assign(all.begin(), all.begin() + n_train);
+    heldout_.assign(all.begin() + n_train, all.end());
+  }
+  int vocab_size() const override { return c_.modulus + 1; }
+  int sequence_length() const override { return 3; }
+  std::string token_label(int64_t t) const override {
+    return t == c_.modulus ? "=" : std::to_string(t);
+  }
+
+  const std::vector<Batch>& eval_set() const override {
+    if (eval_.empty()) {  // every held-out pair exactly once
+      for (size_t i = 0; i < heldout_.size(); i += batch_size_) {
+        std::vector<Example> ex;
+        for (size_t j = i; j < std::min(heldout_.size(), i + batch_size_); ++j)
+          ex.push_back(make(heldout_[j]));
+        eval_.push_back(to_batch(ex));
+      }
+    }
+    return eval_;
+  }
+  const std::vector<int>& train_pairs() const { return train_; }
+
+ protected:
+  Example make(int pair) const {
+    const int p = c_.modulus, a = pair / p, b = pair % p;
+    return {{a, b, p, (a + b) % p}, {false, false, false, true}};
+  }
+  Example example(std::mt19937_64& rng, bool eval) const override {
+    const auto& pool = eval ? heldout_ : train_;
+    std::uniform_int_distribution<size_t> d(0, pool.size() - 1);
+    return make(pool[d(rng)]);
+  }
+
+ private:
+  std::vector<int> train_, heldout_;
+};
+
+// Induction: n distinct symbols p, then p again, with filler tokens (a separate alphabet) placed
+// randomly before, between and after, n fillers in all. From the second copy's second token on,
+// the next token is predictable only by finding the previous occurrence of the current token
+// and copying its successor (an induction head). The random gap means the distance between the
+// copies varies, so no fixed positional offset solves it.
+class InductionTask : public SyntheticTask {
+ public:
+  using SyntheticTask::SyntheticTask;
+  int vocab_size() const override { return 2 * c_.vocab; }
+  int sequence_length() const override { return 3 * c_.length - 1; }
+
+ protected:
+  std::string special_label(int64_t t) const override { return "." + std::to_string(t - c_.vocab); }
+  Example example(std::mt19937_64& rng, bool) const override {
+    const int n = c_.length;
+    auto p = distinct_symbols(rng, n, c_.vocab);
+    std::uniform_int_distribution<int> gap_between(0, n);
+    const int between = gap_between(rng);
+    std::uniform_int_distribution<int> gap_before(0, n - between);
+    const int before = gap_before(rng);
+    const int after = n - between - before;
+    Example e;
+    auto filler = [&](int count) {
+      for (auto f : random_symbols(rng, count, c_.vocab)) e.tokens.push_back(c_.vocab + f);
+    };
+    filler(before);
+    e.tokens.insert(e.tokens.end(), p.begin(), p.end());
+    filler(between);
+    const size_t second = e.tokens.size();
+    e.tokens.insert(e.tokens.end(), p.begin(), p.end());
+    filler(after);
+    e.scored.assign(e.tokens.size(), false);
+    for (size_t t = second + 1; t < second + n; ++t) e.scored[t] = true;
+    return e;
+  }
+};
+
+// Character-level language model over a UTF-8 corpus; eval is the corpus tail.
+class TextTask : public Task {
+ public:
+  TextTask(const TaskConfig& c, uint64_t seed, int eval_batches, int batch_size)
+      : c_(c), corpus_(load_text_corpus(c.text_path)) {
+    const int64_t n = corpus_.tokens.size();
+    split_ = static_cast<int64_t>(n * (1.0 - c.eval_fraction));
+    if (split_ < c.context + 1 || n - split_ < c.context + 1)
+      throw Error("task.text_path: " + c.text_path + " has " + std::to_string(n) +
+                  " characters, too few for task.context " + std::to_string(c.context) +
+                  " with eval_fraction " + std::to_string(c.eval_fraction));
+    // Fixed eval windows evenly spaced over the held-out tail.
+    const int64_t windows = static_cast<int64_t>(eval_batches) * batch_size;
+    const int64_t span = n - split_ - (c.context + 1);
+    for (int b = 0; b < eval_batches; ++b) {
+      std::vector<int64_t> starts;
+      for (int i = 0; i < batch_size; ++i)
+        starts.push_back(split_ + (span * (b * batch_size + i)) / std::max<int64_t>(1, windows - 1));
+      eval_.push_back(windows_at(starts));
+    }
+    baseline_ = unigram_cross_entropy(corpus_, split_);
+  }
+  int vocab_size() const override { return corpus_.alphabet.size(); }
+  int sequence_length() const override { return c_.context; }
+  Batch train_batch(int batch_size, uint64_t seed) const override {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int64_t> d(0, split_ - (c_.context + 1));
+    std::vector<int64_t> starts(batch_size);
+    for (auto& s : starts) s = d(rng);
+    return windows_at(starts);
+  }
+  const std::vector<Batch>& eval_set() const override { return eval_; }
+  std::vector<int64_t> probe() const override {
+    const int64_t len = std::min(c_.context, 48);
+    return {corpus_.tokens.begin() + split_, corpus_.tokens.begin() + split_ + len};
+  }
+  std::string token_label(int64_t t) const override { return corpus_.label(t); }
+  double baseline_loss() const override { return baseline_; }
+
+ private:
+  Batch windows_at(const std::vector<int64_t>& starts) const {
+    const int64_t B = starts.size(), L = c_.context;
+    auto inputs = torch::empty({B, L}, torch::kInt64);
+    auto targets = torch::empty({B, L}, torch::kInt64);
+    for (int64_t b = 0; b < B; ++b) {
+      std::copy_n(corpus_.tokens.begin() + starts[b], L, inputs[b].data_ptr<int64_t>());
+      std::copy_n(corpus_.tokens.begin() + starts[b] + 1, L, targets[b].data_ptr<int64_t>());
+    }
+    return {inputs, targets};
+  }
+
+  TaskConfig c_;
+  TextCorpus corpus_;
+  int64_t split_ = 0;
+  std::vector<Batch> eval_;
+  double baseline_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Task> make_task(const TaskConfig& c, uint64_t seed, int eval_batches,
+                                int batch_size) {
+  if (c.name == "copy" || c.name == "reverse" || c.name == "sort")
+    return std::make_unique<TransformTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "recall") return std::make_unique<RecallTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "modadd") return std::make_unique<ModAddTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "induction")
+    return std::make_unique<InductionTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "text") return std::make_unique<TextTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "fashion-mnist") return make_fashion_mnist_task(c);
+  throw Error("task.name: unknown task \"" + c.name + "\"");
+}
+
+}  // namespace attn

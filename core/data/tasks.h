@@ -1,0 +1,61 @@
+// Training tasks (private to core). Token tasks are next-token prediction problems:
+// inputs [B, L] and targets [B, L] (int64), target -1 where a position is not scored.
+// Image tasks (patch_dim() > 0) are classification problems: inputs are float patch vectors
+// [B, S, patch_dim] and targets are class labels [B] (int64).
+// Batches are pure functions of a seed, so a run is reproducible and a resumed run sees exactly
+// the data it would have seen (the trainer derives each step's seed from (run seed, step)).
+// The eval set is fixed by the run seed and disjoint from training where the task is finite
+// (modadd holds out pairs; text holds out the corpus tail).
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/views/snapshot.h"
+
+namespace attn {
+
+struct Batch {
+  torch::Tensor inputs;   // [B, L] int64 tokens, or [B, S, patch_dim] float32 patches
+  torch::Tensor targets;  // [B, L] int64, -1 = ignored; or [B] int64 class labels
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual int vocab_size() const = 0;       // 0 for image tasks
+  virtual int sequence_length() const = 0;  // model input length (image tasks: patches)
+  // Image tasks: features per patch token; the model embeds patches with a Linear layer instead
+  // of a token embedding. 0 for token tasks.
+  virtual int patch_dim() const { return 0; }
+  virtual Batch train_batch(int batch_size, uint64_t seed) const = 0;
+  // The fixed eval set, as batches.
+  virtual const std::vector<Batch>& eval_set() const = 0;
+  // A fixed input shown in the attention panel (one sequence; empty for image tasks).
+  virtual std::vector<int64_t> probe() const = 0;
+  virtual std::string token_label(int64_t token) const = 0;
+  // The probe as a model input batch of one: [1, L] int64 by default, [1, S, patch_dim] for
+  // image tasks.
+  virtual torch::Tensor probe_input() const;
+  // One label per row of the probe's attention maps (token labels by default).
+  virtual std::vector<std::string> probe_labels() const;
+  // Image tasks: the probe image, for drawing maps over it. Empty otherwise.
+  virtual ProbeImage probe_image() const { return {}; }
+  // Image tasks: make test image `index` the probe. Throws attn::Error naming the allowed range
+  // (and, for token tasks, that there are no test images to pick).
+  virtual void set_probe_index(int64_t index);
+  // Cross-entropy of a trivial predictor on the eval set (text: unigram); 0 if none.
+  virtual double baseline_loss() const { return 0.0; }
+};
+
+// Throws attn::Error (e.g. the text file is missing: names the path and the Debian package).
+std::unique_ptr<Task> make_task(const TaskConfig& config, uint64_t seed, int eval_batches,
+                                int batch_size);
+
+// splitmix64: decorrelates (seed, step) pairs into independent stream seeds.
+uint64_t mix_seed(uint64_t seed, uint64_t salt);
+
+}  // namespace attn

@@ -1,0 +1,82 @@
+// Dispatch between the fused CUDA kernels and the LibTorch reference paths.
+#include "core/kernels/fused_attention.h"
+
+#include <atomic>
+
+#ifdef ATTN_WITH_CUDA
+#include "core/kernels/cuda_ops.h"
+#endif
+
+namespace attn {
+namespace {
+
+std::atomic<bool> g_fused_enabled{true};
+
+#ifdef ATTN_WITH_CUDA
+// The kernels handle float32 and float64 tensors on a CUDA device.
+bool fused_path(const torch::Tensor& t) {
+  return fused_kernels_enabled() && t.is_cuda() &&
+         (t.scalar_type() == torch::kFloat || t.scalar_type() == torch::kDouble);
+}
+#endif
+
+}  // namespace
+
+bool fused_kernels_available() {
+#ifdef ATTN_WITH_CUDA
+  return cuda::device_present();
+#else
+  return false;
+#endif
+}
+
+std::string cuda_device_name() {
+#ifdef ATTN_WITH_CUDA
+  return cuda::device_name();
+#else
+  return {};
+#endif
+}
+
+int64_t cuda_memory_allocated() {
+#ifdef ATTN_WITH_CUDA
+  return cuda::memory_allocated();
+#else
+  return 0;
+#endif
+}
+
+void release_cuda_cache() {
+#ifdef ATTN_WITH_CUDA
+  cuda::empty_cache();
+#endif
+}
+
+void set_fused_kernels_enabled(bool enabled) {
+  g_fused_enabled = enabled;
+}
+bool fused_kernels_enabled() {
+  return g_fused_enabled;
+}
+
+torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma) {
+#ifdef ATTN_WITH_CUDA
+  if (fused_path(x)) return cuda::gaussian_map(x, sigma);
+#endif
+  return gaussian_kernel_map_reference(x, sigma);
+}
+
+torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
+                               const torch::Tensor& w, const torch::Tensor& b,
+                               const torch::Tensor& v, NeuralActivation act, double scale,
+                               bool causal, torch::Tensor* weights) {
+#ifdef ATTN_WITH_CUDA
+  // The fused kernel never forms the weights; the probe (weights requested) takes the reference.
+  if (!weights && fused_path(p) && p.size(3) <= cuda::kNeuralMaxWidth &&
+      v.size(3) <= cuda::kNeuralMaxWidth)
+    return cuda::neural(p, r, w, b, v, act, scale, causal);
+#endif
+  return neural_attention_reference(p, r, w, b, v, act, scale, causal, 32, weights);
+}
+
+}  // namespace attn

@@ -1,0 +1,59 @@
+// The transformer every mechanism plugs into (private to core: includes torch).
+// Token + learned position embeddings, pre-LN blocks (x + attn(LN x), x + mlp(LN x)), final LN.
+// Heads: causal language model (logits per position) or classifier (a CLS token prepended,
+// bidirectional attention, logits from the CLS position).
+// Image tasks (a ViT): a Linear patch embedding replaces the token embedding; the rest is the
+// same model, so every attention mechanism plugs into images exactly as into text.
+#pragma once
+#include <torch/torch.h>
+
+#include "core/config/config.h"
+#include "core/attention/attention.h"
+#include "core/models/conn_model.h"
+
+namespace attn {
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  BlockImpl(const ModelConfig& m, const std::string& mechanism, bool causal, int layer);
+  torch::Tensor forward(const torch::Tensor& x);
+  std::shared_ptr<AttentionModule> attention;
+
+ private:
+  torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
+  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr};
+  double dropout_;
+};
+TORCH_MODULE(Block);
+
+class TransformerImpl : public torch::nn::Module {
+ public:
+  // vocab: input/output tokens; max_length: longest input sequence. patch_dim > 0: inputs are
+  // float patch vectors of that width (vocab is then unused).
+  TransformerImpl(const ModelConfig& m, int vocab, int max_length, int patch_dim = 0);
+  // tokens [B, L] int64 (or patches [B, L, patch_dim] float) -> logits [B, L, vocab] (lm) or
+  // [B, classes] (classifier).
+  torch::Tensor forward(const torch::Tensor& inputs);
+
+  std::vector<std::shared_ptr<AttentionModule>> attention_modules() const;
+  int64_t parameter_count() const;
+  int64_t attention_parameter_count() const;
+  bool is_classifier() const { return classifier_; }
+  bool takes_patches() const { return !patch_.is_empty(); }
+  // The Connection Transformer when model.architecture is "conn" (then the only submodule).
+  ConnModel conn() const { return conn_; }
+
+ private:
+  bool classifier_;
+  double dropout_;
+  torch::nn::Embedding token_{nullptr};
+  torch::nn::Linear patch_{nullptr};
+  torch::Tensor position_, cls_;
+  std::vector<Block> blocks_;
+  torch::nn::LayerNorm final_ln_{nullptr};
+  torch::nn::Linear head_{nullptr};
+  ConnModel conn_{nullptr};
+};
+TORCH_MODULE(Transformer);
+
+}  // namespace attn

@@ -1,0 +1,188 @@
+#include "core/runs/run_dir.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/base/version.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error("cannot read " + p.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.flush()) throw Error("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error("cannot write " + path.string() + ": " + ec.message());
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+}  // namespace
+
+std::string RunDirectory::mechanism() const {
+  if (config.model.architecture == "conn") return "conn";
+  std::string out;
+  for (const auto& m : config.model.attention)
+    if (out.empty() || out.find(m) == std::string::npos) out += (out.empty() ? "" : "+") + m;
+  return out;
+}
+
+void parse_metrics_csv(const std::string& text, const std::string& where, RunDirectory& run) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line)) throw Error(where + " is empty (expected a header line)");
+  const auto header = split(line);
+  auto column = [&](const char* name) {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return static_cast<int>(i);
+    return -1;
+  };
+  const int c_step = column("step"), c_train = column("train_loss"), c_eval = column("eval_loss"),
+            c_acc = column("eval_accuracy"), c_lr = column("lr");
+  if (c_step < 0 || c_train < 0)
+    throw Error(where + ": the header must name step and train_loss columns, found: " + line);
+  run.train_loss = run.eval_loss = run.eval_accuracy = run.learning_rate = {};
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    const auto cells = split(line);
+    if (cells.size() < header.size())
+      throw Error(where + " line " + std::to_string(line_no) + ": " +
+                  std::to_string(cells.size()) + " fields, the header has " +
+                  std::to_string(header.size()));
+    int64_t step = 0;
+    try {
+      size_t used = 0;
+      step = std::stoll(cells[c_step], &used);
+      if (used != cells[c_step].size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw Error(where + " line " + std::to_string(line_no) + ": step '" + cells[c_step] +
+                  "' is not an integer");
+    }
+    auto add = [&](int c, Series& s, const char* name) {
+      if (c < 0 || cells[c].empty()) return;
+      try {
+        s.values.push_back(std::stof(cells[c]));
+        s.steps.push_back(step);
+      } catch (const std::exception&) {
+        throw Error(where + " line " + std::to_string(line_no) + ": " + name + " '" + cells[c] +
+                    "' is not a number");
+      }
+    };
+    add(c_train, run.train_loss, "train_loss");
+    add(c_eval, run.eval_loss, "eval_loss");
+    add(c_acc, run.eval_accuracy, "eval_accuracy");
+    add(c_lr, run.learning_rate, "lr");
+  }
+}
+
+RunDirectory read_run_directory(const std::string& dir) {
+  const fs::path d(dir);
+  std::error_code ec;
+  if (!fs::is_directory(d, ec))
+    throw Error("run directory " + dir + " does not exist (give a directory `attnlab train --out` wrote)");
+  RunDirectory run;
+  run.dir = dir;
+  run.id = fs::weakly_canonical(d, ec).filename().string();
+  if (run.id.empty()) run.id = d.filename().string();
+  const fs::path config_path = d / "config.json";
+  if (!fs::exists(config_path, ec))
+    throw Error("run directory " + dir + " has no config.json (is it a run directory?)");
+  nlohmann::json cj;
+  try {
+    cj = nlohmann::json::parse(read_text(config_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(config_path.string() + " is not valid JSON: " + e.what());
+  }
+  run.config = parse_config(cj, config_path.string());
+  run.config_hash = config_hash(run.config);
+  const fs::path metrics = d / "metrics.csv";
+  if (!fs::exists(metrics, ec)) throw Error("run directory " + dir + " has no metrics.csv");
+  parse_metrics_csv(read_text(metrics), metrics.string(), run);
+  const fs::path summary = d / "summary.json";
+  if (fs::exists(summary, ec)) {
+    try {
+      run.summary = nlohmann::json::parse(read_text(summary));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(summary.string() + " is not valid JSON: " + e.what());
+    }
+    if (!run.summary.is_object()) throw Error(summary.string() + " is not a JSON object");
+    run.finished = true;
+  }
+  run.has_checkpoint = fs::exists(d / "checkpoint" / "state.json", ec);
+  return run;
+}
+
+void write_run_directory(const std::string& dir, const ExperimentConfig& config,
+                         const Snapshot& snap, double wall_seconds) {
+  const fs::path d(dir);
+  std::error_code ec;
+  fs::create_directories(d, ec);
+  if (ec) throw Error("cannot create run directory " + dir + ": " + ec.message());
+  write_text(d / "config.json", to_json(config).dump(2) + "\n");
+  std::ostringstream csv;
+  csv.precision(7);
+  csv << "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s\n";
+  size_t t = 0;
+  for (size_t i = 0; i < snap.eval_loss.steps.size(); ++i) {
+    const int64_t step = snap.eval_loss.steps[i];
+    double sum = 0;
+    int n = 0;
+    for (; t < snap.train_loss.steps.size() && snap.train_loss.steps[t] <= step; ++t, ++n)
+      sum += snap.train_loss.values[t];
+    csv << step << ",";
+    if (n) csv << sum / n;
+    csv << "," << snap.eval_loss.values[i] << ",";
+    if (i < snap.eval_accuracy.values.size()) csv << snap.eval_accuracy.values[i];
+    csv << ",,\n";
+  }
+  write_text(d / "metrics.csv", csv.str());
+  const bool conn = config.model.architecture == "conn";
+  nlohmann::json j = {
+      {"mechanism", conn ? "conn" : config.model.attention.at(0)},
+      {"mechanisms", config.model.attention},
+      {"task", config.task.name},
+      {"steps", snap.step},
+      {"final_train_loss", snap.train_loss.empty() ? 0.0 : snap.train_loss.values.back()},
+      {"eval_loss", snap.eval_loss.empty() ? 0.0 : snap.eval_loss.values.back()},
+      {"eval_accuracy", snap.eval_accuracy.empty() ? 0.0 : snap.eval_accuracy.values.back()},
+      {"parameters", snap.parameters},
+      {"attention_parameters", snap.attention_parameters},
+      {"steps_per_second", wall_seconds > 0 ? snap.step / wall_seconds : 0.0},
+      {"wall_seconds", wall_seconds},
+      {"seed", config.seed},
+      {"device", snap.device},
+      {"diverged", snap.state == TrainerState::Diverged},
+      {"config_hash", config_hash(config)},
+      {"source", "gui"},
+      {"attnlab", version_string()}};
+  if (snap.baseline_loss > 0) j["unigram_baseline_loss"] = snap.baseline_loss;
+  write_text(d / "summary.json", j.dump(2) + "\n");
+}
+
+}  // namespace attn

@@ -1,0 +1,48 @@
+// Reading a run directory as `attnlab train --out DIR` writes it (config.json, metrics.csv,
+// summary.json, checkpoint/, and for some models connections.json, conn.json, C.csv), without
+// torch: for the export, compare and sweep commands and for the window's saved-run views.
+// Contract:
+//  - read_run_directory() needs config.json and metrics.csv; summary.json is optional (a run
+//    that was interrupted has none: `finished` is false). Throws attn::Error naming the file and,
+//    for metrics.csv, the line that is malformed.
+//  - Series hold only the rows where the metric was recorded (eval columns are empty between
+//    evaluations), as floats, exactly as written.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/views/snapshot.h"
+
+namespace attn {
+
+struct RunDirectory {
+  std::string dir;  // as given
+  std::string id;   // the directory's name ("dot", "seed-1")
+  ExperimentConfig config;
+  std::string config_hash;
+  bool finished = false;  // summary.json present
+  nlohmann::json summary;  // summary.json (null when absent)
+  Series train_loss, eval_loss, eval_accuracy, learning_rate;
+  bool has_checkpoint = false;  // checkpoint/state.json present
+  // "dot", "ky", ... or "conn"; per-layer mechanisms joined with "+" when they differ.
+  std::string mechanism() const;
+};
+
+RunDirectory read_run_directory(const std::string& dir);
+
+// Writes config.json, metrics.csv and summary.json for a run trained in the window from its
+// final snapshot, so that `attnlab compare`, sweeps and the window read it like a directory of
+// `attnlab train` (the checkpoint is the Trainer's save_checkpoint(dir + "/checkpoint")).
+// metrics.csv has a row per evaluation with the mean train loss since the previous one (lr and
+// steps_per_s left empty); summary.json has no peak_rss_mib (runs in one process share it) and
+// says "source": "gui". Each file is written atomically; throws attn::Error naming the path.
+void write_run_directory(const std::string& dir, const ExperimentConfig& config,
+                         const Snapshot& snapshot, double wall_seconds);
+
+// Parses metrics.csv text (step,train_loss,eval_loss,eval_accuracy,lr,...) into `run`'s series.
+// `where` names the file in errors.
+void parse_metrics_csv(const std::string& text, const std::string& where, RunDirectory& run);
+
+}  // namespace attn

@@ -1,0 +1,106 @@
+#include "core/runs/saved_run.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/views/conn_view.h"
+#include "core/analysis/connections.h"
+#include "core/base/error.h"
+#include "core/training/session.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json read_json_if_present(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return nullptr;
+  std::ifstream in(p);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(p.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+Series series_from_pairs(const nlohmann::json& j) {
+  Series s;
+  if (!j.is_array()) return s;
+  for (const auto& p : j) {
+    if (!p.is_array() || p.size() != 2) continue;
+    s.steps.push_back(p[0].get<int64_t>());
+    s.values.push_back(p[1].get<float>());
+  }
+  return s;
+}
+
+void fill_curves(const RunDirectory& run, Snapshot& s) {
+  s.train_loss = run.train_loss;
+  s.eval_loss = run.eval_loss;
+  s.eval_accuracy = run.eval_accuracy;
+  if (run.summary.is_object() && run.summary.contains("unigram_baseline_loss"))
+    s.baseline_loss = run.summary["unigram_baseline_loss"].get<double>();
+}
+
+}  // namespace
+
+std::shared_ptr<const Snapshot> curves_of_run(const RunDirectory& run) {
+  auto s = std::make_shared<Snapshot>();
+  fill_curves(run, *s);
+  s->task = run.config.task.name;
+  s->step = run.train_loss.empty() ? 0 : run.train_loss.steps.back();
+  s->total_steps = run.config.train.steps;
+  const auto& a = run.config.model.attention;
+  s->mechanisms = a.size() == 1 ? std::vector<std::string>(run.config.model.layers, a[0]) : a;
+  if (run.config.model.architecture == "conn") s->mechanisms = {"conn"};
+  return s;
+}
+
+std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t probe_image) {
+  const fs::path ckpt = fs::path(run.dir) / "checkpoint";
+  if (!run.has_checkpoint)
+    throw Error("run directory " + run.dir +
+                " has no checkpoint/ (only its loss curves can be exported)");
+  ExperimentConfig config = TrainingSession::checkpoint_config(ckpt.string());
+  config.device = "cpu";
+  TrainingSession session(config);
+  session.load(ckpt.string());
+  if (probe_image >= 0) session.set_probe_index(probe_image);
+  auto s = std::make_shared<Snapshot>();
+  session.fill_snapshot(*s);
+  session.probe_attention(*s);
+  s->neural = session.neural_view(NeuralViewRequest{});
+  fill_curves(run, *s);
+  s->state = TrainerState::Finished;
+
+  // Histories the checkpoint does not hold (they restart at a load) come from the run's files.
+  const auto frames = read_json_if_present(fs::path(run.dir) / "connections.json");
+  if (!frames.is_null())
+    s->connections = std::make_shared<const std::vector<ConnectionFrame>>(
+        connection_frames_from_json(frames));
+  if (s->conn) {
+    auto view = std::make_shared<ConnView>(*s->conn);
+    const auto cj = read_json_if_present(fs::path(run.dir) / "conn.json");
+    if (cj.is_object()) {
+      if (cj.contains("spectral_radius_estimate"))
+        view->spectral_radius = series_from_pairs(cj["spectral_radius_estimate"]);
+      if (cj.contains("spectral_norm_estimate"))
+        view->spectral_norm = series_from_pairs(cj["spectral_norm_estimate"]);
+      if (view->eigen_re.empty() && cj.contains("final") && cj["final"].contains("eigenvalues")) {
+        for (const auto& z : cj["final"]["eigenvalues"]) {
+          view->eigen_re.push_back(z[0].get<float>());
+          view->eigen_im.push_back(z[1].get<float>());
+        }
+        view->eigen_step = s->step;
+        view->exact_radius = cj["final"].value("spectral_radius", 0.0);
+        view->exact_norm = cj["final"].value("spectral_norm", 0.0);
+      }
+    }
+    s->conn = view;
+  }
+  return s;
+}
+
+}  // namespace attn

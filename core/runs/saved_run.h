@@ -1,0 +1,23 @@
+// A saved run as the window shows a live one: its checkpoint loaded on the CPU and probed, with
+// the full curves of metrics.csv, the connection-function history of connections.json and the
+// spectra of conn.json. What `attnlab export --run DIR` draws its figures from.
+// Contract:
+//  - snapshot_of_run() throws attn::Error naming the directory when it has no checkpoint (the
+//    loss curves alone are still available from RunDirectory).
+//  - The snapshot's step is the checkpoint's step; its attention maps, neural view and C are
+//    computed at that step. probe_image >= 0 picks the test image of an image task.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "core/runs/run_dir.h"
+#include "core/views/snapshot.h"
+
+namespace attn {
+
+std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t probe_image = -1);
+
+// The loss curves of a run directory as a snapshot (no checkpoint needed).
+std::shared_ptr<const Snapshot> curves_of_run(const RunDirectory& run);
+
+}  // namespace attn

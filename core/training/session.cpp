@@ -1,0 +1,577 @@
+#include "core/training/session.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/kernels/fused_attention.h"
+#include "core/attention/kernel/kernel_attention.h"
+#include "core/attention/ky/ky_attention.h"
+#include "core/attention/neural/neural_surface.h"
+#include "core/training/run_random.h"
+#include "core/base/version.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "attnlab-checkpoint";
+constexpr int kFormatVersion = 1;
+constexpr uint64_t kInitSalt = 0x1417, kDataSalt = 0xDA7A, kDropoutSalt = 0xD209;
+
+// First key path where two JSON values differ ("model.d_model: 64 vs 32"), for messages.
+std::string first_difference(const json& a, const json& b, const std::string& path = "") {
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      const std::string p = path.empty() ? it.key() : path + "." + it.key();
+      if (!b.contains(it.key())) return p + ": missing";
+      auto d = first_difference(it.value(), b.at(it.key()), p);
+      if (!d.empty()) return d;
+    }
+    for (auto it = b.begin(); it != b.end(); ++it)
+      if (!a.contains(it.key())) return (path.empty() ? "" : path + ".") + it.key() + ": extra";
+    return "";
+  }
+  return a == b ? "" : path + ": " + a.dump() + " vs " + b.dump();
+}
+
+json read_state(const std::string& dir) {
+  recover_directory(dir);  // a save killed between its two renames (see core/base/atomic_file.h)
+  const fs::path p = fs::path(dir) / "state.json";
+  std::ifstream in(p);
+  if (!in)
+    throw Error("checkpoint " + dir + " is not an attnlab checkpoint (no readable state.json)");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error("checkpoint " + p.string() + " is corrupt: " + e.what());
+  }
+  if (!j.is_object() || j.value("format", "") != kFormat)
+    throw Error("checkpoint " + p.string() + " is not an attnlab checkpoint (format field)");
+  if (j.value("format_version", 0) != kFormatVersion)
+    throw Error("checkpoint " + p.string() + " has format version " +
+                std::to_string(j.value("format_version", 0)) + "; this attnlab reads " +
+                std::to_string(kFormatVersion));
+  return j;
+}
+
+// Size and CRC-32 of a file (zlib), recorded in state.json at the save and checked at the load:
+// torch's zip reader does not notice a damaged payload, so a flipped byte would load silently.
+json file_record(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error("cannot read " + p.string());
+  uLong crc = crc32(0L, Z_NULL, 0);
+  int64_t size = 0;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const std::streamsize n = in.gcount();
+    if (n <= 0) break;
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(n));
+    size += n;
+  }
+  return {{"size", size}, {"crc32", static_cast<uint32_t>(crc)}};
+}
+
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+constexpr size_t kMaxConnectionFrames = 64;
+constexpr int kConnectionSamples = 65;  // fine grid of t for drawing g_h(t)
+
+std::vector<float> to_floats(const torch::Tensor& t) {
+  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+}  // namespace
+
+torch::Device resolve_device(const std::string& name) {
+  const bool cuda = torch::cuda::is_available();
+  if (name == "cuda" && !cuda)
+    throw Error(
+        "device: \"cuda\" was requested, but this LibTorch has no CUDA support or no GPU "
+        "is visible (use \"auto\" or \"cpu\")");
+  if (name == "cuda" || (name == "auto" && cuda)) return torch::Device(torch::kCUDA, 0);
+  return torch::Device(torch::kCPU);
+}
+
+TrainingSession::TrainingSession(const ExperimentConfig& config)
+    : config_(config), device_(resolve_device(config.device)), peak_lr_(config.train.lr) {
+  task_ = make_task(config.task, config.seed, config.train.eval_batches, config.train.batch_size);
+  const int max_length =
+      std::max<int>(task_->sequence_length(), static_cast<int>(task_->probe().size()));
+  // linear-sim holds one weight slot per position: refuse a model input longer than its slots
+  // now, naming the key, instead of failing at the first step.
+  const int tokens = max_length + (config.model.head == "classifier" ? 1 : 0);  // + CLS
+  for (const std::string& m : config.model.attention) {
+    if (m != "linear-sim") continue;
+    const json options = config.model.attention_options.contains("linear-sim")
+                             ? config.model.attention_options.at("linear-sim")
+                             : json::object();
+    const int slots = parse_linear_sim_options(options).max_len;
+    if (tokens > slots)
+      throw Error("model.attention_options.linear-sim.max_len (" + std::to_string(slots) +
+                  ") is shorter than the model's input: task \"" + config.task.name + "\" gives " +
+                  std::to_string(tokens) + " tokens; set max_len to at least " +
+                  std::to_string(tokens));
+    break;
+  }
+  {
+    auto rng = init_rng_lock();  // another run's thread may be initialising too
+    torch::manual_seed(mix_seed(config.seed, kInitSalt));
+    model_ = Transformer(config.model, task_->vocab_size(), max_length, task_->patch_dim());
+  }
+  model_->to(device_);
+
+  // Weight decay on matrices only; biases, norms and the CLS token are not decayed.
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const auto& p : model_->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  const auto& t = config.train;
+  auto options = [&](double wd) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(t.lr).betas({t.beta1, t.beta2}).weight_decay(wd));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, options(t.weight_decay));
+  groups.emplace_back(no_decay, options(0.0));
+  optimizer_ =
+      std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(t.lr));
+  connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
+  record_connections();
+  if (auto c = model_->conn())
+    conn_monitor_ = std::make_unique<ConnMonitor>(
+        *c, model_->parameter_count(),
+        ConnModelImpl::spec_parameter_formula(config.model.conn.slots, config.model.d_model,
+                                              max_length, task_->vocab_size()));
+}
+
+nlohmann::json TrainingSession::conn_json() {
+  if (!conn_monitor_) return nullptr;
+  return conn_monitor_->to_json(*model_->conn());
+}
+
+std::string TrainingSession::conn_matrix_csv() {
+  return conn_monitor_ ? ConnMonitor::matrix_csv(*model_->conn()) : std::string();
+}
+
+std::string TrainingSession::device_name() const {
+  if (!device_.is_cuda()) return device_.str();
+  const std::string gpu = cuda_device_name();
+  return gpu.empty() ? device_.str() : device_.str() + " (" + gpu + ")";
+}
+
+double TrainingSession::lr_at(int64_t step) const {
+  const auto& t = config_.train;
+  if (step < t.warmup) return peak_lr_ * static_cast<double>(step + 1) / t.warmup;
+  const double span = std::max<int64_t>(1, t.steps - t.warmup);
+  const double progress = std::min(1.0, (step - t.warmup) / span);
+  const double floor = peak_lr_ * t.min_lr_ratio;
+  return floor + (peak_lr_ - floor) * 0.5 * (1.0 + std::cos(M_PI * progress));
+}
+
+torch::Tensor TrainingSession::masked_loss(const torch::Tensor& logits,
+                                           const torch::Tensor& targets) const {
+  return torch::nn::functional::cross_entropy(
+      logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
+      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
+}
+
+namespace {
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+}  // namespace
+
+void TrainingSession::capture_good_state() {
+  if (!recovery_) return;
+  good_.capture(*model_, *optimizer_);
+  good_step_ = step_;
+  good_books_ = {last_train_loss_, last_eval_, train_loss_, eval_loss_, eval_accuracy_};
+}
+
+std::string TrainingSession::recover(const std::string& what) {
+  const double lr = lr_at(step_);
+  std::string msg = what + " at step " + std::to_string(step_) + " (lr " + num(lr) + "); ";
+  if (recovery_ && !good_.empty() && good_step_ <= step_) {
+    good_.restore(*model_, *optimizer_);
+    optimizer_->zero_grad();
+    step_ = good_step_;
+    last_train_loss_ = good_books_.last_train_loss;
+    last_eval_ = good_books_.last_eval;
+    train_loss_ = good_books_.train_loss;
+    eval_loss_ = good_books_.eval_loss;
+    eval_accuracy_ = good_books_.eval_accuracy;
+    ++restores_;
+    msg += "restored the weights of step " + std::to_string(step_) +
+           ", the last good ones (before the update that blew up)";
+  } else {
+    optimizer_->zero_grad();
+    msg += "weights were not updated";
+  }
+  return msg + ". Lower the learning rate and resume, or reset.";
+}
+
+double TrainingSession::train_step() {
+  model_->train();
+  torch::Generator dropout_stream =
+      make_private_generator(device_, mix_seed(mix_seed(config_.seed, kDropoutSalt), step_));
+  DropoutStreamScope dropout_scope(&dropout_stream);
+  Batch batch = task_->train_batch(config_.train.batch_size,
+                                   mix_seed(mix_seed(config_.seed, kDataSalt), step_));
+  auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
+  auto logits = model_->forward(inputs);
+  auto loss = masked_loss(logits, targets);
+  const double value = loss.item<double>();
+  if (auto c = model_->conn()) loss = loss + c->regularization();  // lambda ||C||_F^2
+  if (!std::isfinite(value)) throw DivergedError(recover("loss became " + num(value)));
+  // A cross-entropy far above a uniform guess's ln(classes) means the last update threw the
+  // weights out (lr 1e6 gives ~1e7 here one step before the overflow to NaN): caught now, the
+  // weights before that update are still a sane model to resume from.
+  const double uniform = std::log(static_cast<double>(std::max<int64_t>(2, logits.size(-1))));
+  if (value > kBlowUpFactor * std::max(1.0, uniform))
+    throw DivergedError(recover("loss became " + num(value) + ", over " + num(kBlowUpFactor) +
+                                " x ln(" + std::to_string(logits.size(-1)) +
+                                " classes): the run is blowing up"));
+  optimizer_->zero_grad();
+  loss.backward();
+  if (config_.train.grad_clip > 0) {
+    const double norm =
+        torch::nn::utils::clip_grad_norm_(model_->parameters(), config_.train.grad_clip);
+    if (!std::isfinite(norm)) throw DivergedError(recover("gradient norm became " + num(norm)));
+  }
+  // The state before this update: what a blow-up found at the next step returns to.
+  capture_good_state();
+  const double lr = lr_at(step_);
+  for (auto& group : optimizer_->param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  optimizer_->step();
+  if (recovery_) {
+    // One reduction per tensor: any NaN/Inf weight makes the sum non-finite.
+    torch::NoGradGuard no_grad;
+    auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+    for (const auto& p : model_->parameters()) total += p.sum().to(torch::kFloat64);
+    if (!std::isfinite(total.item<double>())) {
+      // Undone at once: back to the state captured above, at this same step.
+      throw DivergedError(recover("weights became non-finite after the update"));
+    }
+  }
+  ++step_;
+  if (conn_monitor_)  // control, tracking
+    conn_monitor_->after_step(*model_->conn(), step_, step_ == config_.train.steps);
+  last_train_loss_ = value;
+  train_loss_.add(step_, static_cast<float>(value));
+  return value;
+}
+
+EvalResult TrainingSession::evaluate() {
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  double loss_sum = 0, correct = 0, count = 0;
+  for (const auto& batch : task_->eval_set()) {
+    auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
+    auto logits = model_->forward(inputs);
+    auto flat = logits.reshape({-1, logits.size(-1)});
+    auto tg = targets.reshape({-1});
+    auto scored = tg.ne(-1);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    flat, tg,
+                    torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(
+                        torch::kSum))
+                    .item<double>();
+    correct += flat.argmax(-1).eq(tg).logical_and(scored).sum().item<double>();
+    count += scored.sum().item<double>();
+  }
+  model_->train();
+  last_eval_ = {loss_sum / std::max(1.0, count), correct / std::max(1.0, count)};
+  eval_loss_.add(step_, static_cast<float>(last_eval_.loss));
+  eval_accuracy_.add(step_, static_cast<float>(last_eval_.accuracy));
+  record_connections();
+  return last_eval_;
+}
+
+ProbeResult probe_model(Transformer& model, const torch::Tensor& input) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  auto modules = model->attention_modules();
+  for (auto& m : modules) m->record_weights = true;
+  const torch::Tensor logits = model->forward(input);
+  ProbeResult result;
+  result.layers = static_cast<int>(modules.size());
+  for (size_t l = 0; l < modules.size(); ++l) {
+    auto w = modules[l]->recorded_weights;
+    modules[l]->record_weights = false;
+    modules[l]->recorded_weights = torch::Tensor();
+    if (!w.defined()) continue;  // a mechanism that cannot produce a map
+    w = w[0].to(torch::kCPU, torch::kFloat32).contiguous();  // [H, L, L]
+    for (int64_t h = 0; h < w.size(0); ++h) {
+      AttentionMap map;
+      map.layer = static_cast<int>(l);
+      map.head = static_cast<int>(h);
+      map.size = static_cast<int>(w.size(1));
+      const float* p = w[h].data_ptr<float>();
+      map.weights.assign(p, p + map.size * map.size);
+      result.maps.push_back(std::move(map));
+    }
+  }
+  if (model->is_classifier()) {
+    auto probs = torch::softmax(logits[0].to(torch::kCPU, torch::kFloat32), 0).contiguous();
+    result.probabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+  }
+  if (was_training) model->train();
+  return result;
+}
+
+void TrainingSession::probe_attention(Snapshot& out) {
+  const torch::Tensor input = task_->probe_input().to(device_);
+  ProbeResult probe = probe_model(model_, input);
+  out.layers = probe.layers;
+  out.heads = config_.model.heads;
+  if (conn_monitor_) {  // the reasoning trace on the same input, in eval mode like the maps
+    torch::NoGradGuard no_grad;
+    model_->eval();
+    conn_monitor_->probe(*model_->conn(), input, step_);
+    model_->train();
+    out.conn = conn_monitor_->view();
+  }
+  out.probe_tokens = task_->probe_labels();
+  out.probe_image = task_->probe_image();
+  out.probe_probabilities = std::move(probe.probabilities);
+  out.attention = std::make_shared<const std::vector<AttentionMap>>(std::move(probe.maps));
+  out.attention_step = step_;
+  record_connections();
+  out.connections = connections_;
+}
+
+ConnectionFrame TrainingSession::connection_frame() {
+  torch::NoGradGuard no_grad;
+  ConnectionFrame frame;
+  frame.step = step_;
+  auto modules = model_->attention_modules();
+  for (size_t l = 0; l < modules.size(); ++l) {
+    auto* ky = dynamic_cast<KyAttention*>(modules[l].get());
+    if (!ky || !ky->has_connection()) continue;  // plain windows have no curves to show
+    ConnectionCurves c;
+    c.layer = static_cast<int>(l);
+    c.heads = config_.model.heads;
+    c.window = ky->options().window;
+    c.query_slot = ky->first_offset();
+    c.causal = ky->causal_window();
+    c.edges = ky->options().edges;
+    auto t = torch::linspace(0.0, 1.0, kConnectionSamples, ky->connection()->w1.options());
+    // Slot positions and the fine grid share t = 0 and t = 1 exactly.
+    c.t = to_floats(t);
+    c.g = to_floats(ky->connection()->forward(t));
+    auto slots = ky->bias_table();
+    c.slot_g = to_floats(slots);
+    c.beta = to_floats(torch::softmax(slots, -1));
+    frame.layers.push_back(std::move(c));
+  }
+  return frame;
+}
+
+std::shared_ptr<const NeuralView> TrainingSession::neural_view(const NeuralViewRequest& request) {
+  return compute_neural_view(model_->attention_modules(), request, step_);
+}
+
+void TrainingSession::record_connections() {
+  // Weights change only with the step: a probe of a paused run, or an eval right after a probe,
+  // would record the same frame again.
+  if (!connections_->empty() && connections_->back().step == step_) return;
+  ConnectionFrame frame = connection_frame();
+  if (frame.layers.empty()) return;
+  auto next = std::make_shared<std::vector<ConnectionFrame>>(*connections_);
+  next->push_back(std::move(frame));
+  if (next->size() > kMaxConnectionFrames) {  // thin: keep even indices and the latest
+    std::vector<ConnectionFrame> kept;
+    for (size_t i = 0; i + 1 < next->size(); i += 2) kept.push_back(std::move((*next)[i]));
+    kept.push_back(std::move(next->back()));
+    *next = std::move(kept);
+  }
+  connections_ = std::move(next);
+}
+
+void TrainingSession::fill_snapshot(Snapshot& out) const {
+  out.connections = connections_;
+  out.step = step_;
+  out.total_steps = config_.train.steps;
+  out.learning_rate = lr_at(std::min(step_, config_.train.steps - 1));
+  out.device = device_name();
+  out.gpu_memory = device_.is_cuda() ? cuda_memory_allocated() : 0;
+  out.task = config_.task.name;
+  const auto& a = config_.model.attention;
+  out.mechanisms = a.size() == 1 ? std::vector<std::string>(config_.model.layers, a[0]) : a;
+  if (conn_monitor_) {
+    out.mechanisms = {"conn"};
+    out.conn = conn_monitor_->view();
+  }
+  out.parameters = model_->parameter_count();
+  out.attention_parameters = model_->attention_parameter_count();
+  out.train_loss = train_loss_.series();
+  out.eval_loss = eval_loss_.series();
+  out.eval_accuracy = eval_accuracy_.series();
+  out.baseline_loss = task_->baseline_loss();
+}
+
+void TrainingSession::save(const std::string& dir) const {
+  const fs::path target = fs::absolute(dir);
+  const fs::path tmp = target.string() + ".tmp-" + std::to_string(getpid());
+  std::error_code ec;
+  remove_stale_siblings(target.string());  // left by saves that were killed
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) throw Error("cannot create checkpoint directory " + tmp.string() + ": " + ec.message());
+  try {
+    try {
+      torch::save(model_, (tmp / "model.pt").string());
+      torch::serialize::OutputArchive archive;
+      optimizer_->save(archive);
+      archive.save_to((tmp / "optimizer.pt").string());
+    } catch (const c10::Error& e) {
+      throw Error("cannot write checkpoint to " + tmp.string() + ": " + first_line(e.what()));
+    }
+    sync_file((tmp / "model.pt").string());
+    sync_file((tmp / "optimizer.pt").string());
+    json state = {{"format", kFormat},
+                  {"format_version", kFormatVersion},
+                  {"attnlab", version_string()},
+                  {"step", step_},
+                  {"peak_lr", peak_lr_},
+                  {"config", to_json(config_)},
+                  {"last_train_loss", last_train_loss_},
+                  {"last_eval", {{"loss", last_eval_.loss}, {"accuracy", last_eval_.accuracy}}},
+                  {"history",
+                   {{"train_loss", train_loss_.to_json()},
+                    {"eval_loss", eval_loss_.to_json()},
+                    {"eval_accuracy", eval_accuracy_.to_json()}}},
+                  {"files",
+                   {{"model.pt", file_record(tmp / "model.pt")},
+                    {"optimizer.pt", file_record(tmp / "optimizer.pt")}}}};
+    // state.json last: a directory without it is never taken for a checkpoint.
+    write_file_atomic((tmp / "state.json").string(), state.dump(1) + "\n");
+    // Swap into place: the old checkpoint is removed only after the new one is complete.
+    replace_directory(tmp.string(), target.string());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
+  if (!dynamic_cast<const c10::Error*>(&e)) return false;
+  return std::string(e.what()).find("out of memory") != std::string::npos;
+}
+
+std::string training_error_message(const std::exception& e, int64_t step,
+                                   const std::string& device) {
+  if (!is_out_of_memory(e)) return first_line(e.what());
+  return "out of memory on " + device + " at step " + std::to_string(step) +
+         ": the run stopped (the weights are kept). Lower train.batch_size, model.d_model or "
+         "the context length, then apply (or reset). " +
+         first_line(e.what());
+}
+
+void TrainingSession::release_memory() {
+  optimizer_->zero_grad();
+  for (auto& p : model_->parameters()) p.mutable_grad() = torch::Tensor();
+  good_.clear();
+  release_cuda_cache();
+}
+
+ExperimentConfig TrainingSession::checkpoint_config(const std::string& dir) {
+  const json state = read_state(dir);
+  return parse_config(state.at("config"), dir + "/state.json");
+}
+
+void TrainingSession::load(const std::string& dir) {
+  const json state = read_state(dir);
+  // The stored config goes through the parser first, so a checkpoint written before a config key
+  // existed compares with that key's default instead of failing as "missing".
+  json mine = to_json(config_), theirs = to_json(parse_config(state.at("config"), dir));
+  mine["train"].erase("steps");  // a resumed run may be extended
+  theirs["train"].erase("steps");
+  mine.erase("device");  // weights move between CPU and GPU (export loads on the CPU)
+  theirs.erase("device");
+  const std::string diff = first_difference(theirs, mine);
+  if (!diff.empty())
+    throw Error("checkpoint " + dir + " was saved with a different config (" + diff + ")");
+  // Everything in state.json is read and checked before the weights are touched.
+  int64_t step = 0;
+  double peak_lr = 0, last_train_loss = 0;
+  EvalResult last_eval;
+  MetricHistory train_loss = train_loss_, eval_loss = eval_loss_, eval_accuracy = eval_accuracy_;
+  try {
+    step = state.at("step").get<int64_t>();
+    peak_lr = state.at("peak_lr").get<double>();
+    last_train_loss = state.at("last_train_loss").get<double>();
+    last_eval = {state.at("last_eval").at("loss").get<double>(),
+                 state.at("last_eval").at("accuracy").get<double>()};
+    const auto& h = state.at("history");
+    train_loss.from_json(h.at("train_loss"));
+    eval_loss.from_json(h.at("eval_loss"));
+    eval_accuracy.from_json(h.at("eval_accuracy"));
+  } catch (const json::exception& e) {
+    throw Error("checkpoint " + dir + "/state.json is incomplete: " + e.what());
+  }
+  if (step < 0) throw Error("checkpoint " + dir + "/state.json: step " + std::to_string(step));
+  for (const char* name : {"model.pt", "optimizer.pt"}) {
+    const fs::path file = fs::path(dir) / name;
+    if (!fs::is_regular_file(file))
+      throw Error("checkpoint " + dir + " is incomplete: " + name + " is missing");
+    // Checkpoints from before the records existed have none: torch's own checks only.
+    if (!state.contains("files") || !state["files"].contains(name)) continue;
+    const json want = state["files"][name], got = file_record(file);
+    if (want != got)
+      throw Error("checkpoint file " + file.string() +
+                  " is corrupt: " + std::to_string(got["size"].get<int64_t>()) + " bytes, CRC-32 " +
+                  std::to_string(got["crc32"].get<uint32_t>()) + ", but state.json recorded " +
+                  want.dump() + " at the save (damaged or replaced since)");
+  }
+
+  // The weights and moments load in place; on any failure the copy taken here goes back, so
+  // a refused checkpoint leaves the session exactly as it was (never half loaded).
+  GoodState before;
+  before.capture(*model_, *optimizer_);
+  std::string file;
+  try {
+    file = (fs::path(dir) / "model.pt").string();
+    torch::load(model_, file);
+    file = (fs::path(dir) / "optimizer.pt").string();
+    torch::serialize::InputArchive archive;
+    archive.load_from(file);
+    optimizer_->load(archive);
+  } catch (const c10::Error& e) {
+    before.restore(*model_, *optimizer_);
+    throw Error("checkpoint file " + file +
+                " is corrupt or does not match the model: " + first_line(e.what()));
+  }
+  model_->to(device_);
+  step_ = step;
+  if (conn_monitor_)  // spectra of the loaded C; the histories restart at the checkpoint
+    conn_monitor_ = std::make_unique<ConnMonitor>(*model_->conn(), model_->parameter_count(),
+                                                  conn_monitor_->view()->spec_formula, step_);
+  peak_lr_ = peak_lr;
+  last_train_loss_ = last_train_loss;
+  last_eval_ = last_eval;
+  train_loss_ = std::move(train_loss);
+  eval_loss_ = std::move(eval_loss);
+  eval_accuracy_ = std::move(eval_accuracy);
+  good_.clear();  // the copy of the state before the load is no recovery point for this run
+  // Curves before the checkpoint are not stored in it: the history restarts here.
+  connections_ = std::make_shared<const std::vector<ConnectionFrame>>();
+  record_connections();
+}
+
+}  // namespace attn

@@ -1,0 +1,159 @@
+// TrainingSession: one run's model, optimiser, task and histories, stepped synchronously.
+// The Trainer thread and the headless CLI both drive a session; nothing here is thread-safe.
+// Reproducibility: the model is initialised from the run seed, and step s draws its batch and
+// its dropout masks from mix_seed(seed, s). So the random state at any step is a function of
+// (seed, step): a checkpoint that stores the step restores the RNG state exactly, and a
+// resumed CPU run is bit-identical to an uninterrupted one.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/views/history.h"
+#include "core/views/neural_view.h"
+#include "core/views/snapshot.h"
+#include "core/models/model.h"
+#include "core/training/recovery.h"
+#include "core/data/tasks.h"
+
+namespace attn {
+
+// Thrown by train_step() when the run diverged: the loss or gradient norm is NaN/Inf, the
+// weights became NaN/Inf after an update, or the loss is over kBlowUpFactor x ln(classes).
+// With recovery on (the default) the session is first put back to the state before the last
+// update (weights, AdamW moments, step, histories: the last good state), so lowering the
+// learning rate and stepping again resumes from a sane model; the message says which step.
+struct DivergedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct EvalResult {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+class TrainingSession {
+ public:
+  explicit TrainingSession(const ExperimentConfig& config);
+
+  // A cross-entropy this many times ln(classes) (a uniform guess) counts as a blow-up.
+  static constexpr double kBlowUpFactor = 100;
+
+  // One optimiser step. Returns the training loss. Throws DivergedError, after restoring the
+  // last good state (see DivergedError).
+  double train_step();
+  // Recovery keeps a copy of the state before every update (one pass over 3x the parameters
+  // per step). Off: a divergence leaves the weights as they were when it was found.
+  void set_recovery(bool on) {
+    recovery_ = on;
+    if (!on) good_.clear();
+  }
+  // After an out-of-memory failure: drops gradients and the recovery copy, and hands cached
+  // GPU blocks back, so the rest of the process (the window) has memory to keep running.
+  void release_memory();
+  // How many times train_step restored the last good state.
+  int64_t restores() const { return restores_; }
+  EvalResult evaluate();
+  // Attention maps of every layer and head on the probe input (into the snapshot fields).
+  void probe_attention(Snapshot& out);
+  // Image tasks: make test image `index` the probe (throws attn::Error naming the range).
+  void set_probe_index(int64_t index) { task_->set_probe_index(index); }
+  // Fills the plain fields of a snapshot (histories, counts, lr, connection history), not the
+  // attention maps.
+  void fill_snapshot(Snapshot& out) const;
+  // The current connection functions g_h(t) of every `ky` layer (no layers if none).
+  ConnectionFrame connection_frame();
+  const std::vector<ConnectionFrame>& connection_history() const { return *connections_; }
+  // Neural Attention's views for a request (core/views/neural_view.h); nullptr when no layer is neural.
+  std::shared_ptr<const NeuralView> neural_view(const NeuralViewRequest& request);
+
+  // Checkpoint directory: model.pt, optimizer.pt, state.json. Written to a temporary sibling
+  // and renamed into place, so an interrupted save never replaces a good checkpoint.
+  void save(const std::string& dir) const;
+  // Restores a checkpoint saved by a session with the same config (throws attn::Error).
+  void load(const std::string& dir);
+  // Reads only the config stored in a checkpoint (throws attn::Error if unreadable).
+  static ExperimentConfig checkpoint_config(const std::string& dir);
+
+  int64_t step() const { return step_; }
+  int64_t total_steps() const { return config_.train.steps; }
+  void set_total_steps(int64_t steps) { config_.train.steps = steps; }
+  double learning_rate() const { return lr_at(step_); }
+  void set_peak_learning_rate(double lr) { peak_lr_ = lr; }
+  const ExperimentConfig& config() const { return config_; }
+  const Task& task() const { return *task_; }
+  Transformer& model() { return model_; }
+  std::string device_name() const;
+  int64_t parameters() const { return model_->parameter_count(); }
+  int64_t attention_parameters() const { return model_->attention_parameter_count(); }
+  double last_eval_loss() const { return last_eval_.loss; }
+  double last_eval_accuracy() const { return last_eval_.accuracy; }
+  double last_train_loss() const { return last_train_loss_; }
+  // The Connection Transformer's monitor (spectra of I + C); nullptr for other models.
+  const ConnMonitor* conn_monitor() const { return conn_monitor_.get(); }
+  // conn.json for a run directory (null JSON for other models).
+  nlohmann::json conn_json();
+  // The Connection Transformer's C as CSV (empty for other models).
+  std::string conn_matrix_csv();
+
+ private:
+  double lr_at(int64_t step) const;
+  // Appends the current connection frame to the history, unless one at this step is there.
+  void record_connections();
+  void capture_good_state();
+  // Restores the last good state if there is one; returns the DivergedError message.
+  std::string recover(const std::string& what);
+  torch::Tensor masked_loss(const torch::Tensor& logits, const torch::Tensor& targets) const;
+
+  ExperimentConfig config_;
+  torch::Device device_;
+  std::unique_ptr<Task> task_;
+  Transformer model_{nullptr};
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  int64_t step_ = 0;
+  double peak_lr_;
+  double last_train_loss_ = 0;
+  EvalResult last_eval_;
+  MetricHistory train_loss_, eval_loss_, eval_accuracy_;
+  std::unique_ptr<ConnMonitor> conn_monitor_;  // model.architecture "conn" only
+  // Divergence recovery: the state before the latest update, and its step and books.
+  struct Books {
+    double last_train_loss = 0;
+    EvalResult last_eval;
+    MetricHistory train_loss, eval_loss, eval_accuracy;
+  };
+  bool recovery_ = true;
+  GoodState good_;
+  int64_t good_step_ = -1;
+  Books good_books_;
+  int64_t restores_ = 0;
+  // Replaced, never mutated, so snapshots can share it.
+  std::shared_ptr<const std::vector<ConnectionFrame>> connections_;
+};
+
+// Whether an exception is an out-of-memory failure: std::bad_alloc, or a c10::Error whose
+// message says "out of memory" (LibTorch 1.13's CUDA OOM is a plain c10::Error with that text;
+// 2.x's c10::OutOfMemoryError derives from c10::Error and says the same), so this compiles
+// against both.
+bool is_out_of_memory(const std::exception& e);
+// The Error-state message for an exception from a training step: for out of memory it says
+// which device, at which step, and what to shrink; otherwise the exception's first line.
+std::string training_error_message(const std::exception& e, int64_t step,
+                                   const std::string& device);
+
+// The attention maps of one forward pass on a batch of one (layer-major, every head), and for a
+// classifier the class probabilities. The model is in eval mode for the pass (no dropout) and is
+// returned to the mode it was in.
+struct ProbeResult {
+  int layers = 0;
+  std::vector<AttentionMap> maps;
+  std::vector<float> probabilities;  // classifiers only
+};
+ProbeResult probe_model(Transformer& model, const torch::Tensor& input);
+
+// Resolves "auto" | "cpu" | "cuda" (throws attn::Error if cuda is asked for but absent).
+torch::Device resolve_device(const std::string& name);
+
+}  // namespace attn

@@ -1,0 +1,426 @@
+#include "core/training/trainer.h"
+
+#include <condition_variable>
+#include <deque>
+#include <optional>
+#include <thread>
+
+#include "core/base/error.h"
+#include "core/training/session.h"
+
+namespace attn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Command {
+  enum class Kind {
+    Start,
+    Pause,
+    Step,
+    Reset,
+    Reconfigure,
+    SetLearningRate,
+    Save,
+    Load,
+    SetNeuralView,
+    SetProbeImage
+  };
+  explicit Command(Kind k) : kind(k) {}
+  Kind kind;
+  double value = 0;
+  std::string path;
+  std::optional<ExperimentConfig> config;
+  NeuralViewRequest neural_request;
+};
+
+int default_threads(const TrainerOptions& o, const ExperimentConfig& c) {
+  if (o.threads > 0) return o.threads;
+  if (c.threads > 0) return c.threads;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores - 1);  // one core stays free for the UI thread
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  TrainerOptions options;
+
+  // Shared with the UI thread; guarded by mu and held only for pointer swaps and queue pushes.
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Command> queue;
+  bool quit = false;
+  ExperimentConfig config;
+  std::shared_ptr<const Snapshot> snapshot = std::make_shared<Snapshot>();
+  std::atomic<TrainerState> state{TrainerState::Idle};
+
+  // Trainer thread only.
+  std::unique_ptr<TrainingSession> session;
+  std::string message;
+  uint64_t serial = 0;
+  uint64_t generation = 0;
+  Clock::time_point last_publish = Clock::now();
+  int64_t last_publish_step = 0;
+  Clock::time_point last_probe = Clock::now();
+  double probe_seconds = 0;    // cost of the last attention probe
+  double train_seconds = 0;    // in train_step/evaluate since the model was built
+  double publish_seconds = 0;  // in publish() since the model was built
+  Clock::time_point rate_start = Clock::now();
+  int64_t rate_start_step = 0;
+  double steps_per_second = 0;
+  NeuralViewRequest neural_request;               // the Neural panel's latest request
+  std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
+  int64_t probe_index = -1;  // the Image attention panel's test image; -1 = the task's default
+
+  std::thread thread;
+
+  void post(Command c) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      queue.push_back(std::move(c));
+    }
+    cv.notify_one();
+  }
+
+  void set_state(TrainerState s) { state.store(s); }
+
+  void fail(TrainerState s, const std::string& what) {
+    set_state(s);
+    message = what;
+    publish(false);
+  }
+
+  // (Re)builds the session from the current config. On failure: Error state, no session.
+  void build() {
+    session.reset();
+    ExperimentConfig c;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      c = config;
+    }
+    neural_view.reset();
+    try {
+      session = std::make_unique<TrainingSession>(c);
+      apply_probe_index();
+      ++generation;
+      train_seconds = publish_seconds = 0;
+      message.clear();
+      set_state(TrainerState::Idle);
+      publish(true);
+    } catch (const std::exception& e) {
+      fail(TrainerState::Error, e.what());
+    }
+  }
+
+  // Keeps the picked test image across resets and loads; a token task ignores it.
+  bool apply_probe_index() {
+    if (probe_index < 0 || !session || session->task().patch_dim() == 0) return true;
+    try {
+      session->set_probe_index(probe_index);
+      return true;
+    } catch (const std::exception& e) {
+      message = std::string("probe image: ") + e.what();
+      return false;
+    }
+  }
+
+  void restart_rate() {
+    rate_start = Clock::now();
+    rate_start_step = session ? session->step() : 0;
+  }
+
+  void update_rate() {
+    const double dt = std::chrono::duration<double>(Clock::now() - rate_start).count();
+    const int64_t steps = session->step() - rate_start_step;
+    if (dt > 0.5 && steps > 0) {
+      steps_per_second = steps / dt;
+      restart_rate();
+    } else if (steps_per_second == 0 && dt > 0 && steps > 0) {
+      steps_per_second = steps / dt;
+    }
+  }
+
+  // state_override: the state the snapshot reports (default: the current one).
+  void publish(bool probe, std::optional<TrainerState> state_override = std::nullopt) {
+    const auto t0 = Clock::now();
+    auto s = std::make_shared<Snapshot>();
+    s->serial = ++serial;
+    s->generation = generation;
+    s->state = state_override ? *state_override : state.load();
+    s->message = message;
+    s->steps_per_second = steps_per_second;
+    if (session) {
+      session->fill_snapshot(*s);
+      if (probe && options.probe_attention) {
+        const auto t0 = Clock::now();
+        session->probe_attention(*s);
+        neural_view = session->neural_view(neural_request);
+        last_probe = Clock::now();
+        probe_seconds = std::chrono::duration<double>(last_probe - t0).count();
+      } else {
+        std::lock_guard<std::mutex> lock(mu);
+        s->probe_tokens = snapshot->probe_tokens;
+        s->probe_image = snapshot->probe_image;
+        s->probe_probabilities = snapshot->probe_probabilities;
+        s->layers = snapshot->layers;
+        s->heads = snapshot->heads;
+        s->attention_step = snapshot->attention_step;
+        s->attention = snapshot->attention;  // shared, not copied
+      }
+    }
+    s->neural = neural_view;  // shared, not copied
+    last_publish = Clock::now();
+    last_publish_step = s->step;
+    publish_seconds += std::chrono::duration<double>(last_publish - t0).count();
+    s->publish_overhead = train_seconds > 0 ? publish_seconds / train_seconds : 0.0;
+    std::lock_guard<std::mutex> lock(mu);
+    snapshot = std::move(s);
+  }
+
+  bool publish_due() const {
+    if (options.publish_every_steps > 0 &&
+        session->step() - last_publish_step >= options.publish_every_steps)
+      return true;
+    const double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - last_publish).count();
+    return ms >= options.publish_interval_ms;
+  }
+
+  // While running, the attention probe (a forward pass) is re-run only when the time since the
+  // last one is at least kProbeBudget^-1 times its cost: its overhead stays under kProbeBudget
+  // of training time whatever the model's size, while small models still refresh every publish.
+  static constexpr double kProbeBudget = 0.01;
+  bool probe_due() const {
+    const double since = std::chrono::duration<double>(Clock::now() - last_probe).count();
+    return since * kProbeBudget >= probe_seconds;
+  }
+
+  // One training step with its eval and publish; handles every failure.
+  void step() {
+    try {
+      const auto t0 = Clock::now();
+      if (options.before_step) options.before_step(session->step());
+      session->train_step();
+      const auto& t = session->config().train;
+      const bool last = session->step() >= session->total_steps();
+      if (session->step() % t.eval_every == 0 || last) session->evaluate();
+      train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      update_rate();
+      if (last) {
+        // The final snapshot is published before state() says Finished, so whoever sees
+        // Finished also finds the last step's snapshot in latest().
+        message = "finished " + std::to_string(session->step()) + " steps";
+        publish(true, TrainerState::Finished);
+        set_state(TrainerState::Finished);
+      } else if (state.load() != TrainerState::Running) {
+        publish(true);
+      } else if (publish_due()) {
+        publish(probe_due());
+      }
+    } catch (const DivergedError& e) {
+      fail(TrainerState::Diverged, e.what());
+    } catch (const std::exception& e) {  // c10::Error, attn::Error, std::bad_alloc, ...
+      if (is_out_of_memory(e)) session->release_memory();  // so the window keeps working
+      fail(TrainerState::Error, training_error_message(e, session->step(), session->device_name()));
+    }
+  }
+
+  void handle(Command& c) {
+    using K = Command::Kind;
+    const TrainerState s = state.load();
+    switch (c.kind) {
+      case K::Start:
+        if (!session) return build();
+        if (s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged) {
+          message.clear();
+          set_state(TrainerState::Running);
+          restart_rate();
+          publish(false);
+        } else if (s == TrainerState::Finished) {
+          message = "the run has finished; raise train.steps and apply, or reset";
+          publish(false);
+        }
+        return;
+      case K::Pause:
+        if (s == TrainerState::Running) {
+          set_state(TrainerState::Paused);
+          publish(true);
+        }
+        return;
+      case K::Step:
+        if (session &&
+            (s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged)) {
+          set_state(TrainerState::Paused);
+          step();
+        }
+        return;
+      case K::Reset:
+        return build();
+      case K::Reconfigure: {
+        std::lock_guard<std::mutex> lock(mu);
+        config = *c.config;
+      }
+        return build();
+      case K::SetLearningRate:
+        if (session) {
+          session->set_peak_learning_rate(c.value);
+          message = "peak learning rate set to " + std::to_string(c.value);
+          publish(false);
+        }
+        return;
+      case K::Save: {
+        if (!session) return;
+        const std::string dir = c.path.empty() ? options.checkpoint_dir : c.path;
+        try {
+          if (dir.empty()) throw Error("no checkpoint directory was given");
+          session->save(dir);
+          message = "saved checkpoint to " + dir;
+        } catch (const std::exception& e) {
+          message = std::string("save failed: ") + e.what();
+        }
+        publish(false);
+        return;
+      }
+      case K::SetNeuralView:
+        neural_request = c.neural_request;
+        if (session) {
+          try {  // cheap (a grid of scorer evaluations): answer the panel at once
+            neural_view = session->neural_view(neural_request);
+          } catch (const std::exception& e) {
+            message = std::string("neural view: ") + e.what();
+          }
+          publish(false);
+        }
+        return;
+      case K::SetProbeImage: {
+        const int64_t previous = probe_index;
+        probe_index = static_cast<int64_t>(c.value);
+        if (session) {
+          if (!apply_probe_index()) probe_index = previous;
+          publish(true);  // one forward pass of one image: answer the panel at once
+        }
+        return;
+      }
+      case K::Load:
+        try {
+          ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
+          auto fresh = std::make_unique<TrainingSession>(loaded);
+          fresh->load(c.path);
+          session = std::move(fresh);
+          apply_probe_index();
+          ++generation;
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            config = loaded;
+          }
+          message = "loaded checkpoint " + c.path;
+          set_state(TrainerState::Paused);
+          publish(true);
+        } catch (const std::exception& e) {  // the current run is kept as it was
+          message = std::string("load failed: ") + e.what();
+          publish(false);
+        }
+        return;
+    }
+  }
+
+  void run() {
+    ExperimentConfig c;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      c = config;
+    }
+    torch::set_num_threads(default_threads(options, c));
+    build();
+    for (;;) {
+      std::deque<Command> commands;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        if (state.load() != TrainerState::Running)
+          cv.wait(lock, [&] { return quit || !queue.empty(); });
+        if (quit) break;
+        commands.swap(queue);
+      }
+      for (auto& command : commands) handle(command);
+      if (state.load() == TrainerState::Running) step();
+    }
+  }
+};
+
+Trainer::Trainer(ExperimentConfig config, TrainerOptions options) : impl_(new Impl) {
+  impl_->options = options;
+  impl_->config = std::move(config);
+  impl_->thread = std::thread([this] { impl_->run(); });
+}
+
+Trainer::~Trainer() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->quit = true;
+  }
+  impl_->state.store(TrainerState::Stopping);
+  impl_->cv.notify_one();
+  impl_->thread.join();
+}
+
+void Trainer::start() {
+  impl_->post(Command(Command::Kind::Start));
+}
+void Trainer::pause() {
+  impl_->post(Command(Command::Kind::Pause));
+}
+void Trainer::step_once() {
+  impl_->post(Command(Command::Kind::Step));
+}
+void Trainer::reset() {
+  impl_->post(Command(Command::Kind::Reset));
+}
+void Trainer::reconfigure(ExperimentConfig c) {
+  Command cmd(Command::Kind::Reconfigure);
+  cmd.config = std::move(c);
+  impl_->post(std::move(cmd));
+}
+void Trainer::set_learning_rate(double lr) {
+  Command cmd(Command::Kind::SetLearningRate);
+  cmd.value = lr;
+  impl_->post(std::move(cmd));
+}
+void Trainer::save_checkpoint(std::string dir) {
+  Command cmd(Command::Kind::Save);
+  cmd.path = std::move(dir);
+  impl_->post(std::move(cmd));
+}
+void Trainer::load_checkpoint(std::string dir) {
+  Command cmd(Command::Kind::Load);
+  cmd.path = std::move(dir);
+  impl_->post(std::move(cmd));
+}
+
+void Trainer::request_neural_view(const NeuralViewRequest& request) {
+  Command cmd(Command::Kind::SetNeuralView);
+  cmd.neural_request = request;
+  impl_->post(std::move(cmd));
+}
+
+void Trainer::request_probe_image(int64_t test_index) {
+  Command cmd(Command::Kind::SetProbeImage);
+  cmd.value = static_cast<double>(test_index);
+  impl_->post(std::move(cmd));
+}
+
+TrainerState Trainer::state() const {
+  return impl_->state.load();
+}
+
+std::shared_ptr<const Snapshot> Trainer::latest() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->snapshot;
+}
+
+ExperimentConfig Trainer::config() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->config;
+}
+
+}  // namespace attn

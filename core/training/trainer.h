@@ -1,0 +1,68 @@
+// Trainer: owns model, optimiser and data on a background thread.
+// Contract:
+//  - Every public method is thread-safe and non-blocking (except the destructor, which stops
+//    and joins). Commands are queued and drained by the trainer between steps.
+//  - latest() returns the newest immutable snapshot; it never waits for a training step.
+//  - Failures never escape the thread: a divergence (NaN/Inf loss, gradient or weights, or a
+//    loss blow-up; see DivergedError in core/training/session.h) -> Diverged, with the last good
+//    weights restored: set_learning_rate() then start() resumes from them. Out of (GPU)
+//    memory -> Error with a message saying so; any other exception -> Error. Each with a
+//    message in the snapshot. reset() (or reconfigure()) recovers from any of them.
+// No torch here: the window and panels include this header.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/views/neural_view.h"
+#include "core/views/snapshot.h"
+
+namespace attn {
+
+struct TrainerOptions {
+  int threads = 0;                   // torch intra-op threads; 0 = leave one core for the UI
+  double publish_interval_ms = 100;  // publish at most this often while running...
+  int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
+  bool probe_attention = true;       // compute attention maps for snapshots
+  std::string checkpoint_dir;        // default target of save_checkpoint("")
+  // Tests only: called on the trainer thread before each training step with the step about to
+  // run; an exception it throws is handled as one from the step (e.g. an injected OOM).
+  std::function<void(int64_t step)> before_step;
+};
+
+class Trainer {
+ public:
+  explicit Trainer(ExperimentConfig config, TrainerOptions options = {});
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  void start();                                // Idle/Paused -> Running (Finished: no-op)
+  void pause();                                // Running -> Paused
+  void step_once();                            // one step, then Paused
+  void reset();                                // fresh model from the config, -> Idle
+  void reconfigure(ExperimentConfig c);        // replace the config, then reset
+  void set_learning_rate(double lr);           // overrides the schedule's peak lr from now on
+  void save_checkpoint(std::string dir = "");  // "" = options.checkpoint_dir
+  void load_checkpoint(std::string dir);       // resume a saved run (config from the checkpoint)
+  // What the Neural panel shows (layer, head, range, slice). Kept across resets; the view is
+  // recomputed at once and at every later probe (Snapshot::neural).
+  void request_neural_view(const NeuralViewRequest& request);
+
+  // Image tasks: probe test image `test_index` from now on (kept across resets and loads); the
+  // snapshot's probe_image says which image the maps belong to. Out of range: a message in the
+  // snapshot, the previous image kept.
+  void request_probe_image(int64_t test_index);
+
+  TrainerState state() const;
+  std::shared_ptr<const Snapshot> latest() const;
+  ExperimentConfig config() const;  // the config of the current model
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attn

@@ -1,4 +1,0 @@
-#pragma once
-namespace attn {
-const char* version_string();  // "attnlab 0.1.0 (LibTorch x.y.z)"
-}

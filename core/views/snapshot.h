@@ -1,0 +1,131 @@
+// Snapshot: the immutable, plain-CPU view of a training run that the trainer publishes for the
+// UI (and tests). Published as std::shared_ptr<const Snapshot>; readers never lock or touch
+// torch. No torch here.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct NeuralView;  // core/views/neural_view.h
+struct ConnView;    // core/views/conn_view.h
+
+enum class TrainerState { Idle, Running, Paused, Stopping, Finished, Diverged, Error };
+const char* to_string(TrainerState s);
+
+// A metric over training steps. Bounded: when full it keeps every other point (see
+// MetricHistory in core/views/history.h), so copying it into a snapshot stays cheap for long runs.
+struct Series {
+  std::vector<int64_t> steps;
+  std::vector<float> values;
+  bool empty() const { return steps.empty(); }
+};
+
+// Attention weights of one head for the probe input: size x size, row = query, col = key.
+struct AttentionMap {
+  int layer = 0;
+  int head = 0;
+  int size = 0;
+  std::vector<float> weights;
+};
+
+// The probe image of an image task, for drawing attention over it (empty for token tasks).
+// The probe's token 0 is the CLS token; token 1 + r * grid + c is the patch at grid row r,
+// column c, covering pixels [r * patch, (r + 1) * patch) x [c * patch, (c + 1) * patch).
+struct ProbeImage {
+  int rows = 0, cols = 0;     // pixels
+  int patch = 0;              // patch side in pixels; grid = rows / patch
+  int index = -1;             // index in the test set
+  int label = -1;             // true class
+  std::string label_name;     // "Ankle boot"
+  std::vector<float> pixels;  // rows * cols, row-major, 0 (black) .. 1 (white)
+  bool empty() const { return pixels.empty(); }
+};
+
+// Condor's learned connection functions g_h(t) of one `ky` layer (Neural KY-Attention).
+// Window slot j (0..window-1) sits at t_j = j / (window-1) and holds key i - query_slot + j of
+// query i, so its key offset i - key is query_slot - j (positive: earlier tokens). With the
+// causal window query_slot = window-1: t = 1 is the current token, and a curve rising toward
+// t = 1 is a recency bias.
+struct ConnectionCurves {
+  int layer = 0;
+  int heads = 0;
+  int window = 0;
+  int query_slot = 0;
+  bool causal = true;
+  std::string edges;          // masked | zero-pad
+  std::vector<float> t;       // fine samples of [0, 1] for drawing the curves
+  std::vector<float> g;       // heads x t.size(), head-major: g_h(t)
+  std::vector<float> slot_g;  // heads x window: g_h(t_j), the bias added to the logits
+  std::vector<float> beta;    // heads x window: softmax_j g_h(t_j) (the seed's beta_h)
+  const float* curve(int head) const { return g.data() + head * t.size(); }
+  const float* slot_values(int head) const { return slot_g.data() + head * window; }
+  const float* beta_values(int head) const { return beta.data() + head * window; }
+};
+
+// The connection functions of every `ky` layer at one step.
+struct ConnectionFrame {
+  int64_t step = 0;
+  std::vector<ConnectionCurves> layers;  // ky layers only, in layer order
+};
+
+struct Snapshot {
+  uint64_t serial = 0;      // increases with every publish
+  uint64_t generation = 0;  // increases whenever the model is rebuilt (reset, reconfigure, load)
+  TrainerState state = TrainerState::Idle;
+  std::string message;  // error / divergence text, or a status note
+  int64_t step = 0;
+  int64_t total_steps = 0;
+  double learning_rate = 0.0;
+  double steps_per_second = 0.0;
+  // Time the trainer spent publishing snapshots (probes included) over time spent training,
+  // since the model was built: the UI's cost to training, measured directly.
+  double publish_overhead = 0.0;
+  std::string device;      // "cpu", or "cuda:0 (GPU name)"
+  int64_t gpu_memory = 0;  // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
+  std::string task;
+  std::vector<std::string> mechanisms;  // per layer
+  int64_t parameters = 0;
+  int64_t attention_parameters = 0;
+
+  Series train_loss;
+  Series eval_loss;
+  Series eval_accuracy;
+  double baseline_loss = 0.0;  // text: unigram cross-entropy on eval; 0 if not applicable
+
+  // Probe input and the attention maps of every layer and head on it (layer-major).
+  std::vector<std::string> probe_tokens;   // one label per row of each map
+  ProbeImage probe_image;                  // image tasks only
+  std::vector<float> probe_probabilities;  // classifiers: class probabilities on the probe
+  int layers = 0;
+  int heads = 0;
+  int64_t attention_step = -1;  // step the maps were computed at; -1 = none yet
+  // Shared between consecutive snapshots until the next probe, so publishing never copies maps.
+  std::shared_ptr<const std::vector<AttentionMap>> attention;
+  const std::vector<AttentionMap>& attention_maps() const {
+    static const std::vector<AttentionMap> none;
+    return attention ? *attention : none;
+  }
+
+  // Connection functions over training, oldest first; the last frame is the latest. Recorded at
+  // every evaluation and probe, thinned to a bounded count (every other frame dropped when
+  // full, first and last kept). Empty when no layer uses `ky`. Shared like `attention`.
+  std::shared_ptr<const std::vector<ConnectionFrame>> connections;
+  const std::vector<ConnectionFrame>& connection_history() const {
+    static const std::vector<ConnectionFrame> none;
+    return connections ? *connections : none;
+  }
+
+  // Neural Attention's score surface, slice and parameter table (core/views/neural_view.h), computed
+  // at every probe and whenever the Neural panel changes its request. Null when no layer is
+  // neural (or before the first probe). Shared like `attention`.
+  std::shared_ptr<const NeuralView> neural;
+
+  // Connection Transformer (model.architecture "conn"): spectra of I + C over training, C, its
+  // eigenvalues, the reasoning trace and statistics (core/views/conn_view.h). Null for other models.
+  std::shared_ptr<const ConnView> conn;
+};
+
+}  // namespace attn

@@ -1,0 +1,120 @@
+// The figure model: a figure is plain data (no torch, no ImGui, no GL). Panels and the export
+// command build figures from snapshots; figure_layout.h lays one out on a page in points, and
+// every backend (the screen, cairo's PDF and PNG, the SVG writer, the CSV writer) draws or
+// writes the same laid-out figure, so what the user sees is what gets exported.
+// Contract:
+//  - A Figure is a grid of Panels (small multiples; rows x cols, row-major). Each panel has its
+//    own axes; share_x / share_y put one range on every panel and label only the outer ones.
+//  - Coordinates are data coordinates of the panel's axes. An Axis with min >= max is fitted to
+//    the data (padded 4%); log axes need positive data.
+//  - Heatmap cell (r, c) covers x in [x0 + c w, x0 + (c + 1) w), y in [y0 + r h, ...) with
+//    w = (x1 - x0) / cols, h = (y1 - y0) / rows; row 0 is drawn at the top when the y axis is
+//    inverted (matrix convention, Axis::inverted) and at the bottom otherwise.
+//  - Colours: Color{} (alpha 0) means "automatic": series take Okabe-Ito colours in order.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "render/plot/colormap.h"
+
+namespace attn::fig {
+
+struct Color {
+  float r = 0, g = 0, b = 0, a = 0;  // a == 0: automatic
+  bool automatic() const { return a == 0; }
+  static Color rgb(float r, float g, float b, float a = 1) { return {r, g, b, a}; }
+  static Color from(render::Rgba8 c) {
+    return {c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, c.a / 255.0f};
+  }
+};
+
+struct Tick {
+  double value = 0;
+  std::string label;
+};
+
+struct Axis {
+  std::string label;          // with units: "step", "loss (nats)"
+  double min = 0, max = 0;    // min >= max: fitted to the data
+  bool log = false;
+  bool inverted = false;      // values grow downwards (matrix rows) / leftwards
+  std::vector<Tick> ticks;    // empty: automatic 1-2-5 (or decade) ticks
+  bool visible = true;        // false: no ticks, no labels, no frame on that side
+};
+
+enum class LineStyle { Solid, Dashed, Dotted };
+
+struct LineSeries {
+  std::string name;  // legend entry; empty: not in the legend
+  std::vector<double> x, y;  // NaN breaks the line
+  Color color;
+  double width_pt = 1.0;
+  LineStyle style = LineStyle::Solid;
+};
+
+enum class Marker { Circle, Square, Cross };
+
+struct ScatterSeries {
+  std::string name;
+  std::vector<double> x, y;
+  std::vector<std::string> labels;  // optional text next to each point
+  Color color;
+  double size_pt = 4.0;  // marker diameter
+  Marker marker = Marker::Circle;
+};
+
+struct Polygon {
+  std::string name;  // legend entry; empty: not in the legend
+  std::vector<double> x, y;
+  Color stroke;              // automatic: the next palette colour
+  Color fill = {0, 0, 0, 0};  // alpha 0: not filled (fill is never automatic)
+  double width_pt = 1.0;
+  bool closed = true;
+  LineStyle style = LineStyle::Solid;
+};
+
+struct Heatmap {
+  std::string name;  // CSV name of the matrix
+  int rows = 0, cols = 0;
+  std::vector<float> values;  // rows x cols, row-major
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;  // data extent
+  render::Colormap colormap = render::Colormap::Viridis;
+  double vmin = 0, vmax = 0;  // vmin >= vmax: the data's range (Diverging: +-max |v|)
+  double alpha = 1.0;         // < 1: drawn over what lies below (attention over a picture)
+  bool colorbar = true;       // a colorbar beside the panel, labelled colorbar_label
+  std::string colorbar_label;
+};
+
+enum class Anchor { Left, Center, Right };
+
+struct Annotation {
+  double x = 0, y = 0;  // data coordinates
+  std::string text;
+  Anchor anchor = Anchor::Left;
+  Color color;  // automatic: the text colour
+};
+
+struct Panel {
+  std::string title;
+  Axis x, y;
+  bool equal_aspect = false;  // one data unit is as long on both axes
+  bool grid = false;          // light grid lines at the ticks
+  bool legend = true;         // a legend when any series has a name
+  std::vector<Heatmap> heatmaps;  // drawn first, in order
+  std::vector<Polygon> polygons;
+  std::vector<LineSeries> lines;
+  std::vector<ScatterSeries> scatters;
+  std::vector<Annotation> annotations;
+};
+
+struct Figure {
+  std::string name;   // "loss", "attention", ... (export file stem, CSV names)
+  std::string title;  // above the grid; empty: none
+  int rows = 1, cols = 1;
+  std::vector<Panel> panels;  // rows * cols at most, row-major
+  bool share_x = false, share_y = false;
+  double aspect = 0.75;  // height / width of the whole page when the height is not given
+};
+
+}  // namespace attn::fig

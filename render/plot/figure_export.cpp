@@ -1,0 +1,259 @@
+#include "render/plot/figure_export.h"
+
+#include <png.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "render/plot/figure_render.h"
+
+namespace attn::fig {
+namespace fs = std::filesystem;
+
+const char* to_string(ExportFormat f) {
+  switch (f) {
+    case ExportFormat::Pdf: return "pdf";
+    case ExportFormat::Svg: return "svg";
+    case ExportFormat::Png: return "png";
+    case ExportFormat::Csv: return "csv";
+  }
+  return "pdf";
+}
+
+bool parse_export_format(const std::string& s, ExportFormat& out) {
+  for (ExportFormat f : {ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Png, ExportFormat::Csv})
+    if (s == to_string(f)) {
+      out = f;
+      return true;
+    }
+  return false;
+}
+
+void validate(const ExportRequest& r) {
+  auto range = [](const char* name, double v, double lo, double hi, const char* unit) {
+    if (!(v >= lo && v <= hi)) {
+      std::ostringstream os;
+      os << name << " " << v << " is out of range: allowed " << lo << " to " << hi << " " << unit;
+      throw FigureError(os.str());
+    }
+  };
+  if (r.format == ExportFormat::Png) range("dpi", r.dpi, 30, 2400, "dots per inch");
+  range("width_in", r.width_in, 1, 20, "inches (3.5 single column, 7 full width)");
+  if (r.height_in != 0) range("height_in", r.height_in, 0.5, 20, "inches (or 0: from the figure)");
+  range("font_pt", r.font_pt, 4, 24, "points");
+  if (r.path.empty()) throw FigureError("no output path given (--out)");
+  const fs::path p(r.path);
+  std::error_code ec;
+  if (fs::is_directory(p, ec))
+    throw FigureError("output path " + r.path + " is a directory; give a file name");
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(dir, ec))
+    throw FigureError("output directory " + dir.string() + " does not exist");
+}
+
+Page page_for(const Figure& figure, const ExportRequest& r) {
+  Page page;
+  page.width_pt = r.width_in * 72.0;
+  page.height_pt = r.height_in > 0 ? r.height_in * 72.0 : page.width_pt * figure.aspect;
+  page.font_pt = r.font_pt;
+  page.theme = r.dark ? Theme::dark() : Theme::light();
+  return page;
+}
+
+namespace {
+
+// digits: 9 reads a float back exactly; 12 keeps doubles built from floats exact too.
+std::string number(double v, int digits = 12) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+// RFC 4180 quoting when a field holds a comma, quote or newline.
+std::string field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void png_append(png_structp png, png_bytep data, png_size_t size) {
+  auto* out = static_cast<std::string*>(png_get_io_ptr(png));
+  out->append(reinterpret_cast<const char*>(data), size);
+}
+
+}  // namespace
+
+std::string figure_csv(const Figure& figure) {
+  std::ostringstream os;
+  os << "figure,panel,title,series,kind,i,j,x,y,value\n";
+  const std::string name = field(figure.name);
+  for (size_t p = 0; p < figure.panels.size(); ++p) {
+    const Panel& panel = figure.panels[p];
+    const std::string head = name + "," + std::to_string(p) + "," + field(panel.title) + ",";
+    auto points = [&](const std::string& series, const char* kind, const std::vector<double>& x,
+                      const std::vector<double>& y) {
+      for (size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+        os << head << field(series) << "," << kind << "," << i << ",," << number(x[i]) << ","
+           << number(y[i]) << ",\n";
+    };
+    for (const Heatmap& h : panel.heatmaps)
+      for (int r = 0; r < h.rows; ++r)
+        for (int c = 0; c < h.cols; ++c) {
+          const size_t k = static_cast<size_t>(r) * h.cols + c;
+          if (k >= h.values.size()) break;
+          os << head << field(h.name) << ",heatmap," << r << "," << c << ",,,"
+             << number(h.values[k], 9) << "\n";
+        }
+    for (const Polygon& g : panel.polygons) points(g.name, "polygon", g.x, g.y);
+    for (const LineSeries& l : panel.lines) points(l.name, "line", l.x, l.y);
+    for (const ScatterSeries& s : panel.scatters) points(s.name, "scatter", s.x, s.y);
+  }
+  return os.str();
+}
+
+std::string encode_png(const std::vector<render::Rgba8>& rgba, int width, int height, int dpi) {
+  if (width <= 0 || height <= 0 || rgba.size() < static_cast<size_t>(width) * height)
+    throw FigureError("PNG encoder: image size does not match its pixels");
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png ? png_create_info_struct(png) : nullptr;
+  if (!png || !info) {
+    png_destroy_write_struct(&png, &info);
+    throw FigureError("PNG encoder: out of memory");
+  }
+  std::string out;
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    throw FigureError("PNG encoder failed");
+  }
+  png_set_write_fn(png, &out, png_append, nullptr);
+  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGBA, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (dpi > 0) {
+    const auto ppm = static_cast<png_uint_32>(std::lround(dpi / 0.0254));
+    png_set_pHYs(png, info, ppm, ppm, PNG_RESOLUTION_METER);
+  }
+  png_write_info(png, info);
+  for (int y = 0; y < height; ++y)
+    png_write_row(png, reinterpret_cast<png_const_bytep>(rgba.data() + static_cast<size_t>(y) * width));
+  png_write_end(png, info);
+  png_destroy_write_struct(&png, &info);
+  return out;
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  struct Staged {
+    fs::path tmp, final_path;
+    bool existed = false, renamed = false;
+  };
+  std::vector<Staged> staged;
+  std::error_code ec;
+  // On failure: temporaries go, and so do files this call created (earlier files it replaced
+  // cannot be restored, which is why every target is checked before the first rename).
+  auto discard = [&] {
+    std::error_code ignore;
+    for (const auto& s : staged) {
+      if (!s.renamed) fs::remove(s.tmp, ignore);
+      else if (!s.existed) fs::remove(s.final_path, ignore);
+    }
+  };
+  for (const auto& [path, contents] : files) {
+    Staged s;
+    s.final_path = path;
+    s.tmp = s.final_path;
+    s.tmp += ".tmp." + std::to_string(::getpid());
+    s.existed = fs::exists(s.final_path, ec);
+    staged.push_back(s);
+    if (fs::is_directory(s.final_path, ec)) {
+      discard();
+      throw FigureError("cannot write " + path + ": a directory of that name is in the way");
+    }
+    std::ofstream out(s.tmp, std::ios::binary | std::ios::trunc);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) {
+      discard();
+      throw FigureError("cannot write " + path + " (is the directory writable? disk full?)");
+    }
+  }
+  // Sidecars first, the figure itself (the first file) last.
+  for (auto it = staged.rbegin(); it != staged.rend(); ++it) {
+    fs::rename(it->tmp, it->final_path, ec);
+    if (ec) {
+      discard();
+      throw FigureError("cannot rename " + it->tmp.string() + " to " + it->final_path.string() +
+                        ": " + ec.message());
+    }
+    it->renamed = true;
+  }
+}
+
+ExportResult export_figure(const Figure& figure, const ExportRequest& request,
+                           const Provenance& provenance) {
+  validate(request);
+  if (figure.panels.empty()) throw FigureError("figure " + figure.name + " has nothing to draw");
+  const std::string font_file =
+      request.font_file.empty() ? default_font_path() : request.font_file;
+  const auto font = FigureFont::load(font_file);
+  const Page page = page_for(figure, request);
+
+  std::vector<std::pair<std::string, std::string>> files;
+  switch (request.format) {
+    case ExportFormat::Pdf: files.emplace_back(request.path, render_pdf(figure, page, *font)); break;
+    case ExportFormat::Png:
+      files.emplace_back(request.path, render_png(figure, page, *font, request.dpi));
+      break;
+    case ExportFormat::Svg: files.emplace_back(request.path, render_svg(figure, page, *font)); break;
+    case ExportFormat::Csv: files.emplace_back(request.path, figure_csv(figure)); break;
+  }
+  if (request.sidecars) {
+    fs::path stem(request.path);
+    stem.replace_extension();
+    if (request.format != ExportFormat::Csv)
+      files.emplace_back(stem.string() + ".csv", figure_csv(figure));
+    nlohmann::json j = {
+        {"program", "attnlab"},
+        {"version", provenance.program_version},
+        {"figure", figure.name},
+        {"file", fs::path(request.path).filename().string()},
+        {"format", to_string(request.format)},
+        {"run_id", provenance.run_id},
+        {"config_hash", provenance.config_hash},
+        {"seed", provenance.seed},
+        {"step", provenance.step},
+        {"mechanism", provenance.mechanism},
+        {"date", provenance.date.empty() ? now_utc() : provenance.date},
+        {"width_in", page.width_pt / 72.0},
+        {"height_in", page.height_pt / 72.0},
+        {"font_pt", request.font_pt},
+        {"font", {{"family", font->family()}, {"file", font->path()}}},
+        {"theme", request.dark ? "dark" : "light"}};
+    if (request.format == ExportFormat::Png) j["dpi"] = request.dpi;
+    files.emplace_back(stem.string() + ".json", j.dump(2) + "\n");
+  }
+  write_files_atomically(files);
+  ExportResult result;
+  for (const auto& f : files) result.files.push_back(f.first);
+  result.font_family = font->family();
+  result.font_file = font->path();
+  return result;
+}
+
+}  // namespace attn::fig

@@ -1,0 +1,73 @@
+// Exporting a Figure: PDF and PNG drawn by cairo (FreeType font, embedded as a TrueType subset in
+// PDFs; PNGs carry their dpi in a pHYs chunk), SVG written directly so that text stays real
+// <text> and heatmaps are embedded PNG images drawn with pixelated sampling, and the figure's
+// data as CSV. Beside every export go the data CSV and a JSON sidecar (provenance).
+// Contract:
+//  - validate() checks a request before anything is drawn and throws FigureError naming the
+//    field and its allowed range: dpi 30..2400, width_in 1..20, height_in 0 (from the figure's
+//    aspect) or 0.5..20, font_pt 4..24, a path whose directory exists.
+//  - export_figure() writes every file to a temporary sibling and renames it into place only
+//    when all of them were written, so a failure leaves no partial file behind and never
+//    replaces a good export with a broken one. Returns the files written.
+//  - The CSV is long-format, one row per value: figure,panel,title,series,kind,i,j,x,y,value.
+//    kind is line | scatter | polygon | heatmap; heatmap rows give i = row, j = col, value;
+//    the others give i = point index, x, y. Values are printed with 9 significant digits, so a
+//    float reads back exactly.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "render/plot/figure.h"
+#include "render/plot/figure_font.h"
+
+namespace attn::fig {
+
+enum class ExportFormat { Pdf, Svg, Png, Csv };
+const char* to_string(ExportFormat f);  // "pdf", ...
+bool parse_export_format(const std::string& s, ExportFormat& out);
+
+// Where the figure came from (the JSON sidecar).
+struct Provenance {
+  std::string program_version;
+  std::string run_id;       // run directory name, or "live"
+  std::string config_hash;  // hex digest of the resolved config
+  uint64_t seed = 0;
+  int64_t step = -1;
+  std::string mechanism;
+  std::string date;  // ISO 8601 UTC; empty: now
+};
+
+struct ExportRequest {
+  ExportFormat format = ExportFormat::Pdf;
+  std::string path;        // the figure file; the CSV and JSON go beside it (same stem)
+  double width_in = 3.5;   // 3.5 single column, 7.0 full width
+  double height_in = 0;    // 0: width * figure.aspect
+  double font_pt = 8;
+  int dpi = 300;           // PNG only
+  bool dark = false;       // exports use the light theme unless asked
+  std::string font_file;   // empty: default_font_path()
+  bool sidecars = true;    // also write <stem>.csv and <stem>.json
+};
+
+struct ExportResult {
+  std::vector<std::string> files;
+  std::string font_family, font_file;
+};
+
+void validate(const ExportRequest& request);
+ExportResult export_figure(const Figure& figure, const ExportRequest& request,
+                           const Provenance& provenance);
+
+// The page a request asks for (points), and the figure's data as CSV text.
+Page page_for(const Figure& figure, const ExportRequest& request);
+std::string figure_csv(const Figure& figure);
+
+// Encodes RGBA8 pixels as PNG with a pHYs chunk for `dpi` (0: none). Throws FigureError.
+std::string encode_png(const std::vector<render::Rgba8>& rgba, int width, int height, int dpi);
+
+// Writes `files` (path -> contents) all-or-nothing: each to a temporary sibling first, then
+// renamed into place. Throws FigureError naming the path that failed; temporaries are removed.
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
+
+}  // namespace attn::fig
