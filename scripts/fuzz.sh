@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets (fuzz/, clang-14) and runs each for a while.
 # usage: scripts/fuzz.sh [seconds per target, default 30] [target ...]
 #   targets: fuzz_config fuzz_expression fuzz_matrix (default: all three)
-# Needs the Release build's core libraries (build/core/libattnlab_{core,base}.a; built here if
-# missing).
+# Needs the Release build's core libraries (build/core/libattnlab_{core,base,util}.a; built here
+# if missing).
 # A crash leaves build-fuzz/artifacts/<target>/crash-* and fails; turn each one into a
 # regression input under fuzz/regressions/<target>/ (the normal suite replays them: ctest -R
 # fuzz_regressions) and fix the parser.
@@ -14,13 +14,12 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_config fuzz_expression fuzz_matrix)
 jobs=$(nproc 2>/dev/null || echo 2)
-if [ ! -f build/core/libattnlab_core.a ] || [ ! -f build/core/libattnlab_base.a ]; then
+if [ ! -f build/core/libattnlab_core.a ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build --target attnlab_core -j "$jobs"
 fi
 cmake -S fuzz -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DATTN_CORE_LIB="$PWD/build/core/libattnlab_core.a" \
-  -DATTN_BASE_LIB="$PWD/build/core/libattnlab_base.a" >/dev/null
+  -DATTN_CORE_LIB="$PWD/build/core/libattnlab_core.a" >/dev/null
 cmake --build build-fuzz --target "${targets[@]}" -j "$jobs"
 # LibTorch and libgomp are not instrumented: leaks inside them at exit are not ours.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
