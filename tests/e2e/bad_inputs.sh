@@ -9,8 +9,8 @@
 set -u
 bin=$(realpath "$1")
 src=$(realpath "$2")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
 cd "$work"
 ulimit -c 0  # a crash must show as a signal exit here, not a core file
 fails=0 rows=0

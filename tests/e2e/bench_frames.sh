@@ -9,15 +9,13 @@ ATTNLAB=$(realpath "${1:?usage: bench_frames.sh <attnlab> <config.json> [runs] [
 CONFIG=$(realpath "${2:?usage: bench_frames.sh <attnlab> <config.json> [runs] [frames]}")
 RUNS=${3:-3}
 FRAMES=${4:-600}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-cd "$TMP"
-export XDG_CONFIG_HOME=$TMP/xdg
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP
 
 echo "attnlab frame benchmark: $(nproc) cores, 1280x800 Xvfb, $FRAMES frames after 30 warm-up"
 for run in $(seq 1 "$RUNS"); do
   rm -f "$TMP/layout.ini"  # same first-launch layout every run
-  xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui --config "$CONFIG" --autostart \
+  "${XVFB_RUN[@]}" "$ATTNLAB" gui --config "$CONFIG" --autostart \
     --frames $((FRAMES + 31)) --frame-stats "$TMP/stats.json" --layout "$TMP/layout.ini" \
     >"$TMP/log" 2>&1 || { cat "$TMP/log" >&2; exit 1; }
   python3 - "$TMP/stats.json" "$run" <<'PY'

@@ -16,17 +16,15 @@ ATTNLAB=$(realpath "${1:?usage: bench_geometry.sh <attnlab> [frames] [lines] [to
 FRAMES=${2:-100}
 LINES=${3:-64 128 256}
 TOKENS=${4:-5 16 64}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-cd "$TMP"
-export XDG_CONFIG_HOME=$TMP/xdg
-command -v xvfb-run >/dev/null || { echo "bench_geometry: xvfb-run not found" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP
+need xvfb-run
 
 # run LINES TOKENS PATH MOTION: prints "p50 p99 cpu_warp_ms"
 run() {
   rm -f "$TMP/layout.ini"  # the same first-launch layout every run
   ATTN_GEOMETRY_BENCH="$1,$2,$3,$4" ATTN_GUI_REPORT=$TMP/report.json \
-    xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui --frames $((FRAMES + 31)) \
+    "${XVFB_RUN[@]}" "$ATTNLAB" gui --frames $((FRAMES + 31)) \
     --frame-stats "$TMP/stats.json" --layout "$TMP/layout.ini" >"$TMP/log" 2>&1 ||
     { cat "$TMP/log" >&2; exit 1; }
   python3 - "$TMP/stats.json" "$TMP/report.json" "$3" <<'PY'

@@ -3,15 +3,8 @@
 # usage: cli_test.sh <attnlab> <source dir>
 set -u
 bin=$1; src=$2
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes+1)); echo "ok   $*"; }
-bad()  { fails=$((fails+1)); echo "FAIL $*"; }
-expect_fail() {  # expect_fail "<substring of stderr>" cmd...
-  local want=$1; shift
-  if "$@" >"$work/out" 2>"$work/err"; then bad "accepted: $*"; return; fi
-  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want): $*"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
 
 cat > "$work/tiny.json" <<'JSON'
 {"name": "tiny", "seed": 3, "threads": 1,
@@ -96,5 +89,4 @@ sed 's/"window": 3, "hidden": 4/"window": 3, "placement": "centered"/' "$work/ky
 expect_fail "the very token it must predict" "$bin" train --config "$work/kyc.json" --out "$work/kyc"
 [ ! -e "$work/kyc" ] && ok "refused config leaves no run directory" || bad "refused config created $work/kyc"
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+summary

@@ -5,17 +5,11 @@
 # usage: compare_cli_test.sh <attnlab>
 set -u
 bin=$1
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes+1)); echo "ok   $*"; }
-bad()  { fails=$((fails+1)); echo "FAIL $*"; }
-expect_fail() {  # expect_fail "<substring of stderr>" cmd...
-  local want=$1; shift
-  "$@" >"$work/out" 2>"$work/err"; local rc=$?
-  if [ $rc = 0 ]; then bad "accepted: $*"; return; fi
-  if [ $rc != 2 ]; then bad "exit $rc (want 2): $*"; fi
-  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want): $*"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
+# rejects "<substring of stderr>" cmd...: exit 2 and the message (a wrong code is a FAIL, and the
+# message is still checked).
+rejects() { expect_fail -c 2 -k -- "$@"; }
 
 cat > "$work/tiny.json" <<'JSON'
 {"name": "tiny", "seed": 5, "threads": 1,
@@ -89,13 +83,13 @@ pts = [(float(r["x"]), float(r["y"])) for r in rows if r["series"] == "a" and r[
 for row in m:  # metrics.csv has 7 digits, the series holds floats: equal to float precision
     assert any(x == float(row["step"]) and abs(y - float(row["eval_loss"])) < 1e-6 for x, y in pts), (row, pts)
 PY
-expect_fail "--export $work/fig/x.gif: the file must end in .pdf, .svg, .png or .csv" "$bin" compare "$work/a" --export "$work/fig/x.gif"
-expect_fail "run directory $work/nothing does not exist" "$bin" compare "$work/a" "$work/nothing"
+rejects "--export $work/fig/x.gif: the file must end in .pdf, .svg, .png or .csv" "$bin" compare "$work/a" --export "$work/fig/x.gif"
+rejects "run directory $work/nothing does not exist" "$bin" compare "$work/a" "$work/nothing"
 
 # sweep: bad --vary names the key and the allowed values; nothing is created.
-expect_fail "--vary model.attentoin=dot: unknown key 'model.attentoin'" "$bin" sweep --config "$work/tiny.json" --vary model.attentoin=dot --out "$work/s0"
-expect_fail "must be one of" "$bin" sweep --config "$work/tiny.json" --vary model.attention=dot,nope --out "$work/s0"
-expect_fail "--shard 3/2" "$bin" sweep --config "$work/tiny.json" --shard 3/2 --out "$work/s0"
+rejects "--vary model.attentoin=dot: unknown key 'model.attentoin'" "$bin" sweep --config "$work/tiny.json" --vary model.attentoin=dot --out "$work/s0"
+rejects "must be one of" "$bin" sweep --config "$work/tiny.json" --vary model.attention=dot,nope --out "$work/s0"
+rejects "--shard 3/2" "$bin" sweep --config "$work/tiny.json" --shard 3/2 --out "$work/s0"
 [ ! -e "$work/s0" ] && ok "refused sweeps created nothing" || bad "refused sweep left $work/s0"
 
 # sweep --list: the grid, in order.
@@ -107,7 +101,7 @@ sed 's/"steps": 60/"steps": 3000/; s/"eval_every": 20/"eval_every": 100/' "$work
 "$bin" sweep --config "$work/long.json" --vary model.attention=dot,ky --out "$work/s" --checkpoint-every 100 -q > "$work/s1.log" 2>&1 &
 sp=$!
 cell0="$work/s/model.attention=dot/seed-5"; cell1="$work/s/model.attention=ky/seed-5"
-for _ in $(seq 1 2400); do [ -e "$cell1/checkpoint/state.json" ] && break; sleep 0.05; done
+wait_until 2400 0.05 test -e "$cell1/checkpoint/state.json"
 kill -KILL $sp; wait $sp 2>/dev/null
 [ -e "$cell0/summary.json" ] && [ ! -e "$cell1/summary.json" ] && [ -e "$cell1/checkpoint/state.json" ] && ok "killed mid-way: cell 0 done, cell 1 checkpointed" || bad "kill timing: $(ls -R "$work/s" | head -30)"
 sleep 0.5
@@ -122,12 +116,11 @@ grep -q "0 run, 1 resumed, 1 already done" "$work/s2.log" && ok "re-run counts" 
 [ -e "$cell1/summary.json" ] && python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['steps']==3000" "$cell1/summary.json" && ok "resumed cell finished its 3000 steps" || bad "resumed cell unfinished"
 grep -q "| model.attention=ky | ky | 1/1 |" "$work/s2.log" && ok "sweep prints the group table" || bad "group table: $(tail -4 "$work/s2.log")"
 # A different grid in the same directory is refused.
-expect_fail "describes a different sweep" "$bin" sweep --config "$work/long.json" --vary model.attention=dot --out "$work/s"
+rejects "describes a different sweep" "$bin" sweep --config "$work/long.json" --vary model.attention=dot --out "$work/s"
 # --index: one cell only, in its own process (a Slurm array task).
 "$bin" sweep --config "$work/tiny.json" --vary model.attention=dot,ky --seeds 2 --out "$work/arr" --index 3 -q >/dev/null 2>&1 || bad "--index 3 failed"
 [ "$(find "$work/arr" -name summary.json | wc -l)" = 1 ] && [ -e "$work/arr/model.attention=ky/seed-6/summary.json" ] && ok "--index 3 ran exactly cell 3" || bad "--index: $(find "$work/arr")"
 # compare on a sweep directory expands its cells.
 "$bin" compare "$work/arr" --json | python3 -c "import json,sys; r=json.load(sys.stdin); assert [x['run'] for x in r]==['model.attention=ky/seed-6'], r" && ok "compare expands a sweep directory" || bad "compare on a sweep dir"
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+summary

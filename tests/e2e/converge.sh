@@ -6,8 +6,8 @@
 set -u
 bin=$1; src=$2; shift 2
 names=${*:-"copy reverse sort recall modadd induction fortunes copy_gap_mixed ky_fortunes"}
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
 for name in $names; do
   start=$(date +%s.%N)
   extra=()
@@ -31,5 +31,4 @@ sys.exit(0 if ok else 1)
 PY
   then passes=$((passes+1)); else fails=$((fails+1)); fi
 done
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+summary

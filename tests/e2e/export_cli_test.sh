@@ -9,10 +9,8 @@
 set -u
 bin=$1
 repo=$2
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes+1)); echo "ok   $*"; }
-bad()  { fails=$((fails+1)); echo "FAIL $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
 
 # Small versions of the shipped configs, so the three runs take seconds.
 cat >"$work/dot.json" <<'EOF'
@@ -45,13 +43,9 @@ export_ok() {  # export_ok <description> args...
   if "$bin" export "$@" >"$work/out" 2>"$work/err"; then ok "$what"; return 0; fi
   bad "$what: $(cat "$work/err")"; return 1
 }
-expect_fail() {  # expect_fail "<substring of stderr>" <file that must not appear> args...
-  local want=$1 file=$2; shift 2
-  "$bin" export "$@" >"$work/out" 2>"$work/err"; local rc=$?
-  if [ $rc != 2 ]; then bad "exit $rc (want 2) for: $* : $(cat "$work/err")"; return; fi
-  if [ -n "$file" ] && [ -e "$file" ]; then bad "left $file behind: $*"; return; fi
-  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want)"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
-}
+# rejects "<substring of stderr>" <file that must not appear, or ""> args...: `attnlab export
+# args` exits 2 with the message and leaves no such file.
+rejects() { expect_fail -c 2 -a "$2" -- "$1" "$bin" export "${@:3}"; }
 
 # --list: what each model gives.
 export_ok "list dot" --run "$work/dot" --list
@@ -144,21 +138,20 @@ assert any(abs(float(x["y"]) - float(y["y"])) > 1e-6 for x, y in zip(a, b))
 PY
 
 # Bad requests: exit 2, the culprit named, no file left behind.
-expect_fail "unknown figure 'lossy' for this run; it has: loss, attention" "$work/fig/x.pdf" --run "$work/dot" --figure lossy --out "$work/fig/x.pdf"
-expect_fail "dpi 0 is out of range: allowed 30 to 2400" "$work/fig/x.png" --run "$work/dot" --figure loss --dpi 0 --out "$work/fig/x.png"
-expect_fail "output directory $work/nowhere does not exist" "" --run "$work/dot" --figure loss --out "$work/nowhere/x.pdf"
-expect_fail "cannot tell the format from the extension" "$work/fig/x.eps" --run "$work/dot" --figure loss --out "$work/fig/x.eps"
-expect_fail "run directory $work/missing does not exist" "" --run "$work/missing" --figure loss --out "$work/fig/x.pdf"
-expect_fail "layer 5 is out of range: the model has 2 layers" "$work/fig/x.pdf" --run "$work/dot" --figure attention --layer 5 --out "$work/fig/x.pdf"
-expect_fail "unknown figure 'connections' for this run; it has: loss, attention" "$work/fig/x.pdf" --run "$work/dot" --figure connections --out "$work/fig/x.pdf"
-expect_fail "font file /no/font.ttf cannot be read" "$work/fig/x.pdf" --run "$work/dot" --figure loss --font /no/font.ttf --out "$work/fig/x.pdf"
+rejects "unknown figure 'lossy' for this run; it has: loss, attention" "$work/fig/x.pdf" --run "$work/dot" --figure lossy --out "$work/fig/x.pdf"
+rejects "dpi 0 is out of range: allowed 30 to 2400" "$work/fig/x.png" --run "$work/dot" --figure loss --dpi 0 --out "$work/fig/x.png"
+rejects "output directory $work/nowhere does not exist" "" --run "$work/dot" --figure loss --out "$work/nowhere/x.pdf"
+rejects "cannot tell the format from the extension" "$work/fig/x.eps" --run "$work/dot" --figure loss --out "$work/fig/x.eps"
+rejects "run directory $work/missing does not exist" "" --run "$work/missing" --figure loss --out "$work/fig/x.pdf"
+rejects "layer 5 is out of range: the model has 2 layers" "$work/fig/x.pdf" --run "$work/dot" --figure attention --layer 5 --out "$work/fig/x.pdf"
+rejects "unknown figure 'connections' for this run; it has: loss, attention" "$work/fig/x.pdf" --run "$work/dot" --figure connections --out "$work/fig/x.pdf"
+rejects "font file /no/font.ttf cannot be read" "$work/fig/x.pdf" --run "$work/dot" --figure loss --font /no/font.ttf --out "$work/fig/x.pdf"
 mkdir -p "$work/ro"; touch "$work/ro/locked"; chmod 500 "$work/ro"
 if [ "$(id -u)" != 0 ]; then
-  expect_fail "cannot write $work/ro/x.pdf" "$work/ro/x.pdf" --run "$work/dot" --figure loss --out "$work/ro/x.pdf"
+  rejects "cannot write $work/ro/x.pdf" "$work/ro/x.pdf" --run "$work/dot" --figure loss --out "$work/ro/x.pdf"
 fi
 chmod 700 "$work/ro"
 leftovers=$(find "$work/fig" -name '*.tmp.*')
 [ -z "$leftovers" ] && ok "no temporary files left" || bad "temporaries left: $leftovers"
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+summary

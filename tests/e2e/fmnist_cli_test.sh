@@ -4,15 +4,8 @@
 # usage: fmnist_cli_test.sh <attnlab>
 set -u
 bin=$1
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes+1)); echo "ok   $*"; }
-bad()  { fails=$((fails+1)); echo "FAIL $*"; }
-expect_fail() {  # expect_fail "<substring of stderr>" cmd...
-  local want=$1; shift
-  if "$@" >"$work/out" 2>"$work/err"; then bad "accepted: $*"; return; fi
-  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want): $*"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
 
 cat > "$work/vit.json" <<'JSON'
 {"name": "vit-e2e", "seed": 2, "threads": 1,
@@ -42,5 +35,4 @@ expect_fail 'model.head "lm" needs a token task' "$bin" train --config "$work/ba
 echo '{"task": {"name": "fashion-mnist", "data_dir": "/nonexistent/fm"}, "model": {"head": "classifier"}}' > "$work/bad3.json"
 expect_fail "task.data_dir: /nonexistent/fm does not exist" "$bin" train --config "$work/bad3.json" --out "$work/x"
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+summary

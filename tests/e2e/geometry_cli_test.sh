@@ -5,18 +5,11 @@
 # usage: geometry_cli_test.sh <attnlab>
 set -u
 bin=$1
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes+1)); echo "ok   $*"; }
-bad()  { fails=$((fails+1)); echo "FAIL $*"; }
-expect_fail() {  # expect_fail "<substring of stderr>" args...
-  local want=$1; shift
-  "$bin" geometry "$@" >"$work/out" 2>"$work/err"; local rc=$?
-  if [ $rc = 0 ]; then bad "accepted: $*"; return; fi
-  if [ $rc != 2 ]; then bad "exit $rc (want 2): $* : $(cat "$work/err")"; return; fi
-  if [ -s "$work/out" ]; then bad "printed to stdout on error: $*: $(head -c 200 "$work/out")"; return; fi
-  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want): $*"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
+# rejects "<substring of stderr>" args...: `attnlab geometry args` exits 2 with the message and
+# nothing on stdout.
+rejects() { expect_fail -c 2 -q -- "$1" "$bin" geometry "${@:2}"; }
 # run_json <name> args...: runs with --json into $work/<name>.json; false (and a FAIL) on error.
 run_json() {
   local name=$1; shift
@@ -225,41 +218,40 @@ fi
   && [ "$(grep -c '^[0-9]' "$work/c.txt")" = 16 ] && ok "circle text output, preset far" || bad "circle text: $(cat "$work/c.txt")"
 
 # Bad input: exit 2, the option named, nothing on stdout.
-expect_fail '--tokens: no points given' --tokens "" --query 0,0
-expect_fail '--tokens: item 2 "3,x" is not two numbers' --tokens "1,2;3,x" --query 0,0
-expect_fail '--tokens: item 1 "nan,1" is not finite' --tokens "nan,1" --query 0,0
-expect_fail '--tokens: item 2 is empty' --tokens "1,2;;3,4" --query 0,0
-expect_fail '--temperature must be > 0, got 0' --temperature 0 --query 0,0
-expect_fail '--temperature must be > 0, got -2' --temperature -2 --query 0,0
-expect_fail '--temperature: "nan" is not finite' --temperature nan --query 0,0
-expect_fail '--wq: expected four numbers "a,b,c,d" (row-major), got "1,2,3"' --wq 1,2,3 --query 0,0
-expect_fail '--wv: entry 2 "y" is not a number' --wv 1,y,0,1 --query 0,0
-expect_fail '--query: expected two numbers "x,y", got "1"' --query 1
-expect_fail "--preset: unknown preset 'square' (presets: three, five, collinear, far)" --preset square --query 0,0
-expect_fail 'give exactly one of --query, --circle, --grid (got none)' --tokens "1,2"
-expect_fail 'give exactly one of --query, --circle, --grid (got 2)' --query 1,1 --circle 1
-expect_fail '--grid must be in [2, 4096], got 100000' --grid 100000
-expect_fail '--grid must be in [2, 4096], got 1' --grid 1
-expect_fail '--grid must be an integer, got 2.5' --grid 2.5
-expect_fail '--samples must be in [2, 65536], got 100000' --grid 4 --samples 100000
-expect_fail 'at most 33554432' --grid 4096 --samples 65536
-expect_fail '--samples must be in [3, 1000000], got 2' --circle 1 --samples 2
-expect_fail '--circle (the radius) must be >= 0, got -1' --circle -1
-expect_fail '--circle: "big" is not a number' --circle big
-expect_fail '--extent must be > 0, got 0' --grid 4 --extent 0
-expect_fail '--extent applies only to --grid' --circle 1 --extent 2
-expect_fail '--mode must be softmax, linear or residual, got' --circle 1 --mode warp
-expect_fail '--mode applies only to --circle and --grid' --query 1,1 --mode linear
-expect_fail '--samples applies only to --circle and --grid' --query 1,1 --samples 9
-expect_fail '--alpha must be in [0, 1], got 2' --grid 4 --mode residual --alpha 2
-expect_fail '--alpha applies only to --mode residual' --grid 4 --alpha 0.5
-expect_fail '--gaussian applies only to --query' --circle 1 --gaussian "0,0;1,0,1"
-expect_fail '--gaussian: Gaussian covariance is not positive semi-definite' --query 1,1 --gaussian "0,0;1,3,1"
-expect_fail '--gaussian: expected "mx,my;sxx,sxy,syy"' --query 1,1 --gaussian "0,0"
-expect_fail 'the value point W^V t_1 = (inf, inf) overflows' --tokens "1e10,1e10" --wv "1e300,1e300,1e300,1e300" --query 1,1
-expect_fail 'the result is not finite' --tokens "1e200,1e200" --circle 1e200 --mode linear
-expect_fail '--export' --query 1,1 --export fig.pdf
-expect_fail '--query' --query
+rejects '--tokens: no points given' --tokens "" --query 0,0
+rejects '--tokens: item 2 "3,x" is not two numbers' --tokens "1,2;3,x" --query 0,0
+rejects '--tokens: item 1 "nan,1" is not finite' --tokens "nan,1" --query 0,0
+rejects '--tokens: item 2 is empty' --tokens "1,2;;3,4" --query 0,0
+rejects '--temperature must be > 0, got 0' --temperature 0 --query 0,0
+rejects '--temperature must be > 0, got -2' --temperature -2 --query 0,0
+rejects '--temperature: "nan" is not finite' --temperature nan --query 0,0
+rejects '--wq: expected four numbers "a,b,c,d" (row-major), got "1,2,3"' --wq 1,2,3 --query 0,0
+rejects '--wv: entry 2 "y" is not a number' --wv 1,y,0,1 --query 0,0
+rejects '--query: expected two numbers "x,y", got "1"' --query 1
+rejects "--preset: unknown preset 'square' (presets: three, five, collinear, far)" --preset square --query 0,0
+rejects 'give exactly one of --query, --circle, --grid (got none)' --tokens "1,2"
+rejects 'give exactly one of --query, --circle, --grid (got 2)' --query 1,1 --circle 1
+rejects '--grid must be in [2, 4096], got 100000' --grid 100000
+rejects '--grid must be in [2, 4096], got 1' --grid 1
+rejects '--grid must be an integer, got 2.5' --grid 2.5
+rejects '--samples must be in [2, 65536], got 100000' --grid 4 --samples 100000
+rejects 'at most 33554432' --grid 4096 --samples 65536
+rejects '--samples must be in [3, 1000000], got 2' --circle 1 --samples 2
+rejects '--circle (the radius) must be >= 0, got -1' --circle -1
+rejects '--circle: "big" is not a number' --circle big
+rejects '--extent must be > 0, got 0' --grid 4 --extent 0
+rejects '--extent applies only to --grid' --circle 1 --extent 2
+rejects '--mode must be softmax, linear or residual, got' --circle 1 --mode warp
+rejects '--mode applies only to --circle and --grid' --query 1,1 --mode linear
+rejects '--samples applies only to --circle and --grid' --query 1,1 --samples 9
+rejects '--alpha must be in [0, 1], got 2' --grid 4 --mode residual --alpha 2
+rejects '--alpha applies only to --mode residual' --grid 4 --alpha 0.5
+rejects '--gaussian applies only to --query' --circle 1 --gaussian "0,0;1,0,1"
+rejects '--gaussian: Gaussian covariance is not positive semi-definite' --query 1,1 --gaussian "0,0;1,3,1"
+rejects '--gaussian: expected "mx,my;sxx,sxy,syy"' --query 1,1 --gaussian "0,0"
+rejects 'the value point W^V t_1 = (inf, inf) overflows' --tokens "1e10,1e10" --wv "1e300,1e300,1e300,1e300" --query 1,1
+rejects 'the result is not finite' --tokens "1e200,1e200" --circle 1e200 --mode linear
+rejects '--export' --query 1,1 --export fig.pdf
+rejects '--query' --query
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+summary

@@ -13,28 +13,9 @@
 set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_compare.sh <attnlab>}")
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() {
-  echo "gui_compare: FAIL: $*" >&2
-  [[ -f $TMP/log ]] && sed 's/^/  | /' "$TMP/log" >&2
-  exit 1
-}
-command -v xvfb-run >/dev/null || fail "xvfb-run not found (apt-get install xvfb xauth)"
-cd "$TMP"
-export XDG_CONFIG_HOME=$TMP/xdg
-run_xvfb() {
-  timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui "$@" >"$TMP/log" 2>&1
-}
-check_report() {
-  python3 - "$1" "$2" <<'PY' || fail "$3 (report: $(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["compare"]))' "$1" 2>/dev/null || echo none))"
-import json, sys, os
-r = json.load(open(sys.argv[1]))
-c = r["compare"]
-assert eval(sys.argv[2]), sys.argv[2]
-PY
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP
+need xvfb-run "apt-get install xvfb xauth"
 
 cat >"$TMP/tiny.json" <<'EOF2'
 {"name": "gui_compare", "seed": 4,
@@ -53,7 +34,7 @@ check_report "$TMP/r1.json" 'all(x["state"] == "Finished" and x["step"] == 120 a
 check_report "$TMP/r1.json" 'all(x["attention_maps"] == 4 for x in c["runs"])' "attention maps missing"
 check_report "$TMP/r1.json" 'all(x["threads"] == max(1, os.cpu_count() // 2) for x in c["runs"])' "threads not shared fairly"
 check_report "$TMP/r1.json" 'c["runs"][0]["color"] != c["runs"][1]["color"]' "runs share a colour"
-python3 "$HERE/png_stats.py" "$TMP/shot.png" --size 1280x800 --min-colors 50 --min-foreground 0.2 >/dev/null || fail "the screenshot looks blank"
+screenshot_ok "$TMP/shot.png" >/dev/null || fail "the screenshot looks blank"
 dirs=$(python3 -c 'import json,sys; print(" ".join(x["dir"] for x in json.load(open(sys.argv[1]))["compare"]["runs"]))' "$TMP/r1.json")
 for d in $dirs; do
   for f in config.json metrics.csv summary.json; do [[ -s $d/$f ]] || fail "saved run $d lacks $f"; done

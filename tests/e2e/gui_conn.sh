@@ -11,28 +11,9 @@
 set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_conn.sh <attnlab>}")
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() {
-  echo "gui_conn: FAIL: $*" >&2
-  [[ -f $TMP/log ]] && sed 's/^/  | /' "$TMP/log" >&2
-  exit 1
-}
-command -v xvfb-run >/dev/null || fail "xvfb-run not found (apt-get install xvfb xauth)"
-cd "$TMP"
-export XDG_CONFIG_HOME=$TMP/xdg
-
-run_xvfb() {
-  timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui "$@" >"$TMP/log" 2>&1
-}
-check_report() {
-  python3 - "$1" "$2" <<'PY' || fail "$3 (report: $(cat "$1" 2>/dev/null || echo none))"
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert eval(sys.argv[2]), sys.argv[2]
-PY
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP
+need xvfb-run "apt-get install xvfb xauth"
 
 cat >"$TMP/conn.json" <<'EOF2'
 {
@@ -52,15 +33,12 @@ rc=0
 ATTN_GUI_REPORT=$TMP/report.json run_xvfb --config "$TMP/conn.json" --autostart --frames 300 \
   --screenshot "$TMP/shot.png" --layout "$TMP/layout.ini" || rc=$?
 [[ $rc -eq 0 ]] || fail "attnlab gui (conn) exited with $rc"
-python3 "$HERE/png_stats.py" "$TMP/shot.png" --size 1280x800 --min-colors 50 \
-  --min-foreground 0.2 >/dev/null || fail "the screenshot looks blank"
+screenshot_ok "$TMP/shot.png" >/dev/null || fail "the screenshot looks blank"
 check_report "$TMP/report.json" 'r["panels"]["conn"]["open"] and r["panels"]["conn"]["drawn"]' \
   "the Connection Transformer panel was not open and drawn"
-region=$(awk '/^\[/ { in_w = ($0 == "[Window][Connection Transformer]") }
-  in_w && /^Pos=/ { sub("Pos=", ""); pos = $0 } in_w && /^Size=/ { sub("Size=", ""); size = $0 }
-  END { if (pos != "" && size != "") print pos "," size }' "$TMP/layout.ini")
+region=$(layout_region "$TMP/layout.ini" "Connection Transformer")
 [[ -n $region ]] || fail "layout has no [Window][Connection Transformer] position and size"
-python3 "$HERE/png_stats.py" "$TMP/shot.png" --region "$region" --min-colors 30 \
+png_stats "$TMP/shot.png" --region "$region" --min-colors 30 \
   --min-pixels e69f00:50 --min-pixels 56b4e9:50 --min-pixels d55e00:50 >/dev/null ||
   fail "the panel's region ($region) lacks the rho, norm or limit colours"
 [[ -n ${GUI_CONN_SHOT:-} ]] && cp "$TMP/shot.png" "$GUI_CONN_SHOT"

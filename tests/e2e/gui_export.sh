@@ -7,11 +7,10 @@
 # usage: gui_export.sh <attnlab>
 set -u
 ATTNLAB=$1
-here=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL $*"; exit 1; }
-command -v xvfb-run >/dev/null || fail "xvfb-run not found (apt-get install xvfb xauth)"
-command -v pdftoppm >/dev/null || fail "pdftoppm not found (apt-get install poppler-utils)"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; TMP=$E2E_TMP
+need xvfb-run "apt-get install xvfb xauth"
+need pdftoppm "apt-get install poppler-utils"
 
 cat >"$TMP/dot.json" <<'EOF'
 {"name": "dot", "seed": 1, "task": {"name": "copy", "length": 6, "vocab": 10},
@@ -19,12 +18,12 @@ cat >"$TMP/dot.json" <<'EOF'
  "train": {"steps": 400, "batch_size": 16, "lr": 3e-3, "warmup": 5, "eval_every": 20}}
 EOF
 run_gui() {  # run_gui <figure> <out file>
-  ATTN_GUI_REPORT="$TMP/report_$1.json" timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" \
+  ATTN_GUI_REPORT="$TMP/report_$1.json" timeout 240 "${XVFB_RUN[@]}" \
     "$ATTNLAB" gui --config "$TMP/dot.json" --autostart --layout "$TMP/layout.ini" \
     --export-figure "$1" --export-out "$2" --screenshot "$TMP/shot_$1.png" --frames 5000 \
     >"$TMP/log_$1" 2>&1 || fail "the window failed for $1: $(tail -5 "$TMP/log_$1")"
 }
-run_gui attention "$TMP/out/attention.pdf" 2>/dev/null || true
+run_gui attention "$TMP/out/attention.pdf" || true
 # The default folder is created on demand only for exports/; any other must exist: this first
 # run asked for a missing folder and must have failed cleanly, in the dialog, with no file.
 python3 - "$TMP/report_attention.json" <<'PY' || fail "a missing folder was not reported in the dialog"
@@ -51,7 +50,7 @@ PY
 done
 echo "ok   the dialog exported attention.pdf and loss.pdf with their CSV and JSON"
 
-python3 - "$TMP" "$here" <<'PY' || fail "the preview and the PDF disagree in layout"
+python3 - "$TMP" "$E2E_DIR" <<'PY' || fail "the preview and the PDF disagree in layout"
 import json, subprocess, sys
 tmp, here = sys.argv[1], sys.argv[2]
 sys.path.insert(0, here)

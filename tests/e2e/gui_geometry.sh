@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GUI test of the Geometry panel (MECHANISMS.md section 5): the real window under its own Xvfb,
+# GUI test of the Geometry panel (docs/design/MECHANISMS.md section 5): the real window under its own Xvfb,
 # driven with real mouse events (xdotool, XTEST).
 # usage: gui_geometry.sh <path-to-attnlab>
 # Checks:
@@ -19,33 +19,10 @@
 set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_geometry.sh <attnlab>}")
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TMP=$(mktemp -d)
-APP_PID="" XVFB_PID=""
-# shellcheck disable=SC2317  # called by the trap
-cleanup() {
-  if [[ -n $APP_PID ]] && kill -0 "$APP_PID" 2>/dev/null; then kill -KILL "$APP_PID"; fi
-  if [[ -n $XVFB_PID ]] && kill -0 "$XVFB_PID" 2>/dev/null; then kill "$XVFB_PID"; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-for tool in Xvfb xdotool python3; do
-  command -v "$tool" >/dev/null || { echo "gui_geometry: no $tool (scripts/setup.sh)" >&2; exit 1; }
-done
-cd "$TMP"
-export XDG_CONFIG_HOME=$TMP/xdg
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP
+for tool in Xvfb xdotool python3; do need "$tool" scripts/setup.sh; done
 
-PASSED=0 FAILED=0
-check() {  # check "what" command...: one line per check
-  if "${@:2}"; then echo "ok   $1"; PASSED=$((PASSED + 1)); else echo "FAIL $1"; FAILED=$((FAILED + 1)); fi
-}
-finish() {
-  if ((FAILED > 0)) && [[ -f $TMP/log ]]; then sed 's/^/  | /' "$TMP/log"; fi
-  echo "gui_geometry: $PASSED passed, $FAILED failed"
-  exit $((FAILED > 0))
-}
-fatal() { echo "FAIL $*"; FAILED=$((FAILED + 1)); finish; }
-alive() { kill -0 "$APP_PID" 2>/dev/null; }
 # report_ok REPORT 'python expression over r (the report) and g (its geometry part)'
 report_ok() {
   python3 - "$1" "$2" <<'PY'
@@ -89,12 +66,7 @@ def to_data(g, sx, sy):  # screen pixel -> data, the canvas transform in the rep
 PY
 export PYTHONPATH=$TMP
 
-Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$TMP/display" 2>"$TMP/xvfb.log" &
-XVFB_PID=$!
-for _ in $(seq 100); do [[ -s $TMP/display ]] && break; sleep 0.1; done
-[[ -s $TMP/display ]] || fatal "Xvfb did not start: $(cat "$TMP/xvfb.log")"
-DISPLAY=":$(head -n1 "$TMP/display")"
-export DISPLAY
+start_xvfb
 
 # 1. Thirty frames with the panel.
 rc=0
@@ -110,13 +82,12 @@ check "the warped grid went through the GPU shader ($(python3 -c 'import json,sy
 check "z equals softmax(v T) T^T computed in Python" report_ok "$TMP/r1.json" \
   '__import__("formula").z_matches(g)'
 check "z lies in the convex hull" report_ok "$TMP/r1.json" 'g["inside_hull"]'
-check "the screenshot is not blank" python3 "$HERE/png_stats.py" "$TMP/shot1.png" --size 1280x800 \
-  --min-colors 50 --min-foreground 0.2
+check "the screenshot is not blank" screenshot_ok "$TMP/shot1.png"
 region=$(python3 -c 'import json, sys
 c = json.load(open(sys.argv[1]))["geometry"]["canvas"]
 print("%d,%d,%d,%d" % (c["min"][0], c["min"][1], c["max"][0] - c["min"][0], c["max"][1] - c["min"][1]))' "$TMP/r1.json")
 # The tokens are filled discs in Okabe-Ito sky blue, orange and bluish green.
-check "the canvas ($region) shows the tokens' colours" python3 "$HERE/png_stats.py" \
+check "the canvas ($region) shows the tokens' colours" png_stats \
   "$TMP/shot1.png" --region "$region" --min-pixels 56b4e9:20 --min-pixels e69f00:20 \
   --min-pixels 009e73:20
 
@@ -127,7 +98,7 @@ ATTN_GUI_REPORT=$TMP/r2.json timeout 120 "$ATTNLAB" gui --frames 5 --layout "$TM
 check "a bare 'attnlab gui' shows Geometry (exit $rc)" report_ok "$TMP/r2.json" \
   'r["panels"]["geometry"]["open"] and r["panels"]["geometry"]["drawn"]'
 rc=0
-ATTN_GUI_REPORT=$TMP/r3.json timeout 120 "$ATTNLAB" gui --config "$(dirname "$HERE")/../assets/configs/copy.json" \
+ATTN_GUI_REPORT=$TMP/r3.json timeout 120 "$ATTNLAB" gui --config "$E2E_DIR/../../assets/configs/copy.json" \
   --frames 5 --layout "$TMP/config.ini" >"$TMP/log" 2>&1 || rc=$?
 check "with --config it stays hidden (exit $rc)" report_ok "$TMP/r3.json" \
   'not r["panels"]["geometry"]["open"] and r["panels"]["run"]["open"]'
@@ -156,10 +127,7 @@ PY
 ATTN_GUI_REPORT=$TMP/r4.json "$ATTNLAB" gui --panel geometry --layout "$TMP/layout.ini" \
   --screenshot "$TMP/shot4.png" >"$TMP/log" 2>&1 &
 APP_PID=$!
-WIN=$(timeout 60 xdotool search --sync --onlyvisible --name '^attnlab$' | head -n1) || true
-[[ -n $WIN ]] || fatal "no attnlab window within 60 s"
-xdo() { timeout 10 xdotool "$@" || echo "  (xdotool $* failed)" >&2; }
-xdo windowfocus --sync "$WIN"
+wait_window
 sleep 1
 # Drag t1: press on it, move in steps a few frames apart, release.
 xdo mousemove --window "$WIN" "$T1X" "$T1Y" && sleep 0.3
@@ -175,30 +143,7 @@ xdo click 1 && sleep 0.5
 xdo mousemove --window "$WIN" "$T2X" "$T2Y" && sleep 0.3
 xdo click 3 && sleep 0.5
 check "alive after the mouse work" alive
-cat >"$TMP/close.py" <<'PY'
-# close.py WINDOW: what a window manager's close button sends (WM_DELETE_WINDOW), via libX11.
-import ctypes as C, sys
-x = C.cdll.LoadLibrary("libX11.so.6")
-P, W = C.c_void_p, C.c_ulong
-x.XOpenDisplay.restype, x.XOpenDisplay.argtypes = P, [C.c_char_p]
-x.XInternAtom.restype, x.XInternAtom.argtypes = W, [P, C.c_char_p, C.c_int]
-x.XSendEvent.argtypes = [P, W, C.c_int, C.c_long, P]
-x.XSync.argtypes = [P, C.c_int]
-class XClientMessageEvent(C.Structure):  # padded to sizeof(XEvent)
-    _fields_ = [("type", C.c_int), ("serial", W), ("send_event", C.c_int), ("display", P),
-                ("window", W), ("message_type", W), ("format", C.c_int), ("data", C.c_long * 5),
-                ("pad", C.c_long * 12)]
-d = x.XOpenDisplay(None)
-w = int(sys.argv[1])
-e = XClientMessageEvent(type=33, window=w, format=32, message_type=x.XInternAtom(d, b"WM_PROTOCOLS", 0))
-e.data[0] = x.XInternAtom(d, b"WM_DELETE_WINDOW", 0)
-x.XSendEvent(d, w, 0, 0, C.byref(e))
-x.XSync(d, 0)
-PY
-python3 "$TMP/close.py" "$WIN"
-for _ in $(seq 300); do alive || break; sleep 0.1; done
-rc=none
-if ! alive; then rc=0; wait "$APP_PID" || rc=$?; fi
+close_app  # WM_DELETE_WINDOW, as a window manager's close button; sets rc
 check "closing the window quits with exit 0 (got $rc)" test "$rc" = 0
 [[ -s $TMP/r4.json ]] || fatal "no exit report after the interactive run"
 check "one token drag, one token added, one deleted" report_ok "$TMP/r4.json" \
@@ -224,8 +169,7 @@ while read -r what ok detail; do
 done <"$TMP/expect.txt"
 check "z after the edits equals the formula for the new tokens" report_ok "$TMP/r4.json" \
   '__import__("formula").z_matches(g) and g["inside_hull"]'
-check "the last frame (screenshot on close) is not blank" python3 "$HERE/png_stats.py" \
-  "$TMP/shot4.png" --size 1280x800 --min-colors 50 --min-foreground 0.2
+check "the last frame (screenshot on close) is not blank" screenshot_ok "$TMP/shot4.png"
 
 # 4. Every view draws (ATTN_GEOMETRY_VIEWS picks them at start): no error, the curves and paths
 #    the report lists.

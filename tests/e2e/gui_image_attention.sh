@@ -16,21 +16,13 @@
 set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_image_attention.sh <attnlab>}")
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() {
-  echo "gui_image_attention: FAIL: $*" >&2
-  [[ -f $TMP/log ]] && sed 's/^/  | /' "$TMP/log" >&2
-  exit 1
-}
-command -v xvfb-run >/dev/null || fail "xvfb-run not found (apt-get install xvfb xauth)"
-command -v python3 >/dev/null || fail "python3 not found"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP
+need xvfb-run "apt-get install xvfb xauth"
+need python3
 DATA=/usr/share/datasets/fashion-mnist
 [[ -f $DATA/t10k-labels-idx1-ubyte.gz ]] ||
   fail "$DATA is missing (apt-get install dataset-fashion-mnist)"
-cd "$TMP"
-export XDG_CONFIG_HOME=$TMP/xdg
 
 config() {  # config NAME MECHANISM D STEPS
   cat <<EOF2
@@ -53,17 +45,6 @@ for run in dot pseudo copy; do
   "$ATTNLAB" train --config $run.json --out runs/$run >"$TMP/log" 2>&1 ||
     fail "attnlab train ($run) failed"
 done
-
-check_report() {
-  python3 - "$1" "$2" <<'PY' || fail "$3 (report: $(head -c 3000 "$1" 2>/dev/null || echo none))"
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert eval(sys.argv[2]), sys.argv[2]
-PY
-}
-run_xvfb() {
-  timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui "$@" >"$TMP/log" 2>&1
-}
 
 # 1. Live gaussian + saved dot and pseudo on test image 123.
 rc=0
@@ -102,11 +83,9 @@ assert rows[1]["step"] == 40 and rows[2]["step"] == 40
 # The saved runs differ (different mechanisms): their maps must not be identical.
 assert rows[1]["maps"][0]["cls_patch_weights"] != rows[2]["maps"][0]["cls_patch_weights"]
 PY
-region=$(awk '/^\[/ { in_w = ($0 == "[Window][Image attention]") }
-  in_w && /^Pos=/ { sub("Pos=", ""); pos = $0 } in_w && /^Size=/ { sub("Size=", ""); size = $0 }
-  END { if (pos != "" && size != "") print pos "," size }' layout.ini)
+region=$(layout_region layout.ini "Image attention")
 [[ -n $region ]] || fail "layout has no [Window][Image attention] position and size"
-python3 - shot.png "$region" "$HERE" <<'PY' || fail "the panel's region ($region) lacks the overlay's reds"
+python3 - shot.png "$region" "$E2E_DIR" <<'PY' || fail "the panel's region ($region) lacks the overlay's reds"
 import sys
 sys.path.insert(0, sys.argv[3])
 from png_stats import read_png
@@ -141,7 +120,7 @@ wait \$pid
 EOF2
   chmod +x drive.sh
   rc=0
-  ATTN_GUI_REPORT=$TMP/click.json timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" ./drive.sh || rc=$?
+  ATTN_GUI_REPORT=$TMP/click.json timeout 240 "${XVFB_RUN[@]}" ./drive.sh || rc=$?
   [[ $rc -eq 0 ]] || fail "the clicked window exited with $rc"
   check_report click.json 'r["image_attention"]["full_map"] == {"row": 1, "layer": 0, "head": 0, "size": 17}' \
     "a click on the dot run's head 0 cell (at $cell) did not open its full 17x17 map"

@@ -5,7 +5,7 @@
 # resumes; paused and minimised, the app is alive, idle and stops drawing, and answers Ctrl+S once
 # restored; a dragged Loss panel is saved on a graceful close and restored, not reset, on the next
 # launch; a 1x1 window (X11 has no 0x0) is survived.
-# Bare Xvfb has no window manager, so x11.py (below, libX11 via ctypes) plays its part: it sends
+# Bare Xvfb has no window manager, so `wm` (lib.sh, libX11 via ctypes) plays its part: it sends
 # WM_DELETE_WINDOW (`xdotool windowclose` destroys the window under the client instead), and
 # iconifies/restores as a WM does, unmap + WM_STATE, which GLFW reads for GLFW_ICONIFIED
 # (`xdotool windowminimize` only asks a WM to). The app runs without --frames: --frames is the
@@ -14,32 +14,10 @@ set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_interact.sh <attnlab> <config.json>}")
 CONFIG=$(realpath "${2:?usage: gui_interact.sh <attnlab> <config.json>}")
-TMP=$(mktemp -d)
-APP_PID="" XVFB_PID=""
-# shellcheck disable=SC2317  # called by the trap
-cleanup() {
-  if [[ -n $APP_PID ]] && kill -0 "$APP_PID" 2>/dev/null; then kill -KILL "$APP_PID"; fi
-  if [[ -n $XVFB_PID ]] && kill -0 "$XVFB_PID" 2>/dev/null; then kill "$XVFB_PID"; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-for tool in Xvfb xdotool python3; do
-  command -v "$tool" >/dev/null || { echo "gui_interact: no $tool (scripts/setup.sh)" >&2; exit 1; }
-done
-cd "$TMP"  # checkpoints (runs/gui-<name>/checkpoint) land in here
-export XDG_CONFIG_HOME=$TMP/xdg
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP  # cd there: checkpoints (runs/gui-<name>/checkpoint) land in here
+for tool in Xvfb xdotool python3; do need "$tool" scripts/setup.sh; done
 
-PASSED=0 FAILED=0
-check() {  # check "what" command...: one line per check
-  if "${@:2}"; then echo "ok   $1"; PASSED=$((PASSED + 1)); else echo "FAIL $1"; FAILED=$((FAILED + 1)); fi
-}
-finish() {
-  if ((FAILED > 0)) && [[ -f $TMP/log ]]; then sed 's/^/  | /' "$TMP/log"; fi
-  echo "gui_interact: $PASSED passed, $FAILED failed"
-  exit $((FAILED > 0))
-}
-fatal() { echo "FAIL $*"; FAILED=$((FAILED + 1)); finish; }
-alive() { kill -0 "$APP_PID" 2>/dev/null; }
 # shellcheck disable=SC2317  # called through check
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
@@ -54,60 +32,16 @@ PY
 )
 CKPT=$TMP/runs/gui-$NAME/checkpoint
 
-cat >"$TMP/x11.py" <<'PY'
-# x11.py close|iconify|restore WINDOW: what a window manager would do.
-import ctypes as C, sys
-x = C.cdll.LoadLibrary("libX11.so.6")
-P, W = C.c_void_p, C.c_ulong
-x.XOpenDisplay.restype, x.XOpenDisplay.argtypes = P, [C.c_char_p]
-x.XInternAtom.restype, x.XInternAtom.argtypes = W, [P, C.c_char_p, C.c_int]
-x.XSendEvent.argtypes = [P, W, C.c_int, C.c_long, P]
-x.XChangeProperty.argtypes = [P, W, W, W, C.c_int, C.c_int, P, C.c_int]
-x.XMapWindow.argtypes = x.XUnmapWindow.argtypes = [P, W]
-x.XSync.argtypes = [P, C.c_int]
-class XClientMessageEvent(C.Structure):  # padded to sizeof(XEvent)
-    _fields_ = [("type", C.c_int), ("serial", W), ("send_event", C.c_int), ("display", P),
-                ("window", W), ("message_type", W), ("format", C.c_int), ("data", C.c_long * 5),
-                ("pad", C.c_long * 12)]
-d = x.XOpenDisplay(None)
-assert d, "cannot open the display"
-cmd, w = sys.argv[1], int(sys.argv[2])
-atom = lambda name: x.XInternAtom(d, name.encode(), 0)
-if cmd == "close":  # what a WM's close button sends
-    e = XClientMessageEvent(type=33, window=w, format=32, message_type=atom("WM_PROTOCOLS"))
-    e.data[0] = atom("WM_DELETE_WINDOW")  # type 33: ClientMessage
-    x.XSendEvent(d, w, 0, 0, C.byref(e))
-else:  # ICCCM WM_STATE: 3 = Iconic, 1 = Normal
-    state = (C.c_long * 2)(3 if cmd == "iconify" else 1, 0)
-    x.XChangeProperty(d, w, atom("WM_STATE"), atom("WM_STATE"), 32, 0, C.byref(state), 2)
-    (x.XUnmapWindow if cmd == "iconify" else x.XMapWindow)(d, w)
-x.XSync(d, 0)
-PY
+# One Xvfb for the whole test (-displayfd picks a free display).
+start_xvfb
 
-# One Xvfb; -displayfd picks a free display and reports it once the server accepts clients.
-Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$TMP/display" 2>"$TMP/xvfb.log" &
-XVFB_PID=$!
-for _ in $(seq 100); do [[ -s $TMP/display ]] && break; sleep 0.1; done
-[[ -s $TMP/display ]] || fatal "Xvfb did not start: $(cat "$TMP/xvfb.log")"
-DISPLAY=":$(head -n1 "$TMP/display")"
-export DISPLAY
-
-# Every xdotool call is bounded and never ends the script: a failure shows in the checks.
-xdo() { timeout 10 xdotool "$@" || echo "  (xdotool $* failed)" >&2; }
+# Every xdotool call (xdo) is bounded and never ends the script: a failure shows in the checks.
 key() { xdo key --window "$WIN" "$@"; }
 launch() {  # launch ARGS...: attnlab gui in the background; wait for its window, focus it
   if [[ -n $APP_PID ]] && alive; then kill -KILL "$APP_PID"; fi  # left over from a failure
   "$ATTNLAB" gui --config "$TMP/config.json" "$@" >"$TMP/log" 2>&1 &
   APP_PID=$!
-  WIN=$(timeout 60 xdotool search --sync --onlyvisible --name '^attnlab$' | head -n1) || true
-  [[ -n $WIN ]] || fatal "no attnlab window within 60 s"
-  xdo windowfocus --sync "$WIN"
-}
-close_app() {  # WM_DELETE_WINDOW, wait up to 30 s; sets rc to the exit code, or "none"
-  python3 "$TMP/x11.py" close "$WIN"
-  for _ in $(seq 300); do alive || break; sleep 0.1; done
-  rc=none
-  if ! alive; then rc=0; wait "$APP_PID" || rc=$?; fi
+  wait_window
 }
 # Ctrl+S, then the step in the fresh checkpoint (-1: none within 15 s). A save swaps the finished
 # directory into place, so a state.json there is complete.
@@ -176,14 +110,14 @@ key space
 sleep 1
 p=$(save_step)
 visible=$(cpu_pct)
-python3 "$TMP/x11.py" iconify "$WIN"
+wm iconify "$WIN"
 sleep 0.5
 minimised=$(cpu_pct)
 check "minimised and paused: ${minimised}% of a core (< 10%)" below "$minimised" 10
 check "minimised, it stops drawing: ${minimised}% vs ${visible}% paused on screen" \
   below "$(awk -v m="$minimised" 'BEGIN { print 2 * m }')" "$visible"
 check "alive while minimised" alive
-python3 "$TMP/x11.py" restore "$WIN"
+wm restore "$WIN"
 timeout 10 xdotool search --sync --onlyvisible --name '^attnlab$' >/dev/null || true
 xdo windowfocus --sync "$WIN"
 q=$(save_step)

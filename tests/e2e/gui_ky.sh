@@ -14,30 +14,10 @@
 set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_ky.sh <attnlab>}")
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() {
-  echo "gui_ky: FAIL: $*" >&2
-  [[ -f $TMP/log ]] && sed 's/^/  | /' "$TMP/log" >&2
-  exit 1
-}
-command -v xvfb-run >/dev/null || fail "xvfb-run not found (apt-get install xvfb xauth)"
-command -v python3 >/dev/null || fail "python3 not found"
-cd "$TMP"  # anything the app writes (runs/, checkpoints) stays in here
-export XDG_CONFIG_HOME=$TMP/xdg  # never touch the user's layout
-
-run_xvfb() {
-  timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui "$@" >"$TMP/log" 2>&1
-}
-# check_report REPORT 'python expression over r' 'what': assert on the exit report
-check_report() {
-  python3 - "$1" "$2" <<'PY' || fail "$3 (report: $(cat "$1" 2>/dev/null || echo none))"
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert eval(sys.argv[2]), sys.argv[2]
-PY
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP  # cd there: anything the app writes (runs/, its layout) stays in here
+need xvfb-run "apt-get install xvfb xauth"
+need python3
 
 cat >"$TMP/ky.json" <<'EOF'
 {
@@ -56,8 +36,7 @@ rc=0
 ATTN_GUI_REPORT=$TMP/report.json run_xvfb --config "$TMP/ky.json" --autostart \
   --panel connections --frames 300 --screenshot "$TMP/shot.png" --layout "$TMP/layout.ini" || rc=$?
 [[ $rc -eq 0 ]] || fail "attnlab gui (ky) exited with $rc"
-python3 "$HERE/png_stats.py" "$TMP/shot.png" --size 1280x800 --min-colors 50 \
-  --min-foreground 0.2 || fail "the screenshot looks blank"
+screenshot_ok "$TMP/shot.png" || fail "the screenshot looks blank"
 check_report "$TMP/report.json" 'r["panels"]["connections"]["open"] and r["panels"]["connections"]["drawn"]' \
   "the Connections panel was not open and drawn"
 check_report "$TMP/report.json" 'r["connections"]["drawn"] and r["connections"]["layer"] == 0' \
@@ -74,11 +53,9 @@ check_report "$TMP/report.json" \
 check_report "$TMP/report.json" 'not r["panels"]["ky-lab"]["open"]' \
   "the KY Transform lab is open without being asked for"
 # The panel's region (from the saved layout) holds head 0's sky blue and head 1's orange.
-region=$(awk '/^\[/ { in_c = ($0 == "[Window][Connections]") }
-  in_c && /^Pos=/ { sub("Pos=", ""); pos = $0 } in_c && /^Size=/ { sub("Size=", ""); size = $0 }
-  END { if (pos != "" && size != "") print pos "," size }' "$TMP/layout.ini")
+region=$(layout_region "$TMP/layout.ini" Connections)
 [[ -n $region ]] || fail "layout has no [Window][Connections] position and size"
-python3 "$HERE/png_stats.py" "$TMP/shot.png" --region "$region" --min-colors 30 \
+png_stats "$TMP/shot.png" --region "$region" --min-colors 30 \
   --min-pixels 56b4e9:300 --min-pixels e69f00:300 ||
   fail "the Connections panel's region ($region) lacks the heads' curve colours"
 

@@ -9,22 +9,10 @@ set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_smoke.sh <attnlab> <config.json>}")
 CONFIG=$(realpath "${2:?usage: gui_smoke.sh <attnlab> <config.json>}")
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() {
-  echo "gui_smoke: FAIL: $*" >&2
-  [[ -f $TMP/log ]] && sed 's/^/  | /' "$TMP/log" >&2
-  exit 1
-}
-command -v xvfb-run >/dev/null || fail "xvfb-run not found (apt-get install xvfb xauth)"
-command -v python3 >/dev/null || fail "python3 not found"
-cd "$TMP"  # anything the app writes (runs/, checkpoints) stays in here
-export XDG_CONFIG_HOME=$TMP/xdg  # never touch the user's layout
-
-run_xvfb() {
-  timeout 240 xvfb-run -a -s "-screen 0 1280x800x24" "$ATTNLAB" gui "$@" >"$TMP/log" 2>&1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gui_tmpdir; TMP=$E2E_TMP  # cd there: anything the app writes (runs/, its layout) stays in here
+need xvfb-run "apt-get install xvfb xauth"
+need python3
 
 # 1. Training live for 240 frames.
 rc=0
@@ -32,8 +20,7 @@ run_xvfb --config "$CONFIG" --autostart --frames 240 --screenshot "$TMP/shot.png
   --frame-stats "$TMP/stats.json" --layout "$TMP/layout.ini" || rc=$?
 [[ $rc -eq 0 ]] || fail "attnlab gui exited with $rc"
 [[ -s $TMP/shot.png ]] || fail "no screenshot written"
-python3 "$HERE/png_stats.py" "$TMP/shot.png" --size 1280x800 --min-colors 50 \
-  --min-foreground 0.2 || fail "the screenshot looks blank"
+screenshot_ok "$TMP/shot.png" || fail "the screenshot looks blank"
 [[ -s $TMP/layout.ini ]] || fail "layout file not written"
 for panel in Run Loss Attention; do
   grep -q "^\[Window\]\[$panel\]" "$TMP/layout.ini" || fail "layout has no [Window][$panel]"

@@ -4,18 +4,10 @@
 # usage: ky_cli_test.sh <attnlab>
 set -u
 bin=$1
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes+1)); echo "ok   $*"; }
-bad()  { fails=$((fails+1)); echo "FAIL $*"; }
-expect_fail() {  # expect_fail <exit code> "<substring of stderr>" cmd...
-  local code=$1 want=$2; shift 2
-  "$@" >"$work/out" 2>"$work/err"; local rc=$?
-  if [ $rc = 0 ]; then bad "accepted: $*"; return; fi
-  if [ $rc != "$code" ]; then bad "exit $rc (want $code): $* : $(cat "$work/err")"; return; fi
-  if grep -q -i -e nan -e '\binf\b' "$work/out"; then bad "printed NaN/Inf: $*"; return; fi
-  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want): $*"; else bad "message for '$*' lacks '$want': $(cat "$work/err")"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
+# rejects "<substring of stderr>" cmd...: exit 2 with the message, no NaN or Inf on stdout.
+rejects() { expect_fail -c 2 -n -- "$@"; }
 
 "$bin" --help | grep -q "ky" && ok "--help lists ky" || bad "--help lacks ky"
 "$bin" ky --help | grep -q "poly-literal" && ok "ky --help documents the kinds" || bad "ky --help"
@@ -82,20 +74,19 @@ python3 -c "import json; r=json.load(open('$work/nc.json')); assert r['converged
   && ok "sqrt(|x|) at 0: exit 4, converged false, no NaN" || bad "no convergence rc=$rc: $(cat "$work/nc.json" "$work/err")"
 
 # Bad input: exit 2 and a message naming the culprit.
-expect_fail 2 'cannot parse "sin(x" at position 5: Missing parenthesis' "$bin" ky -f "sin(x" --x0 0
-expect_fail 2 "f is not finite at x = 0 (log(x)" "$bin" ky -f "log(x)" --x0 0
-expect_fail 2 "f is not finite at x = 0.05" "$bin" ky -f "log(-x)" --x0 -0.05
-expect_fail 2 "--rho must be in (0, 1), got 1.5" "$bin" ky -f "x" --x0 0 --rho 1.5
-expect_fail 2 "--h0 must be > 0, got 0" "$bin" ky -f "x" --x0 0 --h0 0
-expect_fail 2 "--eps must be > 0 (or 0 for automatic), got -1" "$bin" ky -f "x" --x0 0 --eps -1
-expect_fail 2 "--degree must be in [1, 12], got 13" "$bin" ky -f "x" --x0 0 --degree 13
-expect_fail 2 "--degree must be in [1, 12], got 0" "$bin" ky -f "x" --x0 0 --kind poly-literal --degree 0
-expect_fail 2 "--amplitude must be > 0, got 0" "$bin" ky -f "x" --x0 0 --kind exp --amplitude 0
-expect_fail 2 "--kind: unknown KY kind 'spline'" "$bin" ky -f "x" --x0 0 --kind spline
-expect_fail 2 "amplitude bound M = 0.01 is too small" "$bin" ky -f "x" --x0 0 --kind harmonic --amplitude 0.01
-expect_fail 2 "--chain: cannot parse" "$bin" ky -f "x" --x0 0 --chain "x +"
-expect_fail 2 "--x0" "$bin" ky -f "x" --x0 abc
-expect_fail 2 "--function is required" "$bin" ky --x0 1
+rejects 'cannot parse "sin(x" at position 5: Missing parenthesis' "$bin" ky -f "sin(x" --x0 0
+rejects "f is not finite at x = 0 (log(x)" "$bin" ky -f "log(x)" --x0 0
+rejects "f is not finite at x = 0.05" "$bin" ky -f "log(-x)" --x0 -0.05
+rejects "--rho must be in (0, 1), got 1.5" "$bin" ky -f "x" --x0 0 --rho 1.5
+rejects "--h0 must be > 0, got 0" "$bin" ky -f "x" --x0 0 --h0 0
+rejects "--eps must be > 0 (or 0 for automatic), got -1" "$bin" ky -f "x" --x0 0 --eps -1
+rejects "--degree must be in [1, 12], got 13" "$bin" ky -f "x" --x0 0 --degree 13
+rejects "--degree must be in [1, 12], got 0" "$bin" ky -f "x" --x0 0 --kind poly-literal --degree 0
+rejects "--amplitude must be > 0, got 0" "$bin" ky -f "x" --x0 0 --kind exp --amplitude 0
+rejects "--kind: unknown KY kind 'spline'" "$bin" ky -f "x" --x0 0 --kind spline
+rejects "amplitude bound M = 0.01 is too small" "$bin" ky -f "x" --x0 0 --kind harmonic --amplitude 0.01
+rejects "--chain: cannot parse" "$bin" ky -f "x" --x0 0 --chain "x +"
+rejects "--x0" "$bin" ky -f "x" --x0 abc
+rejects "--function is required" "$bin" ky --x0 1
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+summary

@@ -5,10 +5,8 @@
 set -u
 bin=$1; shift
 papers=${*:-condor conn kernel neural}
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes+1)); echo "ok   $*"; }
-bad()  { fails=$((fails+1)); echo "FAIL $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
 
 figures_of() {  # the figures each report promises
   case $1 in
@@ -62,5 +60,4 @@ echo "     all papers --quick: $(( $(date +%s) - total_start )) s"
 # Usage errors name the flag and the allowed values.
 "$bin" reproduce --paper vaswani --quick --out "$work/x" 2>"$work/err"; rc=$?
 [ $rc = 2 ] && grep -qF -- "--paper vaswani: allowed: condor, conn, kernel, neural" "$work/err" && [ ! -e "$work/x" ] && ok "unknown paper refused" || bad "unknown paper: rc $rc $(cat "$work/err")"
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+summary

@@ -7,18 +7,13 @@
 # usage: spectral_cli_test.sh <attnlab>
 set -u
 bin=$1
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes+1)); echo "ok   $*"; }
-bad()  { fails=$((fails+1)); echo "FAIL $*"; }
-expect_fail() {  # expect_fail "<substring of stderr>" <csv text> [args...]
-  local want=$1 text=$2; shift 2
-  printf '%b' "$text" >"$work/bad.csv"
-  "$bin" spectral --matrix "$work/bad.csv" "$@" --json >"$work/out" 2>"$work/err"; local rc=$?
-  if [ $rc = 0 ]; then bad "accepted: $text $*"; return; fi
-  if [ $rc != 2 ]; then bad "exit $rc (want 2): $text : $(cat "$work/err")"; return; fi
-  if [ -s "$work/out" ]; then bad "printed to stdout on error: $text"; return; fi
-  if grep -qF -- "$want" "$work/err"; then ok "rejected ($want)"; else bad "message for '$text' lacks '$want': $(cat "$work/err")"; fi
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+new_tmpdir; work=$E2E_TMP
+# rejects "<substring of stderr>" <csv text> [args...]: spectral on that matrix exits 2 with the
+# message and nothing on stdout.
+rejects() {
+  printf '%b' "$2" >"$work/bad.csv"
+  expect_fail -c 2 -q -- "$1" "$bin" spectral --matrix "$work/bad.csv" "${@:3}" --json
 }
 run_json() {  # run_json <name> <csv text> [args...]
   local name=$1 text=$2; shift 2
@@ -26,7 +21,7 @@ run_json() {  # run_json <name> <csv text> [args...]
   if "$bin" spectral --matrix "$work/$name.csv" "$@" --json >"$work/$name.json" 2>"$work/err"; then return 0; fi
   bad "$name exited non-zero: $(cat "$work/err")"; return 1
 }
-check() {  # check <name> <python assertions over j (the JSON) and helpers>
+check_json() {  # check_json <name> <python assertions over j (the JSON) and helpers>
   local name=$1 code=$2
   if python3 - "$work/$name.json" "$work" <<PY 2>"$work/py.err"
 import json, math, sys
@@ -54,28 +49,28 @@ PY
 }
 
 # 1. Diagonal: I + C = diag(1.5, 0.5).
-run_json diag "0.5,0\n0,-0.5\n" && check diag '
+run_json diag "0.5,0\n0,-0.5\n" && check_json diag '
 assert j["n"] == 2
 close(j["spectral_radius"], 1.5); close(j["spectral_norm"], 1.5)
 same_set(j["eigenvalues"], [(1.5, 0), (0.5, 0)])
 assert "output" not in j'
 
 # 2. A complex dominant pair: I + C = [[0.9, -0.8], [0.8, 0.9]] (normal: norm = rho).
-run_json rot "-0.1,-0.8\n0.8,-0.1\n" && check rot '
+run_json rot "-0.1,-0.8\n0.8,-0.1\n" && check_json rot '
 e = eig2(0.9, -0.8, 0.8, 0.9)
 same_set(j["eigenvalues"], e)
 close(j["spectral_radius"], math.hypot(0.9, 0.8)); close(j["spectral_norm"], norm2(0.9, -0.8, 0.8, 0.9))
 assert abs(j["eigenvalues"][0][1]) > 0.5'
 
 # 3. 3x3 non-normal, block triangular: eigenvalues 1.2, 0.7, 1.1; norm from the 2x2 block.
-run_json tri "0.2,1,0\n0,-0.3,0\n0,0,0.1\n" && check tri '
+run_json tri "0.2,1,0\n0,-0.3,0\n0,0,0.1\n" && check_json tri '
 same_set(j["eigenvalues"], [(1.2, 0), (0.7, 0), (1.1, 0)])
 close(j["spectral_radius"], 1.2)
 close(j["spectral_norm"], max(norm2(1.2, 1, 0, 0.7), 1.1))
 assert j["spectral_norm"] > j["spectral_radius"] + 0.4'
 
 # 4. norm-bound on the rotation: I + C rescaled to norm 0.95; rho(I + C) <= 0.95; the CSV written.
-run_json nb "-0.1,-0.8\n0.8,-0.1\n" --control norm-bound --limit 0.95 --out "$work/nb_out.csv" && check nb '
+run_json nb "-0.1,-0.8\n0.8,-0.1\n" --control norm-bound --limit 0.95 --out "$work/nb_out.csv" && check_json nb '
 o = j["output"]
 assert o["changed"] is True and o["control"] == "norm-bound"
 s = 0.95 / math.hypot(0.9, 0.8)
@@ -88,7 +83,7 @@ for i in range(2):
     for k in range(2): close(rows[i][k], want[i][k], 1e-12)'
 
 # 5. norm-bound on the non-normal 3x3: rho ends below r (rho <= norm = r).
-run_json nb3 "0.2,1,0\n0,-0.3,0\n0,0,0.1\n" --control norm-bound --limit 0.9 && check nb3 '
+run_json nb3 "0.2,1,0\n0,-0.3,0\n0,0,0.1\n" --control norm-bound --limit 0.9 && check_json nb3 '
 o = j["output"]
 close(o["spectral_norm"], 0.9)
 s = 0.9 / max(norm2(1.2, 1, 0, 0.7), 1.1)
@@ -96,14 +91,14 @@ same_set(o["eigenvalues"], [(1.2 * s, 0), (0.7 * s, 0), (1.1 * s, 0)])
 assert o["spectral_radius"] <= 0.9 + 1e-12'
 
 # 6. The seed'"'"'s control on trace(C) = 0: C *= r / rho leaves rho(I + C) = 1 + 0.5 r / 1.5 > 1.
-run_json spec "0.5,0\n0,-0.5\n" --control spec --limit 0.95 && check spec '
+run_json spec "0.5,0\n0,-0.5\n" --control spec --limit 0.95 && check_json spec '
 o = j["output"]
 assert o["changed"] is True
 close(o["spectral_radius"], 1 + 0.5 * 0.95 / 1.5)
 assert o["spectral_radius"] > 1'
 
 # 7. Within the limit: nothing changes.
-run_json none "-0.5,0\n0,-0.5\n" --control norm-bound --limit 0.95 && check none '
+run_json none "-0.5,0\n0,-0.5\n" --control norm-bound --limit 0.95 && check_json none '
 assert j["output"]["changed"] is False
 close(j["output"]["spectral_radius"], 0.5)'
 
@@ -121,7 +116,7 @@ cat >"$work/conn.json" <<'EOF2'
 EOF2
 if "$bin" train --config "$work/conn.json" --out "$work/run" -q >"$work/train.log" 2>&1 &&
    "$bin" spectral --matrix "$work/run/C.csv" --json >"$work/trained.json" 2>"$work/err"; then
-  check trained '
+  check_json trained '
 run = json.load(open(work + "/run/conn.json"))["final"]
 assert j["n"] == 12
 close(j["spectral_radius"], run["spectral_radius"], 1e-5)
@@ -132,17 +127,16 @@ else
 fi
 
 # Bad input: exit 2, row and column named, nothing on stdout.
-expect_fail "row 2, column 2" "1,2\n3,abc\n"
-expect_fail "not finite" "1,inf\n3,4\n"
-expect_fail "row 1, column 1" "nan,0\n0,1\n"
-expect_fail "must be square" "1,2,3\n4,5,6\n"
-expect_fail "row 2 has 1 columns" "1,2\n3\n"
-expect_fail "no matrix rows" ""
-expect_fail "control must be none, spec or norm-bound" "1,0\n0,1\n" --control clip
-expect_fail "--limit must be" "1,0\n0,1\n" --control spec --limit -1
-expect_fail "--out writes the controlled matrix" "1,0\n0,1\n" --out "$work/x.csv"
+rejects "row 2, column 2" "1,2\n3,abc\n"
+rejects "not finite" "1,inf\n3,4\n"
+rejects "row 1, column 1" "nan,0\n0,1\n"
+rejects "must be square" "1,2,3\n4,5,6\n"
+rejects "row 2 has 1 columns" "1,2\n3\n"
+rejects "no matrix rows" ""
+rejects "control must be none, spec or norm-bound" "1,0\n0,1\n" --control clip
+rejects "--limit must be" "1,0\n0,1\n" --control spec --limit -1
+rejects "--out writes the controlled matrix" "1,0\n0,1\n" --out "$work/x.csv"
 "$bin" spectral --matrix "$work/does-not-exist.csv" >"$work/out" 2>"$work/err"; rc=$?
 if [ $rc = 2 ] && grep -q "cannot open" "$work/err"; then ok "missing file"; else bad "missing file: exit $rc $(cat "$work/err")"; fi
 
-echo "spectral_cli: $passes passed, $fails failed"
-[ "$fails" = 0 ]
+summary spectral_cli
