@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/base/enum_names.h"
 #include "core/base/error.h"
 
 namespace attn::geometry {
@@ -289,17 +290,10 @@ std::vector<Vec2> value_points(const Scene& scene) {
   return values;
 }
 
-const char* map_name(Map m) {
-  switch (m) {
-    case Map::Softmax:
-      return "softmax";
-    case Map::Linear:
-      return "linear";
-    case Map::Residual:
-      return "residual";
-  }
-  return "?";
-}
+constexpr EnumName<Map> kMapNames[] = {
+    {Map::Softmax, "softmax"}, {Map::Linear, "linear"}, {Map::Residual, "residual"}};
+
+const char* map_name(Map m) { return enum_name(m, kMapNames); }
 
 Vec2 warp_point(const Scene& scene, Vec2 v, Map map, double alpha) {
   if (map == Map::Residual) check_alpha(alpha);

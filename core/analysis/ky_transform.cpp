@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/base/enum_names.h"
 #include "core/base/error.h"
 
 namespace attn {
@@ -196,21 +197,13 @@ KyFunction ky_compose(const Expression& f, const Expression& g) {
 // ---------------------------------------------------------------------------------------------
 // Kinds and settings
 
-const char* ky_kind_name(KyKind kind) {
-  switch (kind) {
-    case KyKind::linear:
-      return "linear";
-    case KyKind::poly:
-      return "poly";
-    case KyKind::poly_literal:
-      return "poly-literal";
-    case KyKind::exp:
-      return "exp";
-    case KyKind::harmonic:
-      return "harmonic";
-  }
-  return "?";
-}
+constexpr EnumName<KyKind> kKyKindNames[] = {{KyKind::linear, "linear"},
+                                               {KyKind::poly, "poly"},
+                                               {KyKind::poly_literal, "poly-literal"},
+                                               {KyKind::exp, "exp"},
+                                               {KyKind::harmonic, "harmonic"}};
+
+const char* ky_kind_name(KyKind kind) { return enum_name(kind, kKyKindNames); }
 
 const std::vector<KyKind>& all_ky_kinds() {
   static const std::vector<KyKind> kinds = {KyKind::linear, KyKind::poly, KyKind::poly_literal,
@@ -219,12 +212,9 @@ const std::vector<KyKind>& all_ky_kinds() {
 }
 
 KyKind parse_ky_kind(const std::string& name) {
-  std::string allowed;
-  for (KyKind k : all_ky_kinds()) {
-    if (name == ky_kind_name(k)) return k;
-    allowed += (allowed.empty() ? "" : ", ") + std::string(ky_kind_name(k));
-  }
-  throw Error("unknown KY kind '" + name + "' (allowed: " + allowed + ")");
+  KyKind kind;
+  if (find_enum(kKyKindNames, name, &kind)) return kind;
+  throw Error("unknown KY kind '" + name + "' (allowed: " + enum_choices(kKyKindNames) + ")");
 }
 
 void validate_ky_settings(const KySettings& s, const std::string& p) {

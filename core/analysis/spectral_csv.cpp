@@ -5,28 +5,23 @@
 #include <string>
 #include <vector>
 
+#include "core/base/enum_names.h"
 #include "core/base/error.h"
 
 namespace attn::spectral {
 
+namespace {
+constexpr EnumName<Control> kControlNames[] = {
+    {Control::None, "none"}, {Control::Spec, "spec"}, {Control::NormBound, "norm-bound"}};
+}  // namespace
+
 Control parse_control(const std::string& name) {
-  if (name == "none") return Control::None;
-  if (name == "spec") return Control::Spec;
-  if (name == "norm-bound") return Control::NormBound;
+  Control c;
+  if (find_enum(kControlNames, name, &c)) return c;
   throw Error("control must be none, spec or norm-bound, got '" + name + "'");
 }
 
-const char* control_name(Control c) {
-  switch (c) {
-    case Control::None:
-      return "none";
-    case Control::Spec:
-      return "spec";
-    case Control::NormBound:
-      return "norm-bound";
-  }
-  return "?";
-}
+const char* control_name(Control c) { return enum_name(c, kControlNames); }
 
 std::vector<double> parse_matrix_csv(const std::string& text, const std::string& source, int& n) {
   std::vector<std::vector<double>> rows;

@@ -276,67 +276,22 @@ ExperimentConfig load_config_file(const std::string& path) {
   return parse_config(j, path);
 }
 
+// Every key of every section, defaults included (the resolved config.json). Objects are
+// key-sorted, so the dump (and config_hash) does not depend on the order listed here.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TaskConfig, name, length, vocab, modulus, train_fraction,
+                                   text_path, context, eval_fraction, data_dir, patch, shift,
+                                   train_examples, test_examples)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnConfig, slots, steps, init_std, mixing, variant,
+                                   connection_heads, regularization, control, limit, track,
+                                   eigen_every, matrix_every, link_threshold)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, architecture, conn, d_model, heads, layers,
+                                   mlp_ratio, dropout, attention, head, classes, attention_options)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ratio, warmup,
+                                   weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches)
+
 json to_json(const ExperimentConfig& c) {
-  const auto& t = c.task;
-  const auto& m = c.model;
-  const auto& r = c.train;
-  return json{
-      {"name", c.name},
-      {"seed", c.seed},
-      {"device", c.device},
-      {"threads", c.threads},
-      {"task",
-       {{"name", t.name},
-        {"length", t.length},
-        {"vocab", t.vocab},
-        {"modulus", t.modulus},
-        {"train_fraction", t.train_fraction},
-        {"text_path", t.text_path},
-        {"context", t.context},
-        {"eval_fraction", t.eval_fraction},
-        {"data_dir", t.data_dir},
-        {"patch", t.patch},
-        {"shift", t.shift},
-        {"train_examples", t.train_examples},
-        {"test_examples", t.test_examples}}},
-      {"model",
-       {{"architecture", m.architecture},
-        {"conn",
-         {{"slots", m.conn.slots},
-          {"steps", m.conn.steps},
-          {"init_std", m.conn.init_std},
-          {"mixing", m.conn.mixing},
-          {"variant", m.conn.variant},
-          {"connection_heads", m.conn.connection_heads},
-          {"regularization", m.conn.regularization},
-          {"control", m.conn.control},
-          {"limit", m.conn.limit},
-          {"track", m.conn.track},
-          {"eigen_every", m.conn.eigen_every},
-          {"matrix_every", m.conn.matrix_every},
-          {"link_threshold", m.conn.link_threshold}}},
-        {"d_model", m.d_model},
-        {"heads", m.heads},
-        {"layers", m.layers},
-        {"mlp_ratio", m.mlp_ratio},
-        {"dropout", m.dropout},
-        {"attention", m.attention},
-        {"head", m.head},
-        {"classes", m.classes},
-        {"attention_options", m.attention_options}}},
-      {"train",
-       {{"steps", r.steps},
-        {"batch_size", r.batch_size},
-        {"lr", r.lr},
-        {"min_lr_ratio", r.min_lr_ratio},
-        {"warmup", r.warmup},
-        {"weight_decay", r.weight_decay},
-        {"beta1", r.beta1},
-        {"beta2", r.beta2},
-        {"grad_clip", r.grad_clip},
-        {"eval_every", r.eval_every},
-        {"eval_batches", r.eval_batches}}},
-  };
+  return json{{"name", c.name},   {"seed", c.seed}, {"device", c.device}, {"threads", c.threads},
+              {"task", c.task},   {"model", c.model}, {"train", c.train}};
 }
 
 std::string config_hash(const ExperimentConfig& c) {

@@ -52,4 +52,15 @@ class JsonReader {
   std::vector<std::string> allowed_;
 };
 
+// Reads one object into a default T: fields(reader, t) asks for each key, then finish() refuses
+// the rest. For option records (core/attention/<name>/<name>_options.cpp).
+template <typename T, typename Fields>
+T read_json_object(const nlohmann::json& j, const std::string& prefix, Fields fields) {
+  JsonReader reader(j, prefix);
+  T out;
+  fields(reader, out);
+  reader.finish();
+  return out;
+}
+
 }  // namespace attn

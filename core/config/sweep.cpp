@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "core/base/atomic_file.h"
+#include "core/base/enum_names.h"
 #include "core/base/error.h"
 #include "core/training/headless.h"
 
@@ -203,16 +205,10 @@ CellState cell_state(const std::string& out_dir, const SweepCell& cell) {
   return CellState::Pending;
 }
 
-const char* to_string(CellState s) {
-  switch (s) {
-    case CellState::Done:
-      return "done";
-    case CellState::Partial:
-      return "partial";
-    default:
-      return "pending";
-  }
-}
+constexpr EnumName<CellState> kCellStateNames[] = {
+    {CellState::Done, "done"}, {CellState::Partial, "partial"}, {CellState::Pending, "pending"}};
+
+const char* to_string(CellState s) { return enum_name(s, kCellStateNames); }
 
 void parse_shard(const std::string& spec, int& index, int& count) {
   const auto slash = spec.find('/');
@@ -231,19 +227,6 @@ void parse_shard(const std::string& spec, int& index, int& count) {
 
 namespace {
 
-void write_atomically(const fs::path& path, const std::string& text) {
-  // The pid keeps concurrent shards writing the same manifest from clobbering each other's
-  // temporary file.
-  const fs::path tmp = path.string() + ".tmp-" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out.flush()) throw Error("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error("cannot write " + path.string() + ": " + ec.message());
-}
 
 }  // namespace
 
@@ -271,7 +254,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   } else {
     fs::create_directories(out, ec);
     if (ec) throw Error("--out: cannot create " + out.string() + ": " + ec.message());
-    write_atomically(manifest_path, manifest.dump(2) + "\n");
+    write_file_atomic(fs::path(manifest_path).string(), manifest.dump(2) + "\n");
   }
   auto log = [&](const std::string& s) {
     if (o.log) o.log(s);

@@ -3,29 +3,20 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace attn::kernels::detail {
 
+// expf/logf for float, exp/log for double (no silent promotion of float maths to double).
 template <typename T>
-__device__ __forceinline__ T exp_(T x);
-template <>
-__device__ __forceinline__ float exp_(float x) {
-  return expf(x);
+__device__ __forceinline__ T exp_(T x) {
+  if constexpr (std::is_same_v<T, float>) return expf(x);
+  else return exp(x);
 }
-template <>
-__device__ __forceinline__ double exp_(double x) {
-  return exp(x);
-}
-
 template <typename T>
-__device__ __forceinline__ T log_(T x);
-template <>
-__device__ __forceinline__ float log_(float x) {
-  return logf(x);
-}
-template <>
-__device__ __forceinline__ double log_(double x) {
-  return log(x);
+__device__ __forceinline__ T log_(T x) {
+  if constexpr (std::is_same_v<T, float>) return logf(x);
+  else return log(x);
 }
 
 template <typename T>

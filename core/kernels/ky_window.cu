@@ -36,22 +36,12 @@ __device__ __forceinline__ T group_sum_masked(T v, unsigned mask) {
 // Rows are read VEC elements at a time (16-byte loads when D allows): lane g of a group holds the
 // chunks g + G*e (e < E) of a row, elements chunk*VEC .. chunk*VEC + VEC-1.
 template <typename T, int VEC>
-struct Chunk;
-template <>
-struct Chunk<float, 4> {
-  using type = float4;
-};
-template <>
-struct Chunk<double, 2> {
-  using type = double2;
-};
-template <>
-struct Chunk<float, 1> {
-  using type = float;
-};
-template <>
-struct Chunk<double, 1> {
-  using type = double;
+struct Chunk {
+  // float x4 -> float4, double x2 -> double2, one element -> T itself.
+  static_assert(VEC == 1 || (std::is_same_v<T, float> && VEC == 4) ||
+                    (std::is_same_v<T, double> && VEC == 2),
+                "16-byte chunks: float x4 or double x2");
+  using type = std::conditional_t<VEC == 1, T, std::conditional_t<VEC == 4, float4, double2>>;
 };
 
 template <typename T, int VEC>

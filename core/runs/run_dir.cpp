@@ -4,7 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/runs/run_writer.h"
 #include "core/base/version.h"
 
 namespace attn {
@@ -20,17 +22,6 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out.flush()) throw Error("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error("cannot write " + path.string() + ": " + ec.message());
-}
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> cells;
@@ -140,14 +131,9 @@ RunDirectory read_run_directory(const std::string& dir) {
 
 void write_run_directory(const std::string& dir, const ExperimentConfig& config,
                          const Snapshot& snap, double wall_seconds) {
-  const fs::path d(dir);
-  std::error_code ec;
-  fs::create_directories(d, ec);
-  if (ec) throw Error("cannot create run directory " + dir + ": " + ec.message());
-  write_text(d / "config.json", to_json(config).dump(2) + "\n");
-  std::ostringstream csv;
-  csv.precision(7);
-  csv << "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s\n";
+  write_run_config(dir, config);
+  // A row per evaluation, with the mean train loss since the previous one.
+  std::string csv = std::string(kMetricsHeader) + "\n";
   size_t t = 0;
   for (size_t i = 0; i < snap.eval_loss.steps.size(); ++i) {
     const int64_t step = snap.eval_loss.steps[i];
@@ -155,34 +141,29 @@ void write_run_directory(const std::string& dir, const ExperimentConfig& config,
     int n = 0;
     for (; t < snap.train_loss.steps.size() && snap.train_loss.steps[t] <= step; ++t, ++n)
       sum += snap.train_loss.values[t];
-    csv << step << ",";
-    if (n) csv << sum / n;
-    csv << "," << snap.eval_loss.values[i] << ",";
-    if (i < snap.eval_accuracy.values.size()) csv << snap.eval_accuracy.values[i];
-    csv << ",,\n";
+    std::optional<double> accuracy;
+    if (i < snap.eval_accuracy.values.size()) accuracy = snap.eval_accuracy.values[i];
+    csv += metrics_row(step, n ? std::optional<double>(sum / n) : std::nullopt,
+                       snap.eval_loss.values[i], accuracy, std::nullopt, std::nullopt);
   }
-  write_text(d / "metrics.csv", csv.str());
-  const bool conn = config.model.architecture == "conn";
-  nlohmann::json j = {
-      {"mechanism", conn ? "conn" : config.model.attention.at(0)},
-      {"mechanisms", config.model.attention},
-      {"task", config.task.name},
-      {"steps", snap.step},
-      {"final_train_loss", snap.train_loss.empty() ? 0.0 : snap.train_loss.values.back()},
-      {"eval_loss", snap.eval_loss.empty() ? 0.0 : snap.eval_loss.values.back()},
-      {"eval_accuracy", snap.eval_accuracy.empty() ? 0.0 : snap.eval_accuracy.values.back()},
-      {"parameters", snap.parameters},
-      {"attention_parameters", snap.attention_parameters},
-      {"steps_per_second", wall_seconds > 0 ? snap.step / wall_seconds : 0.0},
-      {"wall_seconds", wall_seconds},
-      {"seed", config.seed},
-      {"device", snap.device},
-      {"diverged", snap.state == TrainerState::Diverged},
-      {"config_hash", config_hash(config)},
-      {"source", "gui"},
-      {"attnlab", version_string()}};
-  if (snap.baseline_loss > 0) j["unigram_baseline_loss"] = snap.baseline_loss;
-  write_text(d / "summary.json", j.dump(2) + "\n");
+  write_file_atomic((fs::path(dir) / "metrics.csv").string(), csv);
+  RunSummary s;
+  s.mechanism = run_mechanism(config);
+  s.task = config.task.name;
+  s.steps = snap.step;
+  s.final_train_loss = snap.train_loss.empty() ? 0.0 : snap.train_loss.values.back();
+  s.eval_loss = snap.eval_loss.empty() ? 0.0 : snap.eval_loss.values.back();
+  s.eval_accuracy = snap.eval_accuracy.empty() ? 0.0 : snap.eval_accuracy.values.back();
+  s.baseline_loss = snap.baseline_loss;
+  s.parameters = snap.parameters;
+  s.attention_parameters = snap.attention_parameters;
+  s.steps_per_second = wall_seconds > 0 ? snap.step / wall_seconds : 0.0;
+  s.seed = config.seed;
+  s.device = snap.device;
+  s.diverged = snap.state == TrainerState::Diverged;
+  nlohmann::json j = run_summary_json(config, s, wall_seconds);
+  j["source"] = "gui";
+  write_run_json(dir, "summary.json", j);
 }
 
 }  // namespace attn

@@ -30,9 +30,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-void write_file_atomically(const fs::path& path, const std::string& text) {
-  write_file_atomic(path.string(), text);
-}
 
 // Keeps the header and the rows at or before `step` (a resumed run rewrites what came after
 // its checkpoint).
@@ -55,11 +52,6 @@ std::string metrics_prefix(const fs::path& path, int64_t step) {
   return out;
 }
 
-std::string fmt(double v) {
-  std::ostringstream s;
-  s << std::setprecision(7) << v;
-  return s.str();
-}
 
 }  // namespace
 
@@ -91,17 +83,18 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   torch::set_num_threads(threads);
   if (!session) session = std::make_unique<TrainingSession>(config);
 
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw Error("--out: cannot create " + out.string() + ": " + ec.message());
-  write_file_atomically(out / "config.json", to_json(config).dump(2) + "\n");
+  {
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) throw Error("--out: cannot create " + out.string() + ": " + ec.message());
+  }
+  write_run_config(out.string(), config);
 
   const fs::path metrics_path = out / "metrics.csv";
   std::string previous = o.resume_dir.empty() ? "" : metrics_prefix(metrics_path, session->step());
   // The kept rows are rewritten whole first, then appended to row by row (one flush per eval):
   // a crash loses at most the row being written, which the next resume drops.
-  write_file_atomically(metrics_path,
-                        "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s\n" + previous);
+  write_file_atomic(metrics_path.string(), std::string(kMetricsHeader) + "\n" + previous);
   std::ofstream metrics(metrics_path, std::ios::app);
   if (!metrics) throw Error("cannot write " + metrics_path.string());
 
@@ -141,8 +134,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
       const auto eval = session->evaluate();
       const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count();
       const double sps = interval_steps / std::max(1e-9, dt);
-      metrics << step << "," << fmt(interval_loss / interval_steps) << "," << fmt(eval.loss) << ","
-              << fmt(eval.accuracy) << "," << fmt(lr) << "," << fmt(sps) << "\n";
+      metrics << metrics_row(step, interval_loss / interval_steps, eval.loss, eval.accuracy, lr, sps);
       metrics.flush();
       std::ostringstream line;
       line << "step " << step << "/" << t.steps << "  train " << std::fixed << std::setprecision(4)
@@ -159,7 +151,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
   session->save((out / "checkpoint").string());
 
-  summary.mechanism = conn ? "conn" : config.model.attention.at(0);
+  summary.mechanism = run_mechanism(config);
   summary.task = config.task.name;
   summary.steps = session->step();
   summary.final_train_loss = session->last_train_loss();
@@ -172,24 +164,8 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   summary.seed = config.seed;
   summary.device = session->device_name();
 
-  json j = {{"mechanism", summary.mechanism},
-            {"mechanisms", config.model.attention},
-            {"task", summary.task},
-            {"steps", summary.steps},
-            {"final_train_loss", summary.final_train_loss},
-            {"eval_loss", summary.eval_loss},
-            {"eval_accuracy", summary.eval_accuracy},
-            {"parameters", summary.parameters},
-            {"attention_parameters", summary.attention_parameters},
-            {"steps_per_second", summary.steps_per_second},
-            {"wall_seconds", elapsed},
-            {"peak_rss_mib", peak_rss_mib()},
-            {"seed", summary.seed},
-            {"device", summary.device},
-            {"diverged", summary.diverged},
-            {"config_hash", config_hash(config)},
-            {"attnlab", version_string()}};
-  if (summary.baseline_loss > 0) j["unigram_baseline_loss"] = summary.baseline_loss;
+  json j = run_summary_json(config, summary, elapsed);
+  j["peak_rss_mib"] = peak_rss_mib();
   if (session->task().patch_dim() > 0) {
     // Image tasks evaluate on the shipped test split (never trained on): say so by name.
     int64_t examples = 0;
@@ -207,14 +183,14 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
                  {"control", c["control"]},
                  {"control_events", c["control_events"]},
                  {"spec_formula_parameters", c["spec_formula_parameters"]}};
-    write_file_atomically(out / "conn.json", c.dump() + "\n");
-    write_file_atomically(out / "C.csv", session->conn_matrix_csv());  // for `attnlab spectral`
+    write_run_json(out.string(), "conn.json", c, /*pretty=*/false);
+    write_file_atomic((out / "C.csv").string(), session->conn_matrix_csv());  // `attnlab spectral`
   }
-  write_file_atomically(out / "summary.json", j.dump(2) + "\n");
+  write_run_json(out.string(), "summary.json", j);
   // Learned connection functions of `ky` layers over training (for figures and comparisons).
   if (!session->connection_history().empty())
-    write_file_atomically(out / "connections.json",
-                          connection_frames_to_json(session->connection_history()).dump() + "\n");
+    write_run_json(out.string(), "connections.json",
+                   connection_frames_to_json(session->connection_history()), /*pretty=*/false);
   return summary;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/config/config.h"
+#include "core/runs/run_writer.h"  // RunSummary, and the format written
 
 namespace attn {
 
@@ -25,21 +26,6 @@ struct HeadlessOptions {
   std::function<void(const std::string&)> log;  // progress lines; null = silent
 };
 
-struct RunSummary {
-  std::string mechanism;
-  std::string task;
-  int64_t steps = 0;
-  double final_train_loss = 0;
-  double eval_loss = 0;
-  double eval_accuracy = 0;
-  double baseline_loss = 0;  // text task: unigram cross-entropy of eval text
-  int64_t parameters = 0;
-  int64_t attention_parameters = 0;
-  double steps_per_second = 0;
-  uint64_t seed = 0;
-  std::string device;
-  bool diverged = false;
-};
 
 RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& options);
 

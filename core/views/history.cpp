@@ -1,5 +1,7 @@
 #include "core/views/history.h"
 
+#include "core/base/enum_names.h"
+
 namespace attn {
 
 void MetricHistory::add(int64_t step, float value) {
@@ -58,17 +60,14 @@ void MetricHistory::from_json(const nlohmann::json& j) {
   tail_value_ = j.at("tail_value").get<float>();
 }
 
-const char* to_string(TrainerState s) {
-  switch (s) {
-    case TrainerState::Idle: return "Idle";
-    case TrainerState::Running: return "Running";
-    case TrainerState::Paused: return "Paused";
-    case TrainerState::Stopping: return "Stopping";
-    case TrainerState::Finished: return "Finished";
-    case TrainerState::Diverged: return "Diverged";
-    case TrainerState::Error: return "Error";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumName<TrainerState> kStateNames[] = {
+    {TrainerState::Idle, "Idle"},         {TrainerState::Running, "Running"},
+    {TrainerState::Paused, "Paused"},     {TrainerState::Stopping, "Stopping"},
+    {TrainerState::Finished, "Finished"}, {TrainerState::Diverged, "Diverged"},
+    {TrainerState::Error, "Error"}};
+}  // namespace
+
+const char* to_string(TrainerState s) { return enum_name(s, kStateNames); }
 
 }  // namespace attn

@@ -11,8 +11,8 @@ std::shared_ptr<AttentionModule> make_dot_attention(const AttentionSpec& spec) {
 }
 
 torch::Tensor softmax_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                const torch::Tensor& v, bool causal, double dropout,
-                                bool training, torch::Tensor* weights) {
+                                const torch::Tensor& v, bool causal, double dropout, bool training,
+                                torch::Tensor* weights) {
   const int64_t L = q.size(2);
   auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
   if (causal) scores = scores.masked_fill(causal_mask(L, q.device()), -INFINITY);

@@ -23,11 +23,10 @@ GaussianOptions parse_gaussian_options(const nlohmann::json& options) {
 }
 
 LinearSimOptions parse_linear_sim_options(const nlohmann::json& options) {
-  JsonReader r(options, options_path("linear-sim"));
-  LinearSimOptions o;
-  r.integer("max_len", o.max_len, 1, 4096);  // W holds max_len n Dh^2 weights per layer
-  r.finish();
-  return o;
+  return read_json_object<LinearSimOptions>(
+      options, options_path("linear-sim"), [](JsonReader& r, LinearSimOptions& o) {
+        r.integer("max_len", o.max_len, 1, 4096);  // W holds max_len n Dh^2 weights per layer
+      });
 }
 
 namespace {
@@ -38,6 +37,7 @@ void no_options(const char* name, const nlohmann::json& options) {
 
 }  // namespace
 
+// Pseudo-MHSA: projections + A [n, Dh, Dh] = 2D^2 + 2D + n Dh^2.
 const MechanismDescriptor& pseudo_mechanism() {
   static const MechanismDescriptor d{
       "pseudo",
@@ -46,11 +46,12 @@ const MechanismDescriptor& pseudo_mechanism() {
       "", [](const nlohmann::json& o) { no_options("pseudo", o); },
       [](int64_t D, int64_t n, const nlohmann::json& o) -> int64_t {
         no_options("pseudo", o);
-        return 2 * D * D + 2 * D + D * D / n;  // projections + n Dh^2
+        return 2 * D * D + 2 * D + D * D / n;
       }};
   return d;
 }
 
+// Semi-Fusion: U, A, Wv [n, Dh, Dh], W^O, b_O = 2D^2 + 2 n Dh^2 + D.
 const MechanismDescriptor& semi_fusion_mechanism() {
   static const MechanismDescriptor d{
       "semi-fusion",
@@ -59,7 +60,7 @@ const MechanismDescriptor& semi_fusion_mechanism() {
       "", [](const nlohmann::json& o) { no_options("semi-fusion", o); },
       [](int64_t D, int64_t n, const nlohmann::json& o) -> int64_t {
         no_options("semi-fusion", o);
-        return 2 * D * D + 2 * (D * D / n) + D;  // U, A, Wv, W^O, b_O
+        return 2 * D * D + 2 * (D * D / n) + D;
       }};
   return d;
 }

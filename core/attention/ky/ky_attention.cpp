@@ -15,8 +15,8 @@ std::shared_ptr<AttentionModule> make_ky_attention(const AttentionSpec& spec) {
 
 torch::Tensor windowed_attention(const torch::Tensor& q, const torch::Tensor& k,
                                  const torch::Tensor& v, const torch::Tensor& bias, int window,
-                                 int first_offset, bool masked_edges, double dropout,
-                                 bool training, torch::Tensor* band_weights) {
+                                 int first_offset, bool masked_edges, double dropout, bool training,
+                                 torch::Tensor* band_weights) {
 #ifdef ATTN_WITH_CUDA
   // The kernel has no dropout and never forms the band weights (the probe asks for them).
   const bool fused = fused_kernels_enabled() && q.is_cuda() && !band_weights &&
@@ -43,7 +43,7 @@ torch::Tensor windowed_attention_reference(const torch::Tensor& q, const torch::
   const int64_t back = Lp + W - first_offset - L;
   auto kp = at::constant_pad_nd(k, {0, 0, first_offset, back});
   auto vp = at::constant_pad_nd(v, {0, 0, first_offset, back});
-  auto kb = kp.unfold(2, 2 * W, W);                  // [B, H, blocks, Dh, 2W]
+  auto kb = kp.unfold(2, 2 * W, W);                    // [B, H, blocks, Dh, 2W]
   auto vb = vp.unfold(2, 2 * W, W).transpose(-1, -2);  // [B, H, blocks, 2W, Dh]
 
   // Block scores [.., W, 2W]; row r's window is columns r..r+W-1. Skew: flattened, entry (r, c)
@@ -112,10 +112,10 @@ void ConnectionNetImpl::reset_parameters() {
 }
 
 torch::Tensor ConnectionNetImpl::forward(const torch::Tensor& t) {
-  auto x = t.to(w1.dtype()).view({1, -1, 1});                         // [1, T, 1]
-  auto h1 = torch::gelu(x * w1.unsqueeze(1) + b1.unsqueeze(1));       // [H, T, n]
+  auto x = t.to(w1.dtype()).view({1, -1, 1});                                      // [1, T, 1]
+  auto h1 = torch::gelu(x * w1.unsqueeze(1) + b1.unsqueeze(1));                    // [H, T, n]
   auto h2 = torch::gelu(torch::matmul(h1, w2.transpose(1, 2)) + b2.unsqueeze(1));  // [H, T, n]
-  return (h2 * w3.unsqueeze(1)).sum(-1) + b3.unsqueeze(1);            // [H, T]
+  return (h2 * w3.unsqueeze(1)).sum(-1) + b3.unsqueeze(1);                         // [H, T]
 }
 
 KyAttention::KyAttention(const AttentionSpec& spec)
@@ -147,9 +147,9 @@ torch::Tensor KyAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
   auto qkv = qkv_->forward(x).view({B, L, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
   torch::Tensor band;
-  auto y = windowed_attention(qkv[0], qkv[1], qkv[2], bias_table().to(x.dtype()),
-                              options_.window, first_offset(), options_.edges == "masked",
-                              dropout_, is_training(), record_weights ? &band : nullptr);
+  auto y = windowed_attention(qkv[0], qkv[1], qkv[2], bias_table().to(x.dtype()), options_.window,
+                              first_offset(), options_.edges == "masked", dropout_, is_training(),
+                              record_weights ? &band : nullptr);
   if (record_weights) recorded_weights = band_to_dense(band.detach(), first_offset());
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }

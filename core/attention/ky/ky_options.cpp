@@ -6,15 +6,13 @@
 namespace attn {
 
 KyOptions parse_ky_options(const nlohmann::json& options) {
-  JsonReader r(options, options_path("ky"));
-  KyOptions o;
-  r.integer("window", o.window, 2, 4096);  // t_j = (j-1)/(W-1) needs W >= 2
-  r.string("placement", o.placement, {"causal", "centered"});
-  r.string("edges", o.edges, {"masked", "zero-pad"});
-  r.integer("hidden", o.hidden, 1, 4096);
-  r.string("connection", o.connection, {"learned", "none"});
-  r.finish();
-  return o;
+  return read_json_object<KyOptions>(options, options_path("ky"), [](JsonReader& r, KyOptions& o) {
+    r.integer("window", o.window, 2, 4096);  // t_j = (j-1)/(W-1) needs W >= 2
+    r.string("placement", o.placement, {"causal", "centered"});
+    r.string("edges", o.edges, {"masked", "zero-pad"});
+    r.integer("hidden", o.hidden, 1, 4096);
+    r.string("connection", o.connection, {"learned", "none"});
+  });
 }
 
 const MechanismDescriptor& ky_mechanism() {

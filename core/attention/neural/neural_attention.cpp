@@ -1,10 +1,9 @@
 #include "core/attention/neural/neural_attention.h"
 
-#include "core/attention/dot/dot_attention.h"
-
 #include <algorithm>
 #include <cmath>
 
+#include "core/attention/dot/dot_attention.h"
 #include "core/base/error.h"
 #include "core/training/run_random.h"
 
@@ -150,7 +149,6 @@ void check_neural_shapes(const torch::Tensor& p, const torch::Tensor& r, const t
 }
 
 }  // namespace
-
 
 torch::Tensor neural_attention_reference(const torch::Tensor& p, const torch::Tensor& r,
                                          const torch::Tensor& w, const torch::Tensor& b,

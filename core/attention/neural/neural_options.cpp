@@ -1,33 +1,18 @@
 #include "core/attention/neural/neural_options.h"
 
 #include "core/attention/mechanism.h"
+#include "core/base/enum_names.h"
 #include "core/base/error.h"
 #include "core/config/json_reader.h"
 
 namespace attn {
 
-NeuralActivation parse_neural_activation(const std::string& name) {
-  if (name == "relu") return NeuralActivation::relu;
-  if (name == "gelu") return NeuralActivation::gelu;
-  if (name == "tanh") return NeuralActivation::tanh;
-  throw Error("unknown neural attention activation \"" + name + "\" (allowed: relu, gelu, tanh)");
-}
+namespace {
+constexpr EnumName<NeuralActivation> kActivationNames[] = {{NeuralActivation::relu, "relu"},
+                                                           {NeuralActivation::gelu, "gelu"},
+                                                           {NeuralActivation::tanh, "tanh"}};
 
-const char* neural_activation_name(NeuralActivation a) {
-  switch (a) {
-    case NeuralActivation::relu:
-      return "relu";
-    case NeuralActivation::gelu:
-      return "gelu";
-    case NeuralActivation::tanh:
-      return "tanh";
-  }
-  return "?";
-}
-
-NeuralOptions parse_neural_options(const nlohmann::json& options) {
-  JsonReader r(options, options_path("neural"));
-  NeuralOptions o;
+void read_neural_fields(JsonReader& r, NeuralOptions& o) {
   if (const nlohmann::json* v = r.find("down"); v && v->is_string()) {
     if (v->get<std::string>() != "none")
       r.fail(r.path("down"), "must be a positive integer (d') or \"none\", got " + v->dump());
@@ -56,8 +41,23 @@ NeuralOptions parse_neural_options(const nlohmann::json& options) {
   r.string("placement", placement, {"first-layer", "all-layers"});
   o.first_layer_only = placement == "first-layer";
   r.integer("chunk", o.chunk, 1, 1 << 20);
-  r.finish();
-  return o;
+}
+
+}  // namespace
+
+NeuralActivation parse_neural_activation(const std::string& name) {
+  NeuralActivation a;
+  if (find_enum(kActivationNames, name, &a)) return a;
+  throw Error("unknown neural attention activation \"" + name +
+              "\" (allowed: " + enum_choices(kActivationNames) + ")");
+}
+
+const char* neural_activation_name(NeuralActivation a) {
+  return enum_name(a, kActivationNames);
+}
+
+NeuralOptions parse_neural_options(const nlohmann::json& options) {
+  return read_json_object<NeuralOptions>(options, options_path("neural"), read_neural_fields);
 }
 
 const MechanismDescriptor& neural_mechanism() {

@@ -27,9 +27,11 @@ RopeAttention::RopeAttention(const AttentionSpec& spec)
       causal_(spec.causal),
       dropout_(spec.dropout) {
   if (head_dim_ % 2 != 0)
-    throw Error("model.attention \"rope\" rotates feature pairs, so the head width model.d_model / "
-                "model.heads must be even, got " + std::to_string(spec.d_model) + " / " +
-                std::to_string(spec.heads) + " = " + std::to_string(head_dim_));
+    throw Error(
+        "model.attention \"rope\" rotates feature pairs, so the head width model.d_model / "
+        "model.heads must be even, got " +
+        std::to_string(spec.d_model) + " / " + std::to_string(spec.heads) + " = " +
+        std::to_string(head_dim_));
   qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
   out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
 }

@@ -6,11 +6,10 @@
 namespace attn {
 
 RopeOptions parse_rope_options(const nlohmann::json& options) {
-  JsonReader r(options, options_path("rope"));
-  RopeOptions o;
-  r.number("base", o.base, 1.0, 1e12, /*lo_open=*/true);  // base 1 would not rotate at all
-  r.finish();
-  return o;
+  return read_json_object<RopeOptions>(
+      options, options_path("rope"), [](JsonReader& r, RopeOptions& o) {
+        r.number("base", o.base, 1.0, 1e12, /*lo_open=*/true);  // base 1 would not rotate at all
+      });
 }
 
 const MechanismDescriptor& rope_mechanism() {

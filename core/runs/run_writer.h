@@ -1,0 +1,56 @@
+// The one writer of the run-directory format that core/runs/run_dir.h reads back: used by
+// `attnlab train` (core/training/headless.cpp) and by runs trained in the window
+// (write_run_directory in core/runs/run_dir.h). Torch-free. Every file is written through
+// write_file_atomic (core/base/atomic_file.h): a reader sees the old file or the new one.
+// Layout: config.json (the resolved config), metrics.csv (kMetricsHeader, then a row per
+// evaluation), summary.json (run_summary_json plus the writer's own keys), checkpoint/.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/config/config.h"
+
+namespace attn {
+
+struct RunSummary {
+  std::string mechanism;
+  std::string task;
+  int64_t steps = 0;
+  double final_train_loss = 0;
+  double eval_loss = 0;
+  double eval_accuracy = 0;
+  double baseline_loss = 0;  // text task: unigram cross-entropy of eval text
+  int64_t parameters = 0;
+  int64_t attention_parameters = 0;
+  double steps_per_second = 0;
+  uint64_t seed = 0;
+  std::string device;
+  bool diverged = false;
+};
+
+inline constexpr const char* kMetricsHeader =
+    "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s";
+
+// One metrics.csv row (with its newline), 7 significant digits; absent values stay empty.
+std::string metrics_row(int64_t step, std::optional<double> train_loss,
+                        std::optional<double> eval_loss, std::optional<double> eval_accuracy,
+                        std::optional<double> lr, std::optional<double> steps_per_s);
+
+// "conn" for a Connection Transformer, else the first layer's mechanism.
+std::string run_mechanism(const ExperimentConfig& config);
+
+// Creates dir (and parents) and writes config.json. Throws attn::Error naming the path.
+void write_run_config(const std::string& dir, const ExperimentConfig& config);
+
+// summary.json's fields that every run has: mechanism(s), task, steps, losses, parameters,
+// speed, seed, device, diverged, config_hash, attnlab version, unigram baseline when known.
+nlohmann::json run_summary_json(const ExperimentConfig& config, const RunSummary& summary,
+                                double wall_seconds);
+
+// Writes dir/name atomically: JSON pretty-printed (indent 2) or compact, with a final newline.
+void write_run_json(const std::string& dir, const std::string& name, const nlohmann::json& j,
+                    bool pretty = true);
+
+}  // namespace attn
