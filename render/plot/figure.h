@@ -1,5 +1,5 @@
 // The figure model: a figure is plain data (no torch, no ImGui, no GL). Panels and the export
-// command build figures from snapshots; figure_layout.h lays one out on a page in points, and
+// command build figures from snapshots; render/plot/figure_draw.h lays one out on a page in points, and
 // every backend (the screen, cairo's PDF and PNG, the SVG writer, the CSV writer) draws or
 // writes the same laid-out figure, so what the user sees is what gets exported.
 // Contract:
