@@ -65,7 +65,7 @@ CurveShape describe_curve(const std::vector<float>& t, const float* g, int windo
     std::snprintf(buf, sizeof buf, "flat (range %.3g): no preference among the window's slots",
                   s.range);
   } else {
-    const char* where = s.peak_offset == 0   ? " (the current token)"
+    const char* where = s.peak_offset == 0  ? " (the current token)"
                         : s.peak_offset > 0 ? " (earlier tokens)"
                                             : " (later tokens)";
     std::snprintf(buf, sizeof buf, "%s, %s; peak at t = %.2f = offset %d%s; range %.3g",

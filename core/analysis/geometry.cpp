@@ -293,7 +293,9 @@ std::vector<Vec2> value_points(const Scene& scene) {
 constexpr EnumName<Map> kMapNames[] = {
     {Map::Softmax, "softmax"}, {Map::Linear, "linear"}, {Map::Residual, "residual"}};
 
-const char* map_name(Map m) { return enum_name(m, kMapNames); }
+const char* map_name(Map m) {
+  return enum_name(m, kMapNames);
+}
 
 Vec2 warp_point(const Scene& scene, Vec2 v, Map map, double alpha) {
   if (map == Map::Residual) check_alpha(alpha);

@@ -198,12 +198,14 @@ KyFunction ky_compose(const Expression& f, const Expression& g) {
 // Kinds and settings
 
 constexpr EnumName<KyKind> kKyKindNames[] = {{KyKind::linear, "linear"},
-                                               {KyKind::poly, "poly"},
-                                               {KyKind::poly_literal, "poly-literal"},
-                                               {KyKind::exp, "exp"},
-                                               {KyKind::harmonic, "harmonic"}};
+                                             {KyKind::poly, "poly"},
+                                             {KyKind::poly_literal, "poly-literal"},
+                                             {KyKind::exp, "exp"},
+                                             {KyKind::harmonic, "harmonic"}};
 
-const char* ky_kind_name(KyKind kind) { return enum_name(kind, kKyKindNames); }
+const char* ky_kind_name(KyKind kind) {
+  return enum_name(kind, kKyKindNames);
+}
 
 const std::vector<KyKind>& all_ky_kinds() {
   static const std::vector<KyKind> kinds = {KyKind::linear, KyKind::poly, KyKind::poly_literal,

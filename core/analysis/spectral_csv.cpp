@@ -1,10 +1,9 @@
-#include "core/analysis/spectral.h"
-
 #include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/analysis/spectral.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
 
@@ -21,7 +20,9 @@ Control parse_control(const std::string& name) {
   throw Error("control must be none, spec or norm-bound, got '" + name + "'");
 }
 
-const char* control_name(Control c) { return enum_name(c, kControlNames); }
+const char* control_name(Control c) {
+  return enum_name(c, kControlNames);
+}
 
 std::vector<double> parse_matrix_csv(const std::string& text, const std::string& source, int& n) {
   std::vector<std::vector<double>> rows;

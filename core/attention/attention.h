@@ -56,7 +56,8 @@ struct MechanismInfo {
 const MechanismInfo& find_mechanism(const std::string& name);
 
 // The factories, one per row of core/attention/mechanisms.def, each defined beside its module.
-#define ATTN_MECHANISM(id) std::shared_ptr<AttentionModule> make_##id##_attention(const AttentionSpec& spec);
+#define ATTN_MECHANISM(id) \
+  std::shared_ptr<AttentionModule> make_##id##_attention(const AttentionSpec& spec);
 #include "core/attention/mechanisms.def"
 #undef ATTN_MECHANISM
 

@@ -5,6 +5,7 @@
 
 #include "core/attention/mechanism.h"
 #include "core/base/error.h"
+#include "core/config/json_reader.h"
 
 namespace attn {
 namespace {
@@ -26,13 +27,8 @@ const MechanismDescriptor* lookup(const std::string& name) {
 
 const MechanismDescriptor& require(const std::string& name) {
   if (const MechanismDescriptor* d = lookup(name)) return *d;
-  throw Error("unknown attention mechanism \"" + name + "\" (allowed: " +
-              [] {
-                std::string all;
-                for (const auto& n : attention_mechanism_names()) all += (all.empty() ? "" : ", ") + n;
-                return all;
-              }() +
-              ")");
+  throw Error("unknown attention mechanism \"" + name +
+              "\" (allowed: " + join_names(attention_mechanism_names()) + ")");
 }
 
 }  // namespace

@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/attention/registry.h"
-#include "core/config/json_reader.h"
-#include "core/base/error.h"
 #include "core/attention/neural/neural_options.h"
+#include "core/attention/registry.h"
+#include "core/base/error.h"
+#include "core/config/json_reader.h"
 
 namespace attn {
 namespace {
@@ -290,8 +290,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ra
                                    weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches)
 
 json to_json(const ExperimentConfig& c) {
-  return json{{"name", c.name},   {"seed", c.seed}, {"device", c.device}, {"threads", c.threads},
-              {"task", c.task},   {"model", c.model}, {"train", c.train}};
+  return json{{"name", c.name}, {"seed", c.seed},   {"device", c.device}, {"threads", c.threads},
+              {"task", c.task}, {"model", c.model}, {"train", c.train}};
 }
 
 std::string config_hash(const ExperimentConfig& c) {

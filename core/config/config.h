@@ -14,13 +14,13 @@ namespace attn {
 struct TaskConfig {
   // copy | reverse | sort | recall | modadd | induction | text | fashion-mnist
   std::string name = "copy";
-  int length = 8;             // copy/reverse/sort: symbols; recall: key-value pairs; induction: prefix
-  int vocab = 10;             // number of symbols of a synthetic task
-  int modulus = 23;           // modadd: p in (a + b) mod p
+  int length = 8;    // copy/reverse/sort: symbols; recall: key-value pairs; induction: prefix
+  int vocab = 10;    // number of symbols of a synthetic task
+  int modulus = 23;  // modadd: p in (a + b) mod p
   double train_fraction = 0.8;  // modadd: share of the p*p pairs used for training
   std::string text_path = "/usr/share/games/fortunes";  // text: a UTF-8 file or a directory
-  int context = 128;            // text: tokens per window
-  double eval_fraction = 0.1;   // text: tail share of the corpus held out for eval
+  int context = 128;                                    // text: tokens per window
+  double eval_fraction = 0.1;  // text: tail share of the corpus held out for eval
   // fashion-mnist: the IDX files' directory (Debian's dataset-fashion-mnist by default), the
   // patch side in pixels (must divide 28: 7 -> 16 patch tokens, 4 -> 49), training-time random
   // shifts of up to `shift` pixels (0 = no augmentation), and caps on the training and test

@@ -32,7 +32,8 @@ std::string describe_json(const json& v) {
 JsonReader::JsonReader(const json& j, std::string prefix, std::string where)
     : j_(j), prefix_(std::move(prefix)), where_(std::move(where)) {
   if (!j_.is_object())
-    fail(prefix_.empty() ? "the top level" : prefix_, "must be an object, got " + describe_json(j_));
+    fail(prefix_.empty() ? "the top level" : prefix_,
+         "must be an object, got " + describe_json(j_));
 }
 
 void JsonReader::fail(const std::string& key, const std::string& what) const {
@@ -77,7 +78,8 @@ void JsonReader::number(const char* key, double& out, double lo, double hi, bool
   out = x;
 }
 
-void JsonReader::string(const char* key, std::string& out, const std::vector<std::string>& allowed) {
+void JsonReader::string(const char* key, std::string& out,
+                        const std::vector<std::string>& allowed) {
   const json* v = find(key);
   if (!v) return;
   if (!v->is_string()) fail(path(key), "must be a string, got " + describe_json(*v));

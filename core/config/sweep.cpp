@@ -208,7 +208,9 @@ CellState cell_state(const std::string& out_dir, const SweepCell& cell) {
 constexpr EnumName<CellState> kCellStateNames[] = {
     {CellState::Done, "done"}, {CellState::Partial, "partial"}, {CellState::Pending, "pending"}};
 
-const char* to_string(CellState s) { return enum_name(s, kCellStateNames); }
+const char* to_string(CellState s) {
+  return enum_name(s, kCellStateNames);
+}
 
 void parse_shard(const std::string& spec, int& index, int& count) {
   const auto slash = spec.find('/');
@@ -225,10 +227,7 @@ void parse_shard(const std::string& spec, int& index, int& count) {
     throw Error("--shard " + spec + ": need 0 <= i < n");
 }
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   if (o.out_dir.empty()) throw Error("--out: a sweep needs an output directory");

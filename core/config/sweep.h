@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "core/config/config.h"
-#include "core/training/headless.h"
 #include "core/runs/run_dir.h"
+#include "core/training/headless.h"
 
 namespace attn {
 

@@ -10,13 +10,17 @@ namespace attn::kernels::detail {
 // expf/logf for float, exp/log for double (no silent promotion of float maths to double).
 template <typename T>
 __device__ __forceinline__ T exp_(T x) {
-  if constexpr (std::is_same_v<T, float>) return expf(x);
-  else return exp(x);
+  if constexpr (std::is_same_v<T, float>)
+    return expf(x);
+  else
+    return exp(x);
 }
 template <typename T>
 __device__ __forceinline__ T log_(T x) {
-  if constexpr (std::is_same_v<T, float>) return logf(x);
-  else return log(x);
+  if constexpr (std::is_same_v<T, float>)
+    return logf(x);
+  else
+    return log(x);
 }
 
 template <typename T>

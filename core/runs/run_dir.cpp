@@ -6,8 +6,8 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "core/runs/run_writer.h"
 #include "core/base/version.h"
+#include "core/runs/run_writer.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -21,7 +21,6 @@ std::string read_text(const fs::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
-
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> cells;
@@ -63,9 +62,8 @@ void parse_metrics_csv(const std::string& text, const std::string& where, RunDir
     if (line.empty()) continue;
     const auto cells = split(line);
     if (cells.size() < header.size())
-      throw Error(where + " line " + std::to_string(line_no) + ": " +
-                  std::to_string(cells.size()) + " fields, the header has " +
-                  std::to_string(header.size()));
+      throw Error(where + " line " + std::to_string(line_no) + ": " + std::to_string(cells.size()) +
+                  " fields, the header has " + std::to_string(header.size()));
     int64_t step = 0;
     try {
       size_t used = 0;
@@ -96,7 +94,8 @@ RunDirectory read_run_directory(const std::string& dir) {
   const fs::path d(dir);
   std::error_code ec;
   if (!fs::is_directory(d, ec))
-    throw Error("run directory " + dir + " does not exist (give a directory `attnlab train --out` wrote)");
+    throw Error("run directory " + dir +
+                " does not exist (give a directory `attnlab train --out` wrote)");
   RunDirectory run;
   run.dir = dir;
   run.id = fs::weakly_canonical(d, ec).filename().string();

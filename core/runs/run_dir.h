@@ -22,7 +22,7 @@ struct RunDirectory {
   std::string id;   // the directory's name ("dot", "seed-1")
   ExperimentConfig config;
   std::string config_hash;
-  bool finished = false;  // summary.json present
+  bool finished = false;   // summary.json present
   nlohmann::json summary;  // summary.json (null when absent)
   Series train_loss, eval_loss, eval_accuracy, learning_rate;
   bool has_checkpoint = false;  // checkpoint/state.json present

@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/views/conn_view.h"
 #include "core/analysis/connections.h"
 #include "core/base/error.h"
 #include "core/training/session.h"
+#include "core/views/conn_view.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -78,8 +78,8 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
   // Histories the checkpoint does not hold (they restart at a load) come from the run's files.
   const auto frames = read_json_if_present(fs::path(run.dir) / "connections.json");
   if (!frames.is_null())
-    s->connections = std::make_shared<const std::vector<ConnectionFrame>>(
-        connection_frames_from_json(frames));
+    s->connections =
+        std::make_shared<const std::vector<ConnectionFrame>>(connection_frames_from_json(frames));
   if (s->conn) {
     auto view = std::make_shared<ConnView>(*s->conn);
     const auto cj = read_json_if_present(fs::path(run.dir) / "conn.json");

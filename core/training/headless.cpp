@@ -10,11 +10,11 @@
 #include <sstream>
 #include <thread>
 
-#include "core/base/atomic_file.h"
 #include "core/analysis/connections.h"
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "core/training/session.h"
 #include "core/base/version.h"
+#include "core/training/session.h"
 
 namespace attn {
 namespace {
@@ -29,7 +29,6 @@ double peak_rss_mib() {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
 
 // Keeps the header and the rows at or before `step` (a resumed run rewrites what came after
 // its checkpoint).
@@ -51,7 +50,6 @@ std::string metrics_prefix(const fs::path& path, int64_t step) {
   }
   return out;
 }
-
 
 }  // namespace
 
@@ -134,7 +132,8 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
       const auto eval = session->evaluate();
       const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count();
       const double sps = interval_steps / std::max(1e-9, dt);
-      metrics << metrics_row(step, interval_loss / interval_steps, eval.loss, eval.accuracy, lr, sps);
+      metrics << metrics_row(step, interval_loss / interval_steps, eval.loss, eval.accuracy, lr,
+                             sps);
       metrics.flush();
       std::ostringstream line;
       line << "step " << step << "/" << t.steps << "  train " << std::fixed << std::setprecision(4)

@@ -14,18 +14,17 @@
 namespace attn {
 
 struct HeadlessOptions {
-  std::string out_dir;                 // required
-  std::optional<int64_t> steps;        // overrides train.steps
-  std::optional<uint64_t> seed;        // overrides seed
-  std::optional<int64_t> until;        // stop (and checkpoint) at this step; the schedule still
-                                       // spans train.steps, so --resume continues seamlessly
-  std::string resume_dir;              // continue the run saved there (its config wins)
-  int threads = 0;                     // 0 = all cores
-  int64_t checkpoint_every = 0;        // > 0: also checkpoint every N steps (a killed run then
-                                       // resumes from the last one; sweeps use it)
+  std::string out_dir;           // required
+  std::optional<int64_t> steps;  // overrides train.steps
+  std::optional<uint64_t> seed;  // overrides seed
+  std::optional<int64_t> until;  // stop (and checkpoint) at this step; the schedule still
+                                 // spans train.steps, so --resume continues seamlessly
+  std::string resume_dir;        // continue the run saved there (its config wins)
+  int threads = 0;               // 0 = all cores
+  int64_t checkpoint_every = 0;  // > 0: also checkpoint every N steps (a killed run then
+                                 // resumes from the last one; sweeps use it)
   std::function<void(const std::string&)> log;  // progress lines; null = silent
 };
-
 
 RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& options);
 

@@ -44,8 +44,8 @@ Series MetricHistory::series() const {
 }
 
 nlohmann::json MetricHistory::to_json() const {
-  return {{"capacity", capacity_}, {"stride", stride_},      {"count", count_},
-          {"steps", kept_.steps},  {"values", kept_.values}, {"has_tail", has_tail_},
+  return {{"capacity", capacity_},   {"stride", stride_},        {"count", count_},
+          {"steps", kept_.steps},    {"values", kept_.values},   {"has_tail", has_tail_},
           {"tail_step", tail_step_}, {"tail_value", tail_value_}};
 }
 
@@ -68,6 +68,8 @@ constexpr EnumName<TrainerState> kStateNames[] = {
     {TrainerState::Error, "Error"}};
 }  // namespace
 
-const char* to_string(TrainerState s) { return enum_name(s, kStateNames); }
+const char* to_string(TrainerState s) {
+  return enum_name(s, kStateNames);
+}
 
 }  // namespace attn

@@ -104,7 +104,8 @@ TEST_CASE("rope attention equals the brute-force rotation formula (causal and bi
 
 TEST_CASE("rotated scores depend on the relative offset only") {
   torch::manual_seed(12);
-  auto q = torch::randn({1, 1, 1, 16}, torch::kDouble), k = torch::randn({1, 1, 1, 16}, torch::kDouble);
+  auto q = torch::randn({1, 1, 1, 16}, torch::kDouble),
+       k = torch::randn({1, 1, 1, 16}, torch::kDouble);
   auto score = [&](int64_t m, int64_t n) {
     return (rope_rotate(q, 10.0, m) * rope_rotate(k, 10.0, n)).sum().item<double>();
   };

@@ -23,7 +23,7 @@ class DotAttention : public AttentionModule {
 // asked, dropout on the weights in training; weights (if given) receives them before dropout.
 // Shared by dot and the relative-position variants (core/attention/rope/).
 torch::Tensor softmax_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                const torch::Tensor& v, bool causal, double dropout,
-                                bool training, torch::Tensor* weights);
+                                const torch::Tensor& v, bool causal, double dropout, bool training,
+                                torch::Tensor* weights);
 
 }  // namespace attn

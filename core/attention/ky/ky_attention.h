@@ -26,7 +26,9 @@
 namespace attn {
 
 // Slot of the window that holds the query's own token.
-inline int ky_first_offset(int window, bool causal) { return causal ? window - 1 : window / 2; }
+inline int ky_first_offset(int window, bool causal) {
+  return causal ? window - 1 : window / 2;
+}
 
 // Windowed attention with a per-head slot bias. q, k, v: [B, H, L, Dh]; bias: [H, W].
 // Returns the output [B, H, L, Dh]; if band_weights is given it receives the [B, H, L, W]
@@ -89,6 +91,5 @@ class KyAttention : public AttentionModule {
   torch::nn::Linear qkv_{nullptr}, out_{nullptr};
   ConnectionNet connection_{nullptr};
 };
-
 
 }  // namespace attn

@@ -50,7 +50,8 @@ class NeuralAttention : public AttentionModule {
   int head_dim() const { return head_dim_; }
   // b_a [H]: a parameter whose gradient is exactly zero (softmax shift invariance).
   const torch::Tensor& score_bias() const { return score_bias_; }
-  // The scorer's other parameters, read by the views (core/attention/neural/neural_surface.cpp) and tests.
+  // The scorer's other parameters, read by the views (core/attention/neural/neural_surface.cpp) and
+  // tests.
   const torch::Tensor& query_down() const { return query_down_; }      // undefined when "none"
   const torch::Tensor& key_down() const { return key_down_; }          // undefined when "none"
   const torch::Tensor& hidden_query() const { return hidden_query_; }  // U

@@ -1,13 +1,13 @@
-// Computes the Neural panel's data (core/views/neural_view.h) from a model's Neural Attention layers,
-// on the trainer thread. Private to core (includes torch).
+// Computes the Neural panel's data (core/views/neural_view.h) from a model's Neural Attention
+// layers, on the trainer thread. Private to core (includes torch).
 #pragma once
 #include <torch/torch.h>
 
 #include <memory>
 #include <vector>
 
-#include "core/views/neural_view.h"
 #include "core/attention/neural/neural_attention.h"
+#include "core/views/neural_view.h"
 
 namespace attn {
 
