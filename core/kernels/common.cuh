@@ -7,20 +7,15 @@
 
 namespace attn::kernels::detail {
 
-// expf/logf for float, exp/log for double (no silent promotion of float maths to double).
+// expf/logf for float, exp/log for double (float maths never promoted to double: the condition
+// is a constant, so only one call is compiled in).
 template <typename T>
 __device__ __forceinline__ T exp_(T x) {
-  if constexpr (std::is_same_v<T, float>)
-    return expf(x);
-  else
-    return exp(x);
+  return std::is_same_v<T, float> ? expf(x) : exp(x);
 }
 template <typename T>
 __device__ __forceinline__ T log_(T x) {
-  if constexpr (std::is_same_v<T, float>)
-    return logf(x);
-  else
-    return log(x);
+  return std::is_same_v<T, float> ? logf(x) : log(x);
 }
 
 template <typename T>
