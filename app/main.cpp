@@ -1,6 +1,8 @@
 // attnlab: train and watch attention models. `attnlab` alone opens the window.
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <memory>
 
 #include "cli/cli.h"
 #include "cli/cli_compare.h"
@@ -9,6 +11,25 @@
 #include "gui/gui.h"
 #endif
 
+namespace {
+
+// One headless subcommand: registered on the app with its own arguments, run when parsed.
+struct Subcommand {
+  CLI::App* cmd;
+  std::function<int()> run;
+  int usage_exit;  // exit code for usage errors (0: CLI11's own)
+};
+
+template <class Args>
+Subcommand subcommand(CLI::App& app, CLI::App* (*add)(CLI::App&, Args&), int (*run)(const Args&),
+                      int usage_exit) {
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = add(app, *args);
+  return {cmd, [args, run] { return run(*args); }, usage_exit};
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "attnlab: train small attention models and watch what they learn.\n"
@@ -16,22 +37,20 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(attn::version_string()));
   app.require_subcommand(0, 1);
 
-  attn::TrainArgs train;
-  auto* train_cmd = attn::add_train_command(app, train);
-  attn::KyArgs ky;
-  auto* ky_cmd = attn::add_ky_command(app, ky);
-  attn::GeometryArgs geometry;
-  auto* geometry_cmd = attn::add_geometry_command(app, geometry);
-  attn::SpectralArgs spectral;
-  auto* spectral_cmd = attn::add_spectral_command(app, spectral);
-  attn::CompareArgs compare;
-  auto* compare_cmd = attn::add_compare_command(app, compare);
-  attn::SweepArgs sweep;
-  auto* sweep_cmd = attn::add_sweep_command(app, sweep);
-  attn::ReproduceArgs reproduce;
-  auto* reproduce_cmd = attn::add_reproduce_command(app, reproduce);
-  attn::ExportArgs export_args;
-  auto* export_cmd = attn::add_export_command(app, export_args);
+  // The headless subcommands, in the order --help lists them.
+  const Subcommand commands[] = {
+      subcommand(app, attn::add_train_command, attn::run_train_command, 0),
+      subcommand(app, attn::add_ky_command, attn::run_ky_command, attn::kKyExitUsage),
+      subcommand(app, attn::add_geometry_command, attn::run_geometry_command,
+                 attn::kGeometryExitUsage),
+      subcommand(app, attn::add_spectral_command, attn::run_spectral_command,
+                 attn::kSpectralExitUsage),
+      subcommand(app, attn::add_compare_command, attn::run_compare_command,
+                 attn::kCompareExitUsage),
+      subcommand(app, attn::add_sweep_command, attn::run_sweep_command, attn::kCompareExitUsage),
+      subcommand(app, attn::add_reproduce_command, attn::run_reproduce_command,
+                 attn::kCompareExitUsage),
+      subcommand(app, attn::add_export_command, attn::run_export_command, attn::kExportExitUsage)};
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;
@@ -72,25 +91,15 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    // `attnlab ky` and `attnlab geometry` document exit 2 for every usage error (CLI11's own
-    // codes are 100+).
-    if (code != 0 && ky_cmd->parsed()) return attn::kKyExitUsage;
-    if (code != 0 && geometry_cmd->parsed()) return attn::kGeometryExitUsage;
-    if (code != 0 && spectral_cmd->parsed()) return attn::kSpectralExitUsage;
-    if (code != 0 && (compare_cmd->parsed() || sweep_cmd->parsed() || reproduce_cmd->parsed()))
-      return attn::kCompareExitUsage;
-    if (code != 0 && export_cmd->parsed()) return attn::kExportExitUsage;
+    // `attnlab ky`, `geometry`, ... document their own exit code for every usage error (CLI11's
+    // own codes are 100+).
+    for (const Subcommand& c : commands)
+      if (code != 0 && c.usage_exit != 0 && c.cmd->parsed()) return c.usage_exit;
     return code;
   }
 
-  if (train_cmd->parsed()) return attn::run_train_command(train);
-  if (ky_cmd->parsed()) return attn::run_ky_command(ky);
-  if (geometry_cmd->parsed()) return attn::run_geometry_command(geometry);
-  if (spectral_cmd->parsed()) return attn::run_spectral_command(spectral);
-  if (compare_cmd->parsed()) return attn::run_compare_command(compare);
-  if (sweep_cmd->parsed()) return attn::run_sweep_command(sweep);
-  if (reproduce_cmd->parsed()) return attn::run_reproduce_command(reproduce);
-  if (export_cmd->parsed()) return attn::run_export_command(export_args);
+  for (const Subcommand& c : commands)
+    if (c.cmd->parsed()) return c.run();
 #ifdef ATTN_HAVE_GUI
   if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
     std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";

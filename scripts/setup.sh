@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config ccache
   libtorch-dev libopenblas0-openmp  # OpenBLAS: Debian's LibTorch is ~25x slower on reference BLAS
-  libimgui-dev libglfw3-dev libglm-dev libepoxy-dev libstb-dev
+  libimgui-dev libglfw3-dev libglm-dev libepoxy-dev
   doctest-dev nlohmann-json3-dev libcli11-dev libmuparser-dev zlib1g-dev
   libcairo2-dev libfreetype-dev libpng-dev  # figure export (PDF, PNG, SVG)
   fortunes-min fortunes fonts-dejavu-core

@@ -1,6 +1,7 @@
 #include "gui/plot_draw.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -19,6 +20,42 @@ double to_axis(double y, bool log_y) {
 }
 
 }  // namespace
+
+ImU32 with_alpha(ImU32 c, float alpha) {
+  const auto a = static_cast<ImU32>(std::clamp(alpha, 0.0f, 1.0f) * 255.0f + 0.5f);
+  return (c & ~IM_COL32_A_MASK) | (a << IM_COL32_A_SHIFT);
+}
+
+void upload_colorbar(render::Texture2D& texture, render::Colormap map, float vmin, float vmax) {
+  constexpr int n = render::kViridisSize;  // 256 x 1
+  float ramp[n];
+  for (int i = 0; i < n; ++i) ramp[i] = vmax - (vmax - vmin) * i / (n - 1);
+  texture.upload_matrix(ramp, n, 1, map, vmin, vmax);
+}
+
+void draw_token_labels(ImDrawList* dl, ImFont* font, ImVec2 p0, float cell, int n, float label_w,
+                       bool rows, bool cols, const std::vector<std::string>& tokens, ImU32 color) {
+  const float fs = font->FontSize;
+  auto token = [&](int i) {
+    return i >= 0 && i < static_cast<int>(tokens.size()) ? tokens[i].c_str() : "?";
+  };
+  auto clipped_text = [&](ImVec2 pos, ImVec2 clip_max, const char* text) {
+    const ImVec4 clip(pos.x, pos.y, clip_max.x, clip_max.y);
+    dl->AddText(font, fs, pos, color, text, nullptr, 0.0f, &clip);
+  };
+  for (int i = 0; rows && i < n; ++i) {  // query tokens, one per row
+    const char* t = token(i);
+    const float tw = std::min(font->CalcTextSizeA(fs, FLT_MAX, 0, t).x, label_w - 4);
+    const ImVec2 pos(p0.x - 4 - tw, p0.y + i * cell + (cell - fs) * 0.5f);
+    clipped_text(pos, ImVec2(p0.x - 2, pos.y + fs), t);
+  }
+  for (int j = 0; cols && j < n; ++j) {  // key tokens, one per column
+    const char* t = token(j);
+    const float tw = font->CalcTextSizeA(fs, FLT_MAX, 0, t).x;
+    const ImVec2 pos(p0.x + j * cell + std::max(0.0f, (cell - tw) * 0.5f), p0.y - fs - 1);
+    clipped_text(pos, ImVec2(p0.x + (j + 1) * cell, p0.y), t);
+  }
+}
 
 float PlotArea::px(double x) const {
   const double t = x1 > x0 ? (x - x0) / (x1 - x0) : 0.5;

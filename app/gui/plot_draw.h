@@ -11,7 +11,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "render/gl/gl_texture.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::gui {
@@ -50,6 +53,16 @@ void draw_colorbar(ImDrawList* dl, ImVec2 b0, ImVec2 b1, unsigned texture, doubl
 // The same over [vmin, vmax] (vmin < vmax; may be negative), for fields that are not weights.
 void draw_colorbar_range(ImDrawList* dl, ImVec2 b0, ImVec2 b1, unsigned texture, double vmin,
                          double vmax, int max_ticks, ImFont* font, ImU32 text_color);
+// Fills `texture` with the colorbar strip draw_colorbar stretches: 256 x 1 texels of `map` over
+// [vmin, vmax], top row = vmax. The one colorbar upload every panel uses.
+void upload_colorbar(render::Texture2D& texture, render::Colormap map, float vmin = 0.0f,
+                     float vmax = 1.0f);
+// Token labels of an n x n attention map whose top-left cell is at p0 (square cells of `cell`
+// pixels), each clipped to its cell so long tokens never run into their neighbours: with
+// `rows`, the query tokens right-aligned to the map's left (at most label_w wide); with `cols`,
+// the key tokens above its first row. Missing tokens read "?".
+void draw_token_labels(ImDrawList* dl, ImFont* font, ImVec2 p0, float cell, int n, float label_w,
+                       bool rows, bool cols, const std::vector<std::string>& tokens, ImU32 color);
 void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 color, float thickness,
                        const char* label, ImFont* font);
 
@@ -64,6 +77,9 @@ constexpr ImU32 kVermillion = IM_COL32(213, 94, 0, 255);
 constexpr ImU32 kYellow = IM_COL32(240, 228, 66, 255);
 constexpr ImU32 kGrey = IM_COL32(160, 160, 160, 255);
 }  // namespace colors
+
+// The colour with its alpha replaced by `alpha` in [0, 1].
+ImU32 with_alpha(ImU32 c, float alpha);
 
 // The i-th of seven Okabe-Ito colours (black left out: it vanishes on the dark theme), cycling,
 // for series that are told apart by colour alone (one per head).

@@ -2,14 +2,13 @@
 
 #include <imgui.h>
 
-#include "gui/export_dialog.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
@@ -33,13 +32,6 @@ const char* token(const Snapshot& s, int i) {
   return i >= 0 && i < static_cast<int>(s.probe_tokens.size()) ? s.probe_tokens[i].c_str() : "?";
 }
 
-// Text clipped to a box, so long tokens never run into their neighbours.
-void clipped_text(ImDrawList* dl, ImFont* font, ImVec2 pos, ImVec2 clip_max, ImU32 col,
-                  const char* text) {
-  const ImVec4 clip(pos.x, pos.y, clip_max.x, clip_max.y);
-  dl->AddText(font, font->FontSize, pos, col, text, nullptr, 0.0f, &clip);
-}
-
 }  // namespace
 
 void AttentionPanel::update_textures(const Snapshot& snap) {
@@ -57,12 +49,7 @@ void AttentionPanel::update_textures(const Snapshot& snap) {
       maps_[i].upload_matrix(m.weights.data(), m.size, m.size, render::Colormap::Viridis, 0.0f,
                              vmax_);
   }
-  if (!colorbar_.valid()) {  // 256 x 1, top row = maximum
-    float ramp[render::kViridisSize];
-    for (int i = 0; i < render::kViridisSize; ++i)
-      ramp[i] = 1.0f - static_cast<float>(i) / (render::kViridisSize - 1);
-    colorbar_.upload_matrix(ramp, render::kViridisSize, 1, render::Colormap::Viridis, 0, 1);
-  }
+  if (!colorbar_.valid()) upload_colorbar(colorbar_, render::Colormap::Viridis);
   uploaded_key_ = key;
 }
 
@@ -164,20 +151,9 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
       const ImVec2 p0(origin.x + left + c * (side + kGap), y);
       const ImVec2 p1(p0.x + side, p0.y + side);
       dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(maps_[index].id())), p0, p1);
-      if (labels && c == 0)  // query tokens, one per row, right-aligned to the map
-        for (int i = 0; i < n; ++i) {
-          const char* t = token(snap, i);
-          const float tw = std::min(font->CalcTextSizeA(fs, FLT_MAX, 0, t).x, label_w - 4);
-          const ImVec2 pos(p0.x - 4 - tw, p0.y + i * cell + (cell - fs) * 0.5f);
-          clipped_text(dl, font, pos, ImVec2(p0.x - 2, pos.y + fs), kDim, t);
-        }
-      if (labels && r == 0)  // key tokens above the first row, one per column
-        for (int j = 0; j < n; ++j) {
-          const char* t = token(snap, j);
-          const float tw = font->CalcTextSizeA(fs, FLT_MAX, 0, t).x;
-          const ImVec2 pos(p0.x + j * cell + std::max(0.0f, (cell - tw) * 0.5f), p0.y - fs - 1);
-          clipped_text(dl, font, pos, ImVec2(p0.x + (j + 1) * cell, p0.y), kDim, t);
-        }
+      // Query tokens left of the first column's maps, key tokens above the first row's.
+      if (labels)
+        draw_token_labels(dl, font, p0, cell, n, label_w, c == 0, r == 0, snap.probe_tokens, kDim);
       if (hovered && mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y) {
         const AttentionMap& m = snap.attention_maps()[index];
         const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, n - 1);

@@ -2,13 +2,12 @@
 
 #include <imgui.h>
 
-#include "gui/export_dialog.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 
+#include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
 #include "render/plot/colormap.h"
 
@@ -71,11 +70,7 @@ void ConnPanel::update_texture(const ConnView& v, uint64_t generation) {
     }
   if (!(vmax_ > 0)) vmax_ = 1;
   matrix_.upload_matrix(shown.data(), n, n, render::Colormap::Diverging, -vmax_, vmax_);
-  if (!colorbar_.valid()) {  // 256 x 1, top row = +1
-    float ramp[256];
-    for (int i = 0; i < 256; ++i) ramp[i] = 1.0f - 2.0f * i / 255.0f;
-    colorbar_.upload_matrix(ramp, 256, 1, render::Colormap::Diverging, -1, 1);
-  }
+  if (!colorbar_.valid()) upload_colorbar(colorbar_, render::Colormap::Diverging, -1, 1);
 }
 
 void ConnPanel::draw_matrix(const ConnView& v, ImFont* font, float width, float height) {

@@ -2,8 +2,6 @@
 
 #include <imgui.h>
 
-#include "gui/export_dialog.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include <string>
 
 #include "core/analysis/connections.h"
+#include "gui/export_dialog.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
@@ -27,11 +26,6 @@ constexpr ImU32 kCursor = IM_COL32(255, 255, 255, 70);
 constexpr ImU32 kQueryGuide = IM_COL32(255, 255, 255, 40);
 constexpr ImU32 kHighlight = IM_COL32(255, 255, 255, 110);
 constexpr ImU32 kHoverCell = IM_COL32(255, 80, 80, 255);
-
-ImU32 with_alpha(ImU32 c, float alpha) {
-  const auto a = static_cast<ImU32>(std::clamp(alpha, 0.0f, 1.0f) * 255.0f + 0.5f);
-  return (c & ~IM_COL32_A_MASK) | (a << IM_COL32_A_SHIFT);
-}
 
 uint64_t mix(uint64_t h, uint64_t v) {  // order-sensitive hash combine (splitmix-style)
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -65,13 +59,6 @@ const ConnectionCurves* find_layer(const ConnectionFrame& f, int layer) {
   for (const ConnectionCurves& c : f.layers)
     if (c.layer == layer) return &c;
   return nullptr;
-}
-
-// Text clipped to a box, so long tokens never run into their neighbours.
-void clipped_text(ImDrawList* dl, ImFont* font, ImVec2 pos, ImVec2 clip_max, ImU32 col,
-                  const char* text) {
-  const ImVec4 clip(pos.x, pos.y, clip_max.x, clip_max.y);
-  dl->AddText(font, font->FontSize, pos, col, text, nullptr, 0.0f, &clip);
 }
 
 constexpr float kMinCellWidth = 110.0f;  // small multiples narrower than this are overlaid
@@ -573,12 +560,7 @@ void ConnectionPanel::update_textures(const Snapshot& snap, const std::vector<in
     maps_[i].upload_matrix(m.weights.data(), m.size, m.size, render::Colormap::Viridis, 0.0f,
                            vmax_);
   }
-  if (!colorbar_.valid()) {  // 256 x 1, top row = maximum
-    float ramp[render::kViridisSize];
-    for (int i = 0; i < render::kViridisSize; ++i)
-      ramp[i] = 1.0f - static_cast<float>(i) / (render::kViridisSize - 1);
-    colorbar_.upload_matrix(ramp, render::kViridisSize, 1, render::Colormap::Viridis, 0, 1);
-  }
+  if (!colorbar_.valid()) upload_colorbar(colorbar_, render::Colormap::Viridis);
   uploaded_key_ = key;
 }
 
@@ -638,20 +620,9 @@ void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height
     dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(maps_[k].id())), p0, p1);
     ++report_.maps;
     if (m.head == hovered_head_) dl->AddRect(p0, p1, kHighlight);
-    if (labels && k == 0)  // query tokens, one per row, right-aligned to the first map
-      for (int i = 0; i < n; ++i) {
-        const char* t = token(snap, i);
-        const float tw = std::min(font->CalcTextSizeA(fs, FLT_MAX, 0, t).x, label_w - 4);
-        const ImVec2 pos(p0.x - 4 - tw, p0.y + i * cell + (cell - fs) * 0.5f);
-        clipped_text(dl, font, pos, ImVec2(p0.x - 2, pos.y + fs), kDim, t);
-      }
-    if (labels)  // key tokens above each map, one per column
-      for (int j = 0; j < n; ++j) {
-        const char* t = token(snap, j);
-        const float tw = font->CalcTextSizeA(fs, FLT_MAX, 0, t).x;
-        const ImVec2 pos(p0.x + j * cell + std::max(0.0f, (cell - tw) * 0.5f), p0.y - fs - 1);
-        clipped_text(dl, font, pos, ImVec2(p0.x + (j + 1) * cell, p0.y), kDim, t);
-      }
+    // Query tokens left of the first map, key tokens above each map.
+    if (labels)
+      draw_token_labels(dl, font, p0, cell, n, label_w, k == 0, true, snap.probe_tokens, kDim);
     if (hovered && mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y) {
       hovered_head_next_ = m.head;
       const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, n - 1);

@@ -2,14 +2,13 @@
 
 #include <imgui.h>
 
-#include "gui/export_dialog.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "core/training/trainer.h"
+#include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
 #include "render/plot/colormap.h"
 
@@ -523,12 +522,8 @@ void ImageAttentionPanel::draw(const Snapshot& snap, Trainer& trainer, ImFont* s
                                      std::max(1e-6f, r->vmax[k]));
       }
     }
-    float ramp[render::kViridisSize];  // 256 x 1 strips, top row = maximum
-    for (int i = 0; i < render::kViridisSize; ++i)
-      ramp[i] = 1.0f - static_cast<float>(i) / (render::kViridisSize - 1);
-    colorbar_.upload_matrix(ramp, render::kViridisSize, 1, map, 0, 1);
-    if (!viridis_bar_.valid())
-      viridis_bar_.upload_matrix(ramp, render::kViridisSize, 1, render::Colormap::Viridis, 0, 1);
+    upload_colorbar(colorbar_, map);
+    if (!viridis_bar_.valid()) upload_colorbar(viridis_bar_, render::Colormap::Viridis);
     settings_key_ = key;
   }
 

@@ -2,14 +2,13 @@
 
 #include <imgui.h>
 
-#include "gui/export_dialog.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "core/training/trainer.h"
+#include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
 #include "render/plot/colormap.h"
 
@@ -106,12 +105,7 @@ void NeuralPanel::update_textures(const NeuralView& view) {
                             paraboloid_max_);
   learned_contours_ = contours(s.learned, n, learned_min_, learned_max_);
   paraboloid_contours_ = contours(s.paraboloid, n, paraboloid_min_, paraboloid_max_);
-  if (!colorbar_.valid()) {  // 256 x 1, top row = maximum
-    float ramp[render::kViridisSize];
-    for (int i = 0; i < render::kViridisSize; ++i)
-      ramp[i] = 1.0f - static_cast<float>(i) / (render::kViridisSize - 1);
-    colorbar_.upload_matrix(ramp, render::kViridisSize, 1, render::Colormap::Viridis, 0, 1);
-  }
+  if (!colorbar_.valid()) upload_colorbar(colorbar_, render::Colormap::Viridis);
 }
 
 void NeuralPanel::draw_settings(const NeuralView& view) {

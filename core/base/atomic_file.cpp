@@ -45,7 +45,11 @@ void sync_file(const std::string& path) {
   if (rc != 0) throw Error("cannot flush " + path + " to disk: " + errno_text());
 }
 
-void write_file_atomic(const std::string& path, const std::string& text) {
+namespace {
+
+// Writes text to temporary_path(path) and flushes it to disk; returns that name. On failure
+// the temporary is removed and attn::Error names `path`.
+std::string write_temporary(const std::string& path, const std::string& text) {
   const std::string tmp = temporary_path(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error("cannot write " + path + ": " + errno_text());
@@ -68,12 +72,59 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     ::unlink(tmp.c_str());
     throw Error("cannot write " + path + ": " + why);
   }
+  return tmp;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = write_temporary(path, text);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = errno_text();
     ::unlink(tmp.c_str());
     throw Error("cannot write " + path + ": " + why);
   }
   sync_directory(fs::path(path).parent_path());
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  struct Staged {
+    std::string tmp, path;
+    bool existed = false, renamed = false;
+  };
+  std::vector<Staged> staged;
+  // On failure: temporaries go, and so do files this call created (files it replaced cannot be
+  // restored, which is why every file is written before the first rename).
+  auto discard = [&] {
+    std::error_code ignore;
+    for (const Staged& s : staged) {
+      if (!s.renamed)
+        fs::remove(s.tmp, ignore);
+      else if (!s.existed)
+        fs::remove(s.path, ignore);
+    }
+  };
+  try {
+    for (const auto& [path, text] : files) {
+      std::error_code ec;
+      if (fs::is_directory(path, ec))
+        throw Error("cannot write " + path + ": a directory of that name is in the way");
+      Staged s;
+      s.path = path;
+      s.existed = fs::exists(path, ec);
+      s.tmp = write_temporary(path, text);
+      staged.push_back(std::move(s));
+    }
+    for (auto it = staged.rbegin(); it != staged.rend(); ++it) {  // the first file last
+      if (std::rename(it->tmp.c_str(), it->path.c_str()) != 0)
+        throw Error("cannot rename " + it->tmp + " to " + it->path + ": " + errno_text());
+      it->renamed = true;
+    }
+  } catch (const Error&) {
+    discard();
+    throw;
+  }
+  for (const Staged& s : staged) sync_directory(fs::path(s.path).parent_path());
 }
 
 void replace_directory(const std::string& staged, const std::string& target) {

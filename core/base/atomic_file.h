@@ -5,6 +5,11 @@
 //  - write_file_atomic: writes a temporary sibling "<path>.tmp.<pid>", flushes it to disk
 //    (fsync), renames it over path, then syncs the directory. On failure the temporary is
 //    removed and attn::Error names the path and the reason.
+//  - write_files_atomic: several files all-or-nothing: every one is written to its temporary
+//    sibling and flushed first; only then are they renamed into place, last to first (the
+//    first, the main file, appears last). On failure the temporaries are removed and so are
+//    the files this call had already created (a file it replaced cannot be restored); attn::Error
+//    names the path.
 //  - replace_directory: `staged` (a complete directory) takes the place of `target` in one
 //    step (renameat2 RENAME_EXCHANGE where the file system has it), then the old contents are
 //    removed. Where it has not, target is renamed to "<target>.old-<pid>" first, and
@@ -13,10 +18,14 @@
 // Torch-free; paths are plain strings.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace attn {
 
 void write_file_atomic(const std::string& path, const std::string& text);
+// (path, contents) pairs; see the contract above.
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);
 // Flushes a file that was written by other means (e.g. torch::save) to disk.
 void sync_file(const std::string& path);
 void replace_directory(const std::string& staged, const std::string& target);

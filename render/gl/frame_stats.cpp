@@ -4,13 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <numeric>
 #include <sstream>
+
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 
 namespace attn::render {
 
@@ -81,24 +82,19 @@ bool FrameClock::write_json(const std::string& path, size_t warmup, std::string*
   const std::vector<double> measured(frame_ms_.begin() + static_cast<long>(warmup),
                                      frame_ms_.end());
   const FrameStats s = compute_frame_stats(measured);
-  // Temporary sibling, then rename: a killed process never leaves a partial file at path.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) {
-    if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+  char text[4096];  // ample for 5 numbers of any size
+  std::snprintf(text, sizeof text,
+                "{\n  \"frames\": %zu,\n  \"frames_measured\": %zu,\n  \"warmup_frames\": %zu,\n"
+                "  \"frame_ms_p50\": %.4f,\n  \"frame_ms_p99\": %.4f,\n  \"frame_ms_max\": %.4f,\n"
+                "  \"frame_ms_mean\": %.4f,\n  \"launch_to_first_frame_ms\": %.1f\n}\n",
+                frames_, s.count, warmup, s.p50, s.p99, s.max, s.mean, launch_ms_);
+  try {  // crash-safe: a killed process never leaves a partial file at path
+    write_file_atomic(path, text);
+  } catch (const Error& e) {
+    if (error) *error = e.what();
     return false;
   }
-  std::fprintf(f,
-               "{\n  \"frames\": %zu,\n  \"frames_measured\": %zu,\n  \"warmup_frames\": %zu,\n"
-               "  \"frame_ms_p50\": %.4f,\n  \"frame_ms_p99\": %.4f,\n  \"frame_ms_max\": %.4f,\n"
-               "  \"frame_ms_mean\": %.4f,\n  \"launch_to_first_frame_ms\": %.1f\n}\n",
-               frames_, s.count, warmup, s.p50, s.p99, s.max, s.mean, launch_ms_);
-  const bool ok = std::fclose(f) == 0 && std::rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    if (error) *error = "cannot write " + path;
-  }
-  return ok;
+  return true;
 }
 
 }  // namespace attn::render

@@ -1,13 +1,13 @@
 #include "render/gl/screenshot.h"
 
 #include <epoxy/gl.h>
-#include <stb_image_write.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
+
+#include "core/base/error.h"
+#include "render/plot/png.h"
 
 namespace attn::render {
 
@@ -34,12 +34,10 @@ bool save_framebuffer_png(const std::string& path, int width, int height, std::s
     return false;
   }
   flip_rows(pixels.data(), width, height, 3);  // GL's origin is bottom-left, PNG's top-left
-  // Temporary sibling, then rename: a killed process never leaves a partial PNG at path.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  if (!stbi_write_png(tmp.c_str(), width, height, 3, pixels.data(), width * 3) ||
-      std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    if (error) *error = "cannot write " + path;
+  try {  // crash-safe: a killed process never leaves a partial PNG at path
+    write_png_file(path, pixels.data(), width, height, 3);
+  } catch (const Error& e) {
+    if (error) *error = e.what();
     return false;
   }
   return true;

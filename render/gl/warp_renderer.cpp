@@ -11,16 +11,30 @@ namespace {
 
 constexpr GLuint kTokenBinding = 1;  // uniform-buffer binding point of the WarpTokens block
 
+// After a compile (program false) or link (program true): false, with `what` and the info log
+// in *log, when it failed.
+bool succeeded(GLuint object, bool program, const char* what, std::string* log) {
+  GLint ok = 0;
+  if (program)
+    glGetProgramiv(object, GL_LINK_STATUS, &ok);
+  else
+    glGetShaderiv(object, GL_COMPILE_STATUS, &ok);
+  if (ok) return true;
+  char buf[2048] = {};
+  if (program)
+    glGetProgramInfoLog(object, sizeof buf, nullptr, buf);
+  else
+    glGetShaderInfoLog(object, sizeof buf, nullptr, buf);
+  *log = std::string(what) + buf;
+  return false;
+}
+
 GLuint compile(GLenum kind, const char* source, std::string* log) {
   const GLuint shader = glCreateShader(kind);
   glShaderSource(shader, 1, &source, nullptr);
   glCompileShader(shader);
-  GLint ok = 0;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (!ok) {
-    char buf[2048] = {};
-    glGetShaderInfoLog(shader, sizeof buf, nullptr, buf);
-    *log = std::string(kind == GL_VERTEX_SHADER ? "warp.vert.glsl: " : "warp.frag.glsl: ") + buf;
+  if (!succeeded(shader, false,
+                 kind == GL_VERTEX_SHADER ? "warp.vert.glsl: " : "warp.frag.glsl: ", log)) {
     glDeleteShader(shader);
     return 0;
   }
@@ -100,12 +114,7 @@ bool WarpRenderer::ready(std::string* error) {
       const char* varyings[] = {"v_warped"};
       glTransformFeedbackVaryings(program_, 1, varyings, GL_INTERLEAVED_ATTRIBS);
       glLinkProgram(program_);
-      GLint linked = 0;
-      glGetProgramiv(program_, GL_LINK_STATUS, &linked);
-      if (!linked) {
-        char buf[2048] = {};
-        glGetProgramInfoLog(program_, sizeof buf, nullptr, buf);
-        error_ = std::string("warp shader link: ") + buf;
+      if (!succeeded(program_, true, "warp shader link: ", &error_)) {
         glDeleteProgram(program_);
         program_ = 0;
       }

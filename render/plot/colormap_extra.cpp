@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/base/enum_names.h"
 #include "render/plot/colormap.h"
 
 namespace attn::render {
@@ -68,54 +69,57 @@ Rgba8 sample(const float (&table)[kSampled][3], float t) {
 
 // Okabe & Ito (2008), "Color Universal Design"; Wong (2011), Nature Methods 8:441. Black is
 // left out (it is the axis colour); the order puts the most distinct hues first.
-constexpr Rgba8 kOkabeIto[] = {{0, 114, 178, 255},   {230, 159, 0, 255}, {0, 158, 115, 255},
+constexpr Rgba8 kOkabeIto[] = {{0, 114, 178, 255},   {230, 159, 0, 255},  {0, 158, 115, 255},
                                {204, 121, 167, 255}, {86, 180, 233, 255}, {213, 94, 0, 255},
                                {240, 228, 66, 255}};
 
 }  // namespace
 
-Rgba8 magma(float t) { return sample(kMagma, t); }
-Rgba8 cividis(float t) { return sample(kCividis, t); }
+Rgba8 magma(float t) {
+  return sample(kMagma, t);
+}
+Rgba8 cividis(float t) {
+  return sample(kCividis, t);
+}
 
 Rgba8 okabe_ito(int index) {
   constexpr int n = sizeof(kOkabeIto) / sizeof(kOkabeIto[0]);
   return kOkabeIto[((index % n) + n) % n];
 }
-int okabe_ito_count() { return sizeof(kOkabeIto) / sizeof(kOkabeIto[0]); }
+int okabe_ito_count() {
+  return sizeof(kOkabeIto) / sizeof(kOkabeIto[0]);
+}
 
 Rgba8 colormap_color(Colormap map, float t) {
   switch (map) {
-    case Colormap::Viridis: return viridis(t);
-    case Colormap::Magma: return magma(t);
-    case Colormap::Cividis: return cividis(t);
-    case Colormap::Gray: return gray(t);
-    case Colormap::Hot: return hot(t);
-    case Colormap::Diverging: return diverging(2.0f * t - 1.0f, 1.0f);
+    case Colormap::Viridis:
+      return viridis(t);
+    case Colormap::Magma:
+      return magma(t);
+    case Colormap::Cividis:
+      return cividis(t);
+    case Colormap::Gray:
+      return gray(t);
+    case Colormap::Hot:
+      return hot(t);
+    case Colormap::Diverging:
+      return diverging(2.0f * t - 1.0f, 1.0f);
   }
   return viridis(t);
 }
 
+namespace {
+constexpr EnumName<Colormap> kColormapNames[] = {
+    {Colormap::Viridis, "viridis"}, {Colormap::Magma, "magma"}, {Colormap::Cividis, "cividis"},
+    {Colormap::Gray, "gray"},       {Colormap::Hot, "hot"},     {Colormap::Diverging, "diverging"}};
+}  // namespace
+
 const char* to_string(Colormap map) {
-  switch (map) {
-    case Colormap::Viridis: return "viridis";
-    case Colormap::Magma: return "magma";
-    case Colormap::Cividis: return "cividis";
-    case Colormap::Gray: return "gray";
-    case Colormap::Hot: return "hot";
-    case Colormap::Diverging: return "diverging";
-  }
-  return "viridis";
+  return enum_name(map, kColormapNames);
 }
 
 bool parse_colormap(const std::string& name, Colormap& out) {
-  for (Colormap m : {Colormap::Viridis, Colormap::Magma, Colormap::Cividis, Colormap::Gray,
-                     Colormap::Hot, Colormap::Diverging}) {
-    if (name == to_string(m)) {
-      out = m;
-      return true;
-    }
-  }
-  return false;
+  return find_enum(kColormapNames, name, &out);
 }
 
 }  // namespace attn::render

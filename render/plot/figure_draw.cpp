@@ -113,28 +113,22 @@ struct PanelPlan {
   bool show_x_labels = true, show_y_labels = true;
 };
 
-double log_or_linear(double v, bool log) { return log ? std::log10(v) : v; }
+double log_or_linear(double v, bool log) {
+  return log ? std::log10(v) : v;
+}
 
 }  // namespace
 
+// background, text, axis, grid, legend background
 Theme Theme::light() {
-  Theme t;
-  t.background = Color::rgb(1, 1, 1);
-  t.text = Color::rgb(0, 0, 0);
-  t.axis = Color::rgb(0.15f, 0.15f, 0.15f);
-  t.grid = Color::rgb(0.88f, 0.88f, 0.88f);
-  t.legend_background = Color::rgb(1, 1, 1, 0.85f);
-  return t;
+  return {Color::rgb(1, 1, 1), Color::rgb(0, 0, 0), Color::rgb(0.15f, 0.15f, 0.15f),
+          Color::rgb(0.88f, 0.88f, 0.88f), Color::rgb(1, 1, 1, 0.85f)};
 }
 
 Theme Theme::dark() {
-  Theme t;
-  t.background = Color::rgb(0.09f, 0.09f, 0.10f);
-  t.text = Color::rgb(0.90f, 0.90f, 0.90f);
-  t.axis = Color::rgb(0.65f, 0.65f, 0.68f);
-  t.grid = Color::rgb(0.22f, 0.22f, 0.24f);
-  t.legend_background = Color::rgb(0.12f, 0.12f, 0.13f, 0.85f);
-  return t;
+  return {Color::rgb(0.09f, 0.09f, 0.10f), Color::rgb(0.90f, 0.90f, 0.90f),
+          Color::rgb(0.65f, 0.65f, 0.68f), Color::rgb(0.22f, 0.22f, 0.24f),
+          Color::rgb(0.12f, 0.12f, 0.13f, 0.85f)};
 }
 
 double PanelLayout::page_x(double x) const {
@@ -276,7 +270,8 @@ FigureLayout layout_figure(const Figure& figure, const Page& page, const TextMet
   for (int c = 0; c < cols; ++c) margins += left[c] + right[c];
   const double plot_w = std::max(1.0, (grid_w - gap * (cols - 1) - margins) / cols);
   std::vector<double> col_x(cols, grid_x);
-  for (int c = 1; c < cols; ++c) col_x[c] = col_x[c - 1] + left[c - 1] + plot_w + right[c - 1] + gap;
+  for (int c = 1; c < cols; ++c)
+    col_x[c] = col_x[c - 1] + left[c - 1] + plot_w + right[c - 1] + gap;
   const double cell_h = (grid_h - gap * (rows - 1)) / rows;
 
   out.panels.resize(count);
@@ -449,8 +444,8 @@ FigureLayout draw_figure(const Figure& figure, const Page& page, const TextMetri
                        tm.ascent(m.font) + 0.5,
                    p.x.label, m.font, th.text, Anchor::Center, false);
     if (show_y && p.y.visible && !p.y.label.empty())
-      painter.text(label_left - widest - 0.25 * m.font - tm.descent(m.font),
-                   plot.y + plot.h / 2, p.y.label, m.font, th.text, Anchor::Center, true);
+      painter.text(label_left - widest - 0.25 * m.font - tm.descent(m.font), plot.y + plot.h / 2,
+                   p.y.label, m.font, th.text, Anchor::Center, true);
     if (!p.title.empty())
       painter.text(plot.x + plot.w / 2, plot.y - 0.45 * m.title_font, p.title, m.title_font,
                    th.text, Anchor::Center, false);
@@ -482,10 +477,8 @@ FigureLayout draw_figure(const Figure& figure, const Page& page, const TextMetri
       }
       if (!h->colorbar_label.empty()) {
         const double x = right + m.tick_len + 0.25 * m.font +
-                         max_width(ct.labels, m.tick_font, tm) + 0.25 * m.font +
-                         tm.ascent(m.font);
-        painter.text(x, cb.y + cb.h / 2, h->colorbar_label, m.font, th.text, Anchor::Center,
-                     true);
+                         max_width(ct.labels, m.tick_font, tm) + 0.25 * m.font + tm.ascent(m.font);
+        painter.text(x, cb.y + cb.h / 2, h->colorbar_label, m.font, th.text, Anchor::Center, true);
       }
     }
 
@@ -501,8 +494,8 @@ FigureLayout draw_figure(const Figure& figure, const Page& page, const TextMetri
       std::vector<Entry> entries;
       for (size_t k = 0; k < p.polygons.size(); ++k)
         if (!p.polygons[k].name.empty())
-          entries.push_back({p.polygons[k].name, polygon_colors[k], 2, p.polygons[k].style,
-                             Marker::Circle});
+          entries.push_back(
+              {p.polygons[k].name, polygon_colors[k], 2, p.polygons[k].style, Marker::Circle});
       for (size_t k = 0; k < p.lines.size(); ++k)
         if (!p.lines[k].name.empty())
           entries.push_back({p.lines[k].name, line_colors[k], 0, p.lines[k].style, Marker::Circle});

@@ -1,8 +1,5 @@
 #include "render/plot/figure_export.h"
 
-#include <png.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,28 +9,28 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/base/atomic_file.h"
+#include "core/base/enum_names.h"
+#include "core/base/error.h"
 #include "render/plot/figure_render.h"
+#include "render/plot/png.h"
 
 namespace attn::fig {
 namespace fs = std::filesystem;
 
+namespace {
+constexpr EnumName<ExportFormat> kFormatNames[] = {{ExportFormat::Pdf, "pdf"},
+                                                   {ExportFormat::Svg, "svg"},
+                                                   {ExportFormat::Png, "png"},
+                                                   {ExportFormat::Csv, "csv"}};
+}  // namespace
+
 const char* to_string(ExportFormat f) {
-  switch (f) {
-    case ExportFormat::Pdf: return "pdf";
-    case ExportFormat::Svg: return "svg";
-    case ExportFormat::Png: return "png";
-    case ExportFormat::Csv: return "csv";
-  }
-  return "pdf";
+  return enum_name(f, kFormatNames);
 }
 
 bool parse_export_format(const std::string& s, ExportFormat& out) {
-  for (ExportFormat f : {ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Png, ExportFormat::Csv})
-    if (s == to_string(f)) {
-      out = f;
-      return true;
-    }
-  return false;
+  return find_enum(kFormatNames, s, &out);
 }
 
 void validate(const ExportRequest& r) {
@@ -94,11 +91,6 @@ std::string now_utc() {
   return buf;
 }
 
-void png_append(png_structp png, png_bytep data, png_size_t size) {
-  auto* out = static_cast<std::string*>(png_get_io_ptr(png));
-  out->append(reinterpret_cast<const char*>(data), size);
-}
-
 }  // namespace
 
 std::string figure_csv(const Figure& figure) {
@@ -132,76 +124,18 @@ std::string figure_csv(const Figure& figure) {
 std::string encode_png(const std::vector<render::Rgba8>& rgba, int width, int height, int dpi) {
   if (width <= 0 || height <= 0 || rgba.size() < static_cast<size_t>(width) * height)
     throw FigureError("PNG encoder: image size does not match its pixels");
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png ? png_create_info_struct(png) : nullptr;
-  if (!png || !info) {
-    png_destroy_write_struct(&png, &info);
-    throw FigureError("PNG encoder: out of memory");
+  try {
+    return render::encode_png(reinterpret_cast<const uint8_t*>(rgba.data()), width, height, 4, dpi);
+  } catch (const Error& e) {
+    throw FigureError(e.what());
   }
-  std::string out;
-  if (setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, &info);
-    throw FigureError("PNG encoder failed");
-  }
-  png_set_write_fn(png, &out, png_append, nullptr);
-  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGBA, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  if (dpi > 0) {
-    const auto ppm = static_cast<png_uint_32>(std::lround(dpi / 0.0254));
-    png_set_pHYs(png, info, ppm, ppm, PNG_RESOLUTION_METER);
-  }
-  png_write_info(png, info);
-  for (int y = 0; y < height; ++y)
-    png_write_row(png, reinterpret_cast<png_const_bytep>(rgba.data() + static_cast<size_t>(y) * width));
-  png_write_end(png, info);
-  png_destroy_write_struct(&png, &info);
-  return out;
 }
 
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
-  struct Staged {
-    fs::path tmp, final_path;
-    bool existed = false, renamed = false;
-  };
-  std::vector<Staged> staged;
-  std::error_code ec;
-  // On failure: temporaries go, and so do files this call created (earlier files it replaced
-  // cannot be restored, which is why every target is checked before the first rename).
-  auto discard = [&] {
-    std::error_code ignore;
-    for (const auto& s : staged) {
-      if (!s.renamed) fs::remove(s.tmp, ignore);
-      else if (!s.existed) fs::remove(s.final_path, ignore);
-    }
-  };
-  for (const auto& [path, contents] : files) {
-    Staged s;
-    s.final_path = path;
-    s.tmp = s.final_path;
-    s.tmp += ".tmp." + std::to_string(::getpid());
-    s.existed = fs::exists(s.final_path, ec);
-    staged.push_back(s);
-    if (fs::is_directory(s.final_path, ec)) {
-      discard();
-      throw FigureError("cannot write " + path + ": a directory of that name is in the way");
-    }
-    std::ofstream out(s.tmp, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) {
-      discard();
-      throw FigureError("cannot write " + path + " (is the directory writable? disk full?)");
-    }
-  }
-  // Sidecars first, the figure itself (the first file) last.
-  for (auto it = staged.rbegin(); it != staged.rend(); ++it) {
-    fs::rename(it->tmp, it->final_path, ec);
-    if (ec) {
-      discard();
-      throw FigureError("cannot rename " + it->tmp.string() + " to " + it->final_path.string() +
-                        ": " + ec.message());
-    }
-    it->renamed = true;
+  try {
+    write_files_atomic(files);
+  } catch (const Error& e) {
+    throw FigureError(e.what());
   }
 }
 
@@ -209,42 +143,46 @@ ExportResult export_figure(const Figure& figure, const ExportRequest& request,
                            const Provenance& provenance) {
   validate(request);
   if (figure.panels.empty()) throw FigureError("figure " + figure.name + " has nothing to draw");
-  const std::string font_file =
-      request.font_file.empty() ? default_font_path() : request.font_file;
+  const std::string font_file = request.font_file.empty() ? default_font_path() : request.font_file;
   const auto font = FigureFont::load(font_file);
   const Page page = page_for(figure, request);
 
   std::vector<std::pair<std::string, std::string>> files;
   switch (request.format) {
-    case ExportFormat::Pdf: files.emplace_back(request.path, render_pdf(figure, page, *font)); break;
+    case ExportFormat::Pdf:
+      files.emplace_back(request.path, render_pdf(figure, page, *font));
+      break;
     case ExportFormat::Png:
       files.emplace_back(request.path, render_png(figure, page, *font, request.dpi));
       break;
-    case ExportFormat::Svg: files.emplace_back(request.path, render_svg(figure, page, *font)); break;
-    case ExportFormat::Csv: files.emplace_back(request.path, figure_csv(figure)); break;
+    case ExportFormat::Svg:
+      files.emplace_back(request.path, render_svg(figure, page, *font));
+      break;
+    case ExportFormat::Csv:
+      files.emplace_back(request.path, figure_csv(figure));
+      break;
   }
   if (request.sidecars) {
     fs::path stem(request.path);
     stem.replace_extension();
     if (request.format != ExportFormat::Csv)
       files.emplace_back(stem.string() + ".csv", figure_csv(figure));
-    nlohmann::json j = {
-        {"program", "attnlab"},
-        {"version", provenance.program_version},
-        {"figure", figure.name},
-        {"file", fs::path(request.path).filename().string()},
-        {"format", to_string(request.format)},
-        {"run_id", provenance.run_id},
-        {"config_hash", provenance.config_hash},
-        {"seed", provenance.seed},
-        {"step", provenance.step},
-        {"mechanism", provenance.mechanism},
-        {"date", provenance.date.empty() ? now_utc() : provenance.date},
-        {"width_in", page.width_pt / 72.0},
-        {"height_in", page.height_pt / 72.0},
-        {"font_pt", request.font_pt},
-        {"font", {{"family", font->family()}, {"file", font->path()}}},
-        {"theme", request.dark ? "dark" : "light"}};
+    nlohmann::json j = {{"program", "attnlab"},
+                        {"version", provenance.program_version},
+                        {"figure", figure.name},
+                        {"file", fs::path(request.path).filename().string()},
+                        {"format", to_string(request.format)},
+                        {"run_id", provenance.run_id},
+                        {"config_hash", provenance.config_hash},
+                        {"seed", provenance.seed},
+                        {"step", provenance.step},
+                        {"mechanism", provenance.mechanism},
+                        {"date", provenance.date.empty() ? now_utc() : provenance.date},
+                        {"width_in", page.width_pt / 72.0},
+                        {"height_in", page.height_pt / 72.0},
+                        {"font_pt", request.font_pt},
+                        {"font", {{"family", font->family()}, {"file", font->path()}}},
+                        {"theme", request.dark ? "dark" : "light"}};
     if (request.format == ExportFormat::Png) j["dpi"] = request.dpi;
     files.emplace_back(stem.string() + ".json", j.dump(2) + "\n");
   }

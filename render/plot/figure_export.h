@@ -40,14 +40,14 @@ struct Provenance {
 
 struct ExportRequest {
   ExportFormat format = ExportFormat::Pdf;
-  std::string path;        // the figure file; the CSV and JSON go beside it (same stem)
-  double width_in = 3.5;   // 3.5 single column, 7.0 full width
-  double height_in = 0;    // 0: width * figure.aspect
+  std::string path;       // the figure file; the CSV and JSON go beside it (same stem)
+  double width_in = 3.5;  // 3.5 single column, 7.0 full width
+  double height_in = 0;   // 0: width * figure.aspect
   double font_pt = 8;
-  int dpi = 300;           // PNG only
-  bool dark = false;       // exports use the light theme unless asked
-  std::string font_file;   // empty: default_font_path()
-  bool sidecars = true;    // also write <stem>.csv and <stem>.json
+  int dpi = 300;          // PNG only
+  bool dark = false;      // exports use the light theme unless asked
+  std::string font_file;  // empty: default_font_path()
+  bool sidecars = true;   // also write <stem>.csv and <stem>.json
 };
 
 struct ExportResult {
@@ -63,11 +63,12 @@ ExportResult export_figure(const Figure& figure, const ExportRequest& request,
 Page page_for(const Figure& figure, const ExportRequest& request);
 std::string figure_csv(const Figure& figure);
 
-// Encodes RGBA8 pixels as PNG with a pHYs chunk for `dpi` (0: none). Throws FigureError.
+// Encodes RGBA8 pixels as PNG with a pHYs chunk for `dpi` (0: none) through render/plot/png.h.
+// Throws FigureError.
 std::string encode_png(const std::vector<render::Rgba8>& rgba, int width, int height, int dpi);
 
-// Writes `files` (path -> contents) all-or-nothing: each to a temporary sibling first, then
-// renamed into place. Throws FigureError naming the path that failed; temporaries are removed.
+// Writes `files` (path -> contents) all-or-nothing with attn::write_files_atomic
+// (core/base/atomic_file.h). Throws FigureError naming the path that failed.
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace attn::fig

@@ -260,6 +260,39 @@ TEST_CASE("atomic files: whole or nothing, no temporaries left, failures name th
   fs::remove_all(root);
 }
 
+TEST_CASE("atomic file sets: all written, or none and no temporaries") {
+  const auto root = test::temp_dir("atomic_set");
+  const auto a = root + "/fig.pdf", b = root + "/fig.csv", c = root + "/fig.json";
+  write_file_atomic(b, "old csv\n");  // one of the set exists before
+  write_files_atomic({{a, "pdf"}, {b, "csv"}, {c, "json"}});
+  CHECK(slurp(a) == "pdf");
+  CHECK(slurp(b) == "csv");
+  CHECK(slurp(c) == "json");
+  auto entries = [&] {
+    int n = 0;
+    for (auto& e : fs::directory_iterator(root)) (void)e, ++n;
+    return n;
+  };
+  CHECK(entries() == 3);  // no temporaries left
+
+  // A member that cannot be written (a directory in its place): nothing changes, nothing left.
+  fs::create_directories(root + "/blocked.csv");
+  CHECK_THROWS_WITH_AS(
+      write_files_atomic({{root + "/new.pdf", "x"}, {root + "/blocked.csv", "y"}, {a, "changed"}}),
+      doctest::Contains((root + "/blocked.csv").c_str()), Error);
+  CHECK_FALSE(fs::exists(root + "/new.pdf"));
+  CHECK(slurp(a) == "pdf");
+  CHECK(entries() == 4);  // the three files and the blocking directory
+
+  // A member whose directory is missing fails after others were staged: their temporaries go.
+  CHECK_THROWS_AS(write_files_atomic({{root + "/x.pdf", "x"}, {root + "/no/dir/x.csv", "y"}}),
+                  Error);
+  CHECK_FALSE(fs::exists(root + "/x.pdf"));
+  CHECK_FALSE(fs::exists(temporary_path(root + "/x.pdf")));
+  CHECK(entries() == 4);
+  fs::remove_all(root);
+}
+
 TEST_CASE("a checkpoint survives SIGKILL during a save: the previous one stays loadable") {
   const auto root = test::temp_dir("sigkill");
   const auto dir = root + "/checkpoint";

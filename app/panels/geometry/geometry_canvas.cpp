@@ -27,10 +27,6 @@ ImVec2 clamp_screen(ImVec2 p) {
 
 }  // namespace
 
-ImU32 with_alpha(ImU32 c, float alpha) {
-  const auto a = static_cast<ImU32>(std::clamp(alpha, 0.0f, 1.0f) * 255.0f + 0.5f);
-  return (c & ~IM_COL32_A_MASK) | (a << IM_COL32_A_SHIFT);
-}
 
 std::string format_points(const std::vector<geometry::Vec2>& points) {
   std::string s;

@@ -49,8 +49,6 @@ void draw_dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thi
 // Text with a dark halo, readable over lines and images.
 void draw_label(ImDrawList* dl, ImFont* font, ImVec2 pos, ImU32 color, const char* text);
 
-ImU32 with_alpha(ImU32 c, float alpha);
-
 // Points as "x1,y1;x2,y2;..." (the format geometry::parse_points reads), 6 significant digits.
 std::string format_points(const std::vector<geometry::Vec2>& points);
 

@@ -1,0 +1,45 @@
+// The Geometry explorer's ImGui widgets (app/panels/geometry/geometry_panel.h): the left column
+// (Export..., preset, query, matrices and temperature, the token table and "x,y;x,y" field,
+// the views, the Gaussian of continuous tokens) and the readout drawn over the canvas.
+// Contract:
+//  - draw() binds widgets to the scene's fields and calls scene.changed() for edits that need
+//    it; what it cannot do itself (fit the view, forget a press on the canvas) it returns.
+//  - Bad input (a non-finite entry, an unreadable token list, a bad covariance) is shown in
+//    red, never thrown.
+#pragma once
+#include <imgui.h>
+
+#include <string>
+
+#include "panels/geometry/geometry_canvas.h"
+#include "panels/geometry/geometry_gl_layer.h"
+#include "panels/geometry/geometry_scene.h"
+
+namespace attn::gui {
+
+class GeometryControls {
+ public:
+  explicit GeometryControls(const GeometryScene& s);  // the token field shows s's tokens
+
+  struct Actions {
+    bool fit_view = false;        // a preset was chosen, or "Fit view"
+    bool cancel_gesture = false;  // the tokens were replaced under the cursor
+  };
+  Actions draw(GeometryScene& s, const GeometryGlLayer& gl, const CanvasView& view);
+  // Readout in the canvas' top-left corner: v, z, the grid path, the ellipse, the Gaussian gap.
+  static void draw_readout(ImFont* font, const GeometryScene& s, const GeometryGlLayer& gl,
+                           const CanvasView& view);
+
+ private:
+  void draw_export_button(const GeometryScene& s);
+  void draw_scene_controls(GeometryScene& s, Actions& actions);
+  void draw_token_table(GeometryScene& s, const CanvasView& view);
+  void draw_view_controls(GeometryScene& s, const GeometryGlLayer& gl);
+  void draw_gaussian_controls(GeometryScene& s, Actions& actions);
+  void show_tokens(const GeometryScene& s);  // puts the tokens in the text field
+
+  char tokens_text_[512] = {};
+  std::string tokens_text_error_;
+};
+
+}  // namespace attn::gui
