@@ -10,11 +10,6 @@
 namespace attn::gui {
 namespace {
 
-constexpr ImU32 kGrid = IM_COL32(255, 255, 255, 22);
-constexpr ImU32 kFrame = IM_COL32(255, 255, 255, 70);
-constexpr ImU32 kLabel = IM_COL32(200, 200, 200, 255);
-constexpr ImU32 kDimLabel = IM_COL32(140, 140, 140, 255);
-
 double to_axis(double y, bool log_y) {
   return log_y ? std::log10(y) : y;
 }
@@ -109,9 +104,9 @@ PlotArea draw_plot_frame(ImDrawList* dl, ImVec2 outer_min, ImVec2 outer_max, ren
   for (size_t i = 0; i < yt.values.size(); ++i) {
     const float py = a.py(yt.values[i]);
     if (std::isnan(py)) continue;
-    dl->AddLine(ImVec2(a.min.x, py), ImVec2(a.max.x, py), kGrid);
+    dl->AddLine(ImVec2(a.min.x, py), ImVec2(a.max.x, py), colors::kGridLine);
     const ImVec2 sz = font->CalcTextSizeA(fs, FLT_MAX, 0, y_labels[i].c_str());
-    dl->AddText(font, fs, ImVec2(a.min.x - 5 - sz.x, py - sz.y * 0.5f), kLabel,
+    dl->AddText(font, fs, ImVec2(a.min.x - 5 - sz.x, py - sz.y * 0.5f), colors::kText,
                 y_labels[i].c_str());
   }
 
@@ -121,21 +116,21 @@ PlotArea draw_plot_frame(ImDrawList* dl, ImVec2 outer_min, ImVec2 outer_max, ren
   if (x_label && *x_label) {
     const ImVec2 sz = font->CalcTextSizeA(fs, FLT_MAX, 0, x_label);
     title_x = outer_max.x - sz.x;
-    dl->AddText(font, fs, ImVec2(title_x, a.max.y + 4), kDimLabel, x_label);
+    dl->AddText(font, fs, ImVec2(title_x, a.max.y + 4), colors::kDimText, x_label);
   }
   const int x_target = std::clamp(static_cast<int>(width / 90.0f), 2, 10);
   const render::Ticks xt = render::linear_ticks(x.lo, x.hi, x_target);
   for (double v : xt.values) {
     const float px = a.px(v);
-    dl->AddLine(ImVec2(px, a.min.y), ImVec2(px, a.max.y), kGrid);
-    dl->AddLine(ImVec2(px, a.max.y), ImVec2(px, a.max.y + 3), kFrame);
+    dl->AddLine(ImVec2(px, a.min.y), ImVec2(px, a.max.y), colors::kGridLine);
+    dl->AddLine(ImVec2(px, a.max.y), ImVec2(px, a.max.y + 3), colors::kFrame);
     const std::string s = render::format_tick(v, xt);
     const ImVec2 sz = font->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str());
     const float tx = std::clamp(px - sz.x * 0.5f, outer_min.x, outer_max.x - sz.x);
     if (tx + sz.x + 6 > title_x) continue;
-    dl->AddText(font, fs, ImVec2(tx, a.max.y + 4), kLabel, s.c_str());
+    dl->AddText(font, fs, ImVec2(tx, a.max.y + 4), colors::kText, s.c_str());
   }
-  dl->AddRect(a.min, a.max, kFrame);
+  dl->AddRect(a.min, a.max, colors::kFrame);
   return a;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/palette.h"
 #include "render/gl/gl_texture.h"
 #include "render/plot/plot_math.h"
 
@@ -65,18 +66,6 @@ void draw_token_labels(ImDrawList* dl, ImFont* font, ImVec2 p0, float cell, int 
                        bool rows, bool cols, const std::vector<std::string>& tokens, ImU32 color);
 void draw_dashed_hline(ImDrawList* dl, const PlotArea& area, double y, ImU32 color, float thickness,
                        const char* label, ImFont* font);
-
-// Okabe-Ito colours (colour-blind safe), tuned for the dark theme.
-namespace colors {
-constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255);
-constexpr ImU32 kReddishPurple = IM_COL32(204, 121, 167, 255);
-constexpr ImU32 kSkyBlue = IM_COL32(86, 180, 233, 255);
-constexpr ImU32 kOrange = IM_COL32(230, 159, 0, 255);
-constexpr ImU32 kGreen = IM_COL32(0, 158, 115, 255);
-constexpr ImU32 kVermillion = IM_COL32(213, 94, 0, 255);
-constexpr ImU32 kYellow = IM_COL32(240, 228, 66, 255);
-constexpr ImU32 kGrey = IM_COL32(160, 160, 160, 255);
-}  // namespace colors
 
 // The colour with its alpha replaced by `alpha` in [0, 1].
 ImU32 with_alpha(ImU32 c, float alpha);

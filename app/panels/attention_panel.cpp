@@ -19,8 +19,6 @@ namespace {
 constexpr float kGap = 10.0f;          // between heatmaps
 constexpr float kMinLabelCell = 9.0f;  // smaller cells get no token labels
 constexpr float kColorbarWidth = 14.0f;
-constexpr ImU32 kText = IM_COL32(210, 210, 210, 255);
-constexpr ImU32 kDim = IM_COL32(150, 150, 150, 255);
 
 // Maps change only when the trainer probes again or rebuilds the model; the colour scale too.
 uint64_t upload_key(const Snapshot& s, bool fixed_scale) {
@@ -137,14 +135,14 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
     char title[32];
     std::snprintf(title, sizeof title, "head %d", c);
     const float x = origin.x + left + c * (side + kGap);
-    dl->AddText(font, fs, ImVec2(x, origin.y), kText, title);
+    dl->AddText(font, fs, ImVec2(x, origin.y), colors::kText, title);
   }
   for (int r = 0; r < rows; ++r) {
     const int layer = first_layer + r;
     const float y = origin.y + top + r * (side + kGap);
     char title[16];
     std::snprintf(title, sizeof title, "L%d", layer);
-    dl->AddText(font, fs, ImVec2(origin.x, y), kText, title);
+    dl->AddText(font, fs, ImVec2(origin.x, y), colors::kText, title);
     for (int c = 0; c < cols; ++c) {
       const size_t index = static_cast<size_t>(layer) * snap.heads + c;
       if (index >= snap.attention_maps().size() || !maps_[index].valid()) continue;
@@ -153,7 +151,8 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
       dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(maps_[index].id())), p0, p1);
       // Query tokens left of the first column's maps, key tokens above the first row's.
       if (labels)
-        draw_token_labels(dl, font, p0, cell, n, label_w, c == 0, r == 0, snap.probe_tokens, kDim);
+        draw_token_labels(dl, font, p0, cell, n, label_w, c == 0, r == 0, snap.probe_tokens,
+                          colors::kDimText);
       if (hovered && mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y) {
         const AttentionMap& m = snap.attention_maps()[index];
         const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, n - 1);
@@ -173,8 +172,9 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
   const float grid_h = rows * side + (rows - 1) * kGap;
   const ImVec2 b0(origin.x + left + cols * (side + kGap) + 4, origin.y + top);
   const ImVec2 b1(b0.x + kColorbarWidth, b0.y + grid_h);
-  draw_colorbar(dl, b0, b1, colorbar_.id(), vmax_, 6, font, kText);
-  dl->AddText(font, fs, ImVec2(b0.x, origin.y), kDim, "weight");  // on the column-title line
+  draw_colorbar(dl, b0, b1, colorbar_.id(), vmax_, 6, font, colors::kText);
+  dl->AddText(font, fs, ImVec2(b0.x, origin.y), colors::kDimText,
+              "weight");  // on the column-title line
   ImGui::EndChild();
   ImGui::End();
 }

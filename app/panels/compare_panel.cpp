@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <thread>
 
+#include "app/figures/compare_figures.h"
 #include "core/base/error.h"
 #include "core/config/sweep.h"
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
-#include "app/figures/compare_figures.h"
 #include "gui/plot_draw.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"

@@ -17,7 +17,6 @@ namespace {
 constexpr float kGap = 12.0f;
 constexpr float kColorbarWidth = 14.0f;
 constexpr float kColorbarRoom = kColorbarWidth + 56.0f;
-constexpr ImU32 kText = IM_COL32(210, 210, 210, 255);
 constexpr ImU32 kLimit = colors::kVermillion;
 constexpr ImU32 kUnit = colors::kGrey;
 constexpr ImU32 kRho = colors::kOrange;
@@ -89,7 +88,7 @@ void ConnPanel::draw_matrix(const ConnView& v, ImFont* font, float width, float 
   dl->AddImage(texture_id(matrix_), p0, p1);
   dl->AddRect(p0, p1, kUnit);
   draw_colorbar_range(dl, ImVec2(p1.x + 8, p0.y), ImVec2(p1.x + 8 + kColorbarWidth, p1.y),
-                      colorbar_.id(), -vmax_, vmax_, 7, font, kText);
+                      colorbar_.id(), -vmax_, vmax_, 7, font, colors::kText);
   const ImVec2 m = ImGui::GetIO().MousePos;
   const int n = v.slots;
   if (hovered && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y && n > 0) {
@@ -114,7 +113,7 @@ void ConnPanel::draw_spectra(const ConnView& v, ImFont* font, float width, float
   ImGui::Dummy(ImVec2(width, height));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   if (v.spectral_radius.empty()) {
-    dl->AddText(ImVec2(p0.x + 8, p0.y + 8), kText, "tracking is off (model.conn.track)");
+    dl->AddText(ImVec2(p0.x + 8, p0.y + 8), colors::kText, "tracking is off (model.conn.track)");
     ImGui::EndGroup();
     return;
   }
@@ -181,7 +180,7 @@ void ConnPanel::draw_trace(const ConnView& v, ImFont* font, float width, float h
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int n = v.slots, rows = n > 0 ? static_cast<int>(v.trace.size()) / n : 0;
   if (rows == 0) {
-    dl->AddText(ImVec2(p0.x + 8, p0.y + 8), kText, "no probe yet");
+    dl->AddText(ImVec2(p0.x + 8, p0.y + 8), colors::kText, "no probe yet");
     ImGui::EndGroup();
     return;
   }

@@ -10,6 +10,7 @@
 
 #include "core/analysis/connections.h"
 #include "gui/export_dialog.h"
+#include "gui/palette.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
@@ -20,12 +21,8 @@ constexpr int kMaxFaded = 8;  // earlier frames drawn behind the chosen one
 constexpr float kGap = 10.0f;
 constexpr float kMinLabelCell = 9.0f;  // smaller heatmap cells get no token labels
 constexpr float kColorbarWidth = 12.0f;
-constexpr ImU32 kText = IM_COL32(210, 210, 210, 255);
-constexpr ImU32 kDim = IM_COL32(150, 150, 150, 255);
-constexpr ImU32 kCursor = IM_COL32(255, 255, 255, 70);
 constexpr ImU32 kQueryGuide = IM_COL32(255, 255, 255, 40);
 constexpr ImU32 kHighlight = IM_COL32(255, 255, 255, 110);
-constexpr ImU32 kHoverCell = IM_COL32(255, 80, 80, 255);
 
 uint64_t mix(uint64_t h, uint64_t v) {  // order-sensitive hash combine (splitmix-style)
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -383,10 +380,10 @@ void ConnectionPanel::draw_head_plot(ImDrawList* dl, const std::vector<Connectio
     top_axis = "offset i - j";
     top_w = font->CalcTextSizeA(fs, FLT_MAX, 0, top_axis).x;
   }
-  dl->AddText(font, fs, ImVec2(p1.x - 10 - top_w, p0.y), kDim, top_axis);
+  dl->AddText(font, fs, ImVec2(p1.x - 10 - top_w, p0.y), colors::kDimText, top_axis);
   const ImVec4 title_clip(p0.x, p0.y, p1.x - 16 - top_w, p0.y + title_h);  // never over it
-  dl->AddText(font, fs, p0, head < 0 ? kText : categorical_color(head), title, nullptr, 0.0f,
-              &title_clip);
+  dl->AddText(font, fs, p0, head < 0 ? colors::kText : categorical_color(head), title, nullptr,
+              0.0f, &title_clip);
 
   // The plot: t at the bottom (padded so the end slots' dots are whole), offsets on top.
   // The t axis is padded by up to half a slot, so the end slots' dots and bars are whole.
@@ -406,11 +403,11 @@ void ConnectionPanel::draw_head_plot(ImDrawList* dl, const std::vector<Connectio
   for (int j = 0; j < c.window; ++j) {
     const float x = a.px(view_.slot_t[j]);
     const int offset = c.query_slot - j;
-    dl->AddLine(ImVec2(x, a.min.y - 3), ImVec2(x, a.min.y), kDim);
+    dl->AddLine(ImVec2(x, a.min.y - 3), ImVec2(x, a.min.y), colors::kDimText);
     if (offset % stride != 0) continue;
     std::snprintf(buf, sizeof buf, "%d", offset);
     const float w = font->CalcTextSizeA(fs, FLT_MAX, 0, buf).x;
-    dl->AddText(font, fs, ImVec2(x - w * 0.5f, a.min.y - fs - 3), kText, buf);
+    dl->AddText(font, fs, ImVec2(x - w * 0.5f, a.min.y - fs - 3), colors::kText, buf);
   }
   // The query's own token (offset 0): a faint guide.
   const float query_x = a.px(view_.slot_t[c.query_slot]);
@@ -448,7 +445,7 @@ void ConnectionPanel::draw_head_plot(ImDrawList* dl, const std::vector<Connectio
       std::snprintf(title, sizeof title, "head %d", h);
       dl->AddLine(ImVec2(a.min.x + 6, y + fs * 0.5f), ImVec2(a.min.x + 20, y + fs * 0.5f),
                   categorical_color(h), 2.0f);
-      dl->AddText(font, fs, ImVec2(a.min.x + 24, y), kText, title);
+      dl->AddText(font, fs, ImVec2(a.min.x + 24, y), colors::kText, title);
     }
   }
 
@@ -458,7 +455,7 @@ void ConnectionPanel::draw_head_plot(ImDrawList* dl, const std::vector<Connectio
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (!curves_hovered_ || !a.contains(mouse)) return;
   if (head >= 0) hovered_head_next_ = head;
-  dl->AddLine(ImVec2(mouse.x, a.min.y), ImVec2(mouse.x, a.max.y), kCursor);
+  dl->AddLine(ImVec2(mouse.x, a.min.y), ImVec2(mouse.x, a.max.y), colors::kCursor);
   const double t = std::clamp(a.x_at(mouse.x), 0.0, 1.0);
   const double offset = c.query_slot - t * (c.window - 1);
   ImGui::BeginTooltip();
@@ -488,7 +485,7 @@ void ConnectionPanel::draw_beta_bars(ImDrawList* dl, const ConnectionCurves& c, 
   if (font->CalcTextSizeA(fs, FLT_MAX, 0, caption).x > a.max.x - a.min.x)
     std::snprintf(caption, sizeof caption, "beta 0 .. %.2g", view_.beta_max);
   const ImVec4 clip(a.min.x, top, a.max.x, top + fs + 2);
-  dl->AddText(font, fs, ImVec2(a.min.x, top), kDim, caption, nullptr, 0.0f, &clip);
+  dl->AddText(font, fs, ImVec2(a.min.x, top), colors::kDimText, caption, nullptr, 0.0f, &clip);
   top += fs + 2;
   const float height = bottom - top;
   dl->AddLine(ImVec2(a.min.x, bottom), ImVec2(a.max.x, bottom), IM_COL32(255, 255, 255, 70));
@@ -591,7 +588,7 @@ void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height
   std::snprintf(text, sizeof text,
                 "effective attention of layer %d on the probe (step %lld): query rows, key columns",
                 layer_, static_cast<long long>(snap.attention_step));
-  dl->AddText(font, fs, origin, kDim, text);
+  dl->AddText(font, fs, origin, colors::kDimText, text);
 
   float max_token_w = 0;
   for (const auto& t : snap.probe_tokens)
@@ -622,13 +619,14 @@ void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height
     if (m.head == hovered_head_) dl->AddRect(p0, p1, kHighlight);
     // Query tokens left of the first map, key tokens above each map.
     if (labels)
-      draw_token_labels(dl, font, p0, cell, n, label_w, k == 0, true, snap.probe_tokens, kDim);
+      draw_token_labels(dl, font, p0, cell, n, label_w, k == 0, true, snap.probe_tokens,
+                        colors::kDimText);
     if (hovered && mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y) {
       hovered_head_next_ = m.head;
       const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, n - 1);
       const int j = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, n - 1);
       const ImVec2 c0(p0.x + j * cell, p0.y + i * cell);
-      dl->AddRect(c0, ImVec2(c0.x + cell, c0.y + cell), kHoverCell);
+      dl->AddRect(c0, ImVec2(c0.x + cell, c0.y + cell), colors::kHover);
       ImGui::SetTooltip("layer %d head %d: query %d (%s) -> key %d (%s) = %.4f\noffset i - j = %d",
                         m.layer, m.head, i, token(snap, i), j, token(snap, j),
                         m.weights[static_cast<size_t>(i) * n + j], i - j);
@@ -638,8 +636,8 @@ void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height
   // Colorbar 0..vmax, as tall as the maps.
   const ImVec2 b0(origin.x + left + count * (side + kGap) + 2, origin.y + top);
   const ImVec2 b1(b0.x + kColorbarWidth, b0.y + side);
-  draw_colorbar(dl, b0, b1, colorbar_.id(), vmax_, 5, font, kText);
-  dl->AddText(font, fs, ImVec2(b0.x, origin.y + fs + 3), kDim, "weight");
+  draw_colorbar(dl, b0, b1, colorbar_.id(), vmax_, 5, font, colors::kText);
+  dl->AddText(font, fs, ImVec2(b0.x, origin.y + fs + 3), colors::kDimText, "weight");
 }
 
 }  // namespace attn::gui

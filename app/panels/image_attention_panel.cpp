@@ -18,10 +18,6 @@ namespace {
 constexpr float kGap = 6.0f;
 constexpr float kFullMapHeight = 280.0f;
 constexpr float kColorbarWidth = 14.0f;
-constexpr ImU32 kText = IM_COL32(210, 210, 210, 255);
-constexpr ImU32 kDim = IM_COL32(150, 150, 150, 255);
-constexpr ImU32 kError = IM_COL32(255, 110, 110, 255);
-constexpr ImU32 kHighlight = IM_COL32(255, 80, 80, 255);
 constexpr const char* kColormapNames[] = {"hot", "viridis"};
 
 ImTextureID texture_id(const render::Texture2D& t) {
@@ -291,13 +287,15 @@ void ImageAttentionPanel::draw_grid(ImFont* font) {
   // Column titles.
   auto column_x = [&](int c) { return origin.x + left + c * (side + kGap); };
   const bool short_titles = font->CalcTextSizeA(fs, FLT_MAX, 0, "head 00").x > side;
-  dl->AddText(font, fs, ImVec2(column_x(0), origin.y), kText, short_titles ? "img" : "image");
+  dl->AddText(font, fs, ImVec2(column_x(0), origin.y), colors::kText,
+              short_titles ? "img" : "image");
   for (int h = 0; h < max_heads; ++h) {
     char t[16];
     std::snprintf(t, sizeof t, short_titles ? "h%d" : "head %d", h);
-    dl->AddText(font, fs, ImVec2(column_x(1 + h), origin.y), kText, t);
+    dl->AddText(font, fs, ImVec2(column_x(1 + h), origin.y), colors::kText, t);
   }
-  if (show_mean_) dl->AddText(font, fs, ImVec2(column_x(1 + max_heads), origin.y), kText, "mean");
+  if (show_mean_)
+    dl->AddText(font, fs, ImVec2(column_x(1 + max_heads), origin.y), colors::kText, "mean");
 
   const ImU32 tint = IM_COL32(255, 255, 255, static_cast<int>(std::lround(alpha_ * 255)));
   float y = origin.y + title_h;
@@ -313,7 +311,8 @@ void ImageAttentionPanel::draw_grid(ImFont* font) {
       if (!pred.empty()) title += ", " + pred;
       if (!row.note.empty()) title += " (" + row.note + ")";
     }
-    dl->AddText(font, fs, ImVec2(origin.x, y), row.error.empty() ? kText : kError,
+    dl->AddText(font, fs, ImVec2(origin.x, y),
+                row.error.empty() ? colors::kText : colors::kErrorText,
                 row.error.empty() ? title.c_str() : (title + ": " + row.error).c_str());
     y += fs + 4;
     if (!row.error.empty() || row.grid == 0) continue;
@@ -322,7 +321,7 @@ void ImageAttentionPanel::draw_grid(ImFont* font) {
     for (int l = first; l < last; ++l, y += side + kGap) {
       char lt[16];
       std::snprintf(lt, sizeof lt, "L%d", l);
-      dl->AddText(font, fs, ImVec2(origin.x, y), kDim, lt);
+      dl->AddText(font, fs, ImVec2(origin.x, y), colors::kDimText, lt);
       const ImVec2 img0(column_x(0), y), img1(img0.x + side, y + side);
       dl->AddImage(texture_id(row.picture), img0, img1);
       for (int c = 0; c < row.columns(); ++c) {
@@ -338,13 +337,13 @@ void ImageAttentionPanel::draw_grid(ImFont* font) {
         if (l == first && c == 0) row.first_cell = {p0.x, p0.y, p1.x, p1.y};
         const bool selected =
             selected_.row == static_cast<int>(ri) && selected_.layer == l && selected_.head == c;
-        if (selected) dl->AddRect(p0, p1, kHighlight, 0, 0, 2.0f);
+        if (selected) dl->AddRect(p0, p1, colors::kHover, 0, 0, 2.0f);
         if (hovered && mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y) {
           const float cell = side / row.grid;
           const int r = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, row.grid - 1);
           const int cc = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, row.grid - 1);
           const ImVec2 c0(p0.x + cc * cell, p0.y + r * cell);
-          dl->AddRect(c0, ImVec2(c0.x + cell, c0.y + cell), kHighlight);
+          dl->AddRect(c0, ImVec2(c0.x + cell, c0.y + cell), colors::kHover);
           char head[24];
           if (mean)
             std::snprintf(head, sizeof head, "head mean");
@@ -364,7 +363,7 @@ void ImageAttentionPanel::draw_grid(ImFont* font) {
       for (float v : r->vmax) vmax = std::max(vmax, v);
     const ImVec2 b0(column_x(cols) + 4, origin.y + title_h);
     const ImVec2 b1(b0.x + kColorbarWidth, std::min(origin.y + avail.y, b0.y + 4 * side));
-    draw_colorbar(dl, b0, b1, colorbar_.id(), vmax, 5, font, kText);
+    draw_colorbar(dl, b0, b1, colorbar_.id(), vmax, 5, font, colors::kText);
   }
   dl->PopClipRect();
 }
@@ -427,7 +426,7 @@ void ImageAttentionPanel::draw_full_map(ImFont* font) {
                       weights[static_cast<size_t>(i) * size + j]);
   }
   draw_colorbar(dl, ImVec2(p1.x + 8, origin.y), ImVec2(p1.x + 8 + kColorbarWidth, p1.y),
-                viridis_bar_.id(), full_map_vmax_, 6, font, kText);
+                viridis_bar_.id(), full_map_vmax_, 6, font, colors::kText);
 }
 
 void ImageAttentionPanel::make_report(const Snapshot& snap) {

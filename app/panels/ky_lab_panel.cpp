@@ -2,13 +2,12 @@
 
 #include <imgui.h>
 
-#include "gui/export_dialog.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
+#include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
 #include "render/plot/plot_math.h"
 

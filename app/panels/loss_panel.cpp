@@ -2,12 +2,11 @@
 
 #include <imgui.h>
 
-#include "gui/export_dialog.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
 #include "render/plot/plot_math.h"
 
@@ -15,7 +14,6 @@ namespace attn::gui {
 namespace {
 
 constexpr ImU32 kRaw = IM_COL32(86, 180, 233, 90);  // sky blue, faint
-constexpr ImU32 kCursor = IM_COL32(255, 255, 255, 60);
 
 // Index of the point whose step is nearest to `step` (series steps are increasing).
 int nearest(const Series& s, double step) {
@@ -128,7 +126,7 @@ void LossPanel::draw_loss_plot(const Snapshot& snap, ImFont* font, float height)
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (hovered && a.contains(mouse)) hover_x_ = mouse.x;
   if (hover_x_ < 0) return;
-  dl->AddLine(ImVec2(hover_x_, a.min.y), ImVec2(hover_x_, a.max.y), kCursor);
+  dl->AddLine(ImVec2(hover_x_, a.min.y), ImVec2(hover_x_, a.max.y), colors::kCursor);
   const double step = a.x_at(hover_x_);
   ImGui::BeginTooltip();
   if (const int i = nearest(tl, step); i >= 0) {
@@ -160,7 +158,7 @@ void LossPanel::draw_accuracy_plot(const Snapshot& snap, ImFont* font, float hei
   const bool own_hover = hovered && a.contains(mouse);
   const float x = own_hover ? mouse.x : hover_x_;
   if (x < 0) return;
-  dl->AddLine(ImVec2(x, a.min.y), ImVec2(x, a.max.y), kCursor);
+  dl->AddLine(ImVec2(x, a.min.y), ImVec2(x, a.max.y), colors::kCursor);
   if (!own_hover) return;  // the loss plot's tooltip is already showing
   if (const int i = nearest(acc, a.x_at(x)); i >= 0)
     ImGui::SetTooltip("step %lld\naccuracy %.3f", static_cast<long long>(acc.steps[i]),

@@ -19,7 +19,6 @@ constexpr float kGap = 12.0f;
 constexpr float kSliceHeight = 170.0f;
 constexpr float kColorbarWidth = 14.0f;
 constexpr float kColorbarRoom = kColorbarWidth + 52.0f;  // bar, ticks and their labels
-constexpr ImU32 kText = IM_COL32(210, 210, 210, 255);
 constexpr ImU32 kContour = IM_COL32(255, 255, 255, 150);
 constexpr ImU32 kLearnedColor = colors::kOrange;
 constexpr ImU32 kDotColor = colors::kSkyBlue;
@@ -190,7 +189,7 @@ void NeuralPanel::draw_heatmap(const char* id, const char* title, const NeuralSc
                 1.0f);
   dl->PopClipRect();
   const ImVec2 b0(a.max.x + 8, a.min.y), b1(b0.x + kColorbarWidth, a.max.y);
-  draw_colorbar_range(dl, b0, b1, colorbar_.id(), vmin, vmax, 7, font, kText);
+  draw_colorbar_range(dl, b0, b1, colorbar_.id(), vmin, vmax, 7, font, colors::kText);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (hovered && a.contains(mouse)) {
     const int c =

@@ -4,15 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gui/palette.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::gui {
 namespace {
-
-constexpr ImU32 kBackground = IM_COL32(18, 19, 22, 255);
-constexpr ImU32 kGridLine = IM_COL32(255, 255, 255, 18);
-constexpr ImU32 kAxisLine = IM_COL32(255, 255, 255, 90);
-constexpr ImU32 kTickText = IM_COL32(150, 150, 150, 255);
 
 bool finite(geometry::Vec2 p) {
   return std::isfinite(p.x) && std::isfinite(p.y);
@@ -26,7 +22,6 @@ ImVec2 clamp_screen(ImVec2 p) {
 }
 
 }  // namespace
-
 
 std::string format_points(const std::vector<geometry::Vec2>& points) {
   std::string s;
@@ -73,7 +68,7 @@ void CanvasView::fit(const geometry::Box& box, double margin) {
 }
 
 void draw_axes(ImDrawList* dl, const CanvasView& view, ImFont* font) {
-  dl->AddRectFilled(view.min, view.max, kBackground);
+  dl->AddRectFilled(view.min, view.max, colors::kCanvas);
   const geometry::Box box = view.visible();
   const float width = view.max.x - view.min.x, height = view.max.y - view.min.y;
   // About one grid line per 90 pixels; the same step on both axes keeps squares square.
@@ -87,21 +82,21 @@ void draw_axes(ImDrawList* dl, const CanvasView& view, ImFont* font) {
   // Vertical lines (constant x) with labels at the bottom.
   for (double x = std::ceil(box.min.x / step) * step; x <= box.max.x; x += step) {
     const float sx = view.to_screen({x, 0}).x;
-    dl->AddLine(ImVec2(sx, view.min.y), ImVec2(sx, view.max.y), kGridLine);
-    dl->AddText(font, fs, ImVec2(sx + 2, view.max.y - fs - 2), kTickText,
+    dl->AddLine(ImVec2(sx, view.min.y), ImVec2(sx, view.max.y), colors::kGridLine);
+    dl->AddText(font, fs, ImVec2(sx + 2, view.max.y - fs - 2), colors::kDimText,
                 render::format_tick(x, ticks).c_str());
   }
   for (double y = std::ceil(box.min.y / step) * step; y <= box.max.y; y += step) {
     const float sy = view.to_screen({0, y}).y;
-    dl->AddLine(ImVec2(view.min.x, sy), ImVec2(view.max.x, sy), kGridLine);
-    dl->AddText(font, fs, ImVec2(view.min.x + 3, sy - fs - 1), kTickText,
+    dl->AddLine(ImVec2(view.min.x, sy), ImVec2(view.max.x, sy), colors::kGridLine);
+    dl->AddText(font, fs, ImVec2(view.min.x + 3, sy - fs - 1), colors::kDimText,
                 render::format_tick(y, ticks).c_str());
   }
   const ImVec2 origin = view.to_screen({0, 0});
   if (origin.y >= view.min.y && origin.y <= view.max.y)
-    dl->AddLine(ImVec2(view.min.x, origin.y), ImVec2(view.max.x, origin.y), kAxisLine);
+    dl->AddLine(ImVec2(view.min.x, origin.y), ImVec2(view.max.x, origin.y), colors::kAxisLine);
   if (origin.x >= view.min.x && origin.x <= view.max.x)
-    dl->AddLine(ImVec2(origin.x, view.min.y), ImVec2(origin.x, view.max.y), kAxisLine);
+    dl->AddLine(ImVec2(origin.x, view.min.y), ImVec2(origin.x, view.max.y), colors::kAxisLine);
 }
 
 void draw_data_polyline(ImDrawList* dl, const CanvasView& view, const geometry::Vec2* points,

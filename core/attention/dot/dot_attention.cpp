@@ -35,7 +35,9 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
   // [B, L, 3, H, Dh] -> three [B, H, L, Dh]
   auto qkv = qkv_->forward(x).view({B, L, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
-  auto y = softmax_attention(qkv[0], qkv[1], qkv[2], causal_, dropout_, is_training(),
+  auto q = qkv[0], k = qkv[1];
+  encode_positions(q, k);
+  auto y = softmax_attention(q, k, qkv[2], causal_, dropout_, is_training(),
                              record_weights ? &recorded_weights : nullptr);
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }

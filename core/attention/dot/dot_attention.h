@@ -12,7 +12,11 @@ class DotAttention : public AttentionModule {
   explicit DotAttention(const AttentionSpec& spec);
   torch::Tensor forward(const torch::Tensor& x) override;
 
- private:
+ protected:
+  // Position encoding applied to q and k [B, H, L, Dh] before the scores; dot has none (it sees
+  // position only through the model's absolute embeddings). RopeAttention rotates them.
+  virtual void encode_positions(torch::Tensor& q, torch::Tensor& k) const {}
+
   int heads_, head_dim_;
   bool causal_;
   double dropout_;

@@ -1,6 +1,5 @@
 #include "core/attention/rope/rope_attention.h"
 
-#include "core/attention/dot/dot_attention.h"
 #include "core/base/error.h"
 
 namespace attn {
@@ -21,28 +20,18 @@ torch::Tensor rope_rotate(const torch::Tensor& x, double base, int64_t first_pos
 }
 
 RopeAttention::RopeAttention(const AttentionSpec& spec)
-    : options_(parse_rope_options(spec.options)),
-      heads_(spec.heads),
-      head_dim_(spec.d_model / spec.heads),
-      causal_(spec.causal),
-      dropout_(spec.dropout) {
+    : DotAttention(spec), options_(parse_rope_options(spec.options)) {
   if (head_dim_ % 2 != 0)
     throw Error(
         "model.attention \"rope\" rotates feature pairs, so the head width model.d_model / "
         "model.heads must be even, got " +
         std::to_string(spec.d_model) + " / " + std::to_string(spec.heads) + " = " +
         std::to_string(head_dim_));
-  qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
-  out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
 }
 
-torch::Tensor RopeAttention::forward(const torch::Tensor& x) {
-  const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
-  auto qkv = qkv_->forward(x).view({B, L, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
-  auto q = rope_rotate(qkv[0], options_.base), k = rope_rotate(qkv[1], options_.base);
-  auto y = softmax_attention(q, k, qkv[2], causal_, dropout_, is_training(),
-                             record_weights ? &recorded_weights : nullptr);
-  return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
+void RopeAttention::encode_positions(torch::Tensor& q, torch::Tensor& k) const {
+  q = rope_rotate(q, options_.base);
+  k = rope_rotate(k, options_.base);
 }
 
 }  // namespace attn

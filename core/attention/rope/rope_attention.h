@@ -11,7 +11,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "core/attention/attention.h"
+#include "core/attention/dot/dot_attention.h"
 #include "core/attention/rope/rope_options.h"
 
 namespace attn {
@@ -19,19 +19,18 @@ namespace attn {
 // Rotates x [..., L, Dh] (Dh even): position p = first_position + row.
 torch::Tensor rope_rotate(const torch::Tensor& x, double base, int64_t first_position = 0);
 
-class RopeAttention : public AttentionModule {
+// Dot attention (same parameters, same names) whose q and k are rotated by position.
+class RopeAttention : public DotAttention {
  public:
   // Throws attn::Error when the head width d_model / heads is odd.
   explicit RopeAttention(const AttentionSpec& spec);
-  torch::Tensor forward(const torch::Tensor& x) override;
   const RopeOptions& options() const { return options_; }
+
+ protected:
+  void encode_positions(torch::Tensor& q, torch::Tensor& k) const override;
 
  private:
   RopeOptions options_;
-  int heads_, head_dim_;
-  bool causal_;
-  double dropout_;
-  torch::nn::Linear qkv_{nullptr}, out_{nullptr};
 };
 
 }  // namespace attn
