@@ -75,24 +75,14 @@ CurveShape describe_curve(const std::vector<float>& t, const float* g, int windo
   return s;
 }
 
+// connections.json: {"format": "attnlab-connections", "version": 1, "frames": [{"step",
+// "layers": [{every field of ConnectionCurves, by its name}]}]}.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnectionCurves, layer, heads, window, query_slot, causal,
+                                   edges, t, g, slot_g, beta)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnectionFrame, step, layers)
+
 nlohmann::json connection_frames_to_json(const std::vector<ConnectionFrame>& frames) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& f : frames) {
-    nlohmann::json layers = nlohmann::json::array();
-    for (const auto& c : f.layers)
-      layers.push_back({{"layer", c.layer},
-                        {"heads", c.heads},
-                        {"window", c.window},
-                        {"query_slot", c.query_slot},
-                        {"causal", c.causal},
-                        {"edges", c.edges},
-                        {"t", c.t},
-                        {"g", c.g},
-                        {"slot_g", c.slot_g},
-                        {"beta", c.beta}});
-    out.push_back({{"step", f.step}, {"layers", layers}});
-  }
-  return {{"format", "attnlab-connections"}, {"version", 1}, {"frames", out}};
+  return {{"format", "attnlab-connections"}, {"version", 1}, {"frames", frames}};
 }
 
 std::vector<ConnectionFrame> connection_frames_from_json(const nlohmann::json& j) {
@@ -100,32 +90,17 @@ std::vector<ConnectionFrame> connection_frames_from_json(const nlohmann::json& j
   try {
     if (j.at("format").get<std::string>() != "attnlab-connections")
       throw Error("connections: format is not \"attnlab-connections\"");
-    for (const auto& f : j.at("frames")) {
-      ConnectionFrame frame;
-      frame.step = f.at("step").get<int64_t>();
-      for (const auto& l : f.at("layers")) {
-        ConnectionCurves c;
-        c.layer = l.at("layer").get<int>();
-        c.heads = l.at("heads").get<int>();
-        c.window = l.at("window").get<int>();
-        c.query_slot = l.at("query_slot").get<int>();
-        c.causal = l.at("causal").get<bool>();
-        c.edges = l.at("edges").get<std::string>();
-        c.t = l.at("t").get<std::vector<float>>();
-        c.g = l.at("g").get<std::vector<float>>();
-        c.slot_g = l.at("slot_g").get<std::vector<float>>();
-        c.beta = l.at("beta").get<std::vector<float>>();
-        const size_t h = static_cast<size_t>(c.heads), w = static_cast<size_t>(c.window);
-        if (c.g.size() != h * c.t.size() || c.slot_g.size() != h * w || c.beta.size() != h * w)
-          throw Error("connections: layer " + std::to_string(c.layer) +
-                      " has arrays whose sizes do not match heads x samples / heads x window");
-        frame.layers.push_back(std::move(c));
-      }
-      frames.push_back(std::move(frame));
-    }
+    frames = j.at("frames").get<std::vector<ConnectionFrame>>();
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("connections: ") + e.what());
   }
+  for (const auto& frame : frames)
+    for (const auto& c : frame.layers) {
+      const size_t h = static_cast<size_t>(c.heads), w = static_cast<size_t>(c.window);
+      if (c.g.size() != h * c.t.size() || c.slot_g.size() != h * w || c.beta.size() != h * w)
+        throw Error("connections: layer " + std::to_string(c.layer) +
+                    " has arrays whose sizes do not match heads x samples / heads x window");
+    }
   return frames;
 }
 
