@@ -2,49 +2,11 @@
 #include <doctest/doctest.h>
 
 #include "core/attention/dot/dot_attention.h"
+#include "tests/core/attention_reference.h"
 
 using namespace attn;
 
 namespace {
-
-// out = W_o (concat_h sum_j softmax_j(q_i.k_j / sqrt(Dh)) v_j) + b_o, with explicit loops.
-torch::Tensor brute_force(DotAttention& a, const torch::Tensor& x, int heads, bool causal) {
-  auto params = a.named_parameters();
-  auto Wqkv = params["qkv.weight"], bqkv = params["qkv.bias"];
-  auto Wo = params["out.weight"], bo = params["out.bias"];
-  const int64_t B = x.size(0), L = x.size(1), D = x.size(2), Dh = D / heads;
-  auto out = torch::zeros({B, L, D}, torch::kDouble);
-  for (int64_t b = 0; b < B; ++b) {
-    auto mixed = torch::zeros({L, D}, torch::kDouble);
-    for (int h = 0; h < heads; ++h) {
-      auto q = x[b].matmul(Wqkv.slice(0, h * Dh, (h + 1) * Dh).t()) + bqkv.slice(0, h * Dh, (h + 1) * Dh);
-      auto k = x[b].matmul(Wqkv.slice(0, D + h * Dh, D + (h + 1) * Dh).t()) +
-               bqkv.slice(0, D + h * Dh, D + (h + 1) * Dh);
-      auto v = x[b].matmul(Wqkv.slice(0, 2 * D + h * Dh, 2 * D + (h + 1) * Dh).t()) +
-               bqkv.slice(0, 2 * D + h * Dh, 2 * D + (h + 1) * Dh);
-      for (int64_t i = 0; i < L; ++i) {
-        const int64_t last = causal ? i : L - 1;
-        std::vector<double> s;
-        double mx = -1e300;
-        for (int64_t j = 0; j <= last; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < Dh; ++d) dot += q[i][d].item<double>() * k[j][d].item<double>();
-          s.push_back(dot / std::sqrt(double(Dh)));
-          mx = std::max(mx, s.back());
-        }
-        double z = 0;
-        for (auto& e : s) z += (e = std::exp(e - mx));
-        for (int64_t d = 0; d < Dh; ++d) {
-          double acc = 0;
-          for (int64_t j = 0; j <= last; ++j) acc += s[j] / z * v[j][d].item<double>();
-          mixed[i][h * Dh + d] = acc;
-        }
-      }
-    }
-    out[b] = mixed.matmul(Wo.t()) + bo;
-  }
-  return out;
-}
 
 std::shared_ptr<DotAttention> make(int D, int H, bool causal) {
   AttentionSpec spec;
@@ -64,7 +26,7 @@ TEST_CASE("dot attention equals the brute-force formula (causal and bidirectiona
     auto a = make(8, 2, causal);
     auto x = torch::randn({2, 5, 8}, torch::kDouble);
     auto got = a->forward(x);
-    auto want = brute_force(*a, x, 2, causal);
+    auto want = test::reference_attention(*a, x, 2, causal);
     CHECK(got.sizes() == want.sizes());
     CHECK((got - want).abs().max().item<double>() < 1e-12);
   }

@@ -11,6 +11,7 @@
 #include "core/base/error.h"
 #include "core/config/config.h"
 #include "core/training/session.h"
+#include "tests/core/attention_reference.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;
@@ -28,52 +29,6 @@ std::vector<double> rotate_pairs(std::vector<double> v, int64_t p, double base) 
     v[i + half] = std::sin(angle) * a + std::cos(angle) * b;
   }
   return v;
-}
-
-std::vector<double> row(const torch::Tensor& t) {
-  std::vector<double> v(t.size(0));
-  for (int64_t d = 0; d < t.size(0); ++d) v[d] = t[d].item<double>();
-  return v;
-}
-
-torch::Tensor brute_force(RopeAttention& a, const torch::Tensor& x, int heads, bool causal,
-                          double base) {
-  auto params = a.named_parameters();
-  auto Wqkv = params["qkv.weight"], bqkv = params["qkv.bias"];
-  auto Wo = params["out.weight"], bo = params["out.bias"];
-  const int64_t B = x.size(0), L = x.size(1), D = x.size(2), Dh = D / heads;
-  auto out = torch::zeros({B, L, D}, torch::kDouble);
-  auto project = [&](int64_t b, int64_t offset) {
-    return x[b].matmul(Wqkv.slice(0, offset, offset + Dh).t()) + bqkv.slice(0, offset, offset + Dh);
-  };
-  for (int64_t b = 0; b < B; ++b) {
-    auto mixed = torch::zeros({L, D}, torch::kDouble);
-    for (int h = 0; h < heads; ++h) {
-      auto q = project(b, h * Dh), k = project(b, D + h * Dh), v = project(b, 2 * D + h * Dh);
-      for (int64_t i = 0; i < L; ++i) {
-        const auto qi = rotate_pairs(row(q[i]), i, base);
-        const int64_t last = causal ? i : L - 1;
-        std::vector<double> s;
-        double mx = -1e300;
-        for (int64_t j = 0; j <= last; ++j) {
-          const auto kj = rotate_pairs(row(k[j]), j, base);
-          double dot = 0;
-          for (int64_t d = 0; d < Dh; ++d) dot += qi[d] * kj[d];
-          s.push_back(dot / std::sqrt(double(Dh)));
-          mx = std::max(mx, s.back());
-        }
-        double z = 0;
-        for (auto& e : s) z += (e = std::exp(e - mx));
-        for (int64_t d = 0; d < Dh; ++d) {
-          double acc = 0;
-          for (int64_t j = 0; j <= last; ++j) acc += s[j] / z * v[j][d].item<double>();
-          mixed[i][h * Dh + d] = acc;
-        }
-      }
-    }
-    out[b] = mixed.matmul(Wo.t()) + bo;
-  }
-  return out;
 }
 
 std::shared_ptr<RopeAttention> make(int D, int H, bool causal, nlohmann::json options = {}) {
@@ -96,7 +51,9 @@ TEST_CASE("rope attention equals the brute-force rotation formula (causal and bi
       auto a = make(12, 2, causal, {{"base", base}});
       auto x = torch::randn({2, 7, 12}, torch::kDouble);
       auto got = a->forward(x);
-      auto want = brute_force(*a, x, 2, causal, base);
+      auto want = test::reference_attention(
+          *a, x, 2, causal,
+          [&](std::vector<double> v, int64_t p) { return rotate_pairs(v, p, base); });
       CHECK((got - want).abs().max().item<double>() < 1e-12);
     }
   }
