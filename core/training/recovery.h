@@ -1,7 +1,6 @@
-// GoodState: an in-memory copy of a session's trainable state (every parameter and buffer of
-// the model, and AdamW's per-parameter moments) so an optimiser step that blows the run up can
-// be undone. TrainingSession captures it before every update.
-// Contract:
+// GoodState (torch; internal to core): an in-memory copy of a session's trainable state (every
+// parameter and buffer of the model, and AdamW's per-parameter moments) so an optimiser step that
+// blows the run up can be undone. TrainingSession captures it before every update. Contract:
 //  - capture() copies into tensors allocated at the first capture (copy_, no allocation per
 //    step afterwards): the cost is one pass over 3x the parameters, small next to the step's
 //    forward, backward and AdamW passes (measured in README "Hardening").

@@ -1,5 +1,6 @@
-// Random streams private to one run, so that runs trained side by side in one process (the
-// Compare panel's live runs, each on its own trainer thread) give the results they give alone.
+// Random streams (torch; internal to core) private to one run, so that runs trained side by side in
+// one process (the Compare panel's live runs, each on its own trainer thread) give the results they
+// give alone.
 //
 // torch's default generator is process-wide: two sessions seeding it and drawing from it at
 // once interleave their draws. So:

@@ -1,9 +1,9 @@
-// TrainingSession: one run's model, optimiser, task and histories, stepped synchronously.
-// The Trainer thread and the headless CLI both drive a session; nothing here is thread-safe.
-// Reproducibility: the model is initialised from the run seed, and step s draws its batch and
-// its dropout masks from mix_seed(seed, s). So the random state at any step is a function of
-// (seed, step): a checkpoint that stores the step restores the RNG state exactly, and a
-// resumed CPU run is bit-identical to an uninterrupted one.
+// TrainingSession (torch; internal to core): one run's model, optimiser, task and histories,
+// stepped synchronously. The Trainer thread and the headless CLI both drive a session; nothing here
+// is thread-safe. Reproducibility: the model is initialised from the run seed, and step s draws its
+// batch and its dropout masks from mix_seed(seed, s). So the random state at any step is a function
+// of (seed, step): a checkpoint that stores the step restores the RNG state exactly, and a resumed
+// CPU run is bit-identical to an uninterrupted one.
 #pragma once
 #include <torch/torch.h>
 
@@ -11,12 +11,12 @@
 #include <string>
 
 #include "core/config/config.h"
+#include "core/data/tasks.h"
+#include "core/models/model.h"
+#include "core/training/recovery.h"
 #include "core/views/history.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
-#include "core/models/model.h"
-#include "core/training/recovery.h"
-#include "core/data/tasks.h"
 
 namespace attn {
 
@@ -66,7 +66,8 @@ class TrainingSession {
   // The current connection functions g_h(t) of every `ky` layer (no layers if none).
   ConnectionFrame connection_frame();
   const std::vector<ConnectionFrame>& connection_history() const { return *connections_; }
-  // Neural Attention's views for a request (core/views/neural_view.h); nullptr when no layer is neural.
+  // Neural Attention's views for a request (core/views/neural_view.h); nullptr when no layer is
+  // neural.
   std::shared_ptr<const NeuralView> neural_view(const NeuralViewRequest& request);
 
   // Checkpoint directory: model.pt, optimizer.pt, state.json. Written to a temporary sibling
