@@ -2,7 +2,7 @@
 // to core): the relative-position baseline. Dot attention sees no position at all (the model adds
 // learned absolute embeddings), while ky adds a learned bias per window offset; rope answers
 // whether a mechanism beats dot only because dot lacks relative position (docs/design/MECHANISMS.md
-// §0). Torch; internal to core.
+// §0).
 //
 // Per head, the query and key at position m are rotated before the usual softmax(q.k/sqrt(Dh)):
 // feature pairs (i, i + Dh/2), i < Dh/2, turn by the angle m theta_i, theta_i = base^(-2i/Dh)
