@@ -5,14 +5,16 @@
 #include <vector>
 
 #include "core/attention/mechanism.h"
+#include "core/attention/registry.h"
 #include "core/base/error.h"
+#include "core/config/json_reader.h"
 
 namespace attn {
 namespace {
 
 const std::vector<MechanismInfo>& mechanisms() {
   static const std::vector<MechanismInfo> table = {
-#define ATTN_MECHANISM(id)                                                                      \
+#define ATTN_MECHANISM(id)                                                                  \
   MechanismInfo{id##_mechanism().name, id##_mechanism().description, make_##id##_attention, \
                 id##_mechanism().validate, id##_mechanism().options_help},
 #include "core/attention/mechanisms.def"
@@ -24,12 +26,10 @@ const std::vector<MechanismInfo>& mechanisms() {
 }  // namespace
 
 const MechanismInfo& find_mechanism(const std::string& name) {
-  std::string known;
-  for (const auto& m : mechanisms()) {
+  for (const auto& m : mechanisms())
     if (m.name == name) return m;
-    known += (known.empty() ? "" : ", ") + m.name;
-  }
-  throw Error("unknown attention mechanism \"" + name + "\" (allowed: " + known + ")");
+  throw Error("unknown attention mechanism \"" + name +
+              "\" (allowed: " + join_names(attention_mechanism_names()) + ")");
 }
 
 torch::Tensor causal_mask(int64_t length, const torch::Device& device) {

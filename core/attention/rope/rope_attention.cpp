@@ -8,15 +8,30 @@ std::shared_ptr<AttentionModule> make_rope_attention(const AttentionSpec& spec) 
   return std::make_shared<RopeAttention>(spec);
 }
 
-torch::Tensor rope_rotate(const torch::Tensor& x, double base, int64_t first_position) {
-  const int64_t L = x.size(-2), Dh = x.size(-1), half = Dh / 2;
-  const auto opts = torch::TensorOptions().dtype(torch::kDouble).device(x.device());
-  // Angles in double, then cast: positions in the thousands keep their precision.
-  auto theta = torch::pow(base, -2.0 * torch::arange(half, opts) / double(Dh));  // [half]
-  auto angle = torch::arange(first_position, first_position + L, opts).unsqueeze(1) * theta;
-  auto cos = angle.cos().to(x.scalar_type()), sin = angle.sin().to(x.scalar_type());
+namespace {
+
+// cos and sin of p * theta_i for p = first .. first + L - 1, i < Dh/2, in x's dtype and device.
+// The angles are computed in double: positions in the thousands keep their precision.
+std::pair<torch::Tensor, torch::Tensor> rope_angles(int64_t L, int64_t Dh, double base,
+                                                    int64_t first, const torch::Tensor& like) {
+  const auto opts = torch::TensorOptions().dtype(torch::kDouble).device(like.device());
+  auto theta = torch::pow(base, -2.0 * torch::arange(Dh / 2, opts) / double(Dh));
+  auto angle = torch::arange(first, first + L, opts).unsqueeze(1) * theta;
+  return {angle.cos().to(like.scalar_type()), angle.sin().to(like.scalar_type())};
+}
+
+torch::Tensor rotate_halves(const torch::Tensor& x, const torch::Tensor& cos,
+                            const torch::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
   auto a = x.narrow(-1, 0, half), b = x.narrow(-1, half, half);
   return torch::cat({a * cos - b * sin, a * sin + b * cos}, -1);
+}
+
+}  // namespace
+
+torch::Tensor rope_rotate(const torch::Tensor& x, double base, int64_t first_position) {
+  const auto [cos, sin] = rope_angles(x.size(-2), x.size(-1), base, first_position, x);
+  return rotate_halves(x, cos, sin);
 }
 
 RopeAttention::RopeAttention(const AttentionSpec& spec)
@@ -30,8 +45,12 @@ RopeAttention::RopeAttention(const AttentionSpec& spec)
 }
 
 void RopeAttention::encode_positions(torch::Tensor& q, torch::Tensor& k) const {
-  q = rope_rotate(q, options_.base);
-  k = rope_rotate(k, options_.base);
+  const int64_t L = q.size(-2);
+  if (!cos_.defined() || cos_.size(0) != L || cos_.device() != q.device() ||
+      cos_.scalar_type() != q.scalar_type())
+    std::tie(cos_, sin_) = rope_angles(L, q.size(-1), options_.base, 0, q);
+  q = rotate_halves(q, cos_, sin_);
+  k = rotate_halves(k, cos_, sin_);
 }
 
 }  // namespace attn

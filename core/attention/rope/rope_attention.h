@@ -31,6 +31,9 @@ class RopeAttention : public DotAttention {
 
  private:
   RopeOptions options_;
+  // cos and sin of the angles [L, Dh/2], kept while the length, device and dtype stay the same
+  // (the trainer's steps and the probe reuse them instead of rebuilding them every forward).
+  mutable torch::Tensor cos_, sin_;
 };
 
 }  // namespace attn
