@@ -85,6 +85,10 @@ int main(int argc, char** argv) {
       ->add_option("--cycle-panels", gui.cycle_panels_every,
                    "Every N frames switch to the next panel (soak tests)")
       ->check(CLI::PositiveNumber);
+  gui_cmd
+      ->add_option("--ui-scale", gui.ui_scale,
+                   "UI scale, fonts included, in [0.5, 4] (default: saved, else the monitor's)")
+      ->check(CLI::Range(0.5f, 4.0f));
 #endif
 
   try {

@@ -13,7 +13,9 @@ struct GuiOptions {
   int exit_after_frames = 0;     // > 0: quit after this many frames (tests, benchmarks)
   std::string screenshot_path;   // write the last frame as PNG before quitting
   std::string frame_stats_path;  // write frame-time statistics (JSON) before quitting
-  std::string layout_path;       // ImGui layout file; empty = $XDG_CONFIG_HOME/attnlab/layout.ini
+  std::string layout_path;       // ImGui settings; empty = $XDG_CONFIG_HOME/attnlab/layout.ini.
+                                 // The workspace's tiles go beside it as layout.json.
+  float ui_scale = 0;            // > 0: UI scale (fonts and sizes); 0: saved, else the monitor's
   std::vector<std::string> panels;        // open (and focus) these at start; see gui_panel_names()
   std::vector<std::string> compare_runs;  // saved image runs shown beside the live one
   int64_t image_index = -1;               // test image the Image attention panel shows first
@@ -28,18 +30,21 @@ struct GuiOptions {
                                // beside Run and focus it (soak tests: scripts/soak.sh)
 };
 
-// Names accepted by GuiOptions::panels (--panel): run, loss, attention, connections, ky-lab,
-// geometry, neural, image-attention, conn, compare. Run, Loss and Attention are shown by default; Connections
-// for a ky experiment; Image attention for a fashion-mnist experiment or with compare_runs;
-// Geometry when neither a config nor a panel was given (a bare `attnlab`).
+// Names accepted by GuiOptions::panels (--panel): the panel table's (app/panels/panel_table.cpp):
+// run, loss, attention, connections, ky-lab, geometry, neural, image-attention, conn, compare.
+// A fresh layout shows Run, Loss and Attention; Connections for a ky experiment, Neural for a
+// neural one, Connection Transformer for a conn model; Image attention instead of Attention for
+// a fashion-mnist experiment or with compare_runs; Geometry instead of Attention when neither a
+// config nor a panel was given (a bare `attnlab`).
 const std::vector<std::string>& gui_panel_names();
 
 // Returns the process exit code. Prints a clear message and returns 2 for a panel name not in
 // gui_panel_names() (naming the allowed ones), and when no display can be opened (suggesting
 // `attnlab train`). With the environment variable ATTN_GUI_REPORT=path it writes, at exit, a
-// JSON report of the panels open in the last frame and what the Connections, Compare and Geometry panels
-// showed (Geometry: tokens, query, z, weights, canvas transform, grid path; see
-// GeometryPanel::report(); Neural: see NeuralPanel::Report).
+// JSON report of the last frame: "window" [w, h]; "panels": per panel title, open, drawn, tile
+// and "rect" [x, y, w, h] (window pixels) when drawn; each panel's own report under its name
+// ('-' -> '_'; e.g. geometry: tokens, query, z, weights, canvas transform, grid path; see
+// GeometryPanel::report(), NeuralPanel::Report); "export": the Export dialog's state.
 int run_gui(const GuiOptions& options);
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -93,6 +94,49 @@ std::unique_ptr<Window> Window::open(const WindowOptions& options, std::string* 
   return window;
 }
 
+void Window::build_fonts(float scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  small_font_ = nullptr;
+  ImGui::GetStyle() = ImGuiStyle();
+  ImGui::StyleColorsDark();
+  ImGuiStyle& style = ImGui::GetStyle();
+  style.WindowRounding = 3.0f;
+  style.FrameRounding = 2.0f;
+  style.ScaleAllSizes(scale);
+  style.AntiAliasedLinesUseTex = false;  // line AA from geometry: the atlas is sampled nearest
+  // Opaque backgrounds: with 0.94 alpha, whatever lies below shows through and looks like data.
+  for (const ImGuiCol c : {ImGuiCol_WindowBg, ImGuiCol_PopupBg, ImGuiCol_MenuBarBg})
+    style.Colors[c].w = 1.0f;
+  style.Colors[ImGuiCol_ChildBg] = style.Colors[ImGuiCol_WindowBg];
+
+  // The figure font (DejaVu Sans, or $ATTNLAB_FONT): the same file the exports embed.
+  const std::string font_path = fig::default_font_path();
+  const char* font_file = font_path.c_str();
+  // Checked first: ImGui asserts when a font file is missing.
+  if (readable(font_file)) {
+    // Glyphs rasterised 1:1 and snapped to whole pixels, so the atlas can be sampled with
+    // GL_NEAREST (see begin_frame) and text stays crisp.
+    ImFontConfig config;
+    config.OversampleH = config.OversampleV = 1;
+    config.PixelSnapH = true;
+    io.Fonts->AddFontFromFileTTF(font_file, kFontSize * scale, &config);
+    small_font_ = io.Fonts->AddFontFromFileTTF(font_file, kSmallFontSize * scale, &config);
+  }
+  if (!small_font_) {
+    io.Fonts->Clear();
+    small_font_ = io.Fonts->AddFontDefault();
+    if (notes_.find("built-in font") == std::string::npos)
+      notes_ += std::string("Font: ImGui's built-in font (") + font_file +
+                " not found; install fonts-dejavu-core)\n";
+  }
+  applied_scale_ = scale;
+}
+
+void Window::set_ui_scale(float scale) {
+  wanted_scale_ = scale > 0 ? std::clamp(scale, 0.5f, 4.0f) : monitor_scale_;
+}
+
 void Window::on_event(GLFWwindow*) {
   if (g_window) g_window->last_event_time_ = glfwGetTime();
 }
@@ -121,33 +165,8 @@ void Window::setup_imgui(const WindowOptions& options) {
   float scale = 1.0f;
   glfwGetWindowContentScale(window_, &scale, nullptr);
   if (!(scale >= 1.0f && scale <= 4.0f)) scale = 1.0f;
-
-  ImGui::StyleColorsDark();
-  ImGuiStyle& style = ImGui::GetStyle();
-  style.WindowRounding = 3.0f;
-  style.FrameRounding = 2.0f;
-  style.ScaleAllSizes(scale);
-  style.AntiAliasedLinesUseTex = false;  // line AA from geometry: the atlas is sampled nearest
-
-  // The figure font (DejaVu Sans, or $ATTNLAB_FONT): the same file the exports embed.
-  const std::string font_path = fig::default_font_path();
-  const char* font_file = font_path.c_str();
-  // Checked first: ImGui asserts when a font file is missing.
-  if (readable(font_file)) {
-    // Glyphs rasterised 1:1 and snapped to whole pixels, so the atlas can be sampled with
-    // GL_NEAREST (see begin_frame) and text stays crisp.
-    ImFontConfig config;
-    config.OversampleH = config.OversampleV = 1;
-    config.PixelSnapH = true;
-    io.Fonts->AddFontFromFileTTF(font_file, kFontSize * scale, &config);
-    small_font_ = io.Fonts->AddFontFromFileTTF(font_file, kSmallFontSize * scale, &config);
-  }
-  if (!small_font_) {
-    io.Fonts->Clear();
-    small_font_ = io.Fonts->AddFontDefault();
-    notes_ += std::string("Font: ImGui's built-in font (") + font_file +
-              " not found; install fonts-dejavu-core)\n";
-  }
+  monitor_scale_ = wanted_scale_ = scale;
+  build_fonts(scale);
 
   ImGui_ImplGlfw_InitForOpenGL(window_, /*install_callbacks=*/true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
@@ -170,7 +189,9 @@ bool Window::should_close() const {
   return glfwWindowShouldClose(window_);
 }
 
-void Window::request_close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
+void Window::request_close() {
+  glfwSetWindowShouldClose(window_, GLFW_TRUE);
+}
 
 bool Window::hidden() const {
   // Below this size ImGui would clamp every panel into the corner and the layout file would
@@ -186,6 +207,12 @@ void Window::framebuffer_size(int* width, int* height) const {
 }
 
 void Window::begin_frame() {
+  if (wanted_scale_ != applied_scale_) {
+    build_fonts(wanted_scale_);
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+    font_sampling_set_ = false;
+  }
   ImGui_ImplOpenGL3_NewFrame();  // creates the font texture on its first call
   if (!font_sampling_set_) {
     // Every ImGui fragment samples the font atlas (solid fills use its white texel). Nearest

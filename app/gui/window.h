@@ -8,6 +8,7 @@
 //  - Layout persists in options.layout_path, or $XDG_CONFIG_HOME/attnlab/layout.ini
 //    (~/.config/attnlab/layout.ini); the directory is created. layout_path() is empty when no
 //    writable location exists (the layout is then not saved, and notes() says so).
+//  - Opaque: window, child and popup backgrounds have alpha 1 (nothing shows through).
 //  - Fonts: DejaVu Sans (regular and a small size for tick and token labels); if the file is
 //    missing, ImGui's built-in font is used and notes() says so.
 #pragma once
@@ -55,6 +56,11 @@ class Window {
     return out;
   }
 
+  // Scale of fonts and sizes (0.5..4; 0: the monitor's content scale), applied at the next
+  // begin_frame() by rebuilding the fonts; call between frames.
+  void set_ui_scale(float scale);
+  float ui_scale() const { return applied_scale_; }
+
   void begin_frame();  // ImGui new frame
   void render();       // ImGui render into the back buffer (cleared first)
   void swap();
@@ -67,12 +73,14 @@ class Window {
  private:
   Window() = default;
   void setup_imgui(const WindowOptions& options);
+  void build_fonts(float scale);  // fonts and style at `scale`
   static void on_event(GLFWwindow* w);
 
   GLFWwindow* window_ = nullptr;
   bool imgui_ready_ = false;
   bool font_sampling_set_ = false;
   ImFont* small_font_ = nullptr;
+  float monitor_scale_ = 1, applied_scale_ = 1, wanted_scale_ = 1;
   std::string notes_;
   std::string layout_path_;  // must outlive the ImGui context (io.IniFilename points into it)
   double last_event_time_ = 0;

@@ -51,11 +51,9 @@ void AttentionPanel::update_textures(const Snapshot& snap) {
   uploaded_key_ = key;
 }
 
-void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
-  if (!ImGui::Begin("Attention", open)) {
-    ImGui::End();
-    return;
-  }
+void AttentionPanel::draw(FrameContext& frame) {
+  const Snapshot& snap = frame.snap;
+  ImFont* small_font = frame.small_font;
   ImFont* font = small_font ? small_font : ImGui::GetFont();
   const float fs = font->FontSize;
 
@@ -86,7 +84,6 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
 
   if (snap.attention_maps().empty() || snap.heads <= 0 || snap.layers <= 0) {
     ImGui::TextDisabled("No attention maps yet.");
-    ImGui::End();
     return;
   }
   update_textures(snap);
@@ -100,7 +97,6 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
   if (!ImGui::BeginChild("##grid", ImVec2(0, 0), false, kGridFlags)) {
     ImGui::EndChild();
-    ImGui::End();
     return;
   }
   // Layout: left margin (row title + query labels), top margin (column title + key labels),
@@ -176,7 +172,11 @@ void AttentionPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) 
   dl->AddText(font, fs, ImVec2(b0.x, origin.y), colors::kDimText,
               "weight");  // on the column-title line
   ImGui::EndChild();
-  ImGui::End();
+}
+
+std::vector<std::string> AttentionPanel::figures(const Snapshot& snap) const {
+  if (snap.attention_step < 0) return {};
+  return {"attention"};
 }
 
 }  // namespace attn::gui

@@ -10,16 +10,18 @@
 #include <vector>
 
 #include "core/views/snapshot.h"
+#include "gui/panel.h"
 #include "render/gl/gl_texture.h"
 
 struct ImFont;
 
 namespace attn::gui {
 
-class AttentionPanel {
+class AttentionPanel : public Panel {
  public:
   // open: the window's close button (may be null: no button).
-  void draw(const Snapshot& snap, ImFont* small_font, bool* open = nullptr);
+  void draw(FrameContext& frame) override;
+  std::vector<std::string> figures(const Snapshot& snap) const override;
 
  private:
   void update_textures(const Snapshot& snap);

@@ -145,12 +145,9 @@ void ComparePanel::poll() {
   }
 }
 
-void ComparePanel::draw(const ExperimentConfig& base, ImFont* small_font, bool* open) {
-  poll();
-  if (!ImGui::Begin("Compare", open)) {
-    ImGui::End();
-    return;
-  }
+void ComparePanel::draw(FrameContext& frame) {
+  const ExperimentConfig& base = frame.ui.pending;
+  ImFont* small_font = frame.small_font;
   ImFont* font = small_font ? small_font : ImGui::GetFont();
   ImGui::TextUnformatted("Vary");
   ImGui::SameLine();
@@ -175,7 +172,6 @@ void ComparePanel::draw(const ExperimentConfig& base, ImFont* small_font, bool* 
   if (!error_.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", error_.c_str());
   if (runs_.empty()) {
     ImGui::TextDisabled("No runs yet: start some above, or add saved run directories.");
-    ImGui::End();
     return;
   }
   draw_table();
@@ -204,7 +200,6 @@ void ComparePanel::draw(const ExperimentConfig& base, ImFont* small_font, bool* 
   }
   draw_curves(font, std::max(140.0f, ImGui::GetContentRegionAvail().y * 0.45f));
   draw_maps(font);
-  ImGui::End();
 }
 
 void ComparePanel::draw_table() {

@@ -6,8 +6,8 @@
 // Contract:
 //  - Never waits on a trainer: the UI thread only reads snapshots and queues commands.
 //  - A live run that finishes is saved as a run directory (config.json, metrics.csv,
-//    summary.json via core/runs/run_dir.h write_run_directory, and checkpoint/ via the Trainer) under
-//    save_root/<key=value>, so `attnlab compare` and this panel can open it later.
+//    summary.json via core/runs/run_dir.h write_run_directory, and checkpoint/ via the Trainer)
+//    under save_root/<key=value>, so `attnlab compare` and this panel can open it later.
 //  - start_runs()/add_saved_run() return false with error() set (the key, value or file named)
 //    and change nothing on bad input.
 //  - Curves are drawn with ImGui draw lists (app/gui/plot_draw.h): the figure model has no
@@ -21,6 +21,7 @@
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/views/snapshot.h"
+#include "gui/panel.h"
 
 struct ImFont;
 
@@ -30,7 +31,7 @@ class Trainer;
 
 namespace attn::gui {
 
-class ComparePanel {
+class ComparePanel : public Panel {
  public:
   ComparePanel();
   ~ComparePanel();  // stops and joins the live runs' threads
@@ -45,13 +46,14 @@ class ComparePanel {
   const std::string& error() const { return error_; }
 
   // base: the experiment the window edits. Also saves finished live runs.
-  void draw(const ExperimentConfig& base, ImFont* small_font, bool* open);
+  void draw(FrameContext& frame) override;
+  void update(FrameContext&) override { poll(); }
   // Saves finished live runs without drawing (called every frame, even when closed).
   void poll();
 
   // For ATTN_GUI_REPORT: each run's label, kind, state, step, eval loss/accuracy, colour and
   // saved directory.
-  nlohmann::json report() const;
+  nlohmann::json report() const override;
 
  private:
   struct Run;

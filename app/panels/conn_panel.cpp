@@ -227,18 +227,14 @@ void ConnPanel::draw_stats(const ConnView& v) {
   ImGui::TextWrapped("strongest links: %s", links.c_str());
 }
 
-void ConnPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
-  if (open && !*open) return;
-  if (!ImGui::Begin("Connection Transformer", open)) {
-    ImGui::End();
-    return;
-  }
+void ConnPanel::draw(FrameContext& frame) {
+  const Snapshot& snap = frame.snap;
+  ImFont* small_font = frame.small_font;
   if (!snap.conn || !snap.conn->matrix) {
     ImGui::TextWrapped(
         "This panel shows the Connection Transformer (model.architecture \"conn\"): C, the "
         "spectra of I + C and the reasoning trace. The current model is not one; try "
         "assets/configs/conn_recall.json.");
-    ImGui::End();
     return;
   }
   const ConnView& v = *snap.conn;
@@ -270,7 +266,11 @@ void ConnPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
   ImGui::SameLine(0, kGap);
   draw_trace(v, small_font, col_w, bottom_h);
   draw_stats(v);
-  ImGui::End();
+}
+
+std::vector<std::string> ConnPanel::figures(const Snapshot& snap) const {
+  if (!snap.conn || !snap.conn->matrix) return {};
+  return {"conn-matrix", "conn-eigenvalues", "conn-spectral"};
 }
 
 }  // namespace attn::gui

@@ -1,5 +1,5 @@
-// Connection Transformer panel (model.architecture "conn", seed 001; docs/design/MECHANISMS.md section 2),
-// from Snapshot::conn (core/views/conn_view.h):
+// Connection Transformer panel (model.architecture "conn", seed 001; docs/design/MECHANISMS.md
+// section 2), from Snapshot::conn (core/views/conn_view.h):
 //  - C as a heatmap, diverging colormap centred on 0 with its colorbar; hover reads C[i,j]
 //    ("slot i influences slot j"); optional reordering of the slots by total |influence|.
 //  - rho(I+C) and ||I+C||_2 over training (the warm-started per-step estimates), with the
@@ -21,15 +21,18 @@
 
 #include "core/views/conn_view.h"
 #include "core/views/snapshot.h"
+#include "gui/panel.h"
 #include "render/gl/gl_texture.h"
 
 struct ImFont;
 
 namespace attn::gui {
 
-class ConnPanel {
+class ConnPanel : public Panel {
  public:
-  void draw(const Snapshot& snap, ImFont* small_font, bool* open = nullptr);
+  void draw(FrameContext& frame) override;
+  std::vector<std::string> figures(const Snapshot& snap) const override;
+  bool wants_auto_open(const Snapshot& snap) const override { return snap.conn != nullptr; }
 
  private:
   void update_texture(const ConnView& v, uint64_t generation);

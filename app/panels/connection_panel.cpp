@@ -175,14 +175,11 @@ void ConnectionPanel::update_view(const std::vector<ConnectionFrame>& history,
   report_.summaries = view_.summaries;
 }
 
-void ConnectionPanel::draw(const Snapshot& snap, bool* open, ImFont* small_font) {
+void ConnectionPanel::draw(FrameContext& frame) {
+  const Snapshot& snap = frame.snap;
+  ImFont* small_font = frame.small_font;
   report_.drawn = false;
   report_.heads = report_.faded_curves = report_.maps = 0;
-  if (open && !*open) return;
-  if (!ImGui::Begin("Connections", open)) {
-    ImGui::End();
-    return;
-  }
   ImFont* font = small_font ? small_font : ImGui::GetFont();
   current_ = nullptr;  // pointed into last frame's snapshot
   hovered_head_ = hovered_head_next_;
@@ -208,7 +205,6 @@ void ConnectionPanel::draw(const Snapshot& snap, bool* open, ImFont* small_font)
           "its connection functions g_h(t) here.",
           mechanisms.empty() ? "none yet" : mechanisms.c_str());
     ImGui::PopTextWrapPos();
-    ImGui::End();
     return;
   }
 
@@ -217,7 +213,6 @@ void ConnectionPanel::draw(const Snapshot& snap, bool* open, ImFont* small_font)
   choose_frame(history, snap.generation);  // the toolbar may have changed layer or frame
   if (!current_) {
     ImGui::TextDisabled("The connection data of layer %d is malformed (array sizes).", layer_);
-    ImGui::End();
     return;
   }
   update_view(history, snap.generation);
@@ -255,7 +250,6 @@ void ConnectionPanel::draw(const Snapshot& snap, bool* open, ImFont* small_font)
   draw_curves(history, font, curves_h);
   draw_summaries(font);
   if (show_maps_) draw_maps(snap, font, std::max(90.0f, ImGui::GetContentRegionAvail().y));
-  ImGui::End();
 }
 
 void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) {
@@ -638,6 +632,26 @@ void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height
   const ImVec2 b1(b0.x + kColorbarWidth, b0.y + side);
   draw_colorbar(dl, b0, b1, colorbar_.id(), vmax_, 5, font, colors::kText);
   dl->AddText(font, fs, ImVec2(b0.x, origin.y + fs + 3), colors::kDimText, "weight");
+}
+
+std::vector<std::string> ConnectionPanel::figures(const Snapshot& snap) const {
+  if (snap.connection_history().empty()) return {};
+  return {"connections"};
+}
+
+nlohmann::json ConnectionPanel::report() const {
+  const Report& r = report_;
+  return {{"drawn", r.drawn},
+          {"layer", r.layer},
+          {"heads", r.heads},
+          {"curves", r.heads},
+          {"faded_curves", r.faded_curves},
+          {"maps", r.maps},
+          {"step", r.step},
+          {"frame", r.frame},
+          {"frames", r.frames},
+          {"mode", r.overlaid ? "overlaid" : "small multiples"},
+          {"summaries", r.summaries}};
 }
 
 }  // namespace attn::gui

@@ -1,5 +1,5 @@
-// Connection panel (Neural KY-Attention, docs/design/MECHANISMS.md section 1): the learned connection
-// functions g_h(t) of one `ky` layer, per head, as the trainer publishes them in
+// Connection panel (Neural KY-Attention, docs/design/MECHANISMS.md section 1): the learned
+// connection functions g_h(t) of one `ky` layer, per head, as the trainer publishes them in
 // Snapshot::connection_history().
 //  - Curves: small multiples (one plot per head, shared y range) or overlaid (one Okabe-Ito
 //    colour per head, legend). Bottom axis t in [0, 1]; top axis "key offset i - j" with a tick
@@ -25,12 +25,13 @@
 #include <vector>
 
 #include "core/views/snapshot.h"
+#include "gui/panel.h"
 #include "gui/plot_draw.h"
 #include "render/gl/gl_texture.h"
 
 namespace attn::gui {
 
-class ConnectionPanel {
+class ConnectionPanel : public Panel {
  public:
   // What the last draw() showed, for the GUI's exit report (ATTN_GUI_REPORT) and tests.
   struct Report {
@@ -46,7 +47,12 @@ class ConnectionPanel {
     std::vector<std::string> summaries;  // describe_curve() sentence per head
   };
 
-  void draw(const Snapshot& snap, bool* open, ImFont* small_font);
+  void draw(FrameContext& frame) override;
+  nlohmann::json report() const override;
+  std::vector<std::string> figures(const Snapshot& snap) const override;
+  bool wants_auto_open(const Snapshot& snap) const override {
+    return !snap.connection_history().empty();
+  }
   const Report& last_report() const { return report_; }
 
  private:

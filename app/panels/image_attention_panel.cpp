@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "app/figures/figures.h"
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
@@ -472,12 +473,10 @@ void ImageAttentionPanel::make_report(const Snapshot& snap) {
              {"rows", rows}};
 }
 
-void ImageAttentionPanel::draw(const Snapshot& snap, Trainer& trainer, ImFont* small_font,
-                               bool* open) {
-  if (!ImGui::Begin("Image attention", open)) {
-    ImGui::End();
-    return;
-  }
+void ImageAttentionPanel::draw(FrameContext& frame) {
+  const Snapshot& snap = frame.snap;
+  Trainer& trainer = frame.trainer;
+  ImFont* small_font = frame.small_font;
   ImFont* font = small_font ? small_font : ImGui::GetFont();
   draw_toolbar(snap, trainer);
 
@@ -541,7 +540,12 @@ void ImageAttentionPanel::draw(const Snapshot& snap, Trainer& trainer, ImFont* s
   if (full && ImGui::BeginChild("##full-map", ImVec2(0, 0), false, kFlags)) draw_full_map(font);
   if (full) ImGui::EndChild();
   make_report(snap);
-  ImGui::End();
+}
+
+std::vector<std::string> ImageAttentionPanel::figures(const Snapshot& snap) const {
+  for (const figures::FigureSpec& spec : figures::figures_for(snap))
+    if (spec.name == "image-attention") return {spec.name};
+  return {};
 }
 
 }  // namespace attn::gui

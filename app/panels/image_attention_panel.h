@@ -1,5 +1,5 @@
-// Image attention panel (kernel attention family, seed 002, Figures 6-12; docs/design/MECHANISMS.md section 3):
-// where the CLS token of an image classifier looks, over the test image itself.
+// Image attention panel (kernel attention family, seed 002, Figures 6-12; docs/design/MECHANISMS.md
+// section 3): where the CLS token of an image classifier looks, over the test image itself.
 //  - Rows: the live run first, then saved runs added for comparison (run directories, from the
 //    panel's "Compare run" field or `attnlab gui --compare-run DIR`). All rows show the same
 //    test image, so dot vs pseudo vs gaussian compare directly.
@@ -26,6 +26,7 @@
 
 #include "core/training/image_probe.h"
 #include "core/views/snapshot.h"
+#include "gui/panel.h"
 #include "render/gl/gl_texture.h"
 
 struct ImFont;
@@ -36,7 +37,7 @@ class Trainer;
 
 namespace attn::gui {
 
-class ImageAttentionPanel {
+class ImageAttentionPanel : public Panel {
  public:
   ImageAttentionPanel();
   ~ImageAttentionPanel();
@@ -45,7 +46,9 @@ class ImageAttentionPanel {
   void add_run(const std::string& dir);
   // Shows test image `index` in every row from the next draw on (the trainer is asked too).
   void request_image(int64_t index) { pending_index_ = index; }
-  void draw(const Snapshot& snap, Trainer& trainer, ImFont* small_font, bool* open = nullptr);
+  void draw(FrameContext& frame) override;
+  nlohmann::json report() const override { return report_; }
+  std::vector<std::string> figures(const Snapshot& snap) const override;
   // What the last draw showed, for the GUI's exit report (ATTN_GUI_REPORT) and tests: the image,
   // and per row its source, image, prediction and, per map, the CLS row's patch weights.
   nlohmann::json report_json() const { return report_; }

@@ -157,13 +157,8 @@ void KyLabPanel::recompute() {
   if (plot_component_ >= static_cast<int>(result_->theta.size())) plot_component_ = -1;
 }
 
-void KyLabPanel::draw(bool* open, ImFont* small_font) {
-  if (open && !*open) return;
-  ImGui::SetNextWindowSize(ImVec2(640, 820), ImGuiCond_FirstUseEver);
-  if (!ImGui::Begin("KY Transform lab", open)) {
-    ImGui::End();
-    return;
-  }
+void KyLabPanel::draw(FrameContext& frame) {
+  ImFont* small_font = frame.small_font;
   ImFont* font = small_font ? small_font : ImGui::GetFont();
   draw_inputs();
   if (!have_computed_ || !(in_ == computed_)) recompute();
@@ -206,7 +201,6 @@ void KyLabPanel::draw(bool* open, ImFont* small_font) {
     draw_chain_section();
   if (ImGui::CollapsingHeader("The seed's Example 3.1 (x^3 at 1, degree 2)", kOpen))
     draw_seed_note();
-  ImGui::End();
 }
 
 void KyLabPanel::draw_inputs() {

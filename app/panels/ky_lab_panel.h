@@ -14,15 +14,16 @@
 #include <vector>
 
 #include "core/analysis/ky_transform.h"
+#include "gui/panel.h"
 
 struct ImFont;
 
 namespace attn::gui {
 
-class KyLabPanel {
+class KyLabPanel : public Panel {
  public:
   KyLabPanel();
-  void draw(bool* open, ImFont* small_font);
+  void draw(FrameContext& frame) override;
 
  private:
   // Everything a computation depends on; compared against the last computed copy.

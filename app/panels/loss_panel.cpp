@@ -49,11 +49,9 @@ void legend(ImDrawList* dl, const PlotArea& a, ImFont* font,
 
 }  // namespace
 
-void LossPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
-  if (!ImGui::Begin("Loss", open)) {
-    ImGui::End();
-    return;
-  }
+void LossPanel::draw(FrameContext& frame) {
+  const Snapshot& snap = frame.snap;
+  ImFont* small_font = frame.small_font;
   ImFont* font = small_font ? small_font : ImGui::GetFont();
   ImGui::SetNextItemWidth(160);
   ImGui::SliderFloat("smoothing", &smoothing_, 0.0f, 0.995f, "%.3f");
@@ -78,7 +76,6 @@ void LossPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
   if (snap.train_loss.empty() && snap.eval_loss.empty()) {
     ImGui::Dummy(ImVec2(0, avail.y * 0.4f));
     ImGui::TextDisabled("No training steps yet: press Start (Space) or Step (S).");
-    ImGui::End();
     return;
   }
   const bool accuracy = show_accuracy_ && !snap.eval_accuracy.empty();
@@ -95,7 +92,6 @@ void LossPanel::draw(const Snapshot& snap, ImFont* small_font, bool* open) {
     if (accuracy) draw_accuracy_plot(snap, font, acc_h);
   }
   ImGui::EndChild();
-  ImGui::End();
 }
 
 void LossPanel::draw_loss_plot(const Snapshot& snap, ImFont* font, float height) {

@@ -8,15 +8,17 @@
 #include <vector>
 
 #include "core/views/snapshot.h"
+#include "gui/panel.h"
 
 struct ImFont;
 
 namespace attn::gui {
 
-class LossPanel {
+class LossPanel : public Panel {
  public:
   // open: the window's close button (may be null: no button).
-  void draw(const Snapshot& snap, ImFont* small_font, bool* open = nullptr);
+  void draw(FrameContext& frame) override;
+  std::vector<std::string> figures(const Snapshot&) const override { return {"loss"}; }
 
  private:
   void draw_loss_plot(const Snapshot& snap, ImFont* font, float height);

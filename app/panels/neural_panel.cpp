@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "app/figures/figures.h"
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
@@ -286,20 +287,17 @@ void NeuralPanel::draw_parameter_table(const NeuralLayerInfo& info) {
   ImGui::EndTable();
 }
 
-void NeuralPanel::draw(const Snapshot& snap, Trainer& trainer, ImFont* small_font, bool* open) {
+void NeuralPanel::draw(FrameContext& frame) {
+  const Snapshot& snap = frame.snap;
+  Trainer& trainer = frame.trainer;
+  ImFont* small_font = frame.small_font;
   report_ = Report{};
-  ImGui::SetNextWindowBgAlpha(1.0f);  // opaque: by default it covers Loss and Attention
-  if (!ImGui::Begin("Neural", open)) {
-    ImGui::End();
-    return;
-  }
   ImFont* font = small_font ? small_font : ImGui::GetFont();
   if (!snap.neural) {
     ImGui::TextWrapped(
         "No layer uses neural attention%s. Apply a config with \"neural\" in "
         "model.attention (e.g. assets/configs/neural_fortunes.json).",
         snap.attention_step < 0 ? " (or no probe has run yet)" : "");
-    ImGui::End();
     return;
   }
   const std::shared_ptr<const NeuralView> view_ptr = snap.neural;
@@ -373,7 +371,12 @@ void NeuralPanel::draw(const Snapshot& snap, Trainer& trainer, ImFont* small_fon
     report_.gradients_present = all_gradients;
     report_.score_bias_gradient_zero = bias_zero;
   }
-  ImGui::End();
+}
+
+std::vector<std::string> NeuralPanel::figures(const Snapshot& snap) const {
+  for (const figures::FigureSpec& spec : figures::figures_for(snap))
+    if (spec.name == "neural-surface") return {spec.name};
+  return {};
 }
 
 }  // namespace attn::gui

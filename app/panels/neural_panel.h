@@ -1,5 +1,5 @@
-// Neural panel (Neural Attention, seed 003; docs/design/MECHANISMS.md section 4): what the learned scorer
-// of a `neural` layer computes, from Snapshot::neural (core/views/neural_view.h).
+// Neural panel (Neural Attention, seed 003; docs/design/MECHANISMS.md section 4): what the learned
+// scorer of a `neural` layer computes, from Snapshot::neural (core/views/neural_view.h).
 //  - The paper's Figure 1, live: with d' = 2 and q' = k' = (x, y), the learned score surface
 //    z(x, y) as a heatmap with contour lines, beside the dot product's paraboloid x^2 + y^2 over
 //    the same range, each with its own colorbar. Hover: x, y, z.
@@ -25,6 +25,7 @@
 
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
+#include "gui/panel.h"
 #include "render/gl/gl_texture.h"
 #include "render/plot/plot_math.h"
 
@@ -36,7 +37,7 @@ class Trainer;
 
 namespace attn::gui {
 
-class NeuralPanel {
+class NeuralPanel : public Panel {
  public:
   // What the last draw() showed, for the GUI's exit report (ATTN_GUI_REPORT) and tests.
   struct Report {
@@ -53,7 +54,9 @@ class NeuralPanel {
     std::string note;                       // why the surface is missing, if it is
   };
 
-  void draw(const Snapshot& snap, Trainer& trainer, ImFont* small_font, bool* open = nullptr);
+  void draw(FrameContext& frame) override;
+  nlohmann::json report() const override { return report_json(); }
+  std::vector<std::string> figures(const Snapshot& snap) const override;
   const Report& last_report() const { return report_; }
   nlohmann::json report_json() const;
 

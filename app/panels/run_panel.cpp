@@ -333,12 +333,11 @@ void draw_experiment(Trainer& trainer, UiState& ui) {
 
 }  // namespace
 
-void draw_run_panel(const Snapshot& snap, TrainerState state, Trainer& trainer, UiState& ui,
-                    bool* open) {
-  if (!ImGui::Begin("Run", open)) {
-    ImGui::End();
-    return;
-  }
+void RunPanel::draw(FrameContext& frame) {
+  const Snapshot& snap = frame.snap;
+  const TrainerState state = frame.state;
+  Trainer& trainer = frame.trainer;
+  UiState& ui = frame.ui;
   ImGui::PushTextWrapPos(0.0f);
   draw_status(snap, state);
   ImGui::Spacing();
@@ -352,7 +351,6 @@ void draw_run_panel(const Snapshot& snap, TrainerState state, Trainer& trainer, 
   if (!ui.notes.empty()) ImGui::TextWrapped("%s", ui.notes.c_str());
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
-  ImGui::End();
 }
 
 }  // namespace attn::gui

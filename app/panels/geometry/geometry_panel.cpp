@@ -64,19 +64,14 @@ void GeometryPanel::fit_view() {
   gl_.invalidate_density();
 }
 
-void GeometryPanel::draw(bool* open, ImFont* small_font) {
+void GeometryPanel::update(FrameContext&) {
+  if (!drawn_) input_.cancel();  // a press seen before it was hidden must not act on return
   drawn_ = false;
   gl_.begin_frame();
-  if (open && !*open) {
-    input_.cancel();  // a press seen before closing must not act when reopened
-    return;
-  }
-  ImGui::SetNextWindowBgAlpha(1.0f);  // opaque: it usually covers other panels
-  if (!ImGui::Begin("Geometry", open)) {
-    input_.cancel();
-    ImGui::End();
-    return;
-  }
+}
+
+void GeometryPanel::draw(FrameContext& frame) {
+  ImFont* small_font = frame.small_font;
   ImFont* font = small_font ? small_font : ImGui::GetFont();
   scene_.bench_step(frames_drawn_);
   const float controls_w = std::clamp(ImGui::GetContentRegionAvail().x * 0.34f, 250.0f, 330.0f);
@@ -94,7 +89,6 @@ void GeometryPanel::draw(bool* open, ImFont* small_font) {
       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
   draw_canvas(font);
   ImGui::EndChild();
-  ImGui::End();
 }
 
 void GeometryPanel::draw_canvas(ImFont* font) {

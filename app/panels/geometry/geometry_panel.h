@@ -46,18 +46,20 @@
 #include "panels/geometry/geometry_gl_layer.h"
 #include "panels/geometry/geometry_input.h"
 #include "panels/geometry/geometry_scene.h"
+#include "gui/panel.h"
 
 struct ImFont;
 struct ImDrawList;
 
 namespace attn::gui {
 
-class GeometryPanel {
+class GeometryPanel : public Panel {
  public:
   GeometryPanel();
-  void draw(bool* open, ImFont* small_font);
+  void draw(FrameContext& frame) override;
+  void update(FrameContext& frame) override;
   // The last frame's state for the GUI's exit report (ATTN_GUI_REPORT) and tests.
-  nlohmann::json report() const;
+  nlohmann::json report() const override;
 
  private:
   void draw_canvas(ImFont* font);

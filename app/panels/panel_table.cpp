@@ -1,0 +1,90 @@
+// The panel table (gui/panel.h): one row per panel, in View-menu order. A row says the panel's
+// name, title, the tile it opens in, when a fresh layout shows it, and how to make it.
+#include <algorithm>
+#include <cstdio>
+
+#include "gui/panel.h"
+#include "panels/attention_panel.h"
+#include "panels/compare_panel.h"
+#include "panels/conn_panel.h"
+#include "panels/connection_panel.h"
+#include "panels/geometry/geometry_panel.h"
+#include "panels/image_attention_panel.h"
+#include "panels/ky_lab_panel.h"
+#include "panels/loss_panel.h"
+#include "panels/neural_panel.h"
+#include "panels/run_panel.h"
+
+namespace attn::gui {
+namespace {
+
+bool uses(const ExperimentConfig& c, const char* mechanism) {
+  return std::find(c.model.attention.begin(), c.model.attention.end(), mechanism) !=
+         c.model.attention.end();
+}
+bool image_task(const PanelSetup& s) {
+  return s.config.task.name == "fashion-mnist" || !s.options.compare_runs.empty();
+}
+// A bare `attnlab` (no experiment, no panel asked for) is how a newcomer starts: the Geometry
+// explorer needs no model and answers at once.
+bool bare_launch(const PanelSetup& s) {
+  return s.options.config_path.empty() && s.options.panels.empty();
+}
+
+template <class T>
+std::unique_ptr<Panel> make(const PanelSetup&) {
+  return std::make_unique<T>();
+}
+
+std::unique_ptr<Panel> make_image_attention(const PanelSetup& s) {
+  auto p = std::make_unique<ImageAttentionPanel>();
+  for (const std::string& dir : s.options.compare_runs) p->add_run(dir);
+  if (s.options.image_index >= 0) p->request_image(s.options.image_index);
+  return p;
+}
+
+// Compare: saved runs (--compare-dir) and live ones (--compare-vary key=v1,v2).
+std::unique_ptr<Panel> make_compare(const PanelSetup& s) {
+  auto p = std::make_unique<ComparePanel>();
+  if (!s.options.compare_out.empty()) p->set_save_root(s.options.compare_out);
+  for (const std::string& dir : s.options.compare_dirs)
+    if (!p->add_saved_run(dir))
+      std::fprintf(stderr, "attnlab: --compare-dir: %s\n", p->error().c_str());
+  const std::string& vary = s.options.compare_vary;
+  if (!vary.empty()) {
+    const auto eq = vary.find('=');
+    if (!p->start_runs(s.config, vary.substr(0, eq),
+                       eq == std::string::npos ? "" : vary.substr(eq + 1)))
+      std::fprintf(stderr, "attnlab: --compare-vary: %s\n", p->error().c_str());
+  }
+  return p;
+}
+
+}  // namespace
+
+const std::vector<PanelRow>& panel_table() {
+  static const std::vector<PanelRow> rows = {
+      {"run", "Run", TilePlace::Side, [](const PanelSetup&) { return true; }, make<RunPanel>},
+      {"loss", "Loss", TilePlace::Top, [](const PanelSetup&) { return true; }, make<LossPanel>},
+      {"attention", "Attention", TilePlace::Bottom,
+       [](const PanelSetup& s) { return !image_task(s) && !bare_launch(s); }, make<AttentionPanel>},
+      {"connections", "Connections", TilePlace::Right,
+       [](const PanelSetup& s) { return uses(s.config, "ky"); }, make<ConnectionPanel>},
+      {"ky-lab", "KY Transform lab", TilePlace::Right, [](const PanelSetup&) { return false; },
+       make<KyLabPanel>},
+      {"geometry", "Geometry", TilePlace::Bottom, bare_launch, make<GeometryPanel>},
+      {"neural", "Neural", TilePlace::Right,
+       [](const PanelSetup& s) { return uses(s.config, "neural"); }, make<NeuralPanel>},
+      {"image-attention", "Image attention", TilePlace::Bottom, image_task, make_image_attention},
+      {"conn", "Connection Transformer", TilePlace::Right,
+       [](const PanelSetup& s) { return s.config.model.architecture == "conn"; }, make<ConnPanel>},
+      {"compare", "Compare", TilePlace::Right,
+       [](const PanelSetup& s) {
+         return !s.options.compare_dirs.empty() || !s.options.compare_vary.empty();
+       },
+       make_compare},
+  };
+  return rows;
+}
+
+}  // namespace attn::gui
