@@ -18,8 +18,13 @@ float first_extent(float extent, float ratio) {
   return std::max(0.0f, std::min(a, extent));
 }
 
+// The splitter gap, narrowed where the rectangle itself is narrower (a squeezed nested split).
+float gap_in(float extent) {
+  return std::min(TileLayout::kGap, std::max(0.0f, extent));
+}
+
 void split_rect(const Node& n, const TileRect& r, TileRect* a, TileRect* b) {
-  const float gap = TileLayout::kGap;
+  const float gap = gap_in(n.kind == Node::Kind::Columns ? r.w : r.h);
   if (n.kind == Node::Kind::Columns) {
     const float extent = std::max(0.0f, r.w - gap);
     const float wa = first_extent(extent, n.ratio);
@@ -206,9 +211,9 @@ std::vector<TileLayout::Splitter> TileLayout::splitters(const TileRect& area) co
         TileRect a, b;
         split_rect(*n, r, &a, &b);
         if (n->kind == Node::Kind::Columns)
-          out.push_back({n, {a.x + a.w, r.y, kGap, r.h}, true, std::max(0.0f, r.w - kGap)});
+          out.push_back({n, {a.x + a.w, r.y, gap_in(r.w), r.h}, true, std::max(0.0f, r.w - kGap)});
         else
-          out.push_back({n, {r.x, a.y + a.h, r.w, kGap}, false, std::max(0.0f, r.h - kGap)});
+          out.push_back({n, {r.x, a.y + a.h, r.w, gap_in(r.h)}, false, std::max(0.0f, r.h - kGap)});
       });
   return out;
 }
