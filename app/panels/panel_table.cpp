@@ -67,7 +67,9 @@ const std::vector<PanelRow>& panel_table() {
       {"run", "Run", TilePlace::Side, [](const PanelSetup&) { return true; }, make<RunPanel>},
       {"loss", "Loss", TilePlace::Top, [](const PanelSetup&) { return true; }, make<LossPanel>},
       {"attention", "Attention", TilePlace::Bottom,
-       [](const PanelSetup& s) { return !image_task(s) && !bare_launch(s); }, make<AttentionPanel>},
+       [](const PanelSetup& s) {
+         return !image_task(s) && !bare_launch(s) && s.config.model.architecture != "conn";
+       }, make<AttentionPanel>},
       {"connections", "Connections", TilePlace::Right,
        [](const PanelSetup& s) { return uses(s.config, "ky"); }, make<ConnectionPanel>},
       {"ky-lab", "KY Transform lab", TilePlace::Right, [](const PanelSetup&) { return false; },
@@ -76,7 +78,7 @@ const std::vector<PanelRow>& panel_table() {
       {"neural", "Neural", TilePlace::Right,
        [](const PanelSetup& s) { return uses(s.config, "neural"); }, make<NeuralPanel>},
       {"image-attention", "Image attention", TilePlace::Bottom, image_task, make_image_attention},
-      {"conn", "Connection Transformer", TilePlace::Right,
+      {"conn", "Connection Transformer", TilePlace::Bottom,
        [](const PanelSetup& s) { return s.config.model.architecture == "conn"; }, make<ConnPanel>},
       {"compare", "Compare", TilePlace::Right,
        [](const PanelSetup& s) {

@@ -243,8 +243,41 @@ bool edit_attention_options(ModelConfig& m) {
   return changed;
 }
 
+// Connection Transformer fields (model.conn; docs/design/MECHANISMS.md): what a conn model has
+// instead of heads, layers and attention mechanisms.
+bool draw_conn_fields(ModelConfig& m) {
+  ConnConfig& c = m.conn;
+  bool changed = edit_int("d_model", &m.d_model);
+  changed |= edit_int("slots", &c.slots);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("N: fixed slots H [N, D]; C is N x N");
+  changed |= edit_int("steps K", &c.steps);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Reasoning steps H <- H + Influence(H)");
+  changed |= combo("mixing", &c.mixing, {"slots", "literal"});
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "slots: Influence[b,j] = sum_i C[i,j] H[b,i] (mixes slots, what the seed means)\n"
+        "literal: H @ C as printed (mixes features; needs slots == d_model)");
+  changed |= combo("variant", &c.variant, {"linear", "nonlinear"});
+  changed |= edit_int("connection heads", &c.connection_heads);
+  changed |= combo("control", &c.control, {"none", "spec", "norm-bound"});
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "After each optimiser step. spec rescales only when rho(I+C) > r (the seed's rule);\n"
+        "norm-bound keeps ||I+C||_2 <= r, which bounds rho too.");
+  changed |= edit_double("limit r", &c.limit);
+  changed |= edit_double("regularization", &c.regularization, "%.3g");
+  changed |= edit_double("init std", &c.init_std, "%.3g");
+  changed |= edit_int("eigen every", &c.eigen_every);
+  changed |= edit_int("matrix every", &c.matrix_every);
+  return changed;
+}
+
 bool draw_model_fields(ModelConfig& m) {
-  bool c = edit_int("d_model", &m.d_model);
+  bool c = combo("architecture", &m.architecture, {"transformer", "conn"});
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("transformer: attention layers; conn: the Connection Transformer");
+  if (m.architecture == "conn") return draw_conn_fields(m) || c;
+  c |= edit_int("d_model", &m.d_model);
   c |= edit_int("heads", &m.heads);
   c |= edit_int("layers", &m.layers);
   c |= edit_int("mlp ratio", &m.mlp_ratio);
@@ -273,7 +306,9 @@ bool draw_train_fields(TrainConfig& t, uint64_t& seed) {
   return c;
 }
 
-void draw_experiment(Trainer& trainer, UiState& ui) {
+// Apply & reset and Revert, with the validation error: drawn above the fields, so they are in
+// reach at any window height (the fields scroll below them).
+void draw_apply_row(Trainer& trainer, UiState& ui) {
   ExperimentConfig& p = ui.pending;
   ImGui::TextColored(kGreyText, "from %s", ui.config_source.c_str());
   if (!ui.config_error.empty()) {
@@ -281,27 +316,11 @@ void draw_experiment(Trainer& trainer, UiState& ui) {
     ImGui::TextWrapped("%s", ui.config_error.c_str());
     ImGui::PopStyleColor();
   }
-  bool changed = false;
-  ImGui::SetNextItemWidth(kFieldWidth);
-  changed |= ImGui::InputText("name", &p.name);
-  const std::string task_before = p.task.name;
-  changed |= draw_task_fields(p.task);
-  if (p.task.name != task_before) {  // the head follows the task: images are classified
-    p.model.head = p.task.name == "fashion-mnist" ? "classifier" : "lm";
-    p.model.classes = 0;
-  }
-  ImGui::Separator();
-  changed |= draw_model_fields(p.model);
-  ImGui::Separator();
-  changed |= draw_train_fields(p.train, p.seed);
-  if (changed) {
-    ui.pending_dirty = true;
-    ui.apply_error.clear();
-  }
-
   if (ui.pending_dirty) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.55f, 0.35f, 0.05f, 1));
   const bool apply = ImGui::Button("Apply & reset");
   if (ui.pending_dirty) ImGui::PopStyleColor();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Validate the edited experiment and start a fresh model from it");
   if (apply) {
     try {
       // Same validation as a config file: a bad value is named, never silently clamped.
@@ -324,10 +343,35 @@ void draw_experiment(Trainer& trainer, UiState& ui) {
     ui.apply_error.clear();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Discard edits: show the trainer's current config");
+  if (ui.pending_dirty) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(0.95f, 0.7f, 0.3f, 1), "edited");
+  }
   if (!ui.apply_error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kRed);
     ImGui::TextWrapped("%s", ui.apply_error.c_str());
     ImGui::PopStyleColor();
+  }
+}
+
+void draw_experiment_fields(UiState& ui) {
+  ExperimentConfig& p = ui.pending;
+  bool changed = false;
+  ImGui::SetNextItemWidth(kFieldWidth);
+  changed |= ImGui::InputText("name", &p.name);
+  const std::string task_before = p.task.name;
+  changed |= draw_task_fields(p.task);
+  if (p.task.name != task_before) {  // the head follows the task: images are classified
+    p.model.head = p.task.name == "fashion-mnist" ? "classifier" : "lm";
+    p.model.classes = 0;
+  }
+  ImGui::Separator();
+  changed |= draw_model_fields(p.model);
+  ImGui::Separator();
+  changed |= draw_train_fields(p.train, p.seed);
+  if (changed) {
+    ui.pending_dirty = true;
+    ui.apply_error.clear();
   }
 }
 
@@ -343,13 +387,19 @@ void RunPanel::draw(FrameContext& frame) {
   ImGui::Spacing();
   draw_controls(state, trainer, ui);
   ImGui::Spacing();
-  if (ImGui::CollapsingHeader("Experiment", ImGuiTreeNodeFlags_DefaultOpen))
-    draw_experiment(trainer, ui);
-  ImGui::Spacing();
-  ImGui::PushStyleColor(ImGuiCol_Text, kGreyText);
-  ImGui::TextWrapped("Space start/pause   S step   Ctrl+S save   |   frame %.1f ms", ui.frame_ms);
-  if (!ui.notes.empty()) ImGui::TextWrapped("%s", ui.notes.c_str());
-  ImGui::PopStyleColor();
+  ImGui::Separator();
+  ImGui::TextUnformatted("Experiment");
+  draw_apply_row(trainer, ui);
+  // Only the fields scroll: the controls above stay in reach at 1280x720.
+  if (ImGui::BeginChild("##fields", ImVec2(0, 0), false)) {
+    draw_experiment_fields(ui);
+    ImGui::Spacing();
+    ImGui::PushStyleColor(ImGuiCol_Text, kGreyText);
+    ImGui::TextWrapped("Space start/pause   S step   Ctrl+S save   |   frame %.1f ms", ui.frame_ms);
+    if (!ui.notes.empty()) ImGui::TextWrapped("%s", ui.notes.c_str());
+    ImGui::PopStyleColor();
+  }
+  ImGui::EndChild();
   ImGui::PopTextWrapPos();
 }
 
