@@ -237,7 +237,8 @@ void Workspace::draw(FrameContext& frame, ImVec2 pos, ImVec2 size) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
   const ImGuiWindowFlags host_flags =
       ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-      ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse;
+      ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse |
+      ImGuiWindowFlags_NoBackground;  // the framebuffer is cleared to the window colour
   ImGui::Begin("##workspace", nullptr, host_flags);
   ImGui::PopStyleVar(3);
   for (const TileLayout::Tile& t : layout_.tiles(area_)) draw_tile(frame, t.node, t.rect);
