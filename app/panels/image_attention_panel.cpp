@@ -274,7 +274,7 @@ void ImageAttentionPanel::draw_grid(ImFont* font) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float left = font->CalcTextSizeA(fs, FLT_MAX, 0, "L00").x + 6;
   const float title_h = fs + 4;
-  const float colorbar_w = shared_scale_ ? kColorbarWidth + 44 : 0;
+  const float colorbar_w = shared_scale_ ? kColorbarWidth + 44 : 80;  // or the "own 0..max" note
   const float side = std::floor(std::max(
       16.0f, std::min((avail.x - left - colorbar_w) / cols - kGap,
                       (avail.y - title_h - headers * (fs + 4)) / std::max(1, block_rows) - kGap)));
@@ -365,6 +365,11 @@ void ImageAttentionPanel::draw_grid(ImFont* font) {
     const ImVec2 b0(column_x(cols) + 4, origin.y + title_h);
     const ImVec2 b1(b0.x + kColorbarWidth, std::min(origin.y + avail.y, b0.y + 4 * side));
     draw_colorbar(dl, b0, b1, colorbar_.id(), vmax, 5, font, colors::kText);
+  } else if (!shared_scale_) {  // say it where the colorbar would be: colours do not compare
+    const ImVec2 at(column_x(cols) + 4, origin.y + title_h);
+    dl->AddText(font, font->FontSize, at, colors::kText, "each map:");
+    dl->AddText(font, font->FontSize, ImVec2(at.x, at.y + font->FontSize + 2), colors::kText,
+                "own 0..max");
   }
   dl->PopClipRect();
 }
@@ -383,12 +388,13 @@ void ImageAttentionPanel::draw_full_map(ImFont* font) {
   if (maps.empty() || size <= 0) return;
   const std::vector<float> weights = elementwise_mean(maps);
   full_map_size_ = size;
-  const uint64_t key = mix(mix(row.probe_key, selected_.layer * 1024 + selected_.head),
-                           static_cast<uint64_t>(selected_.row));
+  // The grid's colormap: the zoomed map must read like the cell that was clicked.
+  const uint64_t key = mix(mix(mix(row.probe_key, selected_.layer * 1024 + selected_.head),
+                               static_cast<uint64_t>(selected_.row)),
+                           static_cast<uint64_t>(colormap_));
   if (key != full_map_key_ || !full_map_.valid()) {
     full_map_vmax_ = std::max(1e-6f, *std::max_element(weights.begin(), weights.end()));
-    full_map_.upload_matrix(weights.data(), size, size, render::Colormap::Viridis, 0.0f,
-                            full_map_vmax_);
+    full_map_.upload_matrix(weights.data(), size, size, overlay_colormap(), 0.0f, full_map_vmax_);
     full_map_key_ = key;
   }
   const float fs = font->FontSize;
@@ -427,7 +433,7 @@ void ImageAttentionPanel::draw_full_map(ImFont* font) {
                       weights[static_cast<size_t>(i) * size + j]);
   }
   draw_colorbar(dl, ImVec2(p1.x + 8, origin.y), ImVec2(p1.x + 8 + kColorbarWidth, p1.y),
-                viridis_bar_.id(), full_map_vmax_, 6, font, colors::kText);
+                colorbar_.id(), full_map_vmax_, 6, font, colors::kText);
 }
 
 void ImageAttentionPanel::make_report(const Snapshot& snap) {
@@ -507,7 +513,7 @@ void ImageAttentionPanel::draw(FrameContext& frame) {
     for (const auto& r : rows_)
       for (const auto& c : r->cls)
         for (float v : c) shared = std::max(shared, v);
-    const render::Colormap map = colormap_ == 0 ? render::Colormap::Hot : render::Colormap::Viridis;
+    const render::Colormap map = overlay_colormap();
     for (auto& r : rows_) {
       r->overlays.resize(r->cls.size());
       r->vmax.assign(r->cls.size(), 0.0f);
@@ -521,7 +527,6 @@ void ImageAttentionPanel::draw(FrameContext& frame) {
       }
     }
     upload_colorbar(colorbar_, map);
-    if (!viridis_bar_.valid()) upload_colorbar(viridis_bar_, render::Colormap::Viridis);
     settings_key_ = key;
   }
 

@@ -6,7 +6,8 @@
 //  - Columns: the picture alone, then per head the CLS row of that layer's attention (query 0
 //    on the patch tokens) reshaped to the patch grid and drawn over the picture, then the head
 //    mean. One layer or all layers (a row per layer). Overlay colormap (hot, viridis) and alpha
-//    are adjustable; each map spans its own 0..max, or one scale is shared by all shown maps.
+//    are adjustable; one scale is shared by all shown maps (with its colorbar) unless the user
+//    picks a per-map scale, which the grid then states.
 //  - The image: any test image by class and index within the class (or by raw test index);
 //    the choice goes to the trainer (Trainer::request_probe_image) and to every saved run.
 //  - Click a cell: the full S x S map of that head (or the head mean) under the grid, with a
@@ -62,6 +63,9 @@ class ImageAttentionPanel : public Panel {
   void draw_grid(ImFont* font);
   void draw_full_map(ImFont* font);
   void make_report(const Snapshot& snap);
+  render::Colormap overlay_colormap() const {
+    return colormap_ == 0 ? render::Colormap::Hot : render::Colormap::Viridis;
+  }
 
   std::vector<std::unique_ptr<Row>> rows_;  // rows_[0]: the live run
   int64_t index_ = -1;                      // the shown test image; -1 = the live run's
@@ -74,13 +78,15 @@ class ImageAttentionPanel : public Panel {
   int layer_choice_ = -1;  // -1: all layers
   int colormap_ = 0;       // 0 hot, 1 viridis
   float alpha_ = 0.6f;
-  bool shared_scale_ = false;
+  // One scale for every map by default: per-map scales make a near-uniform layer look as hot as
+  // a sharp one, and no single colorbar can be read against them.
+  bool shared_scale_ = true;
   bool show_mean_ = true;
   uint64_t settings_key_ = 0;  // colormap, scale: a change re-uploads every overlay
   struct Selection {
     int row = -1, layer = -1, head = -1;  // head == heads: the head mean
   } selected_;
-  render::Texture2D full_map_, colorbar_, viridis_bar_;  // colorbar_: the overlay colormap
+  render::Texture2D full_map_, colorbar_;  // colorbar_: the overlay colormap, also the full map's
   uint64_t full_map_key_ = 0;
   float full_map_vmax_ = 1;
   int full_map_size_ = 0;  // S of the full map drawn last (report)
