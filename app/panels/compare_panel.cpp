@@ -175,30 +175,14 @@ void ComparePanel::draw(FrameContext& frame) {
     return;
   }
   draw_table();
-  ImGui::Checkbox("log y", &log_y_);
+  ImGui::SetNextItemWidth(90);
+  ImGui::Combo("y scale", &y_scale_, "auto\0linear\0log\0");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("auto: log when the loss curves span more than a decade");
   ImGui::SameLine();
-  if (ImGui::SmallButton("Export...")) {
-    // The overlay figure of every run, live ones from their latest snapshot.
-    std::vector<RunDirectory> dirs(runs_.size());
-    std::vector<figures::CompareCurve> curves;
-    for (size_t i = 0; i < runs_.size(); ++i) {
-      const Run& r = *runs_[i];
-      RunDirectory& d = dirs[i];
-      d = r.dir;
-      d.id = r.label;
-      if (r.is_live()) d.config = r.config;
-      d.train_loss = r.train_loss();
-      d.eval_loss = r.eval_loss();
-      d.eval_accuracy = r.eval_accuracy();
-      curves.push_back({&d, r.label, fig::Color::rgb(r.color[0], r.color[1], r.color[2]), true});
-    }
-    try {
-      request_figure_export(figures::loss_overlay(curves, "Comparison"), false);
-    } catch (const std::exception& e) {
-      error_ = e.what();
-    }
-  }
-  draw_curves(font, std::max(140.0f, ImGui::GetContentRegionAvail().y * 0.45f));
+  fig::Figure figure = overlay_figure();
+  if (ImGui::SmallButton("Export...")) request_figure_export(figure, false);
+  draw_curves(figure, font, std::max(140.0f, ImGui::GetContentRegionAvail().y * 0.45f));
   draw_maps(font);
 }
 
@@ -256,52 +240,49 @@ void ComparePanel::draw_table() {
   ImGui::EndTable();
 }
 
-void ComparePanel::draw_curves(ImFont* font, float height) {
-  bool accuracy = false;
-  render::Range xr, lr, ar;
-  for (const auto& r : runs_) {
-    for (const Series* s : {&r->eval_loss(), &r->train_loss()})
-      if (!s->empty()) {
-        xr.include(static_cast<double>(s->steps.front()));
-        xr.include(static_cast<double>(s->steps.back()));
-        lr = render::merge(lr, render::value_range(s->values.data(), s->values.size(), log_y_));
-      }
-    if (!r->eval_accuracy().empty() &&
-        (r->config.model.head == "classifier" || r->config.task.name != "text"))
-      accuracy = true;
+// The overlay of every run (live ones from their latest snapshot): figures::loss_overlay, the
+// figure `attnlab compare` writes, with the y scale chosen here.
+fig::Figure ComparePanel::overlay_figure() {
+  overlay_dirs_.assign(runs_.size(), RunDirectory{});
+  std::vector<figures::CompareCurve> curves;
+  double lo = INFINITY, hi = 0;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    const Run& r = *runs_[i];
+    RunDirectory& d = overlay_dirs_[i];
+    d.id = r.label;
+    d.config = r.is_live() ? r.config : r.dir.config;
+    d.finished = r.dir.finished;
+    d.train_loss = r.train_loss();
+    d.eval_loss = r.eval_loss();
+    d.eval_accuracy = r.eval_accuracy();
+    for (const Series* s : {&d.train_loss, &d.eval_loss})
+      for (float v : s->values)
+        if (std::isfinite(v) && v > 0) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
+    curves.push_back({&d, r.label, fig::Color::rgb(r.color[0], r.color[1], r.color[2]), true});
   }
-  if (xr.empty()) {
+  fig::Figure f = figures::loss_overlay(curves, "Comparison");
+  // auto: log once the curves span a decade (one run far above the others hides their shape).
+  const bool log = y_scale_ == 2 || (y_scale_ == 0 && hi > 10 * lo);
+  for (fig::Panel& p : f.panels)
+    if (p.y.label.find("loss") != std::string::npos) p.y.log = log;
+  log_y_shown_ = log;
+  return f;
+}
+
+void ComparePanel::draw_curves(const fig::Figure& figure, ImFont* font, float height) {
+  bool any = false;
+  for (const auto& r : runs_) any |= !r->eval_loss().empty() || !r->train_loss().empty();
+  if (!any) {
     ImGui::TextDisabled("No metrics yet.");
     return;
   }
-  if (xr.hi - xr.lo < 10) xr.hi = xr.lo + 10;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  const float w = ImGui::GetContentRegionAvail().x;
-  const float loss_w = accuracy ? w * 0.6f : w;
-  const PlotArea la = draw_plot_frame(dl, p0, ImVec2(p0.x + loss_w - 6, p0.y + height), xr,
-                                      render::padded(lr, 0.04, log_y_), log_y_, font,
-                                      "step  (eval loss solid, train loss faint)");
-  for (const auto& r : runs_) {
-    const Series& t = r->train_loss();
-    draw_series(dl, la, t.steps.data(), t.values.data(), t.steps.size(), to_u32(r->color, 0.3f),
-                1.0f);
-    const Series& e = r->eval_loss();
-    draw_series(dl, la, e.steps.data(), e.values.data(), e.steps.size(), to_u32(r->color), 2.0f);
-    draw_markers(dl, la, e.steps.data(), e.values.data(), e.steps.size(), to_u32(r->color), 2.5f);
+  curves_.draw(figure, ImVec2(ImGui::GetContentRegionAvail().x, height), font);
+  if (const auto h = curves_.hover(figure)) {
+    ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, IM_COL32(255, 255, 255, 220), 0, 1.5f);
+    const fig::Panel& panel = figure.panels[static_cast<size_t>(h->panel)];
+    ImGui::SetTooltip("%s\n%s: %.4g at step %.0f", h->name.empty() ? "(unnamed)" : h->name.c_str(),
+                      panel.title.c_str(), h->y, h->x);
   }
-  if (accuracy) {
-    ar.include(0);
-    ar.include(1);
-    const PlotArea aa =
-        draw_plot_frame(dl, ImVec2(p0.x + loss_w + 6, p0.y), ImVec2(p0.x + w, p0.y + height), xr,
-                        render::padded(ar, 0.04, false), false, font, "step  (eval accuracy)");
-    for (const auto& r : runs_) {
-      const Series& a = r->eval_accuracy();
-      draw_series(dl, aa, a.steps.data(), a.values.data(), a.steps.size(), to_u32(r->color), 2.0f);
-    }
-  }
-  ImGui::Dummy(ImVec2(w, height + 4));
 }
 
 void ComparePanel::draw_maps(ImFont* font) {
@@ -367,7 +348,7 @@ nlohmann::json ComparePanel::report() const {
     if (!r->save_error.empty()) j["save_error"] = r->save_error;
     runs.push_back(j);
   }
-  return {{"runs", runs}, {"error", error_}};
+  return {{"runs", runs}, {"error", error_}, {"log_y", log_y_shown_}};
 }
 
 }  // namespace attn::gui

@@ -10,8 +10,9 @@
 //    under save_root/<key=value>, so `attnlab compare` and this panel can open it later.
 //  - start_runs()/add_saved_run() return false with error() set (the key, value or file named)
 //    and change nothing on bad input.
-//  - Curves are drawn with ImGui draw lists (app/gui/plot_draw.h): the figure model has no
-//    screen painter yet.
+//  - The curves are figures::loss_overlay (the figure `attnlab compare` writes) drawn by the
+//    screen painter (gui/live_figure.h), with a legend, a hover readout, and a log y axis when
+//    the loss curves span more than a decade (or as the user picks); Export writes that figure.
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/views/snapshot.h"
+#include "gui/live_figure.h"
 #include "gui/panel.h"
 
 struct ImFont;
@@ -57,7 +59,8 @@ class ComparePanel : public Panel {
 
  private:
   struct Run;
-  void draw_curves(ImFont* font, float height);
+  fig::Figure overlay_figure();
+  void draw_curves(const fig::Figure& figure, ImFont* font, float height);
   void draw_table();
   void draw_maps(ImFont* font);
 
@@ -67,7 +70,10 @@ class ComparePanel : public Panel {
   char key_[128] = "model.attention";
   char values_[256] = "dot,ky";
   char dir_[512] = "";
-  bool log_y_ = false;
+  int y_scale_ = 0;  // 0 auto, 1 linear, 2 log
+  bool log_y_shown_ = false;
+  std::vector<RunDirectory> overlay_dirs_;  // what overlay_figure()'s curves point into
+  LiveFigure curves_;
   int layer_ = 0, head_ = 0;
 };
 
