@@ -24,6 +24,7 @@
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
 #include "gui/gui.h"
+#include "gui/live_figure.h"
 #include "gui/panel.h"
 #include "gui/ui_state.h"
 #include "gui/window.h"
@@ -99,9 +100,10 @@ float draw_menu_bar(gui::Workspace& workspace, Trainer& trainer, TrainerState st
 
 // ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
 bool write_report(const std::string& path, const gui::Workspace& workspace,
-                  const gui::ExportDialog& exporter, size_t frames, int width, int height,
-                  std::string* error) {
+                  const gui::ExportDialog& exporter, const nlohmann::json& live_figures,
+                  size_t frames, int width, int height, std::string* error) {
   nlohmann::json report = workspace.report();
+  report["live_figures"] = live_figures;
   report["frames"] = frames;
   report["window"] = {width, height};
   const gui::ExportDialog::Status st = exporter.status();
@@ -120,6 +122,33 @@ bool write_report(const std::string& path, const gui::Workspace& workspace,
     return false;
   }
   return true;
+}
+
+// ATTN_GUI_FIGURES_DIR: every live figure of the last frame written as a PNG of the same page,
+// theme and pixel size as on screen; returns [{name, file, rect}] for the report.
+nlohmann::json export_live_figures(const std::string& dir, int* exit_code) {
+  nlohmann::json out = nlohmann::json::array();
+  int index = 0;
+  for (const gui::CapturedFigure& c : gui::LiveFigure::captured()) {
+    fig::ExportRequest request;
+    request.format = fig::ExportFormat::Png;
+    request.path = dir + "/" + std::to_string(index++) + "-" + c.figure.name + ".png";
+    request.width_in = c.page.width_pt / 72.0;
+    request.height_in = c.page.height_pt / 72.0;
+    request.font_pt = c.page.font_pt;
+    request.dpi = static_cast<int>(std::lround(72.0 * c.w / c.page.width_pt));
+    request.dark = true;
+    request.sidecars = false;
+    try {
+      fig::export_figure(c.figure, request, fig::Provenance{});
+      out.push_back(
+          {{"name", c.figure.name}, {"file", request.path}, {"rect", {c.x, c.y, c.w, c.h}}});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "attnlab: ATTN_GUI_FIGURES_DIR: %s\n", e.what());
+      *exit_code = 1;
+    }
+  }
+  return out;
 }
 
 // Space: start/pause, S: one step, Ctrl+S: save. Ignored while a text field has the keyboard.
@@ -210,6 +239,10 @@ int run_gui(const GuiOptions& options) {
     workspace.show_only({"geometry"});
   if (options.cycle_panels_every > 0) workspace.disable_auto_open();  // the cycle decides
 
+  // Test hook: the live figures of the last frame exported as PNG (tests/e2e/gui_figures.sh).
+  const char* figures_dir = std::getenv("ATTN_GUI_FIGURES_DIR");
+  gui::LiveFigure::set_capture(figures_dir && *figures_dir);
+  nlohmann::json live_figures = nlohmann::json::array();
   gui::ExportDialog export_dialog;  // every panel's Export button opens it
   int export_hook_stage = options.export_figure.empty() ? -1 : 0;  // --export-figure
   int export_hook_frames = 0;
@@ -253,6 +286,7 @@ int run_gui(const GuiOptions& options) {
           names[(clock.frames() / options.cycle_panels_every) % names.size()];
       workspace.show_only({"run", cycled});
     }
+    gui::LiveFigure::captured().clear();
     window->set_ui_scale(ui_scale);
     window->begin_frame();
     ui.small_font = frame.small_font = window->small_font();  // rebuilt with the UI scale
@@ -305,6 +339,8 @@ int run_gui(const GuiOptions& options) {
         exit_code = 1;
       }
     }
+    if (last && figures_dir && *figures_dir)
+      live_figures = export_live_figures(figures_dir, &exit_code);
     window->swap();
     clock.on_present();
     // Shown in the Run panel: the cost of one frame (build, draw, present), not the pacing wait.
@@ -318,7 +354,8 @@ int run_gui(const GuiOptions& options) {
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
     int w = 0, h = 0;
     window->framebuffer_size(&w, &h);
-    if (!write_report(report, workspace, export_dialog, clock.frames(), w, h, &error)) {
+    if (!write_report(report, workspace, export_dialog, live_figures, clock.frames(), w, h,
+                      &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code = 1;
     }

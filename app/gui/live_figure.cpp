@@ -4,6 +4,17 @@
 #include <cmath>
 
 namespace attn::gui {
+namespace {
+bool g_capture = false;
+}  // namespace
+
+void LiveFigure::set_capture(bool on) {
+  g_capture = on;
+}
+std::vector<CapturedFigure>& LiveFigure::captured() {
+  static std::vector<CapturedFigure> figures;
+  return figures;
+}
 
 bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font) {
   ImFont* f = font ? font : ImGui::GetFont();
@@ -14,6 +25,10 @@ bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font) {
   page_.height_pt = std::max(30.0, size.y / pixels_per_point);
   layout_ = view_.draw(figure, page_, size, f);
   hovered_ = ImGui::IsItemHovered();
+  if (g_capture) {
+    const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
+    captured().push_back({figure, page_, p0.x, p0.y, p1.x - p0.x, p1.y - p0.y});
+  }
   return !layout_.panels.empty() || figure.panels.empty();
 }
 
@@ -51,6 +66,36 @@ std::optional<FigureHover> LiveFigure::hover(const fig::Figure& figure, float ra
     }
   }
   return best;
+}
+
+std::optional<CellHover> LiveFigure::hover_cell(const fig::Figure& figure) const {
+  if (!hovered_ || layout_.panels.size() != figure.panels.size()) return std::nullopt;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const float s = view_.pixels_per_point();
+  const double px = (mouse.x - view_.origin().x) / s, py = (mouse.y - view_.origin().y) / s;
+  for (size_t k = 0; k < figure.panels.size(); ++k) {
+    const fig::PanelLayout& L = layout_.panels[k];
+    if (!L.plot.contains(px, py)) continue;
+    const double x = L.data_x(px), y = L.data_y(py);
+    const auto& maps = figure.panels[k].heatmaps;
+    for (size_t hi = maps.size(); hi-- > 0;) {
+      const fig::Heatmap& h = maps[hi];
+      if (h.rows <= 0 || h.cols <= 0 || h.x1 == h.x0 || h.y1 == h.y0) continue;
+      const double w = (h.x1 - h.x0) / h.cols, hh = (h.y1 - h.y0) / h.rows;
+      const int col = static_cast<int>(std::floor((x - h.x0) / w));
+      const int row = static_cast<int>(std::floor((y - h.y0) / hh));
+      if (col < 0 || col >= h.cols || row < 0 || row >= h.rows) continue;
+      CellHover c{static_cast<int>(k), static_cast<int>(hi), row, col, 0};
+      const size_t index = static_cast<size_t>(row) * h.cols + col;
+      c.value = index < h.values.size() ? h.values[index] : NAN;
+      const ImVec2 a = to_screen(static_cast<int>(k), h.x0 + col * w, h.y0 + row * hh);
+      const ImVec2 b = to_screen(static_cast<int>(k), h.x0 + (col + 1) * w, h.y0 + (row + 1) * hh);
+      c.min = ImVec2(std::min(a.x, b.x), std::min(a.y, b.y));
+      c.max = ImVec2(std::max(a.x, b.x), std::max(a.y, b.y));
+      return c;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace attn::gui

@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gui/figure_view.h"
 #include "render/plot/figure.h"
@@ -31,12 +32,34 @@ struct FigureHover {
   ImVec2 screen{0, 0};
 };
 
+// What a draw() showed, kept for the screen/export agreement test (ATTN_GUI_FIGURES_DIR, see
+// gui/gui.h): the figure, the page it was laid out on, and its rectangle in window pixels.
+struct CapturedFigure {
+  fig::Figure figure;
+  fig::Page page;
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
+// A heatmap cell under the mouse: figure.panels[panel].heatmaps[heatmap], cell (row, col).
+struct CellHover {
+  int panel = -1, heatmap = -1, row = 0, col = 0;
+  float value = 0;
+  ImVec2 min{0, 0}, max{0, 0};  // the cell on screen
+};
+
 class LiveFigure {
  public:
+  // Test hook: while on, every draw() appends a copy of what it drew; the frame loop clears the
+  // list at the start of each frame.
+  static void set_capture(bool on);
+  static std::vector<CapturedFigure>& captured();
+
   // Returns false (and draws a note) when the figure font cannot be loaded.
   bool draw(const fig::Figure& figure, ImVec2 size, ImFont* font);
   std::optional<FigureHover> hover(const fig::Figure& figure, float radius_px = 10.0f,
                                    bool named_only = false) const;
+  // The heatmap cell under the mouse (the topmost heatmap of the panel under it), if any.
+  std::optional<CellHover> hover_cell(const fig::Figure& figure) const;
   // The page the last draw used (the Export dialog's "as on screen" size).
   const fig::Page& page() const { return page_; }
   const fig::FigureLayout& layout() const { return layout_; }

@@ -245,7 +245,6 @@ void ComparePanel::draw_table() {
 fig::Figure ComparePanel::overlay_figure() {
   overlay_dirs_.assign(runs_.size(), RunDirectory{});
   std::vector<figures::CompareCurve> curves;
-  double lo = INFINITY, hi = 0;
   for (size_t i = 0; i < runs_.size(); ++i) {
     const Run& r = *runs_[i];
     RunDirectory& d = overlay_dirs_[i];
@@ -255,17 +254,12 @@ fig::Figure ComparePanel::overlay_figure() {
     d.train_loss = r.train_loss();
     d.eval_loss = r.eval_loss();
     d.eval_accuracy = r.eval_accuracy();
-    for (const Series* s : {&d.train_loss, &d.eval_loss})
-      for (float v : s->values)
-        if (std::isfinite(v) && v > 0) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
     curves.push_back({&d, r.label, fig::Color::rgb(r.color[0], r.color[1], r.color[2]), true});
   }
-  fig::Figure f = figures::loss_overlay(curves, "Comparison");
-  // auto: log once the curves span a decade (one run far above the others hides their shape).
-  const bool log = y_scale_ == 2 || (y_scale_ == 0 && hi > 10 * lo);
-  for (fig::Panel& p : f.panels)
-    if (p.y.label.find("loss") != std::string::npos) p.y.log = log;
-  log_y_shown_ = log;
+  figures::CompareOptions options;
+  options.y_scale = static_cast<figures::YScale>(y_scale_);  // the combo's order: auto, linear, log
+  fig::Figure f = figures::loss_overlay(curves, "Comparison", options);
+  log_y_shown_ = !f.panels.empty() && f.panels.front().y.log;
   return f;
 }
 

@@ -1,36 +1,36 @@
 // Loss panel: train loss (faint raw curve behind a debiased EMA with a smoothing slider), eval
 // loss (line with markers), the unigram baseline when the snapshot has one, and eval accuracy
-// in a second small plot. Log-y toggle; hovering shows the values at the nearest step.
-// Contract: draws one ImGui window named "Loss" from the snapshot only. The EMA is recomputed
-// only when the series or the smoothing change (keyed on snapshot.serial).
+// in a second panel. Log-y toggle; hovering shows the nearest point's value and step.
+// Contract: the plot is figures::loss_figure built with the panel's controls as options
+// (smoothing, log y, accuracy) and drawn by the screen painter (gui/live_figure.h); Export sends
+// that same figure to the Export dialog. The figure is rebuilt only when the snapshot
+// (snapshot.serial) or a control changes.
 #pragma once
 #include <cstdint>
-#include <vector>
 
+#include "app/figures/figures.h"
 #include "core/views/snapshot.h"
+#include "gui/live_figure.h"
 #include "gui/panel.h"
-
-struct ImFont;
 
 namespace attn::gui {
 
 class LossPanel : public Panel {
  public:
-  // open: the window's close button (may be null: no button).
   void draw(FrameContext& frame) override;
   std::vector<std::string> figures(const Snapshot&) const override { return {"loss"}; }
 
  private:
-  void draw_loss_plot(const Snapshot& snap, ImFont* font, float height);
-  void draw_accuracy_plot(const Snapshot& snap, ImFont* font, float height);
+  figures::FigureOptions options() const;
 
   float smoothing_ = 0.6f;  // TensorBoard's default: smooth, but no long lag
   bool log_y_ = true;
   bool show_accuracy_ = true;
-  std::vector<float> ema_;
-  uint64_t ema_serial_ = ~uint64_t(0);
-  float ema_smoothing_ = -1;
-  float hover_x_ = -1;  // screen x of the cursor over a plot this frame (-1: none)
+  LiveFigure plot_;
+  fig::Figure figure_;
+  uint64_t figure_serial_ = ~uint64_t(0);
+  float built_smoothing_ = -1;
+  bool built_log_y_ = false, built_accuracy_ = false;
 };
 
 }  // namespace attn::gui
