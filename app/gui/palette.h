@@ -6,6 +6,11 @@
 
 namespace attn::gui {
 
+// The colour with its alpha replaced by a (0..255), at compile time.
+constexpr ImU32 with_alpha8(ImU32 c, unsigned a) {
+  return (c & ~IM_COL32_A_MASK) | (static_cast<ImU32>(a & 255u) << IM_COL32_A_SHIFT);
+}
+
 // Okabe-Ito colours (colour-blind safe), tuned for the dark theme.
 namespace colors {
 constexpr ImU32 kBlue = IM_COL32(0, 114, 178, 255);

@@ -150,17 +150,8 @@ std::unique_ptr<Node> node_from_json(const nlohmann::json& j, const std::set<std
 }  // namespace
 
 const char* tile_place_id(TilePlace p) {
-  switch (p) {
-    case TilePlace::Side:
-      return "side";
-    case TilePlace::Top:
-      return "top";
-    case TilePlace::Bottom:
-      return "bottom";
-    case TilePlace::Right:
-      return "right";
-  }
-  return "right";
+  constexpr const char* kIds[] = {"side", "top", "bottom", "right"};  // TilePlace's order
+  return kIds[static_cast<int>(p)];
 }
 
 TileLayout::TileLayout() : root_(make_leaf("top")) {}

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "gui/export_dialog.h"
+#include "gui/widgets.h"
 
 namespace attn::gui {
 namespace {
@@ -27,20 +28,7 @@ void AttentionPanel::draw(FrameContext& frame) {
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
 
   // Toolbar: layer and colour scale (the figure builder's options).
-  char current[32];
-  if (layer_choice_ < 0 || layer_choice_ >= snap.layers) layer_choice_ = -1;
-  std::snprintf(current, sizeof current, layer_choice_ < 0 ? "all layers" : "layer %d",
-                layer_choice_);
-  ImGui::SetNextItemWidth(120);
-  if (ImGui::BeginCombo("##layer", current)) {
-    if (ImGui::Selectable("all layers", layer_choice_ < 0)) layer_choice_ = -1;
-    for (int l = 0; l < snap.layers; ++l) {
-      char label[32];
-      std::snprintf(label, sizeof label, "layer %d", l);
-      if (ImGui::Selectable(label, layer_choice_ == l)) layer_choice_ = l;
-    }
-    ImGui::EndCombo();
-  }
+  layer_combo("##layer", &layer_choice_, snap.layers, 120);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(110);
   ImGui::Combo("scale", &scale_, "shared\0per map\0fixed 0..1\0");

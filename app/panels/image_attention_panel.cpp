@@ -11,6 +11,7 @@
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
+#include "gui/widgets.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {
@@ -205,20 +206,7 @@ void ImageAttentionPanel::draw_toolbar(const Snapshot& snap, Trainer& trainer) {
   // Display: layer, overlay colormap, alpha, scale, head mean.
   int layers = 0;
   for (const auto& r : rows_) layers = std::max(layers, r->probe.layers);
-  if (layer_choice_ >= layers) layer_choice_ = -1;
-  char current[32];
-  std::snprintf(current, sizeof current, layer_choice_ < 0 ? "all layers" : "layer %d",
-                layer_choice_);
-  ImGui::SetNextItemWidth(110);
-  if (ImGui::BeginCombo("##layer", current)) {
-    if (ImGui::Selectable("all layers", layer_choice_ < 0)) layer_choice_ = -1;
-    for (int l = 0; l < layers; ++l) {
-      char label[32];
-      std::snprintf(label, sizeof label, "layer %d", l);
-      if (ImGui::Selectable(label, layer_choice_ == l)) layer_choice_ = l;
-    }
-    ImGui::EndCombo();
-  }
+  layer_combo("##layer", &layer_choice_, layers, 110);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
   ImGui::Combo("##colormap", &colormap_, kColormapNames, 2);

@@ -18,12 +18,12 @@ namespace g = geometry;
 
 constexpr int kMaxWeightLines = 64;  // more tokens: z only (lines would be a solid fan)
 constexpr int kMaxLabelledTokens = 16;
-constexpr ImU32 kHullFill = IM_COL32(86, 180, 233, 38);
-constexpr ImU32 kHullEdge = IM_COL32(86, 180, 233, 200);
-constexpr ImU32 kBoxEdge = IM_COL32(200, 200, 200, 150);
-constexpr ImU32 kInputCircle = IM_COL32(255, 255, 255, 60);
-constexpr ImU32 kPredicted = IM_COL32(255, 255, 255, 230);
-constexpr ImU32 kQuery = IM_COL32(255, 255, 255, 255);
+constexpr ImU32 kHullFill = with_alpha8(colors::kSkyBlue, 38);
+constexpr ImU32 kHullEdge = with_alpha8(colors::kSkyBlue, 200);
+constexpr ImU32 kBoxEdge = with_alpha8(IM_COL32(200, 200, 200, 0), 150);
+constexpr ImU32 kInputCircle = with_alpha8(IM_COL32_WHITE, 60);
+constexpr ImU32 kPredicted = with_alpha8(IM_COL32_WHITE, 230);
+constexpr ImU32 kQuery = IM_COL32_WHITE;
 constexpr ImU32 kOutput = colors::kYellow;
 constexpr ImU32 kSampledToken = IM_COL32(150, 190, 230, 150);
 

@@ -1,0 +1,28 @@
+#include "gui/widgets.h"
+
+#include <imgui.h>
+
+#include <cstdio>
+
+namespace attn::gui {
+
+bool layer_combo(const char* id, int* choice, int layers, float width, bool allow_all) {
+  const int fallback = allow_all ? -1 : 0;
+  if (*choice < fallback || *choice >= layers) *choice = fallback;
+  const int before = *choice;
+  char current[32];
+  std::snprintf(current, sizeof current, *choice < 0 ? "all layers" : "layer %d", *choice);
+  ImGui::SetNextItemWidth(width);
+  if (ImGui::BeginCombo(id, current)) {
+    if (allow_all && ImGui::Selectable("all layers", *choice < 0)) *choice = -1;
+    for (int l = 0; l < layers; ++l) {
+      char label[32];
+      std::snprintf(label, sizeof label, "layer %d", l);
+      if (ImGui::Selectable(label, *choice == l)) *choice = l;
+    }
+    ImGui::EndCombo();
+  }
+  return *choice != before;
+}
+
+}  // namespace attn::gui
