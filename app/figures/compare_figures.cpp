@@ -8,6 +8,7 @@
 #include "core/analysis/connections.h"
 #include "core/base/error.h"
 #include "render/plot/colormap.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::figures {
 namespace fs = std::filesystem;
@@ -43,12 +44,14 @@ fig::Color compare_color(int index) {
   return fig::Color::from(render::okabe_ito(index));
 }
 
-fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title) {
+fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title,
+                         const CompareOptions& options) {
   fig::Figure f;
   f.name = "loss";
   f.title = title;
   // Eval loss, train loss and accuracy in their own panels, every line named by its run, so
-  // that the CSV says which run each point belongs to; only the first panel has a legend.
+  // that the CSV says which run each point belongs to; one legend below names them all.
+  f.shared_legend = true;
   auto panel = [](const char* t, const char* y) {
     fig::Panel p;
     p.title = t;
@@ -60,16 +63,19 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
   fig::Panel eval = panel("eval loss", "loss (nats)");
   fig::Panel train = panel("train loss", "loss (nats)");
   fig::Panel acc = panel("eval accuracy", "accuracy");
-  train.legend = acc.legend = false;
-  acc.y.min = 0;
-  acc.y.max = 1;
+  // Padded past 0 and 1: a curve at exactly 1.0 stays off the frame.
+  acc.y.min = -0.03;
+  acc.y.max = 1.05;
   bool want_accuracy = false;
+  render::Range losses;
   for (const auto& c : curves) {
     if (!c.run) continue;
     const auto& cfg = c.run->config;
     // Accuracy means something for classifiers and the synthetic tasks; a character LM's
     // next-token accuracy is left out (its loss says more).
     if (cfg.model.head == "classifier" || cfg.task.name != "text") want_accuracy = true;
+    for (const Series* s : {&c.run->eval_loss, &c.run->train_loss})
+      losses = render::merge(losses, render::value_range(s->values.data(), s->values.size(), true));
     auto e = series_line(c.run->eval_loss, c.label, c.color);
     if (!c.show_in_legend) e.style = fig::LineStyle::Dashed;  // a group's later seeds
     if (!e.x.empty()) eval.lines.push_back(std::move(e));
@@ -79,6 +85,10 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
     auto a = series_line(c.run->eval_accuracy, c.label, c.color);
     if (!a.x.empty()) acc.lines.push_back(std::move(a));
   }
+  const bool log =
+      options.y_scale == YScale::Log ||
+      (options.y_scale == YScale::Auto && !losses.empty() && losses.hi > 10 * losses.lo);
+  eval.y.log = train.y.log = log;
   f.panels.push_back(std::move(eval));
   f.panels.push_back(std::move(train));
   f.cols = 2;
@@ -110,6 +120,7 @@ fig::Figure connection_curves_figure(const RunDirectory& run, const std::string&
   f.title = title.empty() ? "learned g_h(t) at step " + std::to_string(last.step) : title;
   f.cols = static_cast<int>(last.layers.size());
   f.share_y = true;
+  f.shared_legend = true;  // the same heads in every layer
   f.aspect = f.cols > 1 ? 0.45 : 0.75;
   for (const auto& c : last.layers) {
     fig::Panel panel;

@@ -27,12 +27,23 @@ struct CompareCurve {
 // The stable colour of run or group i: Okabe-Ito colour i (wrapping).
 fig::Color compare_color(int index);
 
+enum class YScale { Auto, Linear, Log };
+
+struct CompareOptions {
+  // The loss panels' y axis: Auto is logarithmic when the curves span more than a decade
+  // (largest / smallest positive value > 10), else linear.
+  YScale y_scale = YScale::Auto;
+};
+
 // Three panels side by side: eval loss, train loss (the mean since the previous evaluation, as
-// metrics.csv has it) and, when any run is a classifier or a synthetic token task, eval accuracy.
-fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title);
+// metrics.csv has it) and, when any run is a classifier or a synthetic token task, eval accuracy
+// (its axis padded past 0 and 1). One legend below the panels names every run, always.
+fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title,
+                         const CompareOptions& options = {});
 
 // Condor's learned connection functions g_h(t) of one run (its connections.json, last frame),
-// one panel per ky layer, one line per head. Throws when the file is missing or has no frame.
+// one panel per ky layer, one line per head (one legend for all layers). Throws when the file is
+// missing or has no frame.
 fig::Figure connection_curves_figure(const RunDirectory& run, const std::string& title);
 
 // rho(I + C) over training (conn.json "spectral_radius_estimate") for each conn run, with the

@@ -7,15 +7,19 @@
 //    connections, conn adds conn-matrix / conn-eigenvalues / conn-spectral, a neural layer with
 //    d' = 2 adds neural-surface, an image task adds image-attention).
 //  - build_figure() throws attn::Error for a name the snapshot cannot give, listing the names
-//    it can. Heatmaps carry the exact snapshot values (the CSV export equals them).
+//    it can, and for options out of range (smoothing outside [0, 1), overlay_alpha outside
+//    [0, 1]). Heatmaps carry the exact snapshot values (the CSV export equals them); the loss
+//    figure's raw series keep their names ("train", "eval") whatever the options.
+//  - Panels carry short titles ("L0 H1") for narrow pages, and attention maps label their axes
+//    with the probe's tokens when it has them (the layout thins them, or drops them, to fit).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "core/config/config.h"
 #include "core/analysis/geometry.h"
 #include "core/analysis/ky_transform.h"
+#include "core/config/config.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
 #include "render/plot/figure_export.h"
@@ -27,10 +31,34 @@ struct FigureSpec {
   std::string description;
 };
 
+// How attention heatmaps map weights to colours; the colorbar says which.
+enum class AttentionScale {
+  Shared,  // 0 .. the largest weight among the maps shown: colours compare across maps
+  PerMap,  // 0 .. each map's own largest weight: one colorbar reading 0 .. "max"
+  Fixed,   // 0 .. 1
+};
+
+// layer: attention and image-attention show this layer only; -1 is each figure's default (every
+// layer for attention, the last one for image-attention) and kAllLayers every layer for both.
+constexpr int kAllLayers = -2;
+
+// What a panel shows on screen, so that its Export writes the same figure. The defaults are
+// what `attnlab export` writes.
 struct FigureOptions {
-  int layer = -1;       // attention, image-attention: one layer (-1: all layers)
-  int64_t step = -1;    // connections: the recorded frame at or before this step (-1: latest)
+  int layer = -1;     // attention, image-attention (see kAllLayers)
+  int64_t step = -1;  // connections: the recorded frame at or before this step (-1: latest)
   render::Colormap colormap = render::Colormap::Viridis;  // attention heatmaps
+  AttentionScale scale = AttentionScale::Shared;          // attention and image-attention
+  // image-attention: the overlays over the picture (one colormap for all), their opacity, and
+  // the mean over heads as the last column.
+  render::Colormap overlay_colormap = render::Colormap::Hot;
+  double overlay_alpha = 0.6;
+  bool show_mean = true;
+  // loss: EMA factor in [0, 1) for the train curve (0: raw only; above 0 the raw curve is drawn
+  // faded under the smoothed one, "train (EMA)"), a log y axis, and the eval accuracy panel.
+  double smoothing = 0;
+  bool log_y = true;
+  bool show_accuracy = true;
 };
 
 std::vector<FigureSpec> figures_for(const Snapshot& snapshot);
@@ -43,7 +71,7 @@ fig::Provenance provenance_for(const Snapshot& s, const ExperimentConfig& config
                                const std::string& run_id);
 
 // The individual builders (build_figure dispatches to them).
-fig::Figure loss_figure(const Snapshot& s);
+fig::Figure loss_figure(const Snapshot& s, const FigureOptions& o = {});
 fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o);
 fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o);
 fig::Figure conn_matrix_figure(const Snapshot& s);
@@ -66,7 +94,7 @@ fig::Figure geometry_figure(const GeometryFigureInput& in);
 
 // The KY lab's convergence: |theta(h_k) estimate change| against h_k (log-log), and f beside
 // the connection function g(t; theta) of the limit over t in [lo, hi] around x0.
-fig::Figure ky_convergence_figure(const KyResult& result, const KyFunction& f, double x0,
-                                  double lo, double hi);
+fig::Figure ky_convergence_figure(const KyResult& result, const KyFunction& f, double x0, double lo,
+                                  double hi);
 
 }  // namespace attn::figures

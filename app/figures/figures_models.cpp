@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "app/figures/figures.h"
-#include "core/views/conn_view.h"
 #include "core/base/error.h"
+#include "core/views/conn_view.h"
 #include "core/views/neural_view.h"
 #include "render/plot/plot_math.h"
 
@@ -62,7 +62,8 @@ fig::Figure conn_matrix_figure(const Snapshot& s) {
   if (!v.matrix || v.matrix->empty()) throw Error("C has not been recorded yet");
   fig::Figure f;
   f.name = "conn-matrix";
-  f.title = "Connection matrix C, step " + std::to_string(v.matrix_step < 0 ? s.step : v.matrix_step);
+  f.title =
+      "Connection matrix C, step " + std::to_string(v.matrix_step < 0 ? s.step : v.matrix_step);
   f.aspect = 0.85;
   fig::Panel p;
   p.x.label = "slot j (receives)";
@@ -96,11 +97,12 @@ fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
   p.y.label = "Im \xce\xbb";
   p.equal_aspect = true;
   p.grid = true;
-  p.polygons.push_back(circle_polygon(1.0, "unit circle", fig::Color::rgb(0.3f, 0.3f, 0.3f),
-                                      fig::LineStyle::Solid));
+  p.polygons.push_back(
+      circle_polygon(1.0, "unit circle", fig::Color::rgb(0.3f, 0.3f, 0.3f), fig::LineStyle::Solid));
   if (v.control != "none" && v.limit > 0)
-    p.polygons.push_back(circle_polygon(v.limit, "limit r = " + std::to_string(v.limit).substr(0, 4),
-                                        fig::Color::from(render::okabe_ito(5)), fig::LineStyle::Dashed));
+    p.polygons.push_back(
+        circle_polygon(v.limit, "limit r = " + std::to_string(v.limit).substr(0, 4),
+                       fig::Color::from(render::okabe_ito(5)), fig::LineStyle::Dashed));
   fig::ScatterSeries eig;
   eig.name = "eigenvalues";
   for (size_t i = 0; i < v.eigen_re.size(); ++i)
@@ -133,11 +135,15 @@ fig::Figure conn_spectral_figure(const Snapshot& s) {
   p.lines.push_back(to_line(v.spectral_radius, "rho(I + C)", 0));
   if (!v.spectral_norm.empty()) p.lines.push_back(to_line(v.spectral_norm, "||I + C||_2", 1));
   const double x0 = v.spectral_radius.steps.front(), x1 = v.spectral_radius.steps.back();
-  p.lines.push_back({"1", {x0, x1}, {1.0, 1.0}, fig::Color::rgb(0.4f, 0.4f, 0.4f), 0.75,
-                     fig::LineStyle::Dotted});
+  p.lines.push_back(
+      {"1", {x0, x1}, {1.0, 1.0}, fig::Color::rgb(0.4f, 0.4f, 0.4f), 0.75, fig::LineStyle::Dotted});
   if (v.control != "none" && v.limit > 0)
-    p.lines.push_back({"limit r", {x0, x1}, {v.limit, v.limit}, fig::Color::from(render::okabe_ito(5)),
-                       0.75, fig::LineStyle::Dashed});
+    p.lines.push_back({"limit r",
+                       {x0, x1},
+                       {v.limit, v.limit},
+                       fig::Color::from(render::okabe_ito(5)),
+                       0.75,
+                       fig::LineStyle::Dashed});
   f.panels.push_back(p);
   return f;
 }
@@ -176,9 +182,11 @@ fig::Figure neural_surface_figure(const Snapshot& s) {
     return p;
   };
   f.panels.push_back(surface_panel(sf.learned, "learned z(x, y)", "learned"));
+  f.panels.back().short_title = "learned z";
   f.panels.push_back(surface_panel(sf.paraboloid, "x\xc2\xb2 + y\xc2\xb2", "paraboloid"));
   fig::Panel slice;
   slice.title = "slice along the key";
+  slice.short_title = "slice";
   slice.x.label = "t";
   slice.y.label = "score";
   slice.grid = true;
@@ -204,7 +212,7 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
   p.x.label = "x";
   p.y.label = "y";
   p.equal_aspect = true;
-  fig::LineSeries grid{"warped grid", {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
+  fig::LineSeries grid{"warped grid",        {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
                        fig::LineStyle::Solid};
   for (const auto& line : warp_grid(in.scene, in.grid, in.map, in.alpha)) {
     for (const auto& v : line) grid.x.push_back(v.x), grid.y.push_back(v.y);
@@ -229,25 +237,37 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
     ell.stroke = fig::Color::from(render::okabe_ito(1));
     ell.style = fig::LineStyle::Dashed;
     p.polygons.push_back(ell);
-    fig::LineSeries images{"softmax image of the query circle", {}, {}, fig::Color::from(render::okabe_ito(5)),
-                           1.0, fig::LineStyle::Solid};
+    fig::LineSeries images{"softmax image of the query circle",    {},  {},
+                           fig::Color::from(render::okabe_ito(5)), 1.0, fig::LineStyle::Solid};
     for (const auto& v : map_points(in.scene, circle(in.circle_radius, 128), Map::Softmax)) {
       images.x.push_back(v.x), images.y.push_back(v.y);
     }
-    if (!images.x.empty()) images.x.push_back(images.x.front()), images.y.push_back(images.y.front());
+    if (!images.x.empty())
+      images.x.push_back(images.x.front()), images.y.push_back(images.y.front());
     p.lines.push_back(images);
   }
-  fig::ScatterSeries tokens{"values W\xe1\xb5\x9b t_j", {}, {}, {}, fig::Color::from(render::okabe_ito(0)),
-                            4.0, fig::Marker::Circle};
+  fig::ScatterSeries tokens{
+      "values W\xe1\xb5\x9b t_j", {}, {}, {}, fig::Color::from(render::okabe_ito(0)), 4.0,
+      fig::Marker::Circle};
   for (size_t j = 0; j < values.size(); ++j) {
     tokens.x.push_back(values[j].x), tokens.y.push_back(values[j].y);
     tokens.labels.push_back(std::to_string(j));
   }
   p.scatters.push_back(tokens);
   const Vec2 out = attend(in.scene, in.query);
-  p.scatters.push_back({"query", {in.query.x}, {in.query.y}, {}, fig::Color::from(render::okabe_ito(3)), 5.0,
+  p.scatters.push_back({"query",
+                        {in.query.x},
+                        {in.query.y},
+                        {},
+                        fig::Color::from(render::okabe_ito(3)),
+                        5.0,
                         fig::Marker::Cross});
-  p.scatters.push_back({"output", {out.x}, {out.y}, {}, fig::Color::from(render::okabe_ito(5)), 5.0,
+  p.scatters.push_back({"output",
+                        {out.x},
+                        {out.y},
+                        {},
+                        fig::Color::from(render::okabe_ito(5)),
+                        5.0,
                         fig::Marker::Square});
   f.panels.push_back(p);
   return f;
@@ -258,17 +278,19 @@ fig::Figure ky_convergence_figure(const KyResult& r, const KyFunction& fn, doubl
   if (r.history.empty()) throw Error("the KY transform has no steps to show");
   fig::Figure f;
   f.name = "ky-convergence";
-  f.title = std::string("KY transform (") + ky_kind_name(r.kind) + ") at x0 = " +
-            std::to_string(x0).substr(0, 6) + (r.converged ? ", converged" : ", not converged");
+  f.title = std::string("KY transform (") + ky_kind_name(r.kind) +
+            ") at x0 = " + std::to_string(x0).substr(0, 6) +
+            (r.converged ? ", converged" : ", not converged");
   f.cols = 2;
   f.aspect = 0.42;
   fig::Panel conv;
   conv.title = "Convergence";
   conv.x.label = "h";
-  conv.y.label = "change of the estimate";
+  conv.y.label = "estimate change";
   conv.x.log = conv.y.log = true;
   conv.x.inverted = true;  // h shrinks to the right, as the procedure runs
   conv.grid = true;
+  conv.legend = false;  // one curve, named by the axis (its name is for the CSV)
   fig::LineSeries err{"|theta_k - theta_k-1|", {}, {}, {}, 1.0, fig::LineStyle::Solid};
   fig::ScatterSeries pts{"", {}, {}, {}, {}, 3.0, fig::Marker::Circle};
   for (const auto& st : r.history)
@@ -282,15 +304,18 @@ fig::Figure ky_convergence_figure(const KyResult& r, const KyFunction& fn, doubl
   f.panels.push_back(conv);
   fig::Panel g;
   g.title = "f and its connection g(t; theta)";
+  g.short_title = "f and g(t; theta)";
   g.x.label = "t";
   g.y.label = "value";
   g.grid = true;
-  fig::LineSeries f_line{fn.label.empty() ? "f" : fn.label, {}, {}, {}, 1.25, fig::LineStyle::Solid};
+  fig::LineSeries f_line{
+      fn.label.empty() ? "f" : fn.label, {}, {}, {}, 1.25, fig::LineStyle::Solid};
   fig::LineSeries curve{"g(t; limit theta)", {}, {}, {}, 1.0, fig::LineStyle::Dashed};
   for (int i = 0; i <= 200; ++i) {
     const double t = lo + (hi - lo) * i / 200.0;
     f_line.x.push_back(t), f_line.y.push_back(fn.eval ? fn.eval(t) : NAN);
-    if (!r.theta.empty()) curve.x.push_back(t), curve.y.push_back(ky_connection(r.kind, r.theta, x0, t));
+    if (!r.theta.empty())
+      curve.x.push_back(t), curve.y.push_back(ky_connection(r.kind, r.theta, x0, t));
   }
   g.lines = {f_line, curve};
   f.panels.push_back(g);

@@ -4,11 +4,12 @@
 #include <cmath>
 
 #include "app/figures/figures.h"
-#include "core/views/conn_view.h"
 #include "core/base/error.h"
-#include "core/training/image_probe.h"
-#include "core/views/neural_view.h"
 #include "core/base/version.h"
+#include "core/training/image_probe.h"
+#include "core/views/conn_view.h"
+#include "core/views/neural_view.h"
+#include "render/plot/plot_math.h"
 
 namespace attn::figures {
 namespace {
@@ -23,10 +24,10 @@ fig::LineSeries line_from(const Series& s, const std::string& name) {
   return l;
 }
 
-// Tick labels at cell centres, for matrices of tokens (only when they stay readable).
+// Tick labels at cell centres for matrices of tokens; the layout thins them to what fits.
 std::vector<fig::Tick> token_ticks(const std::vector<std::string>& labels, int size) {
   std::vector<fig::Tick> ticks;
-  if (static_cast<int>(labels.size()) != size || size > 12) return ticks;
+  if (static_cast<int>(labels.size()) != size) return ticks;
   for (int i = 0; i < size; ++i) ticks.push_back({i + 0.5, labels[i]});
   return ticks;
 }
@@ -41,26 +42,69 @@ std::vector<int> layers_to_show(const Snapshot& s, int layer) {
   return out;
 }
 
-bool has_neural_surface(const Snapshot& s) { return s.neural && s.neural->surface.available; }
+bool has_neural_surface(const Snapshot& s) {
+  return s.neural && s.neural->surface.available;
+}
+
+float finite_max(const std::vector<float>& v) {
+  float m = 0;
+  for (float w : v)
+    if (std::isfinite(w)) m = std::max(m, w);
+  return m;
+}
+
+// A weight heatmap's range under a scale mode (vmin 0), and the colorbar's words for it.
+void apply_scale(fig::Heatmap& h, AttentionScale scale, float shared_max, const std::string& what) {
+  const float own = finite_max(h.values);
+  h.vmin = 0;
+  h.vmax = scale == AttentionScale::Fixed    ? 1.0
+           : scale == AttentionScale::Shared ? shared_max
+                                             : own;
+  if (!(h.vmax > 0)) h.vmax = 1;
+  h.colorbar = true;
+  h.colorbar_relative = scale == AttentionScale::PerMap;
+  h.colorbar_label = what + (scale == AttentionScale::Shared   ? " (shared scale)"
+                             : scale == AttentionScale::PerMap ? " (per map)"
+                                                               : "");
+}
 
 }  // namespace
 
-fig::Figure loss_figure(const Snapshot& s) {
+fig::Figure loss_figure(const Snapshot& s, const FigureOptions& o) {
+  if (!(o.smoothing >= 0 && o.smoothing < 1))
+    throw Error("smoothing " + std::to_string(o.smoothing) + " is out of range: allowed [0, 1)");
+  const fig::Color train_color = fig::Color::from(render::okabe_ito(0));
   fig::Figure f;
   f.name = "loss";
   fig::Panel loss;
   loss.title = "Loss";
   loss.x.label = "step";
   loss.y.label = "cross-entropy (nats)";
-  loss.y.log = true;
+  loss.y.log = o.log_y;
   loss.grid = true;
   // A saved run's metrics.csv holds the mean train loss of each evaluation interval.
   auto train = line_from(s.train_loss, "train");
   train.width_pt = 0.75;
-  loss.lines.push_back(train);
+  train.color = train_color;
+  if (o.smoothing > 0) {
+    // As on screen: the raw curve faded under its debiased EMA.
+    train.color.a = 0.35f;
+    loss.lines.push_back(train);
+    auto ema = train;
+    ema.name = "train (EMA)";
+    ema.y.clear();
+    for (float v : render::ema_debiased(s.train_loss.values, o.smoothing)) ema.y.push_back(v);
+    ema.y.resize(ema.x.size(), NAN);
+    ema.color = train_color;
+    ema.width_pt = 1.0;
+    loss.lines.push_back(ema);
+  } else {
+    loss.lines.push_back(train);
+  }
   if (!s.eval_loss.empty()) {
     auto eval = line_from(s.eval_loss, "eval");
     eval.width_pt = 1.25;
+    eval.color = fig::Color::from(render::okabe_ito(1));
     loss.lines.push_back(eval);
   }
   if (s.baseline_loss > 0 && !s.train_loss.empty()) {
@@ -73,12 +117,13 @@ fig::Figure loss_figure(const Snapshot& s) {
     loss.lines.push_back(base);
   }
   f.panels.push_back(loss);
-  if (!s.eval_accuracy.empty()) {
+  if (o.show_accuracy && !s.eval_accuracy.empty()) {
     fig::Panel acc;
     acc.title = "Accuracy";
     acc.x.label = "step";
     acc.y.label = "eval accuracy";
-    acc.y.min = 0, acc.y.max = 1;
+    // Padded past 0 and 1: a solved task's curve at exactly 1.0 stays off the frame.
+    acc.y.min = -0.03, acc.y.max = 1.05;
     acc.grid = true;
     acc.legend = false;
     auto a = line_from(s.eval_accuracy, "eval accuracy");
@@ -95,22 +140,24 @@ fig::Figure loss_figure(const Snapshot& s) {
 fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
   const auto& maps = s.attention_maps();
   if (maps.empty()) throw Error("the run has no attention maps yet (no probe has run)");
-  const std::vector<int> layers = layers_to_show(s, o.layer);
+  const std::vector<int> layers = layers_to_show(s, o.layer == kAllLayers ? -1 : o.layer);
   fig::Figure f;
   f.name = "attention";
   f.title = "Attention on the probe input, step " + std::to_string(s.attention_step);
   f.rows = static_cast<int>(layers.size());
   f.cols = std::max(1, s.heads);
   f.aspect = std::min(1.6, 0.2 + 0.9 * f.rows / f.cols);
-  // One shared scale (0 .. the largest weight shown), so maps compare and one colorbar serves.
-  float vmax = 0;
+  // Every map covers the same tokens: one x and one y range, labelled once for the grid.
+  f.share_x = f.share_y = true;
+  float shared = 0;
   for (const auto& m : maps)
     if (std::find(layers.begin(), layers.end(), m.layer) != layers.end())
-      for (float w : m.weights) vmax = std::max(vmax, w);
+      shared = std::max(shared, finite_max(m.weights));
   for (int layer : layers)
     for (int head = 0; head < f.cols; ++head) {
       fig::Panel p;
       p.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head);
+      p.short_title = "L" + std::to_string(layer) + " H" + std::to_string(head);
       p.y.inverted = true;
       p.x.label = "key";
       p.y.label = "query";
@@ -124,9 +171,7 @@ fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
         h.values = m.weights;
         h.x1 = h.y1 = m.size;
         h.colormap = o.colormap;
-        h.vmin = 0, h.vmax = vmax > 0 ? vmax : 1;
-        h.colorbar = head == f.cols - 1;
-        h.colorbar_label = "weight";
+        apply_scale(h, o.scale, shared, "weight");
         p.x.ticks = token_ticks(s.probe_tokens, m.size);
         p.y.ticks = p.x.ticks;
         p.heatmaps.push_back(h);
@@ -146,7 +191,8 @@ fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o) {
     for (const auto& fr : frames)
       if (fr.step <= o.step) frame = &fr;
     if (!frame)
-      throw Error("--step " + std::to_string(o.step) + ": the first recorded connection frame is at step " +
+      throw Error("--step " + std::to_string(o.step) +
+                  ": the first recorded connection frame is at step " +
                   std::to_string(frames.front().step));
   }
   fig::Figure f;
@@ -156,10 +202,12 @@ fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o) {
   f.rows = (static_cast<int>(frame->layers.size()) + f.cols - 1) / f.cols;
   f.aspect = 0.62 * f.rows / f.cols + 0.1;
   f.share_y = true;
+  f.shared_legend = true;  // the same heads in every layer: one legend
   for (const auto& c : frame->layers) {
     fig::Panel p;
     p.title = "layer " + std::to_string(c.layer) + " (window " + std::to_string(c.window) +
               (c.causal ? ", causal" : "") + ")";
+    p.short_title = "layer " + std::to_string(c.layer);
     p.x.label = "t (1 = current token)";
     p.y.label = "g_h(t)";
     p.grid = true;
@@ -188,14 +236,19 @@ fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o) {
 fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o) {
   const ProbeImage& img = s.probe_image;
   if (img.empty()) throw Error("image-attention needs an image task (task.name fashion-mnist)");
-  const std::vector<int> layers = layers_to_show(s, o.layer < 0 ? s.layers - 1 : o.layer);
+  if (!(o.overlay_alpha >= 0 && o.overlay_alpha <= 1))
+    throw Error("overlay alpha " + std::to_string(o.overlay_alpha) +
+                " is out of range: allowed [0, 1]");
+  const std::vector<int> layers = layers_to_show(s, o.layer == kAllLayers ? -1
+                                                    : o.layer < 0         ? s.layers - 1
+                                                                          : o.layer);
   const int grid = img.patch > 0 ? img.rows / img.patch : 0;
   fig::Figure f;
   f.name = "image-attention";
   f.title = "CLS attention over test image " + std::to_string(img.index) + " (" + img.label_name +
             "), step " + std::to_string(s.attention_step);
   f.rows = static_cast<int>(layers.size());
-  f.cols = s.heads + 2;
+  f.cols = s.heads + 1 + (o.show_mean ? 1 : 0);
   f.aspect = 0.2 + 1.0 * f.rows / f.cols;
   auto picture = [&] {
     fig::Heatmap h;
@@ -208,31 +261,43 @@ fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o) {
     h.colorbar = false;
     return h;
   };
+  // Per layer: each head's CLS row over the patches, then (optionally) their mean.
+  std::vector<std::vector<std::vector<float>>> rows;
+  float shared = 0;
   for (int layer : layers) {
     std::vector<std::vector<float>> heads;
     for (const auto& m : s.attention_maps())
       if (m.layer == layer) heads.push_back(cls_patch_weights(m));
+    if (o.show_mean) heads.push_back(elementwise_mean(heads));
+    for (const auto& h : heads) shared = std::max(shared, finite_max(h));
+    rows.push_back(std::move(heads));
+  }
+  for (size_t r = 0; r < layers.size(); ++r) {
+    const int layer = layers[r];
     fig::Panel pic;
     pic.title = "layer " + std::to_string(layer);
+    pic.short_title = "L" + std::to_string(layer);
     pic.y.inverted = true;
     pic.x.visible = pic.y.visible = false;
     pic.equal_aspect = true;
     pic.heatmaps.push_back(picture());
     f.panels.push_back(pic);
-    heads.push_back(elementwise_mean(heads));
+    const auto& heads = rows[r];
     for (size_t h = 0; h < heads.size(); ++h) {
+      const bool mean = o.show_mean && h + 1 == heads.size();
       fig::Panel p = pic;
-      p.title = h + 1 == heads.size() ? "mean" : "head " + std::to_string(h);
+      p.title = mean ? "mean" : "head " + std::to_string(h);
+      p.short_title = mean ? "mean" : "h" + std::to_string(h);
       if (static_cast<int>(heads[h].size()) == grid * grid && grid > 0) {
         fig::Heatmap over;
-        over.name = "layer" + std::to_string(layer) + (h + 1 == heads.size() ? "_mean" : "_head" + std::to_string(h));
+        over.name =
+            "layer" + std::to_string(layer) + (mean ? "_mean" : "_head" + std::to_string(h));
         over.rows = over.cols = grid;
         over.values = heads[h];
         over.x1 = img.cols, over.y1 = img.rows;
-        over.colormap = render::Colormap::Hot;
-        over.alpha = 0.6;
-        over.colorbar = h + 1 == heads.size();
-        over.colorbar_label = "CLS weight";
+        over.colormap = o.overlay_colormap;
+        over.alpha = o.overlay_alpha;
+        apply_scale(over, o.scale, shared, "CLS weight");
         p.heatmaps.push_back(over);
       }
       f.panels.push_back(p);
@@ -250,7 +315,8 @@ fig::Provenance provenance_for(const Snapshot& s, const ExperimentConfig& config
   p.seed = config.seed;
   p.step = s.step;
   for (const auto& m : s.mechanisms)
-    if (p.mechanism.find(m) == std::string::npos) p.mechanism += (p.mechanism.empty() ? "" : "+") + m;
+    if (p.mechanism.find(m) == std::string::npos)
+      p.mechanism += (p.mechanism.empty() ? "" : "+") + m;
   return p;
 }
 
@@ -280,7 +346,7 @@ fig::Figure build_figure(const std::string& name, const Snapshot& s, const Figur
     names += (names.empty() ? "" : ", ") + spec.name;
   }
   if (!known) throw Error("unknown figure '" + name + "' for this run; it has: " + names);
-  if (name == "loss") return loss_figure(s);
+  if (name == "loss") return loss_figure(s, o);
   if (name == "attention") return attention_figure(s, o);
   if (name == "connections") return connections_figure(s, o);
   if (name == "conn-matrix") return conn_matrix_figure(s);

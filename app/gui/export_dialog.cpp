@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "render/plot/figure_check.h"
+
 namespace attn::gui {
 namespace {
 
@@ -53,6 +55,7 @@ std::optional<FigureExportRequest> take_figure_export_request() {
 void ExportDialog::open(FigureExportRequest request, fig::Provenance provenance) {
   const std::string name = request.figure.name;
   request_ = std::move(request);
+  ++serial_;
   provenance_ = std::move(provenance);
   open_ = true;
   std::snprintf(path_, sizeof path_, "exports/%s.%s", name.c_str(), kFormats[format_choice_]);
@@ -67,7 +70,9 @@ void ExportDialog::set_path(const std::string& path) {
     format_choice_ = static_cast<int>(f);
 }
 
-ExportDialog::Status ExportDialog::status() const { return status_; }
+ExportDialog::Status ExportDialog::status() const {
+  return status_;
+}
 
 void ExportDialog::poll() {
   if (status_.state != JobState::Running || !job_.valid()) return;
@@ -104,10 +109,10 @@ void ExportDialog::start_export() {
   status_.state = JobState::Running;
   status_.message = "writing " + settings_.path + " ...";
   // The job owns copies: the panels may rebuild their figures meanwhile.
-  job_ = std::async(std::launch::async, [figure = request_->figure, req = settings_,
-                                         prov = provenance_] {
-    return fig::export_figure(figure, req, prov);
-  });
+  job_ = std::async(std::launch::async,
+                    [figure = request_->figure, req = settings_, prov = provenance_] {
+                      return fig::export_figure(figure, req, prov);
+                    });
 }
 
 void ExportDialog::draw(ImFont* font) {
@@ -172,8 +177,27 @@ void ExportDialog::draw(ImFont* font) {
   fig::ExportRequest shown = settings_;
   if (!(shown.width_in >= 1 && shown.width_in <= 20)) shown.width_in = 3.5;
   if (!(shown.font_pt >= 4 && shown.font_pt <= 24)) shown.font_pt = 8;
-  if (!(shown.height_in == 0 || (shown.height_in >= 0.5 && shown.height_in <= 20))) shown.height_in = 0;
-  const fig::Page page = fig::page_for(figure, shown);
+  if (!(shown.height_in == 0 || (shown.height_in >= 0.5 && shown.height_in <= 20)))
+    shown.height_in = 0;
+  if (!metrics) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", preview_.font_error().c_str());
+    ImGui::End();
+    return;
+  }
+  // The export's own page (the same natural height, measured with the same font), scaled.
+  const fig::Page page = fig::page_for(figure, shown, *metrics);
+  // Texts that would overlap or leave the page (a custom size too small for the figure),
+  // checked again only when the figure or the page changes.
+  const FitKey key{serial_, page.width_pt, page.height_pt, page.font_pt};
+  if (!(key == fit_key_)) {
+    fit_key_ = key;
+    fit_problems_ = fig::layout_problems(figure, page, *metrics);
+  }
+  if (!fit_problems_.empty())
+    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1),
+                       "%zu text(s) do not fit this page (%s): a larger size or a smaller font "
+                       "helps",
+                       fit_problems_.size(), fit_problems_.front().c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   preview_.draw(figure, page, ImVec2(std::max(50.0f, avail.x), std::max(50.0f, avail.y)), font);

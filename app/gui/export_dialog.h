@@ -1,7 +1,8 @@
 // The Export dialog: one window every panel's "Export..." button opens. It previews the figure
-// as it will be exported (page size, font size, theme) with the screen backend, and writes it
-// (PDF, SVG, PNG or CSV, with the data CSV and JSON sidecar) on a background thread whose state
-// the UI polls, so the window never stalls.
+// as it will be exported (the export's own page: size, natural height, font size, theme; the
+// same layout, scaled to the space left), warns when texts would not fit a custom page, and
+// writes it (PDF, SVG, PNG or CSV, with the data CSV and JSON sidecar) on a background thread
+// whose state the UI polls, so the window never stalls.
 // Contract: UI thread only. request_figure_export() may be called from any panel's draw code;
 // the dialog picks the request up in its next draw(). Provenance is completed by the window
 // (run id "live", config hash, seed) when the request says the figure comes from the run.
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/figures/figures.h"
 #include "figure_view.h"
@@ -66,11 +68,22 @@ class ExportDialog {
   std::optional<FigureExportRequest> request_;
   fig::Provenance provenance_;
   fig::ExportRequest settings_;
-  int size_choice_ = 0;   // 0 single column, 1 full width, 2 custom
+  int size_choice_ = 0;    // 0 single column, 1 full width, 2 custom
   int format_choice_ = 0;  // pdf, svg, png, csv
   char path_[512] = {};
   FigureView preview_;
   ImVec4 preview_rect_{0, 0, 0, 0};
+  // The layout check of the previewed page (render/plot/figure_check.h), per figure and page.
+  struct FitKey {
+    uint64_t serial = 0;
+    double width = 0, height = 0, font = 0;
+    bool operator==(const FitKey& o) const {
+      return serial == o.serial && width == o.width && height == o.height && font == o.font;
+    }
+  };
+  uint64_t serial_ = 0;  // counts open() calls: a new figure
+  FitKey fit_key_;
+  std::vector<std::string> fit_problems_;
   std::future<fig::ExportResult> job_;
   Status status_;
 };

@@ -1,5 +1,7 @@
 #include "figure_view.h"
 
+#include <imgui_internal.h>  // ImTextCharFromUtf8
+
 #include <algorithm>
 #include <cmath>
 
@@ -71,8 +73,8 @@ class ImGuiPainter : public fig::Painter {
     }
   }
 
-  void text(double x, double y, const std::string& s, double size, fig::Color c,
-            fig::Anchor anchor, bool vertical) override {
+  void text(double x, double y, const std::string& s, double size, fig::Color c, fig::Anchor anchor,
+            bool vertical) override {
     if (s.empty() || !font_) return;
     const double w = metrics_.width(s, size);
     const double dx = anchor == fig::Anchor::Left ? 0 : anchor == fig::Anchor::Center ? -w / 2 : -w;
@@ -83,18 +85,32 @@ class ImGuiPainter : public fig::Painter {
       dl_->AddText(font_, size_px, ImVec2(p.x, p.y - ascent_px), col(c), s.c_str());
       return;
     }
-    // Rotated text: draw horizontally at the anchor, then rotate the new vertices by -90
-    // degrees about the baseline point (x, y).
+    // Rotated text: each glyph's quad rotated by 90 degrees about the baseline point (x, y).
+    // AddText() would cull glyphs by their unrotated positions, cutting off labels near the
+    // window's left edge (the y label of a preview that starts there).
     const ImVec2 pivot = px(x, y);
-    const int first = dl_->VtxBuffer.Size;
-    dl_->AddText(font_, size_px,
-                 ImVec2(pivot.x + static_cast<float>(dx) * view_.scale_, pivot.y - ascent_px),
-                 col(c), s.c_str());
-    for (int i = first; i < dl_->VtxBuffer.Size; ++i) {
-      ImVec2& v = dl_->VtxBuffer[i].pos;
-      const float rx = v.x - pivot.x, ry = v.y - pivot.y;
-      v = ImVec2(pivot.x + ry, pivot.y - rx);
+    const float scale = size_px / font_->FontSize;
+    const ImU32 colour = col(c);
+    auto turn = [&](float rx, float ry) { return ImVec2(pivot.x + ry, pivot.y - rx); };
+    float pen = static_cast<float>(dx) * view_.scale_;
+    dl_->PushTextureID(font_->ContainerAtlas->TexID);
+    for (const char* p = s.c_str(); *p;) {
+      unsigned int ch = 0;
+      p += ImTextCharFromUtf8(&ch, p, nullptr);
+      if (ch == 0) break;
+      const ImFontGlyph* g = font_->FindGlyph(static_cast<ImWchar>(ch));
+      if (!g) continue;
+      if (g->Visible) {
+        const float x0 = pen + g->X0 * scale, x1 = pen + g->X1 * scale;
+        const float y0 = g->Y0 * scale - ascent_px, y1 = g->Y1 * scale - ascent_px;
+        dl_->PrimReserve(6, 4);
+        dl_->PrimQuadUV(turn(x0, y0), turn(x1, y0), turn(x1, y1), turn(x0, y1),
+                        ImVec2(g->U0, g->V0), ImVec2(g->U1, g->V0), ImVec2(g->U1, g->V1),
+                        ImVec2(g->U0, g->V1), colour);
+      }
+      pen += g->AdvanceX * scale;
     }
+    dl_->PopTextureID();
   }
 
   void image(const fig::Rect& r, int cols, int rows, const std::vector<render::Rgba8>& rgba,
@@ -155,6 +171,24 @@ fig::FigureLayout FigureView::draw(const fig::Figure& figure, const fig::Page& p
   textures_used_ = 0;
   ImGuiPainter painter(*this, ImGui::GetWindowDrawList(), font ? font : ImGui::GetFont(), *m);
   return fig::draw_figure(figure, page, *m, painter);
+}
+
+std::optional<HoverHit> FigureView::hover(const fig::Figure& figure,
+                                          const fig::FigureLayout& layout, ImVec2 mouse,
+                                          float radius_px) const {
+  if (scale_ <= 0) return std::nullopt;
+  const double px = (mouse.x - origin_.x) / scale_, py = (mouse.y - origin_.y) / scale_;
+  const fig::PointHit hit = fig::nearest_point(figure, layout, px, py, radius_px / scale_);
+  if (hit.panel < 0) return std::nullopt;
+  HoverHit h;
+  h.panel = hit.panel;
+  h.on_point = hit.series >= 0;
+  h.series = hit.series, h.index = hit.index;
+  h.name = hit.name;
+  h.x = hit.x, h.y = hit.y;
+  const fig::PanelLayout& L = layout.panels[hit.panel];
+  h.mouse_x = L.data_x(px), h.mouse_y = L.data_y(py);
+  return h;
 }
 
 }  // namespace attn::gui

@@ -1,21 +1,39 @@
 // The screen backend of the figure model: draws a fig::Figure into the current ImGui window with
 // ImGui draw lists, heatmaps as GL textures (nearest sampling), text in the window's font, which
 // is loaded from the same TrueType file the exports embed. The layout is the exporters' own
-// (render/plot/figure_draw.h, measured with the same FreeType metrics), scaled from points to pixels,
-// so the screen and the PDF agree.
-// Contract: UI thread only, with the window's GL context current. Textures are pooled per view
-// and reused from frame to frame; destroy views before the window.
+// (render/plot/figure_draw.h, measured with the same FreeType metrics), scaled from points to
+// pixels, so the screen and the PDF agree.
+// Contract:
+//  - UI thread only, with the window's GL context current. Textures are pooled per view and
+//    reused from frame to frame; destroy views before the window.
+//  - Vertical text is drawn as rotated glyph quads: the window clips it like everything else,
+//    never where its unrotated glyphs would have left the clip rectangle.
+//  - hover(): after draw(), the panel whose plot area is under the mouse and the nearest
+//    line-series point within a few pixels (fig::nearest_point, pixels converted to points
+//    with pixels_per_point()); nullopt when the mouse is over no plot area.
 #pragma once
 #include <imgui.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "render/gl/gl_texture.h"
 #include "render/plot/figure_draw.h"
 #include "render/plot/figure_font.h"
-#include "render/gl/gl_texture.h"
 
 namespace attn::gui {
+
+struct HoverHit {
+  int panel = -1;                   // index into Figure::panels (and FigureLayout::panels)
+  bool on_point = false;            // a line point lies within the radius; then:
+  int series = -1;                  // its index in Panel::lines
+  int index = -1;                   // its index in the series
+  std::string name;                 // the series name
+  double x = 0, y = 0;              // the point, in data coordinates
+  double mouse_x = 0, mouse_y = 0;  // the mouse, in the panel's data coordinates
+};
 
 class FigureView {
  public:
@@ -24,6 +42,10 @@ class FigureView {
   // pixels_per_point() converts. font: ImGui font loaded from font_file (null: the current one).
   fig::FigureLayout draw(const fig::Figure& figure, const fig::Page& page, ImVec2 size,
                          ImFont* font);
+  // What the mouse (screen pixels) is over in `layout`, the value the last draw() of `figure`
+  // returned. radius_px: how near a line point must be.
+  std::optional<HoverHit> hover(const fig::Figure& figure, const fig::FigureLayout& layout,
+                                ImVec2 mouse, float radius_px = 6) const;
   float pixels_per_point() const { return scale_; }
   ImVec2 origin() const { return origin_; }  // screen position of the page's top-left corner
   // The figure font's metrics (loaded once; null with a message when the file is missing).

@@ -42,30 +42,10 @@ ImVec2 LiveFigure::to_screen(int panel, double x, double y) const {
 std::optional<FigureHover> LiveFigure::hover(const fig::Figure& figure, float radius_px,
                                              bool named_only) const {
   if (!hovered_ || layout_.panels.size() != figure.panels.size()) return std::nullopt;
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  const float s = view_.pixels_per_point();
-  const double px = (mouse.x - view_.origin().x) / s, py = (mouse.y - view_.origin().y) / s;
-  std::optional<FigureHover> best;
-  float best_d2 = radius_px * radius_px;
-  for (size_t k = 0; k < figure.panels.size(); ++k) {
-    if (!layout_.panels[k].plot.contains(px, py)) continue;
-    const fig::Panel& panel = figure.panels[k];
-    for (size_t si = 0; si < panel.lines.size(); ++si) {
-      const fig::LineSeries& line = panel.lines[si];
-      if (named_only && line.name.empty()) continue;
-      for (size_t i = 0; i < std::min(line.x.size(), line.y.size()); ++i) {
-        if (!std::isfinite(line.x[i]) || !std::isfinite(line.y[i])) continue;
-        if (layout_.panels[k].ylog && line.y[i] <= 0) continue;
-        const ImVec2 p = to_screen(static_cast<int>(k), line.x[i], line.y[i]);
-        const float d2 = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
-        if (d2 > best_d2) continue;
-        best_d2 = d2;
-        best = FigureHover{
-            static_cast<int>(k), static_cast<int>(si), i, line.name, line.x[i], line.y[i], p};
-      }
-    }
-  }
-  return best;
+  const auto hit = view_.hover(figure, layout_, ImGui::GetIO().MousePos, radius_px);
+  if (!hit || !hit->on_point || (named_only && hit->name.empty())) return std::nullopt;
+  return FigureHover{hit->panel, hit->series, static_cast<size_t>(hit->index),      hit->name,
+                     hit->x,     hit->y,      to_screen(hit->panel, hit->x, hit->y)};
 }
 
 std::optional<CellHover> LiveFigure::hover_cell(const fig::Figure& figure) const {

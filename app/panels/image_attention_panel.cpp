@@ -221,8 +221,14 @@ void ImageAttentionPanel::draw_toolbar(const Snapshot& snap, Trainer& trainer) {
   ImGui::Checkbox("head mean", &show_mean_);
   ImGui::SameLine();
   {
+    // The live run's maps with the settings on screen (saved rows are not in the figure).
     figures::FigureOptions export_options;
-    export_options.layer = layer_choice_;
+    export_options.layer = layer_choice_ < 0 ? figures::kAllLayers : layer_choice_;
+    export_options.overlay_colormap = overlay_colormap();
+    export_options.overlay_alpha = alpha_;
+    export_options.scale =
+        shared_scale_ ? figures::AttentionScale::Shared : figures::AttentionScale::PerMap;
+    export_options.show_mean = show_mean_;
     gui::export_button("image-attention", snap, export_options);
   }
 

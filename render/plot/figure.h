@@ -1,16 +1,20 @@
 // The figure model: a figure is plain data (no torch, no ImGui, no GL). Panels and the export
-// command build figures from snapshots; render/plot/figure_draw.h lays one out on a page in points, and
-// every backend (the screen, cairo's PDF and PNG, the SVG writer, the CSV writer) draws or
+// command build figures from snapshots; render/plot/figure_draw.h lays one out on a page in points,
+// and every backend (the screen, cairo's PDF and PNG, the SVG writer, the CSV writer) draws or
 // writes the same laid-out figure, so what the user sees is what gets exported.
 // Contract:
 //  - A Figure is a grid of Panels (small multiples; rows x cols, row-major). Each panel has its
-//    own axes; share_x / share_y put one range on every panel and label only the outer ones.
+//    own axes; share_x / share_y put one range on every panel and label only the outer ones,
+//    and an axis label every panel shares is drawn once for the whole grid. On a narrow page
+//    the layout wraps each row of the grid into several (render/plot/figure_draw.h).
 //  - Coordinates are data coordinates of the panel's axes. An Axis with min >= max is fitted to
 //    the data (padded 4%); log axes need positive data.
 //  - Heatmap cell (r, c) covers x in [x0 + c w, x0 + (c + 1) w), y in [y0 + r h, ...) with
 //    w = (x1 - x0) / cols, h = (y1 - y0) / rows; row 0 is drawn at the top when the y axis is
 //    inverted (matrix convention, Axis::inverted) and at the bottom otherwise.
 //  - Colours: Color{} (alpha 0) means "automatic": series take Okabe-Ito colours in order.
+//  - Colorbars: when two or more panels want one and all of them agree (colormap, label, and
+//    value range, or all colorbar_relative), a single colorbar beside the grid serves them.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -35,18 +39,18 @@ struct Tick {
 };
 
 struct Axis {
-  std::string label;          // with units: "step", "loss (nats)"
-  double min = 0, max = 0;    // min >= max: fitted to the data
+  std::string label;        // with units: "step", "loss (nats)"
+  double min = 0, max = 0;  // min >= max: fitted to the data
   bool log = false;
-  bool inverted = false;      // values grow downwards (matrix rows) / leftwards
-  std::vector<Tick> ticks;    // empty: automatic 1-2-5 (or decade) ticks
-  bool visible = true;        // false: no ticks, no labels, no frame on that side
+  bool inverted = false;    // values grow downwards (matrix rows) / leftwards
+  std::vector<Tick> ticks;  // empty: automatic 1-2-5 (or decade) ticks
+  bool visible = true;      // false: no ticks, no labels, no frame on that side
 };
 
 enum class LineStyle { Solid, Dashed, Dotted };
 
 struct LineSeries {
-  std::string name;  // legend entry; empty: not in the legend
+  std::string name;          // legend entry; empty: not in the legend
   std::vector<double> x, y;  // NaN breaks the line
   Color color;
   double width_pt = 1.0;
@@ -67,7 +71,7 @@ struct ScatterSeries {
 struct Polygon {
   std::string name;  // legend entry; empty: not in the legend
   std::vector<double> x, y;
-  Color stroke;              // automatic: the next palette colour
+  Color stroke;               // automatic: the next palette colour
   Color fill = {0, 0, 0, 0};  // alpha 0: not filled (fill is never automatic)
   double width_pt = 1.0;
   bool closed = true;
@@ -77,13 +81,16 @@ struct Polygon {
 struct Heatmap {
   std::string name;  // CSV name of the matrix
   int rows = 0, cols = 0;
-  std::vector<float> values;  // rows x cols, row-major
+  std::vector<float> values;              // rows x cols, row-major
   double x0 = 0, x1 = 1, y0 = 0, y1 = 1;  // data extent
   render::Colormap colormap = render::Colormap::Viridis;
   double vmin = 0, vmax = 0;  // vmin >= vmax: the data's range (Diverging: +-max |v|)
   double alpha = 1.0;         // < 1: drawn over what lies below (attention over a picture)
   bool colorbar = true;       // a colorbar beside the panel, labelled colorbar_label
   std::string colorbar_label;
+  // Each map has its own range (per-map scales): the colorbar runs from 0 (or "min" when a map
+  // starts elsewhere) to "max" instead of stating values, and one such bar serves every map.
+  bool colorbar_relative = false;
 };
 
 enum class Anchor { Left, Center, Right };
@@ -97,10 +104,11 @@ struct Annotation {
 
 struct Panel {
   std::string title;
+  std::string short_title;  // drawn when the title does not fit over the plot ("L0 H1")
   Axis x, y;
-  bool equal_aspect = false;  // one data unit is as long on both axes
-  bool grid = false;          // light grid lines at the ticks
-  bool legend = true;         // a legend when any series has a name
+  bool equal_aspect = false;      // one data unit is as long on both axes
+  bool grid = false;              // light grid lines at the ticks
+  bool legend = true;             // a legend when any series has a name
   std::vector<Heatmap> heatmaps;  // drawn first, in order
   std::vector<Polygon> polygons;
   std::vector<LineSeries> lines;
@@ -114,6 +122,10 @@ struct Figure {
   int rows = 1, cols = 1;
   std::vector<Panel> panels;  // rows * cols at most, row-major
   bool share_x = false, share_y = false;
+  // One legend below the grid listing the named series of every panel with `legend` once (by
+  // name), instead of one per panel: for panels that show the same series (runs compared, heads
+  // per layer). A panel's own legend also goes there when it would cover much of its plot.
+  bool shared_legend = false;
   double aspect = 0.75;  // height / width of the whole page when the height is not given
 };
 

@@ -3,10 +3,19 @@
 // Contract:
 //  - Page coordinates are points (1/72 in), origin at the top-left, y downwards.
 //  - layout_figure() is deterministic: the same figure, page and font metrics give the same
-//    rectangles in every backend, so the screen and the exports agree in layout.
-//  - draw_figure() calls the painter in back-to-front order: background, per panel the frame,
-//    heatmaps (clipped to the plot area), polygons, lines, scatters, annotations, then ticks,
-//    labels, titles, legends and colorbars.
+//    rectangles and texts in every backend, so the screen and the exports agree in layout.
+//    It places every text (FigureLayout::texts) so that none overlaps another, leaves the page
+//    or lies over another panel's plot area: small multiples wrap into more rows when columns
+//    would be narrower than a readable plot (grid_columns()), titles fall back to
+//    Panel::short_title and then to an ellipsis, tick labels thin out (every k-th label, or none
+//    when fewer than two fit) and give way to other texts, and legends that do not fit inside
+//    their plot go below the grid. render/plot/figure_check.h checks the result; a page much
+//    too small for its figure (a custom height), or annotations placed on top of each other,
+//    can still overlap.
+//  - draw_figure() calls the painter in back-to-front order: background, per panel the grid,
+//    heatmaps (clipped to the plot area), polygons, lines, scatters, point labels and
+//    annotations, then the frame, ticks, colorbar, legend and the panel's texts; last the
+//    figure-level items (shared colorbar, legend band, title, shared axis labels).
 //  - Text is measured with TextMetrics so that backends that draw glyphs themselves (cairo) and
 //    those that leave it to a viewer (SVG) use the same advance widths.
 #pragma once
@@ -31,8 +40,8 @@ struct Page {
   Theme theme = Theme::light();
 };
 
-// Advance widths of a font: implemented by render/plot/figure_font.h (FreeType, the same font file on
-// screen and in exports).
+// Advance widths of a font: implemented by render/plot/figure_font.h (FreeType, the same font file
+// on screen and in exports).
 class TextMetrics {
  public:
   virtual ~TextMetrics() = default;
@@ -48,13 +57,62 @@ struct Rect {
   }
 };
 
+enum class TextRole {
+  FigureTitle,
+  PanelTitle,
+  AxisLabel,
+  ColorbarLabel,
+  Legend,
+  PointLabel,  // a scatter point's label, inside its plot
+  Annotation,  // inside its plot
+  ColorbarTick,
+  TickLabel,
+};
+
+// A text as the layout placed it; draw_figure() paints exactly these.
+struct PlacedText {
+  std::string text;
+  double x = 0, y = 0;  // the anchor point on the baseline
+  double size_pt = 8;
+  Anchor anchor = Anchor::Left;
+  bool vertical = false;  // reads bottom to top (Painter::text)
+  Color color;            // automatic: the theme's text colour
+  TextRole role = TextRole::TickLabel;
+  int panel = -1;  // -1: figure-level
+};
+
+struct LegendEntry {
+  std::string name;
+  Color color;
+  int kind = 0;  // 0 line, 1 marker, 2 polygon
+  LineStyle style = LineStyle::Solid;
+  Marker marker = Marker::Circle;
+  double x = 0, y = 0;  // the sample's left end, at its vertical centre
+};
+
+struct LegendLayout {
+  Rect box;  // w == 0: no legend here
+  double sample_pt = 0;
+  std::vector<LegendEntry> entries;  // their names are in FigureLayout::texts
+};
+
+struct ColorbarLayout {
+  Rect bar;                   // w == 0: none
+  double vmin = 0, vmax = 1;  // the values at the bottom and top of the bar
+  render::Colormap colormap = render::Colormap::Viridis;
+  std::vector<double> ticks;  // tick marks (their labels are in FigureLayout::texts)
+};
+
 // One panel's plot area on the page and the data range it shows (after fitting).
 struct PanelLayout {
   Rect plot;
   double xmin = 0, xmax = 1, ymin = 0, ymax = 1;
   bool xlog = false, ylog = false, xinverted = false, yinverted = false;
-  Rect colorbar;  // w == 0: none
-  double cbar_min = 0, cbar_max = 1;
+  int row = 0, col = 0;                // its cell in the grid actually used
+  std::string title;                   // as drawn (possibly shortened); empty: none
+  std::vector<double> xticks, yticks;  // tick marks (data values)
+  ColorbarLayout colorbar;             // its own colorbar (w == 0: none or the shared one)
+  LegendLayout legend;                 // inside the plot (w == 0: none, or in the band)
   // Data -> page and back.
   double page_x(double x) const;
   double page_y(double y) const;
@@ -64,12 +122,19 @@ struct PanelLayout {
 
 struct FigureLayout {
   double width_pt = 0, height_pt = 0;
+  int rows = 0, cols = 0;           // the grid used (cols <= Figure::cols)
   std::vector<PanelLayout> panels;  // one per Figure::panels entry
+  ColorbarLayout colorbar;          // one colorbar for every heatmap (bar.w == 0: none)
+  LegendLayout legend;              // the band below the grid (box.w == 0: none)
+  std::vector<PlacedText> texts;    // every text, in drawing order
 };
 
 class Painter {
  public:
   virtual ~Painter() = default;
+  // draw_figure() calls this before drawing panel `index`'s items, and with -1 before the
+  // figure-level ones; backends may ignore it.
+  virtual void begin_panel(int index) {}
   virtual void fill_rect(const Rect& r, Color c) = 0;
   // Open or closed polyline through n points (page coordinates).
   virtual void polyline(const double* x, const double* y, int n, Color c, double width_pt,
@@ -92,8 +157,37 @@ FigureLayout layout_figure(const Figure& figure, const Page& page, const TextMet
 FigureLayout draw_figure(const Figure& figure, const Page& page, const TextMetrics& metrics,
                          Painter& painter);
 
+// The number of columns the layout uses on a page this wide: Figure::cols, or fewer (each row
+// of the figure wrapped into several, balanced) when plots would be narrower than about 5.5
+// font sizes.
+int grid_columns(const Figure& figure, double width_pt, double font_pt, const TextMetrics& metrics);
+// The page height a figure asks for at this width: width * Figure::aspect, unless its grid wraps
+// or its plots would be flatter than 6 font sizes; then the height that gives every plot its
+// natural shape (square for equal-aspect maps, 0.68 of the width otherwise).
+double natural_height(const Figure& figure, double width_pt, double font_pt,
+                      const TextMetrics& metrics);
+
+// Hit testing on a laid-out figure (page points): the panel whose plot area holds (px, py), or
+// -1; and the line-series point nearest to it within radius_pt in that panel.
+int panel_at(const FigureLayout& layout, double px, double py);
+struct PointHit {
+  int panel = -1;
+  int series = -1;  // index into Panel::lines; -1: no point within the radius
+  int index = -1;   // the point's index in the series
+  std::string name;
+  double x = 0, y = 0;     // data coordinates
+  double distance_pt = 0;  // from (px, py)
+};
+PointHit nearest_point(const Figure& figure, const FigureLayout& layout, double px, double py,
+                       double radius_pt);
+
 // The colour a series gets: its own, or Okabe-Ito colour `auto_index`.
 Color series_color(Color c, int auto_index);
+// The colours of a panel's polygons, lines and scatters, automatic ones in that order.
+struct SeriesColors {
+  std::vector<Color> polygons, lines, scatters;
+};
+SeriesColors series_colors(const Panel& panel);
 // On/off lengths in points for a dashed or dotted line (empty: solid).
 std::vector<double> dash_pattern(LineStyle style, double width_pt);
 // A heatmap's value range: vmin/vmax when vmin < vmax, else fitted to the data (Diverging:

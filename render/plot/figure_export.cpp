@@ -55,10 +55,11 @@ void validate(const ExportRequest& r) {
     throw FigureError("output directory " + dir.string() + " does not exist");
 }
 
-Page page_for(const Figure& figure, const ExportRequest& r) {
+Page page_for(const Figure& figure, const ExportRequest& r, const TextMetrics& metrics) {
   Page page;
   page.width_pt = r.width_in * 72.0;
-  page.height_pt = r.height_in > 0 ? r.height_in * 72.0 : page.width_pt * figure.aspect;
+  page.height_pt = r.height_in > 0 ? r.height_in * 72.0
+                                   : natural_height(figure, page.width_pt, r.font_pt, metrics);
   page.font_pt = r.font_pt;
   page.theme = r.dark ? Theme::dark() : Theme::light();
   return page;
@@ -145,7 +146,7 @@ ExportResult export_figure(const Figure& figure, const ExportRequest& request,
   if (figure.panels.empty()) throw FigureError("figure " + figure.name + " has nothing to draw");
   const std::string font_file = request.font_file.empty() ? default_font_path() : request.font_file;
   const auto font = FigureFont::load(font_file);
-  const Page page = page_for(figure, request);
+  const Page page = page_for(figure, request, *font);
 
   std::vector<std::pair<std::string, std::string>> files;
   switch (request.format) {

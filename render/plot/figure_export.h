@@ -4,8 +4,8 @@
 // data as CSV. Beside every export go the data CSV and a JSON sidecar (provenance).
 // Contract:
 //  - validate() checks a request before anything is drawn and throws FigureError naming the
-//    field and its allowed range: dpi 30..2400, width_in 1..20, height_in 0 (from the figure's
-//    aspect) or 0.5..20, font_pt 4..24, a path whose directory exists.
+//    field and its allowed range: dpi 30..2400, width_in 1..20, height_in 0 (the figure's
+//    natural height at that width) or 0.5..20, font_pt 4..24, a path whose directory exists.
 //  - export_figure() writes every file to a temporary sibling and renames it into place only
 //    when all of them were written, so a failure leaves no partial file behind and never
 //    replaces a good export with a broken one. Returns the files written.
@@ -42,7 +42,7 @@ struct ExportRequest {
   ExportFormat format = ExportFormat::Pdf;
   std::string path;       // the figure file; the CSV and JSON go beside it (same stem)
   double width_in = 3.5;  // 3.5 single column, 7.0 full width
-  double height_in = 0;   // 0: width * figure.aspect
+  double height_in = 0;   // 0: the figure's natural height (page_for)
   double font_pt = 8;
   int dpi = 300;          // PNG only
   bool dark = false;      // exports use the light theme unless asked
@@ -59,8 +59,10 @@ void validate(const ExportRequest& request);
 ExportResult export_figure(const Figure& figure, const ExportRequest& request,
                            const Provenance& provenance);
 
-// The page a request asks for (points), and the figure's data as CSV text.
-Page page_for(const Figure& figure, const ExportRequest& request);
+// The page a request asks for (points): height_in, or when it is 0 the figure's natural height
+// at that width (natural_height(), render/plot/figure_draw.h), measured with the export's font.
+Page page_for(const Figure& figure, const ExportRequest& request, const TextMetrics& metrics);
+// The figure's data as CSV text.
 std::string figure_csv(const Figure& figure);
 
 // Encodes RGBA8 pixels as PNG with a pHYs chunk for `dpi` (0: none) through render/plot/png.h.
