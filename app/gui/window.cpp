@@ -121,8 +121,12 @@ void Window::build_fonts(float scale) {
     ImFontConfig config;
     config.OversampleH = config.OversampleV = 1;
     config.PixelSnapH = true;
-    io.Fonts->AddFontFromFileTTF(font_file, kFontSize * scale, &config);
-    small_font_ = io.Fonts->AddFontFromFileTTF(font_file, kSmallFontSize * scale, &config);
+    // Latin-1 plus what the figures write: Greek (lambda, theta), the minus sign of negative
+    // ticks (U+2212) and the ellipsis of shortened titles (U+2026); '?' otherwise.
+    static const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x2212, 0x2212,
+                                      0x2026, 0x2026, 0x2190, 0x2193, 0};
+    io.Fonts->AddFontFromFileTTF(font_file, kFontSize * scale, &config, kRanges);
+    small_font_ = io.Fonts->AddFontFromFileTTF(font_file, kSmallFontSize * scale, &config, kRanges);
   }
   if (!small_font_) {
     io.Fonts->Clear();

@@ -170,17 +170,22 @@ void Workspace::draw_tile(FrameContext& frame, TileLayout::Node* tile, const Til
   } else if (visible && ImGui::BeginTabBar("tabs", ImGuiTabBarFlags_Reorderable |
                                                        ImGuiTabBarFlags_FittingPolicyScroll)) {
     const std::vector<std::string> tabs = tile->tabs;  // the loop may queue edits
+    // A tab brought to the front by code (--panel, View menu, auto-open) is selected by ImGui a
+    // frame later: until it is, the tab ImGui still shows must not take `active` back.
+    const std::string wanted = select_.count(tile->active) ? tile->active : "";
     for (const std::string& name : tabs) {
       Entry* e = entry(name);
       if (!e) continue;
       bool keep = true;
-      ImGuiTabItemFlags flags = 0;
-      if (tile->active == name && select_.erase(name)) flags |= ImGuiTabItemFlags_SetSelected;
+      const ImGuiTabItemFlags flags = name == wanted ? ImGuiTabItemFlags_SetSelected : 0;
       const std::string label = std::string(e->row->title) + "###" + name;
       const bool selected = ImGui::BeginTabItem(label.c_str(), &keep, flags);
       draw_tab_menu(name);
       if (selected) {
-        tile->active = name;
+        if (wanted.empty() || name == wanted) {
+          tile->active = name;
+          select_.erase(name);
+        }
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         if (ImGui::BeginChild(e->row->title, ImVec2(avail.x, std::max(1.0f, avail.y)), false)) {
           const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();

@@ -5,211 +5,261 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <numeric>
+#include <stdexcept>
 
+#include "app/figures/figures.h"
 #include "gui/export_dialog.h"
-#include "gui/plot_draw.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {
 namespace {
 
 constexpr float kGap = 12.0f;
-constexpr float kColorbarWidth = 14.0f;
-constexpr float kColorbarRoom = kColorbarWidth + 56.0f;
-constexpr ImU32 kLimit = colors::kVermillion;
-constexpr ImU32 kUnit = colors::kGrey;
-constexpr ImU32 kRho = colors::kOrange;
-constexpr ImU32 kNorm = colors::kSkyBlue;
+constexpr ImU32 kMarker = IM_COL32(255, 255, 255, 220);
 
-ImTextureID texture_id(const render::Texture2D& t) {
-  return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.id()));
+// Slots ordered by total |influence| in and out, strongest first (ties keep slot order).
+std::vector<int> strength_order(const std::vector<float>& c, int n) {
+  std::vector<int> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<double> strength(static_cast<size_t>(n), 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double x = std::abs(c[static_cast<size_t>(i) * n + j]);
+      if (!std::isfinite(x)) continue;
+      strength[i] += x;
+      strength[j] += x;
+    }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return strength[a] > strength[b]; });
+  return order;
 }
 
-// A circle of radius r about the origin in data coordinates (the axes need not be square).
-void draw_circle(ImDrawList* dl, const PlotArea& a, double r, ImU32 color, float thickness) {
-  constexpr int kSegments = 128;
-  ImVec2 points[kSegments];
-  for (int k = 0; k < kSegments; ++k) {
-    const double t = 2 * M_PI * k / kSegments;
-    points[k] = ImVec2(a.px(r * std::cos(t)), a.py(r * std::sin(t)));
+// The matrix figure with its slots in display order: the heatmap's rows and columns permuted by
+// `order` (display position -> slot), the ticks of both axes at the cells labelled with the real
+// slot indices (the layout thins them to fit), and the title saying so.
+void reorder_matrix(fig::Figure& f, const std::vector<int>& order) {
+  fig::Panel& p = f.panels.at(0);
+  fig::Heatmap& h = p.heatmaps.at(0);
+  const int n = h.rows;
+  if (n != h.cols || static_cast<int>(order.size()) != n) return;
+  std::vector<float> shown(h.values.size());
+  for (int r = 0; r < n; ++r)
+    for (int q = 0; q < n; ++q)
+      shown[static_cast<size_t>(r) * n + q] =
+          h.values[static_cast<size_t>(order[r]) * n + order[q]];
+  h.values = std::move(shown);
+  h.name = "C (slots reordered by total |C|)";
+  std::vector<fig::Tick> ticks;
+  for (int k = 0; k < n; ++k) ticks.push_back({k + 0.5, std::to_string(order[k])});
+  p.x.ticks = p.y.ticks = ticks;
+  f.title += " (slots reordered by total |C|)";
+}
+
+// The reasoning trace as a figure: every slot's state norm after compression (k = 0) and after
+// each reasoning step, as one series broken by NaN between slots, and their mean.
+fig::Figure trace_figure(const ConnView& v) {
+  const int n = v.slots, rows = n > 0 ? static_cast<int>(v.trace.size()) / n : 0;
+  fig::Figure f;
+  f.name = "conn-trace";
+  f.title = "Reasoning trace of the probe, step " + std::to_string(v.trace_step);
+  fig::Panel p;
+  p.x.label = "step k (0: after compression)";
+  p.y.label = "slot-state norm";
+  p.grid = true;
+  if (rows <= 12)
+    for (int k = 0; k < rows; ++k) p.x.ticks.push_back({double(k), std::to_string(k)});
+  if (rows == 1) p.x.min = -0.5, p.x.max = 0.5;  // else fitted: the end markers show whole
+  fig::LineSeries slots{
+      "slots", {}, {}, fig::Color::from(render::okabe_ito(4)), 0.5, fig::LineStyle::Solid};
+  fig::LineSeries mean{"mean over slots",    {}, {}, fig::Color::from(render::okabe_ito(1)), 1.75,
+                       fig::LineStyle::Solid};
+  double top = 0;
+  for (int s = 0; s < n; ++s) {
+    for (int k = 0; k < rows; ++k) {
+      const double x = v.trace[static_cast<size_t>(k) * n + s];
+      slots.x.push_back(k), slots.y.push_back(x);
+      if (std::isfinite(x)) top = std::max(top, x);
+    }
+    slots.x.push_back(NAN), slots.y.push_back(NAN);
   }
-  dl->AddPolyline(points, kSegments, color, ImDrawFlags_Closed, thickness);
+  for (int k = 0; k < rows; ++k) {
+    double sum = 0;
+    for (int s = 0; s < n; ++s) sum += v.trace[static_cast<size_t>(k) * n + s];
+    mean.x.push_back(k), mean.y.push_back(sum / n);
+  }
+  p.y.min = 0;
+  p.y.max = top > 0 ? top * 1.06 : 1;
+  p.lines = {slots, mean};
+  fig::ScatterSeries dots{"", mean.x, mean.y, {}, mean.color, 4.0, fig::Marker::Circle};
+  p.scatters.push_back(dots);
+  f.panels.push_back(p);
+  return f;
+}
+
+// Moves to the next line unless an item `width` pixels wide still fits on this one.
+void same_line_if_fits(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+float button_width(const char* label) {
+  return ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
 }
 
 }  // namespace
 
-void ConnPanel::update_texture(const ConnView& v, uint64_t generation) {
-  const uint64_t key =
-      (generation << 40) ^ (static_cast<uint64_t>(v.matrix_step) << 1) ^ (reorder_ ? 1u : 0u);
-  if (key == texture_key_ && matrix_.valid()) return;
-  texture_key_ = key;
+void ConnPanel::rebuild(const Snapshot& snap) {
+  const ConnView& v = *snap.conn;
+  auto build = [](Plot& plot, auto&& make) {
+    try {
+      plot.figure = make();
+      plot.ok = !plot.figure.panels.empty();
+      plot.note.clear();
+    } catch (const std::exception& e) {
+      plot.figure = fig::Figure{};
+      plot.ok = false;
+      plot.note = e.what();
+    }
+  };
+  build(matrix_, [&] {
+    fig::Figure f = figures::conn_matrix_figure(snap);
+    order_.resize(static_cast<size_t>(v.slots));
+    std::iota(order_.begin(), order_.end(), 0);
+    if (reorder_) {
+      order_ = strength_order(*v.matrix, v.slots);
+      reorder_matrix(f, order_);
+    }
+    return f;
+  });
+  build(eigen_, [&] { return figures::conn_eigenvalues_figure(snap); });
+  build(spectral_, [&] {
+    if (v.spectral_radius.empty())
+      throw std::runtime_error("spectral tracking is off (model.conn.track)");
+    return figures::conn_spectral_figure(snap);
+  });
+  build(trace_, [&] {
+    if (v.slots <= 0 || v.trace.size() < static_cast<size_t>(v.slots))
+      throw std::runtime_error("no probe yet");
+    return trace_figure(v);
+  });
+  built_serial_ = snap.serial;
+  built_reorder_ = reorder_;
+}
+
+bool ConnPanel::draw_plot(Plot& plot, ImFont* font, ImVec2 size, const char* id) {
+  ImGui::PushID(id);
+  if (plot.ok) {
+    plot.live.draw(plot.figure, size, font);
+  } else {
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImGui::Dummy(size);
+    ImGui::GetWindowDrawList()->AddText(font, font->FontSize, ImVec2(p0.x + 8, p0.y + 8),
+                                        ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                                        plot.note.c_str(), nullptr, std::max(1.0f, size.x - 16));
+  }
+  ImGui::PopID();
+  return plot.ok;
+}
+
+void ConnPanel::draw_matrix(const ConnView& v, ImFont* font, ImVec2 size) {
+  if (!draw_plot(matrix_, font, size, "matrix")) return;
+  const auto c = matrix_.live.hover_cell(matrix_.figure);
   const int n = v.slots;
-  const std::vector<float>& c = *v.matrix;
-  order_.resize(n);
-  std::iota(order_.begin(), order_.end(), 0);
-  if (reorder_) {  // by total |influence| in and out, strongest first
-    std::vector<double> strength(n, 0.0);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) {
-        const double x = std::abs(c[static_cast<size_t>(i) * n + j]);
-        strength[i] += x;
-        strength[j] += x;
-      }
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](int a, int b) { return strength[a] > strength[b]; });
-  }
-  std::vector<float> shown(static_cast<size_t>(n) * n);
-  vmax_ = 0;
-  for (int r = 0; r < n; ++r)
-    for (int q = 0; q < n; ++q) {
-      const float x = c[static_cast<size_t>(order_[r]) * n + order_[q]];
-      shown[static_cast<size_t>(r) * n + q] = x;
-      if (std::isfinite(x)) vmax_ = std::max(vmax_, std::abs(x));
-    }
-  if (!(vmax_ > 0)) vmax_ = 1;
-  matrix_.upload_matrix(shown.data(), n, n, render::Colormap::Diverging, -vmax_, vmax_);
-  if (!colorbar_.valid()) upload_colorbar(colorbar_, render::Colormap::Diverging, -1, 1);
+  if (!c || c->row >= n || c->col >= n || static_cast<int>(order_.size()) != n) return;
+  ImGui::GetWindowDrawList()->AddRect(c->min, c->max, kMarker);
+  // The cell's display position maps back to the real slots through the order shown.
+  const int i = order_[c->row], j = order_[c->col];
+  ImGui::SetTooltip("C[%d, %d] = %.4g\nslot %d -> slot %d", i, j, c->value, i, j);
 }
 
-void ConnPanel::draw_matrix(const ConnView& v, ImFont* font, float width, float height) {
-  ImGui::BeginGroup();
-  ImGui::Text("C (step %lld): C[i,j] = how much slot i influences slot j",
-              static_cast<long long>(v.matrix_step));
-  ImGui::SameLine();
-  ImGui::Checkbox("reorder", &reorder_);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Order slots by total |C| in and out");
-  const float side = std::max(40.0f, std::min(width - kColorbarRoom, height - 24));
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  ImGui::InvisibleButton("##cmatrix", ImVec2(side + kColorbarRoom, side));
-  const bool hovered = ImGui::IsItemHovered();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 p1(p0.x + side, p0.y + side);
-  dl->AddImage(texture_id(matrix_), p0, p1);
-  dl->AddRect(p0, p1, kUnit);
-  draw_colorbar_range(dl, ImVec2(p1.x + 8, p0.y), ImVec2(p1.x + 8 + kColorbarWidth, p1.y),
-                      colorbar_.id(), -vmax_, vmax_, 7, font, colors::kText);
+void ConnPanel::draw_eigenvalues(ImFont* font, ImVec2 size) {
+  if (!draw_plot(eigen_, font, size, "eigen")) return;
+  // LiveFigure::hover looks at lines only: the eigenvalues are a scatter, looked up here.
+  const fig::FigureLayout& layout = eigen_.live.layout();
+  if (!ImGui::IsItemHovered() || layout.panels.empty()) return;
+  const fig::PanelLayout& L = layout.panels[0];
+  const ImVec2 a = eigen_.live.to_screen(0, L.xmin, L.ymin),
+               b = eigen_.live.to_screen(0, L.xmax, L.ymax);
   const ImVec2 m = ImGui::GetIO().MousePos;
-  const int n = v.slots;
-  if (hovered && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y && n > 0) {
-    const int r = std::clamp(static_cast<int>((m.y - p0.y) / side * n), 0, n - 1);
-    const int q = std::clamp(static_cast<int>((m.x - p0.x) / side * n), 0, n - 1);
-    const int i = order_[r], j = order_[q];
-    ImGui::SetTooltip("C[%d, %d] = %.4g\nslot %d -> slot %d", i, j,
-                      (*v.matrix)[static_cast<size_t>(i) * n + j], i, j);
-  }
-  ImGui::EndGroup();
-}
-
-void ConnPanel::draw_spectra(const ConnView& v, ImFont* font, float width, float height) {
-  ImGui::BeginGroup();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kRho), "rho(I+C)");
-  ImGui::SameLine();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kNorm), "||I+C||_2");
-  ImGui::SameLine();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLimit), "limit r = %.3g (%s)", v.limit,
-                     v.control.c_str());
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  ImGui::Dummy(ImVec2(width, height));
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  if (v.spectral_radius.empty()) {
-    dl->AddText(ImVec2(p0.x + 8, p0.y + 8), colors::kText, "tracking is off (model.conn.track)");
-    ImGui::EndGroup();
+  if (m.x < std::min(a.x, b.x) || m.x > std::max(a.x, b.x) || m.y < std::min(a.y, b.y) ||
+      m.y > std::max(a.y, b.y))
     return;
+  const fig::Panel& panel = eigen_.figure.panels[0];
+  const fig::ScatterSeries* eig = nullptr;
+  for (const fig::ScatterSeries& s : panel.scatters)
+    if (s.name == "eigenvalues") eig = &s;
+  if (!eig) return;
+  float best_d2 = 10.0f * 10.0f;
+  size_t best = eig->x.size();
+  ImVec2 best_p;
+  for (size_t k = 0; k < std::min(eig->x.size(), eig->y.size()); ++k) {
+    const ImVec2 p = eigen_.live.to_screen(0, eig->x[k], eig->y[k]);
+    const float d2 = (p.x - m.x) * (p.x - m.x) + (p.y - m.y) * (p.y - m.y);
+    if (d2 < best_d2) best_d2 = d2, best = k, best_p = p;
   }
-  render::Range xr, yr;
-  for (int64_t s : v.spectral_radius.steps) xr.include(static_cast<double>(s));
-  yr = render::merge(
-      render::value_range(v.spectral_radius.values.data(), v.spectral_radius.values.size()),
-      render::value_range(v.spectral_norm.values.data(), v.spectral_norm.values.size()));
-  yr.include(v.limit);
-  yr.include(1.0);
-  const PlotArea a =
-      draw_plot_frame(dl, p0, ImVec2(p0.x + width, p0.y + height), render::padded(xr, 0.02, false),
-                      render::padded(yr, 0.08, false), false, font, "step");
-  draw_dashed_hline(dl, a, 1.0, kUnit, 1.0f, "1", font);
-  draw_dashed_hline(dl, a, v.limit, kLimit, 1.5f, "r", font);
-  draw_series(dl, a, v.spectral_norm.steps.data(), v.spectral_norm.values.data(),
-              v.spectral_norm.values.size(), kNorm, 1.5f);
-  draw_series(dl, a, v.spectral_radius.steps.data(), v.spectral_radius.values.data(),
-              v.spectral_radius.values.size(), kRho, 2.0f);
-  ImGui::EndGroup();
+  if (best == eig->x.size()) return;
+  ImGui::GetWindowDrawList()->AddCircle(best_p, 6.0f, kMarker, 0, 1.5f);
+  ImGui::SetTooltip("lambda = %.4f %+.4fi\n|lambda| = %.4f", eig->x[best], eig->y[best],
+                    std::hypot(eig->x[best], eig->y[best]));
 }
 
-void ConnPanel::draw_eigenvalues(const ConnView& v, ImFont* font, float width, float height) {
-  ImGui::BeginGroup();
-  ImGui::Text("eigenvalues of I+C (step %lld): rho %.4f, ||.||_2 %.4f",
-              static_cast<long long>(v.eigen_step), v.exact_radius, v.exact_norm);
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  ImGui::InvisibleButton("##eig", ImVec2(width, height));
-  const bool hovered = ImGui::IsItemHovered();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  double reach = std::max({1.0, v.limit, v.exact_radius}) * 1.1;
-  render::Range xr, yr;
-  xr.lo = yr.lo = -reach;
-  xr.hi = yr.hi = reach;
-  const PlotArea a =
-      draw_plot_frame(dl, p0, ImVec2(p0.x + width, p0.y + height), xr, yr, false, font, "Re");
-  dl->PushClipRect(a.min, a.max, true);
-  draw_circle(dl, a, 1.0, kUnit, 1.0f);
-  draw_circle(dl, a, v.limit, kLimit, 1.5f);
-  draw_markers(dl, a, v.eigen_re.data(), v.eigen_im.data(), v.eigen_re.size(), kRho, 2.5f);
-  dl->PopClipRect();
+void ConnPanel::draw_spectra(ImFont* font, ImVec2 size) {
+  if (!draw_plot(spectral_, font, size, "spectral")) return;
+  if (const auto h = spectral_.live.hover(spectral_.figure)) {
+    ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, kMarker, 0, 1.5f);
+    ImGui::SetTooltip("%s = %.4f\nstep %.0f", h->name.c_str(), h->y, h->x);
+  }
+}
+
+void ConnPanel::draw_trace(ImFont* font, ImVec2 size) {
+  if (!draw_plot(trace_, font, size, "trace")) return;
+  // The points lie on the steps k = 0..K only: the step under the mouse, and there the slot
+  // nearest the mouse (within 12 px) and the mean.
+  const fig::FigureLayout& layout = trace_.live.layout();
+  const fig::Panel& panel = trace_.figure.panels[0];
+  if (!ImGui::IsItemHovered() || layout.panels.empty() || panel.lines.size() < 2) return;
+  const fig::LineSeries &slots = panel.lines[0], &mean = panel.lines[1];
+  const fig::PanelLayout& L = layout.panels[0];
+  const ImVec2 a = trace_.live.to_screen(0, L.xmin, L.ymax),
+               b = trace_.live.to_screen(0, L.xmax, L.ymin);
   const ImVec2 m = ImGui::GetIO().MousePos;
-  if (hovered && a.contains(m)) {
-    size_t best = 0;
-    double best_d = 1e300;
-    for (size_t k = 0; k < v.eigen_re.size(); ++k) {
-      const double dx = a.px(v.eigen_re[k]) - m.x, dy = a.py(v.eigen_im[k]) - m.y;
-      if (dx * dx + dy * dy < best_d) best_d = dx * dx + dy * dy, best = k;
-    }
-    if (best_d < 100)
-      ImGui::SetTooltip("%.4f %+.4fi  |lambda| = %.4f", v.eigen_re[best], v.eigen_im[best],
-                        std::hypot(v.eigen_re[best], v.eigen_im[best]));
-  }
-  ImGui::EndGroup();
-}
-
-void ConnPanel::draw_trace(const ConnView& v, ImFont* font, float width, float height) {
-  ImGui::BeginGroup();
-  ImGui::Text(
-      "reasoning trace (probe, step %lld): slot-state norms after compression and each step",
-      static_cast<long long>(v.trace_step));
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  ImGui::Dummy(ImVec2(width, height));
+  const int steps = static_cast<int>(mean.x.size());
+  if (m.x < a.x || m.x > b.x || m.y < a.y || m.y > b.y || !(b.x > a.x) || steps == 0) return;
+  const double x = L.xmin + (m.x - a.x) / (b.x - a.x) * (L.xmax - L.xmin);
+  const int k = std::clamp(static_cast<int>(std::lround(x)), 0, steps - 1);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const int n = v.slots, rows = n > 0 ? static_cast<int>(v.trace.size()) / n : 0;
-  if (rows == 0) {
-    dl->AddText(ImVec2(p0.x + 8, p0.y + 8), colors::kText, "no probe yet");
-    ImGui::EndGroup();
-    return;
+  const float sx = trace_.live.to_screen(0, k, L.ymin).x;
+  dl->AddLine(ImVec2(sx, a.y), ImVec2(sx, b.y), IM_COL32(255, 255, 255, 90));
+  // slots holds steps points per slot, then a NaN.
+  int best = -1;
+  float best_d = 12.0f;
+  ImVec2 best_p;
+  for (size_t i = static_cast<size_t>(k), s = 0; i < slots.y.size(); i += steps + 1, ++s) {
+    if (!std::isfinite(slots.y[i])) continue;
+    const ImVec2 p = trace_.live.to_screen(0, k, slots.y[i]);
+    if (std::abs(p.y - m.y) < best_d)
+      best_d = std::abs(p.y - m.y), best = static_cast<int>(s), best_p = p;
   }
-  render::Range xr, yr = render::value_range(v.trace.data(), v.trace.size());
-  xr.lo = 0, xr.hi = std::max(1, rows - 1);
-  yr.include(0.0);
-  const PlotArea a = draw_plot_frame(dl, p0, ImVec2(p0.x + width, p0.y + height), xr,
-                                     render::padded(yr, 0.05, false), false, font, "step k");
-  std::vector<float> xs(rows), ys(rows), mean(rows, 0.0f);
-  for (int k = 0; k < rows; ++k) xs[k] = static_cast<float>(k);
-  for (int s = 0; s < n; ++s) {
-    for (int k = 0; k < rows; ++k) {
-      ys[k] = v.trace[static_cast<size_t>(k) * n + s];
-      mean[k] += ys[k] / n;
-    }
-    draw_series(dl, a, xs.data(), ys.data(), rows, IM_COL32(86, 180, 233, 70), 1.0f);
+  if (best >= 0) {
+    dl->AddCircle(best_p, 5.0f, kMarker, 0, 1.5f);
+    ImGui::SetTooltip("after step %d%s\nslot %d: norm %.4f\nmean over slots: %.4f", k,
+                      k == 0 ? " (compression)" : "", best,
+                      slots.y[static_cast<size_t>(best) * (steps + 1) + k], mean.y[k]);
+  } else {
+    ImGui::SetTooltip("after step %d%s\nmean over slots: %.4f", k, k == 0 ? " (compression)" : "",
+                      mean.y[k]);
   }
-  draw_series(dl, a, xs.data(), mean.data(), rows, kRho, 2.5f);
-  draw_markers(dl, a, xs.data(), mean.data(), rows, kRho, 3.0f);
-  ImGui::EndGroup();
 }
 
 void ConnPanel::draw_stats(const ConnView& v) {
   const ConnStats& s = v.stats;
-  ImGui::Text(
+  ImGui::TextWrapped(
       "||C||_F %.4g, max |C| %.4g; inhibitory (C < -%.2g): %d; sparsity (|C| < 0.01): %.1f%%",
       s.frobenius, s.max_abs, s.threshold, s.inhibitory, 100.0 * s.sparsity);
-  ImGui::Text("graph C > %.2g: %d edges, %d self-loops, %d cyclic components over %d slots",
-              s.threshold, s.edges, s.self_loops, s.cyclic_components, s.nodes_on_cycles);
+  ImGui::TextWrapped("graph C > %.2g: %d edges, %d self-loops, %d cyclic components over %d slots",
+                     s.threshold, s.edges, s.self_loops, s.cyclic_components, s.nodes_on_cycles);
   std::string cycles;
   for (const auto& c : s.cycles) {
     cycles += cycles.empty() ? "" : ";  ";
@@ -229,7 +279,7 @@ void ConnPanel::draw_stats(const ConnView& v) {
 
 void ConnPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
-  ImFont* small_font = frame.small_font;
+  ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   if (!snap.conn || !snap.conn->matrix) {
     ImGui::TextWrapped(
         "This panel shows the Connection Transformer (model.architecture \"conn\"): C, the "
@@ -238,33 +288,78 @@ void ConnPanel::draw(FrameContext& frame) {
     return;
   }
   const ConnView& v = *snap.conn;
-  update_texture(v, snap.generation);
-  ImGui::Text(
+  ImGui::TextWrapped(
       "N %d slots, D %d, K %d steps, %d connection head%s, mixing %s, %s; control %s, "
       "r = %.3g (changed C after %lld steps)",
       v.slots, v.d_model, v.steps, v.heads, v.heads == 1 ? "" : "s", v.mixing.c_str(),
       v.variant.c_str(), v.control.c_str(), v.limit, static_cast<long long>(v.control_events));
-  ImGui::TextDisabled(
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped(
       "parameters %lld (seed's formula N^2 + 8D^2 + SD + VD: %lld); estimates within %.1e of "
       "the exact values at eigen refreshes. rho and ||.||_2 are measurements: with LayerNorm "
       "after each step they guarantee no convergence.",
       static_cast<long long>(v.parameters), static_cast<long long>(v.spec_formula),
       v.estimate_error);
-  gui::export_button("conn-matrix", snap, {}, "Export C...");
-  ImGui::SameLine();
-  gui::export_button("conn-eigenvalues", snap, {}, "Export eigenvalues...");
-  ImGui::SameLine();
-  gui::export_button("conn-spectral", snap, {}, "Export rho over training...");
+  ImGui::PopStyleColor();
+
+  // Toolbar: the matrix figure's control, then one Export button per figure on screen.
+  ImGui::Checkbox("reorder", &reorder_);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Order C's slots by total |C| in and out, strongest first");
+  if (snap.serial != built_serial_ || reorder_ != built_reorder_) rebuild(snap);
+  struct Button {
+    const char* label;
+    const Plot* plot;
+  };
+  const Button buttons[] = {{"Export C...", &matrix_},
+                            {"Export eigenvalues...", &eigen_},
+                            {"Export rho over training...", &spectral_},
+                            {"Export trace...", &trace_}};
+  for (const Button& b : buttons) {
+    same_line_if_fits(button_width(b.label));
+    ImGui::BeginDisabled(!b.plot->ok);
+    if (ImGui::SmallButton(b.label)) request_figure_export(b.plot->figure);
+    ImGui::EndDisabled();
+    if (!b.plot->ok && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", b.plot->note.c_str());
+  }
+
+  // The four figures in a grid: four in a row when the tile is wide and short (1280x720), two
+  // by two when there is height, one column when narrow; the statistics below.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float top_h = std::max(160.0f, avail.y * 0.55f - 30);
-  const float bottom_h = std::max(120.0f, avail.y - top_h - 130);
-  const float col_w = std::max(160.0f, (avail.x - kGap) / 2);
-  draw_matrix(v, small_font, col_w, top_h);
-  ImGui::SameLine(0, kGap);
-  draw_eigenvalues(v, small_font, std::min(col_w, top_h), top_h - 20);
-  draw_spectra(v, small_font, col_w, bottom_h);
-  ImGui::SameLine(0, kGap);
-  draw_trace(v, small_font, col_w, bottom_h);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float stats_h = 4.5f * ImGui::GetTextLineHeightWithSpacing();
+  const float plots_h = avail.y - stats_h - style.ItemSpacing.y;
+  int columns = 1;
+  if (avail.x >= 4 * 200 + 3 * kGap && plots_h < 1.3f * (avail.x - 3 * kGap) / 4)
+    columns = 4;
+  else if (avail.x >= 2 * 240 + kGap)
+    columns = 2;
+  const float cell_w = std::floor((avail.x - (columns - 1) * kGap) / columns);
+  const int grid_rows = 4 / columns;
+  const float cell_h =
+      columns == 1
+          ? std::max(180.0f, cell_w * 0.7f)
+          : std::max(columns == 4 ? 170.0f : 150.0f,
+                     std::floor((plots_h - (grid_rows - 1) * style.ItemSpacing.y) / grid_rows));
+  const ImVec2 cell(cell_w, cell_h);
+  for (int k = 0; k < 4; ++k) {
+    if (k % columns != 0) ImGui::SameLine(0, kGap);
+    switch (k) {
+      case 0:
+        draw_matrix(v, font, cell);
+        break;
+      case 1:
+        draw_eigenvalues(font, cell);
+        break;
+      case 2:
+        draw_spectra(font, cell);
+        break;
+      default:
+        draw_trace(font, cell);
+        break;
+    }
+  }
   draw_stats(v);
 }
 

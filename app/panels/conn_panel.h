@@ -2,27 +2,33 @@
 // section 2), from Snapshot::conn (core/views/conn_view.h):
 //  - C as a heatmap, diverging colormap centred on 0 with its colorbar; hover reads C[i,j]
 //    ("slot i influences slot j"); optional reordering of the slots by total |influence|.
+//  - All eigenvalues of I+C in the complex plane (slow cadence) with the unit circle and the
+//    limit circle; hover reads the nearest eigenvalue and its modulus.
 //  - rho(I+C) and ||I+C||_2 over training (the warm-started per-step estimates), with the
 //    control's limit r and 1 as dashed lines.
-//  - All eigenvalues of I+C in the complex plane (slow cadence) with the unit circle and the
-//    limit circle.
 //  - The reasoning trace of the probe input: every slot's state norm after compression and
 //    after each of the K steps (thin lines), their mean (thick).
 //  - Connection statistics: strongest links, inhibitory count, sparsity, cycles in C > t; the
 //    parameter count beside the seed's formula.
 // rho and the norm are measurements, not convergence guarantees (LayerNorm after each step).
-// Contract: draws one ImGui window named "Connection Transformer" (a close button when `open`
-// is given) from the snapshot only; the heatmap texture is re-uploaded only when a new C is
-// published (matrix_step, generation) or the ordering changes. Needs the GL context current;
-// destroy before the window. No torch.
+// Contract: every plot is a figure of the figure model drawn by the screen painter
+// (gui/live_figure.h): C, the eigenvalues and the spectra are figures::conn_matrix_figure,
+// conn_eigenvalues_figure and conn_spectral_figure (the "reorder" control permutes the built
+// matrix figure's rows and columns, relabels its ticks with the real slot indices and says so in
+// its title); the trace is a figure built here ("conn-trace"). Each Export button sends the
+// figure on screen to the Export dialog. The figures are rebuilt only when the snapshot
+// (serial) or a control changes. Needs the GL context current; destroy before the window.
+// No torch.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/views/conn_view.h"
 #include "core/views/snapshot.h"
+#include "gui/live_figure.h"
 #include "gui/panel.h"
-#include "render/gl/gl_texture.h"
+#include "render/plot/figure.h"
 
 struct ImFont;
 
@@ -35,18 +41,28 @@ class ConnPanel : public Panel {
   bool wants_auto_open(const Snapshot& snap) const override { return snap.conn != nullptr; }
 
  private:
-  void update_texture(const ConnView& v, uint64_t generation);
-  void draw_matrix(const ConnView& v, ImFont* font, float width, float height);
-  void draw_spectra(const ConnView& v, ImFont* font, float width, float height);
-  void draw_eigenvalues(const ConnView& v, ImFont* font, float width, float height);
-  void draw_trace(const ConnView& v, ImFont* font, float width, float height);
+  // A plot area: the figure on screen, whether it could be built, and why not.
+  struct Plot {
+    LiveFigure live;
+    fig::Figure figure;
+    bool ok = false;
+    std::string note;
+  };
+
+  void rebuild(const Snapshot& snap);
+  // Draws plot.figure in `size` at the cursor (or why it has none); true when drawn.
+  bool draw_plot(Plot& plot, ImFont* font, ImVec2 size, const char* id);
+  void draw_matrix(const ConnView& v, ImFont* font, ImVec2 size);
+  void draw_eigenvalues(ImFont* font, ImVec2 size);
+  void draw_spectra(ImFont* font, ImVec2 size);
+  void draw_trace(ImFont* font, ImVec2 size);
   void draw_stats(const ConnView& v);
 
-  render::Texture2D matrix_, colorbar_;
+  Plot matrix_, eigen_, spectral_, trace_;
   std::vector<int> order_;  // display position -> slot
-  float vmax_ = 1;
   bool reorder_ = false;
-  uint64_t texture_key_ = ~0ull;
+  uint64_t built_serial_ = ~uint64_t(0);
+  bool built_reorder_ = false;
 };
 
 }  // namespace attn::gui

@@ -9,84 +9,22 @@
 
 #include "gui/export_dialog.h"
 #include "gui/plot_draw.h"
-#include "render/plot/plot_math.h"
+#include "render/plot/colormap.h"
 
 namespace attn::gui {
 namespace {
 
-constexpr ImU32 kPalette[] = {
-    colors::kSkyBlue,           colors::kOrange, colors::kGreen,
-    colors::kVermillion,        colors::kYellow, IM_COL32(204, 121, 167, 255),
-    IM_COL32(0, 114, 178, 255), colors::kGrey};
 const ImVec4 kRed(0.95f, 0.35f, 0.30f, 1.0f);
 const ImVec4 kGood(0.40f, 0.80f, 0.55f, 1.0f);
 
+// Theta component i's colour: the theta figure's (Okabe-Ito by index), for the tooltips.
 ImU32 component_color(size_t i) {
-  return kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
-}
-ImU32 faded(ImU32 c) {
-  return (c & 0x00FFFFFFu) | (110u << IM_COL32_A_SHIFT);
+  const render::Rgba8 c = render::okabe_ito(static_cast<int>(i));
+  return IM_COL32(c.r, c.g, c.b, 255);
 }
 
 bool is_polynomial(KyKind k) {
   return k == KyKind::poly || k == KyKind::poly_literal;
-}
-
-// A polyline through (x, y) in data units: breaks at non-finite points; screen coordinates are
-// clamped so huge values (a diverging theta) stay drawable and get clipped.
-void polyline(ImDrawList* dl, const PlotArea& a, const std::vector<double>& xs,
-              const std::vector<double>& ys, ImU32 color, float thickness, bool markers) {
-  dl->PushClipRect(a.min, a.max, true);
-  std::vector<ImVec2> run;
-  auto flush = [&] {
-    if (run.size() >= 2)
-      dl->AddPolyline(run.data(), static_cast<int>(run.size()), color, ImDrawFlags_None, thickness);
-    run.clear();
-  };
-  for (size_t i = 0; i < xs.size() && i < ys.size(); ++i) {
-    const float py = a.py(ys[i]);
-    if (!std::isfinite(xs[i]) || std::isnan(py)) {
-      flush();
-      continue;
-    }
-    const ImVec2 p(a.px(xs[i]), std::clamp(py, a.min.y - 1e4f, a.max.y + 1e4f));
-    run.push_back(p);
-    if (markers) dl->AddCircleFilled(p, thickness + 1.5f, color, 8);
-  }
-  flush();
-  dl->PopClipRect();
-}
-
-void legend(ImDrawList* dl, const PlotArea& a, ImFont* font,
-            const std::vector<std::pair<std::string, ImU32>>& entries) {
-  const float fs = font->FontSize;
-  float y = a.min.y + 4;
-  for (const auto& [label, color] : entries) {
-    const ImVec2 sz = font->CalcTextSizeA(fs, FLT_MAX, 0, label.c_str());
-    const float x = a.max.x - sz.x - 6;
-    dl->AddLine(ImVec2(x - 18, y + fs * 0.5f), ImVec2(x - 4, y + fs * 0.5f), color, 2.0f);
-    dl->AddText(font, fs, ImVec2(x, y), IM_COL32(210, 210, 210, 255), label.c_str());
-    y += fs + 2;
-  }
-}
-
-// One theta component of a run against log10 h.
-void component_series(const KyResult& r, size_t i, std::vector<double>& xs,
-                      std::vector<double>& ys) {
-  xs.clear(), ys.clear();
-  for (const KyStep& s : r.history) {
-    xs.push_back(std::log10(s.h));
-    ys.push_back(i < s.theta.size() ? s.theta[i] : NAN);
-  }
-}
-
-// A plot region of the given height spanning the available width; returns its corners.
-std::pair<ImVec2, ImVec2> plot_rect(const char* id, float height, bool* hovered) {
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  const ImVec2 size(std::max(100.0f, ImGui::GetContentRegionAvail().x), height);
-  ImGui::InvisibleButton(id, size);
-  *hovered = ImGui::IsItemHovered();
-  return {p0, ImVec2(p0.x + size.x, p0.y + size.y)};
 }
 
 }  // namespace
@@ -243,6 +181,56 @@ void KyLabPanel::draw_inputs() {
         ky_eps(s));
 }
 
+// theta(h) against h (log x), one line per shown component with its limit dashed; the other
+// polynomial reading faded behind. The figure on screen is the one "Export" writes.
+fig::Figure KyLabPanel::theta_figure() const {
+  const KyResult& r = *result_;
+  const KyResult* other = other_reading_ ? &*other_reading_ : nullptr;
+  fig::Figure f;
+  f.name = "ky-theta";
+  f.title = "KY transform of f at x0: theta(h) as h -> 0";
+  f.aspect = 0.5;
+  fig::Panel p;
+  p.x.label = "h";
+  p.x.log = true;
+  p.y.label = "theta";
+  p.grid = true;
+  for (size_t i = 0; i < r.theta.size(); ++i) {
+    if (plot_component_ >= 0 && plot_component_ != static_cast<int>(i)) continue;
+    const fig::Color color = fig::Color::from(render::okabe_ito(static_cast<int>(i)));
+    fig::Color pale = color;
+    pale.a = 0.45f;
+    if (other && i < other->theta.size()) {
+      fig::LineSeries o;
+      for (const KyStep& st : other->history)
+        o.x.push_back(st.h), o.y.push_back(i < st.theta.size() ? st.theta[i] : NAN);
+      o.color = pale;
+      p.lines.push_back(std::move(o));
+    }
+    fig::LineSeries line;
+    line.name = r.names[i];
+    for (const KyStep& st : r.history)
+      line.x.push_back(st.h), line.y.push_back(i < st.theta.size() ? st.theta[i] : NAN);
+    line.color = color;
+    line.width_pt = 1.2;
+    fig::ScatterSeries dots;
+    dots.x = line.x, dots.y = line.y, dots.color = color, dots.size_pt = 3;
+    fig::LineSeries limit;
+    if (!line.x.empty()) {
+      const auto [lo, hi] = std::minmax_element(line.x.begin(), line.x.end());
+      limit.x = {*lo, *hi};
+      limit.y = {r.theta[i], r.theta[i]};
+    }
+    limit.color = pale;
+    limit.style = fig::LineStyle::Dashed;
+    p.lines.push_back(std::move(line));
+    p.lines.push_back(std::move(limit));
+    p.scatters.push_back(std::move(dots));
+  }
+  f.panels.push_back(std::move(p));
+  return f;
+}
+
 void KyLabPanel::draw_theta_plot(ImFont* font) {
   const KyResult& r = *result_;
   ImGui::SetNextItemWidth(140);
@@ -254,59 +242,27 @@ void KyLabPanel::draw_theta_plot(ImFont* font) {
         plot_component_ = static_cast<int>(i);
     ImGui::EndCombo();
   }
-  const KyResult* other = other_reading_ ? &*other_reading_ : nullptr;
-  if (other) {
+  const fig::Figure figure = theta_figure();
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Export...##theta")) request_figure_export(figure, false);
+  if (other_reading_) {
     ImGui::SameLine();
-    ImGui::TextDisabled("solid: %s, faded: %s", ky_kind_name(r.kind), ky_kind_name(other->kind));
+    ImGui::TextDisabled("solid: %s, faded: %s", ky_kind_name(r.kind),
+                        ky_kind_name(other_reading_->kind));
   }
-
-  std::vector<size_t> comps;
-  for (size_t i = 0; i < r.theta.size(); ++i)
-    if (plot_component_ < 0 || plot_component_ == static_cast<int>(i)) comps.push_back(i);
-  render::Range xr, yr;
-  std::vector<double> xs, ys;
-  for (const KyResult* run : {&r, other}) {
-    if (!run) continue;
-    for (size_t i : comps) {
-      component_series(*run, i, xs, ys);
-      for (size_t j = 0; j < xs.size(); ++j) xr.include(xs[j]), yr.include(ys[j]);
-      if (i < run->theta.size()) yr.include(run->theta[i]);
-    }
-  }
-  bool hovered = false;
-  const auto [p0, p1] = plot_rect("##thetaplot", 230, &hovered);
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const PlotArea a = draw_plot_frame(dl, p0, p1, render::padded(xr, 0.03, false),
-                                     render::padded(yr, 0.06, false), false, font, "log10 h");
-  std::vector<std::pair<std::string, ImU32>> entries;
-  for (size_t i : comps) {
-    if (other && i < other->theta.size()) {
-      component_series(*other, i, xs, ys);
-      polyline(dl, a, xs, ys, faded(component_color(i)), 1.5f, false);
-    }
-    component_series(r, i, xs, ys);
-    polyline(dl, a, xs, ys, component_color(i), 1.5f, true);
-    draw_dashed_hline(dl, a, r.theta[i], faded(component_color(i)), 1.0f,
-                      comps.size() == 1 ? "limit" : nullptr, font);
-    if (entries.size() < 8) entries.push_back({r.names[i], component_color(i)});
-  }
-  legend(dl, a, font, entries);
-
+  theta_plot_.draw(figure, ImVec2(std::max(100.0f, ImGui::GetContentRegionAvail().x), 230), font);
   // Hover: the raw theta at the nearest h; click: show that h in the fit plot.
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (!hovered || !a.contains(mouse) || r.history.empty()) return;
-  const double lx = a.x_at(mouse.x);
-  size_t best = 0;
-  for (size_t k = 1; k < r.history.size(); ++k)
-    if (std::fabs(std::log10(r.history[k].h) - lx) < std::fabs(std::log10(r.history[best].h) - lx))
-      best = k;
+  const auto hit = theta_plot_.hover(figure, 12.0f, true);
+  if (!hit || r.history.empty()) return;
+  const size_t best = std::min(hit->point, r.history.size() - 1);
   if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) fit_step_ = static_cast<int>(best);
   ImGui::BeginTooltip();
   ImGui::Text("h = %.4g (k = %d), click to show it below", r.history[best].h,
               static_cast<int>(best));
-  for (size_t i : comps)
-    ImGui::TextColored(ImColor(component_color(i)), "%s = %.10g", r.names[i].c_str(),
-                       r.history[best].theta[i]);
+  for (size_t i = 0; i < r.names.size(); ++i)
+    if (plot_component_ < 0 || plot_component_ == static_cast<int>(i))
+      ImGui::TextColored(ImColor(component_color(i)), "%s = %.10g", r.names[i].c_str(),
+                         r.history[best].theta[i]);
   ImGui::EndTooltip();
 }
 
@@ -376,55 +332,75 @@ void KyLabPanel::draw_parameter_table() {
                      r.converged ? "yes" : "no", r.error, r.iterations);
 }
 
-void KyLabPanel::draw_fit_plot(ImFont* font) {
+// f, g(t; theta(h_k)) and g(t; limit) around x0, with the points the fit at h_k goes through.
+fig::Figure KyLabPanel::fit_figure(double* lo_out, double* hi_out) const {
   const KyResult& r = *result_;
-  if (r.history.empty() || !f_) return;
-  ImGui::SetNextItemWidth(200);
-  ImGui::SliderInt("k", &fit_step_, 0, static_cast<int>(r.history.size()) - 1);
   const KyStep& step = r.history[fit_step_];
-  ImGui::SameLine();
-  ImGui::Text("h = %.4g", step.h);
-
   const double x0 = computed_.x0;
   const int points = r.kind == KyKind::poly ? computed_.settings.degree : 1;
   const double span = std::max(points * computed_.settings.h0, 1e-6) * 1.5;
   const double lo = x0 - span, hi = x0 + span;
+  *lo_out = lo, *hi_out = hi;
   constexpr int kSamples = 241;
-  std::vector<double> ts(kSamples), fs(kSamples), gh(kSamples), gl(kSamples);
-  render::Range yr;
+  fig::LineSeries f_line, g_step, g_limit;
+  double ymin = INFINITY, ymax = -INFINITY;
   for (int i = 0; i < kSamples; ++i) {
-    ts[i] = lo + (hi - lo) * i / (kSamples - 1);
-    fs[i] = (*f_)(ts[i]);
-    gh[i] = ky_connection(r.kind, step.theta, x0, ts[i]);
-    gl[i] = ky_connection(r.kind, r.theta, x0, ts[i]);
-    yr.include(fs[i]);  // the range follows f; connection curves that run off are clipped
+    const double t = lo + (hi - lo) * i / (kSamples - 1);
+    const double ft = (*f_)(t);
+    f_line.x.push_back(t), f_line.y.push_back(ft);
+    g_step.x.push_back(t), g_step.y.push_back(ky_connection(r.kind, step.theta, x0, t));
+    g_limit.x.push_back(t), g_limit.y.push_back(ky_connection(r.kind, r.theta, x0, t));
+    if (std::isfinite(ft)) ymin = std::min(ymin, ft), ymax = std::max(ymax, ft);
   }
-  std::vector<double> px, py;
+  fig::ScatterSeries dots;
+  dots.name = "fit points";
   const int n_points = r.kind == KyKind::poly ? computed_.settings.degree + 1 : 2;
   for (int j = 0; j < n_points; ++j) {
-    px.push_back(x0 + j * step.h);
-    py.push_back((*f_)(px.back()));
-    yr.include(py.back());
+    const double t = x0 + j * step.h, ft = (*f_)(t);
+    dots.x.push_back(t), dots.y.push_back(ft);
+    if (std::isfinite(ft)) ymin = std::min(ymin, ft), ymax = std::max(ymax, ft);
   }
-  bool hovered = false;
-  const auto [p0, p1] = plot_rect("##fitplot", 220, &hovered);
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const PlotArea a =
-      draw_plot_frame(dl, p0, p1, {lo, hi}, render::padded(yr, 0.08, false), false, font, "t");
-  polyline(dl, a, ts, fs, colors::kGrey, 3.0f, false);
-  polyline(dl, a, ts, gl, colors::kSkyBlue, 1.5f, false);
-  polyline(dl, a, ts, gh, colors::kOrange, 1.5f, false);
-  dl->PushClipRect(a.min, a.max, true);
-  for (size_t j = 0; j < px.size(); ++j)
-    if (const float y = a.py(py[j]); !std::isnan(y))
-      dl->AddCircle(ImVec2(a.px(px[j]), y), 4.0f, colors::kYellow, 12, 1.5f);
-  dl->PopClipRect();
-  legend(dl, a, font,
-         {{"f", colors::kGrey},
-          {"g(t; theta(h))", colors::kOrange},
-          {"g(t; limit)", colors::kSkyBlue}});
-  if (hovered && a.contains(ImGui::GetIO().MousePos)) {
-    const double t = a.x_at(ImGui::GetIO().MousePos.x);
+  f_line.name = "f", f_line.color = fig::Color::rgb(0.63f, 0.63f, 0.63f), f_line.width_pt = 2;
+  g_step.name = "g(t; theta(h))", g_step.color = fig::Color::from(render::okabe_ito(1));
+  g_limit.name = "g(t; limit)", g_limit.color = fig::Color::from(render::okabe_ito(0));
+  dots.color = fig::Color::from(render::okabe_ito(4));
+  fig::Figure fig;
+  fig.name = "ky-fit";
+  char title[96];
+  std::snprintf(title, sizeof title, "f and its connection functions at h = %.3g", step.h);
+  fig.title = title;
+  fig.aspect = 0.5;
+  fig::Panel p;
+  p.x.label = "t";
+  p.x.min = lo, p.x.max = hi;
+  // The range follows f; connection curves that run off it are clipped.
+  if (ymin < ymax) {
+    const double pad = 0.08 * (ymax - ymin);
+    p.y.min = ymin - pad, p.y.max = ymax + pad;
+  }
+  p.grid = true;
+  p.lines = {std::move(f_line), std::move(g_limit), std::move(g_step)};
+  p.scatters.push_back(std::move(dots));
+  fig.panels.push_back(std::move(p));
+  return fig;
+}
+
+void KyLabPanel::draw_fit_plot(ImFont* font) {
+  const KyResult& r = *result_;
+  if (r.history.empty() || !f_) return;
+  ImGui::SetNextItemWidth(200);
+  fit_step_ = std::clamp(fit_step_, 0, static_cast<int>(r.history.size()) - 1);
+  ImGui::SliderInt("k", &fit_step_, 0, static_cast<int>(r.history.size()) - 1);
+  const KyStep& step = r.history[fit_step_];
+  ImGui::SameLine();
+  ImGui::Text("h = %.4g", step.h);
+  double lo = 0, hi = 1;
+  const fig::Figure figure = fit_figure(&lo, &hi);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Export...##fit")) request_figure_export(figure, false);
+  fit_plot_.draw(figure, ImVec2(std::max(100.0f, ImGui::GetContentRegionAvail().x), 220), font);
+  if (const auto hit = fit_plot_.hover(figure, 1e6f)) {  // any point: the nearest t
+    const double t = hit->x, x0 = computed_.x0;
     ImGui::SetTooltip("t = %.6g\nf = %.10g\ng(h) = %.10g\ng(limit) = %.10g", t, (*f_)(t),
                       ky_connection(r.kind, step.theta, x0, t),
                       ky_connection(r.kind, r.theta, x0, t));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/analysis/ky_transform.h"
+#include "gui/live_figure.h"
 #include "gui/panel.h"
 
 struct ImFont;
@@ -41,6 +42,8 @@ class KyLabPanel : public Panel {
   void draw_theta_plot(ImFont* font);
   void draw_parameter_table();
   void draw_fit_plot(ImFont* font);
+  fig::Figure theta_figure() const;
+  fig::Figure fit_figure(double* lo, double* hi) const;
   void draw_chain_section();
   void draw_seed_note();
 
@@ -63,6 +66,7 @@ class KyLabPanel : public Panel {
 
   int plot_component_ = -1;  // theta component shown in the h plot (-1: all)
   int fit_step_ = 0;         // history index whose g(t; theta(h)) is drawn
+  LiveFigure theta_plot_, fit_plot_;
 };
 
 }  // namespace attn::gui

@@ -5,62 +5,33 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include "app/figures/figures.h"
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
-#include "gui/plot_draw.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {
 namespace {
 
-constexpr float kGap = 12.0f;
-constexpr float kSliceHeight = 170.0f;
-constexpr float kColorbarWidth = 14.0f;
-constexpr float kColorbarRoom = kColorbarWidth + 52.0f;  // bar, ticks and their labels
-constexpr ImU32 kContour = IM_COL32(255, 255, 255, 150);
-constexpr ImU32 kLearnedColor = colors::kOrange;
-constexpr ImU32 kDotColor = colors::kSkyBlue;
+constexpr ImU32 kMarker = IM_COL32(255, 255, 255, 220);
 const ImVec4 kExactZero(0.40f, 0.80f, 0.55f, 1.0f);
+// The builder's panels (figures::neural_surface_figure): learned surface, paraboloid, slice.
+constexpr int kBuiltSlicePanel = 2;
 
-ImTextureID texture_id(const render::Texture2D& t) {
-  return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.id()));
+// Segments of a NaN-separated contour series (each segment is two points and a NaN).
+int count_segments(const fig::LineSeries& l) {
+  int n = 0;
+  for (double x : l.x) n += std::isnan(x) ? 1 : 0;
+  return n;
 }
 
-// Finite min and max of a field; [0, 1] when it has none, widened when flat.
-void field_range(const std::vector<float>& z, float* lo, float* hi) {
-  const render::Range r = render::value_range(z.data(), z.size());
-  *lo = r.empty() ? 0.0f : static_cast<float>(r.lo);
-  *hi = r.empty() ? 1.0f : static_cast<float>(r.hi);
-  if (!(*hi - *lo > 1e-6f)) *hi = *lo + 1.0f;
-  // A bound within rounding of zero (the paraboloid's minimum) is zero: the colorbar then
-  // labels it "0", not "5.5e-33".
-  const float span = *hi - *lo;
-  if (std::abs(*lo) < 1e-6f * span) *lo = 0.0f;
-  if (std::abs(*hi) < 1e-6f * span) *hi = 0.0f;
-}
-
-// Contour lines at the nice tick values strictly inside the field's range.
-std::vector<render::ContourSegment> contours(const std::vector<float>& z, int n, float lo,
-                                             float hi) {
-  std::vector<render::ContourSegment> out;
-  for (double level : render::linear_ticks(lo, hi, 8).values) {
-    if (level <= lo || level >= hi) continue;
-    auto segments = render::contour_segments(z.data(), n, n, level);
-    out.insert(out.end(), segments.begin(), segments.end());
-  }
-  return out;
-}
-
-// The field with its rows reversed: textures put their first row at the top, the plots y_max.
-std::vector<float> flipped_rows(const std::vector<float>& z, int n) {
-  std::vector<float> out(z.size());
-  for (int r = 0; r < n; ++r)
-    std::copy(z.begin() + static_cast<size_t>(r) * n, z.begin() + static_cast<size_t>(r + 1) * n,
-              out.begin() + static_cast<size_t>(n - 1 - r) * n);
-  return out;
+// Moves to the next line unless an item `width` pixels wide still fits on this one.
+void same_line_if_fits(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
 bool all_finite(const std::vector<float>& v) {
@@ -93,19 +64,35 @@ nlohmann::json NeuralPanel::report_json() const {
           {"note", r.note}};
 }
 
-void NeuralPanel::update_textures(const NeuralView& view) {
-  const NeuralScoreSurface& s = view.surface;
-  const int n = s.grid;
-  field_range(s.learned, &learned_min_, &learned_max_);
-  field_range(s.paraboloid, &paraboloid_min_, &paraboloid_max_);
-  const auto learned = flipped_rows(s.learned, n), paraboloid = flipped_rows(s.paraboloid, n);
-  learned_.upload_matrix(learned.data(), n, n, render::Colormap::Viridis, learned_min_,
-                         learned_max_);
-  paraboloid_.upload_matrix(paraboloid.data(), n, n, render::Colormap::Viridis, paraboloid_min_,
-                            paraboloid_max_);
-  learned_contours_ = contours(s.learned, n, learned_min_, learned_max_);
-  paraboloid_contours_ = contours(s.paraboloid, n, paraboloid_min_, paraboloid_max_);
-  if (!colorbar_.valid()) upload_colorbar(colorbar_, render::Colormap::Viridis);
+void NeuralPanel::rebuild(const Snapshot& snap) {
+  built_ = snap.neural;
+  contour_segments_ = 0;
+  slice_panel_ = kBuiltSlicePanel;
+  try {
+    figure_ = figures::neural_surface_figure(snap);
+    figure_ok_ = figure_.panels.size() == 3;
+    figure_note_.clear();
+  } catch (const std::exception& e) {
+    figure_ = fig::Figure{};
+    figure_ok_ = false;
+    figure_note_ = e.what();
+    return;
+  }
+  const NeuralScoreSurface& s = snap.neural->surface;
+  // The slice in the panel's colours (learned score orange, dot product sky blue; the builder's
+  // series order is learned, dot), and the figure's title stating its query and key direction.
+  fig::Panel& slice = figure_.panels[kBuiltSlicePanel];
+  if (slice.lines.size() == 2) {
+    slice.lines[0].color = fig::Color::from(render::okabe_ito(1));
+    slice.lines[1].color = fig::Color::from(render::okabe_ito(4));
+    slice.lines[0].width_pt = slice.lines[1].width_pt = 1.5;
+  }
+  char where[96];
+  std::snprintf(where, sizeof where, "; slice at q' = (%.2f, %.2f), a = %.0f\xc2\xb0", s.query_x,
+                s.query_y, s.key_angle * 180.0 / M_PI);
+  figure_.title += where;
+  for (int k = 0; k < kBuiltSlicePanel; ++k)
+    for (const fig::LineSeries& l : figure_.panels[k].lines) contour_segments_ += count_segments(l);
 }
 
 void NeuralPanel::draw_settings(const NeuralView& view) {
@@ -141,102 +128,69 @@ void NeuralPanel::draw_settings(const NeuralView& view) {
                         info->down_projection ? "" : " (no down-projection)", info->hidden,
                         info->activation.c_str(), info->head_dim);
   }
-  if (!ImGui::CollapsingHeader("Range, query and slice", ImGuiTreeNodeFlags_DefaultOpen)) return;
-  ImGui::PushItemWidth(220);
+  // Open at first in a tile with room for the controls and the figure; closed in a short one
+  // (1280x720), where the controls would push the figure out of sight.
+  ImGui::SetNextItemOpen(ImGui::GetContentRegionAvail().y >= 560.0f, ImGuiCond_Once);
+  if (!ImGui::CollapsingHeader("Range, query and slice")) return;
+  // Two controls a line where the tile is wide enough (narrower fields in a narrow tile), else
+  // one control per line.
+  const float item_width =
+      std::clamp(std::floor(ImGui::GetContentRegionAvail().x * 0.5f - 110.0f), 120.0f, 220.0f);
+  ImGui::PushItemWidth(item_width);
+  auto next = [item_width](const char* label) {
+    same_line_if_fits(item_width + ImGui::GetStyle().ItemInnerSpacing.x +
+                      ImGui::CalcTextSize(label).x);
+  };
   ImGui::DragFloatRange2("x range", &request_.x_min, &request_.x_max, 0.05f, -100.0f, 100.0f,
                          "%.2f");
-  ImGui::SameLine();
+  next("y range");
   ImGui::DragFloatRange2("y range", &request_.y_min, &request_.y_max, 0.05f, -100.0f, 100.0f,
                          "%.2f");
   ImGui::SliderInt("grid", &request_.grid, 11, 161);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Samples per axis of the surface");
-  ImGui::SameLine();
+  next("slice query q'");
   float query[2] = {request_.query_x, request_.query_y};
   if (ImGui::DragFloat2("slice query q'", query, 0.02f, -100.0f, 100.0f, "%.2f"))
     request_.query_x = query[0], request_.query_y = query[1];
   ImGui::SliderAngle("key direction a", &request_.key_angle, -180.0f, 180.0f);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The slice's keys are k'(t) = t (cos a, sin a)");
-  ImGui::SameLine();
+  next("t range");
   ImGui::DragFloatRange2("t range", &request_.slice_min, &request_.slice_max, 0.05f, -100.0f,
                          100.0f, "%.2f");
   ImGui::PopItemWidth();
 }
 
-void NeuralPanel::draw_heatmap(const char* id, const char* title, const NeuralScoreSurface& s,
-                               const std::vector<float>& z, const render::Texture2D& texture,
-                               float vmin, float vmax,
-                               const std::vector<render::ContourSegment>& lines, ImFont* font,
-                               float width, float height) {
-  ImGui::BeginGroup();
-  ImGui::TextUnformatted(title);
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  ImGui::InvisibleButton(id, ImVec2(std::max(1.0f, width), std::max(1.0f, height)));
-  const bool hovered = ImGui::IsItemHovered();
+void NeuralPanel::draw_surface(const NeuralScoreSurface& s, ImFont* font, ImVec2 size) {
+  plot_.draw(figure_, size, font);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const int n = s.grid;
-  // Each sample is the centre of its texel: the axes extend half a step beyond the grid.
-  const double dx = (s.xs.back() - s.xs.front()) / (n - 1),
-               dy = (s.ys.back() - s.ys.front()) / (n - 1);
-  render::Range xr, yr;
-  xr.lo = s.xs.front() - dx / 2, xr.hi = s.xs.back() + dx / 2;
-  yr.lo = s.ys.front() - dy / 2, yr.hi = s.ys.back() + dy / 2;
-  const PlotArea a = draw_plot_frame(dl, p0, ImVec2(p0.x + width - kColorbarRoom, p0.y + height),
-                                     xr, yr, false, font, "x");
-  dl->AddImage(texture_id(texture), a.min, a.max);
-  dl->PushClipRect(a.min, a.max, true);
-  for (const render::ContourSegment& c : lines)
-    dl->AddLine(ImVec2(a.px(s.xs.front() + c.x0 * dx), a.py(s.ys.front() + c.y0 * dy)),
-                ImVec2(a.px(s.xs.front() + c.x1 * dx), a.py(s.ys.front() + c.y1 * dy)), kContour,
-                1.0f);
-  dl->PopClipRect();
-  const ImVec2 b0(a.max.x + 8, a.min.y), b1(b0.x + kColorbarWidth, a.max.y);
-  draw_colorbar_range(dl, b0, b1, colorbar_.id(), vmin, vmax, 7, font, colors::kText);
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (hovered && a.contains(mouse)) {
-    const int c =
-        std::clamp(static_cast<int>(std::lround((a.x_at(mouse.x) - s.xs.front()) / dx)), 0, n - 1);
-    const int r =
-        std::clamp(static_cast<int>(std::lround((a.y_at(mouse.y) - s.ys.front()) / dy)), 0, n - 1);
-    ImGui::SetTooltip("x = %.3f, y = %.3f: z = %.4g", s.xs[c], s.ys[r],
-                      z[static_cast<size_t>(r) * n + c]);
+  // A surface cell: its sample (cell (r, c) is the sample at xs[c], ys[r]) and score.
+  if (const auto c = plot_.hover_cell(figure_)) {
+    if (c->row >= s.grid || c->col >= s.grid) return;
+    dl->AddRect(c->min, c->max, kMarker);
+    ImGui::SetTooltip("%s\nx = %.3f, y = %.3f: z = %.4g",
+                      c->panel == 0 ? "learned score" : "dot product x^2 + y^2", s.xs[c->col],
+                      s.ys[c->row], c->value);
+    return;
   }
-  ImGui::EndGroup();
-}
-
-void NeuralPanel::draw_slice(const NeuralScoreSurface& s, ImFont* font, float height) {
-  ImGui::Text("Slice: query q' = (%.2f, %.2f) fixed, key k'(t) = t (cos a, sin a), a = %.0f deg",
-              s.query_x, s.query_y, s.key_angle * 180.0 / M_PI);
-  ImGui::SameLine();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLearnedColor), "  learned score");
-  ImGui::SameLine();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kDotColor), "  dot product q'.k'");
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
-  ImGui::InvisibleButton("##slice", ImVec2(width, height));
-  const bool hovered = ImGui::IsItemHovered();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  render::Range xr;
-  xr.lo = s.slice_t.front(), xr.hi = s.slice_t.back();
-  const render::Range yr = render::padded(
-      render::merge(render::value_range(s.slice_learned.data(), s.slice_learned.size()),
-                    render::value_range(s.slice_dot.data(), s.slice_dot.size())),
-      0.06, false);
-  const PlotArea a =
-      draw_plot_frame(dl, p0, ImVec2(p0.x + width, p0.y + height), xr, yr, false, font, "t");
-  const size_t m = s.slice_t.size();
-  draw_series(dl, a, s.slice_t.data(), s.slice_dot.data(), m, kDotColor, 2.0f);
-  draw_series(dl, a, s.slice_t.data(), s.slice_learned.data(), m, kLearnedColor, 2.0f);
+  // The slice: the sample nearest the mouse's t, both scores.
+  const fig::FigureLayout& layout = plot_.layout();
+  const size_t m = std::min({s.slice_t.size(), s.slice_learned.size(), s.slice_dot.size()});
+  if (!ImGui::IsItemHovered() || layout.panels.size() <= static_cast<size_t>(slice_panel_) || m < 2)
+    return;
+  const fig::PanelLayout& L = layout.panels[slice_panel_];
+  const ImVec2 a = plot_.to_screen(slice_panel_, L.xmin, L.ymax);
+  const ImVec2 b = plot_.to_screen(slice_panel_, L.xmax, L.ymin);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (hovered && a.contains(mouse) && m >= 2) {
-    const double t = a.x_at(mouse.x);
-    const size_t i =
-        std::min(m - 1, static_cast<size_t>(std::lround((t - xr.lo) / (xr.hi - xr.lo) * (m - 1))));
-    dl->AddLine(ImVec2(a.px(s.slice_t[i]), a.min.y), ImVec2(a.px(s.slice_t[i]), a.max.y),
-                IM_COL32(255, 255, 255, 90));
-    ImGui::SetTooltip("t = %.3f, k' = (%.3f, %.3f)\nlearned score %.4g\ndot product  %.4g",
-                      s.slice_t[i], s.slice_t[i] * std::cos(s.key_angle),
-                      s.slice_t[i] * std::sin(s.key_angle), s.slice_learned[i], s.slice_dot[i]);
-  }
+  if (mouse.x < a.x || mouse.x > b.x || mouse.y < a.y || mouse.y > b.y || !(b.x > a.x)) return;
+  const double t = L.xmin + (mouse.x - a.x) / (b.x - a.x) * (L.xmax - L.xmin);
+  size_t i = 0;
+  for (size_t k = 1; k < m; ++k)
+    if (std::abs(s.slice_t[k] - t) < std::abs(s.slice_t[i] - t)) i = k;
+  const float x = plot_.to_screen(slice_panel_, s.slice_t[i], L.ymin).x;
+  dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), IM_COL32(255, 255, 255, 90));
+  ImGui::SetTooltip("t = %.3f, k' = (%.3f, %.3f)\nlearned score %.4g\ndot product  %.4g",
+                    s.slice_t[i], s.slice_t[i] * std::cos(s.key_angle),
+                    s.slice_t[i] * std::sin(s.key_angle), s.slice_learned[i], s.slice_dot[i]);
 }
 
 void NeuralPanel::draw_parameter_table(const NeuralLayerInfo& info) {
@@ -308,51 +262,58 @@ void NeuralPanel::draw(FrameContext& frame) {
     sent_ = request_;
   }
   const NeuralScoreSurface& s = view.surface;
+  if (built_ != view_ptr) rebuild(snap);
   ImGui::TextDisabled("step %lld%s", static_cast<long long>(view.step),
                       view.request != request_ ? "  (updating)" : "");
   ImGui::SameLine();
-  gui::export_button("neural-surface", snap);
+  ImGui::BeginDisabled(!figure_ok_);
+  if (ImGui::SmallButton("Export...")) request_figure_export(figure_);
+  ImGui::EndDisabled();
+  if (!figure_ok_ && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", figure_note_.c_str());
   report_.drawn = true;
   report_.layer = s.layer;
   report_.head = s.head;
   report_.step = view.step;
   report_.note = s.note;
 
-  if (s.available && s.grid >= 2 && !s.xs.empty() && !s.slice_t.empty()) {
-    if (uploaded_ != view_ptr) {
-      update_textures(view);
-      uploaded_ = view_ptr;
-    }
+  if (figure_ok_ && s.grid >= 2 && !s.xs.empty() && !s.slice_t.empty()) {
     ImGui::TextWrapped(
         "Figure 1 of the paper, live: q' = k' = (x, y). Scores are raw, before "
         "the 1/sqrt(Dh) softmax scale; softmax ignores a constant shift.");
-    // The heatmaps take what the slice and the table leave of the window's height.
+    // The figure's grid follows the tile: the builder's three panels in a row where the tile is
+    // wide; where it is narrow, two by two with the slice beside the learned surface and the
+    // paraboloid (the fixed reference) below them, so that the live part shows first. The height
+    // is what the parameter table leaves, within what the grid can use. Export writes the grid
+    // shown.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const NeuralLayerInfo* shown = view.layer_info(s.layer);
-    const float reserved = kSliceHeight + line * (4.5f + (shown ? shown->heads : 0));
-    const float width = std::max(160.0f, std::floor((avail.x - kGap) / 2));
-    const float side =
-        std::clamp(std::min(width - kColorbarRoom, avail.y - reserved - line), 120.0f, 420.0f);
-    char title[96];
-    std::snprintf(title, sizeof title, "learned z(x, y): layer %d head %d", s.layer, s.head);
-    // About square data areas (x and y often share a range): the tick labels take ~36 px.
-    const float map_width = std::min(width, side + kColorbarRoom + 36.0f);
-    draw_heatmap("##learned", title, s, s.learned, learned_, learned_min_, learned_max_,
-                 learned_contours_, font, map_width, side);
-    ImGui::SameLine(0, kGap);
-    draw_heatmap("##paraboloid", "dot product z = x^2 + y^2", s, s.paraboloid, paraboloid_,
-                 paraboloid_min_, paraboloid_max_, paraboloid_contours_, font, map_width, side);
-    draw_slice(s, font, kSliceHeight);
+    const float table_h = line * (2.6f + (shown ? shown->heads : 0));
+    const float room = std::floor(avail.y - table_h - ImGui::GetStyle().ItemSpacing.y);
+    const bool two_by_two = avail.x < 720.0f;
+    const int slice_at = two_by_two ? 1 : kBuiltSlicePanel;
+    if (slice_at != slice_panel_) {
+      std::swap(figure_.panels[1], figure_.panels[2]);
+      slice_panel_ = slice_at;
+    }
+    figure_.rows = two_by_two ? 2 : 1;
+    figure_.cols = two_by_two ? 2 : 3;
+    const float height =
+        two_by_two ? std::clamp(room, std::floor(0.6f * avail.x), std::floor(0.9f * avail.x))
+                   : std::clamp(room, 220.0f, std::max(220.0f, std::floor(0.42f * avail.x)));
+    draw_surface(s, font, ImVec2(avail.x, height));
     report_.surface_available = true;
     report_.grid = s.grid;
     report_.surface_finite = all_finite(s.learned) && all_finite(s.slice_learned);
-    report_.contour_segments =
-        static_cast<int>(learned_contours_.size() + paraboloid_contours_.size());
-    report_.slice_points = static_cast<int>(s.slice_t.size());
+    report_.contour_segments = contour_segments_;
+    const std::vector<fig::LineSeries>& slice = figure_.panels[slice_panel_].lines;
+    report_.slice_points = slice.empty() ? 0 : static_cast<int>(slice[0].x.size());
   } else {
     ImGui::TextColored(ImVec4(0.95f, 0.75f, 0.35f, 1.0f), "No score surface: %s.",
-                       s.note.empty() ? "nothing computed yet" : s.note.c_str());
+                       !s.note.empty()         ? s.note.c_str()
+                       : !figure_note_.empty() ? figure_note_.c_str()
+                                               : "nothing computed yet");
     ImGui::TextWrapped(
         "Figure 1 restricts the scorer to d' = 2 (q' = k' = (x, y)). Set "
         "model.attention_options.neural.down to 2 to see it; the parameter table "

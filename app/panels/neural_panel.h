@@ -13,9 +13,13 @@
 // Trainer::request_neural_view whenever they change; the trainer answers at once and refreshes
 // the view at every probe. Surface and slice need d' = 2: otherwise the panel says so and
 // shows the table only. The attention heatmaps are in the Attention panel.
-// Contract: draws one ImGui window named "Neural" (a close button when `open` is given). Its
-// heatmaps are GL textures re-uploaded only when the published view changes. Needs the GL
-// context current; destroy before the window. No torch.
+// Contract: draws into its tile from the snapshot only. Surface and slice are one figure of the
+// figure model drawn by the screen painter (gui/live_figure.h): figures::neural_surface_figure of
+// the published view (range, query and slice are the view's request, so the builder already
+// shows them), transformed here only to colour the slice as the panel always has (learned score
+// orange, dot product sky blue) and to state the slice's query and key direction in its title.
+// Export sends that same figure to the Export dialog. The figure is rebuilt only when a new view
+// is published. Needs the GL context current; destroy before the window. No torch.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -25,9 +29,9 @@
 
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
+#include "gui/live_figure.h"
 #include "gui/panel.h"
-#include "render/gl/gl_texture.h"
-#include "render/plot/plot_math.h"
+#include "render/plot/figure.h"
 
 struct ImFont;
 
@@ -62,22 +66,21 @@ class NeuralPanel : public Panel {
 
  private:
   void draw_settings(const NeuralView& view);
-  void update_textures(const NeuralView& view);
-  void draw_heatmap(const char* id, const char* title, const NeuralScoreSurface& s,
-                    const std::vector<float>& z, const render::Texture2D& texture, float vmin,
-                    float vmax, const std::vector<render::ContourSegment>& contours, ImFont* font,
-                    float width, float height);
-  void draw_slice(const NeuralScoreSurface& s, ImFont* font, float height);
+  void rebuild(const Snapshot& snap);
+  void draw_surface(const NeuralScoreSurface& s, ImFont* font, ImVec2 size);
   void draw_parameter_table(const NeuralLayerInfo& info);
 
   NeuralViewRequest request_;  // the panel's settings, sent when they differ from sent_
   NeuralViewRequest sent_;
   bool sent_once_ = false;
-  // Textures and contours of the view last uploaded (compared by pointer: views are immutable).
-  std::shared_ptr<const NeuralView> uploaded_;
-  render::Texture2D learned_, paraboloid_, colorbar_;
-  float learned_min_ = 0, learned_max_ = 1, paraboloid_min_ = 0, paraboloid_max_ = 1;
-  std::vector<render::ContourSegment> learned_contours_, paraboloid_contours_;
+  // The figure of the view last built (compared by pointer: views are immutable).
+  std::shared_ptr<const NeuralView> built_;
+  fig::Figure figure_;
+  bool figure_ok_ = false;
+  std::string figure_note_;   // why there is no figure (the builder's message)
+  int contour_segments_ = 0;  // in figure_'s two surface panels
+  int slice_panel_ = 2;       // the slice's index in figure_.panels (the grid shown orders them)
+  LiveFigure plot_;
   Report report_;
 };
 
