@@ -83,8 +83,8 @@ assert rows[1]["step"] == 40 and rows[2]["step"] == 40
 # The saved runs differ (different mechanisms): their maps must not be identical.
 assert rows[1]["maps"][0]["cls_patch_weights"] != rows[2]["maps"][0]["cls_patch_weights"]
 PY
-region=$(layout_region layout.ini "Image attention")
-[[ -n $region ]] || fail "layout has no [Window][Image attention] position and size"
+region=$(report_region report.json image-attention)
+[[ -n $region ]] || fail "the report has no rect for the image-attention panel"
 python3 - shot.png "$region" "$E2E_DIR" <<'PY' || fail "the panel's region ($region) lacks the overlay's reds"
 import sys
 sys.path.insert(0, sys.argv[3])

@@ -3,8 +3,10 @@
 # usage: gui_interact.sh <path-to-attnlab> <config.json>
 # Checks: Space pauses (Ctrl+S saves 1.5 s apart hold one step), S steps exactly once, Space
 # resumes; paused and minimised, the app is alive, idle and stops drawing, and answers Ctrl+S once
-# restored; a dragged Loss panel is saved on a graceful close and restored, not reset, on the next
-# launch; a 1x1 window (X11 has no 0x0) is survived.
+# restored; the splitter under the Loss tile, dragged with real mouse events, resizes the Loss
+# panel by the drag (the exit report's rects), the workspace layout (layout.json) keeps it on a
+# graceful close and the next launch restores it, not the default; a 1x1 window (X11 has no 0x0)
+# is survived.
 # Bare Xvfb has no window manager, so `wm` (lib.sh, libX11 via ctypes) plays its part: it sends
 # WM_DELETE_WINDOW (`xdotool windowclose` destroys the window under the client instead), and
 # iconifies/restores as a WM does, unmap + WM_STATE, which GLFW reads for GLFW_ICONIFIED
@@ -65,20 +67,40 @@ cpu_pct() {  # % of one core used over the next 3 s: utime + stime, fields 14-15
   awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v w0="$w0" -v w1="$w1" \
     'BEGIN { printf "%.1f", 100 * t / hz / (w1 - w0) }'
 }
-loss_pos() {  # "x,y" of [Window][Loss] in a layout file
-  awk '/^\[/ { in_loss = ($0 == "[Window][Loss]") } in_loss && /^Pos=/ { sub("Pos=", ""); print }' "$1"
+# split_ratio LAYOUT_JSON PANEL: the ratio of the rows split whose upper side (a) holds PANEL's
+# tile, from a workspace layout file; nothing if there is none.
+split_ratio() {
+  python3 - "$1" "$2" <<'PY' 2>/dev/null || true
+import json, sys
+def holds(n, p):
+    return p in n.get("tabs", []) if "tile" in n else holds(n["a"], p) or holds(n["b"], p)
+def find(n, p):
+    if "split" not in n:
+        return None
+    if n["split"] == "rows" and holds(n["a"], p):
+        return n["ratio"]
+    return find(n["a"], p) if holds(n["a"], p) else find(n["b"], p)
+ratio = find(json.load(open(sys.argv[1]))["root"], sys.argv[2])
+if ratio is not None:
+    print(ratio)
+PY
 }
 
-# 1. A short first launch shows where the Loss panel starts (ImGui writes the layout at exit, or
-#    5 s after a change, and the first placement is none).
+# 1. A short first launch shows where the Loss and Attention panels start (the exit report's
+#    rects: window pixels of each panel's content, below its tile's tab bar).
 rc=0
-timeout 60 "$ATTNLAB" gui --config "$TMP/config.json" --frames 5 --layout "$TMP/default.ini" \
-  >"$TMP/log" 2>&1 || rc=$?
-pos0=$(loss_pos "$TMP/default.ini" 2>/dev/null) || true
-check "first launch places the Loss panel at ${pos0:-?} (exit $rc)" test "$rc" = 0 -a -n "$pos0"
+ATTN_GUI_REPORT=$TMP/default.json.out timeout 60 "$ATTNLAB" gui --config "$TMP/config.json" \
+  --frames 5 --layout "$TMP/default.ini" >"$TMP/log" 2>&1 || rc=$?
+loss0=$(report_region "$TMP/default.json.out" loss)
+att0=$(report_region "$TMP/default.json.out" attention)
+check "first launch draws Loss at ${loss0:-?} above Attention at ${att0:-?} (exit $rc)" \
+  test "$rc" = 0 -a -n "$loss0" -a -n "$att0"
+ratio0=$(split_ratio "$TMP/default.json" loss)
+check "first launch writes default.json with the Loss tile's split (ratio ${ratio0:-?})" \
+  test -n "$ratio0"
 
 # 2. Space pauses, S steps once, Space resumes. First wait until training has really begun.
-launch --autostart --layout "$TMP/layout.ini"
+ATTN_GUI_REPORT=$TMP/session.json launch --autostart --layout "$TMP/layout.ini"
 s0=-1 deadline=$((SECONDS + 60))
 while ((s0 < 1 && SECONDS < deadline)) && alive; do
   s0=$(save_step)
@@ -123,31 +145,47 @@ xdo windowfocus --sync "$WIN"
 q=$(save_step)
 check "restored: Ctrl+S answers, still paused (step $p -> $q)" test "$p" -ge 1 -a "$q" -eq "$p"
 
-# 4. Drag the Loss panel by its title bar, close gracefully: the layout file keeps the move, and
-#    a relaunch restores it rather than placing the panels afresh.
-IFS=, read -r x0 y0 <<<"${pos0:-0,0}"
-DX=120 DY=80
-xdo mousemove --window "$WIN" $((x0 + 150)) $((y0 + 8))
+# 4. Drag the horizontal splitter between the Loss tile (top) and the tile below it 80 px down
+#    with real mouse events (XTEST), close gracefully: Loss is 80 px taller in the last frame,
+#    the layout file keeps the new split, and a relaunch restores it rather than the default.
+#    The splitter is the tiles' 6 px gap just below the Loss tile, whose content (the report's
+#    rect) ends at the tile's 4 px padding: rows loss bottom + 4 .. + 10; we grab its middle.
+IFS=, read -r lx ly lw lh <<<"${loss0:-0,0,0,0}"
+IFS=, read -r ax ay aw ah <<<"${att0:-0,0,0,0}"
+DY=80 sx=$((lx + lw / 2)) sy=$((ly + lh + 7))
+check "the splitter row $sy lies in the gap between Loss (bottom $((ly + lh))) and Attention (top $ay), x $sx over both" \
+  test "$sy" -gt $((ly + lh)) -a "$sy" -lt "$ay" -a "$sx" -gt "$ax" -a "$sx" -lt $((ax + aw))
+xdo mousemove --window "$WIN" "$sx" "$sy"
 sleep 0.3 && xdo mousedown 1 && sleep 0.3
 for i in 1 2 3 4; do  # in steps, a few frames apart
-  xdo mousemove --window "$WIN" $((x0 + 150 + DX * i / 4)) $((y0 + 8 + DY * i / 4)) && sleep 0.15
+  xdo mousemove --window "$WIN" "$sx" $((sy + DY * i / 4)) && sleep 0.15
 done
 sleep 0.3 && xdo mouseup 1 && sleep 0.5
 close_app
 check "closing the window (WM_DELETE_WINDOW) quits with exit 0 (got $rc)" test "$rc" = 0
-pos1=$(loss_pos "$TMP/layout.ini" 2>/dev/null) || true
-check "layout saved the dragged Loss panel: ${pos0:-?} -> ${pos1:-?} (want $((x0 + DX)),$((y0 + DY)))" \
-  test "$pos1" = "$((x0 + DX)),$((y0 + DY))"
+loss1=$(report_region "$TMP/session.json" loss)
+att1=$(report_region "$TMP/session.json" attention)
+IFS=, read -r _ ly1 _ lh1 <<<"${loss1:-0,0,0,0}"
+IFS=, read -r _ ay1 _ ah1 <<<"${att1:-0,0,0,0}"
+check "the drag resized Loss: ${loss0:-?} -> ${loss1:-?} (want the height +$DY +-2, same top)" \
+  test -n "$loss1" -a "$ly1" = "$ly" -a $((lh1 - lh - DY)) -ge -2 -a $((lh1 - lh - DY)) -le 2
+check "and Attention below it gave up the room: ${att0:-?} -> ${att1:-?}" \
+  test -n "$att1" -a $((ay1 - ay - DY)) -ge -2 -a $((ay1 - ay - DY)) -le 2 \
+  -a $((ah - ah1 - DY)) -ge -2 -a $((ah - ah1 - DY)) -le 2
+ratio1=$(split_ratio "$TMP/layout.json" loss)
+check "layout.json kept the dragged split: ratio ${ratio0:-?} -> ${ratio1:-?}" \
+  awk -v a="${ratio0:-0}" -v b="${ratio1:-0}" 'BEGIN { exit !(b > a + 0.05) }'
 rc=0
-timeout 60 "$ATTNLAB" gui --config "$TMP/config.json" --frames 30 --layout "$TMP/layout.ini" \
-  >"$TMP/log" 2>&1 || rc=$?
+ATTN_GUI_REPORT=$TMP/relaunch.json timeout 60 "$ATTNLAB" gui --config "$TMP/config.json" \
+  --frames 30 --layout "$TMP/layout.ini" >"$TMP/log" 2>&1 || rc=$?
 check "relaunch with the saved layout exits 0 (got $rc)" test "$rc" = 0
-pos2=$(loss_pos "$TMP/layout.ini" 2>/dev/null) || true
-check "relaunch restored the layout: Loss stays at ${pos1:-?} (got ${pos2:-?})" \
-  test -n "$pos1" -a "$pos2" = "$pos1"
+loss2=$(report_region "$TMP/relaunch.json" loss)
+check "relaunch restored the layout: Loss at ${loss1:-?} (got ${loss2:-?})" \
+  test -n "$loss1" -a "$loss2" = "$loss1"
+check "the restored Loss is not the first launch's ${loss0:-?}" test "$loss2" != "$loss0"
 
-# 5. A 1x1 window, in a launch of its own: ImGui pulls every panel into so small a display
-#    (to -18,-18) and keeps them there, which would spoil the layout checks above.
+# 5. A 1x1 window, in a launch of its own (its layout file squeezed to 1x1 must not spoil the
+#    checks above).
 launch --layout "$TMP/resize.ini"
 xdo windowsize --sync "$WIN" 1 1
 sleep 1

@@ -5,8 +5,8 @@
 #  1. A small ky experiment (copy task, d_model 32, 2 heads, layers ["ky", "dot"], window 4),
 #     training live with --panel connections: exit 0; the screenshot is not blank; the exit
 #     report (ATTN_GUI_REPORT) says the Connections panel drew 2 heads' curves, 2 attention
-#     maps and 2 computed summaries for layer 0 at a step > 0; the panel's screen region (from
-#     the saved layout) holds the first two heads' Okabe-Ito colours (curves, dots, beta bars).
+#     maps and 2 computed summaries for layer 0 at a step > 0; the panel's screen region (the
+#     report's rect) holds the first two heads' Okabe-Ito colours (curves, dots, beta bars).
 #  2. --panel ky-lab opens the KY Transform lab (and it draws).
 #  3. A dot experiment: Connections is hidden by default; --panel connections shows it with its
 #     "no layer uses ky" message and no curves.
@@ -52,9 +52,9 @@ check_report "$TMP/report.json" \
   "the Connections panel has no computed per-head summaries"
 check_report "$TMP/report.json" 'not r["panels"]["ky-lab"]["open"]' \
   "the KY Transform lab is open without being asked for"
-# The panel's region (from the saved layout) holds head 0's sky blue and head 1's orange.
-region=$(layout_region "$TMP/layout.ini" Connections)
-[[ -n $region ]] || fail "layout has no [Window][Connections] position and size"
+# The panel's region (the report's rect) holds head 0's sky blue and head 1's orange.
+region=$(report_region "$TMP/report.json" connections)
+[[ -n $region ]] || fail "the report has no rect for the connections panel"
 png_stats "$TMP/shot.png" --region "$region" --min-colors 30 \
   --min-pixels 56b4e9:300 --min-pixels e69f00:300 ||
   fail "the Connections panel's region ($region) lacks the heads' curve colours"

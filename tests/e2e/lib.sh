@@ -201,12 +201,17 @@ c = r.get("compare")
 assert eval(sys.argv[2]), sys.argv[2]
 PY
 }
-# layout_region LAYOUT WINDOW: prints "x,y,w,h" of ImGui window WINDOW in the layout file, or
-# nothing if the file lacks its position or size.
-layout_region() {
-  awk -v want="[Window][$2]" '/^\[/ { in_w = ($0 == want) }
-    in_w && /^Pos=/ { sub("Pos=", ""); pos = $0 } in_w && /^Size=/ { sub("Size=", ""); size = $0 }
-    END { if (pos != "" && size != "") print pos "," size }' "$1"
+# report_region REPORT PANEL: prints "x,y,w,h" (integer window pixels) of panel PANEL (its
+# --panel name: run, loss, ...) from the exit report's panels[PANEL].rect, the content region
+# below the tile's tab bar; prints nothing if the report lacks the file, the panel or its rect
+# (a panel that was not drawn has none).
+report_region() {
+  python3 - "$1" "$2" <<'PY' 2>/dev/null || true
+import json, sys
+rect = json.load(open(sys.argv[1]))["panels"][sys.argv[2]]["rect"]
+assert len(rect) == 4 and rect[2] > 0 and rect[3] > 0, rect
+print(",".join(str(int(round(v))) for v in rect))
+PY
 }
 # png_stats ARGS...: png_stats.py ARGS (see there): exit 1 when a threshold is not met.
 png_stats() { python3 "$E2E_DIR/png_stats.py" "$@"; }
