@@ -4,6 +4,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -126,7 +127,14 @@ void draw_status(const Snapshot& snap, TrainerState state) {
   }
 }
 
-void draw_controls(TrainerState state, Trainer& trainer, UiState& ui) {
+// The last item's rectangle in window pixels, [x, y, w, h] (the exit report).
+std::array<float, 4> item_rect() {
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  return {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
+void draw_controls(TrainerState state, Trainer& trainer, UiState& ui,
+                   std::array<float, 4>* start_rect) {
   auto button = [](const char* label, bool enabled, const char* tip) {
     ImGui::BeginDisabled(!enabled);
     const bool pressed = ImGui::Button(label);
@@ -142,6 +150,7 @@ void draw_controls(TrainerState state, Trainer& trainer, UiState& ui) {
   if (button(state == TrainerState::Paused || diverged ? "Resume" : "Start", can_start(state),
              diverged ? "Continue from the restored weights with the lr set below" : "Space"))
     trainer.start();
+  *start_rect = item_rect();
   ImGui::SameLine();
   if (button("Pause", can_pause(state), "Space")) trainer.pause();
   ImGui::SameLine();
@@ -308,7 +317,7 @@ bool draw_train_fields(TrainConfig& t, uint64_t& seed) {
 
 // Apply & reset and Revert, with the validation error: drawn above the fields, so they are in
 // reach at any window height (the fields scroll below them).
-void draw_apply_row(Trainer& trainer, UiState& ui) {
+void draw_apply_row(Trainer& trainer, UiState& ui, std::array<float, 4>* apply_rect) {
   ExperimentConfig& p = ui.pending;
   ImGui::TextColored(kGreyText, "from %s", ui.config_source.c_str());
   if (!ui.config_error.empty()) {
@@ -318,6 +327,7 @@ void draw_apply_row(Trainer& trainer, UiState& ui) {
   }
   if (ui.pending_dirty) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.55f, 0.35f, 0.05f, 1));
   const bool apply = ImGui::Button("Apply & reset");
+  *apply_rect = item_rect();
   if (ui.pending_dirty) ImGui::PopStyleColor();
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Validate the edited experiment and start a fresh model from it");
@@ -385,11 +395,11 @@ void RunPanel::draw(FrameContext& frame) {
   ImGui::PushTextWrapPos(0.0f);
   draw_status(snap, state);
   ImGui::Spacing();
-  draw_controls(state, trainer, ui);
+  draw_controls(state, trainer, ui, &start_rect_);
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::TextUnformatted("Experiment");
-  draw_apply_row(trainer, ui);
+  draw_apply_row(trainer, ui, &apply_rect_);
   // Only the fields scroll: the controls above stay in reach at 1280x720.
   if (ImGui::BeginChild("##fields", ImVec2(0, 0), false)) {
     draw_experiment_fields(ui);

@@ -5,6 +5,8 @@
 // except trainer.config() on "Revert" (a short copy under the trainer's lock, never a training
 // step).
 #pragma once
+#include <array>
+
 #include "core/training/trainer.h"
 #include "core/views/snapshot.h"
 #include "gui/panel.h"
@@ -15,6 +17,14 @@ namespace attn::gui {
 class RunPanel : public Panel {
  public:
   void draw(FrameContext& frame) override;
+  // Where Start and "Apply & reset" were drawn ([x, y, w, h], window pixels): the tiles test
+  // checks both lie inside the panel, reachable without scrolling.
+  nlohmann::json report() const override {
+    return {{"start_rect", start_rect_}, {"apply_rect", apply_rect_}};
+  }
+
+ private:
+  std::array<float, 4> start_rect_{}, apply_rect_{};
 };
 
 }  // namespace attn::gui
