@@ -23,7 +23,11 @@ bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font) {
   const double pixels_per_point = std::max(0.5, static_cast<double>(f->FontSize) / page_.font_pt);
   page_.width_pt = std::max(40.0, size.x / pixels_per_point);
   page_.height_pt = std::max(30.0, size.y / pixels_per_point);
-  layout_ = view_.draw(figure, page_, size, f);
+  // The window is cleared to this same colour (gui/window.cpp), so the page background is not
+  // painted again: one fill fewer per figure for a software rasteriser.
+  fig::Page screen_page = page_;
+  screen_page.theme.background.a = 0;
+  layout_ = view_.draw(figure, screen_page, size, f);
   hovered_ = ImGui::IsItemHovered();
   if (g_capture) {
     const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();

@@ -12,8 +12,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <thread>
 #include <fstream>
 
+#include "render/plot/figure_draw.h"
 #include "render/plot/figure_font.h"
 
 namespace attn::gui {
@@ -55,6 +58,14 @@ std::unique_ptr<Window> Window::open(const WindowOptions& options, std::string* 
     // Say it plainly rather than passing on GLFW's platform-specific wording.
     if (error) *error = "no display: DISPLAY is unset";
     return nullptr;
+  }
+  // Mesa's software rasteriser (llvmpipe, the renderer of GPU-less machines) starts one thread
+  // per core; the trainer thread keeps a core busy, and the two then contend: at 1920x1080 on
+  // 2 cores frame p99 fell from 15.9 to 10.9-13.4 ms with one rasteriser thread fewer
+  // (tests/e2e/bench_frames.sh). Left alone when the user set it; no effect on a GPU driver.
+  if (!std::getenv("LP_NUM_THREADS")) {
+    const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+    setenv("LP_NUM_THREADS", std::to_string(cores - 1).c_str(), 0);
   }
   if (!glfwInit()) {
     if (error) *error = g_glfw_error.empty() ? "glfwInit failed" : g_glfw_error;
@@ -110,6 +121,9 @@ void Window::build_fonts(float scale) {
   // llvmpipe about a millisecond at 1920x1080): the framebuffer is cleared to WindowBg instead.
   for (const ImGuiCol c : {ImGuiCol_WindowBg, ImGuiCol_PopupBg, ImGuiCol_MenuBarBg})
     style.Colors[c].w = 1.0f;
+  // The figures' dark theme background (fig::Theme::dark()): live figures need no fill of their
+  // own (gui/live_figure.cpp).
+  style.Colors[ImGuiCol_WindowBg] = ImVec4(0.09f, 0.09f, 0.10f, 1.0f);
 
   // The figure font (DejaVu Sans, or $ATTNLAB_FONT): the same file the exports embed.
   const std::string font_path = fig::default_font_path();
