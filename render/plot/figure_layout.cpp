@@ -385,6 +385,31 @@ int Layout::choose_columns() {
   return cols_;
 }
 
+int Layout::choose_columns_for_page() {
+  const int by_width = choose_columns();
+  bool maps = false;
+  for (const Panel& p : f_.panels) maps |= p.equal_aspect;
+  if (!maps || !(h_ > 0)) return by_width;
+  // The width rule alone wraps a wide, short page (a screen tile) into a tall stack of tiny
+  // maps. With the height known, take the even wrap whose square plots come out largest, as long
+  // as plots keep 4 font sizes of width (what the fit test asks of every plot).
+  int best = by_width;
+  double best_side = -1;
+  for (int c = base_cols_; c >= 1; --c) {
+    const int k = (base_cols_ + c - 1) / c;
+    if ((base_cols_ + k - 1) / k != c) continue;
+    place(c);
+    const double pw = plot_width();
+    if (pw < 4 * m_.font) continue;
+    Grid g;
+    rows_extent(g);
+    const double side = std::min(pw, (h_ - fixed_height(g)) / rows_);
+    if (side > best_side + 1e-9) best_side = side, best = c;
+  }
+  place(best);
+  return best;
+}
+
 void Layout::rows_extent(Grid& g) const {
   g.top.assign(rows_, 0.6 * m_.font);
   g.bottom.assign(rows_, 0.2 * m_.font);
@@ -550,7 +575,7 @@ FigureLayout Layout::run() {
     place_title();
     return out_;
   }
-  choose_columns();
+  choose_columns_for_page();
   out_.rows = rows_, out_.cols = cols_;
   Grid g;
   // Rows, sized again when legends move to the band below the grid (it takes height).

@@ -75,8 +75,10 @@ class Layout {
   Layout(const Figure& f, double width, double height, double font_pt, const TextMetrics& tm)
       : f_(f), w_(width), h_(height), m_(font_pt), tm_(tm) {}
 
-  void prepare();        // what depends on neither the columns nor the page height
-  int choose_columns();  // places the grid too
+  void prepare();  // what depends on neither the columns nor the page height
+  int choose_columns();
+  int choose_columns_for_page();  // run(): the height known, the largest square plots
+                                  // places the grid too
   double natural_height();
   FigureLayout run();
 
