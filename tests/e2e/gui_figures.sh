@@ -63,7 +63,7 @@ for f in figs:
     exported.append((f["name"], (screen, w, h), (png, pw, ph)))
 failed = False
 for i, (name, (sg, w, h), (eg, ew, eh)) in enumerate(exported):
-    bx, by = 24, max(4, round(24 * h / w))
+    bx, by = 16, max(4, round(16 * h / w))  # coarse: text antialiasing differs between rasterisers
     screen, same = blocks(sg, w, h, bx, by), blocks(eg, ew, eh, bx, by)
     c_same = corr(screen, same)
     # The negative control: every other figure's export on the same block grid.
@@ -83,4 +83,6 @@ run_case ky 1280x720 --config "$C/copy_gap_ky.json" --frames 150
 run_case ky_1080 1920x1080 --config "$C/copy_gap_ky.json" --frames 150
 run_case compare 1920x1080 --config "$C/copy.json" --compare-vary model.attention=dot,ky \
   --compare-out "$TMP/compare_runs" --frames 300
+run_case conn 1920x1080 --config "$C/conn_recall.json" --frames 200
+run_case neural 1920x1080 --config "$C/neural_fortunes.json" --panel neural --frames 200
 finish
