@@ -27,7 +27,7 @@ if [ -z "${ATTN_SKIP_ASAN:-}" ]; then
   stage "ASan+UBSan build"
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$san_opt" \
     -DATTN_SANITIZE=address,undefined -DATTN_BUILD_GUI=OFF -DATTN_CHECK_KERNELS=OFF >/dev/null
-  cmake --build build-asan --target test_core test_figure attnlab -j "$jobs"
+  cmake --build build-asan --target test_core test_figure test_app attnlab -j "$jobs"
   stage "ASan+UBSan suite"
   # detect_leaks=0: a precaution, not yet a proven need. LibTorch and libgomp are not
   # instrumented and keep thread pools and caches alive at exit; LeakSanitizer was clean on the
