@@ -16,8 +16,23 @@
 #include "core/views/conn_view.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
+#include "render/plot/figure_export.h"
+#include "render/plot/figure_font.h"
 
 namespace attn::fig::testing {
+
+// The export font (the same file the window and the exports use), loaded once.
+inline const FigureFont& font() {
+  static const auto f = FigureFont::load(default_font_path());
+  return *f;
+}
+
+// The page `attnlab export --width-in w` gives (default font size, natural height).
+inline Page page_at(const Figure& f, double width_in) {
+  ExportRequest r;
+  r.width_in = width_in;
+  return page_for(f, r, font());
+}
 
 inline Series curve(int points, int64_t every, double start, double end, double rate) {
   Series s;

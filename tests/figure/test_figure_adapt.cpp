@@ -17,17 +17,6 @@ using namespace attn::fig::testing;
 
 namespace {
 
-const fig::FigureFont& font() {
-  static const auto f = fig::FigureFont::load(fig::default_font_path());
-  return *f;
-}
-
-fig::Page page_at(const fig::Figure& f, double width_in) {
-  fig::ExportRequest r;
-  r.width_in = width_in;
-  return fig::page_for(f, r, font());
-}
-
 std::vector<std::string> texts(const fig::FigureLayout& L, fig::TextRole role, int panel) {
   std::vector<std::string> out;
   for (const auto& t : L.texts)

@@ -23,18 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fig::FigureFont& font() {
-  static const auto f = fig::FigureFont::load(fig::default_font_path());
-  return *f;
-}
-
-// The page `attnlab export --width-in w` gives (default font size, natural height).
-fig::Page page_at(const fig::Figure& f, double width_in) {
-  fig::ExportRequest r;
-  r.width_in = width_in;
-  return fig::page_for(f, r, font());
-}
-
 void dump(const fig::Figure& f, const fig::Page& page, const std::string& tag) {
   const char* dir = std::getenv("ATTNLAB_FIGURE_DUMP");
   if (!dir || !*dir) return;
