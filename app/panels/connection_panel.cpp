@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -11,18 +12,24 @@
 #include "core/analysis/connections.h"
 #include "gui/export_dialog.h"
 #include "gui/palette.h"
-#include "render/plot/colormap.h"
+#include "gui/plot_draw.h"  // categorical_color: the heads' colours, as in every panel
 #include "render/plot/plot_math.h"
 
 namespace attn::gui {
 namespace {
 
 constexpr int kMaxFaded = 8;  // earlier frames drawn behind the chosen one
-constexpr float kGap = 10.0f;
-constexpr float kMinLabelCell = 9.0f;  // smaller heatmap cells get no token labels
-constexpr float kColorbarWidth = 12.0f;
-constexpr ImU32 kQueryGuide = IM_COL32(255, 255, 255, 40);
 constexpr ImU32 kHighlight = IM_COL32(255, 255, 255, 110);
+constexpr ImU32 kMarker = IM_COL32(255, 255, 255, 220);
+constexpr double kCurveWidth = 2.0;  // pt: the chosen frame's curves
+constexpr double kFadedWidth = 0.75;
+// Small multiples whose plots would be narrower than this (font sizes: the figure layout wraps
+// narrower ones) or lower than these (pixels) are overlaid or lose the beta row.
+constexpr float kMinPlotWidth = 6.0f;
+constexpr float kMinPlotHeight = 40.0f;
+constexpr float kMinBetaPlotHeight = 48.0f;  // each of the two rows, with the beta row
+const char* const kMinus = "\xe2\x88\x92";   // U+2212, as the figures' own tick labels
+const char* const kBeta = "\xce\xb2";        // U+03B2
 
 uint64_t mix(uint64_t h, uint64_t v) {  // order-sensitive hash combine (splitmix-style)
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -58,20 +65,6 @@ const ConnectionCurves* find_layer(const ConnectionFrame& f, int layer) {
   return nullptr;
 }
 
-constexpr float kMinCellWidth = 110.0f;  // small multiples narrower than this are overlaid
-constexpr float kMinPlotHeight = 40.0f;  // ...and so are those whose data area is lower
-
-// Height of a head's beta-bar row (caption included), from its cell's height.
-float beta_bars_height(float fs, float cell_h) {
-  return std::clamp(cell_h * 0.18f, 16.0f, 60.0f) + fs + 2;
-}
-
-// A head cell's height beyond its plot's data area: title row, top-axis labels, t-axis labels,
-// beta bars.
-float cell_overhead(float fs, float cell_h) {
-  return (fs + 3) + (fs + 2) + (fs + 8) + 2 + beta_bars_height(fs, cell_h);
-}
-
 // SameLine when an item `width` wide still fits on this line, else a new line.
 void same_line_if_fits(float width) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
@@ -84,10 +77,64 @@ float toggle_width(const char* label) {  // a checkbox or radio button with its 
          ImGui::CalcTextSize(label).x;
 }
 
+float button_width(const char* label) {  // a small button
+  return ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
 // "layer 0: W 4, causal window, masked edges"
 void describe_layer(const ConnectionCurves& c, char* buf, size_t size) {
   std::snprintf(buf, size, "layer %d: W %d, %s window, %s edges", c.layer, c.window,
                 c.causal ? "causal" : "centred", c.edges.c_str());
+}
+
+// Head h's colour in the figure model: the window's categorical colour, exactly.
+fig::Color head_color(int h, float alpha = 1.0f) {
+  const ImU32 c = categorical_color(h);
+  auto channel = [c](int shift) { return static_cast<float>((c >> shift) & 0xFF) / 255.0f; };
+  return fig::Color::rgb(channel(IM_COL32_R_SHIFT), channel(IM_COL32_G_SHIFT),
+                         channel(IM_COL32_B_SHIFT), alpha);
+}
+
+std::string offset_label(int offset) {
+  return offset < 0 ? kMinus + std::to_string(-offset) : std::to_string(offset);
+}
+
+// The t axis's label, from the longest (0) to the shortest (2).
+std::string t_axis_label(int form, const ConnectionCurves& c) {
+  char buf[64];
+  const double query_t = static_cast<double>(c.query_slot) / (c.window - 1);
+  if (form == 0)
+    std::snprintf(buf, sizeof buf, "t (t = %.3g is the current token)", query_t);
+  else if (form == 1)
+    std::snprintf(buf, sizeof buf, "t (%.3g = current token)", query_t);
+  else
+    std::snprintf(buf, sizeof buf, "t");
+  return buf;
+}
+
+// The t axis is padded by up to half a slot, so the end slots' dots and bars are whole.
+double t_pad(int window) {
+  return std::clamp(0.5 / (window - 1), 0.04, 0.1);
+}
+
+// Panel k's plot area on screen, as the last draw() of `live` laid it out.
+struct ScreenRect {
+  ImVec2 min, max;
+  bool contains(ImVec2 p) const {
+    return p.x >= min.x && p.x <= max.x && p.y >= min.y && p.y <= max.y;
+  }
+};
+ScreenRect plot_rect(const LiveFigure& live, int k) {
+  const fig::PanelLayout& L = live.layout().panels.at(static_cast<size_t>(k));
+  const ImVec2 a = live.to_screen(k, L.xmin, L.ymin), b = live.to_screen(k, L.xmax, L.ymax);
+  return {ImVec2(std::min(a.x, b.x), std::min(a.y, b.y)),
+          ImVec2(std::max(a.x, b.x), std::max(a.y, b.y))};
+}
+// The data x (linear axis) of panel k at screen x.
+double data_x_at(const LiveFigure& live, int k, float sx) {
+  const fig::PanelLayout& L = live.layout().panels.at(static_cast<size_t>(k));
+  const float a = live.to_screen(k, L.xmin, L.ymin).x, b = live.to_screen(k, L.xmax, L.ymin).x;
+  return b != a ? L.xmin + (sx - a) / (b - a) * (L.xmax - L.xmin) : L.xmin;
 }
 
 }  // namespace
@@ -162,8 +209,6 @@ void ConnectionPanel::update_view(const std::vector<ConnectionFrame>& history,
   v.beta_max = std::min(1.0f, 2.0f / c.window);
   for (float b : c.beta)
     if (std::isfinite(b)) v.beta_max = std::max(v.beta_max, b);
-  v.slot_t.resize(c.window);
-  for (int j = 0; j < c.window; ++j) v.slot_t[j] = static_cast<float>(j) / (c.window - 1);
   for (int h = 0; h < c.heads; ++h) {
     try {
       v.summaries.push_back(describe_curve(c.t, c.curve(h), c.window, c.query_slot).sentence);
@@ -177,10 +222,10 @@ void ConnectionPanel::update_view(const std::vector<ConnectionFrame>& history,
 
 void ConnectionPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
-  ImFont* small_font = frame.small_font;
+  ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   report_.drawn = false;
   report_.heads = report_.faded_curves = report_.maps = 0;
-  ImFont* font = small_font ? small_font : ImGui::GetFont();
+  report_.beta = false;
   current_ = nullptr;  // pointed into last frame's snapshot
   hovered_head_ = hovered_head_next_;
   hovered_head_next_ = -1;
@@ -216,10 +261,7 @@ void ConnectionPanel::draw(FrameContext& frame) {
     return;
   }
   update_view(history, snap.generation);
-  figures::FigureOptions export_options;
-  export_options.step = frame_step_;  // the frame on screen
-  gui::export_button("connections", snap, export_options);
-  report_.drawn = true;
+  if (show_maps_) build_maps(snap);
   report_.layer = layer_;
   report_.step = frame_step_;
   report_.frame = frame_;
@@ -228,6 +270,7 @@ void ConnectionPanel::draw(FrameContext& frame) {
   // Vertical budget: curves take what the summaries and the maps leave.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  const float fs = font->FontSize;
   // The summaries (small font): a caption, then each head's sentence, wrapped.
   ImGui::PushFont(font);
   const float small_line_h = ImGui::GetTextLineHeightWithSpacing();
@@ -239,21 +282,39 @@ void ConnectionPanel::draw(FrameContext& frame) {
                                                   .y +
                                               spacing);
   ImGui::PopFont();
-  float maps_h = 0;
-  if (show_maps_) {
-    const float fs = font->FontSize;
-    const float by_width =
-        (avail.x - 60.0f - kGap * current_->heads) / std::max(1, current_->heads) + 3 * fs + 8;
-    maps_h = std::clamp(std::min(avail.y * 0.3f, by_width), 90.0f, 280.0f);
+  // The curves need about this much to keep readable plots (title, tick and axis labels, and
+  // kMinPlotHeight), the maps this much for small squares; each figure must fit in the panel
+  // as a whole (no scrolling: what is on screen is the whole figure), so where both do not fit
+  // the maps are left out and a line says so.
+  const float rest = avail.y - summaries_h - 3 * spacing;
+  const float curves_min = 8 * fs + kMinPlotHeight, maps_min = 7 * fs + 40;
+  no_room_for_maps_ = show_maps_ && !maps_.panels.empty() && rest - maps_min < curves_min;
+  const bool maps = show_maps_ && !no_room_for_maps_;
+  float curves_h = rest - (show_maps_ ? small_line_h : 0);  // without maps: their line
+  if (maps) {
+    // Square maps side by side, plus the figure's title, head titles, token labels and axis
+    // labels (about 7 font sizes) and its colorbar (about 5 wide).
+    const int count = std::max(1, static_cast<int>(maps_heads_.size()));
+    const float side = (avail.x - 5 * fs) / count - 2.5f * fs;
+    const float wanted = std::clamp(std::min(avail.y * 0.32f, side + 7 * fs), maps_min, 320.0f);
+    curves_h = rest - std::min(wanted, rest - curves_min);
   }
-  const float curves_h = std::max(160.0f, avail.y - summaries_h - maps_h - 3 * spacing);
-  draw_curves(history, font, curves_h);
+  draw_curves(history, font, ImVec2(std::max(1.0f, avail.x), std::max(120.0f, curves_h)));
   draw_summaries(font);
-  if (show_maps_) draw_maps(snap, font, std::max(90.0f, ImGui::GetContentRegionAvail().y));
+  if (maps) {
+    draw_maps(snap, font, std::max(60.0f, ImGui::GetContentRegionAvail().y));
+  } else if (show_maps_ && no_room_for_maps_) {
+    ImGui::PushFont(font);
+    ImGui::TextDisabled("Attention maps: no room at this size (enlarge the panel).");
+    ImGui::PopFont();
+  } else if (show_maps_) {
+    ImGui::TextDisabled("No attention maps for layer %d yet.", layer_);
+  }
 }
 
 void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) {
   const ConnectionFrame& latest = history.back();
+  const float slider_w = std::clamp(ImGui::GetContentRegionAvail().x * 0.28f, 110.0f, 300.0f);
   char label[96];
   std::snprintf(label, sizeof label, "layer %d", layer_);
   ImGui::SetNextItemWidth(ImGui::CalcTextSize(label).x + ImGui::GetFrameHeight() + 16);
@@ -273,8 +334,28 @@ void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) 
   ImGui::Checkbox("history", &show_history_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Draw up to %d earlier frames faded behind the chosen one", kMaxFaded);
+  same_line_if_fits(toggle_width("beta"));
+  // Asked for but left out for lack of room (last frame): the label dimmed, the tooltip says why.
+  if (no_room_for_beta_)
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::Checkbox("beta", &show_beta_);
+  if (no_room_for_beta_) ImGui::PopStyleColor();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "beta_h = softmax_j g_h(t_j) as bars, in a row of plots under the curves (as tall as "
+        "theirs), with the key offsets i - j of the slots on its axis%s",
+        no_room_for_beta_ ? ".\nLeft out now: too little height for two rows of plots; enlarge "
+                            "the panel or hide the maps."
+                          : "");
   same_line_if_fits(toggle_width("maps"));
+  if (no_room_for_maps_)
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::Checkbox("maps", &show_maps_);
+  if (no_room_for_maps_) ImGui::PopStyleColor();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "The layer's effective attention on the probe input, one map per head%s",
+        no_room_for_maps_ ? ".\nLeft out now: too little height beside the curves." : "");
 
   // History slider: its label is the chosen frame's step (no printf value in the format).
   const int n = static_cast<int>(history.size());
@@ -282,7 +363,8 @@ void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) 
   char format[64];
   std::snprintf(format, sizeof format, "step %lld  (%d/%d)", static_cast<long long>(frame_step_),
                 frame_ + 1, n);
-  ImGui::SetNextItemWidth(std::clamp(ImGui::GetContentRegionAvail().x * 0.45f, 120.0f, 320.0f));
+  same_line_if_fits(slider_w + ImGui::GetStyle().ItemSpacing.x + button_width("latest"));
+  ImGui::SetNextItemWidth(slider_w);
   if (ImGui::SliderInt("##frame", &index, 0, n - 1, format, ImGuiSliderFlags_AlwaysClamp)) {
     frame_ = std::clamp(index, 0, n - 1);
     frame_step_ = history[frame_].step;
@@ -297,227 +379,306 @@ void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) 
   ImGui::BeginDisabled(follow_latest_);
   if (ImGui::SmallButton("latest")) follow_latest_ = true;
   ImGui::EndDisabled();
+  // Export: the figures as drawn last frame (what is on screen).
+  same_line_if_fits(button_width("Export..."));
+  ImGui::BeginDisabled(curves_.panels.empty());
+  if (ImGui::SmallButton("Export...")) request_figure_export(curves_);
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Export the curves as shown");
+  if (show_maps_) {
+    same_line_if_fits(button_width("Export maps..."));
+    ImGui::BeginDisabled(maps_.panels.empty() || no_room_for_maps_);
+    if (ImGui::SmallButton("Export maps...")) request_figure_export(maps_);
+    ImGui::EndDisabled();
+    if (no_room_for_maps_ && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("The maps are not on screen (no room): enlarge the panel");
+  }
+
   if (const ConnectionCurves* c = find_layer(latest, layer_)) {
     std::snprintf(label, sizeof label, "W %d, %s window, %s edges: %s", c->window,
                   c->causal ? "causal" : "centred", c->edges.c_str(),
                   c->causal ? "t = 1 is the current token" : "the query sits mid-window");
-    same_line_if_fits(ImGui::CalcTextSize(label).x);
-    ImGui::TextDisabled("%s", label);
+    std::string caption = label;
+    // Why the figure differs from what the controls ask (as of the last frame's space).
+    if (too_small_for_grid_) caption += "; overlaid: too small for small multiples";
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", caption.c_str());
+    ImGui::PopTextWrapPos();
   }
+}
+
+ConnectionPanel::Arrangement ConnectionPanel::arrange(ImVec2 size, ImFont* font) const {
+  const int heads = current_->heads;
+  const float fs = font->FontSize;  // the figure's font size in pixels
+  // The figure's overheads, roughly: its title and margins, each row's title, tick labels and
+  // axis label, the y-axis labels (on every column with the beta row, else on the first).
+  const float title_h = 2.2f * fs, row_h = 5.4f * fs, axis_w = 4.5f * fs;
+  auto plot_h = [&](int fig_rows) { return (size.y - title_h) / fig_rows - row_h; };
+  auto plot_w = [&](int cols, bool beta) {
+    return beta ? (size.x - 2 * fs) / cols - axis_w - 1.8f * fs
+                : (size.x - 2 * fs - axis_w) / cols - 1.2f * fs;
+  };
+  auto grid = [&](bool beta, Arrangement& out) {
+    float best = 0;
+    int best_cols = 0;
+    for (int cols = 1; cols <= heads; ++cols) {
+      const int rows = (heads + cols - 1) / cols;
+      if (beta && heads % cols != 0) continue;  // a beta row under every full row of curves
+      const float w = plot_w(cols, beta), h = plot_h(rows * (beta ? 2 : 1));
+      if (w < kMinPlotWidth * fs || h < (beta ? kMinBetaPlotHeight : kMinPlotHeight)) continue;
+      const float score = std::min(w / 1.6f, h);
+      if (score > best) best = score, best_cols = cols;
+    }
+    out.overlaid = false, out.beta = beta, out.cols = best_cols;
+    return best_cols > 0;
+  };
+  Arrangement a;
+  if (overlaid_ || !((show_beta_ && grid(true, a)) || grid(false, a))) {
+    a.overlaid = true;
+    a.cols = 1;
+    a.beta = show_beta_ && plot_h(2) >= kMinBetaPlotHeight;
+  }
+  // The t axis's label: said once for the grid without the beta row (shared x), else under
+  // every plot, as long as fits.
+  a.t_label = 0;
+  if (a.beta) {
+    const float w = plot_w(a.cols, true);
+    for (; a.t_label < 2; ++a.t_label)
+      if (font->CalcTextSizeA(fs, FLT_MAX, 0, t_axis_label(a.t_label, *current_).c_str()).x <= w)
+        break;
+  }
+  return a;
+}
+
+void ConnectionPanel::build_curves(const std::vector<ConnectionFrame>& history,
+                                   const Arrangement& a) {
+  const ConnectionCurves& c = *current_;
+  const int window = c.window;
+  const size_t n = c.t.size();
+  const double pad = t_pad(window);
+  const double query_t = static_cast<double>(c.query_slot) / (window - 1);
+  const float dot_pt = std::clamp(40.0f / window, 2.0f, 4.5f);
+  fig::Figure f;
+  f.name = "connections";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "Connection functions g_h(t)%s of layer %d (W %d, %s), step %lld",
+                a.beta ? (std::string(" and ") + kBeta + " = softmax_j g_h(t_j)").c_str() : "",
+                c.layer, window, c.causal ? "causal" : "centred",
+                static_cast<long long>(frame_step_));
+  f.title = buf;
+  const int groups = a.overlaid ? 1 : c.heads;
+  f.cols = a.overlaid ? 1 : std::max(1, a.cols);
+  const int head_rows = (groups + f.cols - 1) / f.cols;
+  f.rows = head_rows * (a.beta ? 2 : 1);
+  // Without the beta row every panel shows g on one t and one g range: labelled once.
+  f.share_x = f.share_y = !a.beta;
+  f.aspect = 0.62 * f.rows / f.cols + 0.12;
+  roles_.clear();
+  curve_lines_ = faded_lines_ = 0;
+
+  auto curves_panel = [&](int first, int last) {
+    fig::Panel p;
+    if (!a.overlaid) p.title = "head " + std::to_string(first);
+    p.x.min = -pad, p.x.max = 1 + pad;
+    p.x.label = t_axis_label(a.t_label, c);
+    p.y.min = view_.y_lo, p.y.max = view_.y_hi;
+    p.y.label = "g_h(t)";
+    p.grid = true;
+    p.legend = a.overlaid;
+    // The query's own slot (offset 0): a faint guide behind the curves.
+    p.lines.push_back({"",
+                       {query_t, query_t},
+                       {view_.y_lo, view_.y_hi},
+                       fig::Color::rgb(0.5f, 0.5f, 0.5f, 0.5f),
+                       0.75,
+                       fig::LineStyle::Solid});
+    // Earlier frames, faded (older: fainter), then the chosen frame and its slot values.
+    const int faded = static_cast<int>(view_.faded.size());
+    for (int i = 0; i < faded; ++i) {
+      const ConnectionCurves* old = curves_in(history, view_.faded[i]);
+      if (!old) continue;
+      const float alpha = 0.08f + 0.32f * (i + 1) / faded;
+      for (int h = first; h < last; ++h) {
+        fig::LineSeries l;
+        const float* g = old->curve(h);
+        for (size_t k = 0; k < n; ++k) l.x.push_back(old->t[k]), l.y.push_back(g[k]);
+        l.color = head_color(h, alpha);
+        l.width_pt = kFadedWidth;
+        p.lines.push_back(std::move(l));
+        ++faded_lines_;
+      }
+    }
+    for (int h = first; h < last; ++h) {
+      fig::LineSeries l;
+      l.name = "head " + std::to_string(h);
+      const float* g = c.curve(h);
+      for (size_t k = 0; k < n; ++k) l.x.push_back(c.t[k]), l.y.push_back(g[k]);
+      l.color = head_color(h);
+      l.width_pt = kCurveWidth;
+      p.lines.push_back(std::move(l));
+      fig::ScatterSeries dots;
+      const float* sv = c.slot_values(h);
+      for (int j = 0; j < window; ++j)
+        dots.x.push_back(static_cast<double>(j) / (window - 1)), dots.y.push_back(sv[j]);
+      dots.color = head_color(h);
+      dots.size_pt = dot_pt;
+      p.scatters.push_back(std::move(dots));
+      ++curve_lines_;
+    }
+    f.panels.push_back(std::move(p));
+    roles_.push_back({false, first, last});
+  };
+
+  auto beta_panel = [&](int first, int last) {
+    fig::Panel p;
+    p.x.min = -pad, p.x.max = 1 + pad;
+    p.x.label = "key offset i " + std::string(kMinus) + " j";
+    for (int j = 0; j < window; ++j)
+      p.x.ticks.push_back({static_cast<double>(j) / (window - 1), offset_label(c.query_slot - j)});
+    p.y.min = 0, p.y.max = view_.beta_max;
+    p.y.label = kBeta;
+    p.legend = false;
+    // Bars centred on the slots (grouped by head when overlaid), inside the padded range.
+    const int group = last - first;
+    const double slot = 1.0 / (window - 1);
+    const double group_w = std::min(slot * (group > 1 ? 0.8 : 0.6), 2 * pad);
+    const double bar_w = group_w / group;
+    for (int j = 0; j < window; ++j) {
+      const double x0 = j * slot - group_w / 2;
+      for (int h = first; h < last; ++h) {
+        const float b = c.beta_values(h)[j];
+        if (!std::isfinite(b)) continue;
+        const double l = x0 + (h - first) * bar_w, r = l + bar_w * (group > 1 ? 0.85 : 1.0);
+        const double top = std::clamp<double>(b, 0.0, view_.beta_max);
+        fig::Polygon bar;
+        // Named for the CSV export (the beta panels have no legend).
+        bar.name = "beta head " + std::to_string(h) + " slot " + std::to_string(j);
+        bar.x = {l, r, r, l};
+        bar.y = {0, 0, top, top};
+        bar.stroke = bar.fill = head_color(h);
+        bar.width_pt = 0;
+        p.polygons.push_back(std::move(bar));
+      }
+    }
+    // The uniform share 1/W.
+    p.lines.push_back({"",
+                       {-pad, 1 + pad},
+                       {1.0 / window, 1.0 / window},
+                       fig::Color::rgb(0.55f, 0.55f, 0.55f),
+                       0.75,
+                       fig::LineStyle::Dashed});
+    f.panels.push_back(std::move(p));
+    roles_.push_back({true, first, last});
+  };
+
+  for (int r = 0; r < head_rows; ++r) {
+    const int begin = r * f.cols, end = std::min(groups, begin + f.cols);
+    for (int g = begin; g < end; ++g)
+      a.overlaid ? curves_panel(0, c.heads) : curves_panel(g, g + 1);
+    if (a.beta)
+      for (int g = begin; g < end; ++g) a.overlaid ? beta_panel(0, c.heads) : beta_panel(g, g + 1);
+  }
+  curves_ = std::move(f);
+  arranged_ = a;
 }
 
 void ConnectionPanel::draw_curves(const std::vector<ConnectionFrame>& history, ImFont* font,
-                                  float height) {
-  const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
-  ImGui::InvisibleButton("##curves", ImVec2(width, std::max(1.0f, height)));
-  curves_hovered_ = ImGui::IsItemHovered();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  // Small multiples: the grid whose plots come closest to a 1.6:1 aspect at the largest size.
-  // Where no grid leaves the plots readable, the heads are overlaid instead (and the title
-  // says why).
-  const int heads = current_->heads;
-  const float fs = font->FontSize;
-  int best_cols = 0;
-  float best = 0;
-  for (int cols = 1; cols <= heads && !overlaid_; ++cols) {
-    const int rows = (heads + cols - 1) / cols;
-    const float cell_w = width / cols, cell_h = height / rows;
-    const float plot_h = cell_h - cell_overhead(fs, cell_h);
-    if (cell_w < kMinCellWidth || plot_h < kMinPlotHeight) continue;
-    const float score = std::min((cell_w - 30) / 1.6f, plot_h);
-    if (score > best) best = score, best_cols = cols;
+                                  ImVec2 size) {
+  const Arrangement a = arrange(size, font);
+  too_small_for_grid_ = !overlaid_ && a.overlaid;
+  no_room_for_beta_ = show_beta_ && !a.beta;
+  uint64_t key = mix(view_.key, a.overlaid ? 1u : 2u);
+  key = mix(key, a.beta ? 1u : 2u);
+  key = mix(key, static_cast<uint64_t>(a.cols));
+  key = mix(key, static_cast<uint64_t>(a.t_label));
+  if (key != curves_key_ || curves_.panels.empty()) {
+    build_curves(history, a);
+    curves_key_ = key;
   }
-  too_small_for_grid_ = !overlaid_ && best_cols == 0;
-  report_.overlaid = overlaid_ || too_small_for_grid_;
-  if (report_.overlaid) {
-    draw_head_plot(dl, history, font, p0, ImVec2(p0.x + width, p0.y + height), -1);
+  ImGui::PushID("curves");
+  const bool drawn = curves_live_.draw(curves_, size, font);
+  const bool hovered = ImGui::IsItemHovered();
+  ImGui::PopID();
+  if (!drawn || curves_live_.layout().panels.size() != curves_.panels.size()) return;
+  report_.drawn = true;
+  report_.heads = curve_lines_;
+  report_.faded_curves = faded_lines_;
+  report_.overlaid = arranged_.overlaid;
+  report_.beta = arranged_.beta;
+  hover_curves(hovered);
+}
+
+void ConnectionPanel::hover_curves(bool hovered) {
+  const ConnectionCurves& c = *current_;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int count = static_cast<int>(curves_.panels.size());
+  if (static_cast<int>(roles_.size()) != count) return;
+  const int window = c.window;
+
+  // The head hovered last frame (here or in the maps): its plots outlined in small multiples,
+  // its curve thickened when overlaid.
+  if (hovered_head_ >= 0 && hovered_head_ < c.heads) {
+    for (int k = 0; k < count; ++k) {
+      const PanelRole& role = roles_[k];
+      const ScreenRect r = plot_rect(curves_live_, k);
+      if (!arranged_.overlaid) {
+        if (role.first == hovered_head_) dl->AddRect(r.min, r.max, kHighlight, 0.0f, 0, 2.0f);
+        continue;
+      }
+      if (role.beta) continue;
+      std::vector<ImVec2> points;
+      const float* g = c.curve(hovered_head_);
+      for (size_t i = 0; i < c.t.size(); ++i)
+        points.push_back(curves_live_.to_screen(k, c.t[i], g[i]));
+      dl->PushClipRect(r.min, r.max, true);
+      dl->AddPolyline(points.data(), static_cast<int>(points.size()),
+                      categorical_color(hovered_head_), 0, 4.0f);
+      dl->PopClipRect();
+    }
+  }
+  if (!hovered) return;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  int k = 0;
+  while (k < count && !plot_rect(curves_live_, k).contains(mouse)) ++k;
+  if (k == count) return;
+  const PanelRole& role = roles_[k];
+  const ScreenRect r = plot_rect(curves_live_, k);
+  const double t = std::clamp(data_x_at(curves_live_, k, mouse.x), 0.0, 1.0);
+  if (!arranged_.overlaid) hovered_head_next_ = role.first;
+
+  if (!role.beta) {  // the curve(s) at the cursor's t
+    dl->AddLine(ImVec2(mouse.x, r.min.y), ImVec2(mouse.x, r.max.y), colors::kCursor);
+    const double offset = c.query_slot - t * (window - 1);
+    float nearest = 12.0f;  // px: the curve under the mouse, when overlaid
+    for (int h = role.first; h < role.last; ++h) {
+      const ImVec2 p = curves_live_.to_screen(k, t, interpolate(c.t, c.curve(h), t));
+      dl->AddCircle(p, 4.0f, kMarker, 0, 1.5f);
+      if (arranged_.overlaid && std::abs(p.y - mouse.y) < nearest)
+        nearest = std::abs(p.y - mouse.y), hovered_head_next_ = h;
+    }
+    ImGui::BeginTooltip();
+    for (int h = role.first; h < role.last; ++h)
+      ImGui::TextColored(ImColor(categorical_color(h)), "head %d: t = %.3f, offset %.2f, g = %.4f",
+                         h, t, offset, interpolate(c.t, c.curve(h), t));
+    ImGui::TextDisabled("step %lld; offset i - j: 0 = the current token, > 0 earlier tokens",
+                        static_cast<long long>(frame_step_));
+    ImGui::EndTooltip();
     return;
   }
-  const int rows = (heads + best_cols - 1) / best_cols;
-  const float cell_w = width / best_cols, cell_h = height / rows;
-  for (int h = 0; h < heads; ++h) {
-    const ImVec2 c0(p0.x + (h % best_cols) * cell_w, p0.y + (h / best_cols) * cell_h);
-    const ImVec2 c1(c0.x + cell_w - (h % best_cols + 1 < best_cols ? 8.0f : 0.0f),
-                    c0.y + cell_h - 6.0f);
-    draw_head_plot(dl, history, font, c0, c1, h);
-    if (h == hovered_head_) dl->AddRect(c0, c1, kHighlight, 3.0f);
-  }
-}
-
-void ConnectionPanel::draw_head_plot(ImDrawList* dl, const std::vector<ConnectionFrame>& history,
-                                     ImFont* font, ImVec2 p0, ImVec2 p1, int head) {
-  const ConnectionCurves& c = *current_;
-  const float fs = font->FontSize;
-  const int first = head < 0 ? 0 : head, last = head < 0 ? c.heads : head + 1;
-  const size_t n = c.t.size();
-  const float title_h = fs + 3;
-  const float bars_h = beta_bars_height(fs, p1.y - p0.y);
-  if (p1.y - p0.y - cell_overhead(fs, p1.y - p0.y) < kMinPlotHeight * 0.5f || p1.x - p0.x < 80)
-    return;  // too small to read
-
-  // Title row: the head, and the top axis's name at the right.
-  char title[80];
-  if (head < 0)
-    std::snprintf(title, sizeof title,
-                  too_small_for_grid_ ? "%d heads (overlaid: too small for "
-                                        "small multiples)"
-                                      : "%d heads",
-                  c.heads);
-  else
-    std::snprintf(title, sizeof title, "head %d", head);
-  // The top axis's name; shortened where the cell is too narrow for both titles.
-  const float title_w = font->CalcTextSizeA(fs, FLT_MAX, 0, title).x;
-  const char* top_axis = "key offset i - j";
-  float top_w = font->CalcTextSizeA(fs, FLT_MAX, 0, top_axis).x;
-  if (title_w + top_w + 24 > p1.x - p0.x) {
-    top_axis = "offset i - j";
-    top_w = font->CalcTextSizeA(fs, FLT_MAX, 0, top_axis).x;
-  }
-  dl->AddText(font, fs, ImVec2(p1.x - 10 - top_w, p0.y), colors::kDimText, top_axis);
-  const ImVec4 title_clip(p0.x, p0.y, p1.x - 16 - top_w, p0.y + title_h);  // never over it
-  dl->AddText(font, fs, p0, head < 0 ? colors::kText : categorical_color(head), title, nullptr,
-              0.0f, &title_clip);
-
-  // The plot: t at the bottom (padded so the end slots' dots are whole), offsets on top.
-  // The t axis is padded by up to half a slot, so the end slots' dots and bars are whole.
-  const float plot_bottom = p1.y - bars_h - 2;
-  const double pad = std::clamp(0.5 / (c.window - 1), 0.04, 0.1);
-  const PlotArea a =
-      draw_plot_frame(dl, ImVec2(p0.x, p0.y + title_h + fs * 0.5f + 2), ImVec2(p1.x, plot_bottom),
-                      {-pad, 1 + pad}, {view_.y_lo, view_.y_hi}, false, font, "t");
-  if (a.max.x - a.min.x < 10 || a.max.y - a.min.y < 10) return;
-
-  // Top axis: a tick per slot; labels at multiples of a stride that fits, offset 0 always.
-  const float slot_px = (a.max.x - a.min.x) / (a.x1 - a.x0) / (c.window - 1);
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%d", -std::max(c.query_slot, c.window - 1 - c.query_slot));
-  const float label_w = font->CalcTextSizeA(fs, FLT_MAX, 0, buf).x + 6;
-  const int stride = std::max(1, static_cast<int>(std::ceil(label_w / std::max(1.0f, slot_px))));
-  for (int j = 0; j < c.window; ++j) {
-    const float x = a.px(view_.slot_t[j]);
-    const int offset = c.query_slot - j;
-    dl->AddLine(ImVec2(x, a.min.y - 3), ImVec2(x, a.min.y), colors::kDimText);
-    if (offset % stride != 0) continue;
-    std::snprintf(buf, sizeof buf, "%d", offset);
-    const float w = font->CalcTextSizeA(fs, FLT_MAX, 0, buf).x;
-    dl->AddText(font, fs, ImVec2(x - w * 0.5f, a.min.y - fs - 3), colors::kText, buf);
-  }
-  // The query's own token (offset 0): a faint guide.
-  const float query_x = a.px(view_.slot_t[c.query_slot]);
-  dl->AddLine(ImVec2(query_x, a.min.y), ImVec2(query_x, a.max.y), kQueryGuide);
-
-  // Earlier frames, faded (older: fainter), then the chosen frame with its slot dots (smaller
-  // when the slots crowd, so a wide window still shows its curve).
-  const float dot_radius = std::clamp(slot_px * 0.2f, 1.5f, 3.5f);
-  const int faded = static_cast<int>(view_.faded.size());
-  for (int i = 0; i < faded; ++i) {
-    const ConnectionCurves* old = curves_in(history, view_.faded[i]);
-    if (!old) continue;
-    const float alpha = 0.08f + 0.32f * (i + 1) / faded;
-    for (int h = first; h < last; ++h) {
-      draw_series(dl, a, old->t.data(), old->curve(h), n, with_alpha(categorical_color(h), alpha),
-                  1.0f);
-      ++report_.faded_curves;
-    }
-  }
-  for (int h = first; h < last; ++h) {
-    const bool highlighted = head < 0 && h == hovered_head_;
-    draw_series(dl, a, c.t.data(), c.curve(h), n, categorical_color(h), highlighted ? 3.2f : 2.0f);
-    draw_markers(dl, a, view_.slot_t.data(), c.slot_values(h), c.window, categorical_color(h),
-                 dot_radius);
-    ++report_.heads;
-  }
-  if (head < 0) {  // legend, top-left inside the plot, on a dark backing so curves stay behind
-    const float legend_w = font->CalcTextSizeA(fs, FLT_MAX, 0, "head 00").x + 30;
-    const float legend_h = std::min<float>(c.heads * (fs + 2) + 6, a.max.y - a.min.y - 4);
-    dl->AddRectFilled(ImVec2(a.min.x + 2, a.min.y + 2),
-                      ImVec2(a.min.x + 2 + legend_w, a.min.y + 2 + legend_h),
-                      IM_COL32(15, 15, 15, 200), 3.0f);
-    float y = a.min.y + 4;
-    for (int h = 0; h < c.heads && y + fs < a.max.y; ++h, y += fs + 2) {
-      std::snprintf(title, sizeof title, "head %d", h);
-      dl->AddLine(ImVec2(a.min.x + 6, y + fs * 0.5f), ImVec2(a.min.x + 20, y + fs * 0.5f),
-                  categorical_color(h), 2.0f);
-      dl->AddText(font, fs, ImVec2(a.min.x + 24, y), colors::kText, title);
-    }
-  }
-
-  draw_beta_bars(dl, c, a, font, plot_bottom + 4, p1.y, head);
-
-  // Hover readout: the curve(s) at the cursor's t.
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (!curves_hovered_ || !a.contains(mouse)) return;
-  if (head >= 0) hovered_head_next_ = head;
-  dl->AddLine(ImVec2(mouse.x, a.min.y), ImVec2(mouse.x, a.max.y), colors::kCursor);
-  const double t = std::clamp(a.x_at(mouse.x), 0.0, 1.0);
-  const double offset = c.query_slot - t * (c.window - 1);
+  // Beta bars: the slot nearest the cursor.
+  const int j = std::clamp(static_cast<int>(std::lround(t * (window - 1))), 0, window - 1);
+  const double slot = 1.0 / (window - 1), half = std::min(slot * 0.5, t_pad(window));
+  const float x0 = curves_live_.to_screen(k, j * slot - half, 0).x;
+  const float x1 = curves_live_.to_screen(k, j * slot + half, 0).x;
+  dl->AddRectFilled(ImVec2(std::max(r.min.x, x0), r.min.y), ImVec2(std::min(r.max.x, x1), r.max.y),
+                    IM_COL32(255, 255, 255, 30));
   ImGui::BeginTooltip();
-  for (int h = first; h < last; ++h)
-    ImGui::TextColored(ImColor(categorical_color(h)), "head %d: t = %.3f, offset %.2f, g = %.4f", h,
-                       t, offset, interpolate(c.t, c.curve(h), t));
-  ImGui::TextDisabled("step %lld; offset i - j: 0 = the current token, > 0 earlier tokens",
-                      static_cast<long long>(frame_step_));
-  ImGui::EndTooltip();
-}
-
-void ConnectionPanel::draw_beta_bars(ImDrawList* dl, const ConnectionCurves& c, const PlotArea& a,
-                                     ImFont* font, float top, float bottom, int head) {
-  const float fs = font->FontSize;
-  if (bottom - top < fs + 8) return;
-  const int first = head < 0 ? 0 : head, last = head < 0 ? c.heads : head + 1;
-  const int group = last - first;
-  const float slot_px = a.px(view_.slot_t[1]) - a.px(view_.slot_t[0]);
-  const float end_room = 2 * (a.px(0.0) - a.min.x);  // the end slots' bars stay inside
-  const float group_w = std::clamp(std::min(slot_px * (head < 0 ? 0.8f : 0.6f), end_room), 1.0f,
-                                   head < 0 ? 48.0f : 24.0f);
-  const float bar_w = group_w / group;
-  // Caption row: what the bars are and their scale (bars share it across heads).
-  char caption[64];
-  std::snprintf(caption, sizeof caption, "beta = softmax_j g(t_j), 0 .. %.2g; line: 1/W",
-                view_.beta_max);
-  if (font->CalcTextSizeA(fs, FLT_MAX, 0, caption).x > a.max.x - a.min.x)
-    std::snprintf(caption, sizeof caption, "beta 0 .. %.2g", view_.beta_max);
-  const ImVec4 clip(a.min.x, top, a.max.x, top + fs + 2);
-  dl->AddText(font, fs, ImVec2(a.min.x, top), colors::kDimText, caption, nullptr, 0.0f, &clip);
-  top += fs + 2;
-  const float height = bottom - top;
-  dl->AddLine(ImVec2(a.min.x, bottom), ImVec2(a.max.x, bottom), IM_COL32(255, 255, 255, 70));
-  const float uniform_y = bottom - height / (c.window * view_.beta_max);  // beta = 1/W
-  dl->AddLine(ImVec2(a.min.x, uniform_y), ImVec2(a.max.x, uniform_y), kQueryGuide);
-
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  const bool hovered = curves_hovered_ && mouse.x >= a.min.x && mouse.x <= a.max.x &&
-                       mouse.y >= top && mouse.y <= bottom;
-  int hovered_slot = -1;
-  if (hovered) {
-    const double t = std::clamp(a.x_at(mouse.x), 0.0, 1.0);
-    hovered_slot = std::clamp(static_cast<int>(std::lround(t * (c.window - 1))), 0, c.window - 1);
-  }
-  for (int j = 0; j < c.window; ++j) {
-    const float x0 = a.px(view_.slot_t[j]) - group_w * 0.5f;
-    if (j == hovered_slot)
-      dl->AddRectFilled(ImVec2(x0 - 2, top), ImVec2(x0 + group_w + 2, bottom),
-                        IM_COL32(255, 255, 255, 30));
-    for (int h = first; h < last; ++h) {
-      const float b = c.beta_values(h)[j];
-      if (!std::isfinite(b)) continue;
-      const float bx = x0 + (h - first) * bar_w;
-      const float by = bottom - std::clamp(b / view_.beta_max, 0.0f, 1.0f) * height;
-      dl->AddRectFilled(ImVec2(bx, by),
-                        ImVec2(bx + std::max(1.0f, bar_w - (group > 1 ? 1 : 0)), bottom),
-                        categorical_color(h));
-    }
-  }
-  if (hovered_slot < 0) return;
-  if (head >= 0) hovered_head_next_ = head;
-  const int j = hovered_slot;
-  ImGui::BeginTooltip();
-  ImGui::Text("slot %d: t = %.3f, offset %d%s", j, view_.slot_t[j], c.query_slot - j,
+  ImGui::Text("slot %d: t = %.3f, offset %d%s", j, j * slot, c.query_slot - j,
               c.query_slot == j ? " (the current token)" : "");
-  for (int h = first; h < last; ++h)
+  for (int h = role.first; h < role.last; ++h)
     ImGui::TextColored(ImColor(categorical_color(h)), "head %d: beta = %.4f, g = %.4f", h,
                        c.beta_values(h)[j], c.slot_values(h)[j]);
+  ImGui::TextDisabled("beta = softmax_j g(t_j); dashed line: the uniform 1/W = %.3g", 1.0 / window);
   ImGui::EndTooltip();
 }
 
@@ -535,103 +696,82 @@ void ConnectionPanel::draw_summaries(ImFont* font) {
   ImGui::PopFont();
 }
 
-void ConnectionPanel::update_textures(const Snapshot& snap, const std::vector<int>& map_indices) {
+void ConnectionPanel::build_maps(const Snapshot& snap) {
+  const auto& all = snap.attention_maps();
   uint64_t key = mix(snap.generation, static_cast<uint64_t>(snap.attention_step + 1));
   key = mix(key, static_cast<uint64_t>(layer_ + 1));
-  if (key == uploaded_key_ && maps_.size() == map_indices.size()) return;
-  const auto& all = snap.attention_maps();
+  key = mix(key, all.size());
+  if (key == maps_key_) return;
+  maps_key_ = key;
+  // The chosen layer's maps, by head (well-formed ones only), on one colour scale.
+  std::vector<const AttentionMap*> maps;
   float vmax = 0.0f;
-  for (int index : map_indices)
-    for (float w : all[index].weights)
-      if (std::isfinite(w)) vmax = std::max(vmax, w);
-  vmax_ = vmax > 0 ? vmax : 1.0f;
-  maps_.resize(map_indices.size());
-  for (size_t i = 0; i < map_indices.size(); ++i) {
-    const AttentionMap& m = all[map_indices[i]];
-    maps_[i].upload_matrix(m.weights.data(), m.size, m.size, render::Colormap::Viridis, 0.0f,
-                           vmax_);
+  for (const AttentionMap& m : all)
+    if (m.layer == layer_ && m.size > 0 &&
+        m.weights.size() == static_cast<size_t>(m.size) * m.size) {
+      maps.push_back(&m);
+      for (float w : m.weights)
+        if (std::isfinite(w)) vmax = std::max(vmax, w);
+    }
+  maps_ = fig::Figure{};
+  maps_heads_.clear();
+  if (maps.empty()) return;
+  fig::Figure& f = maps_;
+  f.name = "connections-maps";
+  f.title = "Effective attention of layer " + std::to_string(layer_) + " on the probe, step " +
+            std::to_string(snap.attention_step);
+  f.cols = static_cast<int>(maps.size());
+  f.share_x = f.share_y = true;  // the same tokens: the axis labels once
+  f.aspect = std::min(1.2, 0.25 + 0.9 / f.cols);
+  for (const AttentionMap* m : maps) {
+    fig::Panel p;
+    p.title = "head " + std::to_string(m->head);
+    p.short_title = "h" + std::to_string(m->head);
+    p.x.label = "key";
+    p.y.label = "query";
+    p.y.inverted = true;  // query rows top to bottom
+    p.equal_aspect = true;
+    p.legend = false;
+    if (static_cast<int>(snap.probe_tokens.size()) == m->size)
+      for (int i = 0; i < m->size; ++i) p.x.ticks.push_back({i + 0.5, snap.probe_tokens[i]});
+    p.y.ticks = p.x.ticks;
+    fig::Heatmap h;
+    h.name = "layer" + std::to_string(m->layer) + "_head" + std::to_string(m->head);
+    h.rows = h.cols = m->size;
+    h.values = m->weights;
+    h.x1 = h.y1 = m->size;
+    h.colormap = render::Colormap::Viridis;
+    h.vmin = 0, h.vmax = vmax > 0 ? vmax : 1.0;
+    h.colorbar_label = "weight";
+    p.heatmaps.push_back(std::move(h));
+    f.panels.push_back(std::move(p));
+    maps_heads_.push_back(m->head);
   }
-  if (!colorbar_.valid()) upload_colorbar(colorbar_, render::Colormap::Viridis);
-  uploaded_key_ = key;
 }
 
 void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height) {
-  // The chosen layer's maps, by head (well-formed ones only).
-  map_indices_.clear();
-  const auto& all = snap.attention_maps();
-  for (size_t i = 0; i < all.size(); ++i)
-    if (all[i].layer == layer_ && all[i].size > 0 &&
-        all[i].weights.size() == static_cast<size_t>(all[i].size) * all[i].size)
-      map_indices_.push_back(static_cast<int>(i));
-  if (map_indices_.empty()) {
-    ImGui::TextDisabled("No attention maps for layer %d yet.", layer_);
-    return;
-  }
-  update_textures(snap, map_indices_);
-  const int count = static_cast<int>(map_indices_.size());
-  const int n = all[map_indices_.front()].size;
-
-  const float fs = font->FontSize;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
-  ImGui::InvisibleButton("##maps", ImVec2(width, std::max(1.0f, height)));
-  const bool hovered = ImGui::IsItemHovered();
+  ImGui::PushID("maps");
+  const bool drawn = maps_live_.draw(
+      maps_, ImVec2(std::max(1.0f, ImGui::GetContentRegionAvail().x), height), font);
+  ImGui::PopID();
+  const int count = static_cast<int>(maps_.panels.size());
+  if (!drawn || static_cast<int>(maps_live_.layout().panels.size()) != count) return;
+  report_.maps = count;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-
-  char text[128];
-  std::snprintf(text, sizeof text,
-                "effective attention of layer %d on the probe (step %lld): query rows, key columns",
-                layer_, static_cast<long long>(snap.attention_step));
-  dl->AddText(font, fs, origin, colors::kDimText, text);
-
-  float max_token_w = 0;
-  for (const auto& t : snap.probe_tokens)
-    max_token_w = std::max(max_token_w, font->CalcTextSizeA(fs, FLT_MAX, 0, t.c_str()).x);
-  const float label_w = std::min(max_token_w, 40.0f) + 4;
-  const float colorbar_w = kColorbarWidth + 40;
-  const float title_h = 2 * (fs + 3);  // caption + head titles
-  auto side_for = [&](float left, float top) {
-    const float w = (width - left - colorbar_w - kGap * count) / count;
-    return std::floor(std::max(8.0f, std::min(w, height - top - 2)));
-  };
-  const bool labels = side_for(label_w, title_h + fs + 2) / n >= kMinLabelCell;
-  const float left = labels ? label_w : 0;
-  const float top = title_h + (labels ? fs + 2 : 0);
-  const float side = side_for(left, top);
-  const float cell = side / n;
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-
-  for (int k = 0; k < count; ++k) {
-    const AttentionMap& m = all[map_indices_[k]];
-    const ImVec2 p0(origin.x + left + k * (side + kGap), origin.y + top);
-    const ImVec2 p1(p0.x + side, p0.y + side);
-    std::snprintf(text, sizeof text, "head %d", m.head);
-    dl->AddText(font, fs, ImVec2(p0.x, origin.y + fs + 3), categorical_color(m.head), text);
-    if (!maps_[k].valid()) continue;
-    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(maps_[k].id())), p0, p1);
-    ++report_.maps;
-    if (m.head == hovered_head_) dl->AddRect(p0, p1, kHighlight);
-    // Query tokens left of the first map, key tokens above each map.
-    if (labels)
-      draw_token_labels(dl, font, p0, cell, n, label_w, k == 0, true, snap.probe_tokens,
-                        colors::kDimText);
-    if (hovered && mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y) {
-      hovered_head_next_ = m.head;
-      const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, n - 1);
-      const int j = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, n - 1);
-      const ImVec2 c0(p0.x + j * cell, p0.y + i * cell);
-      dl->AddRect(c0, ImVec2(c0.x + cell, c0.y + cell), colors::kHover);
-      ImGui::SetTooltip("layer %d head %d: query %d (%s) -> key %d (%s) = %.4f\noffset i - j = %d",
-                        m.layer, m.head, i, token(snap, i), j, token(snap, j),
-                        m.weights[static_cast<size_t>(i) * n + j], i - j);
+  for (int k = 0; k < count; ++k)
+    if (maps_heads_[k] == hovered_head_) {
+      const ScreenRect r = plot_rect(maps_live_, k);
+      dl->AddRect(r.min, r.max, kHighlight, 0.0f, 0, 2.0f);
     }
-  }
-
-  // Colorbar 0..vmax, as tall as the maps.
-  const ImVec2 b0(origin.x + left + count * (side + kGap) + 2, origin.y + top);
-  const ImVec2 b1(b0.x + kColorbarWidth, b0.y + side);
-  draw_colorbar(dl, b0, b1, colorbar_.id(), vmax_, 5, font, colors::kText);
-  dl->AddText(font, fs, ImVec2(b0.x, origin.y + fs + 3), colors::kDimText, "weight");
+  const auto cell = maps_live_.hover_cell(maps_);
+  if (!cell || cell->panel < 0 || cell->panel >= count) return;
+  const int head = maps_heads_[cell->panel];
+  hovered_head_next_ = head;
+  dl->AddRect(cell->min, cell->max, colors::kHover);
+  // Row 0 is the first query (matrix convention): rows are queries, columns keys.
+  ImGui::SetTooltip("layer %d head %d: query %d (%s) -> key %d (%s) = %.4f\noffset i - j = %d",
+                    layer_, head, cell->row, token(snap, cell->row), cell->col,
+                    token(snap, cell->col), cell->value, cell->row - cell->col);
 }
 
 std::vector<std::string> ConnectionPanel::figures(const Snapshot& snap) const {
@@ -651,6 +791,7 @@ nlohmann::json ConnectionPanel::report() const {
           {"frame", r.frame},
           {"frames", r.frames},
           {"mode", r.overlaid ? "overlaid" : "small multiples"},
+          {"beta", r.beta},
           {"summaries", r.summaries}};
 }
 

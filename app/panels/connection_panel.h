@@ -1,33 +1,48 @@
 // Connection panel (Neural KY-Attention, docs/design/MECHANISMS.md section 1): the learned
 // connection functions g_h(t) of one `ky` layer, per head, as the trainer publishes them in
 // Snapshot::connection_history().
-//  - Curves: small multiples (one plot per head, shared y range) or overlaid (one Okabe-Ito
-//    colour per head, legend). Bottom axis t in [0, 1]; top axis "key offset i - j" with a tick
-//    per window slot (query_slot - j at t_j = j / (W-1)), so a curve rising toward t = 1 reads
-//    as recency (offset 0 = the current token). Slot values g_h(t_j) are dots on the curve.
-//  - beta_h = softmax_j g_h(t_j) as W bars per head under the curves (grouped in overlaid mode).
+//  - Curves figure: small multiples (one figure panel per head, "head h", one y range) or
+//    overlaid (one panel, one Okabe-Ito colour per head, legend). x: t in [0, 1], padded by up
+//    to half a slot so the end slots' dots are whole; its label says where the current token
+//    is (t = 1 in a causal window). Slot values g_h(t_j) are dots on the curve; a grey line
+//    marks the query's own slot (offset 0).
+//  - beta_h = softmax_j g_h(t_j): a second row of figure panels under the curves ("beta"
+//    control; grouped bars when overlaid), whose x ticks are the key offsets i - j of the slots
+//    (the figure model has no second x axis, so this row carries them), with a dashed line at
+//    the uniform share 1/W. Equal-height rows of the figure model make it cost half the
+//    height: it is left out (and the caption says so) where the curves would get too low.
 //  - History: a slider picks a frame (default the latest, following new frames while at the
 //    end); up to 8 evenly spaced earlier frames are drawn faded behind it.
-//  - One computed line per head from describe_curve() (core/analysis/connections.h) for that frame.
-//  - The layer's effective attention maps on the probe input (band-shaped: zero outside the
-//    window), one heatmap per head, from the latest probe.
-//  - Hover readouts: curve (head, t, offset, g), bars (slot, t, offset, beta, g) and maps
-//    (query i -> key j = w, with the probe's tokens).
-// Contract: draws one ImGui window named "Connections" (a close button when `open` is given;
-// nothing when *open is false) from the snapshot only. Derived data (summaries, faded frames,
-// y range) is cached and recomputed only when the history, the chosen frame or the layer
-// change; heatmaps are GL textures re-uploaded only when the maps change (generation and
-// attention_step) or the layer does, never every frame. Needs the GL context current; destroy
-// before the window. No torch.
+//  - One computed line per head from describe_curve() (core/analysis/connections.h) for that
+//    frame, as ImGui text.
+//  - Maps figure: the layer's effective attention on the probe input (band-shaped: zero
+//    outside the window), one heatmap panel per head with one shared colorbar, from the latest
+//    probe. Every figure fits the panel whole (no scrolling past it): where the curves and the
+//    maps do not both fit, the maps are left out and a line (and the dimmed "maps" control)
+//    says so.
+//  - Hover readouts: curves (head, t, offset, g at the cursor's t), beta (slot, t, offset,
+//    beta, g) and maps (query i -> key j = w, with the probe's tokens); the head under the mouse
+//    is outlined in the curves and the maps (its curve thickened when overlaid).
+// Contract: every plot is a figure of the figure model drawn by the screen painter
+// (gui/live_figure.h), built here from the snapshot with the panel's controls applied (layer,
+// frame, small multiples / overlaid, history, beta), so "Export..." (curves, "connections") and
+// "Export maps..." ("connections-maps") send exactly what is on screen to the Export dialog.
+// Figures are rebuilt only when the history, the chosen frame, the layer, a control or the
+// grid the space allows change (curves), or when the maps change (generation, attention_step,
+// layer); the hover marks are drawn over them and are not part of the figure. Draws into the
+// workspace's tile from the snapshot only. Needs the GL context current; destroy before the
+// window. No torch.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/views/snapshot.h"
+#include "gui/live_figure.h"
 #include "gui/panel.h"
-#include "gui/plot_draw.h"
-#include "render/gl/gl_texture.h"
+#include "render/plot/figure.h"
+
+struct ImFont;
 
 namespace attn::gui {
 
@@ -44,6 +59,7 @@ class ConnectionPanel : public Panel {
     int frame = -1;                      // its index in the history
     int frames = 0;                      // history length
     bool overlaid = false;               // heads drawn in one plot (asked for, or too little room)
+    bool beta = false;                   // the beta row was drawn
     std::vector<std::string> summaries;  // describe_curve() sentence per head
   };
 
@@ -63,21 +79,31 @@ class ConnectionPanel : public Panel {
     std::vector<int> faded;  // history indices drawn faded, oldest first
     double y_lo = 0, y_hi = 1;
     float beta_max = 1;
-    std::vector<float> slot_t;  // t_j = j / (W-1)
     std::vector<std::string> summaries;
+  };
+  // How the curves figure is arranged (chosen from the space and the controls).
+  struct Arrangement {
+    bool overlaid = false;
+    bool beta = false;
+    int cols = 1;     // head columns (small multiples)
+    int t_label = 0;  // the t axis's label: 0 long, 1 short, 2 "t" (to fit the plots)
+  };
+  // What a panel of the curves figure shows: the heads [first, last), curves or beta bars.
+  struct PanelRole {
+    bool beta = false;
+    int first = 0, last = 0;
   };
 
   void choose_frame(const std::vector<ConnectionFrame>& history, uint64_t generation);
   void update_view(const std::vector<ConnectionFrame>& history, uint64_t generation);
   void draw_toolbar(const std::vector<ConnectionFrame>& history);
-  void draw_curves(const std::vector<ConnectionFrame>& history, ImFont* font, float height);
-  void draw_head_plot(ImDrawList* dl, const std::vector<ConnectionFrame>& history, ImFont* font,
-                      ImVec2 p0, ImVec2 p1, int head);  // head -1: all heads overlaid
-  void draw_beta_bars(ImDrawList* dl, const ConnectionCurves& c, const PlotArea& a, ImFont* font,
-                      float top, float bottom, int head);
+  Arrangement arrange(ImVec2 size, ImFont* font) const;
+  void build_curves(const std::vector<ConnectionFrame>& history, const Arrangement& a);
+  void draw_curves(const std::vector<ConnectionFrame>& history, ImFont* font, ImVec2 size);
+  void hover_curves(bool hovered);
   void draw_summaries(ImFont* font);
+  void build_maps(const Snapshot& snap);
   void draw_maps(const Snapshot& snap, ImFont* font, float height);
-  void update_textures(const Snapshot& snap, const std::vector<int>& map_indices);
 
   // The chosen layer's curves in history frame `index` (nullptr if that frame lacks it or its
   // shape differs from the chosen frame's).
@@ -86,6 +112,7 @@ class ConnectionPanel : public Panel {
   int layer_ = -1;             // model layer index of the ky layer shown
   bool overlaid_ = false;      // false: small multiples
   bool show_history_ = true;   // faded earlier frames
+  bool show_beta_ = true;      // the beta row (where there is room)
   bool show_maps_ = true;      // the band-shaped attention maps
   int frame_ = -1;             // chosen history index
   int64_t frame_step_ = -1;    // ...and its step, to find it again after the history thins
@@ -94,15 +121,23 @@ class ConnectionPanel : public Panel {
   int hovered_head_ = -1;  // from the previous frame's maps/plots: highlighted
   int hovered_head_next_ = -1;
   const ConnectionCurves* current_ = nullptr;  // chosen frame's curves (valid during draw)
+  Arrangement arranged_;                       // what the curves figure was last built as
   bool too_small_for_grid_ = false;            // small multiples asked for, overlaid drawn
-  bool curves_hovered_ = false;                // the curve region has the mouse this frame
-  std::vector<int> map_indices_;               // attention_maps() of the layer (reused)
+  bool no_room_for_beta_ = false;              // beta asked for, left out
+  bool no_room_for_maps_ = false;              // maps asked for, left out
 
   View view_;
-  std::vector<render::Texture2D> maps_;  // one per head of the chosen layer
-  render::Texture2D colorbar_;
-  uint64_t uploaded_key_ = 0;
-  float vmax_ = 1.0f;
+  // The curves figure, what it was built from, and what each of its panels shows.
+  fig::Figure curves_;
+  uint64_t curves_key_ = 0;
+  std::vector<PanelRole> roles_;
+  int curve_lines_ = 0, faded_lines_ = 0;  // in curves_
+  LiveFigure curves_live_;
+  // The maps figure: one panel per head (maps_heads_[k]: its head), and what it was built from.
+  fig::Figure maps_;
+  uint64_t maps_key_ = 0;
+  std::vector<int> maps_heads_;
+  LiveFigure maps_live_;
   Report report_;
 };
 
