@@ -6,28 +6,29 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <filesystem>
+#include <functional>
 
 #include "app/figures/figures.h"
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
-#include "gui/plot_draw.h"
+#include "gui/palette.h"
 #include "gui/widgets.h"
-#include "render/plot/colormap.h"
 
 namespace attn::gui {
 namespace {
 
-constexpr float kGap = 6.0f;
-constexpr float kFullMapHeight = 280.0f;
-constexpr float kColorbarWidth = 14.0f;
+constexpr float kFullMapHeight = 300.0f;  // under the grid: at most this (or half the height)
+constexpr double kMinMapFonts = 3.0;      // the grid's maps: at least this many font sizes wide
 constexpr const char* kColormapNames[] = {"hot", "viridis"};
-
-ImTextureID texture_id(const render::Texture2D& t) {
-  return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.id()));
-}
 
 uint64_t mix(uint64_t h, uint64_t v) {
   return (h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2))) * 0xBF58476D1CE4E5B9ull;
+}
+
+uint64_t mix(uint64_t h, const std::string& s) {
+  return mix(h, static_cast<uint64_t>(std::hash<std::string>{}(s)));
 }
 
 // The grid side of a CLS row over grid x grid patches; 0 when it is not a square.
@@ -47,6 +48,16 @@ std::string prediction_text(const ImageProbe& p) {
   return text;
 }
 
+// Token t of an image model: 0 the CLS token, 1 + r g + c the patch at grid (r, c).
+std::string token_name(int t, int g) {
+  if (t == 0 || g <= 0) return "CLS";
+  return "patch (" + std::to_string((t - 1) / g) + ", " + std::to_string((t - 1) % g) + ")";
+}
+
+std::string head_name(int column, int heads) {
+  return column == heads ? "head mean" : "head " + std::to_string(column);
+}
+
 }  // namespace
 
 struct ImageAttentionPanel::Row {
@@ -57,18 +68,13 @@ struct ImageAttentionPanel::Row {
   std::string note;  // e.g. the live run has not probed yet
   ImageProbe probe;
   uint64_t probe_key = 0;  // changes whenever `probe` does
-  render::Texture2D picture;
-  // Per layer: heads overlays, then the head mean. cls[k] holds overlay k's patch weights.
-  std::vector<render::Texture2D> overlays;
+  uint64_t cls_key = 1;    // probe_key when cls was computed
+  // Per layer: each head's CLS weights on the patches, then their mean
+  // (figures::ImageAttentionRow).
   std::vector<std::vector<float>> cls;
-  std::vector<float> vmax;
   int grid = 0;
   std::vector<float> first_cell;  // screen rect of the first shown layer's head 0 (report)
   int columns() const { return probe.heads + 1; }
-  const std::vector<float>* overlay(int layer, int column) const {
-    const size_t k = static_cast<size_t>(layer) * columns() + column;
-    return k < cls.size() && !cls[k].empty() ? &cls[k] : nullptr;
-  }
 };
 
 ImageAttentionPanel::ImageAttentionPanel() {
@@ -133,19 +139,16 @@ void ImageAttentionPanel::probe_saved_rows() {
   }
 }
 
-// The picture (grey) and every overlay of a row: CLS rows per head and their mean per layer.
-void ImageAttentionPanel::upload(Row& row) {
+// Every overlay of a row: CLS rows per head and their mean, per layer.
+void ImageAttentionPanel::compute(Row& row) {
   const ImageProbe& p = row.probe;
-  if (!p.image.empty())
-    row.picture.upload_matrix(p.image.pixels.data(), p.image.rows, p.image.cols,
-                              render::Colormap::Gray, 0.0f, 1.0f);
   const int cols = row.columns();
   row.cls.assign(static_cast<size_t>(p.layers) * cols, {});
   row.grid = 0;
   for (int l = 0; l < p.layers; ++l) {
     std::vector<std::vector<float>> heads;
     for (const AttentionMap& m : p.maps)
-      if (m.layer == l && m.head < p.heads) {
+      if (m.layer == l && m.head >= 0 && m.head < p.heads) {
         row.cls[static_cast<size_t>(l) * cols + m.head] = cls_patch_weights(m);
         heads.push_back(row.cls[static_cast<size_t>(l) * cols + m.head]);
       }
@@ -153,6 +156,23 @@ void ImageAttentionPanel::upload(Row& row) {
   }
   for (const auto& c : row.cls)
     if (!c.empty()) row.grid = grid_side(c.size());
+  row.cls_key = row.probe_key;
+}
+
+// The row's name in the grid: "live", or the run directory's last part (the whole path when two
+// rows would share it).
+std::string ImageAttentionPanel::row_label(size_t i) const {
+  if (rows_[i]->live) return "live";
+  auto base = [](const std::string& dir) {
+    std::filesystem::path p(dir);
+    if (p.filename().empty()) p = p.parent_path();
+    const std::string name = p.filename().string();
+    return name.empty() ? dir : name;
+  };
+  const std::string mine = base(rows_[i]->source);
+  for (size_t k = 1; k < rows_.size(); ++k)
+    if (k != i && base(rows_[k]->source) == mine) return rows_[i]->source;
+  return mine;
 }
 
 void ImageAttentionPanel::draw_toolbar(const Snapshot& snap, Trainer& trainer) {
@@ -220,17 +240,13 @@ void ImageAttentionPanel::draw_toolbar(const Snapshot& snap, Trainer& trainer) {
   ImGui::SameLine();
   ImGui::Checkbox("head mean", &show_mean_);
   ImGui::SameLine();
-  {
-    // The live run's maps with the settings on screen (saved rows are not in the figure).
-    figures::FigureOptions export_options;
-    export_options.layer = layer_choice_ < 0 ? figures::kAllLayers : layer_choice_;
-    export_options.overlay_colormap = overlay_colormap();
-    export_options.overlay_alpha = alpha_;
-    export_options.scale =
-        shared_scale_ ? figures::AttentionScale::Shared : figures::AttentionScale::PerMap;
-    export_options.show_mean = show_mean_;
-    gui::export_button("image-attention", snap, export_options);
-  }
+  // The grid as on screen: every row, with the controls above applied.
+  ImGui::BeginDisabled(grid_figure_.panels.empty());
+  if (ImGui::SmallButton("Export...")) request_figure_export(grid_figure_, grid_has_live_);
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(grid_figure_.panels.empty() ? "No maps to export yet."
+                                                  : "Export the grid as shown (every row).");
 
   // Comparison runs.
   ImGui::SetNextItemWidth(260);
@@ -255,184 +271,285 @@ void ImageAttentionPanel::draw_toolbar(const Snapshot& snap, Trainer& trainer) {
   }
 }
 
-void ImageAttentionPanel::draw_grid(ImFont* font) {
-  const float fs = font->FontSize;
-  int max_heads = 0, block_rows = 0, headers = 0;
-  for (const auto& r : rows_) {
-    max_heads = std::max(max_heads, r->probe.heads);
-    ++headers;
-    if (r->error.empty()) block_rows += layer_choice_ < 0 ? r->probe.layers : 1;
+void ImageAttentionPanel::rebuild_grid() {
+  std::vector<figures::ImageAttentionRow> in;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Row& r = *rows_[i];
+    if (!r.error.empty() || r.grid == 0) continue;
+    figures::ImageAttentionRow row;
+    row.id = static_cast<int>(i);
+    row.label = row_label(i);
+    row.description =
+        r.run ? r.run->description() : live_mechanisms_ + ", step " + std::to_string(r.probe.step);
+    const std::string pred = prediction_text(r.probe);
+    if (!pred.empty()) row.description += ", " + pred;
+    row.image = r.probe.image;
+    row.layers = r.probe.layers;
+    row.heads = r.probe.heads;
+    row.cls = r.cls;
+    in.push_back(std::move(row));
   }
-  const int cols = 1 + max_heads + (show_mean_ ? 1 : 0);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float left = font->CalcTextSizeA(fs, FLT_MAX, 0, "L00").x + 6;
-  const float title_h = fs + 4;
-  const float colorbar_w = shared_scale_ ? kColorbarWidth + 44 : 80;  // or the "own 0..max" note
-  const float side = std::floor(std::max(
-      16.0f, std::min((avail.x - left - colorbar_w) / cols - kGap,
-                      (avail.y - title_h - headers * (fs + 4)) / std::max(1, block_rows) - kGap)));
-  ImGui::InvisibleButton("##cells", ImVec2(std::max(1.0f, avail.x), std::max(1.0f, avail.y)));
-  const bool hovered = ImGui::IsItemHovered();
+  figures::ImageAttentionRowsOptions o;
+  o.layer = layer_choice_;
+  o.colormap = overlay_colormap();
+  o.alpha = std::clamp(static_cast<double>(alpha_), 0.0, 1.0);
+  o.scale = shared_scale_ ? figures::AttentionScale::Shared : figures::AttentionScale::PerMap;
+  o.show_mean = show_mean_;
+  // One figure per number of layer blocks side by side that divides the layers shown; draw()
+  // takes the one whose maps come out largest in the space it has.
+  int layers = 0;
+  for (const auto& r : in) layers = std::max(layers, r.layers);
+  const int slots = layer_choice_ < 0 ? std::max(1, layers) : 1;
+  grid_error_.clear();
+  variants_.clear();
+  for (int k = 1; k <= slots; ++k) {
+    if (slots % k != 0) continue;
+    o.layers_per_row = k;
+    Variant v;
+    try {
+      v.figure = figures::image_attention_rows_figure(in, o, &v.cells);
+    } catch (const std::exception& e) {
+      grid_error_ = e.what();
+      variants_.clear();
+      break;
+    }
+    v.layers_per_row = k;
+    v.block = std::max(1, v.figure.cols / k);
+    variants_.push_back(std::move(v));
+  }
+  grid_has_live_ = false;
+  if (!variants_.empty())
+    for (const auto& c : variants_.front().cells) grid_has_live_ = grid_has_live_ || c.row == 0;
+  use_variant(0);
+}
+
+void ImageAttentionPanel::use_variant(size_t i) {
+  variant_ = i;
+  if (i < variants_.size()) {
+    grid_figure_ = variants_[i].figure;
+    cells_ = variants_[i].cells;
+  } else {
+    grid_figure_ = fig::Figure{};
+    cells_.clear();
+  }
+}
+
+// How well variant i fits a page of width x height points: its maps' side, halved where the
+// layout wraps its rows in the middle of a layer's block (hard to read).
+double ImageAttentionPanel::variant_score(size_t i, double width_pt, double height_pt) {
+  const Variant& v = variants_[i];
+  int cols = 0;
+  const double side = map_side(v.figure, width_pt, height_pt, &cols);
+  return cols > 0 && cols % v.block != 0 ? 0.5 * side : side;
+}
+
+// The variant whose maps come out largest in `area` pixels (within 2%: fewer blocks per row),
+// and its score.
+std::pair<size_t, double> ImageAttentionPanel::best_variant(ImVec2 area, ImFont* font) {
+  const double ppp = std::max(0.5, static_cast<double>(font->FontSize) / fig::Page{}.font_pt);
+  const double w = std::max(40.0, area.x / ppp), h = std::max(30.0, area.y / ppp);
+  size_t best = 0;
+  double best_score = -1;
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    const double s = variant_score(i, w, h);
+    if (s > 1.02 * best_score) best = i, best_score = s;
+  }
+  return {best, std::max(0.0, best_score)};
+}
+
+// The side (points) of a grid figure's maps laid out on a page of width x height points, with
+// the page's font as LiveFigure::draw sets it (cols: the columns the layout used); 0 without the
+// figure font.
+double ImageAttentionPanel::map_side(const fig::Figure& f, double width_pt, double height_pt,
+                                     int* cols) {
+  const fig::FigureFont* m = metrics_.metrics();
+  if (!m || f.panels.empty()) return 0;
+  fig::Page page;
+  page.width_pt = width_pt, page.height_pt = height_pt;
+  const fig::FigureLayout layout = fig::layout_figure(f, page, *m);
+  if (cols) *cols = layout.cols;
+  double s = 0;
+  for (const fig::PanelLayout& p : layout.panels) s = std::max(s, p.plot.w);
+  return s;
+}
+
+// The grid figure's size in pixels for an area of `size`: the smallest at which its maps are as
+// large as in the whole area (98%), since the layout would spread spare width (or height) between
+// the columns (rows), far from each other and from the colorbar; the height shrinks first (a
+// width-bound grid), then the width (a height-bound grid; a narrower page may wrap the title into
+// another line, which stops it). Where the area would leave maps under kMinMapFonts font sizes
+// (many rows in a short tile), the figure grows taller than the area, which then scrolls. Never
+// under an inch wide (the Export dialog's least).
+ImVec2 ImageAttentionPanel::compact_size(ImVec2 size, ImFont* font) {
+  uint64_t key = mix(mix(grid_key_, variant_), static_cast<uint64_t>(size.x * 4));
+  key =
+      mix(mix(key, static_cast<uint64_t>(size.y * 4)), static_cast<uint64_t>(font->FontSize * 64));
+  if (key == compact_key_) return compact_;
+  compact_key_ = key;
+  compact_ = size;
+  const double font_pt = fig::Page{}.font_pt;
+  const double ppp = std::max(0.5, static_cast<double>(font->FontSize) / font_pt);
+  double w = std::max(40.0, size.x / ppp), h = std::max(30.0, size.y / ppp);
+  const double least_side = kMinMapFonts * font_pt;
+  const double whole = map_side(grid_figure_, w, h);
+  // New maps in the same grid (every probe of the live run): the last size still does unless
+  // the title or the colorbar's labels grew enough to shrink the maps (by 4%).
+  uint64_t shape = mix(mix(static_cast<uint64_t>(size.x * 4), static_cast<uint64_t>(size.y * 4)),
+                       static_cast<uint64_t>(font->FontSize * 64));
+  shape = mix(mix(mix(shape, variant_), static_cast<uint64_t>(grid_figure_.rows)),
+              static_cast<uint64_t>(grid_figure_.cols));
+  shape = mix(shape, grid_figure_.panels.size());
+  if (shape == compact_shape_ && compact_pt_.x > 0) {
+    const double side = map_side(grid_figure_, compact_pt_.x, compact_pt_.y);
+    if (side >= 0.96 * (whole >= least_side ? whole : least_side)) {
+      compact_ = ImVec2(std::min(size.x, static_cast<float>(std::ceil(compact_pt_.x * ppp))),
+                        static_cast<float>(std::ceil(compact_pt_.y * ppp)));
+      if (compact_.y <= size.y + 0.5f) compact_.y = std::min(compact_.y, size.y);
+      return compact_;
+    }
+  }
+  compact_shape_ = shape;
+  compact_pt_ = ImVec2(0, 0);
+  // The least value in [lo, hi] that keeps side_at() >= want (it grows with either extent), to
+  // within 2 points.
+  auto least = [](double lo, double hi, double want, auto&& side_at) {
+    for (int i = 0; i < 12 && hi - lo > 2; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (side_at(mid) >= want ? hi : lo) = mid;
+    }
+    return hi;
+  };
+  double want = 0.98 * whole;
+  if (whole < least_side) {
+    const double sw = std::max(40.0, w - ImGui::GetStyle().ScrollbarSize / ppp);  // scrolled
+    if (map_side(grid_figure_, sw, 20 * h) >= least_side) {
+      h = least(h, 20 * h, least_side, [&](double y) { return map_side(grid_figure_, sw, y); });
+      w = sw;
+      want = 0.98 * map_side(grid_figure_, w, h);
+    }
+  }
+  if (want < 2 * font_pt) return compact_;
+  const double h2 = least(40.0, h, want, [&](double y) { return map_side(grid_figure_, w, y); });
+  const double w2 = least(72.0, w, want, [&](double x) { return map_side(grid_figure_, x, h2); });
+  compact_pt_ = ImVec2(static_cast<float>(w2), static_cast<float>(h2));
+  compact_ = ImVec2(std::min(size.x, static_cast<float>(std::ceil(w2 * ppp))),
+                    static_cast<float>(std::ceil(h2 * ppp)));
+  if (compact_.y <= size.y + 0.5f) compact_.y = std::min(compact_.y, size.y);
+  return compact_;
+}
+
+void ImageAttentionPanel::draw_grid(ImFont* font, ImVec2 size) {
+  for (auto& r : rows_) r->first_cell.clear();
+  if (grid_figure_.panels.empty()) {
+    ImGui::TextDisabled("%s", grid_error_.empty() ? "No maps to show yet." : grid_error_.c_str());
+    return;
+  }
+  grid_plot_.draw(grid_figure_, size, font);
   const bool clicked = ImGui::IsItemClicked();
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const fig::FigureLayout& layout = grid_plot_.layout();
+  if (layout.panels.size() != cells_.size()) return;
+  // A panel's plot area on screen.
+  auto panel_rect = [&](size_t k) {
+    const fig::PanelLayout& L = layout.panels[k];
+    const int panel = static_cast<int>(k);
+    const ImVec2 a = grid_plot_.to_screen(panel, L.xmin, L.ymin),
+                 b = grid_plot_.to_screen(panel, L.xmax, L.ymax);
+    return std::make_pair(ImVec2(std::min(a.x, b.x), std::min(a.y, b.y)),
+                          ImVec2(std::max(a.x, b.x), std::max(a.y, b.y)));
+  };
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->PushClipRect(origin, ImVec2(origin.x + avail.x, origin.y + avail.y), true);
-
-  // Column titles.
-  auto column_x = [&](int c) { return origin.x + left + c * (side + kGap); };
-  const bool short_titles = font->CalcTextSizeA(fs, FLT_MAX, 0, "head 00").x > side;
-  dl->AddText(font, fs, ImVec2(column_x(0), origin.y), colors::kText,
-              short_titles ? "img" : "image");
-  for (int h = 0; h < max_heads; ++h) {
-    char t[16];
-    std::snprintf(t, sizeof t, short_titles ? "h%d" : "head %d", h);
-    dl->AddText(font, fs, ImVec2(column_x(1 + h), origin.y), colors::kText, t);
+  for (size_t k = 0; k < cells_.size(); ++k) {
+    const figures::ImageAttentionCell& c = cells_[k];
+    if (c.column < 0) continue;
+    Row& row = *rows_[static_cast<size_t>(c.row)];
+    const auto [p0, p1] = panel_rect(k);
+    if (c.column == 0 && row.first_cell.empty()) row.first_cell = {p0.x, p0.y, p1.x, p1.y};
+    if (selected_.row == c.row && selected_.layer == c.layer && selected_.head == c.column)
+      dl->AddRect(p0, p1, colors::kHover, 0, 0, 2.0f);
   }
-  if (show_mean_)
-    dl->AddText(font, fs, ImVec2(column_x(1 + max_heads), origin.y), colors::kText, "mean");
-
-  const ImU32 tint = IM_COL32(255, 255, 255, static_cast<int>(std::lround(alpha_ * 255)));
-  float y = origin.y + title_h;
-  for (size_t ri = 0; ri < rows_.size(); ++ri) {
-    Row& row = *rows_[ri];
-    std::string title = row.live ? "live" : row.source;
-    if (row.error.empty()) {
-      if (row.run)
-        title += ": " + row.run->description();
-      else
-        title += ": " + live_mechanisms_ + ", step " + std::to_string(row.probe.step);
-      const std::string pred = prediction_text(row.probe);
-      if (!pred.empty()) title += ", " + pred;
-      if (!row.note.empty()) title += " (" + row.note + ")";
-    }
-    dl->AddText(font, fs, ImVec2(origin.x, y),
-                row.error.empty() ? colors::kText : colors::kErrorText,
-                row.error.empty() ? title.c_str() : (title + ": " + row.error).c_str());
-    y += fs + 4;
-    if (!row.error.empty() || row.grid == 0) continue;
-    const int first = layer_choice_ < 0 ? 0 : layer_choice_;
-    const int last = layer_choice_ < 0 ? row.probe.layers : std::min(row.probe.layers, first + 1);
-    for (int l = first; l < last; ++l, y += side + kGap) {
-      char lt[16];
-      std::snprintf(lt, sizeof lt, "L%d", l);
-      dl->AddText(font, fs, ImVec2(origin.x, y), colors::kDimText, lt);
-      const ImVec2 img0(column_x(0), y), img1(img0.x + side, y + side);
-      dl->AddImage(texture_id(row.picture), img0, img1);
-      for (int c = 0; c < row.columns(); ++c) {
-        const bool mean = c == row.probe.heads;
-        if (mean && !show_mean_) continue;
-        const std::vector<float>* w = row.overlay(l, c);
-        const size_t k = static_cast<size_t>(l) * row.columns() + c;
-        if (!w || k >= row.overlays.size() || !row.overlays[k].valid()) continue;
-        const ImVec2 p0(column_x(mean ? 1 + max_heads : 1 + c), y);
-        const ImVec2 p1(p0.x + side, p0.y + side);
-        dl->AddImage(texture_id(row.picture), p0, p1);
-        dl->AddImage(texture_id(row.overlays[k]), p0, p1, ImVec2(0, 0), ImVec2(1, 1), tint);
-        if (l == first && c == 0) row.first_cell = {p0.x, p0.y, p1.x, p1.y};
-        const bool selected =
-            selected_.row == static_cast<int>(ri) && selected_.layer == l && selected_.head == c;
-        if (selected) dl->AddRect(p0, p1, colors::kHover, 0, 0, 2.0f);
-        if (hovered && mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y) {
-          const float cell = side / row.grid;
-          const int r = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, row.grid - 1);
-          const int cc = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, row.grid - 1);
-          const ImVec2 c0(p0.x + cc * cell, p0.y + r * cell);
-          dl->AddRect(c0, ImVec2(c0.x + cell, c0.y + cell), colors::kHover);
-          char head[24];
-          if (mean)
-            std::snprintf(head, sizeof head, "head mean");
-          else
-            std::snprintf(head, sizeof head, "head %d", c);
-          ImGui::SetTooltip("%s, layer %d %s: CLS -> patch (%d, %d) = %.4f\nclick: full %dx%d map",
-                            row.source.c_str(), l, head, r, cc, (*w)[r * row.grid + cc],
-                            row.grid * row.grid + 1, row.grid * row.grid + 1);
-          if (clicked) selected_ = {static_cast<int>(ri), l, c};
-        }
-      }
-    }
+  const auto hit = grid_plot_.hover_cell(grid_figure_);
+  if (!hit || hit->panel < 0 || static_cast<size_t>(hit->panel) >= cells_.size()) return;
+  const figures::ImageAttentionCell& c = cells_[static_cast<size_t>(hit->panel)];
+  if (c.column == figures::ImageAttentionCell::kNoCell) return;
+  const Row& row = *rows_[static_cast<size_t>(c.row)];
+  const std::string label = row_label(static_cast<size_t>(c.row));
+  if (c.column < 0) {  // the picture
+    ImGui::SetTooltip("%s, test image %lld (%s): pixel (%d, %d) = %.3f", label.c_str(),
+                      static_cast<long long>(row.probe.image.index),
+                      row.probe.image.label_name.c_str(), hit->row, hit->col, hit->value);
+    return;
   }
-  if (shared_scale_ && colorbar_.valid()) {
-    float vmax = 0;
-    for (const auto& r : rows_)
-      for (float v : r->vmax) vmax = std::max(vmax, v);
-    const ImVec2 b0(column_x(cols) + 4, origin.y + title_h);
-    const ImVec2 b1(b0.x + kColorbarWidth, std::min(origin.y + avail.y, b0.y + 4 * side));
-    draw_colorbar(dl, b0, b1, colorbar_.id(), vmax, 5, font, colors::kText);
-  } else if (!shared_scale_) {  // say it where the colorbar would be: colours do not compare
-    const ImVec2 at(column_x(cols) + 4, origin.y + title_h);
-    dl->AddText(font, font->FontSize, at, colors::kText, "each map:");
-    dl->AddText(font, font->FontSize, ImVec2(at.x, at.y + font->FontSize + 2), colors::kText,
-                "own 0..max");
-  }
-  dl->PopClipRect();
+  if (hit->heatmap != 1) return;  // the overlay is the panel's second heatmap
+  dl->AddRect(hit->min, hit->max, colors::kHover);
+  const int tokens = row.grid * row.grid + 1;
+  ImGui::SetTooltip("%s, layer %d %s: CLS -> patch (%d, %d) = %.4f\nclick: full %dx%d map",
+                    label.c_str(), c.layer, head_name(c.column, c.heads).c_str(), hit->row,
+                    hit->col, hit->value, tokens, tokens);
+  if (clicked) selected_ = {c.row, c.layer, c.column};
 }
 
 // The full S x S map of the selected cell (a head's weights, or their mean), with a colorbar.
 void ImageAttentionPanel::draw_full_map(ImFont* font) {
-  if (selected_.row < 0 || selected_.row >= static_cast<int>(rows_.size())) return;
   full_map_size_ = 0;
-  const Row& row = *rows_[selected_.row];
+  if (selected_.row < 0 || selected_.row >= static_cast<int>(rows_.size())) return;
+  const Row& row = *rows_[static_cast<size_t>(selected_.row)];
   const ImageProbe& p = row.probe;
-  std::vector<std::vector<float>> maps;
-  int size = 0;
-  for (const AttentionMap& m : p.maps)
-    if (m.layer == selected_.layer && (selected_.head == p.heads || m.head == selected_.head))
-      maps.push_back(m.weights), size = m.size;
-  if (maps.empty() || size <= 0) return;
-  const std::vector<float> weights = elementwise_mean(maps);
-  full_map_size_ = size;
-  // The grid's colormap: the zoomed map must read like the cell that was clicked.
-  const uint64_t key = mix(mix(mix(row.probe_key, selected_.layer * 1024 + selected_.head),
-                               static_cast<uint64_t>(selected_.row)),
-                           static_cast<uint64_t>(colormap_));
-  if (key != full_map_key_ || !full_map_.valid()) {
-    full_map_vmax_ = std::max(1e-6f, *std::max_element(weights.begin(), weights.end()));
-    full_map_.upload_matrix(weights.data(), size, size, overlay_colormap(), 0.0f, full_map_vmax_);
-    full_map_key_ = key;
+  const uint64_t key = mix(
+      mix(mix(mix(row.probe_key, static_cast<uint64_t>(selected_.layer * 1024 + selected_.head)),
+              static_cast<uint64_t>(selected_.row)),
+          static_cast<uint64_t>(colormap_)),
+      row_label(static_cast<size_t>(selected_.row)));
+  if (key != full_key_) {
+    std::vector<std::vector<float>> maps;
+    int size = 0;
+    for (const AttentionMap& m : p.maps)
+      if (m.layer == selected_.layer && (selected_.head == p.heads || m.head == selected_.head))
+        maps.push_back(m.weights), size = m.size;
+    full_weights_ = maps.empty() ? std::vector<float>{} : elementwise_mean(maps);
+    full_map_size_ = size;
+    full_grid_ = row.grid;
+    char title[200];
+    std::snprintf(title, sizeof title, "%s, layer %d, %s: full %dx%d map (row = query)",
+                  row_label(static_cast<size_t>(selected_.row)).c_str(), selected_.layer,
+                  head_name(selected_.head, p.heads).c_str(), size, size);
+    full_title_ = title;
+    try {
+      full_figure_ =
+          figures::full_attention_map_figure(full_title_, full_weights_, size, overlay_colormap());
+    } catch (const std::exception& e) {
+      full_figure_ = fig::Figure{};
+      full_title_ = e.what();
+    }
+    full_key_ = key;
   }
-  const float fs = font->FontSize;
-  char title[160];
-  if (selected_.head == p.heads)
-    std::snprintf(title, sizeof title, "%s, layer %d, head mean: full %dx%d map (row = query)",
-                  row.source.c_str(), selected_.layer, size, size);
-  else
-    std::snprintf(title, sizeof title, "%s, layer %d, head %d: full %dx%d map (row = query)",
-                  row.source.c_str(), selected_.layer, selected_.head, size, size);
   if (ImGui::SmallButton("close")) {
     selected_ = {};
     return;
   }
   ImGui::SameLine();
-  ImGui::TextWrapped("%s", title);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float side = std::floor(std::max(16.0f, std::min(avail.y - fs, avail.x - 80)));
-  ImGui::InvisibleButton("##full", ImVec2(side, side));
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 p1(origin.x + side, origin.y + side);
-  dl->AddImage(texture_id(full_map_), origin, p1);
-  if (ImGui::IsItemHovered()) {
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    const float cell = side / size;
-    const int i = std::clamp(static_cast<int>((mouse.y - origin.y) / cell), 0, size - 1);
-    const int j = std::clamp(static_cast<int>((mouse.x - origin.x) / cell), 0, size - 1);
-    const int g = row.grid;
-    auto name = [g](int t) {
-      return t == 0 || g == 0 ? std::string("CLS")
-                              : "patch (" + std::to_string((t - 1) / g) + ", " +
-                                    std::to_string((t - 1) % g) + ")";
-    };
-    ImGui::SetTooltip("query %d %s -> key %d %s = %.4f", i, name(i).c_str(), j, name(j).c_str(),
-                      weights[static_cast<size_t>(i) * size + j]);
+  ImGui::BeginDisabled(full_figure_.panels.empty());
+  if (ImGui::SmallButton("Export map...")) request_figure_export(full_figure_, row.live);
+  ImGui::EndDisabled();
+  if (full_figure_.panels.empty()) {
+    ImGui::TextDisabled("%s", full_title_.c_str());
+    return;
   }
-  draw_colorbar(dl, ImVec2(p1.x + 8, origin.y), ImVec2(p1.x + 8 + kColorbarWidth, p1.y),
-                colorbar_.id(), full_map_vmax_, 6, font, colors::kText);
+  const int size = full_figure_.panels[0].heatmaps[0].rows;
+  full_map_size_ = size;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  full_plot_.draw(full_figure_, ImVec2(avail.x, std::max(60.0f, avail.y)), font);
+  if (const auto c = full_plot_.hover_cell(full_figure_)) {
+    ImGui::GetWindowDrawList()->AddRect(c->min, c->max, colors::kHover);
+    ImGui::SetTooltip("query %d %s -> key %d %s = %.4f", c->row,
+                      token_name(c->row, full_grid_).c_str(), c->col,
+                      token_name(c->col, full_grid_).c_str(), c->value);
+  }
 }
 
 void ImageAttentionPanel::make_report(const Snapshot& snap) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : rows_) {
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Row* r = rows_[i].get();
     nlohmann::json maps = nlohmann::json::array();
     for (size_t k = 0; k < r->cls.size(); ++k)
       if (!r->cls[k].empty())
@@ -441,7 +558,10 @@ void ImageAttentionPanel::make_report(const Snapshot& snap) {
                         {"mean", static_cast<int>(k) % r->columns() == r->probe.heads},
                         {"cls_patch_weights", r->cls[k]}});
     const auto& probs = r->probe.probabilities;
+    int panels = 0;
+    for (const auto& c : cells_) panels += c.row == static_cast<int>(i);
     rows.push_back({{"source", r->source},
+                    {"label", row_label(i)},
                     {"live", r->live},
                     {"error", r->error},
                     {"note", r->note},
@@ -452,32 +572,45 @@ void ImageAttentionPanel::make_report(const Snapshot& snap) {
                     {"step", r->probe.step},
                     {"grid", r->grid},
                     {"first_cell", r->first_cell},
+                    {"figure_panels", panels},
                     {"predicted",
                      probs.empty() ? -1
                                    : static_cast<int>(std::max_element(probs.begin(), probs.end()) -
                                                       probs.begin())},
                     {"maps", maps}});
   }
-  report_ = {{"drawn", true},
-             {"image_index", index_},
-             {"live_image_index", snap.probe_image.index},
-             {"layer_choice", layer_choice_},
-             {"colormap", kColormapNames[colormap_]},
-             {"alpha", alpha_},
-             {"shared_scale", shared_scale_},
-             {"full_map",
-              {{"row", selected_.row},
-               {"layer", selected_.layer},
-               {"head", selected_.head},
-               {"size", selected_.row >= 0 ? full_map_size_ : 0}}},
-             {"rows", rows}};
+  const bool full = selected_.row >= 0;
+  report_ = {
+      {"drawn", true},
+      {"image_index", index_},
+      {"live_image_index", snap.probe_image.index},
+      {"layer_choice", layer_choice_},
+      {"colormap", kColormapNames[colormap_]},
+      {"alpha", alpha_},
+      {"shared_scale", shared_scale_},
+      {"show_mean", show_mean_},
+      {"figure",
+       {{"name", grid_figure_.name},
+        {"title", grid_figure_.title},
+        {"rows", grid_figure_.rows},
+        {"cols", grid_figure_.cols},
+        {"panels", grid_figure_.panels.size()},
+        {"layers_per_row", variant_ < variants_.size() ? variants_[variant_].layers_per_row : 0},
+        {"layout_cols", grid_plot_.layout().cols},
+        {"error", grid_error_}}},
+      {"full_map",
+       {{"row", selected_.row},
+        {"layer", selected_.layer},
+        {"head", selected_.head},
+        {"size", full ? full_map_size_ : 0}}},
+      {"full_map_title", full ? full_title_ : ""},
+      {"rows", rows}};
 }
 
 void ImageAttentionPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
   Trainer& trainer = frame.trainer;
-  ImFont* small_font = frame.small_font;
-  ImFont* font = small_font ? small_font : ImGui::GetFont();
+  ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   draw_toolbar(snap, trainer);
 
   // The shown image: a new pick goes to the trainer and every saved run; otherwise follow the
@@ -497,43 +630,79 @@ void ImageAttentionPanel::draw(FrameContext& frame) {
     if (l == 0 || snap.mechanisms[l] != snap.mechanisms[l - 1])
       live_mechanisms_ += (live_mechanisms_.empty() ? "" : "/") + snap.mechanisms[l];
 
-  // Overlays: re-upload every row when any row's maps or the display settings change (the
-  // textures are a few grid x grid patches each: cheap, and a shared scale couples the rows).
+  // The figure is rebuilt when a row's maps, its state or a control changes.
   uint64_t key = mix(static_cast<uint64_t>(colormap_) + 1, shared_scale_ ? 7 : 3);
-  for (const auto& r : rows_) key = mix(key, r->probe_key);
-  if (key != settings_key_) {
-    for (auto& r : rows_) upload(*r);
-    float shared = 0;
-    for (const auto& r : rows_)
-      for (const auto& c : r->cls)
-        for (float v : c) shared = std::max(shared, v);
-    const render::Colormap map = overlay_colormap();
-    for (auto& r : rows_) {
-      r->overlays.resize(r->cls.size());
-      r->vmax.assign(r->cls.size(), 0.0f);
-      for (size_t k = 0; k < r->cls.size(); ++k) {
-        const auto& c = r->cls[k];
-        if (c.empty() || r->grid == 0) continue;
-        const float own = *std::max_element(c.begin(), c.end());
-        r->vmax[k] = shared_scale_ ? shared : own;
-        r->overlays[k].upload_matrix(c.data(), r->grid, r->grid, map, 0.0f,
-                                     std::max(1e-6f, r->vmax[k]));
-      }
-    }
-    upload_colorbar(colorbar_, map);
-    settings_key_ = key;
+  key = mix(mix(key, static_cast<uint64_t>(layer_choice_ + 8)), show_mean_ ? 5 : 9);
+  uint32_t alpha_bits;
+  std::memcpy(&alpha_bits, &alpha_, sizeof alpha_bits);
+  key = mix(mix(key, alpha_bits), live_mechanisms_);
+  for (auto& r : rows_) {
+    if (r->cls_key != r->probe_key) compute(*r);
+    key = mix(mix(mix(key, r->probe_key), r->error), r->source);
+  }
+  if (key != grid_key_) {
+    rebuild_grid();
+    grid_key_ = key;
   }
 
-  // The full map goes beside the grid in a wide window, under it in a tall one.
+  // Rows the grid cannot show say why (errors; the live run before its first probe).
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Row& r = *rows_[i];
+    if (!r.error.empty())
+      ImGui::TextColored(ImVec4(1, 0.43f, 0.43f, 1), "%s: %s", r.source.c_str(), r.error.c_str());
+    else if (!r.note.empty())
+      ImGui::TextDisabled("%s: %s", r.source.c_str(), r.note.c_str());
+  }
+
+  // The full map goes beside the grid (a square of the height, at most 45% of the width) or
+  // under it (at most 300 px, half the height): where the grid's maps stay readable, else beside
+  // in a wide window and under in a tall one.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const bool full = selected_.row >= 0;
-  const bool beside = full && avail.x > 1.3f * avail.y;
-  const float full_w = beside ? std::floor(std::min(avail.y + 90, avail.x * 0.45f)) : 0.0f;
-  const float full_h = full && !beside ? kFullMapHeight : 0.0f;
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float full_w = std::floor(std::min(avail.y + 90, avail.x * 0.45f));
+  const float full_h = std::min(kFullMapHeight, 0.5f * avail.y);
+  const ImVec2 beside_area(std::max(60.0f, avail.x - full_w - gap), std::max(60.0f, avail.y));
+  const ImVec2 under_area(std::max(60.0f, avail.x), std::max(60.0f, avail.y - full_h - gap));
+  const ImVec2 whole(std::max(60.0f, avail.x), std::max(60.0f, avail.y));
+  uint64_t place =
+      mix(mix(grid_key_, static_cast<uint64_t>(avail.x * 4)), static_cast<uint64_t>(avail.y * 4));
+  place = mix(mix(place, static_cast<uint64_t>(font->FontSize * 64)), full ? 3 : 5);
+  if (place != place_key_) {
+    size_t pick = 0;
+    if (full) {
+      const auto [ib, sb] = best_variant(beside_area, font);
+      const auto [iu, su] = best_variant(under_area, font);
+      // Where both leave the maps readable, or neither does (then the grid scrolls), the
+      // window's shape decides unless one place gives clearly larger maps.
+      const double least = kMinMapFonts * fig::Page{}.font_pt;
+      const bool wide = avail.x > 1.3f * avail.y;
+      if ((sb >= least) != (su >= least))
+        place_beside_ = sb >= least;
+      else if (sb < least)
+        place_beside_ = wide;
+      else
+        place_beside_ = sb > 1.1 * su || (sb >= su / 1.1 && wide);
+      pick = place_beside_ ? ib : iu;
+    } else {
+      pick = best_variant(whole, font).first;
+    }
+    if (pick != variant_) use_variant(pick);
+    place_key_ = place;
+  }
+  const bool beside = full && place_beside_;
+  const ImVec2 area = !full ? whole : beside ? beside_area : under_area;
+  // The grid's maps at their size; the full map takes what they leave beside or under them.
+  const ImVec2 maps = compact_size(area, font);
+  // A figure taller than its area scrolls (vertically only).
+  const bool scrolls = maps.y > area.y + 0.5f;
+  const float bar = scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+  const ImVec2 grid_size(beside ? std::min(area.x, maps.x + bar) : area.x,
+                         full && !beside ? std::min(area.y, maps.y) : area.y);
   constexpr ImGuiWindowFlags kFlags =
       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
-  const ImVec2 grid_size(beside ? avail.x - full_w : 0.0f, std::max(60.0f, avail.y - full_h));
-  if (ImGui::BeginChild("##image-grid", grid_size, false, kFlags)) draw_grid(font);
+  if (ImGui::BeginChild("##image-grid", grid_size, false, scrolls ? 0 : kFlags))
+    draw_grid(font, maps);
   ImGui::EndChild();
   if (beside) ImGui::SameLine();
   if (full && ImGui::BeginChild("##full-map", ImVec2(0, 0), false, kFlags)) draw_full_map(font);
