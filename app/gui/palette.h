@@ -34,4 +34,20 @@ constexpr ImU32 kErrorText = IM_COL32(255, 110, 110, 255);  // messages that nee
 constexpr ImU32 kCanvas = IM_COL32(18, 19, 22, 255);        // plot backgrounds
 }  // namespace colors
 
+// The colour with its alpha replaced by `alpha` in [0, 1].
+inline ImU32 with_alpha(ImU32 c, float alpha) {
+  alpha = alpha < 0 ? 0 : alpha > 1 ? 1 : alpha;
+  return with_alpha8(c, static_cast<unsigned>(alpha * 255.0f + 0.5f));
+}
+
+// The i-th of seven Okabe-Ito colours (black left out: it vanishes on the dark theme), cycling,
+// for series that are told apart by colour alone (one per head).
+inline ImU32 categorical_color(int i) {
+  constexpr ImU32 kCycle[] = {colors::kSkyBlue, colors::kOrange,        colors::kGreen,
+                              colors::kYellow,  colors::kReddishPurple, colors::kVermillion,
+                              colors::kBlue};
+  constexpr int n = static_cast<int>(sizeof kCycle / sizeof kCycle[0]);
+  return kCycle[((i % n) + n) % n];
+}
+
 }  // namespace attn::gui

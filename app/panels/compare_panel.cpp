@@ -14,7 +14,7 @@
 #include "core/config/sweep.h"
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
-#include "gui/plot_draw.h"
+#include "gui/palette.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 

@@ -12,7 +12,7 @@
 #include "core/analysis/connections.h"
 #include "gui/export_dialog.h"
 #include "gui/palette.h"
-#include "gui/plot_draw.h"  // categorical_color: the heads' colours, as in every panel
+#include "gui/palette.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::gui {

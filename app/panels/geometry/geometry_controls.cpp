@@ -8,7 +8,7 @@
 
 #include "figures/figures.h"
 #include "gui/export_dialog.h"
-#include "gui/plot_draw.h"
+#include "gui/palette.h"
 
 namespace attn::gui {
 namespace {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <exception>
 
-#include "gui/plot_draw.h"
+#include "gui/palette.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "gui/plot_draw.h"
+#include "gui/palette.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {
