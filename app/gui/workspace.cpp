@@ -25,7 +25,12 @@ std::string report_key(const std::string& name) {
 }  // namespace
 
 Workspace::Workspace(const PanelSetup& setup) {
-  for (const PanelRow& row : panel_table()) entries_.push_back({&row, row.make(setup)});
+  for (const PanelRow& row : panel_table()) {
+    Entry e;
+    e.row = &row;
+    e.panel = row.make(setup);
+    entries_.push_back(std::move(e));
+  }
   for (const Entry& e : entries_)
     if (e.row->open_at_start(setup)) defaults_.emplace_back(e.row->name, e.row->place);
   layout_ = TileLayout::make_default(defaults_);
