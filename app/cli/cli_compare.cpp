@@ -16,7 +16,7 @@
 #include "app/figures/compare_figures.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
-#include "render/plot/figure_export.h"
+#include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
 
 namespace attn {

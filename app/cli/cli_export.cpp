@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "core/base/error.h"
 #include "core/runs/saved_run.h"
-#include "render/plot/figure_export.h"
+#include "render/plot/export/figure_export.h"
 
 namespace attn {
 namespace {

@@ -18,7 +18,7 @@
 #include "cli/cli_compare.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
-#include "render/plot/figure_export.h"
+#include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
 
 namespace attn {

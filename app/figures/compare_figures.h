@@ -1,5 +1,5 @@
 // Figures that compare runs (torch-free): built from run directories (core/runs/run_dir.h) and the
-// JSON files beside them, drawn and exported by the figure library (render/plot/figure_export.h).
+// JSON files beside them, drawn and exported by the figure library (render/plot/export/figure_export.h).
 // Contract:
 //  - Every builder returns a fig::Figure and never draws; colours are given per curve (the
 //    caller's stable colour per run or group, Okabe-Ito by index unless the user chose one).

@@ -22,7 +22,7 @@
 #include "core/config/config.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
-#include "render/plot/figure_export.h"
+#include "render/plot/export/figure_export.h"
 
 namespace attn::figures {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "render/plot/png.h"
+#include "render/plot/export/png.h"
 
 namespace attn::render {
 

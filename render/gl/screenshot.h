@@ -1,4 +1,4 @@
-// Screenshots of the default framebuffer as PNG (render/plot/png.h).
+// Screenshots of the default framebuffer as PNG (render/plot/export/png.h).
 // Contract:
 //  - save_framebuffer_png() reads the back buffer of the current context's default framebuffer
 //    (call it after rendering a frame and before swapping), flips it to top-row-first and writes

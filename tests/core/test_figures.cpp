@@ -16,7 +16,7 @@
 #include "core/models/conn_model.h"
 #include "core/training/session.h"
 #include "helpers.h"
-#include "render/plot/figure_export.h"
+#include "render/plot/export/figure_export.h"
 
 using namespace attn;
 namespace fs = std::filesystem;

@@ -16,7 +16,7 @@
 #include "core/views/conn_view.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
-#include "render/plot/figure_export.h"
+#include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
 
 namespace attn::fig::testing {

@@ -9,7 +9,7 @@
 
 #include "core/base/error.h"
 #include "figure_fixtures.h"
-#include "render/plot/figure_export.h"
+#include "render/plot/export/figure_export.h"
 #include "render/plot/plot_math.h"
 
 using namespace attn;

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "figure_helpers.h"
-#include "render/plot/figure_export.h"
-#include "render/plot/figure_render.h"
+#include "render/plot/export/figure_export.h"
+#include "render/plot/export/figure_render.h"
 
 namespace fs = std::filesystem;
 using namespace attn::fig;

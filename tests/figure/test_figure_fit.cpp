@@ -14,8 +14,8 @@
 #include "figure_fixtures.h"
 #include "figure_helpers.h"
 #include "render/plot/figure_check.h"
-#include "render/plot/figure_export.h"
-#include "render/plot/figure_render.h"
+#include "render/plot/export/figure_export.h"
+#include "render/plot/export/figure_render.h"
 
 using namespace attn;
 using namespace attn::fig::testing;

@@ -65,7 +65,7 @@ Page page_for(const Figure& figure, const ExportRequest& request, const TextMetr
 // The figure's data as CSV text.
 std::string figure_csv(const Figure& figure);
 
-// Encodes RGBA8 pixels as PNG with a pHYs chunk for `dpi` (0: none) through render/plot/png.h.
+// Encodes RGBA8 pixels as PNG with a pHYs chunk for `dpi` (0: none) through render/plot/export/png.h.
 // Throws FigureError.
 std::string encode_png(const std::vector<render::Rgba8>& rgba, int width, int height, int dpi);
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <memory>
 
-#include "render/plot/figure_export.h"
-#include "render/plot/figure_render.h"
+#include "render/plot/export/figure_export.h"
+#include "render/plot/export/figure_render.h"
 
 namespace attn::fig {
 namespace {

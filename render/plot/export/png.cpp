@@ -1,4 +1,4 @@
-#include "render/plot/png.h"
+#include "render/plot/export/png.h"
 
 #include <png.h>
 

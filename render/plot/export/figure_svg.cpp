@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "render/plot/figure_export.h"
-#include "render/plot/figure_render.h"
+#include "render/plot/export/figure_export.h"
+#include "render/plot/export/figure_render.h"
 
 namespace attn::fig {
 namespace {

@@ -1,4 +1,4 @@
-#include "render/plot/figure_export.h"
+#include "render/plot/export/figure_export.h"
 
 #include <chrono>
 #include <cmath>
@@ -12,8 +12,8 @@
 #include "core/base/atomic_file.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
-#include "render/plot/figure_render.h"
-#include "render/plot/png.h"
+#include "render/plot/export/figure_render.h"
+#include "render/plot/export/png.h"
 
 namespace attn::fig {
 namespace fs = std::filesystem;
