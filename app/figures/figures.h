@@ -79,6 +79,9 @@ fig::Figure conn_eigenvalues_figure(const Snapshot& s);
 fig::Figure conn_spectral_figure(const Snapshot& s);
 fig::Figure neural_surface_figure(const Snapshot& s);
 fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o);
+// A probe image as a grey heatmap over [0, cols] x [0, rows] (no colorbar), the picture the
+// image-attention figures draw their overlays on.
+fig::Heatmap picture_heatmap(const ProbeImage& img, const std::string& name);
 
 // The geometry panel's view: tokens, query, the convex hull of the values, the output, the
 // predicted ellipse of a circle of queries under the linear map, and the warped grid.

@@ -233,6 +233,18 @@ fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o) {
   return f;
 }
 
+fig::Heatmap picture_heatmap(const ProbeImage& img, const std::string& name) {
+  fig::Heatmap h;
+  h.name = name;
+  h.rows = img.rows, h.cols = img.cols;
+  h.values = img.pixels;
+  h.x1 = img.cols, h.y1 = img.rows;
+  h.colormap = render::Colormap::Gray;
+  h.vmin = 0, h.vmax = 1;
+  h.colorbar = false;
+  return h;
+}
+
 fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o) {
   const ProbeImage& img = s.probe_image;
   if (img.empty()) throw Error("image-attention needs an image task (task.name fashion-mnist)");
@@ -250,17 +262,6 @@ fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o) {
   f.rows = static_cast<int>(layers.size());
   f.cols = s.heads + 1 + (o.show_mean ? 1 : 0);
   f.aspect = 0.2 + 1.0 * f.rows / f.cols;
-  auto picture = [&] {
-    fig::Heatmap h;
-    h.name = "image";
-    h.rows = img.rows, h.cols = img.cols;
-    h.values = img.pixels;
-    h.x1 = img.cols, h.y1 = img.rows;
-    h.colormap = render::Colormap::Gray;
-    h.vmin = 0, h.vmax = 1;
-    h.colorbar = false;
-    return h;
-  };
   // Per layer: each head's CLS row over the patches, then (optionally) their mean.
   std::vector<std::vector<std::vector<float>>> rows;
   float shared = 0;
@@ -280,7 +281,7 @@ fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o) {
     pic.y.inverted = true;
     pic.x.visible = pic.y.visible = false;
     pic.equal_aspect = true;
-    pic.heatmaps.push_back(picture());
+    pic.heatmaps.push_back(picture_heatmap(img, "image"));
     f.panels.push_back(pic);
     const auto& heads = rows[r];
     for (size_t h = 0; h < heads.size(); ++h) {

@@ -109,14 +109,7 @@ fig::Figure image_attention_rows_figure(const std::vector<ImageAttentionRow>& ro
       f.panels.push_back(picture_panel(img));
       if (cells) cells->push_back({r->id, l, ImageAttentionCell::kNoCell, r->heads});
     };
-    fig::Heatmap picture;
-    picture.name = r->label + "_image";
-    picture.rows = img.rows, picture.cols = img.cols;
-    picture.values = img.pixels;
-    picture.x1 = img.cols, picture.y1 = img.rows;
-    picture.colormap = render::Colormap::Gray;
-    picture.vmin = 0, picture.vmax = 1;
-    picture.colorbar = false;
+    const fig::Heatmap picture = picture_heatmap(img, r->label + "_image");
     for (size_t k = 0; k < slots.size(); ++k) {
       const int l = slots[k];
       const bool titled = r == show.front() && static_cast<int>(k) < per_row;
