@@ -21,8 +21,8 @@
 #include "core/analysis/ky_transform.h"
 #include "core/config/config.h"
 #include "core/views/snapshot.h"
-#include "render/plot/figure.h"
 #include "render/plot/export/figure_export.h"
+#include "render/plot/figure.h"
 
 namespace attn::figures {
 

@@ -180,7 +180,20 @@ void ComparePanel::draw(FrameContext& frame) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("auto: log when the loss curves span more than a decade");
   ImGui::SameLine();
-  fig::Figure figure = overlay_figure();
+  // Rebuilt only when a run publishes, is added, is saved or recoloured, or the scale changes:
+  // the overlay copies every run's series.
+  uint64_t key = 1469598103934665603ull ^ static_cast<uint64_t>(y_scale_);
+  auto mix = [&key](uint64_t v) { key = (key ^ v) * 1099511628211ull; };
+  for (const auto& r : runs_) {
+    mix(reinterpret_cast<uintptr_t>(r->snap.get()));
+    mix(r->dir.finished);
+    for (float c : r->color) mix(static_cast<uint64_t>(c * 1000));
+  }
+  if (key != overlay_key_ || runs_.size() != overlay_dirs_.size()) {
+    overlay_ = overlay_figure();
+    overlay_key_ = key;
+  }
+  const fig::Figure& figure = overlay_;
   if (ImGui::SmallButton("Export...")) request_figure_export(figure, false);
   draw_curves(figure, font, std::max(140.0f, ImGui::GetContentRegionAvail().y * 0.45f));
   draw_maps(font);

@@ -73,6 +73,8 @@ class ComparePanel : public Panel {
   int y_scale_ = 0;  // 0 auto, 1 linear, 2 log
   bool log_y_shown_ = false;
   std::vector<RunDirectory> overlay_dirs_;  // what overlay_figure()'s curves point into
+  fig::Figure overlay_;                     // the last overlay_figure(), and what it was built from
+  uint64_t overlay_key_ = 0;
   LiveFigure curves_;
   int layer_ = 0, head_ = 0;
 };
