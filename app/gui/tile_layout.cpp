@@ -285,7 +285,7 @@ void TileLayout::remove_empty(Node* leaf) {
   *parent = std::move(*sibling);
 }
 
-void TileLayout::close(const std::string& panel) {
+void TileLayout::close(std::string panel) {
   Node* tile = tile_of(panel);
   if (!tile) return;
   auto it = std::find(tile->tabs.begin(), tile->tabs.end(), panel);
@@ -300,7 +300,7 @@ void TileLayout::activate(const std::string& panel) {
   if (Node* tile = tile_of(panel)) tile->active = panel;
 }
 
-void TileLayout::move(const std::string& panel, const std::string& tile_id) {
+void TileLayout::move(std::string panel, std::string tile_id) {
   Node* target = find_tile(tile_id);
   if (!target || target == tile_of(panel)) {
     activate(panel);
@@ -315,7 +315,7 @@ void TileLayout::move(const std::string& panel, const std::string& tile_id) {
   target->active = panel;
 }
 
-void TileLayout::split_off(const std::string& panel, bool columns) {
+void TileLayout::split_off(std::string panel, bool columns) {
   Node* tile = tile_of(panel);
   if (!tile || tile->tabs.size() < 2) return;  // nothing would be left in the old half
   tile->tabs.erase(std::find(tile->tabs.begin(), tile->tabs.end(), panel));

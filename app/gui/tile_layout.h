@@ -75,12 +75,14 @@ class TileLayout {
 
   // Opens `panel` (and makes it the active tab) where `place` says; no-op tab switch when open.
   void open(const std::string& panel, TilePlace place, const TileRect& area);
-  void close(const std::string& panel);
+  // close(), move() and split_off() take their names by value: callers often pass a node's own id or tab,
+  // which closing may free.
+  void close(std::string panel);
   void activate(const std::string& panel);
   // Moves an open or closed panel into the tile `tile_id` as its active tab.
-  void move(const std::string& panel, const std::string& tile_id);
+  void move(std::string panel, std::string tile_id);
   // Splits the panel's tile in two (columns or rows) and moves the panel into the new half.
-  void split_off(const std::string& panel, bool columns);
+  void split_off(std::string panel, bool columns);
   // Moves a splitter by `delta` pixels (ratio clamped to keep kMinTile on both sides).
   static void drag(const Splitter& s, float delta);
 
