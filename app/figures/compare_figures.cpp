@@ -53,11 +53,8 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
   // that the CSV says which run each point belongs to; one legend below names them all.
   f.shared_legend = true;
   auto panel = [](const char* t, const char* y) {
-    fig::Panel p;
+    fig::Panel p = fig::axes_panel("step", y, true);
     p.title = t;
-    p.x.label = "step";
-    p.y.label = y;
-    p.grid = true;
     return p;
   };
   fig::Panel eval = panel("eval loss", "loss (nats)");

@@ -79,6 +79,8 @@ fig::Figure conn_eigenvalues_figure(const Snapshot& s);
 fig::Figure conn_spectral_figure(const Snapshot& s);
 fig::Figure neural_surface_figure(const Snapshot& s);
 fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o);
+// A recorded series as a line named `name` (step on x).
+fig::LineSeries line_from(const Series& s, const std::string& name);
 // A probe image as a grey heatmap over [0, cols] x [0, rows] (no colorbar), the picture the
 // image-attention figures draw their overlays on.
 fig::Heatmap picture_heatmap(const ProbeImage& img, const std::string& name);

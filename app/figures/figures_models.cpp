@@ -60,43 +60,21 @@ fig::LineSeries contours(const std::vector<float>& z, const std::vector<float>& 
 fig::Figure conn_matrix_figure(const Snapshot& s) {
   const ConnView& v = conn_of(s);
   if (!v.matrix || v.matrix->empty()) throw Error("C has not been recorded yet");
-  fig::Figure f;
-  f.name = "conn-matrix";
-  f.title =
-      "Connection matrix C, step " + std::to_string(v.matrix_step < 0 ? s.step : v.matrix_step);
-  f.aspect = 0.85;
-  fig::Panel p;
-  p.x.label = "slot j (receives)";
-  p.y.label = "slot i (sends)";
-  p.y.inverted = true;
-  p.equal_aspect = true;
-  fig::Heatmap h;
-  h.name = "C";
-  h.rows = h.cols = v.slots;
-  h.values = *v.matrix;
-  h.x1 = h.y1 = v.slots;
+  fig::Panel p = fig::matrix_panel("slot j (receives)", "slot i (sends)");
+  fig::Heatmap h = fig::square_heatmap("C", v.slots, *v.matrix);
   h.colormap = render::Colormap::Diverging;
   h.colorbar_label = "C_ij";
   p.heatmaps.push_back(h);
-  f.panels.push_back(p);
-  return f;
+  const int64_t step = v.matrix_step < 0 ? s.step : v.matrix_step;
+  return fig::single_panel_figure(
+      "conn-matrix", "Connection matrix C, step " + std::to_string(step), std::move(p), 0.85);
 }
 
 fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
   const ConnView& v = conn_of(s);
   if (v.eigen_re.empty()) throw Error("the eigenvalues of I + C have not been computed yet");
-  fig::Figure f;
-  f.name = "conn-eigenvalues";
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "Eigenvalues of I + C, step %lld (rho = %.3f)",
-                static_cast<long long>(v.eigen_step), v.exact_radius);
-  f.title = buf;
-  f.aspect = 0.9;
-  fig::Panel p;
-  p.x.label = "Re \xce\xbb";
-  p.y.label = "Im \xce\xbb";
+  fig::Panel p = fig::axes_panel("Re \xce\xbb", "Im \xce\xbb", true);
   p.equal_aspect = true;
-  p.grid = true;
   p.polygons.push_back(
       circle_polygon(1.0, "unit circle", fig::Color::rgb(0.3f, 0.3f, 0.3f), fig::LineStyle::Solid));
   if (v.control != "none" && v.limit > 0)
@@ -110,25 +88,18 @@ fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
   eig.color = fig::Color::from(render::okabe_ito(0));
   eig.size_pt = 3;
   p.scatters.push_back(eig);
-  f.panels.push_back(p);
-  return f;
+  char title[96];
+  std::snprintf(title, sizeof title, "Eigenvalues of I + C, step %lld (rho = %.3f)",
+                static_cast<long long>(v.eigen_step), v.exact_radius);
+  return fig::single_panel_figure("conn-eigenvalues", title, std::move(p), 0.9);
 }
 
 fig::Figure conn_spectral_figure(const Snapshot& s) {
   const ConnView& v = conn_of(s);
   if (v.spectral_radius.empty()) throw Error("no spectral measurements recorded (tracking off?)");
-  fig::Figure f;
-  f.name = "conn-spectral";
-  f.title = "Spectral radius and norm of I + C (control: " + v.control + ")";
-  fig::Panel p;
-  p.x.label = "step";
-  p.y.label = "value";
-  p.grid = true;
+  fig::Panel p = fig::axes_panel("step", "value", true);
   auto to_line = [](const Series& se, const std::string& name, int colour) {
-    fig::LineSeries l;
-    l.name = name;
-    for (size_t i = 0; i < se.steps.size(); ++i)
-      l.x.push_back(double(se.steps[i])), l.y.push_back(se.values[i]);
+    fig::LineSeries l = line_from(se, name);
     l.color = fig::Color::from(render::okabe_ito(colour));
     return l;
   };
@@ -144,8 +115,9 @@ fig::Figure conn_spectral_figure(const Snapshot& s) {
                        fig::Color::from(render::okabe_ito(5)),
                        0.75,
                        fig::LineStyle::Dashed});
-  f.panels.push_back(p);
-  return f;
+  return fig::single_panel_figure("conn-spectral",
+                                  "Spectral radius and norm of I + C (control: " + v.control + ")",
+                                  std::move(p));
 }
 
 fig::Figure neural_surface_figure(const Snapshot& s) {
@@ -160,10 +132,8 @@ fig::Figure neural_surface_figure(const Snapshot& s) {
   f.aspect = 0.38;
   auto surface_panel = [&](const std::vector<float>& z, const std::string& title,
                            const std::string& name) {
-    fig::Panel p;
+    fig::Panel p = fig::axes_panel("x", "y");
     p.title = title;
-    p.x.label = "x";
-    p.y.label = "y";
     p.equal_aspect = true;
     p.legend = false;
     fig::Heatmap h;
@@ -184,12 +154,9 @@ fig::Figure neural_surface_figure(const Snapshot& s) {
   f.panels.push_back(surface_panel(sf.learned, "learned z(x, y)", "learned"));
   f.panels.back().short_title = "learned z";
   f.panels.push_back(surface_panel(sf.paraboloid, "x\xc2\xb2 + y\xc2\xb2", "paraboloid"));
-  fig::Panel slice;
+  fig::Panel slice = fig::axes_panel("t", "score", true);
   slice.title = "slice along the key";
   slice.short_title = "slice";
-  slice.x.label = "t";
-  slice.y.label = "score";
-  slice.grid = true;
   fig::LineSeries learned{"learned", {}, {}, {}, 1.25, fig::LineStyle::Solid};
   fig::LineSeries dot{"q'\xc2\xb7k'", {}, {}, {}, 1.0, fig::LineStyle::Dashed};
   for (size_t i = 0; i < sf.slice_t.size(); ++i) {
@@ -208,9 +175,7 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
   f.name = "geometry";
   f.title = std::string("Softmax attention geometry (") + map_name(in.map) + " map)";
   f.aspect = 0.9;
-  fig::Panel p;
-  p.x.label = "x";
-  p.y.label = "y";
+  fig::Panel p = fig::axes_panel("x", "y");
   p.equal_aspect = true;
   fig::LineSeries grid{"warped grid",        {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
                        fig::LineStyle::Solid};
@@ -302,12 +267,9 @@ fig::Figure ky_convergence_figure(const KyResult& r, const KyFunction& fn, doubl
   pts.color = fig::Color::from(render::okabe_ito(0));
   conv.scatters.push_back(pts);
   f.panels.push_back(conv);
-  fig::Panel g;
+  fig::Panel g = fig::axes_panel("t", "value", true);
   g.title = "f and its connection g(t; theta)";
   g.short_title = "f and g(t; theta)";
-  g.x.label = "t";
-  g.y.label = "value";
-  g.grid = true;
   fig::LineSeries f_line{
       fn.label.empty() ? "f" : fn.label, {}, {}, {}, 1.25, fig::LineStyle::Solid};
   fig::LineSeries curve{"g(t; limit theta)", {}, {}, {}, 1.0, fig::LineStyle::Dashed};

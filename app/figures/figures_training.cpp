@@ -12,8 +12,6 @@
 #include "render/plot/plot_math.h"
 
 namespace attn::figures {
-namespace {
-
 fig::LineSeries line_from(const Series& s, const std::string& name) {
   fig::LineSeries l;
   l.name = name;
@@ -24,13 +22,7 @@ fig::LineSeries line_from(const Series& s, const std::string& name) {
   return l;
 }
 
-// Tick labels at cell centres for matrices of tokens; the layout thins them to what fits.
-std::vector<fig::Tick> token_ticks(const std::vector<std::string>& labels, int size) {
-  std::vector<fig::Tick> ticks;
-  if (static_cast<int>(labels.size()) != size) return ticks;
-  for (int i = 0; i < size; ++i) ticks.push_back({i + 0.5, labels[i]});
-  return ticks;
-}
+namespace {
 
 std::vector<int> layers_to_show(const Snapshot& s, int layer) {
   std::vector<int> out;
@@ -155,24 +147,16 @@ fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
       shared = std::max(shared, finite_max(m.weights));
   for (int layer : layers)
     for (int head = 0; head < f.cols; ++head) {
-      fig::Panel p;
+      fig::Panel p = fig::matrix_panel("key", "query");
       p.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head);
       p.short_title = "L" + std::to_string(layer) + " H" + std::to_string(head);
-      p.y.inverted = true;
-      p.x.label = "key";
-      p.y.label = "query";
-      p.equal_aspect = true;
-      p.legend = false;
       for (const auto& m : maps) {
         if (m.layer != layer || m.head != head) continue;
-        fig::Heatmap h;
-        h.name = "layer" + std::to_string(layer) + "_head" + std::to_string(head);
-        h.rows = h.cols = m.size;
-        h.values = m.weights;
-        h.x1 = h.y1 = m.size;
+        fig::Heatmap h = fig::square_heatmap(
+            "layer" + std::to_string(layer) + "_head" + std::to_string(head), m.size, m.weights);
         h.colormap = o.colormap;
         apply_scale(h, o.scale, shared, "weight");
-        p.x.ticks = token_ticks(s.probe_tokens, m.size);
+        p.x.ticks = fig::token_ticks(s.probe_tokens, m.size);
         p.y.ticks = p.x.ticks;
         p.heatmaps.push_back(h);
       }
@@ -204,13 +188,10 @@ fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o) {
   f.share_y = true;
   f.shared_legend = true;  // the same heads in every layer: one legend
   for (const auto& c : frame->layers) {
-    fig::Panel p;
+    fig::Panel p = fig::axes_panel("t (1 = current token)", "g_h(t)", true);
     p.title = "layer " + std::to_string(c.layer) + " (window " + std::to_string(c.window) +
               (c.causal ? ", causal" : "") + ")";
     p.short_title = "layer " + std::to_string(c.layer);
-    p.x.label = "t (1 = current token)";
-    p.y.label = "g_h(t)";
-    p.grid = true;
     for (int h = 0; h < c.heads; ++h) {
       fig::LineSeries l;
       l.name = "head " + std::to_string(h);

@@ -178,20 +178,11 @@ fig::Figure full_attention_map_figure(const std::string& title, const std::vecto
   f.name = "image-attention-map";
   f.title = title;
   f.aspect = 0.85;
-  fig::Panel p;
-  p.x.label = "key";
-  p.y.label = "query";
-  p.y.inverted = true;
-  p.equal_aspect = true;
-  p.legend = false;
+  std::vector<fig::Tick> ticks;
   for (int i = 0; i < size; ++i)
-    p.x.ticks.push_back({i + 0.5, i == 0 ? std::string("CLS") : std::to_string(i)});
-  p.y.ticks = p.x.ticks;
-  fig::Heatmap h;
-  h.name = "weights";
-  h.rows = h.cols = size;
-  h.values = weights;
-  h.x1 = h.y1 = size;
+    ticks.push_back({i + 0.5, i == 0 ? std::string("CLS") : std::to_string(i)});
+  fig::Panel p = fig::matrix_panel("key", "query", std::move(ticks));
+  fig::Heatmap h = fig::square_heatmap("weights", size, weights);
   h.colormap = colormap;
   h.vmin = 0;
   h.vmax = std::max(1e-6f, finite_max(weights));

@@ -25,4 +25,17 @@ bool layer_combo(const char* id, int* choice, int layers, float width, bool allo
   return *choice != before;
 }
 
+bool dimmable_checkbox(const char* label, bool* value, bool dimmed) {
+  if (dimmed) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  const bool clicked = ImGui::Checkbox(label, value);
+  if (dimmed) ImGui::PopStyleColor();
+  return clicked;
+}
+
+void table_row_label(const char* label) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(label);
+}
+
 }  // namespace attn::gui

@@ -7,4 +7,11 @@ namespace attn::gui {
 // out of range is reset to -1 (or 0 without allow_all) first. Returns true when it changed.
 bool layer_combo(const char* id, int* choice, int layers, float width, bool allow_all = true);
 
+// A checkbox whose label is drawn dimmed when `dimmed` (asked for but not shown now, e.g. for lack
+// of room; the caller's tooltip says why). Returns true when it was clicked.
+bool dimmable_checkbox(const char* label, bool* value, bool dimmed);
+
+// Starts a table row whose first cell is `label`; the caller fills the next columns.
+void table_row_label(const char* label);
+
 }  // namespace attn::gui

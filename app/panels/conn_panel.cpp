@@ -64,10 +64,7 @@ fig::Figure trace_figure(const ConnView& v) {
   fig::Figure f;
   f.name = "conn-trace";
   f.title = "Reasoning trace of the probe, step " + std::to_string(v.trace_step);
-  fig::Panel p;
-  p.x.label = "step k (0: after compression)";
-  p.y.label = "slot-state norm";
-  p.grid = true;
+  fig::Panel p = fig::axes_panel("step k (0: after compression)", "slot-state norm", true);
   if (rows <= 12)
     for (int k = 0; k < rows; ++k) p.x.ticks.push_back({double(k), std::to_string(k)});
   if (rows == 1) p.x.min = -0.5, p.x.max = 0.5;  // else fitted: the end markers show whole

@@ -12,7 +12,7 @@
 #include "core/analysis/connections.h"
 #include "gui/export_dialog.h"
 #include "gui/palette.h"
-#include "gui/palette.h"
+#include "gui/widgets.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::gui {
@@ -336,10 +336,7 @@ void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) 
     ImGui::SetTooltip("Draw up to %d earlier frames faded behind the chosen one", kMaxFaded);
   same_line_if_fits(toggle_width("beta"));
   // Asked for but left out for lack of room (last frame): the label dimmed, the tooltip says why.
-  if (no_room_for_beta_)
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::Checkbox("beta", &show_beta_);
-  if (no_room_for_beta_) ImGui::PopStyleColor();
+  dimmable_checkbox("beta", &show_beta_, no_room_for_beta_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "beta_h = softmax_j g_h(t_j) as bars, in a row of plots under the curves (as tall as "
@@ -348,10 +345,7 @@ void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) 
                             "the panel or hide the maps."
                           : "");
   same_line_if_fits(toggle_width("maps"));
-  if (no_room_for_maps_)
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::Checkbox("maps", &show_maps_);
-  if (no_room_for_maps_) ImGui::PopStyleColor();
+  dimmable_checkbox("maps", &show_maps_, no_room_for_maps_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "The layer's effective attention on the probe input, one map per head%s",
@@ -724,22 +718,12 @@ void ConnectionPanel::build_maps(const Snapshot& snap) {
   f.share_x = f.share_y = true;  // the same tokens: the axis labels once
   f.aspect = std::min(1.2, 0.25 + 0.9 / f.cols);
   for (const AttentionMap* m : maps) {
-    fig::Panel p;
+    fig::Panel p = fig::matrix_panel("key", "query", fig::token_ticks(snap.probe_tokens, m->size));
     p.title = "head " + std::to_string(m->head);
     p.short_title = "h" + std::to_string(m->head);
-    p.x.label = "key";
-    p.y.label = "query";
-    p.y.inverted = true;  // query rows top to bottom
-    p.equal_aspect = true;
-    p.legend = false;
-    if (static_cast<int>(snap.probe_tokens.size()) == m->size)
-      for (int i = 0; i < m->size; ++i) p.x.ticks.push_back({i + 0.5, snap.probe_tokens[i]});
-    p.y.ticks = p.x.ticks;
-    fig::Heatmap h;
-    h.name = "layer" + std::to_string(m->layer) + "_head" + std::to_string(m->head);
-    h.rows = h.cols = m->size;
-    h.values = m->weights;
-    h.x1 = h.y1 = m->size;
+    fig::Heatmap h =
+        fig::square_heatmap("layer" + std::to_string(m->layer) + "_head" + std::to_string(m->head),
+                            m->size, m->weights);
     h.colormap = render::Colormap::Viridis;
     h.vmin = 0, h.vmax = vmax > 0 ? vmax : 1.0;
     h.colorbar_label = "weight";
@@ -779,20 +763,14 @@ std::vector<std::string> ConnectionPanel::figures(const Snapshot& snap) const {
   return {"connections"};
 }
 
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnectionPanel::Report, drawn, layer, heads, faded_curves, maps,
+                                   step, frame, frames, beta, summaries)
+
 nlohmann::json ConnectionPanel::report() const {
-  const Report& r = report_;
-  return {{"drawn", r.drawn},
-          {"layer", r.layer},
-          {"heads", r.heads},
-          {"curves", r.heads},
-          {"faded_curves", r.faded_curves},
-          {"maps", r.maps},
-          {"step", r.step},
-          {"frame", r.frame},
-          {"frames", r.frames},
-          {"mode", r.overlaid ? "overlaid" : "small multiples"},
-          {"beta", r.beta},
-          {"summaries", r.summaries}};
+  nlohmann::json j = report_;
+  j["curves"] = report_.heads;
+  j["mode"] = report_.overlaid ? "overlaid" : "small multiples";
+  return j;
 }
 
 }  // namespace attn::gui

@@ -9,6 +9,7 @@
 
 #include "gui/export_dialog.h"
 #include "gui/palette.h"
+#include "gui/widgets.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {
@@ -284,17 +285,13 @@ void KyLabPanel::draw_parameter_table() {
       ImGui::TableSetupColumn("poly-literal: 2 constraints + min norm");
       ImGui::TableHeadersRow();
       for (size_t i = 0; i < r.theta.size(); ++i) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(r.names[i].c_str());
+        table_row_label(r.names[i].c_str());
         for (const KyResult* run : {poly, literal}) {
           ImGui::TableNextColumn();
           if (run && i < run->theta.size()) ImGui::Text("%.10g", run->theta[i]);
         }
       }
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted("converged");
+      table_row_label("converged");
       for (const KyResult* run : {poly, literal}) {
         ImGui::TableNextColumn();
         if (run)
@@ -316,9 +313,7 @@ void KyLabPanel::draw_parameter_table() {
     ImGui::TableSetupColumn("difference");
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < r.theta.size(); ++i) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.names[i].c_str());
+      table_row_label(r.names[i].c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%.12g", r.theta[i]);
       ImGui::TableNextColumn();

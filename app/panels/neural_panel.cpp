@@ -47,21 +47,13 @@ std::string number(double v) {
 
 }  // namespace
 
+// The report's keys are the Report fields' names (tests/e2e read them).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NeuralPanel::Report, drawn, surface_available, surface_finite,
+                                   layer, head, grid, step, contour_segments, slice_points,
+                                   table_heads, gradients_present, score_bias_gradient_zero, note)
+
 nlohmann::json NeuralPanel::report_json() const {
-  const Report& r = report_;
-  return {{"drawn", r.drawn},
-          {"surface_available", r.surface_available},
-          {"surface_finite", r.surface_finite},
-          {"layer", r.layer},
-          {"head", r.head},
-          {"grid", r.grid},
-          {"step", r.step},
-          {"contour_segments", r.contour_segments},
-          {"slice_points", r.slice_points},
-          {"table_heads", r.table_heads},
-          {"gradients_present", r.gradients_present},
-          {"score_bias_gradient_zero", r.score_bias_gradient_zero},
-          {"note", r.note}};
+  return report_;
 }
 
 void NeuralPanel::rebuild(const Snapshot& snap) {

@@ -1,5 +1,6 @@
 #include "core/attention/attention.h"
 
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -14,9 +15,11 @@ namespace {
 
 const std::vector<MechanismInfo>& mechanisms() {
   static const std::vector<MechanismInfo> table = {
-#define ATTN_MECHANISM(id)                                                                  \
-  MechanismInfo{id##_mechanism().name, id##_mechanism().description, make_##id##_attention, \
-                id##_mechanism().validate, id##_mechanism().options_help},
+#define ATTN_MECHANISM(id)                                                                   \
+  MechanismInfo{                                                                             \
+      id##_mechanism().name, id##_mechanism().description, make_##id##_attention,            \
+      [](const nlohmann::json& o) { validate_attention_options(id##_mechanism().name, o); }, \
+      id##_mechanism().options_help},
 #include "core/attention/mechanisms.def"
 #undef ATTN_MECHANISM
   };
@@ -44,6 +47,12 @@ torch::Tensor causal_mask(int64_t length, const torch::Device& device) {
   auto mask = torch::ones({length, length}, torch::dtype(torch::kBool).device(device)).triu(1);
   cache.emplace(key, mask);
   return mask;
+}
+
+void fan_in_uniform_(torch::Tensor& t, double fan_in) {
+  torch::NoGradGuard no_grad;
+  const double bound = 1.0 / std::sqrt(fan_in);
+  t.uniform_(-bound, bound);
 }
 
 }  // namespace attn

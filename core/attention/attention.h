@@ -26,6 +26,16 @@ struct AttentionSpec {
   nlohmann::json options = nlohmann::json::object();  // model.attention_options.<name>
 };
 
+// What every multi-head mechanism reads from its spec: the head split, the mask and dropout.
+struct HeadShape {
+  int heads = 1, head_dim = 0;  // head_dim = d_model / heads
+  bool causal = true;
+  double dropout = 0.0;
+  static HeadShape of(const AttentionSpec& spec) {
+    return {spec.heads, spec.d_model / spec.heads, spec.causal, spec.dropout};
+  }
+};
+
 class AttentionModule : public torch::nn::Module {
  public:
   // x: [B, L, D]. Returns [B, L, D].
@@ -63,5 +73,9 @@ const MechanismInfo& find_mechanism(const std::string& name);
 
 // Boolean [L, L] mask, true where key j > query i (future positions), cached per length/device.
 torch::Tensor causal_mask(int64_t length, const torch::Device& device);
+
+// torch::nn::Linear's default initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), in place and
+// without recording gradients: for the per-head tensors that GPT-2's N(0, 0.02) init skips.
+void fan_in_uniform_(torch::Tensor& t, double fan_in);
 
 }  // namespace attn

@@ -15,9 +15,12 @@ struct MechanismDescriptor {
   const char* name;          // as configs spell it: "dot", "semi-fusion", ...
   const char* description;   // one line, for tooltips and --help
   const char* options_help;  // "key (default), ..." or "" when it takes no options
-  // Throws attn::Error naming model.attention_options.<name>.<key> when an option is bad.
+  // Throws attn::Error naming model.attention_options.<name>.<key> when an option is bad. Null
+  // for a mechanism that takes no options: validate_attention_options (core/attention/
+  // registry.h) then refuses every key.
   void (*validate)(const nlohmann::json& options);
-  // Parameters of one attention module with these options (d_model a multiple of heads).
+  // Parameters of one attention module with these options (d_model a multiple of heads). Called
+  // only with options that passed validate (attention_parameter_count validates first).
   int64_t (*parameter_count)(int64_t d_model, int64_t heads, const nlohmann::json& options);
 };
 

@@ -57,7 +57,11 @@ std::string attention_mechanism_options_help(const std::string& name) {
 }
 
 void validate_attention_options(const std::string& name, const nlohmann::json& options) {
-  require(name).validate(options);
+  const MechanismDescriptor& m = require(name);
+  if (m.validate)
+    m.validate(options);
+  else
+    JsonReader(options, options_path(name)).finish();
 }
 
 int64_t attention_parameter_count(const std::string& mechanism, int d_model, int heads,
@@ -65,6 +69,7 @@ int64_t attention_parameter_count(const std::string& mechanism, int d_model, int
   if (d_model <= 0 || heads <= 0 || d_model % heads != 0)
     throw Error("attention_parameter_count: d_model (" + std::to_string(d_model) +
                 ") must be a positive multiple of heads (" + std::to_string(heads) + ")");
+  validate_attention_options(mechanism, options);
   return require(mechanism).parameter_count(d_model, heads, options);
 }
 

@@ -32,6 +32,18 @@ struct GaussianTerm<double> {
   __device__ __forceinline__ double operator()(double t) const { return exp(t * t * c); }
 };
 
+// Rows row0 .. row0 + kTile - 1, columns c0 .. c0 + n - 1 of one head's x [S, D] into a shared
+// tile, zero beyond S and n.
+template <typename T>
+__device__ __forceinline__ void load_tile(T (&tile)[kTile][kChunk + 1], const T* xb, int64_t row0,
+                                          int64_t c0, int n, int64_t S, int64_t D) {
+  for (int idx = threadIdx.x; idx < kTile * kChunk; idx += blockDim.x) {
+    const int row = idx / kChunk, col = idx % kChunk;
+    const int64_t g = row0 + row;
+    tile[row][col] = (g < S && col < n) ? xb[g * D + c0 + col] : T(0);
+  }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kTile* kTile)
     gaussian_forward_kernel(int64_t BH, int64_t S, int64_t D, GaussianTerm<T> term,
@@ -51,11 +63,7 @@ __global__ void __launch_bounds__(kTile* kTile)
     for (int64_t c1 = 0; c1 < D; c1 += kChunk) {
       const int n1 = static_cast<int>(imin(kChunk, D - c1));
       __syncthreads();
-      for (int idx = threadIdx.x; idx < kTile * kChunk; idx += blockDim.x) {
-        const int row = idx / kChunk, col = idx % kChunk;
-        const int64_t gs = ts * kTile + row;
-        xs[row][col] = (gs < S && col < n1) ? xb[gs * D + c1 + col] : T(0);
-      }
+      load_tile(xs, xb, ts * kTile, c1, n1, S, D);
       __syncthreads();
       T a[kChunk];
 #pragma unroll
@@ -63,11 +71,7 @@ __global__ void __launch_bounds__(kTile* kTile)
       for (int64_t c2 = 0; c2 < D; c2 += kChunk) {
         const int n2 = static_cast<int>(imin(kChunk, D - c2));
         __syncthreads();
-        for (int idx = threadIdx.x; idx < kTile * kChunk; idx += blockDim.x) {
-          const int row = idx / kChunk, col = idx % kChunk;
-          const int64_t gr = tr * kTile + row;
-          xr[row][col] = (gr < S && col < n2) ? xb[gr * D + c2 + col] : T(0);
-        }
+        load_tile(xr, xb, tr * kTile, c2, n2, S, D);
         __syncthreads();
         if (n1 == kChunk) {
           for (int v = 0; v < n2; ++v) {

@@ -78,6 +78,17 @@ __device__ void load_key_tile(Tiles<T, CM, DM>& tl, const T* rb, const T* vb, in
   }
 }
 
+// The head's scorer weights w [H, C] into shared ws (zero-padded to CM), and query i's p row into
+// registers (zero for inactive lanes and beyond C). Callers synchronise before and after.
+template <typename T, int CM>
+__device__ __forceinline__ void load_query(T (&pr)[CM], T* ws, const T* w, const T* p, int64_t h,
+                                           int64_t bh, int64_t i, bool active, int64_t N,
+                                           int64_t C) {
+  for (int c = threadIdx.x; c < CM; c += blockDim.x) ws[c] = c < C ? w[h * C + c] : T(0);
+#pragma unroll
+  for (int c = 0; c < CM; ++c) pr[c] = (active && c < C) ? p[(bh * N + i) * C + c] : T(0);
+}
+
 template <int ACT, typename T, int CM>
 __device__ __forceinline__ T score(const T (&pr)[CM], const T* rrow, const T* ws, T bias) {
   // Four partial sums: a single accumulator would chain CM dependent FMAs per score.
@@ -105,10 +116,8 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t i = int64_t(blockIdx.x) * kLanes + lane;
     const bool active = i < N;
     __syncthreads();
-    for (int c = threadIdx.x; c < CM; c += blockDim.x) ws[c] = c < C ? w[h * C + c] : T(0);
     T pr[CM], o[DM];
-#pragma unroll
-    for (int c = 0; c < CM; ++c) pr[c] = (active && c < C) ? p[(bh * N + i) * C + c] : T(0);
+    load_query(pr, ws, w, p, h, bh, i, active, N, C);
 #pragma unroll
     for (int d = 0; d < DM; ++d) o[d] = T(0);
     const T bias = b[h];
@@ -186,10 +195,8 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t i = int64_t(blockIdx.x) * kLanes + lane;
     const bool active = i < N;
     __syncthreads();
-    for (int c = threadIdx.x; c < CM; c += blockDim.x) ws[c] = c < C ? w[h * C + c] : T(0);
     T pr[CM], g[DM];
-#pragma unroll
-    for (int c = 0; c < CM; ++c) pr[c] = (active && c < C) ? p[(bh * N + i) * C + c] : T(0);
+    load_query(pr, ws, w, p, h, bh, i, active, N, C);
 #pragma unroll
     for (int d = 0; d < DM; ++d) g[d] = (active && d < Dv) ? dout[(bh * N + i) * Dv + d] : T(0);
     const T bias = b[h];

@@ -259,6 +259,17 @@ std::string ConnMonitor::matrix_csv(ConnModelImpl& model) {
   return out;
 }
 
+// conn.json's "stats" holds ConnStats by field name (frobenius and max_abs go under "final");
+// a link is [from, to, value].
+void to_json(nlohmann::json& j, const ConnLink& l) {
+  j = nlohmann::json::array({l.from, l.to, l.value});
+}
+void from_json(const nlohmann::json& j, ConnLink& l) {
+  j.at(0).get_to(l.from), j.at(1).get_to(l.to), j.at(2).get_to(l.value);
+}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnStats, threshold, strongest, inhibitory, sparsity, edges,
+                                   self_loops, cyclic_components, nodes_on_cycles, cycles)
+
 nlohmann::json ConnMonitor::to_json(ConnModelImpl& model) const {
   using nlohmann::json;
   auto series = [](const Series& s) {
@@ -275,8 +286,6 @@ nlohmann::json ConnMonitor::to_json(ConnModelImpl& model) const {
   }
   auto c = to_floats(model.effective_connection());
   const auto stats = compute_conn_stats(c.data(), base_.slots, model.options().link_threshold);
-  json strongest = json::array();
-  for (const auto& l : stats.strongest) strongest.push_back({l.from, l.to, l.value});
   return json{{"slots", base_.slots},
               {"d_model", base_.d_model},
               {"steps", base_.steps},
@@ -291,16 +300,7 @@ nlohmann::json ConnMonitor::to_json(ConnModelImpl& model) const {
                 {"frobenius", stats.frobenius},
                 {"max_abs", stats.max_abs},
                 {"eigenvalues", eig}}},
-              {"stats",
-               {{"threshold", stats.threshold},
-                {"strongest", strongest},
-                {"inhibitory", stats.inhibitory},
-                {"sparsity", stats.sparsity},
-                {"edges", stats.edges},
-                {"self_loops", stats.self_loops},
-                {"cyclic_components", stats.cyclic_components},
-                {"nodes_on_cycles", stats.nodes_on_cycles},
-                {"cycles", stats.cycles}}},
+              {"stats", stats},
               {"tracking_seconds", tracking_seconds_},
               {"estimate_error_at_refreshes", base_.estimate_error},
               {"spectral_radius_estimate", series(rho_.series())},

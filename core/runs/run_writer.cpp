@@ -36,24 +36,18 @@ void write_run_config(const std::string& dir, const ExperimentConfig& config) {
   write_run_json(dir, "config.json", to_json(config));
 }
 
+// summary.json's keys are RunSummary's field names (baseline_loss aside: see below).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSummary, mechanism, task, steps, final_train_loss, eval_loss,
+                                   eval_accuracy, parameters, attention_parameters,
+                                   steps_per_second, seed, device, diverged)
+
 nlohmann::json run_summary_json(const ExperimentConfig& config, const RunSummary& s,
                                 double wall_seconds) {
-  nlohmann::json j = {{"mechanism", s.mechanism},
-                      {"mechanisms", config.model.attention},
-                      {"task", s.task},
-                      {"steps", s.steps},
-                      {"final_train_loss", s.final_train_loss},
-                      {"eval_loss", s.eval_loss},
-                      {"eval_accuracy", s.eval_accuracy},
-                      {"parameters", s.parameters},
-                      {"attention_parameters", s.attention_parameters},
-                      {"steps_per_second", s.steps_per_second},
-                      {"wall_seconds", wall_seconds},
-                      {"seed", s.seed},
-                      {"device", s.device},
-                      {"diverged", s.diverged},
-                      {"config_hash", config_hash(config)},
-                      {"attnlab", version_string()}};
+  nlohmann::json j = s;
+  j["mechanisms"] = config.model.attention;
+  j["wall_seconds"] = wall_seconds;
+  j["config_hash"] = config_hash(config);
+  j["attnlab"] = version_string();
   if (s.baseline_loss > 0) j["unigram_baseline_loss"] = s.baseline_loss;
   return j;
 }

@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "render/plot/colormap.h"
@@ -128,5 +129,56 @@ struct Figure {
   bool shared_legend = false;
   double aspect = 0.75;  // height / width of the whole page when the height is not given
 };
+
+// A figure of one panel.
+inline Figure single_panel_figure(std::string name, std::string title, Panel panel,
+                                  double aspect = 0.75) {
+  Figure f;
+  f.name = std::move(name);
+  f.title = std::move(title);
+  f.aspect = aspect;
+  f.panels.push_back(std::move(panel));
+  return f;
+}
+
+// A plot panel with its axis labels and, when `grid`, light grid lines at the ticks.
+inline Panel axes_panel(std::string x_label, std::string y_label, bool grid = false) {
+  Panel p;
+  p.x.label = std::move(x_label);
+  p.y.label = std::move(y_label);
+  p.grid = grid;
+  return p;
+}
+
+// A panel for a square matrix (attention maps, C): row 0 at the top, square cells, no legend
+// (the colorbar gives the scale). ticks, when given, label both axes at the cell centres.
+inline Panel matrix_panel(std::string x_label, std::string y_label, std::vector<Tick> ticks = {}) {
+  Panel p = axes_panel(std::move(x_label), std::move(y_label));
+  p.y.inverted = true;
+  p.equal_aspect = true;
+  p.legend = false;
+  p.x.ticks = std::move(ticks);
+  p.y.ticks = p.x.ticks;
+  return p;
+}
+
+// Tick labels at the cell centres of a matrix over `size` tokens (the layout thins them to what
+// fits); none when the labels do not match the size.
+inline std::vector<Tick> token_ticks(const std::vector<std::string>& labels, int size) {
+  std::vector<Tick> ticks;
+  if (static_cast<int>(labels.size()) != size) return ticks;
+  for (int i = 0; i < size; ++i) ticks.push_back({i + 0.5, labels[i]});
+  return ticks;
+}
+
+// A size x size heatmap covering [0, size]^2, one cell per unit.
+inline Heatmap square_heatmap(std::string name, int size, std::vector<float> values) {
+  Heatmap h;
+  h.name = std::move(name);
+  h.rows = h.cols = size;
+  h.values = std::move(values);
+  h.x1 = h.y1 = size;
+  return h;
+}
 
 }  // namespace attn::fig

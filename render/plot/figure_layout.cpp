@@ -139,6 +139,32 @@ void thin(AxisTicks& t, const std::vector<double>& pos, const std::vector<double
   }
 }
 
+namespace {
+
+// The most ticks, from `target` down to 2, whose labels keep `space` apart without thinning;
+// at 2 (or for the axis's own ticks) the thinned set. measure(ticks, pos, ext) appends each
+// label's page position and extent along the axis.
+template <typename Measure>
+AxisTicks fitted_ticks(const Axis& a, const render::Range& r, int target, double space,
+                       Measure measure) {
+  AxisTicks ticks;
+  for (int t = target; t >= 2; --t) {
+    ticks = make_ticks(a, r.lo, r.hi, t);
+    std::vector<double> pos, ext;
+    measure(ticks, pos, ext);
+    AxisTicks thinned = ticks;
+    thin(thinned, pos, ext, space);
+    if (thinned.labels == ticks.labels || !a.ticks.empty() || t == 2) {
+      ticks = thinned;
+      break;
+    }
+  }
+  if (!a.ticks.empty()) drop_unlabelled(ticks);
+  return ticks;
+}
+
+}  // namespace
+
 bool overlaps(const Rect& a, const Rect& b) {
   const double ox = std::min(a.x + a.w, b.x + b.w) - std::max(a.x, b.x);
   const double oy = std::min(a.y + a.h, b.y + b.h) - std::max(a.y, b.y);
@@ -474,19 +500,12 @@ void Layout::y_ticks(double plot_h) {
     PanelLayout probe;
     probe.plot = {0, 0, 1, plot_h};
     probe.ymin = pl.ry.lo, probe.ymax = pl.ry.hi, probe.ylog = a.log, probe.yinverted = a.inverted;
-    for (int t = target; t >= 2; --t) {
-      pl.yt = make_ticks(a, pl.ry.lo, pl.ry.hi, t);
-      std::vector<double> pos, ext;
-      for (double v : pl.yt.values)
-        pos.push_back(probe.page_y(v)), ext.push_back(line_h(m_.tick_font));
-      AxisTicks thinned = pl.yt;
-      thin(thinned, pos, ext, 0.15 * m_.font);
-      if (thinned.labels == pl.yt.labels || !a.ticks.empty() || t == 2) {
-        pl.yt = thinned;
-        break;
-      }
-    }
-    if (!a.ticks.empty()) drop_unlabelled(pl.yt);
+    pl.yt =
+        fitted_ticks(a, pl.ry, target, 0.15 * m_.font,
+                     [&](const AxisTicks& t, std::vector<double>& pos, std::vector<double>& ext) {
+                       for (double v : t.values)
+                         pos.push_back(probe.page_y(v)), ext.push_back(line_h(m_.tick_font));
+                     });
   }
 }
 
@@ -496,21 +515,13 @@ void Layout::x_ticks(int i, const PanelLayout& L) {
   const Axis& a = f_.panels[i].x;
   PanelPlan& pl = plans_[i];
   const int target = std::clamp(static_cast<int>(std::lround(L.plot.w / (4 * m_.tick_font))), 2, 6);
-  for (int t = target; t >= 2; --t) {
-    pl.xt = make_ticks(a, pl.rx.lo, pl.rx.hi, t);
-    std::vector<double> pos, ext;
-    for (size_t k = 0; k < pl.xt.values.size(); ++k) {
-      pos.push_back(L.page_x(pl.xt.values[k]));
-      ext.push_back(tm_.width(pl.xt.labels[k], m_.tick_font));
-    }
-    AxisTicks thinned = pl.xt;
-    thin(thinned, pos, ext, 0.35 * m_.font);
-    if (thinned.labels == pl.xt.labels || !a.ticks.empty() || t == 2) {
-      pl.xt = thinned;
-      break;
-    }
-  }
-  if (!a.ticks.empty()) drop_unlabelled(pl.xt);
+  pl.xt = fitted_ticks(a, pl.rx, target, 0.35 * m_.font,
+                       [&](const AxisTicks& t, std::vector<double>& pos, std::vector<double>& ext) {
+                         for (size_t k = 0; k < t.values.size(); ++k) {
+                           pos.push_back(L.page_x(t.values[k]));
+                           ext.push_back(tm_.width(t.labels[k], m_.tick_font));
+                         }
+                       });
   std::vector<double> pos, ext;
   for (double v : pl.yt.values) pos.push_back(L.page_y(v)), ext.push_back(line_h(m_.tick_font));
   thin(pl.yt, pos, ext, 0.15 * m_.font);

@@ -22,11 +22,7 @@ torch::Tensor softmax_attention(const torch::Tensor& q, const torch::Tensor& k,
   return torch::matmul(w, v);
 }
 
-DotAttention::DotAttention(const AttentionSpec& spec)
-    : heads_(spec.heads),
-      head_dim_(spec.d_model / spec.heads),
-      causal_(spec.causal),
-      dropout_(spec.dropout) {
+DotAttention::DotAttention(const AttentionSpec& spec) : shape_(HeadShape::of(spec)) {
   qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
   out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
 }
@@ -34,10 +30,11 @@ DotAttention::DotAttention(const AttentionSpec& spec)
 torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
   // [B, L, 3, H, Dh] -> three [B, H, L, Dh]
-  auto qkv = qkv_->forward(x).view({B, L, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  auto qkv =
+      qkv_->forward(x).view({B, L, 3, shape_.heads, shape_.head_dim}).permute({2, 0, 3, 1, 4});
   auto q = qkv[0], k = qkv[1];
   encode_positions(q, k);
-  auto y = softmax_attention(q, k, qkv[2], causal_, dropout_, is_training(),
+  auto y = softmax_attention(q, k, qkv[2], shape_.causal, shape_.dropout, is_training(),
                              record_weights ? &recorded_weights : nullptr);
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }

@@ -17,9 +17,7 @@ class DotAttention : public AttentionModule {
   // position only through the model's absolute embeddings). RopeAttention rotates them.
   virtual void encode_positions(torch::Tensor& q, torch::Tensor& k) const {}
 
-  int heads_, head_dim_;
-  bool causal_;
-  double dropout_;
+  HeadShape shape_;
   torch::nn::Linear qkv_{nullptr}, out_{nullptr};
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/attention/mechanism.h"
+#include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/kernels/fused_attention.h"
 #include "core/training/run_random.h"
@@ -15,9 +16,7 @@ namespace {
 // N(0, 0.02) only reaches 2-D weights; these per-head tensors keep this scale, so that neither
 // A nor Wv starts as a near-zero factor in a product of three small matrices.
 void init_per_head(torch::Tensor& t, int head_dim) {
-  torch::NoGradGuard no_grad;
-  const double bound = 1.0 / std::sqrt(static_cast<double>(head_dim));
-  t.uniform_(-bound, bound);
+  fan_in_uniform_(t, head_dim);
 }
 
 }  // namespace
@@ -141,36 +140,36 @@ torch::Tensor gaussian_kernel_map_reference(const torch::Tensor& x, double sigma
 
 // --- modules ----------------------------------------------------------------------------------
 
-KernelAttentionBase::KernelAttentionBase(const AttentionSpec& spec)
-    : heads_(spec.heads),
-      head_dim_(spec.d_model / spec.heads),
-      causal_(spec.causal),
-      dropout_(spec.dropout) {}
+KernelAttentionBase::KernelAttentionBase(const AttentionSpec& spec) : shape_(HeadShape::of(spec)) {}
 
 torch::Tensor KernelAttentionBase::split_heads(const torch::Tensor& t) const {
-  return t.view({t.size(0), t.size(1), heads_, head_dim_}).transpose(1, 2);
+  return t.view({t.size(0), t.size(1), shape_.heads, shape_.head_dim}).transpose(1, 2);
 }
 
 torch::Tensor KernelAttentionBase::attend(const torch::Tensor& map, const torch::Tensor& values) {
   const int64_t B = map.size(0), L = map.size(2);
-  auto scores = map / static_cast<double>(head_dim_);
-  if (causal_) scores = scores.masked_fill(causal_mask(L, map.device()), -INFINITY);
+  auto scores = map / static_cast<double>(shape_.head_dim);
+  if (shape_.causal) scores = scores.masked_fill(causal_mask(L, map.device()), -INFINITY);
   auto weights = torch::softmax(scores, -1);
   if (record_weights) recorded_weights = weights.detach();
-  if (dropout_ > 0 && is_training()) weights = run_dropout(weights, dropout_);
+  if (shape_.dropout > 0 && is_training()) weights = run_dropout(weights, shape_.dropout);
   return torch::matmul(weights, values).transpose(1, 2).reshape({B, L, -1});
 }
 
+torch::Tensor KernelAttentionBase::register_per_head(const std::string& name) {
+  return register_parameter(name, torch::empty({shape_.heads, shape_.head_dim, shape_.head_dim}));
+}
+
 PseudoAttention::PseudoAttention(const AttentionSpec& spec) : KernelAttentionBase(spec) {
-  pseudo_mechanism().validate(spec.options);
+  validate_attention_options("pseudo", spec.options);
   in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
-  head_kernel = register_parameter("head_kernel", torch::empty({heads_, head_dim_, head_dim_}));
+  head_kernel = register_per_head("head_kernel");
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   reset_own_parameters();
 }
 
 void PseudoAttention::reset_own_parameters() {
-  init_per_head(head_kernel, head_dim_);
+  init_per_head(head_kernel, shape_.head_dim);
 }
 
 torch::Tensor PseudoAttention::forward(const torch::Tensor& x) {
@@ -180,19 +179,19 @@ torch::Tensor PseudoAttention::forward(const torch::Tensor& x) {
 }
 
 SemiFusionAttention::SemiFusionAttention(const AttentionSpec& spec) : KernelAttentionBase(spec) {
-  semi_fusion_mechanism().validate(spec.options);
+  validate_attention_options("semi-fusion", spec.options);
   in = register_module(
       "input_proj",
       torch::nn::Linear(torch::nn::LinearOptions(spec.d_model, spec.d_model).bias(false)));
-  head_kernel = register_parameter("head_kernel", torch::empty({heads_, head_dim_, head_dim_}));
-  head_value = register_parameter("head_value", torch::empty({heads_, head_dim_, head_dim_}));
+  head_kernel = register_per_head("head_kernel");
+  head_value = register_per_head("head_value");
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   reset_own_parameters();
 }
 
 void SemiFusionAttention::reset_own_parameters() {
-  init_per_head(head_kernel, head_dim_);
-  init_per_head(head_value, head_dim_);
+  init_per_head(head_kernel, shape_.head_dim);
+  init_per_head(head_value, shape_.head_dim);
 }
 
 torch::Tensor SemiFusionAttention::forward(const torch::Tensor& x) {
@@ -216,18 +215,18 @@ torch::Tensor GaussianAttention::forward(const torch::Tensor& x) {
 LinearSimAttention::LinearSimAttention(const AttentionSpec& spec)
     : KernelAttentionBase(spec), options_(parse_linear_sim_options(spec.options)) {
   in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
-  slot_kernel = register_parameter("slot_kernel",
-                                   torch::empty({options_.max_len, heads_, head_dim_, head_dim_}));
+  slot_kernel = register_parameter("slot_kernel", torch::empty({options_.max_len, shape_.heads,
+                                                                shape_.head_dim, shape_.head_dim}));
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   reset_own_parameters();
 }
 
 void LinearSimAttention::reset_own_parameters() {
-  init_per_head(slot_kernel, head_dim_);
+  init_per_head(slot_kernel, shape_.head_dim);
 }
 
 torch::Tensor LinearSimAttention::forward(const torch::Tensor& x) {
-  const int64_t B = x.size(0), L = x.size(1), n = heads_, Dh = head_dim_;
+  const int64_t B = x.size(0), L = x.size(1), n = shape_.heads, Dh = shape_.head_dim;
   if (L > options_.max_len)
     throw Error("linear-sim: a sequence of " + std::to_string(L) +
                 " tokens is longer than model.attention_options.linear-sim.max_len (" +
@@ -235,7 +234,7 @@ torch::Tensor LinearSimAttention::forward(const torch::Tensor& x) {
   auto xt = split_heads(in->forward(x));  // [B, n, L, Dh]
   // Pool of the reference tokens R_s, scaled by 1/sqrt(|R_s|): the prefix r <= s when causal.
   torch::Tensor pool;
-  if (causal_) {
+  if (shape_.causal) {
     auto count = torch::arange(1, L + 1, xt.options()).sqrt().view({1, 1, L, 1});
     pool = xt.cumsum(2) / count;
   } else {

@@ -66,6 +66,11 @@ namespace attn {
 
 // What the four share: head split, 1/Dh scaling, causal mask, softmax, dropout, recording.
 class KernelAttentionBase : public AttentionModule {
+ public:
+  // The input projection X~ = X U (+ b1) and the output projection; each mechanism registers
+  // them (in its own order, which fixes the initialisation's random draws).
+  torch::nn::Linear in{nullptr}, out{nullptr};
+
  protected:
   explicit KernelAttentionBase(const AttentionSpec& spec);
   // [B, L, D] -> [B, n, L, Dh]
@@ -73,10 +78,10 @@ class KernelAttentionBase : public AttentionModule {
   // map: raw scores M [B, n, L, L]; values [B, n, L, Dh]. Returns concat_i(softmax(M_i / Dh)
   // V_i) as [B, L, D], masked when causal, with dropout and recording as documented above.
   torch::Tensor attend(const torch::Tensor& map, const torch::Tensor& values);
+  // Registers a [n, Dh, Dh] parameter, one matrix per head (values set by reset_own_parameters).
+  torch::Tensor register_per_head(const std::string& name);
 
-  int heads_, head_dim_;
-  bool causal_;
-  double dropout_;
+  HeadShape shape_;
 };
 
 class PseudoAttention : public KernelAttentionBase {
@@ -85,8 +90,7 @@ class PseudoAttention : public KernelAttentionBase {
   torch::Tensor forward(const torch::Tensor& x) override;
   void reset_own_parameters() override;
 
-  torch::nn::Linear in{nullptr}, out{nullptr};  // U, b1 and P, b2
-  torch::Tensor head_kernel;                    // A [n, Dh, Dh]
+  torch::Tensor head_kernel;  // A [n, Dh, Dh]; in: U, b1; out: P, b2
 };
 
 class SemiFusionAttention : public KernelAttentionBase {
@@ -95,18 +99,15 @@ class SemiFusionAttention : public KernelAttentionBase {
   torch::Tensor forward(const torch::Tensor& x) override;
   void reset_own_parameters() override;
 
-  torch::nn::Linear in{nullptr}, out{nullptr};  // U (no bias) and W^O, b_O
-  torch::Tensor head_kernel;                    // A [n, Dh, Dh]
-  torch::Tensor head_value;                     // Wv [n, Dh, Dh]
+  torch::Tensor head_kernel;  // A [n, Dh, Dh]; in: U (no bias); out: W^O, b_O
+  torch::Tensor head_value;   // Wv [n, Dh, Dh]
 };
 
 class GaussianAttention : public KernelAttentionBase {
  public:
   explicit GaussianAttention(const AttentionSpec& spec);
   torch::Tensor forward(const torch::Tensor& x) override;
-  double sigma() const { return options_.sigma; }
-
-  torch::nn::Linear in{nullptr}, out{nullptr};  // U, b1 and P, b2
+  double sigma() const { return options_.sigma; }  // in: U, b1; out: P, b2
 
  private:
   GaussianOptions options_;
@@ -119,8 +120,7 @@ class LinearSimAttention : public KernelAttentionBase {
   void reset_own_parameters() override;
   int max_len() const { return options_.max_len; }
 
-  torch::nn::Linear in{nullptr}, out{nullptr};  // U, b1 and P, b2
-  torch::Tensor slot_kernel;                    // W [max_len, n, Dh, Dh]
+  torch::Tensor slot_kernel;  // W [max_len, n, Dh, Dh]; in: U, b1; out: P, b2
 
  private:
   LinearSimOptions options_;

@@ -29,23 +29,13 @@ LinearSimOptions parse_linear_sim_options(const nlohmann::json& options) {
       });
 }
 
-namespace {
-
-void no_options(const char* name, const nlohmann::json& options) {
-  JsonReader(options, options_path(name)).finish();
-}
-
-}  // namespace
-
 // Pseudo-MHSA: projections + A [n, Dh, Dh] = 2D^2 + 2D + n Dh^2.
 const MechanismDescriptor& pseudo_mechanism() {
   static const MechanismDescriptor d{
       "pseudo",
       "Pseudo-MHSA (seed 002's Param-Fusion): softmax(X~_i A_i X~_i^T / Dh) X~_i with X~ = X U + "
       "b1, one Dh x Dh kernel A_i per head",
-      "", [](const nlohmann::json& o) { no_options("pseudo", o); },
-      [](int64_t D, int64_t n, const nlohmann::json& o) -> int64_t {
-        no_options("pseudo", o);
+      "", nullptr, [](int64_t D, int64_t n, const nlohmann::json&) -> int64_t {
         return 2 * D * D + 2 * D + D * D / n;
       }};
   return d;
@@ -57,9 +47,7 @@ const MechanismDescriptor& semi_fusion_mechanism() {
       "semi-fusion",
       "Semi-Fusion (seed 002): Pseudo-MHSA without b1, with a per-head value matrix Wv_i and the "
       "output projection W^O kept",
-      "", [](const nlohmann::json& o) { no_options("semi-fusion", o); },
-      [](int64_t D, int64_t n, const nlohmann::json& o) -> int64_t {
-        no_options("semi-fusion", o);
+      "", nullptr, [](int64_t D, int64_t n, const nlohmann::json&) -> int64_t {
         return 2 * D * D + 2 * (D * D / n) + D;
       }};
   return d;
@@ -71,10 +59,7 @@ const MechanismDescriptor& gaussian_mechanism() {
       "Gaussian-MHSA (seed 002): score sum_{d1,d2} exp(-(x~_s,d1 - x~_r,d2)^2 / (2 sigma^2)) / "
       "Dh, i.e. A_i fixed to ones (no score parameters)",
       "sigma (1.0, finite, > 0)", [](const nlohmann::json& o) { parse_gaussian_options(o); },
-      [](int64_t D, int64_t, const nlohmann::json& o) -> int64_t {
-        parse_gaussian_options(o);
-        return 2 * D * D + 2 * D;
-      }};
+      [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 2 * D * D + 2 * D; }};
   return d;
 }
 

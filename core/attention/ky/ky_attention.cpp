@@ -101,14 +101,9 @@ ConnectionNetImpl::ConnectionNetImpl(int heads, int hidden) : heads_(heads), hid
 
 void ConnectionNetImpl::reset_parameters() {
   // nn.Linear's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases.
-  torch::NoGradGuard no_grad;
-  const double s1 = 1.0, sh = 1.0 / std::sqrt(static_cast<double>(hidden_));
-  w1.uniform_(-s1, s1);
-  b1.uniform_(-s1, s1);
-  w2.uniform_(-sh, sh);
-  b2.uniform_(-sh, sh);
-  w3.uniform_(-sh, sh);
-  b3.uniform_(-sh, sh);
+  // Layer 1 maps the scalar t (fan-in 1), layers 2 and 3 the hidden width.
+  for (auto* t : {&w1, &b1}) fan_in_uniform_(*t, 1.0);
+  for (auto* t : {&w2, &b2, &w3, &b3}) fan_in_uniform_(*t, hidden_);
 }
 
 torch::Tensor ConnectionNetImpl::forward(const torch::Tensor& t) {
@@ -119,10 +114,7 @@ torch::Tensor ConnectionNetImpl::forward(const torch::Tensor& t) {
 }
 
 KyAttention::KyAttention(const AttentionSpec& spec)
-    : options_(parse_ky_options(spec.options)),
-      heads_(spec.heads),
-      head_dim_(spec.d_model / spec.heads),
-      dropout_(spec.dropout) {
+    : options_(parse_ky_options(spec.options)), shape_(HeadShape::of(spec)) {
   if (spec.causal && !causal_window())
     throw Error(
         "model.attention_options.ky.placement \"centered\" cannot be used in a causal language "
@@ -139,17 +131,19 @@ torch::Tensor KyAttention::slot_positions() const {
 }
 
 torch::Tensor KyAttention::bias_table() {
-  if (!has_connection()) return torch::zeros({heads_, options_.window}, qkv_->weight.options());
+  if (!has_connection())
+    return torch::zeros({shape_.heads, options_.window}, qkv_->weight.options());
   return connection_->forward(slot_positions());
 }
 
 torch::Tensor KyAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
-  auto qkv = qkv_->forward(x).view({B, L, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  auto qkv =
+      qkv_->forward(x).view({B, L, 3, shape_.heads, shape_.head_dim}).permute({2, 0, 3, 1, 4});
   torch::Tensor band;
   auto y = windowed_attention(qkv[0], qkv[1], qkv[2], bias_table().to(x.dtype()), options_.window,
-                              first_offset(), options_.edges == "masked", dropout_, is_training(),
-                              record_weights ? &band : nullptr);
+                              first_offset(), options_.edges == "masked", shape_.dropout,
+                              is_training(), record_weights ? &band : nullptr);
   if (record_weights) recorded_weights = band_to_dense(band.detach(), first_offset());
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }

@@ -86,8 +86,7 @@ class KyAttention : public AttentionModule {
 
  private:
   KyOptions options_;
-  int heads_, head_dim_;
-  double dropout_;
+  HeadShape shape_;
   torch::nn::Linear qkv_{nullptr}, out_{nullptr};
   ConnectionNet connection_{nullptr};
 };

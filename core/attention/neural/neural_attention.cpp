@@ -201,24 +201,20 @@ std::shared_ptr<AttentionModule> make_neural_attention(const AttentionSpec& spec
 // --- module --------------------------------------------------------------------------------
 
 NeuralAttention::NeuralAttention(const AttentionSpec& spec)
-    : options_(parse_neural_options(spec.options)),
-      heads_(spec.heads),
-      head_dim_(spec.d_model / spec.heads),
-      causal_(spec.causal),
-      dropout_(spec.dropout) {
-  if (options_.down > head_dim_)
-    throw Error(
-        kKeyPrefix + "down (" + std::to_string(options_.down) +
-        ") must not exceed the head width Dh = d_model / heads = " + std::to_string(head_dim_) +
-        ": a projection to d' > Dh is no down-projection and can express nothing that "
-        "\"none\" cannot (use d' <= " +
-        std::to_string(head_dim_) + " or \"none\")");
+    : options_(parse_neural_options(spec.options)), shape_(HeadShape::of(spec)) {
+  if (options_.down > shape_.head_dim)
+    throw Error(kKeyPrefix + "down (" + std::to_string(options_.down) +
+                ") must not exceed the head width Dh = d_model / heads = " +
+                std::to_string(shape_.head_dim) +
+                ": a projection to d' > Dh is no down-projection and can express nothing that "
+                "\"none\" cannot (use d' <= " +
+                std::to_string(shape_.head_dim) + " or \"none\")");
   qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
   out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
-  const int64_t H = heads_, d = reduced_dim(), h = options_.hidden;
+  const int64_t H = shape_.heads, d = reduced_dim(), h = options_.hidden;
   if (has_down_projection()) {
-    query_down_ = register_parameter("query_down", torch::empty({H, head_dim_, d}));
-    key_down_ = register_parameter("key_down", torch::empty({H, head_dim_, d}));
+    query_down_ = register_parameter("query_down", torch::empty({H, shape_.head_dim, d}));
+    key_down_ = register_parameter("key_down", torch::empty({H, shape_.head_dim, d}));
   }
   hidden_query_ = register_parameter("hidden_query", torch::empty({H, h, d}));
   hidden_key_ = register_parameter("hidden_key", torch::empty({H, h, d}));
@@ -231,26 +227,21 @@ NeuralAttention::NeuralAttention(const AttentionSpec& spec)
 void NeuralAttention::reset_own_parameters() {
   // nn.Linear's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), layer by layer: Dh -> d' (down),
   // 2d' -> h (W_h = [U V], b_h), h -> 1 (w_a, b_a).
-  torch::NoGradGuard no_grad;
-  auto fan_in_uniform = [](torch::Tensor& t, double fan_in) {
-    const double bound = 1.0 / std::sqrt(fan_in);
-    t.uniform_(-bound, bound);
-  };
   if (has_down_projection()) {
-    fan_in_uniform(query_down_, head_dim_);
-    fan_in_uniform(key_down_, head_dim_);
+    fan_in_uniform_(query_down_, shape_.head_dim);
+    fan_in_uniform_(key_down_, shape_.head_dim);
   }
   for (auto* t : {&hidden_query_, &hidden_key_, &hidden_bias_})
-    fan_in_uniform(*t, 2.0 * reduced_dim());
-  fan_in_uniform(score_weight_, options_.hidden);
-  fan_in_uniform(score_bias_, options_.hidden);
+    fan_in_uniform_(*t, 2.0 * reduced_dim());
+  fan_in_uniform_(score_weight_, options_.hidden);
+  fan_in_uniform_(score_bias_, options_.hidden);
 }
 
 torch::Tensor NeuralAttention::pair_scores(int64_t head, const torch::Tensor& q_reduced,
                                            const torch::Tensor& k_reduced) const {
-  if (head < 0 || head >= heads_)
+  if (head < 0 || head >= shape_.heads)
     throw Error("neural attention: head " + std::to_string(head) + " out of range [0, " +
-                std::to_string(heads_) + ")");
+                std::to_string(shape_.heads) + ")");
   if (q_reduced.dim() != 2 || q_reduced.size(1) != reduced_dim() ||
       k_reduced.sizes() != q_reduced.sizes())
     throw Error("neural attention: pair_scores expects q', k' [m, " +
@@ -262,7 +253,8 @@ torch::Tensor NeuralAttention::pair_scores(int64_t head, const torch::Tensor& q_
 
 torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
-  auto qkv = qkv_->forward(x).view({B, L, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+  auto qkv =
+      qkv_->forward(x).view({B, L, 3, shape_.heads, shape_.head_dim}).permute({2, 0, 3, 1, 4});
   auto q = qkv[0], k = qkv[1], v = qkv[2];  // [B, H, L, Dh]
   if (has_down_projection()) {
     q = torch::matmul(q, query_down_.unsqueeze(0));  // [B, H, L, d']
@@ -270,19 +262,20 @@ torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
   }
   // The split W_h [q'; k'] = U q' + V k': P and R once per forward, [B, H, L, h] each.
   auto p = torch::matmul(q, hidden_query_.transpose(1, 2).unsqueeze(0)) +
-           hidden_bias_.view({1, heads_, 1, options_.hidden});
+           hidden_bias_.view({1, shape_.heads, 1, options_.hidden});
   auto r = torch::matmul(k, hidden_key_.transpose(1, 2).unsqueeze(0));
-  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim_));  // the paper's sqrt(d)
+  const double scale =
+      1.0 / std::sqrt(static_cast<double>(shape_.head_dim));  // the paper's sqrt(d)
   torch::Tensor weights;
   torch::Tensor* weights_out = record_weights ? &weights : nullptr;
   // The dispatcher has no chunk argument; off CUDA the reference honours the `chunk` option.
   auto y = p.is_cuda() ? neural_attention(p, r, score_weight_, score_bias_, v, options_.activation,
-                                          scale, causal_, weights_out)
+                                          scale, shape_.causal, weights_out)
                        : neural_attention_reference(p, r, score_weight_, score_bias_, v,
-                                                    options_.activation, scale, causal_,
+                                                    options_.activation, scale, shape_.causal,
                                                     options_.chunk, weights_out);
   if (record_weights) recorded_weights = weights.detach();
-  if (dropout_ > 0 && is_training()) y = run_dropout(y, dropout_);
+  if (shape_.dropout > 0 && is_training()) y = run_dropout(y, shape_.dropout);
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }
 

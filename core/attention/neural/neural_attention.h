@@ -46,8 +46,8 @@ class NeuralAttention : public AttentionModule {
 
   const NeuralOptions& options() const { return options_; }
   bool has_down_projection() const { return options_.down > 0; }
-  int reduced_dim() const { return has_down_projection() ? options_.down : head_dim_; }  // d'
-  int head_dim() const { return head_dim_; }
+  int reduced_dim() const { return has_down_projection() ? options_.down : shape_.head_dim; }  // d'
+  int head_dim() const { return shape_.head_dim; }
   // b_a [H]: a parameter whose gradient is exactly zero (softmax shift invariance).
   const torch::Tensor& score_bias() const { return score_bias_; }
   // The scorer's other parameters, read by the views (core/attention/neural/neural_surface.cpp) and
@@ -66,9 +66,7 @@ class NeuralAttention : public AttentionModule {
 
  private:
   NeuralOptions options_;
-  int heads_, head_dim_;
-  bool causal_;
-  double dropout_;
+  HeadShape shape_;
   torch::nn::Linear qkv_{nullptr}, out_{nullptr};
   torch::Tensor query_down_, key_down_;  // Wq', Wk' [H, Dh, d'] (undefined when "none")
   torch::Tensor hidden_query_;           // U   [H, h, d'] (acts on q')

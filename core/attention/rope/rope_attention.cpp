@@ -36,12 +36,12 @@ torch::Tensor rope_rotate(const torch::Tensor& x, double base, int64_t first_pos
 
 RopeAttention::RopeAttention(const AttentionSpec& spec)
     : DotAttention(spec), options_(parse_rope_options(spec.options)) {
-  if (head_dim_ % 2 != 0)
+  if (shape_.head_dim % 2 != 0)
     throw Error(
         "model.attention \"rope\" rotates feature pairs, so the head width model.d_model / "
         "model.heads must be even, got " +
         std::to_string(spec.d_model) + " / " + std::to_string(spec.heads) + " = " +
-        std::to_string(head_dim_));
+        std::to_string(shape_.head_dim));
 }
 
 void RopeAttention::encode_positions(torch::Tensor& q, torch::Tensor& k) const {

@@ -19,10 +19,8 @@ const MechanismDescriptor& rope_mechanism() {
       "position, so scores depend on the relative offset; the relative-position baseline",
       "base (10000, > 1): theta_i = base^(-2i/Dh)",
       [](const nlohmann::json& o) { parse_rope_options(o); },
-      [](int64_t D, int64_t, const nlohmann::json& o) -> int64_t {
-        parse_rope_options(o);
-        return 4 * D * D + 4 * D;  // dot's projections; the rotation has no parameters
-      }};
+      // dot's projections; the rotation has no parameters
+      [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 4 * D * D + 4 * D; }};
   return d;
 }
 
