@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +30,20 @@ void sync_directory(const fs::path& dir) {
   if (fd < 0) return;
   ::fsync(fd);
   ::close(fd);
+}
+
+// rename() over a device node, a FIFO, a symlink or a directory would silently swap the
+// directory entry (a device node would become a plain file): refuse anything but a regular file.
+void require_replaceable(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;  // absent, or a file
+  const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISLNK(st.st_mode)  ? "a symbolic link"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "a device";
+  throw Error("cannot write " + path + ": it is " + what +
+              "; attnlab replaces only regular files (choose another output path)");
 }
 
 }  // namespace
@@ -78,6 +93,7 @@ std::string write_temporary(const std::string& path, const std::string& text) {
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& text) {
+  require_replaceable(path);
   const std::string tmp = write_temporary(path, text);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = errno_text();
@@ -107,8 +123,7 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
   try {
     for (const auto& [path, text] : files) {
       std::error_code ec;
-      if (fs::is_directory(path, ec))
-        throw Error("cannot write " + path + ": a directory of that name is in the way");
+      require_replaceable(path);
       Staged s;
       s.path = path;
       s.existed = fs::exists(path, ec);

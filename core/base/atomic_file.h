@@ -2,6 +2,8 @@
 // directories, exports) goes through here, so a crash or SIGKILL in the middle of a write
 // leaves the previous version or the new one, never a partial file.
 // Contract:
+//  - Only regular files are replaced: a path naming a directory, a symbolic link, a FIFO, a
+//    socket or a device is refused with attn::Error before anything is written.
 //  - write_file_atomic: writes a temporary sibling "<path>.tmp.<pid>", flushes it to disk
 //    (fsync), renames it over path, then syncs the directory. On failure the temporary is
 //    removed and attn::Error names the path and the reason.

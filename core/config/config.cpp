@@ -11,6 +11,7 @@
 #include "core/attention/neural/neural_options.h"
 #include "core/attention/registry.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/config/json_reader.h"
 
 namespace attn {
@@ -172,11 +173,15 @@ size_t json_depth(const json& root) {
   return deepest;
 }
 
-ExperimentConfig parse_config(const json& j, const std::string& where) {
+void check_config_depth(const json& j, const std::string& where) {
   constexpr size_t kMaxDepth = 32;  // a real config nests 4 levels (model.attention_options.x.y)
   if (json_depth(j) > kMaxDepth)
     throw Error(where + ": nested more than " + std::to_string(kMaxDepth) +
                 " levels deep; an attnlab config has at most 4 (see assets/configs/)");
+}
+
+ExperimentConfig parse_config(const json& j, const std::string& where) {
+  check_config_depth(j, where);
   ExperimentConfig c;
   JsonReader top(j, "", where);
   top.string("name", c.name);
@@ -261,19 +266,23 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
   return c;
 }
 
-ExperimentConfig load_config_file(const std::string& path) {
+json read_config_json(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error("config file " + path + " is a directory; give a .json file");
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open config file " + path);
+  const std::string text = read_regular_file(path, 64 << 20);  // configs are kilobytes
   json j;
   try {
-    j = json::parse(in, nullptr, true, /*ignore_comments=*/true);
+    j = json::parse(text, nullptr, true, /*ignore_comments=*/true);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
     throw Error(path + ": not valid JSON: " + e.what());
   }
-  return parse_config(j, path);
+  check_config_depth(j, path);
+  return j;
+}
+
+ExperimentConfig load_config_file(const std::string& path) {
+  return parse_config(read_config_json(path), path);
 }
 
 // Every key of every section, defaults included (the resolved config.json). Objects are

@@ -94,6 +94,13 @@ struct ExperimentConfig {
 // Parses and validates. `where` names the source (a file path) in messages.
 ExperimentConfig parse_config(const nlohmann::json& j, const std::string& where = "config");
 ExperimentConfig load_config_file(const std::string& path);
+// The config file as JSON, before parse_config: a regular file of at most 64 MiB, valid JSON
+// (comments allowed), nested at most 32 levels. For callers that edit it first (sweep,
+// reproduce): a hostile nesting would overflow the stack of any recursive walk. Throws
+// attn::Error naming the file.
+nlohmann::json read_config_json(const std::string& path);
+// Throws attn::Error naming `where` when j nests deeper than a config can.
+void check_config_depth(const nlohmann::json& j, const std::string& where);
 // Fully resolved JSON (every key, defaults included); parse_config(to_json(c)) == c.
 nlohmann::json to_json(const ExperimentConfig& c);
 // Stable short hash of the resolved config (hex), for provenance.

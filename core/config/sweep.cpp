@@ -15,6 +15,8 @@
 #include "core/base/atomic_file.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
+#include "core/runs/run_lock.h"
 #include "core/training/headless.h"
 
 namespace attn {
@@ -200,7 +202,19 @@ json sweep_manifest(const SweepPlan& plan) {
 CellState cell_state(const std::string& out_dir, const SweepCell& cell) {
   const fs::path d = fs::path(out_dir) / cell.dir;
   std::error_code ec;
-  if (fs::exists(d / "summary.json", ec)) return CellState::Done;
+  // Done only with a summary that parses and records the cell's full run: a damaged or
+  // interrupted summary must not count as done forever.
+  try {
+    const fs::path summary = d / "summary.json";
+    if (regular_file_or_absent(summary.string())) {
+      const json j = json::parse(read_regular_file(summary.string()));
+      const bool full =
+          j.is_object() &&
+          (j.value("steps", int64_t(-1)) == cell.config.train.steps || j.value("diverged", false));
+      if (full && !j.value("interrupted", false)) return CellState::Done;
+    }
+  } catch (const std::exception&) {
+  }
   if (fs::exists(d / "checkpoint" / "state.json", ec)) return CellState::Partial;
   return CellState::Pending;
 }
@@ -240,9 +254,8 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   std::error_code ec;
   if (fs::exists(manifest_path, ec)) {
     json old;
-    std::ifstream in(manifest_path);
     try {
-      in >> old;
+      old = json::parse(read_regular_file(manifest_path.string()));
     } catch (const json::exception& e) {
       throw Error(manifest_path.string() + " is not valid JSON: " + e.what());
     }
@@ -269,6 +282,14 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     const std::string tag =
         "[" + std::to_string(cell.index + 1) + "/" + std::to_string(n) + "] " + cell.dir;
     const fs::path dir = out / cell.dir;
+    // Another process (a second sweep on this directory, a shard) is training it: leave it.
+    const std::string holder = run_lock_holder(dir.string());
+    if (!holder.empty()) {
+      log_locked(tag + ": being trained by " + holder + ", skipped");
+      std::lock_guard<std::mutex> lock(mu);
+      ++outcome.skipped;
+      return;
+    }
     const CellState state = cell_state(o.out_dir, cell);
     if (state == CellState::Done) {
       log_locked(tag + ": done already, skipped");
@@ -302,8 +323,18 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     }
     bool resumed = code == 0 || code == 3;
     if (!resumed) {
-      std::error_code ec2;
-      fs::remove_all(dir, ec2);  // metrics of an interrupted attempt must not mix with the new
+      // Metrics of an interrupted attempt must not mix with the new ones. Cleared under the
+      // directory's lock (another sweep may have taken the cell since the check above); the
+      // lock file itself stays, or two processes could hold "the" lock.
+      try {
+        const RunDirLock guard(dir.string(), "attnlab sweep (clearing a cell)", false);
+        clear_run_directory(dir.string());
+      } catch (const Error& e) {
+        log_locked(tag + ": " + e.what() + "; skipped");
+        std::lock_guard<std::mutex> lock(mu);
+        ++outcome.skipped;
+        return;
+      }
       log_locked(tag + ": training");
       code = train(h);
       if (code != 0 && code != 3)

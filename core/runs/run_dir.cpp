@@ -6,6 +6,7 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/base/version.h"
 #include "core/runs/run_writer.h"
 
@@ -15,11 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error("cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_regular_file(p.string());
 }
 
 std::vector<std::string> split(const std::string& line) {
@@ -42,7 +39,9 @@ std::string RunDirectory::mechanism() const {
 }
 
 void parse_metrics_csv(const std::string& text, const std::string& where, RunDirectory& run) {
-  std::istringstream in(text);
+  // A last line without its newline is being written (or was cut by a crash): not data yet.
+  const size_t complete = text.empty() || text.back() == '\n' ? text.size() : text.rfind('\n') + 1;
+  std::istringstream in(text.substr(0, complete));  // rfind's npos + 1 == 0: nothing complete
   std::string line;
   if (!std::getline(in, line)) throw Error(where + " is empty (expected a header line)");
   const auto header = split(line);

@@ -6,6 +6,7 @@
 
 #include "core/analysis/connections.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/training/session.h"
 #include "core/views/conn_view.h"
 
@@ -15,11 +16,9 @@ namespace fs = std::filesystem;
 namespace {
 
 nlohmann::json read_json_if_present(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::exists(p, ec)) return nullptr;
-  std::ifstream in(p);
+  if (!regular_file_or_absent(p.string())) return nullptr;
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(read_regular_file(p.string()));
   } catch (const nlohmann::json::exception& e) {
     throw Error(p.string() + " is not valid JSON: " + e.what());
   }

@@ -1,9 +1,13 @@
 #include "core/training/headless.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -13,7 +17,10 @@
 #include "core/analysis/connections.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
+#include "core/base/interrupt.h"
 #include "core/base/version.h"
+#include "core/runs/run_lock.h"
 #include "core/training/session.h"
 
 namespace attn {
@@ -23,17 +30,22 @@ namespace {
 double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
+#ifdef __APPLE__
+  return u.ru_maxrss / (1024.0 * 1024.0);  // bytes on macOS
+#else
   return u.ru_maxrss / 1024.0;  // KiB on Linux
+#endif
 }
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Keeps the header and the rows at or before `step` (a resumed run rewrites what came after
-// its checkpoint).
+// Keeps the rows at or before `step` of a run's metrics.csv (a resumed run rewrites what came
+// after its checkpoint); none when the file is absent.
 std::string metrics_prefix(const fs::path& path, int64_t step) {
-  std::ifstream in(path);
+  if (!regular_file_or_absent(path.string())) return "";
+  std::istringstream in(read_regular_file(path.string()));
   std::string line, out;
   bool header = true;
   while (std::getline(in, line)) {
@@ -51,24 +63,138 @@ std::string metrics_prefix(const fs::path& path, int64_t step) {
   return out;
 }
 
+// metrics.csv opened for appending, every row checked: a failed or short write (a full disk)
+// truncates the file back to its last complete row and throws, so the file never holds a
+// mangled row or a silent gap.
+class MetricsAppender {
+ public:
+  explicit MetricsAppender(const fs::path& path) : path_(path.string()) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0) throw Error("cannot append to " + path_ + ": " + std::strerror(errno));
+    const off_t end = ::lseek(fd_, 0, SEEK_END);
+    good_size_ = end < 0 ? 0 : end;
+  }
+  ~MetricsAppender() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void append(const std::string& row) {
+    const char* p = row.data();
+    size_t left = row.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const std::string why = n < 0 ? std::strerror(errno) : "no space written";
+        const int cut = ::ftruncate(fd_, good_size_);  // best effort: readers drop a cut row
+        (void)cut;
+        throw Error("cannot append to " + path_ + ": " + why);
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    good_size_ += static_cast<off_t>(row.size());
+  }
+  // Flushes the rows to disk (at the end of a run, so a power loss cannot lose them).
+  void sync() {
+    if (::fsync(fd_) != 0 && errno != EINVAL)
+      throw Error("cannot flush " + path_ + " to disk: " + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  off_t good_size_ = 0;
+};
+
+const char* signal_name(int sig) {
+  return sig == SIGINT    ? "SIGINT"
+         : sig == SIGTERM ? "SIGTERM"
+         : sig == SIGHUP  ? "SIGHUP"
+                          : "a signal";
+}
+
+// A resumed run's config.json must describe the model its checkpoint holds: a checkpoint copied
+// from another run (another mechanism, another size) would otherwise resume silently under the
+// wrong name.
+void check_checkpoint_matches_run(const fs::path& run_dir, const ExperimentConfig& checkpoint) {
+  const fs::path path = run_dir / "config.json";
+  if (!regular_file_or_absent(path.string())) return;
+  ExperimentConfig written;
+  try {
+    written = parse_config(json::parse(read_regular_file(path.string())), path.string());
+  } catch (const std::exception& e) {
+    throw Error(path.string() + " cannot be read (" + e.what() +
+                "); the run cannot be resumed under a config it does not state");
+  }
+  json a = to_json(written)["model"], b = to_json(checkpoint)["model"];
+  if (a != b)
+    throw Error("the checkpoint in " + (run_dir / "checkpoint").string() +
+                " holds another model than " + path.string() +
+                " describes (checkpoint: " + b.dump() + "; config.json: " + a.dump() +
+                "); it was copied from another run. Resume that run instead.");
+}
+
+// Whether dir's summary.json records a run that finished at `step` (not interrupted, parsable).
+bool finished_at(const fs::path& dir, int64_t step) {
+  try {
+    const fs::path p = dir / "summary.json";
+    if (!regular_file_or_absent(p.string())) return false;
+    const json j = json::parse(read_regular_file(p.string()));
+    return j.is_object() && j.value("steps", int64_t(-1)) == step && !j.value("interrupted", false);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The out directory before training writes into it: a directory that holds another run is
+// refused unless `force` (then emptied, summary first), and a run being continued loses its
+// summary first, so that a kill while extending it never leaves an old summary beside a newer
+// checkpoint.
+void prepare_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as_resume) {
+  if (!same_as_resume && holds_run(out.string())) {
+    if (!o.force)
+      throw Error("--out " + out.string() +
+                  " already holds a run (config.json, metrics.csv, summary.json or checkpoint/); "
+                  "continue it with --resume " +
+                  out.string() + ", replace it with --force, or choose another --out");
+    clear_run_directory(out.string());
+  }
+  std::error_code ec;
+  fs::remove(out / "summary.json", ec);
+  if (ec) throw Error("cannot remove " + (out / "summary.json").string() + ": " + ec.message());
+}
+
+void save_checkpoint(TrainingSession& session, const fs::path& out) {
+  session.save((out / "checkpoint").string());
+}
+
 }  // namespace
 
 RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   if (o.out_dir.empty()) throw Error("--out: an output directory is required");
   const fs::path out = o.out_dir;
+  const bool resuming = !o.resume_dir.empty();
+  std::error_code ec;
+  const bool same_as_resume =
+      resuming && fs::exists(out, ec) && fs::equivalent(out, o.resume_dir, ec);
   std::unique_ptr<TrainingSession> session;
-  if (!o.resume_dir.empty()) {
+  bool complete_only = false;  // a finished checkpoint whose summary was never written
+  if (resuming) {
     const fs::path ckpt = fs::path(o.resume_dir) / "checkpoint";
     config = TrainingSession::checkpoint_config(ckpt.string());
+    check_checkpoint_matches_run(o.resume_dir, config);
     if (o.steps) config.train.steps = *o.steps;
     if (o.seed && *o.seed != config.seed)
       throw Error("--seed " + std::to_string(*o.seed) + " differs from the resumed run's seed " +
                   std::to_string(config.seed) + "; a resumed run keeps its seed");
     session = std::make_unique<TrainingSession>(config);
     session->load(ckpt.string());
-    if (session->step() >= config.train.steps && !o.steps)
-      throw Error("run " + o.resume_dir + " already finished its " +
-                  std::to_string(config.train.steps) + " steps; pass --steps N to extend it");
+    if (session->step() >= config.train.steps && !o.steps) {
+      if (finished_at(o.resume_dir, session->step()))
+        throw Error("run " + o.resume_dir + " already finished its " +
+                    std::to_string(config.train.steps) + " steps; pass --steps N to extend it");
+      complete_only = true;  // killed between the final checkpoint and its summary
+    }
   } else {
     if (o.steps) config.train.steps = *o.steps;
     if (o.seed) config.seed = *o.seed;
@@ -81,30 +207,32 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   torch::set_num_threads(threads);
   if (!session) session = std::make_unique<TrainingSession>(config);
 
-  {
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec) throw Error("--out: cannot create " + out.string() + ": " + ec.message());
-  }
+  const RunDirLock lock(out.string(), "attnlab train " + config.name, o.wait);
+  prepare_out_dir(out, o, same_as_resume);
   write_run_config(out.string(), config);
 
   const fs::path metrics_path = out / "metrics.csv";
-  std::string previous = o.resume_dir.empty() ? "" : metrics_prefix(metrics_path, session->step());
-  // The kept rows are rewritten whole first, then appended to row by row (one flush per eval):
-  // a crash loses at most the row being written, which the next resume drops.
+  // The earlier rows come from the run being resumed (which may be another directory).
+  const std::string previous =
+      resuming ? metrics_prefix(fs::path(o.resume_dir) / "metrics.csv", session->step()) : "";
+  // The kept rows are rewritten whole first, then appended to row by row: a crash loses at most
+  // the row being written, which the next resume drops.
   write_file_atomic(metrics_path.string(), std::string(kMetricsHeader) + "\n" + previous);
-  std::ofstream metrics(metrics_path, std::ios::app);
-  if (!metrics) throw Error("cannot write " + metrics_path.string());
+  MetricsAppender metrics(metrics_path);
 
   auto log = [&](const std::string& s) {
     if (o.log) o.log(s);
   };
   const bool conn = config.model.architecture == "conn";
-  log("training " + config.task.name + " with " +
-      (conn ? std::string("the Connection Transformer (conn)")
-            : config.model.attention.at(0) + " attention") +
-      " on " + session->device_name() + ", " + std::to_string(session->parameters()) +
-      " parameters, " + std::to_string(threads) + " threads");
+  if (!complete_only)
+    log("training " + config.task.name + " with " +
+        (conn ? std::string("the Connection Transformer (conn)")
+              : config.model.attention.at(0) + " attention") +
+        " on " + session->device_name() + ", " + std::to_string(session->parameters()) +
+        " parameters, " + std::to_string(threads) + " threads");
+  else
+    log("completing " + o.resume_dir + ": its checkpoint is at the last step (" +
+        std::to_string(session->step()) + ") but its summary was never written");
 
   RunSummary summary;
   const auto& t = config.train;
@@ -114,41 +242,60 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   const auto run_start = Clock::now();
   const int64_t first_step = session->step();
   const int64_t stop_at = o.until ? std::min(*o.until, t.steps) : t.steps;
-  if (stop_at <= session->step())
+  if (!complete_only && stop_at <= session->step())
     throw Error("--until " + std::to_string(stop_at) + " is not after the run's current step " +
                 std::to_string(session->step()));
-  while (session->step() < stop_at) {
-    const double lr = session->learning_rate();
+  int interrupted_by = 0;
+  try {
+    while (session->step() < stop_at) {
+      if ((interrupted_by = stop_signal()) != 0) {
+        log(std::string("interrupted by ") + signal_name(interrupted_by) + " at step " +
+            std::to_string(session->step()) + ": saving the checkpoint");
+        break;
+      }
+      const double lr = session->learning_rate();
+      try {
+        interval_loss += session->train_step();
+      } catch (const DivergedError& e) {
+        summary.diverged = true;
+        log(std::string("diverged: ") + e.what());
+        break;
+      }
+      ++interval_steps;
+      const int64_t step = session->step();
+      if (step % t.eval_every == 0 || step == stop_at) {
+        const auto eval = session->evaluate();
+        const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count();
+        const double sps = interval_steps / std::max(1e-9, dt);
+        metrics.append(
+            metrics_row(step, interval_loss / interval_steps, eval.loss, eval.accuracy, lr, sps));
+        std::ostringstream line;
+        line << "step " << step << "/" << t.steps << "  train " << std::fixed
+             << std::setprecision(4) << interval_loss / interval_steps << "  eval " << eval.loss
+             << "  acc " << eval.accuracy << "  " << std::setprecision(1) << sps << " steps/s";
+        log(line.str());
+        interval_loss = 0;
+        interval_steps = 0;
+        interval_start = Clock::now();
+      }
+      if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0 && step < stop_at)
+        save_checkpoint(*session, out);
+    }
+    metrics.sync();
+  } catch (const Error& e) {
+    // A failed write (a full disk): keep what can be kept, say where the run stands.
+    std::string saved;
     try {
-      interval_loss += session->train_step();
-    } catch (const DivergedError& e) {
-      summary.diverged = true;
-      log(std::string("diverged: ") + e.what());
-      break;
+      save_checkpoint(*session, out);
+      saved = "; the checkpoint at step " + std::to_string(session->step()) +
+              " was saved: continue with --resume " + out.string();
+    } catch (const std::exception& e2) {
+      saved = std::string("; the checkpoint could not be saved either: ") + e2.what();
     }
-    ++interval_steps;
-    const int64_t step = session->step();
-    if (step % t.eval_every == 0 || step == stop_at) {
-      const auto eval = session->evaluate();
-      const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count();
-      const double sps = interval_steps / std::max(1e-9, dt);
-      metrics << metrics_row(step, interval_loss / interval_steps, eval.loss, eval.accuracy, lr,
-                             sps);
-      metrics.flush();
-      std::ostringstream line;
-      line << "step " << step << "/" << t.steps << "  train " << std::fixed << std::setprecision(4)
-           << interval_loss / interval_steps << "  eval " << eval.loss << "  acc " << eval.accuracy
-           << "  " << std::setprecision(1) << sps << " steps/s";
-      log(line.str());
-      interval_loss = 0;
-      interval_steps = 0;
-      interval_start = Clock::now();
-    }
-    if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0 && step < stop_at)
-      session->save((out / "checkpoint").string());
+    throw Error(std::string(e.what()) + saved);
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
-  session->save((out / "checkpoint").string());
+  if (!complete_only) save_checkpoint(*session, out);
 
   summary.mechanism = run_mechanism(config);
   summary.task = config.task.name;
@@ -165,6 +312,10 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
 
   json j = run_summary_json(config, summary, elapsed);
   j["peak_rss_mib"] = peak_rss_mib();
+  if (interrupted_by) {
+    j["interrupted"] = true;
+    j["interrupted_by"] = signal_name(interrupted_by);
+  }
   if (session->task().patch_dim() > 0) {
     // Image tasks evaluate on the shipped test split (never trained on): say so by name.
     int64_t examples = 0;
@@ -185,11 +336,13 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     write_run_json(out.string(), "conn.json", c, /*pretty=*/false);
     write_file_atomic((out / "C.csv").string(), session->conn_matrix_csv());  // `attnlab spectral`
   }
-  write_run_json(out.string(), "summary.json", j);
   // Learned connection functions of `ky` layers over training (for figures and comparisons).
   if (!session->connection_history().empty())
     write_run_json(out.string(), "connections.json",
                    connection_frames_to_json(session->connection_history()), /*pretty=*/false);
+  // summary.json last: it marks the run directory complete (the checkpoint is already saved).
+  write_run_json(out.string(), "summary.json", j);
+  if (interrupted_by) throw Interrupted{interrupted_by};
   return summary;
 }
 

@@ -1,6 +1,20 @@
 // Headless training: the `attnlab train` command as a library call (used by the CLI and tests).
 // Writes into out_dir: config.json (fully resolved), metrics.csv, summary.json, checkpoint/
 // (and for a Connection Transformer conn.json and C.csv).
+// Contract (a run directory is complete or visibly incomplete, never mixed):
+//  - out_dir is locked for the whole run (core/runs/run_lock.h): a second writer is refused
+//    naming this process, or waits (`wait`). An out_dir that holds another run is refused
+//    unless `force` (it is then emptied, summary.json first) or it is the run being resumed.
+//  - summary.json is removed before training continues and written last, after the
+//    checkpoint: present means finished (or "interrupted": true, see below). A checkpoint at
+//    the last step without a summary (killed in between) is completed by --resume.
+//  - Every metrics.csv row is checked: a failed write (a full disk) truncates the file to its
+//    last complete row, saves the checkpoint if it can, and throws attn::Error saying both.
+//  - Resuming A into another out_dir B starts B's metrics.csv with A's rows up to the
+//    checkpoint. A checkpoint whose model differs from A/config.json is refused.
+//  - A pending stop signal (core/base/interrupt.h) ends the run between steps: checkpoint,
+//    summary.json with "interrupted": true and "interrupted_by", then throws Interrupted;
+//    --resume continues exactly where it stopped.
 // Throws attn::Error on bad input; never leaves a half-written checkpoint in place of a good one.
 #pragma once
 #include <cstdint>
@@ -23,6 +37,8 @@ struct HeadlessOptions {
   int threads = 0;               // 0 = all cores
   int64_t checkpoint_every = 0;  // > 0: also checkpoint every N steps (a killed run then
                                  // resumes from the last one; sweeps use it)
+  bool force = false;            // replace a run already in out_dir
+  bool wait = false;             // wait for another writer of out_dir instead of refusing
   std::function<void(const std::string&)> log;  // progress lines; null = silent
 };
 

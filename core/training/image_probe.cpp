@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/data/fashion_mnist.h"
 #include "core/models/model.h"
 #include "core/training/run_random.h"
@@ -79,8 +80,9 @@ SavedImageRun::SavedImageRun(const std::string& dir) : impl_(std::make_unique<Im
     throw Error(dir + " is a run of task \"" + m.config.task.name +
                 "\": only image classifiers (fashion-mnist) can be shown over an image");
   try {
-    std::ifstream in(fs::path(ckpt) / "state.json");
-    m.step = nlohmann::json::parse(in).at("step").get<int64_t>();
+    m.step = nlohmann::json::parse(read_regular_file((fs::path(ckpt) / "state.json").string()))
+                 .at("step")
+                 .get<int64_t>();
   } catch (const std::exception& e) {
     throw Error(ckpt + "/state.json: no step (" + std::string(e.what()) + ")");
   }

@@ -5,15 +5,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
-#include "core/base/atomic_file.h"
-#include "core/base/error.h"
-#include "core/kernels/fused_attention.h"
 #include "core/attention/kernel/kernel_attention.h"
 #include "core/attention/ky/ky_attention.h"
 #include "core/attention/neural/neural_surface.h"
-#include "core/training/run_random.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/base/version.h"
+#include "core/kernels/fused_attention.h"
+#include "core/training/run_random.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -44,12 +46,15 @@ std::string first_difference(const json& a, const json& b, const std::string& pa
 json read_state(const std::string& dir) {
   recover_directory(dir);  // a save killed between its two renames (see core/base/atomic_file.h)
   const fs::path p = fs::path(dir) / "state.json";
-  std::ifstream in(p);
-  if (!in)
-    throw Error("checkpoint " + dir + " is not an attnlab checkpoint (no readable state.json)");
+  std::string text;
+  try {
+    text = read_regular_file(p.string());
+  } catch (const Error& e) {
+    throw Error("checkpoint " + dir + " is not an attnlab checkpoint (" + e.what() + ")");
+  }
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw Error("checkpoint " + p.string() + " is corrupt: " + e.what());
   }
@@ -65,6 +70,7 @@ json read_state(const std::string& dir) {
 // Size and CRC-32 of a file (zlib), recorded in state.json at the save and checked at the load:
 // torch's zip reader does not notice a damaged payload, so a flipped byte would load silently.
 json file_record(const fs::path& p) {
+  regular_file_or_absent(p.string());  // a FIFO or device in a checkpoint is refused, not read
   std::ifstream in(p, std::ios::binary);
   if (!in) throw Error("cannot read " + p.string());
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -433,16 +439,20 @@ void TrainingSession::save(const std::string& dir) const {
   fs::create_directories(tmp, ec);
   if (ec) throw Error("cannot create checkpoint directory " + tmp.string() + ": " + ec.message());
   try {
+    // Serialised in memory, written by our own checked writer: LibTorch's file writer throws
+    // from its destructor when the disk fills mid-write, which ends the process (std::terminate).
+    std::ostringstream model_bytes, optimizer_bytes;
     try {
-      torch::save(model_, (tmp / "model.pt").string());
+      torch::save(model_, model_bytes);
       torch::serialize::OutputArchive archive;
       optimizer_->save(archive);
-      archive.save_to((tmp / "optimizer.pt").string());
+      archive.save_to(optimizer_bytes);
     } catch (const c10::Error& e) {
-      throw Error("cannot write checkpoint to " + tmp.string() + ": " + first_line(e.what()));
+      throw Error("cannot serialise the checkpoint for " + target.string() + ": " +
+                  first_line(e.what()));
     }
-    sync_file((tmp / "model.pt").string());
-    sync_file((tmp / "optimizer.pt").string());
+    write_file_atomic((tmp / "model.pt").string(), model_bytes.str());
+    write_file_atomic((tmp / "optimizer.pt").string(), optimizer_bytes.str());
     json state = {{"format", kFormat},
                   {"format_version", kFormatVersion},
                   {"attnlab", version_string()},
