@@ -4,12 +4,20 @@
 #include <iostream>
 #include <memory>
 
+#include "attnlab_build_info.h"
 #include "cli/cli.h"
 #include "cli/cli_compare.h"
-#include "core/base/version.h"
+#include "cli/data_paths.h"
+#include "cli/exit_codes.h"
 #ifdef ATTN_HAVE_GUI
 #include "gui/gui.h"
 #endif
+
+namespace attn {
+// Defined in core/kernels (torch-free signature; its header includes torch): the GPU's name, empty
+// without CUDA kernels or without a GPU.
+std::string cuda_device_name();
+}  // namespace attn
 
 namespace {
 
@@ -17,15 +25,26 @@ namespace {
 struct Subcommand {
   CLI::App* cmd;
   std::function<int()> run;
-  int usage_exit;  // exit code for usage errors (0: CLI11's own)
 };
 
 template <class Args>
-Subcommand subcommand(CLI::App& app, CLI::App* (*add)(CLI::App&, Args&), int (*run)(const Args&),
-                      int usage_exit) {
+Subcommand subcommand(CLI::App& app, CLI::App* (*add)(CLI::App&, Args&), int (*run)(const Args&)) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = add(app, *args);
-  return {cmd, [args, run] { return run(*args); }, usage_exit};
+  return {cmd, [args, run] { return run(*args); }};
+}
+
+// `attnlab --version`: the version, the LibTorch it was built with, and where it computes.
+std::string version_text() {
+  std::string compute = "CPU";
+  if (ATTN_BUILD_TORCH_CUDA || ATTN_BUILD_CUDA_KERNELS) {
+    const std::string gpu = attn::cuda_device_name();
+    compute = gpu.empty() ? "CPU (CUDA build, no GPU found)" : "CUDA (" + gpu + ")";
+  }
+  const std::string configs = attn::find_data_path("configs");
+  return std::string("attnlab ") + ATTN_BUILD_VERSION + "\nLibTorch " + ATTN_BUILD_TORCH_VERSION +
+         (ATTN_BUILD_TORCH_CUDA ? " with CUDA" : " (CPU only)") + "\ncompute: " + compute +
+         "\nconfigs: " + (configs.empty() ? "not found" : configs);
 }
 
 }  // namespace
@@ -34,23 +53,20 @@ int main(int argc, char** argv) {
   CLI::App app{
       "attnlab: train small attention models and watch what they learn.\n"
       "With no subcommand, opens the window on the default experiment."};
-  app.set_version_flag("--version", std::string(attn::version_string()));
+  app.set_version_flag("--version", version_text, "Print the version, LibTorch's, CUDA or CPU");
   app.require_subcommand(0, 1);
+  app.footer(attn::kExitCodesHelp);
 
   // The headless subcommands, in the order --help lists them.
   const Subcommand commands[] = {
-      subcommand(app, attn::add_train_command, attn::run_train_command, 0),
-      subcommand(app, attn::add_ky_command, attn::run_ky_command, attn::kKyExitUsage),
-      subcommand(app, attn::add_geometry_command, attn::run_geometry_command,
-                 attn::kGeometryExitUsage),
-      subcommand(app, attn::add_spectral_command, attn::run_spectral_command,
-                 attn::kSpectralExitUsage),
-      subcommand(app, attn::add_compare_command, attn::run_compare_command,
-                 attn::kCompareExitUsage),
-      subcommand(app, attn::add_sweep_command, attn::run_sweep_command, attn::kCompareExitUsage),
-      subcommand(app, attn::add_reproduce_command, attn::run_reproduce_command,
-                 attn::kCompareExitUsage),
-      subcommand(app, attn::add_export_command, attn::run_export_command, attn::kExportExitUsage)};
+      subcommand(app, attn::add_train_command, attn::run_train_command),
+      subcommand(app, attn::add_ky_command, attn::run_ky_command),
+      subcommand(app, attn::add_geometry_command, attn::run_geometry_command),
+      subcommand(app, attn::add_spectral_command, attn::run_spectral_command),
+      subcommand(app, attn::add_compare_command, attn::run_compare_command),
+      subcommand(app, attn::add_sweep_command, attn::run_sweep_command),
+      subcommand(app, attn::add_reproduce_command, attn::run_reproduce_command),
+      subcommand(app, attn::add_export_command, attn::run_export_command)};
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;
@@ -94,25 +110,38 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    // `attnlab ky`, `geometry`, ... document their own exit code for every usage error (CLI11's
-    // own codes are 100+).
-    for (const Subcommand& c : commands)
-      if (code != 0 && c.usage_exit != 0 && c.cmd->parsed()) return c.usage_exit;
-    return code;
+    // app.exit prints the message (or --help, --version); every usage error exits 2, not
+    // CLI11's own codes (100+).
+    return app.exit(e) == 0 ? attn::kExitOk : attn::kExitUsage;
   }
 
-  for (const Subcommand& c : commands)
-    if (c.cmd->parsed()) return c.run();
+  for (const Subcommand& c : commands) {
+    if (!c.cmd->parsed()) continue;
+    // Each command prints its own errors; this is the net under them, so that nothing LibTorch,
+    // the file system or an allocation throws ever ends attnlab with an abort.
+    try {
+      return c.run();
+    } catch (const std::bad_alloc&) {
+      std::cerr << "attnlab " << c.cmd->get_name()
+                << ": out of memory (make the model, batch or output smaller)\n";
+    } catch (const std::exception& e) {
+      std::cerr << "attnlab " << c.cmd->get_name() << ": " << e.what() << "\n";
+    } catch (...) {
+      std::cerr << "attnlab " << c.cmd->get_name() << ": failed with an unknown error\n";
+    }
+    return attn::kExitRunFailed;
+  }
 #ifdef ATTN_HAVE_GUI
   if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
     std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";
-    return 1;
+    return attn::kExitUsage;
   }
   return attn::run_gui(gui);
 #else
+  const std::string copy = attn::find_data_path("configs/copy.json");
   std::cerr << "attnlab: this build has no window (ATTN_BUILD_GUI=OFF). Use: attnlab train "
-               "--config assets/configs/copy.json\n";
-  return 2;
+               "--config "
+            << (copy.empty() ? "assets/configs/copy.json" : copy) << "\n";
+  return attn::kExitUsage;
 #endif
 }

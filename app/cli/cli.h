@@ -6,9 +6,20 @@
 #include <optional>
 #include <string>
 
+#include "cli/exit_codes.h"
 #include "core/analysis/ky_transform.h"
+#include "render/plot/export/figure_export.h"
 
 namespace attn {
+
+// Sets a subcommand's help footer: its own text, then the exit-code table. Returns cmd.
+inline CLI::App* with_footer(CLI::App* cmd, const std::string& text) {
+  cmd->footer(text.empty() ? std::string(kExitCodesHelp) : text + "\n" + kExitCodesHelp);
+  return cmd;
+}
+
+// Torch threads for each of `jobs` runs at a time: the cores shared out, at least one each.
+int threads_per_job(int jobs);
 
 // True when every number in j is finite. nlohmann::json writes NaN/Inf as null, so the JSON
 // commands check their output with this and refuse to print a result that is not.
@@ -29,6 +40,9 @@ struct TrainArgs {
   int threads = 0;
   long long checkpoint_every = 0;
   bool quiet = false;
+  bool json = false;  // print summary.json (and the run directory) as one JSON document
+  bool force = false;  // replace a run already in --out
+  bool wait = false;   // wait for another writer of --out instead of refusing
 };
 
 // Registers `train` on the app; the returned args are filled when it is parsed.
@@ -36,25 +50,17 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 // Runs `attnlab train`; returns the exit code (prints errors, never throws).
 int run_train_command(const TrainArgs& args);
 
+// `attnlab ky` exits 0 when it converged, 2 on usage or input errors (bad option, unparseable
+// expression, f not finite near x0, settings out of range), 4 when it ran but did not converge
+// (the best estimate is still printed, converged false).
 struct KyArgs {
   std::string function;
   double x0 = 0;
-  std::string kind = "poly";
-  int degree = 2;
-  double amplitude = 1.0;
-  double h0 = 0.1;
-  double rho = 0.5;
-  double eps = KySettings{}.eps;
-  int max_iterations = 60;
-  std::string chain;  // g for the linear-linear chain-rule check of f o g (empty: none)
+  std::string kind = "poly";  // parsed into settings.kind, so the message can name --kind
+  KySettings settings;        // the options bind to its fields
+  std::string chain;          // g for the linear-linear chain-rule check of f o g (empty: none)
   bool json = false;
 };
-
-// Exit codes of `attnlab ky`: 0 converged; 2 usage or input error (bad option, unparseable
-// expression, f not finite near x0, settings out of range); 4 ran but did not converge (the
-// best estimate is still printed, converged false).
-constexpr int kKyExitUsage = 2;
-constexpr int kKyExitNoConvergence = 4;
 
 // Registers `ky` (the KY Transform lab, headless) on the app.
 CLI::App* add_ky_command(CLI::App& app, KyArgs& args);
@@ -70,13 +76,8 @@ struct GeometryArgs {
   std::optional<std::string> samples, extent, mode, alpha, gaussian;
   bool json = false;
 };
-
-// Exit codes of `attnlab geometry`: 0 done; 2 usage or input error (nothing on stdout).
-constexpr int kGeometryExitUsage = 2;
-
-// Registers `geometry` on the app.
+// Registers `geometry`; run_geometry_command prints nothing on stdout when it fails.
 CLI::App* add_geometry_command(CLI::App& app, GeometryArgs& args);
-// Runs `attnlab geometry`; returns the exit code above (prints errors, never throws).
 int run_geometry_command(const GeometryArgs& args);
 
 // `attnlab spectral`: rho(I + C), ||I + C||_2 and the eigenvalues of I + C for a CSV matrix C
@@ -88,10 +89,6 @@ struct SpectralArgs {
   std::string out;
   bool json = false;
 };
-
-// Exit codes of `attnlab spectral`: 0 done; 2 usage or input error (nothing on stdout).
-constexpr int kSpectralExitUsage = 2;
-
 CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& args);
 int run_spectral_command(const SpectralArgs& args);
 
@@ -103,21 +100,15 @@ struct ExportArgs {
   bool all = false;
   bool list = false;
   long long step = -1;
-  std::string format;  // empty: from --out's extension (--all: pdf)
-  int dpi = 300;
-  double width_in = 3.5;
-  double height_in = 0;
-  double font_pt = 8;
+  std::string format;          // empty: from --out's extension (--all: pdf)
+  fig::ExportRequest request;  // size, dpi, font, theme: the options bind to its fields
   int layer = -1;
   long long image = -1;
   std::string colormap = "viridis";
-  std::string font;
-  bool dark = false;
   std::string out;
+  bool json = false;
 };
-
-// Exit codes of `attnlab export`: 0 done; 2 usage or input error (no file written).
-constexpr int kExportExitUsage = 2;
+// A failed `attnlab export` writes no file.
 
 CLI::App* add_export_command(CLI::App& app, ExportArgs& args);
 int run_export_command(const ExportArgs& args);

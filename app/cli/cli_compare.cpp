@@ -1,23 +1,35 @@
 #include "cli/cli_compare.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "app/figures/compare_figures.h"
+#include "cli/cli.h"
+#include "cli/data_paths.h"
+#include "cli/progress.h"
 #include "core/base/error.h"
+#include "core/base/interrupt.h"
 #include "core/base/version.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
+
+extern char** environ;
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -76,7 +88,12 @@ json read_json_file(const std::string& p) {
   }
 }
 
-int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet) {
+int threads_per_job(int jobs) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, jobs));
+}
+
+int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs) {
   std::vector<std::string> args = {"attnlab", "train"};
   std::string cell_config;
   if (!h.resume_dir.empty()) {
@@ -90,23 +107,46 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
     if (!out.flush()) throw Error("cannot write " + cell_config);
     args.insert(args.end(), {"--config", cell_config, "--out", h.out_dir});
   }
-  if (h.threads > 0) args.insert(args.end(), {"--threads", std::to_string(h.threads)});
+  int threads = h.threads;
+  if (threads == 0 && jobs > 1) {  // N children must not each take every core
+    threads = threads_per_job(jobs);
+    if (cell.config.threads > 0) threads = std::min(threads, cell.config.threads);
+  }
+  if (threads > 0) args.insert(args.end(), {"--threads", std::to_string(threads)});
   if (h.checkpoint_every > 0)
     args.insert(args.end(), {"--checkpoint-every", std::to_string(h.checkpoint_every)});
   if (quiet) args.push_back("-q");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The child's progress stays plain lines (cells may run side by side); built before fork, as
+  // the child may only call async-signal-safe functions.
+  std::string progress_env = std::string(kProgressEnv) + "=lines";
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, kProgressEnv, std::strlen(kProgressEnv)) != 0) envp.push_back(*e);
+  envp.push_back(progress_env.data());
+  envp.push_back(nullptr);
+#ifdef __linux__
+  const std::string exe = "/proc/self/exe";  // this very binary, even if rebuilt meanwhile
+#else
+  const std::string exe = executable_path();
+  if (exe.empty()) throw Error("cannot start a training process: the executable's path is unknown");
+#endif
   std::cout.flush();
+  std::cerr.flush();
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw Error("cannot start a training process: fork failed");
   if (pid == 0) {
+#ifdef __linux__
     // The run dies with the sweep: a killed sweep must not leave a run writing into a cell
-    // that the next invocation resumes.
+    // that the next invocation resumes. (Elsewhere the orphan finishes its cell.)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
     if (getppid() != parent) _exit(127);
-    execv("/proc/self/exe", argv.data());
+    dup2(STDERR_FILENO, STDOUT_FILENO);  // the sweep's stdout carries its results only
+    execve(exe.c_str(), argv.data(), envp.data());
     _exit(127);
   }
   int status = 0;
@@ -118,6 +158,21 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int CellExits::run(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs) {
+  if (const int code = interrupted_.load()) return code;
+  const int code = run_cell_in_child(cell, h, quiet, jobs);
+  if (is_interruption(code))
+    interrupted_ = code;
+  else if (h.resume_dir.empty() && code != kExitOk && code != kExitDiverged)
+    failed_ = true;  // a failed resume is retried from the start; a failed fresh run is final
+  return code;
+}
+
+int CellExits::code_for_failure() const {
+  if (const int code = interrupted_.load()) return code;
+  return failed_ ? kExitRunFailed : kExitUsage;
 }
 
 std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs) {
@@ -192,6 +247,22 @@ std::string group_table_markdown(const std::vector<GroupSummary>& groups) {
   return s.str();
 }
 
+json group_table_json(const std::vector<GroupSummary>& groups) {
+  json table = json::array();
+  for (const auto& g : groups)
+    table.push_back({{"group", g.group},
+                     {"mechanism", g.mechanism},
+                     {"runs", g.runs},
+                     {"finished", g.finished},
+                     {"eval_loss", stat_json(g.eval_loss)},
+                     {"eval_accuracy", stat_json(g.eval_accuracy)},
+                     {"steps_per_second", stat_json(g.steps_per_second)},
+                     {"peak_rss_mib", stat_json(g.peak_rss_mib)},
+                     {"parameters", stat_json(g.parameters)},
+                     {"attention_parameters", stat_json(g.attention_parameters)}});
+  return table;
+}
+
 std::vector<std::string> export_report_figure(const fig::Figure& figure, const std::string& dir,
                                               const std::string& stem, double width_in) {
   fig::Provenance p;
@@ -220,7 +291,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
   cmd->add_option("--export", a.export_path,
                   "Write the loss/accuracy overlay: FILE.pdf|svg|png|csv (CSV and JSON beside)");
   cmd->add_option("--width", a.width_in, "Figure width in inches (default 7)");
-  return cmd;
+  return with_footer(cmd, "With --json the table is the only thing on stdout.");
 }
 
 int run_compare_command(const CompareArgs& a) {
@@ -257,15 +328,18 @@ int run_compare_command(const CompareArgs& a) {
       for (const auto& f : result.files) note << " " << f;
       note << "\n";
     }
-    return 0;
-  } catch (const fig::FigureError& e) {
+    return kExitOk;
+  } catch (const std::exception& e) {  // fig::FigureError included
     std::cerr << "attnlab compare: " << e.what() << "\n";
-    return kCompareExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "attnlab compare: " << e.what() << "\n";
-    return kCompareExitUsage;
+    return kExitUsage;
   }
 }
+
+constexpr const char* kSweepFooter =
+    R"(Each cell runs as `attnlab train` in a child process; progress goes to stderr, the closing
+table (or with --json {"ran", "resumed", "skipped", "diverged", "groups"}) to stdout.
+-j N without --threads gives each run cores/N torch threads (fewer if its config asks).
+Exits 1 when a cell failed, 3 when one diverged (the others still ran).)";
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
   auto* cmd = app.add_subcommand(
@@ -283,7 +357,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--shard", a.shard, "Run cells whose index % n == i (i/n)");
   cmd->add_flag("--list", a.list, "Print the cells and their state, run nothing");
-  cmd->add_option("--threads", a.threads, "Torch threads per run (default: the config's)")
+  cmd->add_option("--threads", a.threads,
+                  "Torch threads per run (default: the config's; with -j N, cores/N)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--checkpoint-every", a.checkpoint_every,
                   "Checkpoint every N steps so a killed run resumes mid-way (default: at the "
@@ -293,8 +368,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
                   "Cells at a time, each its own process (default 1: runs do not share cores, so "
                   "steps/s and memory compare fairly)")
       ->check(CLI::Range(1, 256));
-  cmd->add_flag("--quiet,-q", a.quiet, "Print only one line per cell and the table");
-  return cmd;
+  cmd->add_flag("--quiet,-q", a.quiet, "Progress: only one line per cell");
+  cmd->add_flag("--json", a.json, "Print the cells (--list) or the outcome and table as JSON");
+  return with_footer(cmd, kSweepFooter);
 }
 
 int run_sweep_command(const SweepArgs& a) {
@@ -314,47 +390,74 @@ int run_sweep_command(const SweepArgs& a) {
     plan = plan_sweep({{"", base}}, axes, a.seeds);
   } catch (const std::exception& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return kCompareExitUsage;
+    return kExitUsage;
   }
   if (a.list) {
-    for (const auto& c : plan.cells)
-      std::cout << c.index << "  " << c.dir << "  " << to_string(cell_state(a.out, c)) << "\n";
-    return 0;
+    json cells = json::array();
+    for (const auto& c : plan.cells) {
+      const std::string state = to_string(cell_state(a.out, c));
+      if (a.json)
+        cells.push_back({{"index", c.index}, {"dir", c.dir}, {"state", state}});
+      else
+        std::cout << c.index << "  " << c.dir << "  " << state << "\n";
+    }
+    if (a.json) std::cout << cells.dump(2) << "\n";
+    return kExitOk;
   }
+  install_stop_signals();  // Ctrl-C: the running cells checkpoint, no new cell starts
   SweepRunOptions o;
   o.out_dir = a.out;
   if (a.index >= 0) o.index = a.index;
   o.threads = a.threads;
   o.checkpoint_every = a.checkpoint_every;
   o.jobs = a.jobs;
+  CellExits exits;
   o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
-    return run_cell_in_child(c, h, a.quiet);
+    return exits.run(c, h, a.quiet, a.jobs);
   };
+  ProgressPrinter progress;
   o.log = [&](const std::string& line) {
     // Quiet: only the per-cell lines (they have no "step " progress after the tag).
-    if (!a.quiet || line.find(": step ") == std::string::npos) std::cout << line << std::endl;
+    if (!a.quiet || line.find(": step ") == std::string::npos) progress(line);
   };
   SweepOutcome outcome;
   try {
     if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
     outcome = run_sweep(plan, o);
+  } catch (const Interrupted& i) {
+    std::cerr << "attnlab sweep: interrupted; finished and checkpointed cells are kept, run the "
+                 "same command again to continue\n";
+    return 128 + i.signal;
   } catch (const Error& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return kCompareExitUsage;
+    return exits.code_for_failure();
   } catch (const std::exception& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return 1;
+    return kExitRunFailed;
   }
-  std::cout << "sweep: " << outcome.ran << " run, " << outcome.resumed << " resumed, "
-            << outcome.skipped << " already done" << (outcome.diverged ? ", " : "")
-            << (outcome.diverged ? std::to_string(outcome.diverged) + " diverged" : "") << "\n";
+  progress.finish();
   try {
-    std::cout << group_table_markdown(aggregate_sweep(plan, a.out));
+    const auto groups = aggregate_sweep(plan, a.out);
+    if (a.json) {
+      std::cout << json{{"ran", outcome.ran},
+                        {"resumed", outcome.resumed},
+                        {"skipped", outcome.skipped},
+                        {"diverged", outcome.diverged},
+                        {"groups", group_table_json(groups)}}
+                       .dump(2)
+                << "\n";
+    } else {
+      std::cout << "sweep: " << outcome.ran << " run, " << outcome.resumed << " resumed, "
+                << outcome.skipped << " already done"
+                << (outcome.diverged ? ", " + std::to_string(outcome.diverged) + " diverged" : "")
+                << "\n"
+                << group_table_markdown(groups);
+    }
   } catch (const std::exception& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return 1;
+    return kExitRunFailed;
   }
-  return outcome.diverged ? 1 : 0;
+  return outcome.diverged ? kExitDiverged : kExitOk;
 }
 
 }  // namespace attn

@@ -2,18 +2,19 @@
 // headless. Shared helpers for the three live here so that the tables look the same.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <string>
 #include <vector>
 
-#include "core/runs/run_dir.h"
 #include "core/config/sweep.h"
+#include "core/runs/run_dir.h"
 #include "render/plot/figure.h"
 
 namespace attn {
 
-// Exit codes: 0 done; 1 a run failed or diverged; 2 usage or input error (a message on stderr
-// names the flag, key or file; no file is written).
-constexpr int kCompareExitUsage = 2;
+// Exit codes (cli/exit_codes.h): 0 done; 1 a run failed; 2 usage or input error (a message on
+// stderr names the flag, key or file; no file is written); 3 a run diverged; 130/143 a run was
+// interrupted.
 
 struct CompareArgs {
   std::vector<std::string> dirs;
@@ -36,6 +37,7 @@ struct SweepArgs {
   long long checkpoint_every = 0;
   int jobs = 1;
   bool quiet = false;
+  bool json = false;
 };
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args);
@@ -43,12 +45,12 @@ int run_sweep_command(const SweepArgs& args);
 struct ReproduceArgs {
   std::string paper;
   bool quick = false;
+  bool json = false;
   int seeds = 0;  // 0: the paper's default
   std::string out;
-  std::string configs;  // directory of the shipped repro configs (default: the source tree's)
+  std::string configs;  // the repro configs' directory (default: find_data_path's)
   int threads = 0;
   int jobs = 1;
-  bool quiet = false;
 };
 CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& args);
 int run_reproduce_command(const ReproduceArgs& args);
@@ -65,12 +67,31 @@ std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs
 // The per-run table (text, aligned columns) and its JSON rows (summary.json values unrounded).
 std::string compare_table_text(const std::vector<ComparedRun>& runs);
 nlohmann::json compare_table_json(const std::vector<ComparedRun>& runs);
-// The per-group mean ± sd table as Markdown (reproduce reports, sweep's closing table).
+// The per-group mean ± sd table as Markdown (reproduce reports, sweep's closing table), and as
+// JSON rows (report.json, --json).
 std::string group_table_markdown(const std::vector<GroupSummary>& groups);
+nlohmann::json group_table_json(const std::vector<GroupSummary>& groups);
 
 // Trains one sweep cell in a child process (`attnlab train`, this executable), so that its peak
-// memory is its own; the child is killed when this process dies. Returns its exit code.
-int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet);
+// memory is its own; on Linux the child is killed when this process dies. Its output goes to
+// stderr (this process's stdout carries results only). With h.threads 0 and jobs > 1 it gets
+// threads_per_job(jobs) threads, fewer if its config asks for fewer. Returns its exit code
+// (128 + the signal when one ended it).
+int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs);
+
+// Runs sweep cells in children (run_cell_in_child) and keeps what their exit codes say, so that
+// when run_sweep stops with an error the sweep's own code tells why: a cell interrupted
+// (130/143; no further cell starts), a cell failed (1), else bad input (2: --index, --out,
+// sweep.json of another sweep). Safe to call from several job threads.
+class CellExits {
+ public:
+  int run(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs);
+  int code_for_failure() const;
+
+ private:
+  std::atomic<int> interrupted_{0};
+  std::atomic<bool> failed_{false};
+};
 
 // The JSON file at p; Error naming the file when it cannot be read or parsed.
 nlohmann::json read_json_file(const std::string& p);

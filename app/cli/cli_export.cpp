@@ -19,7 +19,8 @@ checkpoint loaded on the CPU and probed (attention maps, C, eigenvalues, g_h(t),
 long format) and .json (version, run id, config hash, seed, step, mechanism, date, font).
 Sizes: --width-in 3.5 (single column) or 7 (full width); --height-in 0 keeps the figure's
 aspect. PDFs embed the font (DejaVu Sans unless --font or $ATTNLAB_FONT); PNGs record --dpi.
-Exit codes: 0 done, 2 bad input (the message names it; no file is written).)";
+--json prints {"run", "checkpoint", "figures": [{"name", "description"}]} for --list, else
+{"files": [...], "font_family", "font_file"}. Bad input writes no file.)";
 
 fig::ExportFormat format_for(const ExportArgs& a, const std::string& path) {
   std::string name = a.format;
@@ -29,24 +30,35 @@ fig::ExportFormat format_for(const ExportArgs& a, const std::string& path) {
   }
   fig::ExportFormat f;
   if (!fig::parse_export_format(name, f))
-    throw Error(a.format.empty()
-                    ? "--out " + path + ": cannot tell the format from the extension; use .pdf, .svg, .png or .csv, or --format"
-                    : "--format " + a.format + " is not one of pdf, svg, png, csv");
+    throw Error(a.format.empty() ? "--out " + path +
+                                       ": cannot tell the format from the extension; use .pdf, "
+                                       ".svg, .png or .csv, or --format"
+                                 : "--format " + a.format + " is not one of pdf, svg, png, csv");
   return f;
 }
 
 fig::ExportRequest request_for(const ExportArgs& a, fig::ExportFormat format,
                                const std::string& path) {
-  fig::ExportRequest r;
+  fig::ExportRequest r = a.request;
   r.format = format;
   r.path = path;
-  r.dpi = a.dpi;
-  r.width_in = a.width_in;
-  r.height_in = a.height_in;
-  r.font_pt = a.font_pt;
-  r.dark = a.dark;
-  r.font_file = a.font;
   return r;
+}
+
+void print_list(const RunDirectory& run, const std::vector<figures::FigureSpec>& specs,
+                const std::string& no_checkpoint, bool as_json) {
+  if (as_json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& s : specs) list.push_back({{"name", s.name}, {"description", s.description}});
+    std::cout << nlohmann::json{{"run", run.dir},
+                                {"checkpoint", run.has_checkpoint},
+                                {"figures", list}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << "figures of " << run.dir << no_checkpoint << ":\n";
+  for (const auto& s : specs) std::cout << "  " << s.name << "  " << s.description << "\n";
 }
 
 }  // namespace
@@ -59,18 +71,20 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   cmd->add_flag("--list", a.list, "List the run's figures and exit");
   cmd->add_option("--step", a.step, "connections: the frame recorded at or before this step");
   cmd->add_option("--format", a.format, "pdf, svg, png or csv (default: --out's extension)");
-  cmd->add_option("--dpi", a.dpi, "PNG resolution (30..2400, default 300)");
-  cmd->add_option("--width-in", a.width_in, "Width in inches (1..20; 3.5 or 7 for papers)");
-  cmd->add_option("--height-in", a.height_in, "Height in inches (0: the figure's aspect)");
-  cmd->add_option("--font-pt", a.font_pt, "Font size in points (4..24, default 8)");
+  fig::ExportRequest& r = a.request;
+  cmd->add_option("--dpi", r.dpi, "PNG resolution (30..2400, default 300)");
+  cmd->add_option("--width-in", r.width_in, "Width in inches (1..20; 3.5 or 7 for papers)");
+  cmd->add_option("--height-in", r.height_in, "Height in inches (0: the figure's aspect)");
+  cmd->add_option("--font-pt", r.font_pt, "Font size in points (4..24, default 8)");
+  cmd->add_option("--font", r.font_file, "TrueType font file (default DejaVu Sans)");
+  cmd->add_flag("--dark", r.dark, "Dark theme (exports are light by default)");
   cmd->add_option("--layer", a.layer, "attention, image-attention: one layer only");
   cmd->add_option("--image", a.image, "image-attention: test image index");
   cmd->add_option("--colormap", a.colormap, "attention heatmaps: viridis, cividis, magma");
-  cmd->add_option("--font", a.font, "TrueType font file (default DejaVu Sans)");
-  cmd->add_flag("--dark", a.dark, "Dark theme (exports are light by default)");
   cmd->add_option("--out", a.out, "Output file (--all: output directory)");
-  cmd->footer(kExportFooter);
-  return cmd;
+  cmd->add_flag("--json", a.json,
+                "Print as one JSON document: with --list the figures, else the files written");
+  return with_footer(cmd, kExportFooter);
 }
 
 int run_export_command(const ExportArgs& a) {
@@ -112,38 +126,54 @@ int run_export_command(const ExportArgs& a) {
     if (a.step >= 0 && a.figure != "connections" && !a.list)
       throw Error("--step " + std::to_string(a.step) +
                   " picks a recorded frame of the connections figure only; the checkpoint is at "
-                  "step " + std::to_string(snap->step));
+                  "step " +
+                  std::to_string(snap->step));
     const auto specs = figures::figures_for(*snap);
     if (a.list) {
-      std::cout << "figures of " << run.dir << no_checkpoint << ":\n";
-      for (const auto& s : specs) std::cout << "  " << s.name << "  " << s.description << "\n";
-      return 0;
+      print_list(run, specs, no_checkpoint, a.json);
+      return kExitOk;
     }
     if (a.all) {
       std::error_code ec;
       fs::create_directories(a.out, ec);
       if (ec) throw Error("--out: cannot create " + a.out + ": " + ec.message());
       for (const auto& s : specs)
-        jobs.emplace_back(s.name, request_for(a, all_format,
-                                              (fs::path(a.out) / (s.name + "." + fig::to_string(all_format))).string()));
+        jobs.emplace_back(
+            s.name,
+            request_for(a, all_format,
+                        (fs::path(a.out) / (s.name + "." + fig::to_string(all_format))).string()));
     }
     const fig::Provenance prov = figures::provenance_for(*snap, run.config, run.id);
     // Build every figure first, so a bad name fails before any file is written.
     std::vector<fig::Figure> built;
     for (const auto& job : jobs) built.push_back(figures::build_figure(job.first, *snap, options));
+    nlohmann::json written = nlohmann::json::array();
     for (size_t i = 0; i < jobs.size(); ++i) {
       const fig::ExportResult res = fig::export_figure(built[i], jobs[i].second, prov);
-      for (const auto& f : res.files) std::cout << f << "\n";
-      if (i + 1 == jobs.size())
+      for (const auto& f : res.files) {
+        written.push_back(f);
+        if (!a.json) std::cout << f << "\n";
+      }
+      if (i + 1 < jobs.size()) continue;
+      if (a.json)
+        std::cout << nlohmann::json{{"files", written},
+                                    {"font_family", res.font_family},
+                                    {"font_file", res.font_file}}
+                         .dump(2)
+                  << "\n";
+      else
         std::cout << "font: " << res.font_family << " (" << res.font_file << ")\n";
     }
-    return 0;
+    return kExitOk;
   } catch (const Error& e) {
     std::cerr << "attnlab export: " << e.what() << "\n";
   } catch (const fig::FigureError& e) {
     std::cerr << "attnlab export: " << e.what() << "\n";
+  } catch (const std::exception& e) {  // the input was accepted, the work failed
+    std::cerr << "attnlab export: " << e.what() << "\n";
+    return kExitRunFailed;
   }
-  return kExportExitUsage;
+  return kExitUsage;
 }
 
 }  // namespace attn

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
-#include "core/base/error.h"
 #include "core/analysis/geometry.h"
+#include "core/base/error.h"
 
 namespace attn {
 namespace {
@@ -28,7 +28,7 @@ u_j = W^V t_j, p = softmax(q.k_j / T). Modes (exactly one):
                  on [-E, E]^2 (--extent, default 3), each --samples points (default 129), mapped}
 --mode (circle, grid): softmax F(v) (default), linear M v = sum_j l_j u_j (no softmax),
 residual v + alpha F(v) (--alpha in [0, 1], default 1).
-Without --json: "x y" rows (blank line between grid lines). Exit codes: 0 done, 2 bad input.)";
+Without --json: "x y" rows (blank line between grid lines); nothing on stdout on an error.)";
 
 json point_json(geo::Vec2 p) {
   return json::array({p.x, p.y});
@@ -222,8 +222,7 @@ CLI::App* add_geometry_command(CLI::App& app, GeometryArgs& a) {
   text("--gaussian", a.gaussian,
        "With --query: also the tilted mean for tokens ~ N(mu, Sigma), \"mx,my;sxx,sxy,syy\"");
   cmd->add_flag("--json", a.json, "Print one JSON object instead of \"x y\" rows");
-  cmd->footer(kGeometryFooter);
-  return cmd;
+  return with_footer(cmd, kGeometryFooter);
 }
 
 int run_geometry_command(const GeometryArgs& a) {
@@ -250,19 +249,19 @@ int run_geometry_command(const GeometryArgs& a) {
     if (a.grid) out = run_grid(a, scene, map, alpha);
   } catch (const std::exception& e) {
     std::cerr << "attnlab geometry: " << e.what() << "\n";
-    return kGeometryExitUsage;
+    return kExitUsage;
   }
   // nlohmann writes NaN/Inf as null: a result must never carry one.
   if (!all_finite(out)) {
     std::cerr << "attnlab geometry: the result is not finite (tokens, matrices or temperature "
                  "too extreme); refusing to print NaN\n";
-    return kGeometryExitUsage;
+    return kExitUsage;
   }
   if (a.json)
     std::cout << out.dump() << "\n";
   else
     print_text(out);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace attn

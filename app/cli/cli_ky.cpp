@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
-#include "core/base/error.h"
 #include "core/analysis/ky_transform.h"
+#include "core/base/error.h"
 
 namespace attn {
 namespace {
@@ -29,7 +29,7 @@ constexpr const char* kKyFooter = R"(Kinds (theta in this order):
 h_k = h0 rho^k; theta(h_k) is extrapolated to h = 0 (Richardson) and the iteration stops when
 successive estimates differ by < eps (max norm), or when rounding noise makes them diverge.
 Expressions: variable x, sin cos tan exp log(=ln) ln log10 sqrt abs sign ..., ^ for power, pi, e.
-Exit codes: 0 converged, 2 usage or input error, 4 no convergence (best estimate printed).)";
+Exits 4 when it did not converge (the best estimate is still printed).)";
 
 const char* limit_note(KyKind kind) {
   switch (kind) {
@@ -76,8 +76,9 @@ void print_table(const KyArgs& a, const KyResult& r) {
   std::printf("KY transform of f(x) = %s at x0 = %.12g, kind %s", a.function.c_str(), a.x0,
               ky_kind_name(r.kind));
   if (r.kind == KyKind::poly || r.kind == KyKind::poly_literal)
-    std::printf(", degree %d", a.degree);
-  if (r.kind == KyKind::exp || r.kind == KyKind::harmonic) std::printf(", M = %g", a.amplitude);
+    std::printf(", degree %d", a.settings.degree);
+  if (r.kind == KyKind::exp || r.kind == KyKind::harmonic)
+    std::printf(", M = %g", a.settings.amplitude);
   std::printf("\n\n%12s", "h");
   for (const auto& n : r.names) std::printf(" %20s", n.c_str());
   std::printf("\n");
@@ -119,6 +120,10 @@ void print_chain(const KyChainCheck& c, const std::string& f, const std::string&
 
 }  // namespace
 
+// KyResult's plain fields as `attnlab ky --json` prints them (history and kind are written
+// separately; from_json comes with the macro and is unused).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KyResult, theta, names, converged, error, h, iterations, message)
+
 CLI::App* add_ky_command(CLI::App& app, KyArgs& a) {
   auto* cmd = app.add_subcommand(
       "ky",
@@ -129,41 +134,37 @@ CLI::App* add_ky_command(CLI::App& app, KyArgs& a) {
   cmd->add_option("--x0", a.x0, "The base point")->required();
   cmd->add_option("--kind", a.kind, "linear, poly, poly-literal, exp or harmonic")
       ->capture_default_str();
-  cmd->add_option("--degree", a.degree, "Polynomial degree for poly, poly-literal (1..12)")
+  cmd->add_option("--degree", a.settings.degree, "Polynomial degree for poly, poly-literal (1..12)")
       ->capture_default_str();
-  cmd->add_option("--amplitude", a.amplitude, "Amplitude bound M for exp, harmonic (> 0)")
+  cmd->add_option("--amplitude", a.settings.amplitude, "Amplitude bound M for exp, harmonic (> 0)")
       ->capture_default_str();
-  cmd->add_option("--h0", a.h0, "First step h0 (> 0)")->capture_default_str();
-  cmd->add_option("--rho", a.rho, "Step ratio: h_k = h0 rho^k, rho in (0, 1)")
+  cmd->add_option("--h0", a.settings.h0, "First step h0 (> 0)")->capture_default_str();
+  cmd->add_option("--rho", a.settings.rho, "Step ratio: h_k = h0 rho^k, rho in (0, 1)")
       ->capture_default_str();
-  cmd->add_option("--eps", a.eps, "Stop when successive estimates differ by less (> 0; default 0 = automatic: 1e-8, "
-                  "raised for poly of degree >= 3 to what double evaluation of f allows)")
+  cmd->add_option(
+         "--eps", a.settings.eps,
+         "Stop when successive estimates differ by less (> 0; default 0 = automatic: 1e-8, "
+         "raised for poly of degree >= 3 to what double evaluation of f allows)")
       ->capture_default_str();
-  cmd->add_option("--max-iterations", a.max_iterations, "Values of h tried at most (2..200)")
+  cmd->add_option("--max-iterations", a.settings.max_iterations,
+                  "Values of h tried at most (2..200)")
       ->capture_default_str();
   cmd->add_option("--chain", a.chain,
                   "Also check the linear-linear chain rule (eq. 32) for f(g(x)) with this g");
   cmd->add_flag("--json", a.json, "Print one JSON object instead of a table");
-  cmd->footer(kKyFooter);
-  return cmd;
+  return with_footer(cmd, kKyFooter);
 }
 
 int run_ky_command(const KyArgs& a) {
   KyResult r;
   KyChainCheck chain;
   try {
-    KySettings s;
+    KySettings s = a.settings;
     try {
       s.kind = parse_ky_kind(a.kind);
     } catch (const Error& e) {
       throw Error(std::string("--kind: ") + e.what());
     }
-    s.degree = a.degree;
-    s.amplitude = a.amplitude;
-    s.h0 = a.h0;
-    s.rho = a.rho;
-    s.eps = a.eps;
-    s.max_iterations = a.max_iterations;
     validate_ky_settings(s, "--");
     if (!std::isfinite(a.x0)) throw Error("--x0 must be finite");
     const Expression f = [&] {
@@ -186,24 +187,19 @@ int run_ky_command(const KyArgs& a) {
     }
   } catch (const std::exception& e) {
     std::cerr << "attnlab ky: " << e.what() << "\n";
-    return kKyExitUsage;
+    return kExitUsage;
   }
 
   const bool converged = r.converged && (a.chain.empty() || chain.converged);
   if (a.json) {
-    json out = {{"function", a.function},
+    json out = r;  // theta, names, converged, error, h, iterations, message
+    out.update({{"function", a.function},
                 {"x0", a.x0},
                 {"kind", ky_kind_name(r.kind)},
-                {"theta", r.theta},
-                {"names", r.names},
-                {"converged", r.converged},
-                {"error", r.error},
-                {"h", r.h},
-                {"iterations", r.iterations},
-                {"message", r.message},
-                {"limit_note", limit_note(r.kind)}};
-    if (r.kind == KyKind::poly || r.kind == KyKind::poly_literal) out["degree"] = a.degree;
-    if (r.kind == KyKind::exp || r.kind == KyKind::harmonic) out["amplitude"] = a.amplitude;
+                {"limit_note", limit_note(r.kind)}});
+    if (r.kind == KyKind::poly || r.kind == KyKind::poly_literal) out["degree"] = a.settings.degree;
+    if (r.kind == KyKind::exp || r.kind == KyKind::harmonic)
+      out["amplitude"] = a.settings.amplitude;
     json history = json::array(), extrapolated = json::array();
     for (const auto& step : r.history) {
       json row = {step.h};
@@ -220,7 +216,7 @@ int run_ky_command(const KyArgs& a) {
     // nlohmann writes NaN/Inf as null: a result must never carry one.
     if (!all_finite(out)) {
       std::cerr << "attnlab ky: the result is not finite (refusing to print NaN)\n";
-      return kKyExitNoConvergence;
+      return kExitNoConvergence;
     }
     std::cout << out.dump(2) << "\n";
   } else {
@@ -228,12 +224,12 @@ int run_ky_command(const KyArgs& a) {
     if (!a.chain.empty()) print_chain(chain, a.function, a.chain);
   }
   if (!converged) {
-    std::cerr << "attnlab ky (exit " << kKyExitNoConvergence
+    std::cerr << "attnlab ky (exit " << kExitNoConvergence
               << "): " << (r.converged ? "no convergence in the chain-rule check" : r.message)
               << "\n";
-    return kKyExitNoConvergence;
+    return kExitNoConvergence;
   }
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace attn

@@ -15,7 +15,10 @@
 #include <thread>
 
 #include "app/figures/compare_figures.h"
+#include "cli/cli.h"
 #include "cli/cli_compare.h"
+#include "cli/data_paths.h"
+#include "cli/progress.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "render/plot/export/figure_export.h"
@@ -84,6 +87,17 @@ std::vector<figures::CompareCurve> group_curves(const SweepPlan& plan,
     }
   }
   return out;
+}
+
+// One point per finished group at (x, y) of its means, coloured as its curves.
+std::vector<figures::ScatterPoint> group_points(const std::vector<GroupSummary>& groups,
+                                                Stat GroupSummary::*x, Stat GroupSummary::*y) {
+  std::vector<figures::ScatterPoint> points;
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (groups[i].finished)
+      points.push_back({groups[i].group, (groups[i].*x).mean, (groups[i].*y).mean,
+                        figures::compare_color(static_cast<int>(i))});
+  return points;
 }
 
 struct Report {
@@ -202,11 +216,7 @@ void kernel_section(Report& r, const SweepPlan& plan, const std::vector<GroupSum
   r.md << "\n## Figures\n\n";
   r.figure(figures::loss_overlay(group_curves(plan, runs, {}), "Fashion-MNIST ViT"), "loss",
            "Loss and test accuracy over steps, every seed.");
-  std::vector<figures::ScatterPoint> pts;
-  for (size_t i = 0; i < g.size(); ++i)
-    if (g[i].finished)
-      pts.push_back({g[i].group, g[i].parameters.mean, g[i].eval_accuracy.mean,
-                     figures::compare_color(static_cast<int>(i))});
+  const auto pts = group_points(g, &GroupSummary::parameters, &GroupSummary::eval_accuracy);
   if (!pts.empty())
     r.figure(figures::scatter_figure("params_accuracy", "", "parameters (whole model)",
                                      "test accuracy (mean over seeds)", pts),
@@ -243,15 +253,15 @@ void neural_section(Report& r, const SweepPlan& plan, const std::vector<GroupSum
   r.figure(figures::loss_overlay(group_curves(plan, runs, {"fmnist-neural", "fmnist-dot"}),
                                  "Fashion-MNIST ViT"),
            "loss_fmnist", "Fashion-MNIST: loss and test accuracy, every seed.");
-  std::vector<figures::ScatterPoint> pts;
-  for (size_t i = 0; i < g.size(); ++i)
-    if (g[i].finished)
-      pts.push_back({g[i].group, g[i].peak_rss_mib.mean, g[i].steps_per_second.mean,
-                     figures::compare_color(static_cast<int>(i))});
+  const auto pts = group_points(g, &GroupSummary::peak_rss_mib, &GroupSummary::steps_per_second);
   if (!pts.empty())
     r.figure(figures::scatter_figure("speed_memory", "", "peak RSS (MiB)", "steps/s", pts),
              "speed_memory", "Training speed against peak memory, mean over seeds.", 3.5);
 }
+
+constexpr const char* kReproduceFooter =
+    R"(Progress goes to stderr; the table and the report's path (or with --json report.json plus
+"report") to stdout. A run that diverged is still reported, and the command then exits 3.)";
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -273,13 +283,15 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
       ->check(CLI::Range(1, 100));
   cmd->add_option("--out", a.out, "Report directory (runs under OUT/runs)")->required();
   cmd->add_option("--configs", a.configs,
-                  "Directory of the shipped repro configs (default: assets/configs/repro)");
+                  "Repro configs directory (default: the installed ones, see attnlab --version)");
   cmd->add_option("--threads", a.threads, "Torch threads per run (default: the configs', 1)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--jobs,-j", a.jobs,
                   "Runs at a time (default 1; more perturbs the steps/s and memory columns)")
       ->check(CLI::Range(1, 64));
-  return cmd;
+  cmd->add_flag("--json", a.json,
+                "Print report.json (plus the report's path) instead of the table");
+  return with_footer(cmd, kReproduceFooter);
 }
 
 int run_reproduce_command(const ReproduceArgs& a) {
@@ -290,8 +302,13 @@ int run_reproduce_command(const ReproduceArgs& a) {
       throw Error("--paper " + a.paper + ": allowed: condor, conn, kernel, neural");
     fs::path root = a.configs;
     if (root.empty()) {
-      root = "assets/configs/repro";
-      if (!fs::exists(root)) root = fs::path(ATTN_SOURCE_DIR) / "assets/configs/repro";
+      root = find_data_path("configs/repro");
+      if (root.empty()) {
+        std::string tried;
+        for (const auto& p : data_path_candidates("configs/repro")) tried += " " + p;
+        throw Error("cannot find the reproduction configs (tried" + tried +
+                    "); give --configs DIR");
+      }
     }
     const fs::path dir = root / a.paper;
     manifest = read_json_file(dir / "repro.json");
@@ -312,7 +329,7 @@ int run_reproduce_command(const ReproduceArgs& a) {
     plan = plan_sweep(arms, {}, seeds);
   } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: " << e.what() << "\n";
-    return kCompareExitUsage;
+    return kExitUsage;
   }
 
   const fs::path out = a.out, runs_dir = out / "runs";
@@ -321,18 +338,21 @@ int run_reproduce_command(const ReproduceArgs& a) {
   o.threads = a.threads;
   o.checkpoint_every = a.quick ? 0 : 250;  // a long reproduction resumes mid-run
   o.jobs = a.jobs;
+  CellExits exits;
   o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
-    return run_cell_in_child(c, h, true);
+    return exits.run(c, h, true, a.jobs);
   };
-  o.log = [&](const std::string& line) { std::cout << line << std::endl; };
+  ProgressPrinter progress;
+  o.log = [&](const std::string& line) { progress(line); };
   const auto start = std::chrono::steady_clock::now();
   SweepOutcome outcome;
   try {
     outcome = run_sweep(plan, o);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: " << e.what() << "\n";
-    return 1;
+    return exits.code_for_failure();
   }
+  progress.finish();
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -362,28 +382,24 @@ int run_reproduce_command(const ReproduceArgs& a) {
     if (a.paper == "neural") neural_section(r, plan, groups, runs);
     r.md << "Steps/s were measured on a shared machine and drift by ±20% between runs; compare "
             "them within one report.\n";
-    json table = json::array();
-    for (const auto& g : groups)
-      table.push_back({{"group", g.group},
-                       {"mechanism", g.mechanism},
-                       {"runs", g.runs},
-                       {"finished", g.finished},
-                       {"eval_loss", stat_json(g.eval_loss)},
-                       {"eval_accuracy", stat_json(g.eval_accuracy)},
-                       {"steps_per_second", stat_json(g.steps_per_second)},
-                       {"peak_rss_mib", stat_json(g.peak_rss_mib)},
-                       {"parameters", stat_json(g.parameters)},
-                       {"attention_parameters", stat_json(g.attention_parameters)}});
+    const json table = group_table_json(groups);
     const json report = {{"paper", a.paper}, {"quick", a.quick},     {"seeds", plan.seeds},
                          {"groups", table},  {"figures", r.figures}, {"wall_seconds", wall}};
     fig::write_files_atomically({{(out / "report.md").string(), r.md.str()},
                                  {(out / "report.json").string(), report.dump(2) + "\n"}});
-    std::cout << group_table_markdown(groups) << "report: " << (out / "report.md").string() << "\n";
+    if (a.json) {
+      json printed = report;
+      printed["report"] = (out / "report.md").string();
+      std::cout << printed.dump(2) << "\n";
+    } else {
+      std::cout << group_table_markdown(groups) << "report: " << (out / "report.md").string()
+                << "\n";
+    }
   } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: writing the report: " << e.what() << "\n";
-    return 1;
+    return kExitRunFailed;
   }
-  return outcome.diverged ? 1 : 0;
+  return outcome.diverged ? kExitDiverged : kExitOk;
 }
 
 }  // namespace attn

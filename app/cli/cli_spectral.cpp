@@ -27,7 +27,7 @@ applied to C and the same is printed for the result under "output" (--out writes
               trace(C) >= 0 (the eigenvalues 1 + s lambda only move toward 1)
   norm-bound  if ||I + C||_2 > r: I + C rescaled to norm r, C = (I + C) - I; then
               rho(I + C) <= ||I + C||_2 <= r
-Exit codes: 0 done, 2 bad input (the message names the row and column).)";
+Bad input exits 2 with a message naming the row and column.)";
 
 json spectrum_json(const spectral::Spectrum& s) {
   json eig = json::array();
@@ -55,8 +55,7 @@ CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& a) {
   cmd->add_option("--limit", a.limit, "The control's limit r (default 0.95)");
   cmd->add_option("--out", a.out, "Write the controlled C here (CSV); needs --control");
   cmd->add_flag("--json", a.json, "Print JSON");
-  cmd->footer(kSpectralFooter);
-  return cmd;
+  return with_footer(cmd, kSpectralFooter);
 }
 
 int run_spectral_command(const SpectralArgs& a) {
@@ -105,10 +104,10 @@ int run_spectral_command(const SpectralArgs& a) {
       std::cout << j.dump(2) << "\n";
     else
       std::cout << text_out.str();
-    return 0;
+    return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "attnlab spectral: " << e.what() << "\n";
-    return kSpectralExitUsage;
+    return kExitUsage;
   }
 }
 

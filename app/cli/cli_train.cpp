@@ -2,20 +2,62 @@
 #include <iostream>
 
 #include "cli/cli.h"
-#include "core/config/config.h"
+#include "cli/cli_compare.h"
+#include "cli/progress.h"
 #include "core/base/error.h"
+#include "core/base/interrupt.h"
+#include "core/config/config.h"
 #include "core/training/headless.h"
 
 namespace attn {
+namespace {
+
+constexpr const char* kTrainFooter =
+    R"(Progress goes to stderr (a bar on a terminal), results to stdout: one "done:" or
+"diverged:" line and the outputs, or with --json summary.json plus "run_dir" as one JSON
+document. --steps shorter than the config's train.warmup scales the warmup down in the config's
+ratio (a notice says so); set train.warmup in the config to choose another.
+Exits 3 when the loss diverged (the run directory is still written), 2 when the config, the
+options or the --resume directory are refused, 1 when training fails (a full disk: the run
+stops at the first failed write, says whether its checkpoint was saved), 130/143/129 on
+SIGINT/SIGTERM/SIGHUP after saving the checkpoint and a summary marked "interrupted".
+One process writes a run directory at a time (a lock): a second is refused naming the first,
+or waits with --wait. --out onto a directory that holds another run is refused unless --force;
+--resume DIR continues DIR (or, with --out B, continues into B with DIR's metrics).)";
+
+// --steps N on a config whose warmup is N or longer: the user asked for a shorter run, so the
+// warmup keeps its share of the schedule rather than refusing the config.
+void fit_warmup_to_steps(ExperimentConfig& config, int64_t steps) {
+  const int64_t warmup = config.train.warmup;
+  if (warmup < steps) return;
+  const int64_t scaled = warmup * steps / std::max<int64_t>(1, config.train.steps);
+  config.train.warmup = std::min(scaled, steps - 1);
+  std::cerr << "attnlab train: --steps " << steps << " is not longer than train.warmup (" << warmup
+            << "); train.warmup scaled to " << config.train.warmup << " (the config's ratio "
+            << warmup << "/" << config.train.steps
+            << "; set train.warmup in the config to choose another)\n";
+}
+
+void print_result(const RunSummary& s, const std::string& out_dir) {
+  std::cout << (s.diverged ? "diverged" : "done") << ": " << s.task << " / " << s.mechanism << ", "
+            << s.steps << " steps, eval loss " << s.eval_loss << ", eval accuracy "
+            << s.eval_accuracy;
+  if (s.baseline_loss > 0) std::cout << " (unigram baseline " << s.baseline_loss << ")";
+  std::cout << ", " << s.steps_per_second << " steps/s\n"
+            << "outputs: " << out_dir << "/{config.json,metrics.csv,summary.json,checkpoint/}\n";
+}
+
+}  // namespace
 
 CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   auto* cmd = app.add_subcommand("train", "Train a model headless and write a run directory");
   cmd->add_option("--config", a.config, "Experiment config (JSON), e.g. assets/configs/copy.json");
-  cmd->add_option("--steps", a.steps, "Override train.steps (with --resume: extend the run)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--until", a.until,
-                  "Stop and checkpoint at this step (the schedule still spans train.steps)")
-      ->check(CLI::PositiveNumber);
+  auto step_option = [cmd](const char* name, long long& value, const char* help) {
+    cmd->add_option(name, value, help)->check(CLI::PositiveNumber);
+  };
+  step_option("--steps", a.steps, "Override train.steps (with --resume: extend the run)");
+  step_option("--until", a.until,
+              "Stop and checkpoint at this step (the schedule still spans train.steps)");
   cmd->add_option("--seed", a.seed, "Override the global seed")->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", a.out, "Run directory (default: runs/<config name>)");
   cmd->add_option("--resume", a.resume, "Continue the run saved in this run directory");
@@ -24,11 +66,21 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--checkpoint-every", a.checkpoint_every,
                   "Also checkpoint every N steps (a killed run resumes from the last one)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--quiet,-q", a.quiet, "Print only the final summary");
-  return cmd;
+  cmd->add_flag("--quiet,-q", a.quiet, "No progress on stderr, only the result");
+  cmd->add_flag("--json", a.json, "Print summary.json (plus run_dir) as one JSON document");
+  cmd->add_flag("--force", a.force,
+                "--out already holds a run: replace it (its files are removed first)");
+  cmd->add_flag("--wait", a.wait,
+                "Another process is writing --out: wait for it instead of refusing");
+  return with_footer(cmd, kTrainFooter);
 }
 
 int run_train_command(const TrainArgs& a) {
+  // train_headless throws attn::Error for bad input (the config, the options, the --resume
+  // directory), and checks some of it only after its opening line; once a step was logged, any
+  // error is a failed run.
+  bool stepped = false;
+  std::string run_dir;
   try {
     if (a.config.empty() == a.resume.empty())
       throw Error("train: give exactly one of --config FILE or --resume DIR");
@@ -36,27 +88,46 @@ int run_train_command(const TrainArgs& a) {
     if (!a.config.empty()) config = load_config_file(a.config);
     HeadlessOptions o;
     o.resume_dir = a.resume;
-    o.out_dir = !a.out.empty()      ? a.out
-                : !a.resume.empty() ? a.resume
-                                    : "runs/" + config.name;
+    o.out_dir = !a.out.empty() ? a.out : !a.resume.empty() ? a.resume : "runs/" + config.name;
+    run_dir = o.out_dir;
     if (a.steps > 0) o.steps = a.steps;
+    if (a.steps > 0 && a.resume.empty()) fit_warmup_to_steps(config, a.steps);
     if (a.until > 0) o.until = a.until;
     if (a.seed >= 0) o.seed = static_cast<uint64_t>(a.seed);
     o.threads = a.threads;
     o.checkpoint_every = a.checkpoint_every;
-    if (!a.quiet) o.log = [](const std::string& line) { std::cout << line << std::endl; };
+    o.force = a.force;
+    o.wait = a.wait;
+    // Ctrl-C, kill and a closed terminal checkpoint the run and say so (a second Ctrl-C ends
+    // it at once).
+    install_stop_signals();
+    ProgressPrinter progress(a.quiet);
+    o.log = [&](const std::string& line) {
+      stepped = stepped || line.rfind("step ", 0) == 0;
+      progress(line);
+    };
     const RunSummary s = train_headless(config, o);
-    std::cout << (s.diverged ? "diverged" : "done") << ": " << s.task << " / " << s.mechanism
-              << ", " << s.steps << " steps, eval loss " << s.eval_loss << ", eval accuracy "
-              << s.eval_accuracy;
-    if (s.baseline_loss > 0) std::cout << " (unigram baseline " << s.baseline_loss << ")";
-    std::cout << ", " << s.steps_per_second << " steps/s\n"
-              << "outputs: " << std::filesystem::absolute(o.out_dir).string()
-              << "/{config.json,metrics.csv,summary.json,checkpoint/}\n";
-    return s.diverged ? 3 : 0;
-  } catch (const std::exception& e) {
-    std::cerr << "attnlab: " << e.what() << "\n";
-    return 1;
+    progress.finish();
+    const std::string out_dir = std::filesystem::absolute(o.out_dir).string();
+    if (a.json) {
+      nlohmann::json summary = read_json_file(out_dir + "/summary.json");
+      summary["run_dir"] = out_dir;
+      std::cout << summary.dump(2) << "\n";
+    } else {
+      print_result(s, out_dir);
+    }
+    return s.diverged ? kExitDiverged : kExitOk;
+  } catch (const Interrupted& i) {
+    std::cerr << "attnlab train: interrupted; the checkpoint and summary.json (\"interrupted\": "
+                 "true) are saved, continue with: attnlab train --resume "
+              << std::filesystem::absolute(run_dir).string() << "\n";
+    return 128 + i.signal;
+  } catch (const Error& e) {
+    std::cerr << "attnlab train: " << e.what() << "\n";
+    return stepped ? kExitRunFailed : kExitUsage;
+  } catch (const std::exception& e) {  // torch, out of memory, the file system
+    std::cerr << "attnlab train: " << e.what() << "\n";
+    return kExitRunFailed;
   }
 }
 

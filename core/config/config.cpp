@@ -270,7 +270,12 @@ json read_config_json(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error("config file " + path + " is a directory; give a .json file");
-  const std::string text = read_regular_file(path, 64 << 20);  // configs are kilobytes
+  std::string text;
+  try {
+    text = read_regular_file(path, 64 << 20);  // configs are kilobytes
+  } catch (const Error& e) {
+    throw Error("cannot open config file " + path + " (" + e.what() + ")");
+  }
   json j;
   try {
     j = json::parse(text, nullptr, true, /*ignore_comments=*/true);

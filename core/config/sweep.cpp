@@ -16,6 +16,7 @@
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "core/base/interrupt.h"
 #include "core/runs/run_lock.h"
 #include "core/training/headless.h"
 
@@ -279,6 +280,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   };
   const int n = static_cast<int>(plan.cells.size());
   auto run_cell = [&](const SweepCell& cell) {
+    if (const int sig = stop_signal()) throw Interrupted{sig};  // no new cell after a stop
     const std::string tag =
         "[" + std::to_string(cell.index + 1) + "/" + std::to_string(n) + "] " + cell.dir;
     const fs::path dir = out / cell.dir;
@@ -316,8 +318,9 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
       h.resume_dir = dir.string();
       log_locked(tag + ": resuming from its checkpoint");
       code = train(h);
-      // A checkpoint at the last step without a summary (killed while writing it), or one that
-      // does not load: train the cell again from the start.
+      // A child stopped by a signal saved its checkpoint: stop, keep the cell for next time.
+      if (code == 129 || code == 130 || code == 143) throw Interrupted{code - 128};
+      // A checkpoint that does not load: train the cell again from the start.
       if (code != 0 && code != 3) log_locked(tag + ": cannot resume; starting again");
       h.resume_dir.clear();
     }
@@ -337,6 +340,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
       }
       log_locked(tag + ": training");
       code = train(h);
+      if (code == 129 || code == 130 || code == 143) throw Interrupted{code - 128};
       if (code != 0 && code != 3)
         throw Error("sweep cell " + std::to_string(cell.index) + " (" + cell.dir +
                     ") failed (exit " + std::to_string(code) + ")");
@@ -360,16 +364,20 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   }
   std::atomic<size_t> next{0};
   std::string failure;
+  int interrupted = 0;  // a signal that stopped a cell: no worker starts another
   std::vector<std::thread> workers;
   for (int j = 0; j < jobs; ++j)
     workers.emplace_back([&] {
       for (size_t i; (i = next++) < selected.size();) {
         {
           std::lock_guard<std::mutex> lock(mu);
-          if (!failure.empty()) return;
+          if (!failure.empty() || interrupted) return;
         }
         try {
           run_cell(*selected[i]);
+        } catch (const Interrupted& stop) {
+          std::lock_guard<std::mutex> lock(mu);
+          interrupted = stop.signal;
         } catch (const std::exception& e) {
           std::lock_guard<std::mutex> lock(mu);
           if (failure.empty()) failure = e.what();
@@ -377,6 +385,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
       }
     });
   for (auto& w : workers) w.join();
+  if (interrupted) throw Interrupted{interrupted};
   if (!failure.empty()) throw Error(failure);
   return outcome;
 }

@@ -121,63 +121,63 @@ csv huge '1e308,1e308\n1e308,1e308\n'
 csv good '0.1,0\n0,0.2\n'
 
 # --- configs (attnlab train) ----------------------------------------------------------------
-row 1 "cannot open config file"            out1 train --config missing.json --out out1
-row 1 "not valid JSON"                     out2 train --config not_json.json --out out2
-row 1 "not valid JSON"                     out3 train --config empty.json --out out3
-row 1 "is a directory"                     out3b train --config "$work" --out out3b
-row 1 "array.json"                         out4 train --config array.json --out out4
-row 1 "unknown key 'modle'"                out5 train --config unknown_key.json --out out5
-row 1 "train.learning_rate"                out6 train --config unknown_nested.json --out out6
-row 1 "model.d_model (30)"                 out7 train --config heads.json --out out7
-row 1 "train.lr"                           out8 train --config lr_negative.json --out out8
-row 1 "train.lr"                           out9 train --config lr_string.json --out out9
-row 1 "train.steps"                        out10 train --config steps_zero.json --out out10
-row 1 "train.batch_size"                   out11 train --config batch_negative.json --out out11
-row 1 "train.warmup (100)"                 out12 train --config warmup.json --out out12
-row 1 "telepathy"                          out13 train --config mechanism.json --out out13
-row 1 "model.attention lists 3"            out14 train --config mechanism_count.json --out out14
-row 1 "chess"                              out15 train --config task.json --out out15
-row 1 "/nonexistent/corpus.txt"            out16 train --config text_missing.json --out out16
-row 1 "window"                             out17 train --config ky_window.json --out out17
-row 1 "model.conn.mixing"                  out18 train --config conn_literal.json --out out18
-row 1 "model.d_model"                      out19 train --config huge_model.json --out out19
-row 1 "lr_overflow.json: not valid JSON"                 out20 train --config lr_overflow.json --out out20
-row 1 "device: \"cuda\" was requested"     out21 train --config cuda.json --out out21
-row 1 "seed"                               out22 train --config seed_negative.json --out out22
-row 1 "nested more than 32 levels deep"    out22b train --config deep.json --out out22b
-row 1 "/nonexistent/fmnist"                out23 train --config fmnist_missing.json --out out23
-row 1 "$work/fmnist_empty"                 out24 train --config fmnist_empty.json --out out24
-[ -d $fm ] && row 1 "$work/fmnist_bad/"    out25 train --config fmnist_bad.json --out out25
-row 1 "corpus.bin"                         out26 train --config text_binary.json --out out26
+row 2 "cannot open config file"            out1 train --config missing.json --out out1
+row 2 "not valid JSON"                     out2 train --config not_json.json --out out2
+row 2 "not valid JSON"                     out3 train --config empty.json --out out3
+row 2 "is a directory"                     out3b train --config "$work" --out out3b
+row 2 "array.json"                         out4 train --config array.json --out out4
+row 2 "unknown key 'modle'"                out5 train --config unknown_key.json --out out5
+row 2 "train.learning_rate"                out6 train --config unknown_nested.json --out out6
+row 2 "model.d_model (30)"                 out7 train --config heads.json --out out7
+row 2 "train.lr"                           out8 train --config lr_negative.json --out out8
+row 2 "train.lr"                           out9 train --config lr_string.json --out out9
+row 2 "train.steps"                        out10 train --config steps_zero.json --out out10
+row 2 "train.batch_size"                   out11 train --config batch_negative.json --out out11
+row 2 "train.warmup (100)"                 out12 train --config warmup.json --out out12
+row 2 "telepathy"                          out13 train --config mechanism.json --out out13
+row 2 "model.attention lists 3"            out14 train --config mechanism_count.json --out out14
+row 2 "chess"                              out15 train --config task.json --out out15
+row 2 "/nonexistent/corpus.txt"            out16 train --config text_missing.json --out out16
+row 2 "window"                             out17 train --config ky_window.json --out out17
+row 2 "model.conn.mixing"                  out18 train --config conn_literal.json --out out18
+row 2 "model.d_model"                      out19 train --config huge_model.json --out out19
+row 2 "lr_overflow.json: not valid JSON"                 out20 train --config lr_overflow.json --out out20
+row 2 "device: \"cuda\" was requested"     out21 train --config cuda.json --out out21
+row 2 "seed"                               out22 train --config seed_negative.json --out out22
+row 2 "nested more than 32 levels deep"    out22b train --config deep.json --out out22b
+row 2 "/nonexistent/fmnist"                out23 train --config fmnist_missing.json --out out23
+row 2 "$work/fmnist_empty"                 out24 train --config fmnist_empty.json --out out24
+[ -d $fm ] && row 2 "$work/fmnist_bad/"    out25 train --config fmnist_bad.json --out out25
+row 2 "corpus.bin"                         out26 train --config text_binary.json --out out26
 
 # --- CLI arguments --------------------------------------------------------------------------
-row 1 "exactly one of --config FILE or --resume DIR" - train
-row 1 "exactly one of --config FILE or --resume DIR" - train --config tiny.json --resume good
-row 105 "--steps"                          out27 train --config tiny.json --steps -5 --out out27
-row 105 "--steps"                          out28 train --config tiny.json --steps many --out out28
-row 105 "--until"                          out29 train --config tiny.json --until 0 --out out29
-row 105 "--threads"                        out30 train --config tiny.json --threads -2 --out out30
-row 109 "--bogus"                          - train --config tiny.json --bogus
-row 109 "frobnicate"                       - frobnicate
+row 2 "exactly one of --config FILE or --resume DIR" - train
+row 2 "exactly one of --config FILE or --resume DIR" - train --config tiny.json --resume good
+row 2 "--steps"                          out27 train --config tiny.json --steps -5 --out out27
+row 2 "--steps"                          out28 train --config tiny.json --steps many --out out28
+row 2 "--until"                          out29 train --config tiny.json --until 0 --out out29
+row 2 "--threads"                        out30 train --config tiny.json --threads -2 --out out30
+row 2 "--bogus"                          - train --config tiny.json --bogus
+row 2 "frobnicate"                       - frobnicate
 if [ $has_gui = 1 ]; then
-  row 1 "--size must look like 1280x800"   - gui --size 12
+  row 2 "--size must look like 1280x800"   - gui --size 12
   row 2 "unknown panel 'nosuch'"           - gui --panel nosuch
-  row 105 "--cycle-panels"                 - gui --cycle-panels 0
+  row 2 "--cycle-panels"                 - gui --cycle-panels 0
 fi
 
 # --- checkpoints and run directories (attnlab train --resume) --------------------------------
-row 1 "not an attnlab checkpoint"          - train --resume /nonexistent/run
-row 1 "not an attnlab checkpoint"          - train --resume not_a_run
-row 1 "state.json is corrupt"              - train --resume state_garbage --steps 8
-row 1 "model.pt is corrupt"                - train --resume model_cut --steps 8
-row 1 "optimizer.pt is missing"            - train --resume optimizer_gone --steps 8
-row 1 "model.pt is missing"                - train --resume model_gone --steps 8
-row 1 "format version 99"                  - train --resume format_version --steps 8
-row 1 "model.d_model"                      - train --resume other_config --steps 8
-row 1 "state.json is incomplete"           - train --resume no_step --steps 8
-row 1 "already finished its 4 steps"       - train --resume good
-row 1 "--seed 5 differs"                   - train --resume good --steps 8 --seed 5
-row 1 "--until 2 is not after"             - train --resume good --steps 8 --until 2
+row 2 "not an attnlab checkpoint"          - train --resume /nonexistent/run
+row 2 "not an attnlab checkpoint"          - train --resume not_a_run
+row 2 "state.json is corrupt"              - train --resume state_garbage --steps 8
+row 2 "model.pt is corrupt"                - train --resume model_cut --steps 8
+row 2 "optimizer.pt is missing"            - train --resume optimizer_gone --steps 8
+row 2 "model.pt is missing"                - train --resume model_gone --steps 8
+row 2 "format version 99"                  - train --resume format_version --steps 8
+row 2 "model.d_model"                      - train --resume other_config --steps 8
+row 2 "state.json is incomplete"           - train --resume no_step --steps 8
+row 2 "already finished its 4 steps"       - train --resume good
+row 2 "--seed 5 differs"                   - train --resume good --steps 8 --seed 5
+row 2 "--until 2 is not after"             - train --resume good --steps 8 --until 2
 
 # --- KY expressions (attnlab ky) --------------------------------------------------------------
 row 2 "position"                           - ky --function "sin(x" --x0 0

@@ -1,0 +1,25 @@
+// The exit codes of attnlab, one table for every subcommand (README "Exit codes"). Scripts and
+// Slurm arrays branch on them, so a code means the same thing whichever command returns it.
+#pragma once
+
+namespace attn {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRunFailed = 1;      // the input was fine but the work failed (I/O, a sweep cell)
+constexpr int kExitUsage = 2;          // usage or bad input: a message on stderr names the culprit
+constexpr int kExitDiverged = 3;       // training diverged (NaN/Inf loss); the run is still written
+constexpr int kExitNoConvergence = 4;  // an iteration did not converge (best estimate printed)
+constexpr int kExitInterrupted = 130;  // SIGINT (128 + 2), as the shell reports it
+constexpr int kExitTerminated = 143;   // SIGTERM (128 + 15)
+
+// The table as --help prints it at the end of every subcommand's help.
+constexpr const char* kExitCodesHelp =
+    "Exit codes: 0 ok, 1 run failed, 2 usage or bad input, 3 diverged, 4 did not converge, "
+    "130/143 interrupted (SIGINT/SIGTERM).";
+
+// A child's exit code as this process reports it: interruption passes through unchanged.
+inline bool is_interruption(int code) {
+  return code == kExitInterrupted || code == kExitTerminated;
+}
+
+}  // namespace attn
