@@ -22,6 +22,7 @@
 #include "core/base/version.h"
 #include "core/config/config.h"
 #include "core/training/trainer.h"
+#include "cli/data_paths.h"
 #include "gui/export_dialog.h"
 #include "gui/gui.h"
 #include "gui/live_figure.h"
@@ -48,8 +49,8 @@ constexpr size_t kWarmupFrames = 30;  // excluded from frame statistics (shader/
 ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui) {
   std::string path = requested;
   if (path.empty()) {
-    const std::string bundled = std::string(ATTN_SOURCE_DIR) + "/assets/configs/copy.json";
-    if (std::filesystem::exists(bundled)) path = bundled;
+    // Installed (share/attnlab) or in the source tree: cli/data_paths.h looks in both.
+    path = find_data_path("configs/copy.json");
   }
   if (path.empty()) {
     ui.config_source = "built-in defaults";

@@ -3,14 +3,53 @@
 #include <ft2build.h>
 #include FT_FREETYPE_H
 
+#ifdef ATTN_HAVE_FONTCONFIG
+#include <fontconfig/fontconfig.h>
+#endif
+
 #include <cstdlib>
 #include <fstream>
 
 namespace attn::fig {
+namespace {
+
+constexpr const char* kDebianDejaVu = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+
+// The file fontconfig picks for "DejaVu Sans" (its closest sans-serif when DejaVu is missing),
+// or "" without fontconfig or a match.
+std::string fontconfig_match() {
+#ifdef ATTN_HAVE_FONTCONFIG
+  std::string out;
+  FcConfig* config = FcInitLoadConfigAndFonts();
+  if (!config) return out;
+  FcPattern* pattern = FcNameParse(reinterpret_cast<const FcChar8*>("DejaVu Sans:style=Book"));
+  if (pattern) {
+    FcConfigSubstitute(config, pattern, FcMatchPattern);
+    FcDefaultSubstitute(pattern);
+    FcResult result = FcResultNoMatch;
+    if (FcPattern* match = FcFontMatch(config, pattern, &result)) {
+      FcChar8* file = nullptr;
+      if (FcPatternGetString(match, FC_FILE, 0, &file) == FcResultMatch && file)
+        out = reinterpret_cast<const char*>(file);
+      FcPatternDestroy(match);
+    }
+    FcPatternDestroy(pattern);
+  }
+  FcConfigDestroy(config);
+  return out;
+#else
+  return "";
+#endif
+}
+
+}  // namespace
 
 std::string default_font_path() {
   if (const char* env = std::getenv("ATTNLAB_FONT"); env && *env) return env;
-  return "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  // Debian's path first: exports look the same on every machine that has it.
+  if (std::ifstream(kDebianDejaVu).good()) return kDebianDejaVu;
+  static const std::string matched = fontconfig_match();
+  return matched.empty() ? kDebianDejaVu : matched;
 }
 
 std::u32string decode_utf8(const std::string& s) {
