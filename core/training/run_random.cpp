@@ -1,5 +1,7 @@
 #include "core/training/run_random.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 namespace attn {
 namespace {
 thread_local torch::Generator* current_dropout_stream = nullptr;
@@ -11,8 +13,13 @@ std::unique_lock<std::mutex> init_rng_lock() {
 }
 
 torch::Generator make_private_generator(const torch::Device& device, uint64_t seed) {
-  // Cloning the default generator gives a new one of the device's type without naming the
-  // CUDA generator class (core builds against CPU-only LibTorch too).
+  // Not a clone on the CPU: LibTorch 1.13's GeneratorImpl::clone() returns its copy with a weak
+  // count of 0, so the copy is never freed (2.6 KiB per CPU generator). A new generator seeded
+  // with `seed` is in the state a reseeded clone would be in.
+  if (device.is_cpu()) return at::make_generator<at::CPUGeneratorImpl>(seed);
+  // Other devices: cloning the default generator gives one of the device's type without naming
+  // the CUDA generator class (core builds against CPU-only LibTorch too). It leaks the same small
+  // object, so callers make one per run, not per step (TrainingSession reseeds its own).
   torch::Generator g = at::globalContext().defaultGenerator(device).clone();
   g.set_current_seed(seed);
   return g;

@@ -22,7 +22,9 @@ namespace attn {
 // own std::mt19937_64 streams).
 std::unique_lock<std::mutex> init_rng_lock();
 
-// A generator for `device`, independent of the default one (a clone of its type, reseeded).
+// A generator for `device`, independent of the default one, seeded with `seed`. Make one per run
+// and reseed it (set_current_seed) rather than one per step: on CUDA it is a clone of the default
+// generator, which LibTorch 1.13 never frees.
 torch::Generator make_private_generator(const torch::Device& device, uint64_t seed);
 
 // Installs `generator` as this thread's dropout stream until destroyed (scopes nest).

@@ -110,6 +110,7 @@ class TrainingSession {
 
   ExperimentConfig config_;
   torch::Device device_;
+  torch::Generator dropout_stream_;  // reseeded at every step (see train_step)
   std::unique_ptr<Task> task_;
   Transformer model_{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer_;

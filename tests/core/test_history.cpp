@@ -29,3 +29,14 @@ TEST_CASE("MetricHistory state round-trips through JSON and continues identicall
   CHECK(a.series().steps == b.series().steps);
   CHECK(a.series().values == b.series().values);
 }
+
+TEST_CASE("MetricHistory over a 1e6-step run stays under its capacity and keeps both ends") {
+  MetricHistory h;  // the default capacity, as the session's loss curves use
+  for (int64_t s = 1; s <= 1000000; ++s) h.add(s, static_cast<float>(s % 1000));
+  const auto series = h.series();
+  CHECK(series.steps.size() <= 4096 + 1);  // + the pending latest point
+  CHECK(series.steps.size() >= 4096 / 2);  // halving keeps at least half: the shape survives
+  CHECK(series.steps.front() == 1);
+  CHECK(series.steps.back() == 1000000);
+  CHECK(series.values.back() == 0.0f);
+}
