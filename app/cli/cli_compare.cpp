@@ -24,6 +24,7 @@
 #include "cli/data_paths.h"
 #include "cli/progress.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"
 #include "render/plot/export/figure_export.h"
@@ -77,16 +78,6 @@ std::string align(const std::vector<std::vector<std::string>>& rows) {
 }
 
 }  // namespace
-
-json read_json_file(const std::string& p) {
-  std::ifstream in(p);
-  if (!in) throw Error("cannot read " + p);
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error(p + " is not valid JSON: " + e.what());
-  }
-}
 
 int threads_per_job(int jobs) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -377,14 +368,7 @@ int run_sweep_command(const SweepArgs& a) {
   SweepPlan plan;
   try {
     if (a.index >= 0 && !a.shard.empty()) throw Error("give --index or --shard, not both");
-    std::ifstream in(a.config);
-    if (!in) throw Error("--config: cannot open config file " + a.config);
-    json base;
-    try {
-      base = json::parse(in);
-    } catch (const json::exception& e) {
-      throw Error(a.config + ": not valid JSON: " + e.what());
-    }
+    const json base = read_config_json(a.config);  // bounded, regular, not nested deep
     std::vector<VaryAxis> axes;
     for (const auto& v : a.vary) axes.push_back(parse_vary(v));
     plan = plan_sweep({{"", base}}, axes, a.seeds);

@@ -93,8 +93,6 @@ class CellExits {
   std::atomic<bool> failed_{false};
 };
 
-// The JSON file at p; Error naming the file when it cannot be read or parsed.
-nlohmann::json read_json_file(const std::string& p);
 
 // Writes `figure` as PDF, PNG and (beside them) CSV + JSON under dir/<stem>; returns the files.
 std::vector<std::string> export_report_figure(const fig::Figure& figure, const std::string& dir,

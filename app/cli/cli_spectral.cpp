@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/models/spectrum.h"
 
 namespace attn {
@@ -60,12 +61,16 @@ CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& a) {
 
 int run_spectral_command(const SpectralArgs& a) {
   try {
-    std::ifstream in(a.matrix);
-    if (!in) throw Error("--matrix: cannot open " + a.matrix);
-    std::stringstream text;
-    text << in.rdbuf();
+    // A regular file of at most 256 MiB (a 4096 x 4096 matrix is ~70 MiB of CSV): /dev/zero or a
+    // FIFO is refused by name instead of read until the machine runs out of memory.
+    std::string text;
+    try {
+      text = read_regular_file(a.matrix, 256 << 20);
+    } catch (const Error& e) {
+      throw Error(std::string("--matrix: ") + e.what());
+    }
     int n = 0;
-    auto c = spectral::parse_matrix_csv(text.str(), a.matrix, n);
+    auto c = spectral::parse_matrix_csv(text, a.matrix, n);
     if (!a.out.empty() && a.control.empty())
       throw Error("--out writes the controlled matrix: give --control none|spec|norm-bound");
     if (!(a.limit > 0) || !std::isfinite(a.limit))

@@ -7,6 +7,7 @@
 
 #include "core/analysis/connections.h"
 #include "core/base/error.h"
+#include "core/config/config.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
@@ -15,16 +16,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-json read_json_file(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw Error("cannot read " + p.string());
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error(p.string() + " is not valid JSON: " + e.what());
-  }
-}
 
 fig::LineSeries series_line(const Series& s, const std::string& name, fig::Color c) {
   fig::LineSeries l;
@@ -105,7 +96,7 @@ fig::Figure connection_curves_figure(const RunDirectory& run, const std::string&
     throw Error(p.string() + " does not exist (only runs with ky layers write it)");
   std::vector<ConnectionFrame> frames;
   try {
-    frames = connection_frames_from_json(read_json_file(p));
+    frames = connection_frames_from_json(read_json_file(p.string()));
   } catch (const Error& e) {
     throw Error(p.string() + ": " + e.what());
   }
@@ -157,7 +148,7 @@ fig::Figure spectral_radius_figure(const std::vector<CompareCurve>& curves,
     const fs::path p = fs::path(c.run->dir) / "conn.json";
     std::error_code ec;
     if (!fs::exists(p, ec)) continue;
-    const json j = read_json_file(p);
+    const json j = read_json_file(p.string());
     if (!j.contains("spectral_radius_estimate") || !j["spectral_radius_estimate"].is_array())
       throw Error(p.string() + " has no spectral_radius_estimate series");
     fig::LineSeries l;

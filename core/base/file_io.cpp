@@ -40,7 +40,7 @@ bool regular_file_or_absent(const std::string& path) {
 std::string read_regular_file(const std::string& path, uint64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
+  if (fd < 0) throw Error("cannot open " + path + ": " + std::strerror(errno));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }

@@ -286,6 +286,18 @@ json read_config_json(const std::string& path) {
   return j;
 }
 
+json read_json_file(const std::string& path) {
+  const std::string text = read_regular_file(path);  // a FIFO or device is refused, not waited on
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(path + " is not valid JSON: " + e.what());
+  }
+  check_config_depth(j, path);  // callers walk it recursively: a hostile nesting would crash
+  return j;
+}
+
 ExperimentConfig load_config_file(const std::string& path) {
   return parse_config(read_config_json(path), path);
 }

@@ -99,6 +99,9 @@ ExperimentConfig load_config_file(const std::string& path);
 // reproduce): a hostile nesting would overflow the stack of any recursive walk. Throws
 // attn::Error naming the file.
 nlohmann::json read_config_json(const std::string& path);
+// A JSON file attnlab wrote or reads (summary.json, repro.json, ...): a regular file of at most
+// 1 GiB, valid JSON, nested at most 32 levels. Throws attn::Error naming the file.
+nlohmann::json read_json_file(const std::string& path);
 // Throws attn::Error naming `where` when j nests deeper than a config can.
 void check_config_depth(const nlohmann::json& j, const std::string& where);
 // Fully resolved JSON (every key, defaults included); parse_config(to_json(c)) == c.

@@ -12,6 +12,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
+#include "core/base/memory.h"
 #include "render/plot/export/figure_render.h"
 #include "render/plot/export/png.h"
 
@@ -132,6 +133,38 @@ std::string encode_png(const std::vector<render::Rgba8>& rgba, int width, int he
   }
 }
 
+namespace {
+
+// The files a run directory is made of: a side file (CSV, JSON) of an export must never replace
+// one of them; only an --out naming it directly may.
+bool is_run_file(const fs::path& p) {
+  static const char* const kRunFiles[] = {"config.json", "metrics.csv",      "summary.json",
+                                          "conn.json",   "connections.json", "C.csv"};
+  const std::string name = p.filename().string();
+  bool named = false;
+  for (const char* f : kRunFiles) named = named || name == f;
+  std::error_code ec;
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  return named && fs::exists(dir / "config.json", ec) && fs::exists(dir / "metrics.csv", ec);
+}
+
+// Before anything is written: the outputs are distinct, and side files leave run files alone.
+void check_outputs(const std::vector<std::pair<std::string, std::string>>& files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const fs::path p = fs::absolute(files[i].first).lexically_normal();
+    for (size_t k = 0; k < i; ++k)
+      if (fs::absolute(files[k].first).lexically_normal() == p)
+        throw FigureError("--out " + files[0].first + ": its side file " + files[i].first +
+                          " would overwrite it; give --out the extension of its format");
+    if (i > 0 && is_run_file(p))
+      throw FigureError("the side file " + files[i].first + " would replace that run's own " +
+                        p.filename().string() + "; write the figure elsewhere (e.g. into " +
+                        (p.parent_path() / "figures").string() + "/)");
+  }
+}
+
+}  // namespace
+
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
   try {
     write_files_atomic(files);
@@ -147,6 +180,19 @@ ExportResult export_figure(const Figure& figure, const ExportRequest& request,
   const std::string font_file = request.font_file.empty() ? default_font_path() : request.font_file;
   const auto font = FigureFont::load(font_file);
   const Page page = page_for(figure, request, *font);
+  if (request.format == ExportFormat::Png) {
+    // The raster (cairo's surface and our copy) and its PNG: about 12 bytes a pixel at peak.
+    const double px_w = std::ceil(page.width_pt / 72.0 * request.dpi);
+    const double px_h = std::ceil(page.height_pt / 72.0 * request.dpi);
+    try {
+      require_memory(
+          static_cast<uint64_t>(px_w * px_h * 12),
+          "a " + std::to_string(int64_t(px_w)) + " x " + std::to_string(int64_t(px_h)) + " px PNG",
+          "lower --dpi or --width-in, or export PDF or SVG");
+    } catch (const Error& e) {
+      throw FigureError(e.what());
+    }
+  }
 
   std::vector<std::pair<std::string, std::string>> files;
   switch (request.format) {
@@ -187,6 +233,7 @@ ExportResult export_figure(const Figure& figure, const ExportRequest& request,
     if (request.format == ExportFormat::Png) j["dpi"] = request.dpi;
     files.emplace_back(stem.string() + ".json", j.dump(2) + "\n");
   }
+  check_outputs(files);
   write_files_atomically(files);
   ExportResult result;
   for (const auto& f : files) result.files.push_back(f.first);
