@@ -114,9 +114,18 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
   // the child may only call async-signal-safe functions.
   std::string progress_env = std::string(kProgressEnv) + "=lines";
   std::vector<char*> envp;
+  auto starts_with = [](const char* s, const char* prefix) {
+    return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
+  };
   for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, kProgressEnv, std::strlen(kProgressEnv)) != 0) envp.push_back(*e);
+    if (!starts_with(*e, kProgressEnv) && !starts_with(*e, kRunLockHeldEnv)) envp.push_back(*e);
   envp.push_back(progress_env.data());
+  // The sweep holds the cell's lock for the child (core/training/headless.h).
+  std::string lock_env;
+  if (!h.lock) {
+    lock_env = std::string(kRunLockHeldEnv) + "=" + fs::absolute(h.out_dir).string();
+    envp.push_back(lock_env.data());
+  }
   envp.push_back(nullptr);
 #ifdef __linux__
   const std::string exe = "/proc/self/exe";  // this very binary, even if rebuilt meanwhile

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "core/analysis/geometry.h"
 #include "core/base/error.h"
+#include "core/base/memory.h"
 
 namespace attn {
 namespace {
@@ -139,6 +140,11 @@ json run_grid(const GeometryArgs& a, const geo::Scene& scene, geo::Map map, doub
     throw Error("--grid " + std::to_string(spec.lines) + " with --samples " +
                 std::to_string(spec.samples) + " makes " + std::to_string(points) +
                 " points (2 x lines x samples), at most " + std::to_string(geo::kMaxGridPoints));
+  // Each point lives as doubles, as a JSON value (~100 bytes) and as printed text (~50 bytes).
+  require_memory(static_cast<uint64_t>(points) * 170,
+                 "--grid " + std::to_string(spec.lines) + " with --samples " +
+                     std::to_string(spec.samples) + " (" + std::to_string(points) + " points)",
+                 "lower --grid or --samples");
   json lines = json::array();
   for (const auto& line : geo::warp_grid(scene, spec, map, alpha))
     lines.push_back(points_json(line));

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -98,6 +99,9 @@ int run_train_command(const TrainArgs& a) {
     o.checkpoint_every = a.checkpoint_every;
     o.force = a.force;
     o.wait = a.wait;
+    // A sweep that started this process holds the cell's lock for it.
+    if (const char* held = std::getenv(kRunLockHeldEnv))
+      o.lock = std::filesystem::absolute(o.out_dir).string() != held;
     // Ctrl-C, kill and a closed terminal checkpoint the run and say so (a second Ctrl-C ends
     // it at once).
     install_stop_signals();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iomanip>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -284,10 +285,13 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     const std::string tag =
         "[" + std::to_string(cell.index + 1) + "/" + std::to_string(n) + "] " + cell.dir;
     const fs::path dir = out / cell.dir;
-    // Another process (a second sweep on this directory, a shard) is training it: leave it.
-    const std::string holder = run_lock_holder(dir.string());
-    if (!holder.empty()) {
-      log_locked(tag + ": being trained by " + holder + ", skipped");
+    // The cell is this process's until it is done; another process (a second sweep on this
+    // directory, a shard) training it already keeps it.
+    std::optional<RunDirLock> cell_lock;
+    try {
+      cell_lock.emplace(dir.string(), "attnlab sweep cell " + cell.dir, false);
+    } catch (const Error& e) {
+      log_locked(tag + ": " + e.what() + "; skipped");
       std::lock_guard<std::mutex> lock(mu);
       ++outcome.skipped;
       return;
@@ -301,6 +305,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     }
     HeadlessOptions h;
     h.out_dir = dir.string();
+    h.lock = false;  // held above for the whole cell
     h.threads = o.threads;
     h.checkpoint_every = o.checkpoint_every;
     if (o.log) h.log = [&](const std::string& line) { log_locked(tag + ": " + line); };
@@ -326,18 +331,8 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     }
     bool resumed = code == 0 || code == 3;
     if (!resumed) {
-      // Metrics of an interrupted attempt must not mix with the new ones. Cleared under the
-      // directory's lock (another sweep may have taken the cell since the check above); the
-      // lock file itself stays, or two processes could hold "the" lock.
-      try {
-        const RunDirLock guard(dir.string(), "attnlab sweep (clearing a cell)", false);
-        clear_run_directory(dir.string());
-      } catch (const Error& e) {
-        log_locked(tag + ": " + e.what() + "; skipped");
-        std::lock_guard<std::mutex> lock(mu);
-        ++outcome.skipped;
-        return;
-      }
+      // Metrics of an interrupted attempt must not mix with the new ones (the lock file stays).
+      clear_run_directory(dir.string());
       log_locked(tag + ": training");
       code = train(h);
       if (code == 129 || code == 130 || code == 143) throw Interrupted{code - 128};

@@ -84,9 +84,13 @@ bool holds_run(const std::string& dir) {
 }
 
 void clear_run_directory(const std::string& dir) {
+  // The two files that make a run count (finished; resumable) go first, each in one step: a
+  // kill half way leaves a directory that is neither, never a half-deleted one that looks whole.
   std::error_code ec;
-  fs::remove(fs::path(dir) / "summary.json", ec);
-  if (ec) throw Error("cannot remove " + dir + "/summary.json: " + ec.message());
+  for (const char* marker : {"summary.json", "checkpoint/state.json"}) {
+    fs::remove(fs::path(dir) / marker, ec);
+    if (ec) throw Error("cannot remove " + dir + "/" + marker + ": " + ec.message());
+  }
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->path().filename() == kRunLockName) continue;
     std::error_code rm;

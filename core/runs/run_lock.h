@@ -37,8 +37,9 @@ std::string run_lock_holder(const std::string& dir);
 // checkpoint/): `--out` onto such a directory needs --resume or --force.
 bool holds_run(const std::string& dir);
 
-// Empties dir except its lock file, summary.json first (the mark of a finished run), so that a
-// crash half way never leaves an old summary beside new files. The caller holds the lock.
+// Empties dir except its lock file: summary.json (the mark of a finished run) and
+// checkpoint/state.json (of a resumable one) first, so that a crash half way never leaves an old
+// summary or checkpoint beside new files. The caller holds the lock.
 void clear_run_directory(const std::string& dir);
 
 }  // namespace attn

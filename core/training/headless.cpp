@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
+#include "core/base/memory.h"
 #include "core/base/version.h"
 #include "core/runs/run_lock.h"
 #include "core/training/session.h"
@@ -164,6 +166,21 @@ void prepare_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as
   if (ec) throw Error("cannot remove " + (out / "summary.json").string() + ": " + ec.message());
 }
 
+// What training this config holds at least: each layer's attention (~4 D^2) and MLP
+// (2 mlp_ratio D^2) weights, times weights, gradients, AdamW's two moments and the recovery copy.
+// Embeddings and activations come on top, so this only refuses what can never fit.
+void check_training_memory(const ExperimentConfig& c) {
+  const double D = c.model.d_model, L = c.model.layers, R = c.model.mlp_ratio;
+  const double parameters = L * (4 + 2 * R) * D * D;
+  const double bytes = parameters * sizeof(float) * 5;
+  if (bytes < 1e9) return;  // not worth a look at /proc
+  char what[160];
+  std::snprintf(what, sizeof what, "training d_model %d x %d layers (~%.3g parameters)",
+                c.model.d_model, c.model.layers, parameters);
+  require_memory(static_cast<uint64_t>(bytes), what,
+                 "lower model.d_model or model.layers (or train on a machine with more memory)");
+}
+
 void save_checkpoint(TrainingSession& session, const fs::path& out) {
   session.save((out / "checkpoint").string());
 }
@@ -183,6 +200,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     const fs::path ckpt = fs::path(o.resume_dir) / "checkpoint";
     config = TrainingSession::checkpoint_config(ckpt.string());
     check_checkpoint_matches_run(o.resume_dir, config);
+    check_training_memory(config);
     if (o.steps) config.train.steps = *o.steps;
     if (o.seed && *o.seed != config.seed)
       throw Error("--seed " + std::to_string(*o.seed) + " differs from the resumed run's seed " +
@@ -199,6 +217,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     if (o.steps) config.train.steps = *o.steps;
     if (o.seed) config.seed = *o.seed;
     config = parse_config(to_json(config), "resolved config");  // re-validate the overrides
+    check_training_memory(config);
   }
   const int threads = o.threads > 0 ? o.threads
                       : config.threads > 0
@@ -207,7 +226,8 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   torch::set_num_threads(threads);
   if (!session) session = std::make_unique<TrainingSession>(config);
 
-  const RunDirLock lock(out.string(), "attnlab train " + config.name, o.wait);
+  std::optional<RunDirLock> lock;
+  if (o.lock) lock.emplace(out.string(), "attnlab train " + config.name, o.wait);
   prepare_out_dir(out, o, same_as_resume);
   write_run_config(out.string(), config);
 

@@ -27,6 +27,10 @@
 
 namespace attn {
 
+// A sweep holds each cell's lock while a child process trains it and names the cell in this
+// environment variable; `attnlab train` into that directory then does not lock it again.
+inline constexpr const char* kRunLockHeldEnv = "ATTNLAB_RUN_LOCK_HELD";
+
 struct HeadlessOptions {
   std::string out_dir;           // required
   std::optional<int64_t> steps;  // overrides train.steps
@@ -39,6 +43,7 @@ struct HeadlessOptions {
                                  // resumes from the last one; sweeps use it)
   bool force = false;            // replace a run already in out_dir
   bool wait = false;             // wait for another writer of out_dir instead of refusing
+  bool lock = true;              // false: the caller holds out_dir's lock (a sweep, its cell)
   std::function<void(const std::string&)> log;  // progress lines; null = silent
 };
 

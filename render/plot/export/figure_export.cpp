@@ -184,6 +184,12 @@ ExportResult export_figure(const Figure& figure, const ExportRequest& request,
     // The raster (cairo's surface and our copy) and its PNG: about 12 bytes a pixel at peak.
     const double px_w = std::ceil(page.width_pt / 72.0 * request.dpi);
     const double px_h = std::ceil(page.height_pt / 72.0 * request.dpi);
+    // cairo's image surfaces stop at 32767 px a side; 2^28 px is a 16384 x 16384 picture.
+    if (px_w > 32767 || px_h > 32767 || px_w * px_h > double(1 << 28))
+      throw FigureError("a " + std::to_string(int64_t(px_w)) + " x " +
+                        std::to_string(int64_t(px_h)) +
+                        " px PNG is past attnlab's limit (32767 px a side, 268 Mpx): lower --dpi "
+                        "or --width-in, or export PDF or SVG");
     try {
       require_memory(
           static_cast<uint64_t>(px_w * px_h * 12),
