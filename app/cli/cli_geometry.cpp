@@ -140,8 +140,8 @@ json run_grid(const GeometryArgs& a, const geo::Scene& scene, geo::Map map, doub
     throw Error("--grid " + std::to_string(spec.lines) + " with --samples " +
                 std::to_string(spec.samples) + " makes " + std::to_string(points) +
                 " points (2 x lines x samples), at most " + std::to_string(geo::kMaxGridPoints));
-  // Each point lives as doubles, as a JSON value (~100 bytes) and as printed text (~50 bytes).
-  require_memory(static_cast<uint64_t>(points) * 170,
+  // Measured: 416 MB peak for 1.06 M points with --json (doubles, JSON values, the text).
+  require_memory(static_cast<uint64_t>(points) * 400,
                  "--grid " + std::to_string(spec.lines) + " with --samples " +
                      std::to_string(spec.samples) + " (" + std::to_string(points) + " points)",
                  "lower --grid or --samples");

@@ -8,8 +8,9 @@
 
 namespace attn {
 
-// MemAvailable from /proc/meminfo (what can be allocated without swapping), in bytes; 0 where
-// unknown (then nothing is refused).
+// MemAvailable from /proc/meminfo (what can be allocated without swapping), in bytes, or less
+// when ATTNLAB_MEMORY_LIMIT caps it ("2G", "512M" or bytes: a share of a busy machine; tests);
+// 0 where unknown (then nothing is refused).
 uint64_t available_memory_bytes();
 
 // "3.2 GB", "512 MB": one decimal for GB.

@@ -8,6 +8,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
+#include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
 
 namespace attn {
@@ -129,6 +130,8 @@ RunDirectory read_run_directory(const std::string& dir) {
 
 void write_run_directory(const std::string& dir, const ExperimentConfig& config,
                          const Snapshot& snap, double wall_seconds) {
+  // The window is a writer like `attnlab train`: one at a time (core/runs/run_lock.h).
+  const RunDirLock lock(dir, "attnlab gui", false);
   write_run_config(dir, config);
   // A row per evaluation, with the mean train loss since the previous one.
   std::string csv = std::string(kMetricsHeader) + "\n";

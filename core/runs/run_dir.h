@@ -37,7 +37,8 @@ RunDirectory read_run_directory(const std::string& dir);
 // `attnlab train` (the checkpoint is the Trainer's save_checkpoint(dir + "/checkpoint")).
 // metrics.csv has a row per evaluation with the mean train loss since the previous one (lr and
 // steps_per_s left empty); summary.json has no peak_rss_mib (runs in one process share it) and
-// says "source": "gui". Each file is written atomically; throws attn::Error naming the path.
+// says "source": "gui". Each file is written atomically, under the directory's lock (another
+// writer: attn::Error naming it); throws attn::Error naming the path.
 void write_run_directory(const std::string& dir, const ExperimentConfig& config,
                          const Snapshot& snapshot, double wall_seconds);
 

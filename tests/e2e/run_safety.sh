@@ -127,6 +127,7 @@ if mount -t tmpfs -o size=2m tmpfs disk 2>/dev/null; then
     || bad "full disk: exit $rc: $(cat disk.err)"
   metrics_whole disk/run/metrics.csv && ok "no mangled row after the full disk" || bad "metrics after a full disk"
   [ -f disk/run/summary.json ] && bad "a summary after a failed write" || ok "no summary claims the run is done"
+  ls -d disk/run/*.tmp* >/dev/null 2>&1 && bad "temporaries left on the full disk: $(ls -a disk/run)" || ok "no temporaries left on the full disk"
   umount disk
 else
   echo "skip: cannot mount a tmpfs here (the RLIMIT_FSIZE unit test covers the failed write)"
@@ -181,6 +182,9 @@ json.dump(c, open("huge.json", "w"))
 P
 expect_fail -c 2 "needs about" timeout 60 "$bin" train --config huge.json --out huge
 expect_fail "past attnlab's limit" "$bin" export --run run --figure loss --format png --width-in 13.6 --dpi 2400 --out big.png
+# Within the limits, but more than this (capped) machine has: the estimate, before allocating.
+expect_fail -c 2 "needs about" env ATTNLAB_MEMORY_LIMIT=1G "$bin" geometry --grid 4096 --samples 4096 --json
+expect_fail "needs about" env ATTNLAB_MEMORY_LIMIT=256M "$bin" export --run run --figure loss --format png --width-in 10 --dpi 1200 --out mid.png
 
 # --- two sweeps on one directory: each cell trained once, in order -------------------------
 "$bin" sweep --config tiny.json --vary model.attention=dot,ky --seeds 2 --out sw -q >/dev/null 2>sw1.err &
