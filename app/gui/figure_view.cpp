@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/imgui_texture.h"
+
 namespace attn::gui {
 
 // Painter on an ImDrawList: page points -> pixels (origin + scale).
@@ -120,8 +122,8 @@ class ImGuiPainter : public fig::Painter {
     render::Texture2D& tex = view_.textures_[view_.textures_used_++];
     tex.upload_rgba8(rgba.data(), cols, rows);
     const ImU32 tint = IM_COL32(255, 255, 255, static_cast<int>(std::lround(255 * alpha)));
-    dl_->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex.id())), px(r.x, r.y),
-                  px(r.x + r.w, r.y + r.h), ImVec2(0, 0), ImVec2(1, 1), tint);
+    dl_->AddImage(imgui_texture(tex.id()), px(r.x, r.y), px(r.x + r.w, r.y + r.h), ImVec2(0, 0),
+                  ImVec2(1, 1), tint);
   }
 
   void push_clip(const fig::Rect& r) override {

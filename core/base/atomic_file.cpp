@@ -48,6 +48,18 @@ void require_replaceable(const std::string& path) {
 
 }  // namespace
 
+int write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return ENOSPC;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 std::string temporary_path(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
@@ -68,19 +80,10 @@ std::string write_temporary(const std::string& path, const std::string& text) {
   const std::string tmp = temporary_path(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error("cannot write " + path + ": " + errno_text());
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = errno_text();
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error("cannot write " + path + ": " + why);
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
+  if (const int err = write_all(fd, text.data(), text.size())) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw Error("cannot write " + path + ": " + std::strerror(err));
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const std::string why = errno_text();

@@ -40,5 +40,8 @@ bool recover_directory(const std::string& target);
 void remove_stale_siblings(const std::string& target);
 // "<path>.tmp.<pid>": the temporary name write_file_atomic uses (tests look for leftovers).
 std::string temporary_path(const std::string& path);
+// Writes all `size` bytes to fd, retrying short writes and EINTR. Returns 0, or the errno of
+// the write that failed (ENOSPC for a full disk; a write that stores nothing counts as ENOSPC).
+int write_all(int fd, const char* data, size_t size);
 
 }  // namespace attn

@@ -80,19 +80,10 @@ class MetricsAppender {
     if (fd_ >= 0) ::close(fd_);
   }
   void append(const std::string& row) {
-    const char* p = row.data();
-    size_t left = row.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const std::string why = n < 0 ? std::strerror(errno) : "no space written";
-        const int cut = ::ftruncate(fd_, good_size_);  // best effort: readers drop a cut row
-        (void)cut;
-        throw Error("cannot append to " + path_ + ": " + why);
-      }
-      p += n;
-      left -= static_cast<size_t>(n);
+    if (const int err = write_all(fd_, row.data(), row.size())) {
+      const int cut = ::ftruncate(fd_, good_size_);  // best effort: readers drop a cut row
+      (void)cut;
+      throw Error("cannot append to " + path_ + ": " + std::strerror(err));
     }
     good_size_ += static_cast<off_t>(row.size());
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <exception>
 
+#include "gui/imgui_texture.h"
 #include "gui/palette.h"
 #include "render/plot/colormap.h"
 
@@ -23,10 +24,6 @@ constexpr long long kCoarseVertices = 32768;
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
       .count();
-}
-
-ImTextureID texture_id(unsigned id) {
-  return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(id));
 }
 
 }  // namespace
@@ -166,7 +163,8 @@ void GeometryGlLayer::draw_density(ImDrawList* dl, GeometryScene& s, const Canva
   const bool points_on_gpu = !s.density_image && gpu_.ready() && gpu_scene_ok_;
   if (points_on_gpu) return;
   update_density_image(s, view);
-  if (density_texture_.valid()) dl->AddImage(texture_id(density_texture_.id()), view.min, view.max);
+  if (density_texture_.valid())
+    dl->AddImage(imgui_texture(density_texture_.id()), view.min, view.max);
 }
 
 void GeometryGlLayer::draw(ImDrawList* dl, GeometryScene& s, const CanvasView& view) {
@@ -210,7 +208,7 @@ void GeometryGlLayer::draw(ImDrawList* dl, GeometryScene& s, const CanvasView& v
   if (changed || (layer_coarse_ && !moving)) render(s, view, key, samples);
   if (!layer_.valid()) return;
   dl->AddCallback(render::premultiplied_blend_callback, nullptr);
-  dl->AddImage(texture_id(layer_.texture()), view.min, view.max, ImVec2(0, 1), ImVec2(1, 0));
+  dl->AddImage(imgui_texture(layer_.texture()), view.min, view.max, ImVec2(0, 1), ImVec2(1, 0));
   dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);  // ImGui's own blending again
   if (want_grid) {
     lines_drawn_ = 2 * s.grid_lines;
