@@ -167,6 +167,9 @@ rc=0; "$bin" export --run typed-run --figure loss --out t.pdf >/dev/null 2>t.err
 python3 -c 'print("{\"model\": " + "[" * 100000 + "]" * 100000 + "}")' >deep.json
 expect_fail -c 2 "nested more than" "$bin" train --config deep.json --out deep
 expect_fail -c 2 "nested more than" "$bin" sweep --config deep.json --vary seed=1,2 --out deep-sweep
+mkdir -p repro/condor && cp "$E2E_DIR/../../assets/configs/repro/condor/"*.json repro/condor/
+cp deep.json repro/condor/ky.json
+expect_fail -c 2 "nested more than" "$bin" reproduce --paper condor --quick --configs repro --out deep-repro
 long=$(printf 'x%.0s' $(seq 300))/$(printf 'y%.0s' $(seq 300))
 rc=0; "$bin" export --run run --figure loss --out "$long/$long/f.pdf" >/dev/null 2>l.err || rc=$?
 [ $rc != 0 ] && [ $rc -lt 128 ] && ok "an over-long --out: a message, exit $rc" || bad "long --out: exit $rc: $(cat l.err)"
