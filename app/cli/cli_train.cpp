@@ -8,6 +8,7 @@
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/config/config.h"
+#include "core/runs/run_lock.h"
 #include "core/training/headless.h"
 
 namespace attn {
@@ -39,6 +40,16 @@ void fit_warmup_to_steps(ExperimentConfig& config, int64_t steps) {
             << "; set train.warmup in the config to choose another)\n";
 }
 
+// Without --out, running the same command again makes a new run beside the old one (a given
+// --out onto a run is refused instead: the user named that directory).
+std::string fresh_run_dir(const std::string& base) {
+  if (!holds_run(base)) return base;
+  for (int i = 2;; ++i) {
+    const std::string dir = base + "-" + std::to_string(i);
+    if (!holds_run(dir)) return dir;
+  }
+}
+
 void print_result(const RunSummary& s, const std::string& out_dir) {
   std::cout << (s.diverged ? "diverged" : "done") << ": " << s.task << " / " << s.mechanism << ", "
             << s.steps << " steps, eval loss " << s.eval_loss << ", eval accuracy "
@@ -60,7 +71,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   step_option("--until", a.until,
               "Stop and checkpoint at this step (the schedule still spans train.steps)");
   cmd->add_option("--seed", a.seed, "Override the global seed")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--out", a.out, "Run directory (default: runs/<config name>)");
+  cmd->add_option("--out", a.out,
+                  "Run directory (default: runs/<config name>, or runs/<name>-2, -3, ... when "
+                  "that holds a run)");
   cmd->add_option("--resume", a.resume, "Continue the run saved in this run directory");
   cmd->add_option("--threads", a.threads, "Torch threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
@@ -89,7 +102,9 @@ int run_train_command(const TrainArgs& a) {
     if (!a.config.empty()) config = load_config_file(a.config);
     HeadlessOptions o;
     o.resume_dir = a.resume;
-    o.out_dir = !a.out.empty() ? a.out : !a.resume.empty() ? a.resume : "runs/" + config.name;
+    o.out_dir = !a.out.empty()      ? a.out
+                : !a.resume.empty() ? a.resume
+                                    : fresh_run_dir("runs/" + config.name);
     run_dir = o.out_dir;
     if (a.steps > 0) o.steps = a.steps;
     if (a.steps > 0 && a.resume.empty()) fit_warmup_to_steps(config, a.steps);

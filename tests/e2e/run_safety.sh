@@ -63,6 +63,11 @@ python3 -c 'import json,sys; s=json.load(open("shared/checkpoint/state.json")); 
   && ok "the checkpoint is from that run too" || bad "checkpoint from another run"
 metrics_whole shared/metrics.csv && ok "its metrics.csv is whole" || bad "metrics.csv of the replaced run"
 
+# Without --out, the same command twice makes two runs (runs/tiny, then runs/tiny-2).
+"$bin" train --config tiny.json -q >/dev/null 2>&1 && "$bin" train --config tiny.json -q >second.out 2>&1
+[ -f runs/tiny/summary.json ] && [ -f runs/tiny-2/summary.json ] && grep -q "runs/tiny-2" second.out \
+  && ok "the default --out never reuses a run: runs/tiny, then runs/tiny-2" || bad "default --out: $(ls runs) $(cat second.out)"
+
 # --- signals: checkpoint, an interrupted summary, exit 128 + signal, resume ------------------
 for sig in INT TERM HUP; do
   want=$((128 + $(kill -l $sig)))
