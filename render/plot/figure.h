@@ -13,6 +13,8 @@
 //    w = (x1 - x0) / cols, h = (y1 - y0) / rows; row 0 is drawn at the top when the y axis is
 //    inverted (matrix convention, Axis::inverted) and at the bottom otherwise.
 //  - Colours: Color{} (alpha 0) means "automatic": series take Okabe-Ito colours in order.
+//  - A line's runs of finite points are drawn as polylines; a run of one point as a dot (a
+//    curve with one evaluation so far is visible, and the CSV still holds only its points).
 //  - Colorbars: when two or more panels want one and all of them agree (colormap, label, and
 //    value range, or all colorbar_relative), a single colorbar beside the grid serves them.
 #pragma once

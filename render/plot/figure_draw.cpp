@@ -61,6 +61,9 @@ void draw_series(const Panel& p, const PanelLayout& L, Painter& painter) {
       if (px.size() >= 2)
         painter.polyline(px.data(), py.data(), static_cast<int>(px.size()), colors.lines[k],
                          std::max(0.5, l.width_pt), l.style, false);
+      else if (px.size() == 1)  // a lone point (one evaluation so far) would draw nothing
+        painter.marker(px[0], py[0], 3 * std::max(0.5, l.width_pt), Marker::Circle,
+                       colors.lines[k]);
       px.clear(), py.clear();
     };
     for (size_t i = 0; i < std::min(l.x.size(), l.y.size()); ++i) {

@@ -170,3 +170,23 @@ TEST_CASE("colormaps: magma and cividis follow matplotlib's tables, luminance ri
   CHECK(parsed == render::Colormap::Cividis);
   CHECK_FALSE(render::parse_colormap("jet", parsed));
 }
+
+TEST_CASE("figure drawing: a line's lone points are drawn as dots, runs as polylines") {
+  auto font = FigureFont::load(default_font_path());
+  Figure f;
+  Panel p;
+  p.lines.push_back({"one eval", {100}, {0.5}, {}, 1.25, LineStyle::Solid});
+  p.lines.push_back({"gapped", {1, 2, 3, 4}, {1.0, NAN, 2.0, 3.0}, {}, 1.0, LineStyle::Solid});
+  f.panels.push_back(p);
+  Page page;
+  page.width_pt = 300, page.height_pt = 200;
+  Recorder r;
+  draw_figure(f, page, *font, r);
+  CHECK(r.markers == 2);  // the single evaluation, and the point cut off by the NaN
+  Recorder none;
+  f.panels[0].lines.resize(1);
+  f.panels[0].lines[0].x = {100, 200};
+  f.panels[0].lines[0].y = {0.5, 0.4};
+  draw_figure(f, page, *font, none);
+  CHECK(none.markers == 0);  // two points: a line, no dot
+}
