@@ -18,6 +18,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
+#include "core/runs/run_dir.h"
 #include "core/runs/run_lock.h"
 #include "core/training/headless.h"
 
@@ -204,19 +205,8 @@ json sweep_manifest(const SweepPlan& plan) {
 CellState cell_state(const std::string& out_dir, const SweepCell& cell) {
   const fs::path d = fs::path(out_dir) / cell.dir;
   std::error_code ec;
-  // Done only with a summary that parses and records the cell's full run: a damaged or
-  // interrupted summary must not count as done forever.
-  try {
-    const fs::path summary = d / "summary.json";
-    if (regular_file_or_absent(summary.string())) {
-      const json j = json::parse(read_regular_file(summary.string()));
-      const bool full =
-          j.is_object() &&
-          (j.value("steps", int64_t(-1)) == cell.config.train.steps || j.value("diverged", false));
-      if (full && !j.value("interrupted", false)) return CellState::Done;
-    }
-  } catch (const std::exception&) {
-  }
+  // A damaged or interrupted summary must not count as done forever.
+  if (summary_finished(d.string(), cell.config.train.steps)) return CellState::Done;
   if (fs::exists(d / "checkpoint" / "state.json", ec)) return CellState::Partial;
   return CellState::Pending;
 }
@@ -255,12 +245,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   const fs::path manifest_path = out / "sweep.json";
   std::error_code ec;
   if (fs::exists(manifest_path, ec)) {
-    json old;
-    try {
-      old = json::parse(read_regular_file(manifest_path.string()));
-    } catch (const json::exception& e) {
-      throw Error(manifest_path.string() + " is not valid JSON: " + e.what());
-    }
+    const json old = read_json_file(manifest_path.string());  // names the file when invalid
     if (old.value("cells", json()) != manifest["cells"])
       throw Error(manifest_path.string() +
                   " describes a different sweep (other configs, values or seeds); give another "

@@ -90,6 +90,18 @@ void parse_metrics_csv(const std::string& text, const std::string& where, RunDir
   }
 }
 
+bool summary_finished(const std::string& dir, int64_t steps) {
+  try {
+    const std::string path = (fs::path(dir) / "summary.json").string();
+    if (!regular_file_or_absent(path)) return false;
+    const nlohmann::json j = read_json_file(path);
+    return j.is_object() && !j.value("interrupted", false) &&
+           (j.value("steps", int64_t(-1)) == steps || j.value("diverged", false));
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 RunDirectory read_run_directory(const std::string& dir) {
   const fs::path d(dir);
   std::error_code ec;

@@ -32,6 +32,11 @@ struct RunDirectory {
 
 RunDirectory read_run_directory(const std::string& dir);
 
+// Whether dir/summary.json records a finished run of `steps` steps: it parses, is not
+// "interrupted", and reached `steps` (or diverged on the way). A damaged, partial or interrupted
+// summary is false, never an error: the caller then resumes or retrains.
+bool summary_finished(const std::string& dir, int64_t steps);
+
 // Writes config.json, metrics.csv and summary.json for a run trained in the window from its
 // final snapshot, so that `attnlab compare`, sweeps and the window read it like a directory of
 // `attnlab train` (the checkpoint is the Trainer's save_checkpoint(dir + "/checkpoint")).

@@ -22,6 +22,7 @@
 #include "core/base/interrupt.h"
 #include "core/base/memory.h"
 #include "core/base/version.h"
+#include "core/runs/run_dir.h"
 #include "core/runs/run_lock.h"
 #include "core/training/session.h"
 
@@ -114,7 +115,7 @@ void check_checkpoint_matches_run(const fs::path& run_dir, const ExperimentConfi
   if (!regular_file_or_absent(path.string())) return;
   ExperimentConfig written;
   try {
-    written = parse_config(json::parse(read_regular_file(path.string())), path.string());
+    written = load_config_file(path.string());
   } catch (const std::exception& e) {
     throw Error(path.string() + " cannot be read (" + e.what() +
                 "); the run cannot be resumed under a config it does not state");
@@ -125,18 +126,6 @@ void check_checkpoint_matches_run(const fs::path& run_dir, const ExperimentConfi
                 " holds another model than " + path.string() +
                 " describes (checkpoint: " + b.dump() + "; config.json: " + a.dump() +
                 "); it was copied from another run. Resume that run instead.");
-}
-
-// Whether dir's summary.json records a run that finished at `step` (not interrupted, parsable).
-bool finished_at(const fs::path& dir, int64_t step) {
-  try {
-    const fs::path p = dir / "summary.json";
-    if (!regular_file_or_absent(p.string())) return false;
-    const json j = json::parse(read_regular_file(p.string()));
-    return j.is_object() && j.value("steps", int64_t(-1)) == step && !j.value("interrupted", false);
-  } catch (const std::exception&) {
-    return false;
-  }
 }
 
 // The out directory before training writes into it: a directory that holds another run is
@@ -199,7 +188,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     session = std::make_unique<TrainingSession>(config);
     session->load(ckpt.string());
     if (session->step() >= config.train.steps && !o.steps) {
-      if (finished_at(o.resume_dir, session->step()))
+      if (summary_finished(o.resume_dir, session->step()))
         throw Error("run " + o.resume_dir + " already finished its " +
                     std::to_string(config.train.steps) + " steps; pass --steps N to extend it");
       complete_only = true;  // killed between the final checkpoint and its summary

@@ -7,9 +7,7 @@
 set -u
 bin=$(realpath "$1")
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-new_tmpdir; work=$E2E_TMP
-cd "$work" || exit 1
-need python3 "scripts/setup.sh installs it"
+cli_tmpdir
 
 # exits WANT WHAT CMD...: CMD exits exactly WANT.
 exits() {

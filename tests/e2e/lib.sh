@@ -24,6 +24,13 @@ e2e_cleanup() {
   if [[ -n $XVFB_PID ]] && kill -0 "$XVFB_PID" 2>/dev/null; then kill "$XVFB_PID"; fi
   if [[ -n $E2E_TMP ]]; then rm -rf "$E2E_TMP"; fi
 }
+# cli_tmpdir: new_tmpdir, cd into it as $work, and require python3 (the JSON checks).
+cli_tmpdir() {
+  new_tmpdir
+  work=$E2E_TMP
+  cd "$work" || exit 1
+  need python3 "scripts/setup.sh installs it"
+}
 # gui_tmpdir: new_tmpdir, then cd into it and point XDG_CONFIG_HOME inside it, so what the app
 # writes (runs/, checkpoints, its default layout) never leaves the directory.
 gui_tmpdir() {

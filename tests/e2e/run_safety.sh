@@ -8,9 +8,7 @@
 set -u
 bin=$(realpath "$1")
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-new_tmpdir; work=$E2E_TMP
-cd "$work" || exit 1
-need python3 "scripts/setup.sh installs it"
+cli_tmpdir
 export ATTNLAB_PROGRESS=lines
 
 cat >tiny.json <<'J'
