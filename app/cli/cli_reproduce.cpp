@@ -1,7 +1,9 @@
 // `attnlab reproduce --paper P`: one sweep per seed paper from the shipped configs under
-// assets/configs/repro/<paper>/ (repro.json names the arms, the seeds, and the overrides of
-// --quick), then a report directory: report.md (mean ± sd over seeds, one plain sentence per
-// claim saying whether the paper's direction held here) and its figures (PDF, PNG, CSV, JSON).
+// assets/configs/repro/<paper>/ (repro.json names the arms, each arm's config and key
+// overrides ("set"), the seeds, the overrides of --quick, and the paper's claims), then a
+// report directory: report.md (mean ± sd over seeds, the claim-by-claim table of
+// app/cli/repro_claims.h) and its figures (PDF, PNG, CSV, JSON). Every arm of a task trains the
+// same number of steps: a manifest whose arms differ is refused before anything trains.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +21,7 @@
 #include "cli/cli_compare.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
+#include "cli/repro_claims.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "render/plot/export/figure_export.h"
@@ -36,31 +39,6 @@ std::string num(double v, int precision) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(precision) << v;
   return s.str();
-}
-
-// One claim "a beats b" on a metric: held, did not hold, or not resolved when the difference
-// of the means is within the seeds' spread (the root of the summed variances).
-std::string verdict(const GroupSummary& a, const GroupSummary& b, bool accuracy,
-                    const std::string& claim) {
-  const Stat& x = accuracy ? a.eval_accuracy : a.eval_loss;
-  const Stat& y = accuracy ? b.eval_accuracy : b.eval_loss;
-  const std::string metric = accuracy ? "eval accuracy" : "eval loss";
-  if (x.n == 0 || y.n == 0)
-    return "- **Not checked.** " + claim + ": a run of " + (x.n ? b.group : a.group) +
-           " did not finish.\n";
-  const double diff = x.mean - y.mean;
-  const double spread = std::sqrt(x.sd * x.sd + y.sd * y.sd);
-  const bool better = accuracy ? diff > 0 : diff < 0;
-  const int p = 4;
-  std::string head;
-  if (x.n >= 2 && y.n >= 2 && std::abs(diff) <= spread)
-    head = "**Not resolved here.**";
-  else
-    head = better ? "**Held here.**" : "**Did not hold here.**";
-  return "- " + head + " " + claim + ": " + a.group + " " + metric + " " + format_stat(x, p) +
-         " vs " + b.group + " " + format_stat(y, p) + " (difference " + num(diff, p) +
-         (x.n >= 2 && y.n >= 2 ? ", spread " + num(spread, p) : "") + ", " +
-         std::to_string(std::min(x.n, y.n)) + " seeds).\n";
 }
 
 const GroupSummary* find_group(const std::vector<GroupSummary>& g, const std::string& name) {
@@ -115,26 +93,21 @@ struct Report {
 
 void condor_section(Report& r, const SweepPlan& plan, const std::vector<GroupSummary>& g,
                     const std::vector<RunDirectory>& runs) {
-  const auto *ky = find_group(g, "ky"), *window = find_group(g, "window"),
-             *dot = find_group(g, "dot");
-  r.md << "## Claims\n\n";
-  if (ky && dot)
-    r.md << verdict(*ky, *dot, false,
-                    "Condor's claim, KY-attention (ky) reaches a lower loss than dot-product "
-                    "attention");
-  if (ky && window)
-    r.md << verdict(*ky, *window, false,
-                    "the learned connection g_h(t) helps: ky beats the same sliding window "
-                    "with g = 0");
-  if (window && dot)
-    r.md << verdict(*window, *dot, false,
-                    "(control) a causal sliding window alone matches or beats dot-product "
-                    "attention");
-  r.md << "\nThe window is causal (keys i-W+1..i) with masked edges, so no position sees the "
-          "token it predicts; the seed's centred window leaks it.\n\n## Figures\n\n";
-  r.figure(figures::loss_overlay(group_curves(plan, runs, {}), "fortunes, character LM"), "loss",
+  r.md << "The window is causal (keys i-W+1..i) with masked edges, so no position sees the "
+          "token it predicts; the seed's centred window leaks it. dot-rope and dot-alibi are dot "
+          "with model.position rope / alibi instead of the learned table: the relative-position "
+          "baselines. ky-w4 .. ky-w32 vary the window W (ky itself is W 16).\n\n## Figures\n\n";
+  r.figure(figures::loss_overlay(
+               group_curves(plan, runs, {"ky", "window", "dot", "dot-rope", "dot-alibi"}),
+               "fortunes, character LM"),
+           "loss",
            "Eval loss, train loss (mean since the previous evaluation) over steps; a group's first "
            "seed solid, later ones dashed.");
+  if (find_group(g, "ky-w4"))
+    r.figure(figures::loss_overlay(group_curves(plan, runs, {"ky-w4", "ky-w8", "ky", "ky-w32"}),
+                                   "fortunes, ky window ablation (W 4, 8, 16, 32)"),
+             "window_ablation",
+             "ky at window W 4, 8, 16 (the ky arm) and 32: eval and train loss.");
   for (const auto& run : runs)
     if (fs::path(run.dir).parent_path().filename() == "ky" && run.finished) {
       r.figure(figures::connection_curves_figure(run, ""), "connections",
@@ -148,14 +121,7 @@ void condor_section(Report& r, const SweepPlan& plan, const std::vector<GroupSum
 
 void conn_section(Report& r, const SweepPlan& plan, const std::vector<GroupSummary>& g,
                   const std::vector<RunDirectory>& runs) {
-  const auto* dot = find_group(g, "dot");
-  r.md << "## Claims\n\n";
-  for (const char* arm : {"conn-norm-bound", "conn-none", "conn-spec"})
-    if (const auto* c = find_group(g, arm); c && dot)
-      r.md << verdict(*c, *dot, true,
-                      std::string("the Connection Transformer (") + arm +
-                          ") beats dot-product attention at the same width");
-  r.md << "\nThe task is associative recall (one lookup per query): attnlab has no multi-step "
+  r.md << "The task is associative recall (one lookup per query): attnlab has no multi-step "
           "lookup task, so this tests the lookup the seed's multi-step task is built from.\n\n";
   // rho(I + C) per control: final (summary.json) and maximum over training (conn.json).
   r.md << "### rho(I + C) under each stability control\n\n| run | control | final rho(I+C) | "
@@ -207,13 +173,7 @@ void kernel_section(Report& r, const SweepPlan& plan, const std::vector<GroupSum
          << (dot && s.finished ? ratio(p, dot->parameters.mean) : "-") << " |\n";
   }
   r.md << "\n(gaussian runs at d_model 32 and batch 64, as the paper had to shrink it.)\n\n"
-          "## Claims\n\n";
-  for (const char* m : {"pseudo", "semi-fusion", "gaussian", "linear-sim"})
-    if (const auto* s = find_group(g, m); s && dot)
-      r.md << verdict(*s, *dot, true,
-                      std::string("kernel attention (") + m +
-                          ") matches or beats dot-product attention's test accuracy");
-  r.md << "\n## Figures\n\n";
+          "## Figures\n\n";
   r.figure(figures::loss_overlay(group_curves(plan, runs, {}), "Fashion-MNIST ViT"), "loss",
            "Loss and test accuracy over steps, every seed.");
   const auto pts = group_points(g, &GroupSummary::parameters, &GroupSummary::eval_accuracy);
@@ -237,16 +197,7 @@ void neural_section(Report& r, const SweepPlan& plan, const std::vector<GroupSum
   }
   r.md << "\nTime per step is the inverse of steps/s (evaluations included); peak RSS is each "
           "run's own process (the dataset included), runs one after another with one thread "
-          "each.\n\n## Claims\n\n";
-  if (const auto* n = find_group(g, "fortunes-neural"), *d = find_group(g, "fortunes-dot"); n && d)
-    r.md << verdict(*n, *d, false,
-                    "Neural Attention in the first layer lowers the LM loss over dot-product "
-                    "attention");
-  if (const auto* n = find_group(g, "fmnist-neural"), *d = find_group(g, "fmnist-dot"); n && d)
-    r.md << verdict(*n, *d, true,
-                    "Neural Attention in the first layer raises test accuracy over dot-product "
-                    "attention");
-  r.md << "\n## Figures\n\n";
+          "each.\n\n## Figures\n\n";
   r.figure(figures::loss_overlay(group_curves(plan, runs, {"fortunes-neural", "fortunes-dot"}),
                                  "fortunes, character LM"),
            "loss_fortunes", "fortunes: eval and train loss; first seed solid, later ones dashed.");
@@ -279,7 +230,7 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
   cmd->add_option("--paper", a.paper, "condor | conn | kernel | neural")->required();
   cmd->add_flag("--quick", a.quick,
                 "Tiny runs (about a minute): checks the pipeline, not the claim");
-  cmd->add_option("--seeds", a.seeds, "Seeds per arm (default: the paper's, 2)")
+  cmd->add_option("--seeds", a.seeds, "Seeds per arm (default: repro.json's, 3)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--out", a.out, "Report directory (runs under OUT/runs)")->required();
   cmd->add_option("--configs", a.configs,
@@ -313,20 +264,38 @@ int run_reproduce_command(const ReproduceArgs& a) {
     const fs::path dir = root / a.paper;
     manifest = read_json_file(dir / "repro.json");
     std::vector<SweepArm> arms;
+    std::vector<std::string> names;
     for (const auto& arm : manifest.at("arms")) {
       SweepArm s;
       s.name = arm.at("name").get<std::string>();
       const fs::path file = dir / arm.at("config").get<std::string>();
       s.config = read_json_file(file);
+      // The arm's own keys (a window, a position), then --quick's (the manifest's, the arm's).
+      if (arm.contains("set"))
+        for (const auto& [key, value] : arm["set"].items()) set_dotted(s.config, key, value);
       if (a.quick)
         for (const json* overrides : {static_cast<const json*>(&manifest), &arm})
           if (overrides->contains("quick"))
             for (const auto& [key, value] : (*overrides)["quick"].items())
               set_dotted(s.config, key, value);
+      names.push_back(s.name);
       arms.push_back(std::move(s));
     }
-    const int seeds = a.seeds > 0 ? a.seeds : manifest.value("seeds", 2);
+    const int seeds = a.seeds > 0 ? a.seeds : manifest.value("seeds", 3);
     plan = plan_sweep(arms, {}, seeds);
+    // Equal step budgets per task: arms trained for different lengths are no comparison.
+    std::map<std::string, const SweepCell*> first_of_task;
+    for (const auto& c : plan.cells) {
+      const auto [it, fresh] = first_of_task.emplace(c.config.task.name, &c);
+      const SweepCell& f = *it->second;
+      if (!fresh && c.config.train.steps != f.config.train.steps)
+        throw Error(dir.string() + "/repro.json: arm \"" + c.arm + "\" trains " +
+                    std::to_string(c.config.train.steps) + " steps (train.steps) but arm \"" +
+                    f.arm + "\" trains " + std::to_string(f.config.train.steps) +
+                    " on the same task (" + c.config.task.name +
+                    "): every arm of a task must train the same number of steps");
+    }
+    validate_claims(manifest.value("claims", json()), names);
   } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: " << e.what() << "\n";
     return kExitUsage;
@@ -376,6 +345,11 @@ int run_reproduce_command(const ReproduceArgs& a) {
       r.md << "> **Quick mode**: tens of steps on tiny models. This checks that the pipeline "
               "works; the numbers below say nothing about the paper's claims.\n\n";
     r.md << "## Results (mean ± sample sd over seeds)\n\n" << group_table_markdown(groups) << "\n";
+    const auto claims = evaluate_claims(manifest.value("claims", json()), groups, runs);
+    r.md << "## Claims\n\nEach claim as the paper states it, its number, ours (mean ± sd over "
+            "seeds), whether the setting is the paper's, and the verdict (\"not resolved\": the "
+            "difference of the means is within the seeds' spread).\n\n"
+         << claims_markdown(claims) << "\n";
     if (a.paper == "condor") condor_section(r, plan, groups, runs);
     if (a.paper == "conn") conn_section(r, plan, groups, runs);
     if (a.paper == "kernel") kernel_section(r, plan, groups, runs);
@@ -383,8 +357,13 @@ int run_reproduce_command(const ReproduceArgs& a) {
     r.md << "Steps/s were measured on a shared machine and drift by ±20% between runs; compare "
             "them within one report.\n";
     const json table = group_table_json(groups);
-    const json report = {{"paper", a.paper}, {"quick", a.quick},     {"seeds", plan.seeds},
-                         {"groups", table},  {"figures", r.figures}, {"wall_seconds", wall}};
+    const json report = {{"paper", a.paper},
+                         {"quick", a.quick},
+                         {"seeds", plan.seeds},
+                         {"groups", table},
+                         {"claims", claims_json(claims)},
+                         {"figures", r.figures},
+                         {"wall_seconds", wall}};
     fig::write_files_atomically({{(out / "report.md").string(), r.md.str()},
                                  {(out / "report.json").string(), report.dump(2) + "\n"}});
     if (a.json) {

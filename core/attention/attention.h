@@ -23,6 +23,10 @@ struct AttentionSpec {
   bool causal = true;
   double dropout = 0.0;
   int layer = 0;
+  // model.position: "learned" and "none" leave attention alone (the model adds the table or
+  // nothing); "rope" and "alibi" are applied inside the mechanism (core/attention/position/).
+  std::string position = "learned";
+  double rope_base = 10000.0;
   nlohmann::json options = nlohmann::json::object();  // model.attention_options.<name>
 };
 

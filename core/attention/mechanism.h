@@ -22,6 +22,12 @@ struct MechanismDescriptor {
   // Parameters of one attention module with these options (d_model a multiple of heads). Called
   // only with options that passed validate (attention_parameter_count validates first).
   int64_t (*parameter_count)(int64_t d_model, int64_t heads, const nlohmann::json& options);
+  // Which relative positions (model.position) the mechanism applies. "learned" and "none" work
+  // for every mechanism; the config parser refuses the others where these are false.
+  bool supports_rope = false;   // its scores are q.k of rotatable q and k
+  bool supports_alibi = false;  // its scores are softmax logits a bias can be added to
+  // Why rope does not apply, for the refusal message ("" when it does).
+  const char* rope_refusal = "";
 };
 
 #define ATTN_MECHANISM(id) const MechanismDescriptor& id##_mechanism();

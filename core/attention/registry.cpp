@@ -56,6 +56,21 @@ std::string attention_mechanism_options_help(const std::string& name) {
   return d ? d->options_help : "";
 }
 
+bool attention_mechanism_supports_rope(const std::string& name) {
+  const MechanismDescriptor* d = lookup(name);
+  return d && d->supports_rope;
+}
+
+bool attention_mechanism_supports_alibi(const std::string& name) {
+  const MechanismDescriptor* d = lookup(name);
+  return d && d->supports_alibi;
+}
+
+std::string attention_mechanism_rope_refusal(const std::string& name) {
+  const MechanismDescriptor* d = lookup(name);
+  return d && d->rope_refusal ? d->rope_refusal : "";
+}
+
 void validate_attention_options(const std::string& name, const nlohmann::json& options) {
   const MechanismDescriptor& m = require(name);
   if (m.validate)

@@ -20,6 +20,11 @@ std::string attention_mechanism_options_help(const std::string& name);
 // Throws attn::Error naming model.attention_options.<name>.<key> when an option is invalid,
 // or naming the mechanism when it is unknown.
 void validate_attention_options(const std::string& name, const nlohmann::json& options);
+// Whether the mechanism applies model.position "rope" / "alibi" (false for unknown names), and
+// why it cannot apply rope ("" when it can).
+bool attention_mechanism_supports_rope(const std::string& name);
+bool attention_mechanism_supports_alibi(const std::string& name);
+std::string attention_mechanism_rope_refusal(const std::string& name);
 // Closed-form parameter count of one attention module of the named mechanism with the given
 // width, heads and options (dot: 4D^2 + 4D). Throws attn::Error for an unknown mechanism, bad
 // options, or d_model not a positive multiple of heads.

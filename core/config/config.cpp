@@ -56,6 +56,36 @@ void read_conn(JsonReader& r, ConnConfig& c) {
   r.finish();
 }
 
+// model.position against the architecture and every layer's mechanism.
+void check_position(const ModelConfig& m, const std::string& where) {
+  if (m.position == "learned" || m.position == "none") {
+    if (m.architecture == "conn" && m.position == "none")
+      throw Error(where +
+                  ": model.position \"none\" does not apply to model.architecture "
+                  "\"conn\", which has its own learned position table (use \"learned\")");
+    return;
+  }
+  if (m.architecture == "conn")
+    throw Error(where + ": model.position \"" + m.position +
+                "\" does not apply to model.architecture \"conn\": its positions are a learned "
+                "table added before the compression (use \"learned\")");
+  for (size_t l = 0; l < m.attention.size(); ++l) {
+    const std::string& name = m.attention[l];
+    const bool ok = m.position == "rope" ? attention_mechanism_supports_rope(name)
+                                         : attention_mechanism_supports_alibi(name);
+    if (ok) continue;
+    std::string why = m.position == "rope" ? attention_mechanism_rope_refusal(name) : "";
+    throw Error(where + ": model.position \"" + m.position + "\" does not apply to mechanism \"" +
+                name + "\" (model.attention" +
+                (m.attention.size() > 1 ? "[" + std::to_string(l) + "]" : std::string()) + ")" +
+                (why.empty() ? std::string() : ": " + why) + ". Use \"learned\", \"none\"" +
+                (m.position == "rope" && attention_mechanism_supports_alibi(name)
+                     ? std::string(" or \"alibi\"")
+                     : std::string()) +
+                " for it.");
+  }
+}
+
 void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
   r.string("architecture", m.architecture, {"transformer", "conn"});
   if (const json* c = r.find("conn")) {
@@ -72,6 +102,12 @@ void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
     auto check = [&](const json& v, const std::string& key) {
       if (!v.is_string()) r.fail(key, "must be a mechanism name (string), got " + describe_json(v));
       std::string s = v.get<std::string>();
+      if (s == "rope")
+        r.fail(key,
+               "\"rope\" is no longer a mechanism: rotary positions are a model setting for "
+               "every layer. Write \"attention\": \"dot\" with \"position\": \"rope\" in "
+               "\"model\" (the old \"rope\" also added the learned absolute table; "
+               "\"position\": \"rope\" replaces it)");
       if (std::find(names.begin(), names.end(), s) == names.end())
         r.fail(key, "must be one of " + join_names(names) + ", got \"" + s + "\"");
       return s;
@@ -92,6 +128,8 @@ void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
       r.fail("model.attention_options", "must be an object, got " + describe_json(*o));
     m.attention_options = *o;
   }
+  r.string("position", m.position, {"learned", "rope", "alibi", "none"});
+  r.number("rope_base", m.rope_base, 1.0, 1e12, /*lo_open=*/true);  // base 1 would not rotate
   r.finish();
   if (m.d_model % m.heads != 0)
     throw Error(where + ": model.d_model (" + std::to_string(m.d_model) +
@@ -104,6 +142,10 @@ void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
   if (one_name) m.attention.assign(m.layers, m.attention[0]);
   for (auto it = m.attention_options.begin(); it != m.attention_options.end(); ++it) {
     const auto& names = attention_mechanism_names();
+    if (it.key() == "rope")
+      throw Error(where +
+                  ": model.attention_options.rope: \"rope\" is no longer a mechanism; its base "
+                  "is model.rope_base (with \"position\": \"rope\")");
     if (std::find(names.begin(), names.end(), it.key()) == names.end())
       throw Error(where + ": unknown key 'model.attention_options." + it.key() +
                   "' (allowed: " + join_names(names) + ")");
@@ -133,6 +175,7 @@ void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
                 "(the default, the paper's: neural attention in layer 0 only). Set the placement "
                 "to \"all-layers\", or name \"dot\" for layers after the first.");
   }
+  check_position(m, where);
 }
 
 void read_train(JsonReader& r, TrainConfig& t) {
@@ -311,7 +354,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnConfig, slots, steps, init_std, mixing, v
                                    connection_heads, regularization, control, limit, track,
                                    eigen_every, matrix_every, link_threshold)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, architecture, conn, d_model, heads, layers,
-                                   mlp_ratio, dropout, attention, head, classes, attention_options)
+                                   mlp_ratio, dropout, attention, head, classes, attention_options,
+                                   position, rope_base)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ratio, warmup,
                                    weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches)
 

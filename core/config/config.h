@@ -65,6 +65,12 @@ struct ModelConfig {
   std::string head = "lm";
   int classes = 0;  // classifier only; 0 = the task's class count
   nlohmann::json attention_options = nlohmann::json::object();  // {"<mechanism>": {...}}
+  // How the model sees position: learned (a learned absolute table added to the embeddings),
+  // rope (q and k rotated inside attention), alibi (a -m_h (i - j) logit bias inside attention),
+  // none (no position at all but the causal mask). rope and alibi apply where the mechanism's
+  // descriptor says so (core/attention/mechanism.h); parse_config refuses the rest.
+  std::string position = "learned";
+  double rope_base = 10000.0;  // rope: theta_i = rope_base^(-2i/Dh)
 };
 
 struct TrainConfig {

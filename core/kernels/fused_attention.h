@@ -17,8 +17,9 @@
 
 namespace attn {
 
-// --- Gaussian-MHSA (seed 002, Algorithm 2; docs/design/MECHANISMS.md §3) ---------------------------------
-// x: [B, H, S, Dh] (the in-projected tokens of each head). Returns the raw map [B, H, S, S]:
+// --- Gaussian-MHSA (seed 002, Algorithm 2; docs/design/MECHANISMS.md §3)
+// --------------------------------- x: [B, H, S, Dh] (the in-projected tokens of each head).
+// Returns the raw map [B, H, S, S]:
 //   map[b,h,s,r] = sum_{d1, d2} exp(-(x[b,h,s,d1] - x[b,h,r,d2])^2 / (2 sigma^2)).
 // The reference never builds the [B, H, S, S, Dh, Dh] tensor: it works in chunks so that the
 // extra memory stays below max_chunk_elems elements (plus the [B, H, S, S] result).
@@ -26,7 +27,8 @@ torch::Tensor gaussian_kernel_map_reference(const torch::Tensor& x, double sigma
                                             int64_t max_chunk_elems = int64_t(1) << 24);
 torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma);
 
-// --- Neural Attention (seed 003; docs/design/MECHANISMS.md §4) --------------------------------------------
+// --- Neural Attention (seed 003; docs/design/MECHANISMS.md §4)
+// --------------------------------------------
 
 // p: [B, H, n, h] = Q' U^T + b_h;  r: [B, H, n, h] = K' V^T;  w: [H, h];  b: [H];
 // v: [B, H, n, Dv]. With score[b,h,i,j] = sum_c w[h,c] act(p[b,h,i,c] + r[b,h,j,c]) + b[h],
@@ -34,11 +36,16 @@ torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma);
 // If weights is given it receives the [B, H, n, n] softmax weights (probe display only).
 // The reference works in blocks of query_chunk rows, so its extra memory is
 // O(B H query_chunk n h), never O(B H n^2 h).
+// Reference only: keep ([B, H, n, n], 0 or 1/(1-p): dropout on the weights, applied after
+// `weights` is recorded) multiplies the softmax weights before they meet v; slopes ([H], ALiBi)
+// add -slopes[h] (i - j) (|i - j| when not causal) to the scaled scores.
 torch::Tensor neural_attention_reference(const torch::Tensor& p, const torch::Tensor& r,
                                          const torch::Tensor& w, const torch::Tensor& b,
                                          const torch::Tensor& v, NeuralActivation act, double scale,
                                          bool causal, int64_t query_chunk = 32,
-                                         torch::Tensor* weights = nullptr);
+                                         torch::Tensor* weights = nullptr,
+                                         const torch::Tensor& keep = torch::Tensor(),
+                                         const torch::Tensor& slopes = torch::Tensor());
 torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
                                const torch::Tensor& w, const torch::Tensor& b,
                                const torch::Tensor& v, NeuralActivation act, double scale,

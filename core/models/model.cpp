@@ -13,6 +13,8 @@ BlockImpl::BlockImpl(const ModelConfig& m, const std::string& mechanism, bool ca
   spec.causal = causal;
   spec.dropout = m.dropout;
   spec.layer = layer;
+  spec.position = m.position;
+  spec.rope_base = m.rope_base;
   if (m.attention_options.contains(mechanism)) spec.options = m.attention_options.at(mechanism);
   attention = register_module("attention", find_mechanism(mechanism).make(spec));
   ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({m.d_model})));
@@ -54,12 +56,15 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
     patch_ = register_module("patch", torch::nn::Linear(patch_dim, m.d_model));
   else
     token_ = register_module("token", torch::nn::Embedding(vocab, m.d_model));
-  position_ = register_parameter("position", torch::randn({positions, m.d_model}) * 0.02);
+  max_positions_ = positions;
+  if (m.position == "learned")  // rope / alibi act inside attention; none has no position at all
+    position_ = register_parameter("position", torch::randn({positions, m.d_model}) * 0.02);
   if (classifier_) cls_ = register_parameter("cls", torch::zeros({1, 1, m.d_model}));
   for (int l = 0; l < m.layers; ++l)
     blocks_.push_back(register_module("block" + std::to_string(l),
                                       Block(m, mechanism_of_layer(m, l), !classifier_, l)));
-  final_ln_ = register_module("final_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({m.d_model})));
+  final_ln_ =
+      register_module("final_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({m.d_model})));
   head_ = register_module("head", torch::nn::Linear(m.d_model, out));
 
   // GPT-2 style init: N(0, 0.02) weights, zero biases, residual output projections scaled by
@@ -77,8 +82,8 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
       // The patch embedding keeps LibTorch's fan-in init: N(0, 0.02) would make the embeddings
       // of unit-variance pixels as small as the position table, so at the start the model
       // would see where a patch is about as loudly as what it shows.
-      const bool residual_out = name.find("fc2") != std::string::npos ||
-                                name.find("attention.out") != std::string::npos;
+      const bool residual_out =
+          name.find("fc2") != std::string::npos || name.find("attention.out") != std::string::npos;
       torch::nn::init::normal_(t, 0.0, residual_out ? 0.02 / std::sqrt(2.0 * m.layers) : 0.02);
     }
   }
@@ -104,10 +109,10 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& inputs) {
   }
   if (classifier_) x = torch::cat({cls_.expand({B, 1, x.size(2)}), x}, 1);
   const int64_t T = x.size(1);
-  if (T > position_.size(0))
+  if (T > max_positions_)
     throw Error("input of " + std::to_string(L) + " tokens is longer than the model's " +
-                std::to_string(position_.size(0) - (classifier_ ? 1 : 0)) + " positions");
-  x = x + position_.slice(0, 0, T).unsqueeze(0);
+                std::to_string(max_positions_ - (classifier_ ? 1 : 0)) + " positions");
+  if (position_.defined()) x = x + position_.slice(0, 0, T).unsqueeze(0);
   if (dropout_ > 0 && is_training()) x = run_dropout(x, dropout_);
   for (auto& b : blocks_) x = b->forward(x);
   x = final_ln_->forward(x);

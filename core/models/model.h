@@ -1,14 +1,15 @@
 // The transformer every mechanism plugs into (private to core: includes torch).
-// Token + learned position embeddings, pre-LN blocks (x + attn(LN x), x + mlp(LN x)), final LN.
-// Heads: causal language model (logits per position) or classifier (a CLS token prepended,
-// bidirectional attention, logits from the CLS position).
-// Image tasks (a ViT): a Linear patch embedding replaces the token embedding; the rest is the
-// same model, so every attention mechanism plugs into images exactly as into text.
+// Token embeddings (+ a learned position table when model.position is "learned"; rope and
+// alibi act inside attention, none adds nothing), pre-LN blocks (x + attn(LN x), x + mlp(LN x)),
+// final LN. Heads: causal language model (logits per position) or classifier (a CLS token
+// prepended, bidirectional attention, logits from the CLS position). Image tasks (a ViT): a Linear
+// patch embedding replaces the token embedding; the rest is the same model, so every attention
+// mechanism plugs into images exactly as into text.
 #pragma once
 #include <torch/torch.h>
 
-#include "core/config/config.h"
 #include "core/attention/attention.h"
+#include "core/config/config.h"
 #include "core/models/conn_model.h"
 
 namespace attn {
@@ -48,7 +49,8 @@ class TransformerImpl : public torch::nn::Module {
   double dropout_;
   torch::nn::Embedding token_{nullptr};
   torch::nn::Linear patch_{nullptr};
-  torch::Tensor position_, cls_;
+  torch::Tensor position_, cls_;  // position_: model.position "learned" only
+  int64_t max_positions_ = 0;
   std::vector<Block> blocks_;
   torch::nn::LayerNorm final_ln_{nullptr};
   torch::nn::Linear head_{nullptr};

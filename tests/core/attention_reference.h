@@ -1,6 +1,7 @@
 // Multi-head softmax attention written out with plain loops in double, the independent reference
-// for the dot-product family (test_attention.cpp, test_rope_attention.cpp):
-//   out = W_o concat_h( sum_j softmax_j( rot(q_i, i) . rot(k_j, j) / sqrt(Dh) ) v_j ) + b_o,
+// for the dot-product family (test_attention.cpp, test_position.cpp):
+//   out = W_o concat_h( sum_j softmax_j( rot(q_i, i) . rot(k_j, j) / sqrt(Dh) + b(h,i,j) ) v_j )
+//         + b_o,
 // q, k, v from the fused projection "qkv" (rows [q; k; v], heads contiguous), rot the identity
 // unless a position rotation is given.
 #pragma once
@@ -13,6 +14,8 @@
 namespace attn::test {
 
 using Rotation = std::function<std::vector<double>(std::vector<double>, int64_t position)>;
+// An additive logit bias b(h, i, j) after the 1/sqrt(Dh) scale (ALiBi), zero when empty.
+using LogitBias = std::function<double(int head, int64_t query, int64_t key)>;
 
 inline std::vector<double> to_vector(const torch::Tensor& row) {
   std::vector<double> v(row.size(0));
@@ -21,7 +24,8 @@ inline std::vector<double> to_vector(const torch::Tensor& row) {
 }
 
 inline torch::Tensor reference_attention(torch::nn::Module& module, const torch::Tensor& x,
-                                         int heads, bool causal, const Rotation& rotate = {}) {
+                                         int heads, bool causal, const Rotation& rotate = {},
+                                         const LogitBias& logit_bias = {}) {
   auto params = module.named_parameters();
   auto Wqkv = params["qkv.weight"], bqkv = params["qkv.bias"];
   auto Wo = params["out.weight"], bo = params["out.bias"];
@@ -45,7 +49,7 @@ inline torch::Tensor reference_attention(torch::nn::Module& module, const torch:
           const auto kj = position(to_vector(k[j]), j);
           double dot = 0;
           for (int64_t d = 0; d < Dh; ++d) dot += qi[d] * kj[d];
-          s.push_back(dot / std::sqrt(double(Dh)));
+          s.push_back(dot / std::sqrt(double(Dh)) + (logit_bias ? logit_bias(h, i, j) : 0.0));
           mx = std::max(mx, s.back());
         }
         double z = 0;

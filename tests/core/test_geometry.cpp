@@ -317,3 +317,201 @@ TEST_CASE("geometry: far-away queries never give NaN; the limit picks the extrem
   for (const Vec2& z0 : map_points(s, circle(1e-6, 32), Map::Softmax))
     CHECK(dist(z0, centroid) <= 1e-5);
 }
+
+// --- The blog's claims about the softmax map (seed 004; README "Geometry explorer") --------
+
+namespace {
+
+// Winding number of the closed polyline about p: the summed signed angles, in turns.
+double winding_number(const std::vector<Vec2>& curve, Vec2 p) {
+  double total = 0;
+  for (size_t i = 0; i < curve.size(); ++i) {
+    const Vec2 a{curve[i].x - p.x, curve[i].y - p.y};
+    const Vec2 b{curve[(i + 1) % curve.size()].x - p.x, curve[(i + 1) % curve.size()].y - p.y};
+    total += std::atan2(a.x * b.y - a.y * b.x, a.x * b.x + a.y * b.y);
+  }
+  return total / (2 * kPi);
+}
+
+// Whether two non-adjacent edges of the closed polyline cross or touch: orientation tests on
+// every pair (O(n^2)), with a relative tolerance so that rounding near collinear edges does not
+// count as a crossing.
+bool self_intersects(const std::vector<Vec2>& c, double scale) {
+  const size_t n = c.size();
+  const double eps = 1e-13 * scale * scale;
+  auto side = [&](Vec2 a, Vec2 b, Vec2 p) {
+    const double s = cross(a, b, p);
+    return s > eps ? 1 : (s < -eps ? -1 : 0);
+  };
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 2; j < n; ++j) {
+      if (i == 0 && j == n - 1) continue;  // the closing edge meets the first
+      const Vec2 a = c[i], b = c[(i + 1) % n], p = c[j], q = c[(j + 1) % n];
+      const int s1 = side(a, b, p), s2 = side(a, b, q), s3 = side(p, q, a), s4 = side(p, q, b);
+      if (s1 * s2 < 0 && s3 * s4 < 0) return true;                            // a proper crossing
+      if (same(a, p) || same(a, q) || same(b, p) || same(b, q)) return true;  // a repeated vertex
+    }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("geometry: images of circles under the softmax map are closed simple curves") {
+  // z(v) = grad logsumexp(v T) is the gradient of a strictly convex function when the tokens
+  // span the plane, hence injective: a circle maps to a simple closed curve around z(0).
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  std::vector<Scene> scenes = {preset("three"), preset("five"), preset("far")};
+  for (int k = 0; k < 6; ++k) {
+    Scene s;
+    const int n = 3 + k * 3;
+    for (int j = 0; j < n; ++j) s.tokens.push_back({2 * unit(rng), 2 * unit(rng)});
+    scenes.push_back(s);
+  }
+  int curves = 0;
+  for (size_t i = 0; i < scenes.size(); ++i)
+    for (double r : {0.1, 0.5, 1.0, 2.5, 5.0}) {
+      CAPTURE(i);
+      CAPTURE(r);
+      const auto image = map_points(scenes[i], circle(r, 720), Map::Softmax);
+      const Vec2 center = attend(scenes[i], {0, 0});
+      CHECK(std::abs(std::abs(winding_number(image, center)) - 1.0) < 1e-9);
+      CHECK(!self_intersects(image, largest(scenes[i].tokens)));
+      ++curves;
+    }
+  CHECK(curves == 45);
+  // The check can fail: a figure-eight has winding 0 about its crossing's neighbourhood and
+  // crosses itself.
+  std::vector<Vec2> eight;
+  for (int k = 0; k < 200; ++k) {
+    const double t = 2 * kPi * (k + 0.5) / 200;  // the crossing falls inside two edges
+    eight.push_back({std::sin(t), std::sin(t) * std::cos(t)});
+  }
+  CHECK(self_intersects(eight, 1.0));
+}
+
+TEST_CASE("geometry: the softmax map is differentiable: central differences converge to J") {
+  // The blog says the map is not differentiable in the tokens/queries; it is smooth. With logits
+  // l_j = v . a_j, a_j = W^Q^T W^K t_j / tau, and u_j = W^V t_j:
+  //   dz/dv = sum_j p_j u_j (a_j - abar)^T,  abar = sum_j p_j a_j   (a covariance).
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(-1, 1), tau(0.5, 2.0);
+  std::normal_distribution<double> gauss(0, 1);
+  for (int config = 0; config < 40; ++config) {
+    Scene s;  // logits of order one: the map is neither flat nor saturated
+    for (int j = 0; j < 2 + config % 11; ++j)
+      s.tokens.push_back({1.5 * unit(rng), 1.5 * unit(rng)});
+    if (config % 3) {
+      s.wq = Mat2{gauss(rng), gauss(rng), gauss(rng), gauss(rng)};
+      s.wk = Mat2{gauss(rng), gauss(rng), gauss(rng), gauss(rng)};
+      s.wv = Mat2{gauss(rng), gauss(rng), gauss(rng), gauss(rng)};
+    }
+    s.temperature = tau(rng);
+    const Vec2 v = {std::uniform_real_distribution<double>(-1, 1)(rng),
+                    std::uniform_real_distribution<double>(-1, 1)(rng)};
+    std::vector<double> p;
+    attend(s, v, &p);
+    const Mat2 A = transpose(s.wq) * s.wk;
+    Vec2 abar{0, 0};
+    std::vector<Vec2> a, u;
+    for (size_t j = 0; j < s.tokens.size(); ++j) {
+      const Vec2 aj = A * s.tokens[j];
+      a.push_back({aj.x / s.temperature, aj.y / s.temperature});
+      u.push_back(s.wv * s.tokens[j]);
+      abar = {abar.x + p[j] * a.back().x, abar.y + p[j] * a.back().y};
+    }
+    double J[2][2] = {{0, 0}, {0, 0}};
+    for (size_t j = 0; j < p.size(); ++j) {
+      const double d[2] = {a[j].x - abar.x, a[j].y - abar.y}, w[2] = {u[j].x, u[j].y};
+      for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 2; ++c) J[r][c] += p[j] * w[r] * d[c];
+    }
+    double jnorm = 1e-300;
+    for (auto& row : J)
+      for (double x : row) jnorm = std::max(jnorm, std::abs(x));
+    // Central differences with step h err by O(h^2 |z'''|); the error must shrink with h until
+    // rounding takes over. Scale h by the logits' scale so every scene is in the smooth regime.
+    double scale = 1e-300;
+    for (const Vec2& aj : a) scale = std::max({scale, std::abs(aj.x), std::abs(aj.y)});
+    std::vector<double> errors;
+    for (double h : {1e-1, 1e-2, 1e-3}) {
+      const double step = h / scale;
+      double err = 0;
+      for (int c = 0; c < 2; ++c) {
+        const Vec2 dv = c == 0 ? Vec2{step, 0} : Vec2{0, step};
+        const Vec2 zp = attend(s, {v.x + dv.x, v.y + dv.y}),
+                   zm = attend(s, {v.x - dv.x, v.y - dv.y});
+        err = std::max({err, std::abs((zp.x - zm.x) / (2 * step) - J[0][c]),
+                        std::abs((zp.y - zm.y) / (2 * step) - J[1][c])});
+      }
+      errors.push_back(err / jnorm);
+    }
+    CAPTURE(config);
+    CAPTURE(errors[0]);
+    CAPTURE(errors[1]);
+    CAPTURE(errors[2]);
+    CHECK(errors[2] < 1e-5);
+    CHECK(errors[2] <= errors[1] + 1e-9);
+    CHECK(errors[1] <= errors[0] + 1e-9);
+    // And in a token: dz/dt_0 = p_0 W^V + p_0 (u_0 - z) s^T, s = W^K^T W^Q v / tau (the
+    // gradient of l_0 in t_0).
+    const Vec2 z = attend(s, v);
+    const Vec2 sv = transpose(s.wk) * (s.wq * v);
+    const double sg[2] = {sv.x / s.temperature, sv.y / s.temperature};
+    const double wv[2][2] = {{s.wv.a, s.wv.b}, {s.wv.c, s.wv.d}};
+    const double du[2] = {u[0].x - z.x, u[0].y - z.y};
+    double T[2][2], tnorm = 1e-300;
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 2; ++c) {
+        T[r][c] = p[0] * wv[r][c] + p[0] * du[r] * sg[c];
+        tnorm = std::max(tnorm, std::abs(T[r][c]));
+      }
+    std::vector<double> token_errors;
+    for (double h : {1e-1, 1e-2, 1e-3}) {
+      double err = 0;
+      for (int c = 0; c < 2; ++c) {
+        Scene sp = s, sm = s;
+        (c == 0 ? sp.tokens[0].x : sp.tokens[0].y) += h;
+        (c == 0 ? sm.tokens[0].x : sm.tokens[0].y) -= h;
+        const Vec2 zp = attend(sp, v), zm = attend(sm, v);
+        err = std::max({err, std::abs((zp.x - zm.x) / (2 * h) - T[0][c]),
+                        std::abs((zp.y - zm.y) / (2 * h) - T[1][c])});
+      }
+      token_errors.push_back(err / tnorm);
+    }
+    CAPTURE(token_errors[2]);
+    CHECK(token_errors[2] < 1e-3);
+    CHECK(token_errors[2] <= token_errors[1] + 1e-9);
+    CHECK(token_errors[1] <= token_errors[0] + 1e-9);
+  }
+}
+
+TEST_CASE("geometry: attention over N(mu, Sigma) samples tends to mu + Sigma v within its error") {
+  // The blog says continuous attention over all vectors gives 0; for Gaussian tokens the limit
+  // is the tilted mean mu + Sigma v. The estimate z = sum w_j t_j / sum w_j (w_j = e^{v.t_j}) is
+  // self-normalised importance sampling: its standard error per coordinate is
+  // sqrt(sum w_j^2 (t_j - z)^2) / sum w_j (the delta method), from the same samples.
+  const Gaussian g{{0.4, -0.3}, {0.8, 0.25, 0.25, 0.5}};
+  Scene s;
+  s.tokens = sample_gaussian(g, 200000, 4242);
+  for (int k = 0; k < 8; ++k) {
+    const Vec2 v{0.8 * std::cos(2 * kPi * k / 8), 0.8 * std::sin(2 * kPi * k / 8)};
+    const Vec2 exact{0.4 + 0.8 * v.x + 0.25 * v.y, -0.3 + 0.25 * v.x + 0.5 * v.y};
+    std::vector<double> p;
+    const Vec2 z = attend(s, v, &p);
+    double se_x = 0, se_y = 0;  // p_j = w_j / sum w
+    for (size_t j = 0; j < p.size(); ++j) {
+      se_x += p[j] * p[j] * (s.tokens[j].x - z.x) * (s.tokens[j].x - z.x);
+      se_y += p[j] * p[j] * (s.tokens[j].y - z.y) * (s.tokens[j].y - z.y);
+    }
+    se_x = std::sqrt(se_x);
+    se_y = std::sqrt(se_y);
+    CAPTURE(k);
+    CHECK(se_x < 0.01);  // enough samples to resolve the limit
+    CHECK(se_y < 0.01);
+    CHECK(std::abs(z.x - exact.x) <= 4 * se_x);
+    CHECK(std::abs(z.y - exact.y) <= 4 * se_y);
+    // Far from 0: |mu + Sigma v| is the tilted mean, not the origin.
+    CHECK(std::hypot(exact.x, exact.y) > 20 * std::max(se_x, se_y));
+  }
+}

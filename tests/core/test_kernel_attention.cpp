@@ -6,11 +6,11 @@
 #include <functional>
 #include <set>
 
-#include "core/attention/registry.h"
-#include "core/config/config.h"
-#include "core/base/error.h"
-#include "core/kernels/fused_attention.h"
 #include "core/attention/kernel/kernel_attention.h"
+#include "core/attention/registry.h"
+#include "core/base/error.h"
+#include "core/config/config.h"
+#include "core/kernels/fused_attention.h"
 #include "core/models/model.h"
 #include "core/training/session.h"
 #include "tests/core/helpers.h"
@@ -515,8 +515,9 @@ TEST_CASE("kernel family: options are validated with the key path") {
   // The help lines name the options the validators accept.
   CHECK(attention_mechanism_options_help("gaussian").find("sigma") != std::string::npos);
   CHECK(attention_mechanism_options_help("linear-sim").find("max_len") != std::string::npos);
-  CHECK(attention_mechanism_options_help("pseudo").empty());
-  CHECK(attention_mechanism_options_help("semi-fusion").empty());
+  CHECK(attention_mechanism_options_help("pseudo").find("init") != std::string::npos);
+  CHECK(attention_mechanism_options_help("semi-fusion").find("init") != std::string::npos);
+  refuses("pseudo", {{"init", "he"}}, "model.attention_options.pseudo.init must be one of");
 }
 
 TEST_CASE("kernel family: tiny models with the mechanisms train (loss falls on copy)") {
@@ -536,5 +537,40 @@ TEST_CASE("kernel family: tiny models with the mechanisms train (loss falls on c
     double last = first;
     for (int s = 1; s < 300; ++s) last = session.train_step();
     CHECK(last < 0.25 * first);
+  }
+}
+
+TEST_CASE("kernel family: init xavier reaches the model after its GPT-2 init (Glorot bounds)") {
+  // Glorot uniform U(+-sqrt(6 / (fan_in + fan_out))): every entry within the bound, the largest
+  // of many near it (N(0, 0.02) would stay far below), biases zero.
+  auto uniform_to = [](const torch::Tensor& t, double bound) {
+    const double top = t.abs().max().item<double>();
+    CHECK(top <= bound);
+    CHECK(top > 0.9 * bound);
+  };
+  for (const std::string name : kFamily) {
+    CAPTURE(name);
+    ExperimentConfig c = test::tiny_config("copy");
+    c.model.d_model = 64;
+    c.model.heads = 4;  // Dh 16
+    c.model.attention.assign(2, name);
+    c.model.attention_options = {{name, {{"init", "xavier"}}}};
+    c = parse_config(to_json(c), "test");
+    torch::manual_seed(5);
+    Transformer model(c.model, 10, 16);
+    auto& a = dynamic_cast<KernelAttentionBase&>(*model->attention_modules()[0]);
+    uniform_to(a.in->weight, std::sqrt(6.0 / 128));
+    uniform_to(a.out->weight, std::sqrt(6.0 / 128));
+    if (a.in->bias.defined()) CHECK(a.in->bias.abs().max().item<double>() == 0.0);
+    CHECK(a.out->bias.abs().max().item<double>() == 0.0);
+    if (auto* p = dynamic_cast<PseudoAttention*>(&a))
+      uniform_to(p->head_kernel, std::sqrt(6.0 / 32));
+    if (auto* s = dynamic_cast<SemiFusionAttention*>(&a))
+      uniform_to(s->head_value, std::sqrt(6.0 / 32));
+    // The default keeps GPT-2's N(0, 0.02) on U: far below the Glorot bound.
+    c.model.attention_options = nlohmann::json::object();
+    Transformer standard(c.model, 10, 16);
+    auto& b = dynamic_cast<KernelAttentionBase&>(*standard->attention_modules()[0]);
+    CHECK(b.in->weight.abs().max().item<double>() < 0.5 * std::sqrt(6.0 / 128));
   }
 }

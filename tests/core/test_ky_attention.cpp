@@ -4,9 +4,10 @@
 #include <doctest/doctest.h>
 
 #include "core/attention/dot/dot_attention.h"
-#include "core/config/config.h"
-#include "core/base/error.h"
 #include "core/attention/ky/ky_attention.h"
+#include "core/attention/registry.h"
+#include "core/base/error.h"
+#include "core/config/config.h"
 #include "core/models/model.h"
 #include "core/training/session.h"
 #include "tests/core/helpers.h"
@@ -184,7 +185,8 @@ TEST_CASE("W >= L with masked edges equals causal dot-product attention") {
     auto scores = torch::matmul(qkv, k.transpose(-1, -2)) / std::sqrt(D / H * 1.0);
     auto rel = torch::full({H, L, L}, -INFINITY, kDouble);
     for (int i = 0; i < L; ++i)
-      for (int j = 0; j <= i; ++j) rel.select(1, i).select(1, j).copy_(g.select(1, W - 1 - (i - j)));
+      for (int j = 0; j <= i; ++j)
+        rel.select(1, i).select(1, j).copy_(g.select(1, W - 1 - (i - j)));
     auto want = torch::matmul(torch::softmax(scores + rel.unsqueeze(0), -1), v);
     CHECK((got - want).abs().max().item<double>() < 1e-12);
   }
@@ -258,9 +260,11 @@ TEST_CASE("gradients of the connection network and of q, k, v match finite diffe
     for (int64_t e = 0; e < flat.numel(); e += 3) {
       const double keep = flat[e].item<double>(), h = 1e-6;
       flat[e] = keep + h;
-      const double up = (windowed_attention(qkv.q, qkv.k, qkv.v, g, 4, 3, true) * r).sum().item<double>();
+      const double up =
+          (windowed_attention(qkv.q, qkv.k, qkv.v, g, 4, 3, true) * r).sum().item<double>();
       flat[e] = keep - h;
-      const double down = (windowed_attention(qkv.q, qkv.k, qkv.v, g, 4, 3, true) * r).sum().item<double>();
+      const double down =
+          (windowed_attention(qkv.q, qkv.k, qkv.v, g, 4, 3, true) * r).sum().item<double>();
       flat[e] = keep;
       CHECK(t->grad().view(-1)[e].item<double>() ==
             doctest::Approx((up - down) / (2 * h)).epsilon(1e-6).scale(1.0));
@@ -315,4 +319,32 @@ TEST_CASE("a mixed ky/dot model trains: loss falls on copy") {
   double last = first;
   for (int s = 1; s < 300; ++s) last = session.train_step();
   CHECK(last < 0.7 * first);
+}
+
+TEST_CASE("ky init xavier: Glorot-uniform g_h layers and zero biases, after the model's init") {
+  ExperimentConfig c = test::tiny_config("copy");
+  c.model.attention.assign(2, "ky");
+  c.model.attention_options = {{"ky", {{"window", 4}, {"hidden", 64}, {"init", "xavier"}}}};
+  c = parse_config(to_json(c), "test");
+  torch::manual_seed(6);
+  Transformer model(c.model, 10, 16);
+  auto& ky = dynamic_cast<KyAttention&>(*model->attention_modules()[0]);
+  auto& g = ky.connection();
+  auto within = [](const torch::Tensor& t, double bound) {
+    const double top = t.abs().max().item<double>();
+    CHECK(top <= bound);
+    CHECK(top > 0.9 * bound);
+  };
+  within(g->w1, std::sqrt(6.0 / 65));   // 1 -> 64
+  within(g->w2, std::sqrt(6.0 / 128));  // 64 -> 64
+  within(g->w3, std::sqrt(6.0 / 65));   // 64 -> 1
+  for (const auto* b : {&g->b1, &g->b2, &g->b3}) CHECK(b->abs().max().item<double>() == 0.0);
+  // The default: nn.Linear's U(+-1/sqrt(fan_in)), biases included (b1's bound is 1).
+  c.model.attention_options = {{"ky", {{"window", 4}, {"hidden", 64}}}};
+  Transformer standard(c.model, 10, 16);
+  auto& g2 = dynamic_cast<KyAttention&>(*standard->attention_modules()[0]).connection();
+  within(g2->b1, 1.0);
+  within(g2->w2, 1.0 / 8);
+  CHECK_THROWS_WITH_AS(validate_attention_options("ky", {{"init", "he"}}),
+                       doctest::Contains("model.attention_options.ky.init"), Error);
 }

@@ -5,10 +5,12 @@
 #include <cmath>
 
 #include "core/attention/dot/dot_attention.h"
-#include "core/config/config.h"
-#include "core/base/error.h"
-#include "core/models/model.h"
 #include "core/attention/neural/neural_attention.h"
+#include "core/attention/registry.h"
+#include "core/base/error.h"
+#include "core/config/config.h"
+#include "core/models/model.h"
+#include "core/training/run_random.h"
 #include "core/training/session.h"
 #include "tests/core/helpers.h"
 
@@ -42,13 +44,17 @@ struct LoopResult {
 // The module's forward written out from its parameters: the qkv projection, then for every
 // (b, head, i, j) the down-projected q'_i and k'_j, their concatenation, the hidden layer
 // W_h = [U V] unit by unit, the score, a softmax over j and the weighted sum of values.
+// Shared scorers (a leading size 1) serve every head; keep (if defined, [B, H, L, L]) scales
+// the weights before they meet the values (dropout), the returned weights are before it.
 LoopResult loop_forward(NeuralAttention& m, const torch::Tensor& x, const std::string& act,
-                        bool causal) {
+                        bool causal, const torch::Tensor& keep = torch::Tensor()) {
   torch::NoGradGuard no_grad;
   auto P = m.named_parameters();
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
-  const int64_t H = P["score_bias"].size(0), Dh = D / H, hidden = P["score_weight"].size(1);
+  const int64_t Dh = m.head_dim(), H = D / Dh, hidden = P["score_weight"].size(1);
+  const bool shared = P["score_bias"].size(0) == 1 && H > 1;
   const bool down = P.find("query_down") != nullptr;
+  const bool down_bias = P.find("query_down_bias") != nullptr;
   const int64_t d = down ? P["query_down"].size(2) : Dh;
   auto qkv = (torch::matmul(x, P["qkv.weight"].t()) + P["qkv.bias"]).contiguous();
   auto a = qkv.accessor<double, 3>();
@@ -60,26 +66,29 @@ LoopResult loop_forward(NeuralAttention& m, const torch::Tensor& x, const std::s
   auto ya = y.accessor<double, 3>();
   auto wt = weights.accessor<double, 4>();
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t hd = 0; hd < H; ++hd) {
-      // q'_i, k'_j: q W_q' (or q itself), from the [q | k | v] layout of the qkv projection.
-      auto reduced = [&](int64_t token, int part, const char* proj) {
+    for (int64_t head = 0; head < H; ++head) {
+      const int64_t hd = shared ? 0 : head;  // the scorer copy this head uses
+      // q'_i, k'_j: q W_q' (+ b_q') (or q itself), from the [q | k | v] layout of the qkv
+      // projection; the head's own slice of q, its scorer's projection.
+      auto reduced = [&](int64_t token, int part, const char* proj, const char* bias) {
         std::vector<double> out(d, 0.0);
         for (int64_t e = 0; e < d; ++e)
           if (!down) {
-            out[e] = a[b][token][part * D + hd * Dh + e];
+            out[e] = a[b][token][part * D + head * Dh + e];
           } else {
             auto W = P[proj].accessor<double, 3>();
             for (int64_t t = 0; t < Dh; ++t)
-              out[e] += a[b][token][part * D + hd * Dh + t] * W[hd][t][e];
+              out[e] += a[b][token][part * D + head * Dh + t] * W[hd][t][e];
+            if (down_bias) out[e] += P[bias].accessor<double, 2>()[hd][e];
           }
         return out;
       };
       for (int64_t i = 0; i < L; ++i) {
-        const auto qi = reduced(i, 0, "query_down");
+        const auto qi = reduced(i, 0, "query_down", "query_down_bias");
         std::vector<double> score(L, -INFINITY);
         for (int64_t j = 0; j < L; ++j) {
           if (causal && j > i) continue;
-          const auto kj = reduced(j, 1, "key_down");
+          const auto kj = reduced(j, 1, "key_down", "key_down_bias");
           std::vector<double> concat(qi);
           concat.insert(concat.end(), kj.begin(), kj.end());  // [q'_i ; k'_j], 2d'
           double s = ba[hd];
@@ -95,9 +104,11 @@ LoopResult loop_forward(NeuralAttention& m, const torch::Tensor& x, const std::s
         for (double s : score) top = std::max(top, s);
         for (double s : score) z += std::exp(s - top);
         for (int64_t j = 0; j < L; ++j) {
-          wt[b][hd][i][j] = std::exp(score[j] - top) / z;
+          wt[b][head][i][j] = std::exp(score[j] - top) / z;
+          const double kept =
+              wt[b][head][i][j] * (keep.defined() ? keep[b][head][i][j].item<double>() : 1.0);
           for (int64_t t = 0; t < Dh; ++t)
-            ya[b][i][hd * Dh + t] += wt[b][hd][i][j] * a[b][j][2 * D + hd * Dh + t];
+            ya[b][i][head * Dh + t] += kept * a[b][j][2 * D + head * Dh + t];
         }
       }
     }
@@ -371,4 +382,135 @@ TEST_CASE("a model with neural attention trains: loss falls on copy, b_a never m
   REQUIRE(neural->score_bias().grad().defined());
   CHECK(neural->score_bias().grad().abs().max().item<float>() == 0.0f);
   CHECK(max_abs_diff(neural->score_bias(), score_bias_before) == 0.0);
+}
+
+TEST_CASE("neural: share_across_heads and down_bias equal the loops; parameters counted by hand") {
+  torch::manual_seed(31);
+  const int D = 8, H = 2;  // Dh 4, d' 2, h 3
+  // By hand: qkv + out = 4 D^2 + 4 D = 288; Wq', Wk' 2 x Dh x d' = 16 per copy; bq', bk'
+  // 2 x d' = 4 per copy; U, V 2 x h x d' = 12, b_h 3, w_a 3, b_a 1: 19 per copy.
+  struct Case {
+    bool shared, bias;
+    int64_t params;
+  };
+  for (const Case c :
+       {Case{false, false, 288 + 2 * 16 + 2 * 19}, Case{false, true, 288 + 2 * (16 + 4) + 2 * 19},
+        Case{true, false, 288 + 16 + 19}, Case{true, true, 288 + 16 + 4 + 19}}) {
+    CAPTURE(c.shared);
+    CAPTURE(c.bias);
+    const nlohmann::json o = {{"down", 2},
+                              {"hidden", 3},
+                              {"chunk", 2},
+                              {"share_across_heads", c.shared},
+                              {"down_bias", c.bias}};
+    NeuralAttention m(spec(D, H, true, o));
+    m.to(torch::kDouble);
+    int64_t numel = 0;
+    for (const auto& p : m.parameters()) numel += p.numel();
+    CHECK(numel == c.params);
+    CHECK(attention_parameter_count("neural", D, H, o) == c.params);
+    auto x = torch::randn({2, 5, D}, kDouble);
+    CHECK(max_abs_diff(m.forward(x), loop_forward(m, x, "relu", true).out) < 1e-12);
+    if (!c.shared) continue;
+    // A second implementation: the per-head module with the shared copy in every head.
+    nlohmann::json per_head = o;
+    per_head["share_across_heads"] = false;
+    NeuralAttention p(spec(D, H, true, per_head));
+    p.to(torch::kDouble);
+    torch::NoGradGuard no_grad;
+    auto dst = p.named_parameters();
+    for (const auto& src : m.named_parameters())
+      dst[src.key()].copy_(src.value().expand_as(dst[src.key()]));
+    CHECK(max_abs_diff(m.forward(x), p.forward(x)) < 1e-12);
+  }
+}
+
+TEST_CASE("neural: dropout acts on the weights (the loops with the same mask), gradients too") {
+  torch::manual_seed(32);
+  const int D = 8, H = 2, L = 6;
+  AttentionSpec s = spec(D, H, true, {{"down", 2}, {"hidden", 3}, {"chunk", 4}});
+  s.dropout = 0.4;
+  NeuralAttention m(s);
+  m.to(torch::kDouble);
+  m.train();
+  auto gen = make_private_generator(torch::kCPU, 0);
+  // Every draw reseeded: the module draws exactly one mask, the [B, H, L, L] weight scale.
+  auto seeded_forward = [&](const torch::Tensor& x) {
+    gen.set_current_seed(77);
+    DropoutStreamScope scope(&gen);
+    return m.forward(x);
+  };
+  auto x = torch::randn({2, L, D}, kDouble);
+  torch::Tensor keep;
+  {
+    gen.set_current_seed(77);
+    DropoutStreamScope scope(&gen);
+    keep = run_dropout(torch::ones({2, H, L, L}, kDouble), 0.4);
+  }
+  const auto want = loop_forward(m, x, "relu", true, keep);
+  CHECK(max_abs_diff(seeded_forward(x), want.out) < 1e-12);
+  CHECK(max_abs_diff(seeded_forward(x), loop_forward(m, x, "relu", true).out) > 1e-3);
+  m.eval();  // no dropout in evaluation
+  CHECK(max_abs_diff(m.forward(x), loop_forward(m, x, "relu", true).out) < 1e-12);
+  m.train();
+  // The chunked backward with the mask against central differences of the same masked forward.
+  auto xg = x.clone().requires_grad_(true);
+  auto w = torch::randn({2, L, D}, kDouble);
+  (seeded_forward(xg) * w).sum().backward();
+  const double h = 1e-6;
+  double worst = 0;
+  torch::NoGradGuard no_grad;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    auto xp = x.clone(), xm = x.clone();
+    xp.view(-1)[i] += h;
+    xm.view(-1)[i] -= h;
+    const double numeric = ((seeded_forward(xp) * w).sum().item<double>() -
+                            (seeded_forward(xm) * w).sum().item<double>()) /
+                           (2 * h);
+    worst = std::max(worst, std::abs(numeric - xg.grad().view(-1)[i].item<double>()));
+  }
+  CHECK(worst < 1e-7);
+}
+
+TEST_CASE("neural: alibi adds -m_h (i - j) to the scaled scores, as the loops with the bias") {
+  torch::manual_seed(33);
+  AttentionSpec s = spec(8, 2, true, {{"down", 2}, {"hidden", 3}, {"chunk", 3}});
+  s.position = "alibi";
+  NeuralAttention with(s);
+  with.to(torch::kDouble);
+  s.position = "learned";
+  NeuralAttention without(s);
+  without.to(torch::kDouble);
+  {
+    torch::NoGradGuard no_grad;
+    auto dst = without.named_parameters();
+    for (const auto& p : with.named_parameters()) dst[p.key()].copy_(p.value());
+  }
+  // Equivalent: a bias -m_h (i - j) on the logits; here through the literal form's weights.
+  with.record_weights = without.record_weights = true;
+  auto x = torch::randn({1, 5, 8}, kDouble);
+  with.forward(x);
+  without.forward(x);
+  const double slopes[2] = {1.0 / 16, 1.0 / 256};  // Press et al., 2 heads: 2^-4, 2^-8
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 5; ++i) {
+      // softmax(s + b) from softmax(s): multiply by exp(b) and renormalise.
+      double z = 0;
+      for (int j = 0; j <= i; ++j)
+        z += without.recorded_weights[0][h][i][j].item<double>() * std::exp(-slopes[h] * (i - j));
+      for (int j = 0; j <= i; ++j)
+        CHECK(with.recorded_weights[0][h][i][j].item<double>() ==
+              doctest::Approx(without.recorded_weights[0][h][i][j].item<double>() *
+                              std::exp(-slopes[h] * (i - j)) / z)
+                  .epsilon(1e-12));
+    }
+}
+
+TEST_CASE("neural: down_bias without a down-projection is refused naming the key") {
+  CHECK_THROWS_WITH_AS(
+      validate_attention_options("neural", {{"down", "none"}, {"down_bias", true}}),
+      doctest::Contains("model.attention_options.neural.down_bias"), Error);
+  CHECK_THROWS_WITH_AS(validate_attention_options("neural", {{"share_across_heads", "yes"}}),
+                       doctest::Contains("model.attention_options.neural.share_across_heads"),
+                       Error);
 }

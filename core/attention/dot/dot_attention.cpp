@@ -12,9 +12,10 @@ std::shared_ptr<AttentionModule> make_dot_attention(const AttentionSpec& spec) {
 
 torch::Tensor softmax_attention(const torch::Tensor& q, const torch::Tensor& k,
                                 const torch::Tensor& v, bool causal, double dropout, bool training,
-                                torch::Tensor* weights) {
+                                torch::Tensor* weights, const torch::Tensor& logit_bias) {
   const int64_t L = q.size(2);
   auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
+  if (logit_bias.defined()) scores = scores + logit_bias;
   if (causal) scores = scores.masked_fill(causal_mask(L, q.device()), -INFINITY);
   auto w = torch::softmax(scores, -1);
   if (weights) *weights = w.detach();
@@ -22,7 +23,8 @@ torch::Tensor softmax_attention(const torch::Tensor& q, const torch::Tensor& k,
   return torch::matmul(w, v);
 }
 
-DotAttention::DotAttention(const AttentionSpec& spec) : shape_(HeadShape::of(spec)) {
+DotAttention::DotAttention(const AttentionSpec& spec)
+    : shape_(HeadShape::of(spec)), position_(spec) {
   qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
   out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
 }
@@ -33,9 +35,9 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   auto qkv =
       qkv_->forward(x).view({B, L, 3, shape_.heads, shape_.head_dim}).permute({2, 0, 3, 1, 4});
   auto q = qkv[0], k = qkv[1];
-  encode_positions(q, k);
+  position_.rotate(q, k);
   auto y = softmax_attention(q, k, qkv[2], shape_.causal, shape_.dropout, is_training(),
-                             record_weights ? &recorded_weights : nullptr);
+                             record_weights ? &recorded_weights : nullptr, position_.bias(L, q));
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }
 

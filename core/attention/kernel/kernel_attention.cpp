@@ -140,7 +140,23 @@ torch::Tensor gaussian_kernel_map_reference(const torch::Tensor& x, double sigma
 
 // --- modules ----------------------------------------------------------------------------------
 
-KernelAttentionBase::KernelAttentionBase(const AttentionSpec& spec) : shape_(HeadShape::of(spec)) {}
+KernelAttentionBase::KernelAttentionBase(const AttentionSpec& spec)
+    : shape_(HeadShape::of(spec)), position_(spec) {}
+
+void KernelAttentionBase::init_parameters(KernelInit init,
+                                          std::initializer_list<torch::Tensor*> per_head) {
+  torch::NoGradGuard no_grad;
+  if (init == KernelInit::standard) {
+    for (auto* t : per_head) init_per_head(*t, shape_.head_dim);
+    return;
+  }
+  const double dh_bound = std::sqrt(6.0 / (2.0 * shape_.head_dim));  // Dh -> Dh
+  for (auto* t : per_head) t->uniform_(-dh_bound, dh_bound);
+  for (auto* layer : {&in, &out}) {
+    torch::nn::init::xavier_uniform_((*layer)->weight);
+    if ((*layer)->bias.defined()) (*layer)->bias.zero_();
+  }
+}
 
 torch::Tensor KernelAttentionBase::split_heads(const torch::Tensor& t) const {
   return t.view({t.size(0), t.size(1), shape_.heads, shape_.head_dim}).transpose(1, 2);
@@ -149,6 +165,7 @@ torch::Tensor KernelAttentionBase::split_heads(const torch::Tensor& t) const {
 torch::Tensor KernelAttentionBase::attend(const torch::Tensor& map, const torch::Tensor& values) {
   const int64_t B = map.size(0), L = map.size(2);
   auto scores = map / static_cast<double>(shape_.head_dim);
+  if (position_.alibi()) scores = scores + position_.bias(L, scores);
   if (shape_.causal) scores = scores.masked_fill(causal_mask(L, map.device()), -INFINITY);
   auto weights = torch::softmax(scores, -1);
   if (record_weights) recorded_weights = weights.detach();
@@ -160,8 +177,8 @@ torch::Tensor KernelAttentionBase::register_per_head(const std::string& name) {
   return register_parameter(name, torch::empty({shape_.heads, shape_.head_dim, shape_.head_dim}));
 }
 
-PseudoAttention::PseudoAttention(const AttentionSpec& spec) : KernelAttentionBase(spec) {
-  validate_attention_options("pseudo", spec.options);
+PseudoAttention::PseudoAttention(const AttentionSpec& spec)
+    : KernelAttentionBase(spec), init_(parse_kernel_common_options(spec.options, "pseudo").init) {
   in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
   head_kernel = register_per_head("head_kernel");
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
@@ -169,7 +186,7 @@ PseudoAttention::PseudoAttention(const AttentionSpec& spec) : KernelAttentionBas
 }
 
 void PseudoAttention::reset_own_parameters() {
-  init_per_head(head_kernel, shape_.head_dim);
+  init_parameters(init_, {&head_kernel});
 }
 
 torch::Tensor PseudoAttention::forward(const torch::Tensor& x) {
@@ -178,8 +195,9 @@ torch::Tensor PseudoAttention::forward(const torch::Tensor& x) {
   return out->forward(attend(map, xt));
 }
 
-SemiFusionAttention::SemiFusionAttention(const AttentionSpec& spec) : KernelAttentionBase(spec) {
-  validate_attention_options("semi-fusion", spec.options);
+SemiFusionAttention::SemiFusionAttention(const AttentionSpec& spec)
+    : KernelAttentionBase(spec),
+      init_(parse_kernel_common_options(spec.options, "semi-fusion").init) {
   in = register_module(
       "input_proj",
       torch::nn::Linear(torch::nn::LinearOptions(spec.d_model, spec.d_model).bias(false)));
@@ -190,8 +208,7 @@ SemiFusionAttention::SemiFusionAttention(const AttentionSpec& spec) : KernelAtte
 }
 
 void SemiFusionAttention::reset_own_parameters() {
-  init_per_head(head_kernel, shape_.head_dim);
-  init_per_head(head_value, shape_.head_dim);
+  init_parameters(init_, {&head_kernel, &head_value});
 }
 
 torch::Tensor SemiFusionAttention::forward(const torch::Tensor& x) {
@@ -205,6 +222,10 @@ GaussianAttention::GaussianAttention(const AttentionSpec& spec)
     : KernelAttentionBase(spec), options_(parse_gaussian_options(spec.options)) {
   in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
+}
+
+void GaussianAttention::reset_own_parameters() {
+  init_parameters(options_.init, {});
 }
 
 torch::Tensor GaussianAttention::forward(const torch::Tensor& x) {
@@ -222,7 +243,7 @@ LinearSimAttention::LinearSimAttention(const AttentionSpec& spec)
 }
 
 void LinearSimAttention::reset_own_parameters() {
-  init_per_head(slot_kernel, shape_.head_dim);
+  init_parameters(options_.init, {&slot_kernel});
 }
 
 torch::Tensor LinearSimAttention::forward(const torch::Tensor& x) {

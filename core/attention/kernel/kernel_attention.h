@@ -52,7 +52,9 @@
 //                  neither does this.
 //
 // Dropout (spec.dropout) is applied to the attention weights in training, as DotAttention does;
-// record_weights stores the [B, n, L, L] softmax weights, detached.
+// record_weights stores the [B, n, L, L] softmax weights, detached. model.position "alibi" adds
+// -m_h (i - j) to the scaled logits M_i / Dh; "rope" is refused (kernel_options.cpp says why).
+// Option init "xavier" (kernel_options.h) re-initialises U, P and the per-head tensors.
 #pragma once
 #include <torch/torch.h>
 
@@ -61,6 +63,7 @@
 
 #include "core/attention/attention.h"
 #include "core/attention/kernel/kernel_options.h"
+#include "core/attention/position/position.h"
 
 namespace attn {
 
@@ -80,8 +83,12 @@ class KernelAttentionBase : public AttentionModule {
   torch::Tensor attend(const torch::Tensor& map, const torch::Tensor& values);
   // Registers a [n, Dh, Dh] parameter, one matrix per head (values set by reset_own_parameters).
   torch::Tensor register_per_head(const std::string& name);
+  // Initialises the per-head tensors (U(+-1/sqrt(Dh)), or Glorot uniform over Dh -> Dh), and
+  // with xavier U and P too (Glorot uniform, zero biases).
+  void init_parameters(KernelInit init, std::initializer_list<torch::Tensor*> per_head);
 
   HeadShape shape_;
+  RelativePosition position_;
 };
 
 class PseudoAttention : public KernelAttentionBase {
@@ -91,6 +98,9 @@ class PseudoAttention : public KernelAttentionBase {
   void reset_own_parameters() override;
 
   torch::Tensor head_kernel;  // A [n, Dh, Dh]; in: U, b1; out: P, b2
+
+ private:
+  KernelInit init_;
 };
 
 class SemiFusionAttention : public KernelAttentionBase {
@@ -101,12 +111,16 @@ class SemiFusionAttention : public KernelAttentionBase {
 
   torch::Tensor head_kernel;  // A [n, Dh, Dh]; in: U (no bias); out: W^O, b_O
   torch::Tensor head_value;   // Wv [n, Dh, Dh]
+
+ private:
+  KernelInit init_;
 };
 
 class GaussianAttention : public KernelAttentionBase {
  public:
   explicit GaussianAttention(const AttentionSpec& spec);
   torch::Tensor forward(const torch::Tensor& x) override;
+  void reset_own_parameters() override;
   double sigma() const { return options_.sigma; }  // in: U, b1; out: P, b2
 
  private:

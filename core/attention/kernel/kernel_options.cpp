@@ -10,9 +10,31 @@
 
 namespace attn {
 
+// Their scores are not q.k: rotating X~ by position would not make them relative (x~ A x~ is
+// invariant only if A commutes with every rotation), and the values are X~ itself.
+constexpr const char* kKernelRopeRefusal =
+    "its score x~_s^T A x~_r (or the Gaussian / simulated map) is not a dot product of rotated "
+    "queries and keys, so rotating X~ would not make it depend on i - j only";
+
+namespace {
+void read_init(JsonReader& r, KernelInit& init) {
+  std::string name = init == KernelInit::xavier ? "xavier" : "default";
+  r.string("init", name, {"default", "xavier"});
+  init = name == "xavier" ? KernelInit::xavier : KernelInit::standard;
+}
+}  // namespace
+
+KernelCommonOptions parse_kernel_common_options(const nlohmann::json& options,
+                                                const std::string& mechanism) {
+  return read_json_object<KernelCommonOptions>(
+      options, options_path(mechanism),
+      [](JsonReader& r, KernelCommonOptions& o) { read_init(r, o.init); });
+}
+
 GaussianOptions parse_gaussian_options(const nlohmann::json& options) {
   JsonReader r(options, options_path("gaussian"));
   GaussianOptions o;
+  read_init(r, o.init);
   if (const nlohmann::json* v = r.find("sigma")) {
     if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() <= 0)
       r.fail(r.path("sigma"), "must be a finite number > 0, got " + v->dump());
@@ -26,6 +48,7 @@ LinearSimOptions parse_linear_sim_options(const nlohmann::json& options) {
   return read_json_object<LinearSimOptions>(
       options, options_path("linear-sim"), [](JsonReader& r, LinearSimOptions& o) {
         r.integer("max_len", o.max_len, 1, 4096);  // W holds max_len n Dh^2 weights per layer
+        read_init(r, o.init);
       });
 }
 
@@ -35,9 +58,14 @@ const MechanismDescriptor& pseudo_mechanism() {
       "pseudo",
       "Pseudo-MHSA (seed 002's Param-Fusion): softmax(X~_i A_i X~_i^T / Dh) X~_i with X~ = X U + "
       "b1, one Dh x Dh kernel A_i per head",
-      "", nullptr, [](int64_t D, int64_t n, const nlohmann::json&) -> int64_t {
+      "init (default | xavier)",
+      [](const nlohmann::json& o) { parse_kernel_common_options(o, "pseudo"); },
+      [](int64_t D, int64_t n, const nlohmann::json&) -> int64_t {
         return 2 * D * D + 2 * D + D * D / n;
-      }};
+      },
+      false,
+      true,
+      kKernelRopeRefusal};
   return d;
 }
 
@@ -47,9 +75,14 @@ const MechanismDescriptor& semi_fusion_mechanism() {
       "semi-fusion",
       "Semi-Fusion (seed 002): Pseudo-MHSA without b1, with a per-head value matrix Wv_i and the "
       "output projection W^O kept",
-      "", nullptr, [](int64_t D, int64_t n, const nlohmann::json&) -> int64_t {
+      "init (default | xavier)",
+      [](const nlohmann::json& o) { parse_kernel_common_options(o, "semi-fusion"); },
+      [](int64_t D, int64_t n, const nlohmann::json&) -> int64_t {
         return 2 * D * D + 2 * (D * D / n) + D;
-      }};
+      },
+      false,
+      true,
+      kKernelRopeRefusal};
   return d;
 }
 
@@ -58,8 +91,12 @@ const MechanismDescriptor& gaussian_mechanism() {
       "gaussian",
       "Gaussian-MHSA (seed 002): score sum_{d1,d2} exp(-(x~_s,d1 - x~_r,d2)^2 / (2 sigma^2)) / "
       "Dh, i.e. A_i fixed to ones (no score parameters)",
-      "sigma (1.0, finite, > 0)", [](const nlohmann::json& o) { parse_gaussian_options(o); },
-      [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 2 * D * D + 2 * D; }};
+      "sigma (1.0, finite, > 0), init (default | xavier)",
+      [](const nlohmann::json& o) { parse_gaussian_options(o); },
+      [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 2 * D * D + 2 * D; },
+      false,
+      true,
+      kKernelRopeRefusal};
   return d;
 }
 
@@ -68,12 +105,16 @@ const MechanismDescriptor& linear_sim_mechanism() {
       "linear-sim",
       "Linear-Sim (seed 002): a simulated map x~_s^T W_o pool(X~) / Dh with one Dh x Dh weight "
       "per key position o; the key's own content never enters its score",
-      "max_len (256, 1..4096): the longest sequence, one weight slot per position",
+      "max_len (256, 1..4096): the longest sequence, one weight slot per position; init "
+      "(default | xavier)",
       [](const nlohmann::json& o) { parse_linear_sim_options(o); },
       [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
         const LinearSimOptions o = parse_linear_sim_options(options);
         return 2 * D * D + 2 * D + int64_t(o.max_len) * (D * D / n);  // + max_len n Dh^2
-      }};
+      },
+      false,
+      true,
+      kKernelRopeRefusal};
   return d;
 }
 

@@ -1,5 +1,7 @@
 #include "core/attention/ky/ky_attention.h"
 
+#include <cmath>
+
 #include "core/base/error.h"
 #include "core/kernels/fused_attention.h"
 #include "core/training/run_random.h"
@@ -89,7 +91,8 @@ torch::Tensor band_to_dense(const torch::Tensor& band, int first_offset) {
   return dense;
 }
 
-ConnectionNetImpl::ConnectionNetImpl(int heads, int hidden) : heads_(heads), hidden_(hidden) {
+ConnectionNetImpl::ConnectionNetImpl(int heads, int hidden, bool xavier_init)
+    : heads_(heads), hidden_(hidden), xavier_(xavier_init) {
   w1 = register_parameter("w1", torch::empty({heads, hidden}));
   b1 = register_parameter("b1", torch::empty({heads, hidden}));
   w2 = register_parameter("w2", torch::empty({heads, hidden, hidden}));
@@ -100,6 +103,20 @@ ConnectionNetImpl::ConnectionNetImpl(int heads, int hidden) : heads_(heads), hid
 }
 
 void ConnectionNetImpl::reset_parameters() {
+  if (xavier_) {
+    // Glorot uniform per head, U(+-sqrt(6 / (fan_in + fan_out))), zero biases: layer 1 is
+    // 1 -> n, layer 2 n -> n, layer 3 n -> 1.
+    torch::NoGradGuard no_grad;
+    auto glorot = [](torch::Tensor& t, double fan_in, double fan_out) {
+      const double bound = std::sqrt(6.0 / (fan_in + fan_out));
+      t.uniform_(-bound, bound);
+    };
+    glorot(w1, 1, hidden_);
+    glorot(w2, hidden_, hidden_);
+    glorot(w3, hidden_, 1);
+    for (auto* b : {&b1, &b2, &b3}) b->zero_();
+    return;
+  }
   // nn.Linear's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases.
   // Layer 1 maps the scalar t (fan-in 1), layers 2 and 3 the hidden width.
   for (auto* t : {&w1, &b1}) fan_in_uniform_(*t, 1.0);
@@ -114,7 +131,7 @@ torch::Tensor ConnectionNetImpl::forward(const torch::Tensor& t) {
 }
 
 KyAttention::KyAttention(const AttentionSpec& spec)
-    : options_(parse_ky_options(spec.options)), shape_(HeadShape::of(spec)) {
+    : options_(parse_ky_options(spec.options)), shape_(HeadShape::of(spec)), position_(spec) {
   if (spec.causal && !causal_window())
     throw Error(
         "model.attention_options.ky.placement \"centered\" cannot be used in a causal language "
@@ -123,7 +140,8 @@ KyAttention::KyAttention(const AttentionSpec& spec)
   qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
   out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   if (options_.connection == "learned")
-    connection_ = register_module("connection", ConnectionNet(spec.heads, options_.hidden));
+    connection_ = register_module(
+        "connection", ConnectionNet(spec.heads, options_.hidden, options_.init == "xavier"));
 }
 
 torch::Tensor KyAttention::slot_positions() const {
@@ -136,12 +154,23 @@ torch::Tensor KyAttention::bias_table() {
   return connection_->forward(slot_positions());
 }
 
+torch::Tensor KyAttention::logit_bias_table() {
+  auto table = bias_table();
+  if (!position_.alibi()) return table;
+  // Slot j holds key i - first_offset + j: distance |first_offset - j| (causal: >= 0).
+  auto slot = torch::arange(options_.window, table.options());
+  auto distance = (static_cast<double>(first_offset()) - slot).abs();
+  return table - position_.slopes(table).view({shape_.heads, 1}) * distance.unsqueeze(0);
+}
+
 torch::Tensor KyAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
   auto qkv =
       qkv_->forward(x).view({B, L, 3, shape_.heads, shape_.head_dim}).permute({2, 0, 3, 1, 4});
+  auto q = qkv[0], k = qkv[1];
+  position_.rotate(q, k);  // rope: scores depend on i - j, as the window does
   torch::Tensor band;
-  auto y = windowed_attention(qkv[0], qkv[1], qkv[2], bias_table().to(x.dtype()), options_.window,
+  auto y = windowed_attention(q, k, qkv[2], logit_bias_table().to(x.dtype()), options_.window,
                               first_offset(), options_.edges == "masked", shape_.dropout,
                               is_training(), record_weights ? &band : nullptr);
   if (record_weights) recorded_weights = band_to_dense(band.detach(), first_offset());

@@ -22,6 +22,7 @@
 
 #include "core/attention/attention.h"
 #include "core/attention/ky/ky_options.h"
+#include "core/attention/position/position.h"
 
 namespace attn {
 
@@ -51,10 +52,11 @@ torch::Tensor band_to_dense(const torch::Tensor& band, int first_offset);
 
 // H independent connection networks g_h(t) = W3 GELU(W2 GELU(W1 t + b1) + b2) + b3 (eq. 37),
 // batched over heads. Parameters: w1 [H, n], b1 [H, n], w2 [H, n, n], b2 [H, n], w3 [H, n],
-// b3 [H]; initialised like torch::nn::Linear (uniform, +-1/sqrt(fan_in)).
+// b3 [H]; initialised like torch::nn::Linear (uniform, +-1/sqrt(fan_in)), or with xavier_init
+// Glorot-uniform weights and zero biases (KyOptions::init).
 class ConnectionNetImpl : public torch::nn::Module {
  public:
-  ConnectionNetImpl(int heads, int hidden);
+  ConnectionNetImpl(int heads, int hidden, bool xavier_init = false);
   // t: [T] positions in [0, 1]. Returns g: [H, T].
   torch::Tensor forward(const torch::Tensor& t);
   void reset_parameters();
@@ -62,6 +64,7 @@ class ConnectionNetImpl : public torch::nn::Module {
 
  private:
   int heads_, hidden_;
+  bool xavier_;
 };
 TORCH_MODULE(ConnectionNet);
 
@@ -78,6 +81,9 @@ class KyAttention : public AttentionModule {
   // g_h at the slots: [H, W] (the bias table one forward adds to the logits); zeros when
   // connection is "none".
   torch::Tensor bias_table();
+  // What forward() adds to the logits: bias_table() plus, with model.position "alibi",
+  // -m_h |i - j| for each slot's offset i - j (first_offset() - slot).
+  torch::Tensor logit_bias_table();
   bool has_connection() const { return !connection_.is_empty(); }
   ConnectionNet& connection() { return connection_; }
   const KyOptions& options() const { return options_; }
@@ -87,6 +93,7 @@ class KyAttention : public AttentionModule {
  private:
   KyOptions options_;
   HeadShape shape_;
+  RelativePosition position_;
   torch::nn::Linear qkv_{nullptr}, out_{nullptr};
   ConnectionNet connection_{nullptr};
 };

@@ -12,6 +12,7 @@ KyOptions parse_ky_options(const nlohmann::json& options) {
     r.string("edges", o.edges, {"masked", "zero-pad"});
     r.integer("hidden", o.hidden, 1, 4096);
     r.string("connection", o.connection, {"learned", "none"});
+    r.string("init", o.init, {"uniform", "xavier"});
   });
 }
 
@@ -21,7 +22,7 @@ const MechanismDescriptor& ky_mechanism() {
       "Neural KY-Attention (Condor): window-W attention plus a learned per-head bias g_h(t) over "
       "window slots",
       "window (16, >= 2), placement (causal | centered), edges (masked | zero-pad), hidden (32), "
-      "connection (learned | none)",
+      "connection (learned | none), init (uniform | xavier, g_h's initialisation)",
       [](const nlohmann::json& o) { parse_ky_options(o); },
       [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
         const KyOptions o = parse_ky_options(options);
@@ -29,7 +30,9 @@ const MechanismDescriptor& ky_mechanism() {
         // w1, b1, w3 [n, h], w2 [n, h, h], b2 [n, h], b3 [n] per connection network.
         const int64_t connection = o.connection == "learned" ? n * (h * h + 4 * h + 1) : 0;
         return 4 * D * D + 4 * D + connection;
-      }};
+      },
+      /*supports_rope=*/true,
+      /*supports_alibi=*/true};
   return d;
 }
 

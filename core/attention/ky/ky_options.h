@@ -14,6 +14,11 @@ struct KyOptions {
   // learned: the connection networks g_h; none: g = 0, i.e. plain sliding-window attention
   // (the baseline that isolates what the learned bias adds).
   std::string connection = "learned";
+  // Initialisation of g_h's layers. uniform (default): torch::nn::Linear's, U(+-1/sqrt(fan_in))
+  // for weights and biases, so g starts as a small random curve. xavier: the seed's (§5, Thm 5.6
+  // proof: "Xavier/He initialization"), Glorot-uniform weights U(+-sqrt(6/(fan_in+fan_out)))
+  // and zero biases.
+  std::string init = "uniform";
 };
 
 // Parses model.attention_options.ky (throws attn::Error naming the key).

@@ -51,20 +51,31 @@ torch::Tensor block_preactivation(const torch::Tensor& p, const torch::Tensor& r
   return p.narrow(2, i0, rows).unsqueeze(3) + r.narrow(2, 0, keys).unsqueeze(2);
 }
 
-// Softmax weights [B, H, rows, keys] of one block from its activations a = act(z).
+// Softmax weights [B, H, rows, keys] of one block from its activations a = act(z). slopes
+// (ALiBi, [H], or undefined) add -m_h (i - j) (|i - j| when not causal) to the scaled logits.
 torch::Tensor block_weights(const torch::Tensor& a, const torch::Tensor& w, const torch::Tensor& b,
-                            double scale, bool causal, int64_t i0) {
+                            double scale, bool causal, int64_t i0, const torch::Tensor& slopes) {
   const int64_t H = w.size(0), hidden = w.size(1), rows = a.size(2), keys = a.size(3);
   // One GEMV per (b, h, row) instead of a temporary a * w of the block's size.
   auto score = torch::matmul(a, w.view({1, H, 1, hidden, 1})).squeeze(-1) + b.view({1, H, 1, 1});
   score = score * scale;
-  if (causal) {
+  if (causal || slopes.defined()) {
     auto opts = torch::TensorOptions().dtype(torch::kLong).device(a.device());
     auto query = torch::arange(i0, i0 + rows, opts).unsqueeze(1);
     auto key = torch::arange(keys, opts).unsqueeze(0);
-    score = score.masked_fill(key > query, -INFINITY);
+    if (slopes.defined()) {
+      auto distance = (query - key).to(score.scalar_type());
+      if (!causal) distance = distance.abs();
+      score = score - slopes.view({1, H, 1, 1}) * distance;
+    }
+    if (causal) score = score.masked_fill(key > query, -INFINITY);
   }
   return torch::softmax(score, -1);
+}
+
+// The block's slice [B, H, rows, keys] of the dropout scale (0 or 1/(1-p)), or undefined.
+torch::Tensor block_keep(const torch::Tensor& keep, int64_t i0, int64_t rows, int64_t keys) {
+  return keep.defined() ? keep.narrow(2, i0, rows).narrow(3, 0, keys) : keep;
 }
 
 // Keys a block of query rows [i0, i0 + rows) can see: all, or up to its last row when causal.
@@ -73,19 +84,26 @@ int64_t block_keys(int64_t n, int64_t i0, int64_t rows, bool causal) {
 }
 
 // Query-chunked neural attention. Autograd would keep every block's [rows, n, h] activations
-// alive until backward, O(n^2 h) in all; this Function saves only p, r, w, b, v and recomputes
-// each block in backward, so forward and backward both stay O(B H chunk n h).
+// alive until backward, O(n^2 h) in all; this Function saves only p, r, w, b, v (and the
+// dropout scale and ALiBi slopes when given) and recomputes each block in backward, so forward
+// and backward both stay O(B H chunk n h) beyond the [B, H, n, n] dropout scale.
 class NeuralAttentionFunction : public torch::autograd::Function<NeuralAttentionFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& p,
                                const torch::Tensor& r, const torch::Tensor& w,
                                const torch::Tensor& b, const torch::Tensor& v, int64_t act,
-                               double scale, bool causal, int64_t chunk, torch::Tensor* weights) {
+                               double scale, bool causal, int64_t chunk, torch::Tensor* weights,
+                               const torch::Tensor* keep_in, const torch::Tensor* slopes_in) {
+    // keep and slopes travel by pointer: LibTorch 1.13's apply() cannot take an undefined
+    // tensor argument. Neither needs a gradient.
+    const torch::Tensor keep = *keep_in, slopes = *slopes_in;
     ctx->saved_data["act"] = act;
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["causal"] = causal;
     ctx->saved_data["chunk"] = chunk;
-    ctx->save_for_backward({p, r, w, b, v});
+    ctx->saved_data["has_keep"] = keep.defined();
+    ctx->saved_data["has_slopes"] = slopes.defined();
+    ctx->save_for_backward({p, r, w, b, v, keep, slopes});  // undefined ones stay undefined
     const auto activation = static_cast<NeuralActivation>(act);
     const int64_t B = p.size(0), H = p.size(1), n = p.size(2);
     auto out = torch::zeros({B, H, n, v.size(3)}, v.options());
@@ -93,9 +111,10 @@ class NeuralAttentionFunction : public torch::autograd::Function<NeuralAttention
     for (int64_t i0 = 0; i0 < n; i0 += chunk) {
       const int64_t rows = std::min(chunk, n - i0), keys = block_keys(n, i0, rows, causal);
       auto a = activate(block_preactivation(p, r, i0, rows, keys), activation);
-      auto A = block_weights(a, w, b, scale, causal, i0);
-      out.narrow(2, i0, rows).copy_(torch::matmul(A, v.narrow(2, 0, keys)));
+      auto A = block_weights(a, w, b, scale, causal, i0, slopes);
       if (weights) weights->narrow(2, i0, rows).narrow(3, 0, keys).copy_(A);
+      if (keep.defined()) A = A * block_keep(keep, i0, rows, keys);  // dropout on the weights
+      out.narrow(2, i0, rows).copy_(torch::matmul(A, v.narrow(2, 0, keys)));
     }
     return out;
   }
@@ -108,6 +127,9 @@ class NeuralAttentionFunction : public torch::autograd::Function<NeuralAttention
     const int64_t chunk = ctx->saved_data["chunk"].toInt();
     auto saved = ctx->get_saved_variables();
     const auto &p = saved[0], &r = saved[1], &w = saved[2], &b = saved[3], &v = saved[4];
+    const torch::Tensor keep = ctx->saved_data["has_keep"].toBool() ? saved[5] : torch::Tensor();
+    const torch::Tensor slopes =
+        ctx->saved_data["has_slopes"].toBool() ? saved[6] : torch::Tensor();
     const auto& grad_out = grads[0];
     const int64_t B = p.size(0), H = p.size(1), n = p.size(2), hidden = p.size(3);
     auto dp = torch::zeros_like(p), dr = torch::zeros_like(r), dw = torch::zeros_like(w);
@@ -116,12 +138,15 @@ class NeuralAttentionFunction : public torch::autograd::Function<NeuralAttention
       const int64_t rows = std::min(chunk, n - i0), keys = block_keys(n, i0, rows, causal);
       auto z = block_preactivation(p, r, i0, rows, keys);  // [B, H, rows, keys, h]
       auto a = activate(z, activation);
-      auto A = block_weights(a, w, b, scale, causal, i0);  // [B, H, rows, keys]
-      auto g = grad_out.narrow(2, i0, rows);               // [B, H, rows, Dv]
+      auto A = block_weights(a, w, b, scale, causal, i0, slopes);  // [B, H, rows, keys]
+      auto g = grad_out.narrow(2, i0, rows);                       // [B, H, rows, Dv]
       auto v_keys = v.narrow(2, 0, keys);
-      dv.narrow(2, 0, keys).add_(torch::matmul(A.transpose(-1, -2), g));
+      const auto kept = block_keep(keep, i0, rows, keys);
+      dv.narrow(2, 0, keys)
+          .add_(torch::matmul((kept.defined() ? A * kept : A).transpose(-1, -2), g));
       // Softmax backward; masked keys have A = 0 and so get no gradient.
       auto dA = torch::matmul(g, v_keys.transpose(-1, -2));
+      if (kept.defined()) dA = dA * kept;
       auto ds = A * (dA - (A * dA).sum(-1, true)) * scale;  // d loss / d score
       dw.add_(
           torch::matmul(ds.reshape({B, H, 1, rows * keys}), a.reshape({B, H, rows * keys, hidden}))
@@ -134,7 +159,7 @@ class NeuralAttentionFunction : public torch::autograd::Function<NeuralAttention
     // The output does not depend on b (softmax is shift-invariant): its gradient is exactly 0,
     // where summing ds over keys would leave rounding noise.
     auto db = torch::zeros_like(b);
-    return {dp, dr, dw, db, dv, {}, {}, {}, {}, {}};
+    return {dp, dr, dw, db, dv, {}, {}, {}, {}, {}, {}, {}};  // no gradient for the rest
   }
 };
 
@@ -153,13 +178,19 @@ void check_neural_shapes(const torch::Tensor& p, const torch::Tensor& r, const t
 torch::Tensor neural_attention_reference(const torch::Tensor& p, const torch::Tensor& r,
                                          const torch::Tensor& w, const torch::Tensor& b,
                                          const torch::Tensor& v, NeuralActivation act, double scale,
-                                         bool causal, int64_t query_chunk, torch::Tensor* weights) {
+                                         bool causal, int64_t query_chunk, torch::Tensor* weights,
+                                         const torch::Tensor& keep, const torch::Tensor& slopes) {
   check_neural_shapes(p, r, w, b, v);
   if (query_chunk < 1)
     throw Error("neural_attention_reference: query_chunk must be >= 1, got " +
                 std::to_string(query_chunk));
+  const int64_t B = p.size(0), H = p.size(1), n = p.size(2);
+  if (keep.defined() && keep.sizes() != torch::IntArrayRef({B, H, n, n}))
+    throw Error("neural_attention_reference: keep must be [B, H, n, n]");
+  if (slopes.defined() && (slopes.dim() != 1 || slopes.size(0) != H))
+    throw Error("neural_attention_reference: slopes must be [H]");
   return NeuralAttentionFunction::apply(p, r, w, b, v, static_cast<int64_t>(act), scale, causal,
-                                        query_chunk, weights);
+                                        query_chunk, weights, &keep, &slopes);
 }
 
 torch::Tensor neural_attention_literal(
@@ -201,7 +232,7 @@ std::shared_ptr<AttentionModule> make_neural_attention(const AttentionSpec& spec
 // --- module --------------------------------------------------------------------------------
 
 NeuralAttention::NeuralAttention(const AttentionSpec& spec)
-    : options_(parse_neural_options(spec.options)), shape_(HeadShape::of(spec)) {
+    : options_(parse_neural_options(spec.options)), shape_(HeadShape::of(spec)), position_(spec) {
   if (options_.down > shape_.head_dim)
     throw Error(kKeyPrefix + "down (" + std::to_string(options_.down) +
                 ") must not exceed the head width Dh = d_model / heads = " +
@@ -211,16 +242,21 @@ NeuralAttention::NeuralAttention(const AttentionSpec& spec)
                 std::to_string(shape_.head_dim) + " or \"none\")");
   qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
   out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
-  const int64_t H = shape_.heads, d = reduced_dim(), h = options_.hidden;
+  // One copy per head, or one for all (share_across_heads), expanded to H in forward.
+  const int64_t C = scorer_copies(), d = reduced_dim(), h = options_.hidden;
   if (has_down_projection()) {
-    query_down_ = register_parameter("query_down", torch::empty({H, shape_.head_dim, d}));
-    key_down_ = register_parameter("key_down", torch::empty({H, shape_.head_dim, d}));
+    query_down_ = register_parameter("query_down", torch::empty({C, shape_.head_dim, d}));
+    key_down_ = register_parameter("key_down", torch::empty({C, shape_.head_dim, d}));
+    if (options_.down_bias) {
+      query_down_bias_ = register_parameter("query_down_bias", torch::empty({C, d}));
+      key_down_bias_ = register_parameter("key_down_bias", torch::empty({C, d}));
+    }
   }
-  hidden_query_ = register_parameter("hidden_query", torch::empty({H, h, d}));
-  hidden_key_ = register_parameter("hidden_key", torch::empty({H, h, d}));
-  hidden_bias_ = register_parameter("hidden_bias", torch::empty({H, h}));
-  score_weight_ = register_parameter("score_weight", torch::empty({H, h}));
-  score_bias_ = register_parameter("score_bias", torch::empty({H}));
+  hidden_query_ = register_parameter("hidden_query", torch::empty({C, h, d}));
+  hidden_key_ = register_parameter("hidden_key", torch::empty({C, h, d}));
+  hidden_bias_ = register_parameter("hidden_bias", torch::empty({C, h}));
+  score_weight_ = register_parameter("score_weight", torch::empty({C, h}));
+  score_bias_ = register_parameter("score_bias", torch::empty({C}));
   reset_own_parameters();
 }
 
@@ -228,13 +264,20 @@ void NeuralAttention::reset_own_parameters() {
   // nn.Linear's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), layer by layer: Dh -> d' (down),
   // 2d' -> h (W_h = [U V], b_h), h -> 1 (w_a, b_a).
   if (has_down_projection()) {
-    fan_in_uniform_(query_down_, shape_.head_dim);
-    fan_in_uniform_(key_down_, shape_.head_dim);
+    for (auto* t : {&query_down_, &key_down_, &query_down_bias_, &key_down_bias_})
+      if (t->defined()) fan_in_uniform_(*t, shape_.head_dim);
   }
   for (auto* t : {&hidden_query_, &hidden_key_, &hidden_bias_})
     fan_in_uniform_(*t, 2.0 * reduced_dim());
   fan_in_uniform_(score_weight_, options_.hidden);
   fan_in_uniform_(score_bias_, options_.hidden);
+}
+
+torch::Tensor NeuralAttention::per_head(const torch::Tensor& t) const {
+  if (!t.defined() || t.size(0) == shape_.heads) return t;
+  std::vector<int64_t> sizes = t.sizes().vec();
+  sizes[0] = shape_.heads;
+  return t.expand(sizes);
 }
 
 torch::Tensor NeuralAttention::pair_scores(int64_t head, const torch::Tensor& q_reduced,
@@ -246,36 +289,48 @@ torch::Tensor NeuralAttention::pair_scores(int64_t head, const torch::Tensor& q_
       k_reduced.sizes() != q_reduced.sizes())
     throw Error("neural attention: pair_scores expects q', k' [m, " +
                 std::to_string(reduced_dim()) + "]");
-  auto z = torch::matmul(q_reduced, hidden_query_[head].t()) +
-           torch::matmul(k_reduced, hidden_key_[head].t()) + hidden_bias_[head];  // [m, h]
-  return torch::matmul(activate(z, options_.activation), score_weight_[head]) + score_bias_[head];
+  const int64_t c = scorer_of_head(head);
+  auto z = torch::matmul(q_reduced, hidden_query_[c].t()) +
+           torch::matmul(k_reduced, hidden_key_[c].t()) + hidden_bias_[c];  // [m, h]
+  return torch::matmul(activate(z, options_.activation), score_weight_[c]) + score_bias_[c];
+}
+
+torch::Tensor NeuralAttention::reduce(const torch::Tensor& x, const torch::Tensor& down,
+                                      const torch::Tensor& bias) const {
+  if (!has_down_projection()) return x;
+  auto y = torch::matmul(x, per_head(down).unsqueeze(0));  // [B, H, L, d']
+  return bias.defined() ? y + per_head(bias).unsqueeze(0).unsqueeze(2) : y;
 }
 
 torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
   auto qkv =
       qkv_->forward(x).view({B, L, 3, shape_.heads, shape_.head_dim}).permute({2, 0, 3, 1, 4});
-  auto q = qkv[0], k = qkv[1], v = qkv[2];  // [B, H, L, Dh]
-  if (has_down_projection()) {
-    q = torch::matmul(q, query_down_.unsqueeze(0));  // [B, H, L, d']
-    k = torch::matmul(k, key_down_.unsqueeze(0));
-  }
+  auto q = reduce(qkv[0], query_down_, query_down_bias_);  // [B, H, L, d']
+  auto k = reduce(qkv[1], key_down_, key_down_bias_);
+  auto v = qkv[2];  // [B, H, L, Dh]
   // The split W_h [q'; k'] = U q' + V k': P and R once per forward, [B, H, L, h] each.
-  auto p = torch::matmul(q, hidden_query_.transpose(1, 2).unsqueeze(0)) +
-           hidden_bias_.view({1, shape_.heads, 1, options_.hidden});
-  auto r = torch::matmul(k, hidden_key_.transpose(1, 2).unsqueeze(0));
+  auto p = torch::matmul(q, per_head(hidden_query_).transpose(1, 2).unsqueeze(0)) +
+           per_head(hidden_bias_).view({1, shape_.heads, 1, options_.hidden});
+  auto r = torch::matmul(k, per_head(hidden_key_).transpose(1, 2).unsqueeze(0));
+  const auto w = per_head(score_weight_), b = per_head(score_bias_);
   const double scale =
       1.0 / std::sqrt(static_cast<double>(shape_.head_dim));  // the paper's sqrt(d)
   torch::Tensor weights;
   torch::Tensor* weights_out = record_weights ? &weights : nullptr;
-  // The dispatcher has no chunk argument; off CUDA the reference honours the `chunk` option.
-  auto y = p.is_cuda() ? neural_attention(p, r, score_weight_, score_bias_, v, options_.activation,
-                                          scale, shape_.causal, weights_out)
-                       : neural_attention_reference(p, r, score_weight_, score_bias_, v,
-                                                    options_.activation, scale, shape_.causal,
-                                                    options_.chunk, weights_out);
+  // Dropout acts on the weights, as in every other mechanism: a [B, H, L, L] scale (0 or
+  // 1/(1-p)) drawn from the run's dropout stream, applied inside the chunked reference.
+  torch::Tensor keep;
+  if (shape_.dropout > 0 && is_training())
+    keep = run_dropout(torch::ones({B, shape_.heads, L, L}, p.options()), shape_.dropout);
+  const torch::Tensor slopes = position_.slopes(p);
+  // The dispatcher has no chunk, dropout or ALiBi argument; the reference honours all three.
+  auto y =
+      p.is_cuda() && !keep.defined() && !slopes.defined()
+          ? neural_attention(p, r, w, b, v, options_.activation, scale, shape_.causal, weights_out)
+          : neural_attention_reference(p, r, w, b, v, options_.activation, scale, shape_.causal,
+                                       options_.chunk, weights_out, keep, slopes);
   if (record_weights) recorded_weights = weights.detach();
-  if (shape_.dropout > 0 && is_training()) y = run_dropout(y, shape_.dropout);
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }
 

@@ -21,6 +21,11 @@
 //   nothing that "none" cannot express.
 // - b_a is kept (it is in the paper) but softmax is shift-invariant, so the output does not
 //   depend on it and its gradient is exactly zero; score_bias() exposes it to show that.
+// - Per head by default: each head has its own Wq', Wk' and scorer (U, V, b_h, w_a, b_a). With
+//   share_across_heads one copy serves every head, as in the authors' code; the tensors then
+//   have a leading size 1 instead of H (down_bias adds bq', bk'). NeuralOptions says why.
+// - Dropout acts on the softmax weights (as for dot, ky and the kernel family), not on the
+//   output; model.position "alibi" adds -m_h (i - j) to the scaled scores, "rope" is refused.
 #pragma once
 #include <torch/torch.h>
 
@@ -28,6 +33,7 @@
 
 #include "core/attention/attention.h"
 #include "core/attention/neural/neural_options.h"
+#include "core/attention/position/position.h"
 #include "core/kernels/fused_attention.h"
 
 namespace attn {
@@ -48,16 +54,22 @@ class NeuralAttention : public AttentionModule {
   bool has_down_projection() const { return options_.down > 0; }
   int reduced_dim() const { return has_down_projection() ? options_.down : shape_.head_dim; }  // d'
   int head_dim() const { return shape_.head_dim; }
-  // b_a [H]: a parameter whose gradient is exactly zero (softmax shift invariance).
+  // Copies of the down-projection and scorer: H, or 1 with share_across_heads. Every tensor
+  // below has this leading size; head h uses copy scorer_of_head(h).
+  int64_t scorer_copies() const { return options_.share_across_heads ? 1 : shape_.heads; }
+  int64_t scorer_of_head(int64_t head) const { return options_.share_across_heads ? 0 : head; }
+  // b_a [C]: a parameter whose gradient is exactly zero (softmax shift invariance).
   const torch::Tensor& score_bias() const { return score_bias_; }
   // The scorer's other parameters, read by the views (core/attention/neural/neural_surface.cpp) and
   // tests.
-  const torch::Tensor& query_down() const { return query_down_; }      // undefined when "none"
-  const torch::Tensor& key_down() const { return key_down_; }          // undefined when "none"
-  const torch::Tensor& hidden_query() const { return hidden_query_; }  // U
-  const torch::Tensor& hidden_key() const { return hidden_key_; }      // V
-  const torch::Tensor& hidden_bias() const { return hidden_bias_; }    // b_h
-  const torch::Tensor& score_weight() const { return score_weight_; }  // w_a
+  const torch::Tensor& query_down() const { return query_down_; }  // undefined when "none"
+  const torch::Tensor& key_down() const { return key_down_; }      // undefined when "none"
+  const torch::Tensor& query_down_bias() const { return query_down_bias_; }  // bq' or undefined
+  const torch::Tensor& key_down_bias() const { return key_down_bias_; }      // bk' or undefined
+  const torch::Tensor& hidden_query() const { return hidden_query_; }        // U
+  const torch::Tensor& hidden_key() const { return hidden_key_; }            // V
+  const torch::Tensor& hidden_bias() const { return hidden_bias_; }          // b_h
+  const torch::Tensor& score_weight() const { return score_weight_; }        // w_a
   // Raw scores of m (query, key) pairs of one head, before the 1/sqrt(d) scale and the mask:
   // q_reduced, k_reduced [m, d'] (already down-projected) -> [m] with
   // w_a^T act(U q'_m + V k'_m + b_h) + b_a. The same function forward() applies to every pair.
@@ -65,15 +77,23 @@ class NeuralAttention : public AttentionModule {
                             const torch::Tensor& k_reduced) const;
 
  private:
+  // A [C, ...] parameter as [H, ...] (an expand when shared; autograd sums the heads' grads).
+  torch::Tensor per_head(const torch::Tensor& t) const;
+  // x [B, H, L, Dh] -> x Wq' (+ bq') [B, H, L, d'], or x itself without a down-projection.
+  torch::Tensor reduce(const torch::Tensor& x, const torch::Tensor& down,
+                       const torch::Tensor& bias) const;
+
   NeuralOptions options_;
   HeadShape shape_;
+  RelativePosition position_;
   torch::nn::Linear qkv_{nullptr}, out_{nullptr};
-  torch::Tensor query_down_, key_down_;  // Wq', Wk' [H, Dh, d'] (undefined when "none")
-  torch::Tensor hidden_query_;           // U   [H, h, d'] (acts on q')
-  torch::Tensor hidden_key_;             // V   [H, h, d'] (acts on k')
-  torch::Tensor hidden_bias_;            // b_h [H, h]
-  torch::Tensor score_weight_;           // w_a [H, h]
-  torch::Tensor score_bias_;             // b_a [H]
+  torch::Tensor query_down_, key_down_;            // Wq', Wk' [C, Dh, d'] (undefined when "none")
+  torch::Tensor query_down_bias_, key_down_bias_;  // bq', bk' [C, d'] (down_bias only)
+  torch::Tensor hidden_query_;                     // U   [C, h, d'] (acts on q')
+  torch::Tensor hidden_key_;                       // V   [C, h, d'] (acts on k')
+  torch::Tensor hidden_bias_;                      // b_h [C, h]
+  torch::Tensor score_weight_;                     // w_a [C, h]
+  torch::Tensor score_bias_;                       // b_a [C]
 };
 
 // The paper's literal form (eqs. 7-10), for benchmarks and tests: builds the

@@ -41,6 +41,12 @@ void read_neural_fields(JsonReader& r, NeuralOptions& o) {
   r.string("placement", placement, {"first-layer", "all-layers"});
   o.first_layer_only = placement == "first-layer";
   r.integer("chunk", o.chunk, 1, 1 << 20);
+  r.boolean("share_across_heads", o.share_across_heads);
+  r.boolean("down_bias", o.down_bias);
+  if (o.down_bias && o.down == 0)
+    r.fail(r.path("down_bias"),
+           "is true but model.attention_options.neural.down is \"none\": there is no "
+           "down-projection to add a bias to (set down to d', e.g. 2, or down_bias to false)");
 }
 
 }  // namespace
@@ -66,15 +72,21 @@ const MechanismDescriptor& neural_mechanism() {
       "Neural Attention: softmax(A / sqrt(Dh)) V with scores A_ij = w_a^T act(W_h [q'_i ; k'_j] "
       "+ b_h) + b_a from a one-hidden-layer MLP per head",
       "down (2 | none, d' of the q/k down-projection), hidden (64), activation (relu | gelu | "
-      "tanh), placement (first-layer | all-layers), chunk (8, query rows per block on CPU)",
+      "tanh), placement (first-layer | all-layers), chunk (8, query rows per block on CPU), "
+      "share_across_heads (false: one scorer per head), down_bias (false)",
       [](const nlohmann::json& o) { parse_neural_options(o); },
       // The neural module itself (a "first-layer" placement builds dot in later layers).
       [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
         const NeuralOptions o = parse_neural_options(options);
         const int64_t Dh = D / n, d = o.down > 0 ? o.down : Dh, h = o.hidden;
-        const int64_t down = o.down > 0 ? 2 * n * Dh * d : 0;           // Wq', Wk' [n, Dh, d']
-        return 4 * D * D + 4 * D + down + n * (2 * h * d + 2 * h + 1);  // U, V, b_h, w_a, b_a
-      }};
+        const int64_t copies = o.share_across_heads ? 1 : n;  // of the down-projection and scorer
+        const int64_t down = o.down > 0 ? copies * (2 * Dh * d + (o.down_bias ? 2 * d : 0))
+                                        : 0;                                 // Wq', Wk', bq', bk'
+        return 4 * D * D + 4 * D + down + copies * (2 * h * d + 2 * h + 1);  // U, V, b_h, w_a, b_a
+      },
+      /*supports_rope=*/false, /*supports_alibi=*/true,
+      "its score w_a^T act(U q' + V k' + b_h) is not a dot product: rotating q and k by position "
+      "does not make it depend on i - j only"};
   return d;
 }
 

@@ -23,6 +23,14 @@ struct NeuralOptions {
   // against 8.9x and 2.05x with 32 (docs/design/TARGETS.md asks for at most 6x and 1.5x):
   // smaller blocks keep the [rows, n, h] activations in cache.
   int chunk = 8;
+  // One down-projection and one scorer for all heads (the authors' code: the parameter deltas
+  // of the paper's Table 1 imply it, e.g. +3K at d' = 16 where per-head scorers would add 22K)
+  // instead of one per head (attnlab's default: every other per-head quantity is per head, and
+  // a head's scorer is what the Neural panel draws).
+  bool share_across_heads = false;
+  // A bias on the down-projection, q' = q Wq' + bq' (the authors' nn.Linear has one; eqs. 5-6
+  // have none, and neither does attnlab's default).
+  bool down_bias = false;
 };
 
 // Parses model.attention_options.neural (throws attn::Error naming the key and the reason).
