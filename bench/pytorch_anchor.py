@@ -4,16 +4,26 @@
 A 2-layer pre-LN causal character LM on Debian's fortunes corpus, dot-product attention,
 training step = forward + backward + AdamW. Prints median ms/step after warm-up, so that
 bench_trainer's figures can be set against it in the same run on the same machine.
-Needs Debian's python3-torch (1.13; not installed by the setup scripts).
-usage: pytorch_anchor.py [--quick]
+Needs Debian's python3-torch (1.13; not installed by the setup scripts): run it with
+/usr/bin/python3 where another python3 comes first in PATH.
+usage: pytorch_anchor.py [--quick] [--threads N]
+       pytorch_anchor.py --value --config D,SEQ,BATCH --steps N [--threads N]
+         (bench_targets' mode: prints only the median ms/step)
 """
-import math, os, statistics, sys, time
+import argparse, math, os, statistics, sys, time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-torch.set_num_threads(2)
-quick = "--quick" in sys.argv
+parser = argparse.ArgumentParser()
+parser.add_argument("--quick", action="store_true")
+parser.add_argument("--threads", type=int, default=2)
+parser.add_argument("--value", action="store_true")
+parser.add_argument("--config", default="")
+parser.add_argument("--steps", type=int, default=0)
+args = parser.parse_args()
+torch.set_num_threads(args.threads)
+quick = args.quick
 
 def corpus():
     root = "/usr/share/games/fortunes"
@@ -73,8 +83,15 @@ def bench(label, d, seq, batch, warmup, measured):
         opt.step()
         if i >= warmup:
             times.append((time.perf_counter() - t0) * 1000)
+    if args.value:
+        print(f"{statistics.median(times):.3f}")
+        return
     print(f"pytorch {label:26s} median {statistics.median(times):7.2f} ms/step  (min {min(times):.2f}, "
           f"{measured} steps, {torch.get_num_threads()} threads)")
 
-bench("d128 h4 seq128 batch16", 128, 128, 16, 5, 10 if quick else 40)
-bench("d64 h4 seq64 batch4", 64, 64, 4, 10, 50 if quick else 200)
+if args.config:
+    d, seq, batch = (int(v) for v in args.config.split(","))
+    bench(f"d{d} h4 seq{seq} batch{batch}", d, seq, batch, 5, args.steps or 40)
+else:
+    bench("d128 h4 seq128 batch16", 128, 128, 16, 5, 10 if quick else 40)
+    bench("d64 h4 seq64 batch4", 64, 64, 4, 10, 50 if quick else 200)

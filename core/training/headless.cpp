@@ -25,6 +25,8 @@
 #include "core/runs/run_dir.h"
 #include "core/runs/run_lock.h"
 #include "core/training/session.h"
+#include "core/training/team_check.h"
+#include "core/training/thread_policy.h"
 
 namespace attn {
 namespace {
@@ -199,11 +201,13 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     config = parse_config(to_json(config), "resolved config");  // re-validate the overrides
     check_training_memory(config);
   }
-  const int threads = o.threads > 0 ? o.threads
-                      : config.threads > 0
-                          ? config.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  torch::set_num_threads(threads);
+  // --threads or the config's "threads" fix the count; otherwise it adapts (thread_policy.h).
+  ThreadPolicyOptions thread_options;
+  thread_options.fixed = o.threads > 0 ? o.threads : config.threads;
+  thread_options.max_threads = ThreadPolicy::default_max_threads(/*leave_core_for_ui=*/false);
+  thread_options.team_ready = [](int n) { return team_runs_promptly(n); };
+  ThreadPolicy threads(thread_options);
+  torch::set_num_threads(threads.threads());
   if (!session) session = std::make_unique<TrainingSession>(config);
 
   std::optional<RunDirLock> lock;
@@ -229,7 +233,10 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
         (conn ? std::string("the Connection Transformer (conn)")
               : config.model.attention.at(0) + " attention") +
         " on " + session->device_name() + ", " + std::to_string(session->parameters()) +
-        " parameters, " + std::to_string(threads) + " threads");
+        " parameters, " +
+        (threads.adaptive() ? "threads chosen by measurement (1 to " +
+                                  std::to_string(thread_options.max_threads) + ")"
+                            : std::to_string(threads.threads()) + " threads"));
   else
     log("completing " + o.resume_dir + ": its checkpoint is at the last step (" +
         std::to_string(session->step()) + ") but its summary was never written");
@@ -255,7 +262,12 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
       }
       const double lr = session->learning_rate();
       try {
+        const auto step_start = Clock::now();
         interval_loss += session->train_step();
+        const int chosen = threads.chosen();
+        if (threads.record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
+          torch::set_num_threads(threads.threads());
+        if (threads.chosen() != chosen) log("threads: " + threads.reason());
       } catch (const DivergedError& e) {
         summary.diverged = true;
         log(std::string("diverged: ") + e.what());

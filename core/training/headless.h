@@ -38,7 +38,7 @@ struct HeadlessOptions {
   std::optional<int64_t> until;  // stop (and checkpoint) at this step; the schedule still
                                  // spans train.steps, so --resume continues seamlessly
   std::string resume_dir;        // continue the run saved there (its config wins)
-  int threads = 0;               // 0 = all cores
+  int threads = 0;               // > 0: fixed; 0: the config's, else adaptive (thread_policy.h)
   int64_t checkpoint_every = 0;  // > 0: also checkpoint every N steps (a killed run then
                                  // resumes from the last one; sweeps use it)
   bool force = false;            // replace a run already in out_dir

@@ -7,6 +7,8 @@
 
 #include "core/base/error.h"
 #include "core/training/session.h"
+#include "core/training/team_check.h"
+#include "core/training/thread_policy.h"
 
 namespace attn {
 namespace {
@@ -34,11 +36,14 @@ struct Command {
   NeuralViewRequest neural_request;
 };
 
-int default_threads(const TrainerOptions& o, const ExperimentConfig& c) {
-  if (o.threads > 0) return o.threads;
-  if (c.threads > 0) return c.threads;
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores - 1);  // one core stays free for the UI thread
+// The options' threads, else the config's, fix the count; otherwise it adapts between 1 and
+// the usable cores less one, which stays free for the window's render thread (thread_policy.h).
+ThreadPolicyOptions thread_policy_options(const TrainerOptions& o, const ExperimentConfig& c) {
+  ThreadPolicyOptions p;
+  p.fixed = o.threads > 0 ? o.threads : c.threads;
+  p.max_threads = ThreadPolicy::default_max_threads(/*leave_core_for_ui=*/true);
+  p.team_ready = [](int n) { return team_runs_promptly(n); };
+  return p;
 }
 
 }  // namespace
@@ -57,6 +62,7 @@ struct Trainer::Impl {
 
   // Trainer thread only.
   std::unique_ptr<TrainingSession> session;
+  std::optional<ThreadPolicy> threads;  // per model: a reset or load measures afresh
   std::string message;
   uint64_t serial = 0;
   uint64_t generation = 0;
@@ -100,6 +106,7 @@ struct Trainer::Impl {
       c = config;
     }
     neural_view.reset();
+    use_thread_policy(c);
     try {
       session = std::make_unique<TrainingSession>(c);
       apply_probe_index();
@@ -111,6 +118,11 @@ struct Trainer::Impl {
     } catch (const std::exception& e) {
       fail(TrainerState::Error, e.what());
     }
+  }
+
+  void use_thread_policy(const ExperimentConfig& c) {
+    threads.emplace(thread_policy_options(options, c));
+    torch::set_num_threads(threads->threads());
   }
 
   // Keeps the picked test image across resets and loads; a token task ignores it.
@@ -201,7 +213,10 @@ struct Trainer::Impl {
     try {
       const auto t0 = Clock::now();
       if (options.before_step) options.before_step(session->step());
+      const auto step_start = Clock::now();
       session->train_step();
+      if (threads->record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
+        torch::set_num_threads(threads->threads());
       const auto& t = session->config().train;
       const bool last = session->step() >= session->total_steps();
       if (session->step() % t.eval_every == 0 || last) session->evaluate();
@@ -308,6 +323,7 @@ struct Trainer::Impl {
           auto fresh = std::make_unique<TrainingSession>(loaded);
           fresh->load(c.path);
           session = std::move(fresh);
+          use_thread_policy(loaded);
           apply_probe_index();
           ++generation;
           {
@@ -326,12 +342,6 @@ struct Trainer::Impl {
   }
 
   void run() {
-    ExperimentConfig c;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      c = config;
-    }
-    torch::set_num_threads(default_threads(options, c));
     build();
     for (;;) {
       std::deque<Command> commands;

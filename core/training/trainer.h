@@ -22,7 +22,8 @@
 namespace attn {
 
 struct TrainerOptions {
-  int threads = 0;                   // torch intra-op threads; 0 = leave one core for the UI
+  int threads = 0;  // torch intra-op threads; 0: the config's, else adaptive up to cores - 1 (one
+                    // core stays free for the UI; core/training/thread_policy.h)
   double publish_interval_ms = 100;  // publish at most this often while running...
   int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
   bool probe_attention = true;       // compute attention maps for snapshots
