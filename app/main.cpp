@@ -95,6 +95,12 @@ int main(int argc, char** argv) {
                       "Run directory to add to the Compare panel (repeatable)");
   gui_cmd->add_option("--compare-vary", gui.compare_vary,
                       "key=v1,v2: the Compare panel starts one run per value from --config");
+  gui_cmd->add_option("--runs-dir", gui.runs_dir,
+                      "Record runs trained in the window here (default "
+                      "$XDG_DATA_HOME/attnlab/runs); the Runs panel lists them");
+  gui_cmd->add_option("--run", gui.follow_runs,
+                      "Open a run directory (or a folder of runs) in the Runs panel and follow "
+                      "it while another process writes it (repeatable)");
   gui_cmd->add_option("--compare-out", gui.compare_out,
                       "Where the Compare panel saves finished runs (default runs/compare)");
   gui_cmd

@@ -95,7 +95,7 @@ fi
 
 if [ "$gui" -gt 0 ]; then
   command -v xvfb-run >/dev/null || { echo "soak gui: FAIL: xvfb-run not found"; exit 1; }
-  export XDG_CONFIG_HOME=$work/xdg
+  export XDG_CONFIG_HOME=$work/xdg XDG_DATA_HOME=$work/xdg-data  # the runs the window records
   (cd "$work" && exec xvfb-run -a -s "-screen 0 1280x800x24" sh -c 'echo $$ >gui.pid; exec "$@"' \
      sh "$bin" gui --config "$work/soak.json" --autostart --cycle-panels "$cycle" \
      --frame-stats "$work/frames.json" --layout "$work/layout.ini" >"$work/gui.log" 2>&1) &

@@ -26,12 +26,17 @@ struct GuiOptions {
   std::vector<std::string> compare_dirs;  // saved run directories added to the Compare panel
   std::string compare_vary;               // "key=v1,v2": Compare starts one run per value
   std::string compare_out;                // where Compare saves finished runs (runs/compare)
+  // Where runs trained in the window are recorded (core/training/run_recorder.h) and what the
+  // Runs panel lists; empty: $XDG_DATA_HOME/attnlab/runs (~/.local/share/attnlab/runs).
+  std::string runs_dir;
+  std::vector<std::string> follow_runs;  // --run DIR: listed, ticked and followed in Runs
   int cycle_panels_every = 0;  // > 0: every N frames show the next panel of gui_panel_names()
                                // beside Run and focus it (soak tests: scripts/soak.sh)
 };
 
 // Names accepted by GuiOptions::panels (--panel): the panel table's (app/panels/panel_table.cpp):
-// run, loss, attention, connections, ky-lab, geometry, neural, image-attention, conn, compare.
+// run, loss, attention, connections, ky-lab, geometry, neural, image-attention, conn, compare,
+// runs (shown at start with --run).
 // A fresh layout shows Run, Loss and Attention; Connections for a ky experiment, Neural for a
 // neural one, Connection Transformer for a conn model; Image attention instead of Attention for
 // a fashion-mnist experiment or with compare_runs; Geometry instead of Attention when neither a

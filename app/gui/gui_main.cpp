@@ -21,10 +21,12 @@
 #include "core/base/atomic_file.h"
 #include "core/base/version.h"
 #include "core/config/config.h"
+#include "core/runs/run_writer.h"
 #include "core/training/trainer.h"
 #include "cli/data_paths.h"
 #include "gui/export_dialog.h"
 #include "gui/gui.h"
+#include "gui/help/menus.h"
 #include "gui/live_figure.h"
 #include "gui/panel.h"
 #include "gui/ui_state.h"
@@ -67,12 +69,13 @@ ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui)
   }
 }
 
-// The main menu bar: Training (the keyboard shortcuts' actions) and View (panels, tiles, layout,
-// UI scale). Returns its height: the workspace starts below it.
-float draw_menu_bar(gui::Workspace& workspace, Trainer& trainer, TrainerState state,
-                    const gui::UiState& ui, float* ui_scale) {
+// The main menu bar: File (gui/help/menus.h), Training (the keyboard shortcuts' actions), View
+// (panels, tiles, layout, UI scale) and Help. Returns its height: the workspace starts below it.
+float draw_menu_bar(gui::Workspace& workspace, gui::Menus& menus, Trainer& trainer,
+                    TrainerState state, gui::UiState& ui, float* ui_scale) {
   float height = 0;
   if (!ImGui::BeginMainMenuBar()) return height;
+  menus.draw_file_menu(ui);
   if (ImGui::BeginMenu("Training")) {
     const bool pause = gui::can_pause(state);
     if (ImGui::MenuItem(pause ? "Pause" : "Start", "Space", false, pause || gui::can_start(state)))
@@ -94,6 +97,7 @@ float draw_menu_bar(gui::Workspace& workspace, Trainer& trainer, TrainerState st
     }
     ImGui::EndMenu();
   }
+  menus.draw_help_menu();
   height = ImGui::GetWindowSize().y;
   ImGui::EndMainMenuBar();
   return height;
@@ -216,8 +220,15 @@ int run_gui(const GuiOptions& options) {
     return 2;
   }
 
+  // Runs trained here are recorded under the runs root, which the Runs panel lists.
+  GuiOptions resolved = options;
+  if (resolved.runs_dir.empty()) resolved.runs_dir = default_runs_root();
+
   gui::UiState ui;
   ui.notes = window->notes();
+  if (resolved.runs_dir.empty())
+    ui.notes += std::string(ui.notes.empty() ? "" : "\n") +
+                "Runs not recorded: neither XDG_DATA_HOME nor HOME is set (give --runs-dir)";
   ui.small_font = window->small_font();
   const ExperimentConfig config = load_experiment(options.config_path, ui);
   ui.pending = config;
@@ -225,16 +236,26 @@ int run_gui(const GuiOptions& options) {
   ui.checkpoint_dir = "runs/gui-" + config.name + "/checkpoint";
 
   // Default options: threads = 0 leaves a core for this thread.
-  auto trainer = std::make_unique<Trainer>(config, TrainerOptions{});
+  TrainerOptions trainer_options;
+  trainer_options.runs_root = resolved.runs_dir;
+  auto trainer = std::make_unique<Trainer>(config, trainer_options);
   if (options.autostart) trainer->start();
 
   // Panels own GL textures: the workspace is declared after the window, destroyed before it.
-  const gui::PanelSetup setup{options, config};
+  const gui::PanelSetup setup{resolved, config};
   gui::Workspace workspace(setup);
+  // A newcomer's first launch (a bare `attnlab`: no config, no panel asked for, no saved layout
+  // yet) opens the guide. Not with --frames (tests, benchmarks): screenshots show panels alone.
+  std::error_code layout_ec;
+  const std::string layout_file = workspace_path(window->layout_path());
+  const bool first_launch = !benchmark && options.config_path.empty() && options.panels.empty() &&
+                            !layout_file.empty() && !std::filesystem::exists(layout_file, layout_ec);
+  gui::Menus menus(first_launch);
   workspace.load(workspace_path(window->layout_path()), setup);
   if (!workspace.note().empty()) ui.notes += (ui.notes.empty() ? "" : "\n") + workspace.note();
   float ui_scale = options.ui_scale > 0 ? options.ui_scale : workspace.ui_scale();
   for (const std::string& name : options.panels) workspace.open(name);
+  if (!options.follow_runs.empty()) workspace.open("runs");  // whatever the saved layout says
   // Benchmark hook (see GeometryPanel, tests/e2e/bench_geometry.sh): time the explorer alone.
   if (const char* bench = std::getenv("ATTN_GEOMETRY_BENCH"); bench && *bench)
     workspace.show_only({"geometry"});
@@ -292,10 +313,12 @@ int run_gui(const GuiOptions& options) {
     window->begin_frame();
     ui.small_font = frame.small_font = window->small_font();  // rebuilt with the UI scale
     handle_shortcuts(*window, *trainer, state, ui);
-    const float menu_h = draw_menu_bar(workspace, *trainer, state, ui, &ui_scale);
+    const float menu_h = draw_menu_bar(workspace, menus, *trainer, state, ui, &ui_scale);
+    if (!ui.open_run_requests.empty()) workspace.open("runs");
     workspace.set_ui_scale(ui_scale);
     const ImVec2 display = ImGui::GetIO().DisplaySize;
     workspace.draw(frame, ImVec2(0, menu_h), ImVec2(display.x, display.y - menu_h));
+    menus.draw_windows(ui, *trainer);
     if (export_hook_stage == 0) {  // --export-figure: the same request a panel button makes
       for (const auto& spec : figures::figures_for(*snap))
         if (spec.name == options.export_figure &&

@@ -4,6 +4,7 @@
 // are no-ops in states where the trainer would ignore them.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "core/config/config.h"
 #include "core/views/snapshot.h"
@@ -23,6 +24,9 @@ struct UiState {
   std::string checkpoint_dir;  // target of Save, Load and Ctrl+S
   double lr_input = 0;         // the "set learning rate" field
   double frame_ms = 0;         // smoothed frame time, for the status line
+  // Runs to open (File > Open run, Recent runs): the Runs panel lists, ticks and loads them.
+  std::vector<std::string> open_run_requests;
+  std::vector<std::string> recent_runs;  // newest first, from the Runs panel (File > Recent runs)
   ImFont* small_font = nullptr;
 };
 

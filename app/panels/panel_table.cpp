@@ -14,6 +14,7 @@
 #include "panels/loss_panel.h"
 #include "panels/neural_panel.h"
 #include "panels/run_panel.h"
+#include "panels/runs/runs_panel.h"
 
 namespace attn::gui {
 namespace {
@@ -60,6 +61,15 @@ std::unique_ptr<Panel> make_compare(const PanelSetup& s) {
   return p;
 }
 
+// Runs: the runs root (resolved by run_gui into options.runs_dir) and every --run DIR.
+std::unique_ptr<Panel> make_runs(const PanelSetup& s) {
+  auto p = std::make_unique<RunsPanel>(s.options.runs_dir);
+  for (const std::string& dir : s.options.follow_runs)
+    if (!p->add_dir(dir, /*select=*/true))
+      std::fprintf(stderr, "attnlab: --run: %s\n", p->error().c_str());
+  return p;
+}
+
 }  // namespace
 
 const std::vector<PanelRow>& panel_table() {
@@ -85,6 +95,8 @@ const std::vector<PanelRow>& panel_table() {
          return !s.options.compare_dirs.empty() || !s.options.compare_vary.empty();
        },
        make_compare},
+      {"runs", "Runs", TilePlace::Right,
+       [](const PanelSetup& s) { return !s.options.follow_runs.empty(); }, make_runs},
   };
   return rows;
 }

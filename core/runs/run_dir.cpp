@@ -56,6 +56,7 @@ void parse_metrics_csv(const std::string& text, const std::string& where, RunDir
   if (c_step < 0 || c_train < 0)
     throw Error(where + ": the header must name step and train_loss columns, found: " + line);
   run.train_loss = run.eval_loss = run.eval_accuracy = run.learning_rate = {};
+  run.rows = 0;
   int line_no = 1;
   while (std::getline(in, line)) {
     ++line_no;
@@ -87,6 +88,7 @@ void parse_metrics_csv(const std::string& text, const std::string& where, RunDir
     add(c_eval, run.eval_loss, "eval_loss");
     add(c_acc, run.eval_accuracy, "eval_accuracy");
     add(c_lr, run.learning_rate, "lr");
+    ++run.rows;
   }
 }
 

@@ -25,6 +25,7 @@ struct RunDirectory {
   bool finished = false;   // summary.json present
   nlohmann::json summary;  // summary.json (null when absent)
   Series train_loss, eval_loss, eval_accuracy, learning_rate;
+  int64_t rows = 0;  // complete data rows of metrics.csv
   bool has_checkpoint = false;  // checkpoint/state.json present
   // "dot", "ky", ... or "conn"; per-layer mechanisms joined with "+" when they differ.
   std::string mechanism() const;

@@ -1,5 +1,12 @@
 #include "core/runs/run_writer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <sstream>
 
@@ -55,6 +62,53 @@ nlohmann::json run_summary_json(const ExperimentConfig& config, const RunSummary
 void write_run_json(const std::string& dir, const std::string& name, const nlohmann::json& j,
                     bool pretty) {
   write_file_atomic((fs::path(dir) / name).string(), (pretty ? j.dump(2) : j.dump()) + "\n");
+}
+
+MetricsAppender::MetricsAppender(const std::string& path) : path_(path) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd_ < 0) throw Error("cannot append to " + path_ + ": " + std::strerror(errno));
+  const off_t end = ::lseek(fd_, 0, SEEK_END);
+  good_size_ = end < 0 ? 0 : end;
+}
+
+MetricsAppender::~MetricsAppender() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void MetricsAppender::append(const std::string& row) {
+  if (const int err = write_all(fd_, row.data(), row.size())) {
+    const int cut = ::ftruncate(fd_, static_cast<off_t>(good_size_));  // best effort
+    (void)cut;
+    throw Error("cannot append to " + path_ + ": " + std::strerror(err));
+  }
+  good_size_ += static_cast<int64_t>(row.size());
+}
+
+void MetricsAppender::sync() {
+  if (::fsync(fd_) != 0 && errno != EINVAL)
+    throw Error("cannot flush " + path_ + " to disk: " + std::strerror(errno));
+}
+
+std::string default_runs_root() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    return (fs::path(xdg) / "attnlab" / "runs").string();
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return (fs::path(home) / ".local" / "share" / "attnlab" / "runs").string();
+  return "";
+}
+
+std::string new_run_dir(const std::string& root, const std::string& name) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  const std::string base =
+      (fs::path(root) / ((name.empty() ? "run" : name) + "-" + stamp)).string();
+  std::error_code ec;
+  std::string dir = base;
+  for (int n = 2; fs::exists(dir, ec); ++n) dir = base + "-" + std::to_string(n);
+  return dir;
 }
 
 }  // namespace attn

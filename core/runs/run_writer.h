@@ -53,4 +53,32 @@ nlohmann::json run_summary_json(const ExperimentConfig& config, const RunSummary
 void write_run_json(const std::string& dir, const std::string& name, const nlohmann::json& j,
                     bool pretty = true);
 
+// metrics.csv opened for appending, every row checked: a failed or short write (a full disk)
+// truncates the file back to its last complete row and throws attn::Error naming it, so the file
+// never holds a mangled row or a silent gap. A reader sees whole rows only, plus at most one
+// row being written without its newline (core/runs/run_dir.h drops that one).
+class MetricsAppender {
+ public:
+  explicit MetricsAppender(const std::string& path);  // the file must exist (header written)
+  ~MetricsAppender();
+  MetricsAppender(const MetricsAppender&) = delete;
+  MetricsAppender& operator=(const MetricsAppender&) = delete;
+  void append(const std::string& row);
+  // Flushes the rows to disk (at the end of a run, so a power loss cannot lose them).
+  void sync();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  int64_t good_size_ = 0;
+};
+
+// Where the window records its runs when no --runs-dir is given: $XDG_DATA_HOME/attnlab/runs,
+// else $HOME/.local/share/attnlab/runs; "" when neither variable is set.
+std::string default_runs_root();
+
+// A new, unused run directory under root for a run named `name`: root/<name>-<YYYYMMDD-HHMMSS>
+// (local time), with -2, -3, ... appended when that exists. Creates nothing.
+std::string new_run_dir(const std::string& root, const std::string& name);
+
 }  // namespace attn

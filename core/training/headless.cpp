@@ -24,6 +24,7 @@
 #include "core/base/version.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/run_lock.h"
+#include "core/training/run_recorder.h"
 #include "core/training/session.h"
 #include "core/training/team_check.h"
 #include "core/training/thread_policy.h"
@@ -67,40 +68,6 @@ std::string metrics_prefix(const fs::path& path, int64_t step) {
   }
   return out;
 }
-
-// metrics.csv opened for appending, every row checked: a failed or short write (a full disk)
-// truncates the file back to its last complete row and throws, so the file never holds a
-// mangled row or a silent gap.
-class MetricsAppender {
- public:
-  explicit MetricsAppender(const fs::path& path) : path_(path.string()) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd_ < 0) throw Error("cannot append to " + path_ + ": " + std::strerror(errno));
-    const off_t end = ::lseek(fd_, 0, SEEK_END);
-    good_size_ = end < 0 ? 0 : end;
-  }
-  ~MetricsAppender() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  void append(const std::string& row) {
-    if (const int err = write_all(fd_, row.data(), row.size())) {
-      const int cut = ::ftruncate(fd_, good_size_);  // best effort: readers drop a cut row
-      (void)cut;
-      throw Error("cannot append to " + path_ + ": " + std::strerror(err));
-    }
-    good_size_ += static_cast<off_t>(row.size());
-  }
-  // Flushes the rows to disk (at the end of a run, so a power loss cannot lose them).
-  void sync() {
-    if (::fsync(fd_) != 0 && errno != EINVAL)
-      throw Error("cannot flush " + path_ + " to disk: " + std::strerror(errno));
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  off_t good_size_ = 0;
-};
 
 const char* signal_name(int sig) {
   return sig == SIGINT    ? "SIGINT"
@@ -222,7 +189,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   // The kept rows are rewritten whole first, then appended to row by row: a crash loses at most
   // the row being written, which the next resume drops.
   write_file_atomic(metrics_path.string(), std::string(kMetricsHeader) + "\n" + previous);
-  MetricsAppender metrics(metrics_path);
+  MetricsAppender metrics(metrics_path.string());
 
   auto log = [&](const std::string& s) {
     if (o.log) o.log(s);
@@ -309,53 +276,17 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
   if (!complete_only) save_checkpoint(*session, out);
 
-  summary.mechanism = run_mechanism(config);
-  summary.task = config.task.name;
-  summary.steps = session->step();
-  summary.final_train_loss = session->last_train_loss();
-  summary.eval_loss = session->last_eval_loss();
-  summary.eval_accuracy = session->last_eval_accuracy();
-  summary.baseline_loss = session->task().baseline_loss();
-  summary.parameters = session->parameters();
-  summary.attention_parameters = session->attention_parameters();
-  summary.steps_per_second = (session->step() - first_step) / std::max(1e-9, elapsed);
-  summary.seed = config.seed;
-  summary.device = session->device_name();
-
-  json j = run_summary_json(config, summary, elapsed);
+  const RunSummary done = summarize_session(*session, first_step, elapsed, summary.diverged);
+  json j = session_summary_json(*session, done, elapsed);
   j["peak_rss_mib"] = peak_rss_mib();
   if (interrupted_by) {
     j["interrupted"] = true;
     j["interrupted_by"] = signal_name(interrupted_by);
   }
-  if (session->task().patch_dim() > 0) {
-    // Image tasks evaluate on the shipped test split (never trained on): say so by name.
-    int64_t examples = 0;
-    for (const auto& b : session->task().eval_set()) examples += b.targets.size(0);
-    j["test_accuracy"] = summary.eval_accuracy;
-    j["test_loss"] = summary.eval_loss;
-    j["test_examples"] = examples;
-  }
-  if (conn) {
-    // Spectra of I + C over training, the final C's eigenvalues and statistics.
-    const json c = session->conn_json();
-    j["conn"] = {{"spectral_radius", c["final"]["spectral_radius"]},
-                 {"spectral_norm", c["final"]["spectral_norm"]},
-                 {"frobenius", c["final"]["frobenius"]},
-                 {"control", c["control"]},
-                 {"control_events", c["control_events"]},
-                 {"spec_formula_parameters", c["spec_formula_parameters"]}};
-    write_run_json(out.string(), "conn.json", c, /*pretty=*/false);
-    write_file_atomic((out / "C.csv").string(), session->conn_matrix_csv());  // `attnlab spectral`
-  }
-  // Learned connection functions of `ky` layers over training (for figures and comparisons).
-  if (!session->connection_history().empty())
-    write_run_json(out.string(), "connections.json",
-                   connection_frames_to_json(session->connection_history()), /*pretty=*/false);
-  // summary.json last: it marks the run directory complete (the checkpoint is already saved).
-  write_run_json(out.string(), "summary.json", j);
+  // The checkpoint was saved above; the mechanism's files, then summary.json last.
+  write_run_outputs(*session, out.string(), j, /*checkpoint=*/false);
   if (interrupted_by) throw Interrupted{interrupted_by};
-  return summary;
+  return done;
 }
 
 }  // namespace attn

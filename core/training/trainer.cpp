@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "core/base/error.h"
+#include "core/runs/run_writer.h"
+#include "core/training/run_recorder.h"
 #include "core/training/session.h"
 #include "core/training/team_check.h"
 #include "core/training/thread_policy.h"
@@ -78,6 +80,8 @@ struct Trainer::Impl {
   NeuralViewRequest neural_request;               // the Neural panel's latest request
   std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
   int64_t probe_index = -1;  // the Image attention panel's test image; -1 = the task's default
+  std::unique_ptr<RunRecorder> recorder;  // this model's run directory (options.runs_root)
+  bool record_failed = false;             // recording stopped for this model
 
   std::thread thread;
 
@@ -99,6 +103,8 @@ struct Trainer::Impl {
 
   // (Re)builds the session from the current config. On failure: Error state, no session.
   void build() {
+    record_close("reset in the window");
+    record_failed = false;
     session.reset();
     ExperimentConfig c;
     {
@@ -137,6 +143,47 @@ struct Trainer::Impl {
     }
   }
 
+  // Runs one recording action; a failure stops recording for this model, with a message.
+  template <class F>
+  void record(F&& action) {
+    if (!recorder) return;
+    try {
+      action();
+    } catch (const std::exception& e) {
+      message = std::string("recording stopped: ") + e.what();
+      recorder.reset();
+      record_failed = true;
+    }
+  }
+
+  // Before a training step: the model's run directory is made at its first step; after a save
+  // (a pause) its summary is removed before training continues.
+  void record_begin() {
+    if (options.runs_root.empty() || record_failed || !session) return;
+    if (!recorder) {
+      try {
+        const std::string dir = new_run_dir(options.runs_root, session->config().name);
+        recorder = std::make_unique<RunRecorder>(dir, *session, "attnlab gui");
+      } catch (const std::exception& e) {
+        message = std::string("not recorded: ") + e.what();
+        record_failed = true;
+      }
+      return;
+    }
+    record([&] { recorder->continue_training(); });
+  }
+
+  // Checkpoint and summary of the recorded run ("" = finished).
+  void record_save(const std::string& stopped_by, bool diverged = false) {
+    if (session) record([&] { recorder->save(*session, stopped_by, diverged); });
+  }
+
+  // The model is about to be replaced or the trainer stops: save, then release the directory.
+  void record_close(const std::string& stopped_by) {
+    record_save(stopped_by);
+    recorder.reset();
+  }
+
   void restart_rate() {
     rate_start = Clock::now();
     rate_start_step = session ? session->step() : 0;
@@ -161,6 +208,7 @@ struct Trainer::Impl {
     s->generation = generation;
     s->state = state_override ? *state_override : state.load();
     s->message = message;
+    s->run_dir = recorder ? recorder->dir() : "";
     s->steps_per_second = steps_per_second;
     if (session) {
       session->fill_snapshot(*s);
@@ -213,31 +261,43 @@ struct Trainer::Impl {
     try {
       const auto t0 = Clock::now();
       if (options.before_step) options.before_step(session->step());
+      record_begin();
+      const double lr = session->learning_rate();
       const auto step_start = Clock::now();
-      session->train_step();
+      const double loss = session->train_step();
       if (threads->record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
         torch::set_num_threads(threads->threads());
+      record([&] { recorder->on_step(loss); });
       const auto& t = session->config().train;
       const bool last = session->step() >= session->total_steps();
-      if (session->step() % t.eval_every == 0 || last) session->evaluate();
+      if (session->step() % t.eval_every == 0 || last) {
+        const EvalResult eval = session->evaluate();
+        record([&] { recorder->on_eval(*session, eval, lr); });
+      }
       train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       update_rate();
       if (last) {
         // The final snapshot is published before state() says Finished, so whoever sees
         // Finished also finds the last step's snapshot in latest().
         message = "finished " + std::to_string(session->step()) + " steps";
+        record_save("");
         publish(true, TrainerState::Finished);
         set_state(TrainerState::Finished);
       } else if (state.load() != TrainerState::Running) {
+        // A single step (S) leaves the run paused; Stopping (the window closing) saves later.
+        if (state.load() == TrainerState::Paused) record_save("paused in the window");
         publish(true);
       } else if (publish_due()) {
         publish(probe_due());
       }
     } catch (const DivergedError& e) {
+      record_save("", /*diverged=*/true);
       fail(TrainerState::Diverged, e.what());
     } catch (const std::exception& e) {  // c10::Error, attn::Error, std::bad_alloc, ...
       if (is_out_of_memory(e)) session->release_memory();  // so the window keeps working
-      fail(TrainerState::Error, training_error_message(e, session->step(), session->device_name()));
+      const std::string what = training_error_message(e, session->step(), session->device_name());
+      record_save("error: " + what);
+      fail(TrainerState::Error, what);
     }
   }
 
@@ -260,6 +320,7 @@ struct Trainer::Impl {
       case K::Pause:
         if (s == TrainerState::Running) {
           set_state(TrainerState::Paused);
+          record_save("paused in the window");
           publish(true);
         }
         return;
@@ -322,6 +383,8 @@ struct Trainer::Impl {
           ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
           auto fresh = std::make_unique<TrainingSession>(loaded);
           fresh->load(c.path);
+          record_close("another run was loaded in the window");
+          record_failed = false;
           session = std::move(fresh);
           use_thread_policy(loaded);
           apply_probe_index();
@@ -355,6 +418,7 @@ struct Trainer::Impl {
       for (auto& command : commands) handle(command);
       if (state.load() == TrainerState::Running) step();
     }
+    record_close("window closed");
   }
 };
 

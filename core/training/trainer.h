@@ -28,6 +28,14 @@ struct TrainerOptions {
   int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
   bool probe_attention = true;       // compute attention maps for snapshots
   std::string checkpoint_dir;        // default target of save_checkpoint("")
+  // Record every model trained into a new run directory under this root ("" = off), in the
+  // format of `attnlab train` (core/training/run_recorder.h): root/<name>-<timestamp>, made at
+  // the model's first training step and locked while this Trainer has it; a metrics row at
+  // every evaluation; checkpoint and summary.json on pause, finish, divergence, error, reset,
+  // reconfigure, load and destruction (all but finish marked "interrupted"). A recording
+  // failure (a full disk) stops recording with a message in the snapshot; training goes on.
+  // Snapshot::run_dir names the directory.
+  std::string runs_root;
   // Tests only: called on the trainer thread before each training step with the step about to
   // run; an exception it throws is handled as one from the step (e.g. an injected OOM).
   std::function<void(int64_t step)> before_step;

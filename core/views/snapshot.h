@@ -76,6 +76,7 @@ struct Snapshot {
   uint64_t generation = 0;  // increases whenever the model is rebuilt (reset, reconfigure, load)
   TrainerState state = TrainerState::Idle;
   std::string message;  // error / divergence text, or a status note
+  std::string run_dir;  // where this model is recorded (TrainerOptions::runs_root); "" = nowhere
   int64_t step = 0;
   int64_t total_steps = 0;
   double learning_rate = 0.0;

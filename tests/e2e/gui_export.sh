@@ -9,6 +9,8 @@ set -u
 ATTNLAB=$1
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 new_tmpdir; TMP=$E2E_TMP
+# The window records its runs under $XDG_DATA_HOME: keep them (and its layout) in here.
+export XDG_CONFIG_HOME=$TMP/xdg XDG_DATA_HOME=$TMP/xdg-data
 need xvfb-run "apt-get install xvfb xauth"
 need pdftoppm "apt-get install poppler-utils"
 

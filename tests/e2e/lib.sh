@@ -31,12 +31,13 @@ cli_tmpdir() {
   cd "$work" || exit 1
   need python3 "scripts/setup.sh installs it"
 }
-# gui_tmpdir: new_tmpdir, then cd into it and point XDG_CONFIG_HOME inside it, so what the app
-# writes (runs/, checkpoints, its default layout) never leaves the directory.
+# gui_tmpdir: new_tmpdir, then cd into it and point XDG_CONFIG_HOME and XDG_DATA_HOME inside it,
+# so what the app writes (runs/, checkpoints, its default layout, the runs the window records
+# under $XDG_DATA_HOME/attnlab/runs) never leaves the directory.
 gui_tmpdir() {
   new_tmpdir
   cd "$E2E_TMP" || exit 1
-  export XDG_CONFIG_HOME=$E2E_TMP/xdg
+  export XDG_CONFIG_HOME=$E2E_TMP/xdg XDG_DATA_HOME=$E2E_TMP/xdg-data
 }
 
 # --- counting checks ------------------------------------------------------------------------

@@ -1,0 +1,214 @@
+#include "gui/help/menus.h"
+
+#include <imgui.h>
+
+#include <filesystem>
+
+#include "cli/data_paths.h"
+#include "core/config/config.h"
+#include "gui/help/experiment_notes.h"
+
+namespace attn::gui {
+namespace fs = std::filesystem;
+
+namespace {
+
+const ImVec4 kRed(1.0f, 0.45f, 0.4f, 1), kAmber(0.95f, 0.75f, 0.35f, 1);
+
+void place_window(float width_share, float height_share) {
+  const ImVec2 d = ImGui::GetIO().DisplaySize;
+  ImGui::SetNextWindowSize(ImVec2(d.x * width_share, d.y * height_share), ImGuiCond_Appearing);
+  ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.5f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+}
+
+std::string configs_dir() {
+  const std::string copy = find_data_path("configs/copy.json");
+  return copy.empty() ? "" : fs::path(copy).parent_path().string();
+}
+
+}  // namespace
+
+bool Menus::load_config(const std::string& path, UiState& ui, Trainer& trainer) {
+  try {
+    ExperimentConfig c = load_config_file(path);
+    ui.pending = c;
+    ui.pending_dirty = false;
+    ui.apply_error.clear();
+    ui.config_error.clear();
+    ui.config_source = path;
+    ui.lr_input = c.train.lr;
+    trainer.reconfigure(std::move(c));  // the current model's run is saved first (recording)
+    error_.clear();
+    return true;
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+}
+
+void Menus::draw_file_menu(UiState& ui) {
+  if (!ImGui::BeginMenu("File")) return;
+  if (ImGui::MenuItem("Open config...")) open_config_ = true, error_.clear();
+  if (ImGui::MenuItem("Open run...")) open_run_ = true, error_.clear();
+  if (ImGui::BeginMenu("Recent runs", !ui.recent_runs.empty())) {
+    for (const std::string& dir : ui.recent_runs)
+      if (ImGui::MenuItem(fs::path(dir).filename().string().c_str()))
+        ui.open_run_requests.push_back(dir);
+    ImGui::EndMenu();
+  }
+  ImGui::EndMenu();
+}
+
+void Menus::draw_help_menu() {
+  if (!ImGui::BeginMenu("Help")) return;
+  if (ImGui::MenuItem("Getting started", nullptr, guide_open_)) guide_open_ = !guide_open_;
+  if (ImGui::MenuItem("Experiments...", nullptr, picker_open_)) picker_open_ = !picker_open_;
+  ImGui::EndMenu();
+}
+
+void Menus::draw_windows(UiState& ui, Trainer& trainer) {
+  if (guide_open_) draw_guide();
+  if (picker_open_) draw_picker(ui, trainer);
+  if (open_config_) draw_open_config(ui, trainer);
+  if (open_run_) draw_open_run(ui);
+}
+
+void Menus::draw_guide() {
+  place_window(0.5f, 0.6f);
+  if (!ImGui::Begin("Getting started", &guide_open_, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  auto para = [](const char* text) {
+    ImGui::TextWrapped("%s", text);
+    ImGui::Spacing();
+  };
+  para("attnlab trains a small attention model on a background thread and shows what it learns.");
+  para(
+      "1. Pick an experiment: Help > Experiments lists every shipped config with what it is "
+      "meant to show (some fail on purpose). File > Open config opens any other file.");
+  para(
+      "2. Train: Space starts and pauses, S takes one step. The Run panel edits the config "
+      "(Apply & reset starts a fresh model).");
+  para(
+      "3. Watch: Loss shows the curves; Attention shows every layer and head on the probe "
+      "input; type your own probe above the maps. Connections (ky), Neural and Connection "
+      "Transformer open by themselves for their mechanisms.");
+  para(
+      "4. Every run is recorded: a run directory in the format of `attnlab train` under the "
+      "runs root ($XDG_DATA_HOME/attnlab/runs, or --runs-dir), with metrics while it trains and a "
+      "checkpoint and summary whenever it pauses, finishes, resets or the window closes.");
+  para(
+      "5. Runs (View > Runs) lists them and any folder you add, including runs another process "
+      "is still writing (`attnlab gui --run DIR` follows a headless GPU run over a shared "
+      "filesystem). Tick runs to overlay their curves; Open loads one into the window.");
+  para(
+      "6. View arranges the tiles; every plot's Export writes what it shows as PDF, SVG, PNG or "
+      "CSV.");
+  if (ImGui::Button("Show the experiments")) picker_open_ = true;
+  ImGui::SameLine();
+  if (ImGui::Button("Close")) guide_open_ = false;
+  ImGui::End();
+}
+
+void Menus::draw_picker(UiState& ui, Trainer& trainer) {
+  place_window(0.7f, 0.7f);
+  if (!ImGui::Begin("Experiments", &picker_open_, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  const std::string dir = configs_dir();
+  if (dir.empty())
+    ImGui::TextColored(
+        kRed, "The shipped configs were not found (attnlab --version says where it looked).");
+  if (!error_.empty()) ImGui::TextColored(kRed, "%s", error_.c_str());
+  ImGui::TextDisabled(
+      "Open starts a fresh model from the config (the current run is saved first).");
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
+  if (ImGui::BeginTable("experiments", 3, flags)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("experiment", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn("what it shows", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableHeadersRow();
+    const char* group = "";
+    int row = 0;
+    for (const ExperimentNote& n : experiment_notes()) {
+      ImGui::PushID(row++);
+      if (std::string(group) != n.group) {
+        group = n.group;
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", group);
+      }
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      const std::string name = fs::path(n.file).stem().string();
+      ImGui::TextUnformatted(name.c_str());
+      ImGui::TableNextColumn();
+      if (n.meant_to_fail) ImGui::PushStyleColor(ImGuiCol_Text, kAmber);
+      ImGui::TextWrapped("%s", n.sentence);
+      if (n.meant_to_fail) ImGui::PopStyleColor();
+      ImGui::TableNextColumn();
+      ImGui::BeginDisabled(dir.empty());
+      if (ImGui::SmallButton("Open") && load_config((fs::path(dir) / n.file).string(), ui, trainer))
+        picker_open_ = false;
+      ImGui::EndDisabled();
+      ImGui::PopID();
+    }
+    ImGui::EndTable();
+  }
+  ImGui::End();
+}
+
+void Menus::draw_open_config(UiState& ui, Trainer& trainer) {
+  place_window(0.45f, 0.25f);
+  if (!ImGui::Begin("Open config", &open_config_, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  ImGui::TextWrapped(
+      "A config file (JSON). The shipped ones are in %s; Help > Experiments "
+      "describes them.",
+      configs_dir().empty() ? "(not found)" : configs_dir().c_str());
+  ImGui::SetNextItemWidth(-80);
+  const bool enter =
+      ImGui::InputTextWithHint("##config", "path/to/config.json", config_path_, sizeof config_path_,
+                               ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if ((ImGui::Button("Open") || enter) && load_config(config_path_, ui, trainer))
+    open_config_ = false;
+  if (!error_.empty()) ImGui::TextColored(kRed, "%s", error_.c_str());
+  ImGui::End();
+}
+
+void Menus::draw_open_run(UiState& ui) {
+  place_window(0.45f, 0.25f);
+  if (!ImGui::Begin("Open run", &open_run_, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  ImGui::TextWrapped(
+      "A run directory (`attnlab train --out`, or one the window recorded) or a "
+      "folder of runs (a sweep): listed and followed in the Runs panel; a run with "
+      "a checkpoint is loaded into the window.");
+  ImGui::SetNextItemWidth(-80);
+  const bool enter = ImGui::InputTextWithHint("##run", "path/to/run", run_path_, sizeof run_path_,
+                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if (ImGui::Button("Open") || enter) {
+    std::error_code ec;
+    if (!fs::is_directory(run_path_, ec)) {
+      error_ = std::string("Open run: ") + run_path_ + " is not a directory";
+    } else {
+      ui.open_run_requests.push_back(run_path_);
+      error_.clear();
+      open_run_ = false;
+    }
+  }
+  if (!error_.empty()) ImGui::TextColored(kRed, "%s", error_.c_str());
+  ImGui::End();
+}
+
+}  // namespace attn::gui

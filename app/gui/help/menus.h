@@ -1,0 +1,45 @@
+// The File and Help menus and the windows they open.
+// File: Open config (the shipped experiments, or any path), Open run (a run directory or a
+// folder of runs, listed and followed in the Runs panel), Recent runs (the Runs panel's newest).
+// Help: the first-run guide (shown by itself on a first launch) and the experiment picker (every
+// shipped config with what it is meant to show, gui/help/experiment_notes.h).
+// Contract: UI thread only; never waits for the trainer. A config that cannot be loaded is
+// named with the reason in the window that asked for it, and nothing changes; opening a run
+// queues UiState::open_run_requests for the Runs panel (panels/runs/runs_panel.h).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/training/trainer.h"
+#include "gui/ui_state.h"
+
+namespace attn::gui {
+
+class Menus {
+ public:
+  // first_launch: show the guide at once.
+  explicit Menus(bool first_launch) : guide_open_(first_launch) {}
+
+  // Inside BeginMainMenuBar: the File menu (before Training) and the Help menu (last).
+  void draw_file_menu(UiState& ui);
+  void draw_help_menu();
+  // The windows the menus opened; after the workspace, so they float above it.
+  void draw_windows(UiState& ui, Trainer& trainer);
+
+  bool guide_open() const { return guide_open_; }
+  bool picker_open() const { return picker_open_; }
+
+ private:
+  void draw_guide();
+  void draw_picker(UiState& ui, Trainer& trainer);
+  void draw_open_config(UiState& ui, Trainer& trainer);
+  void draw_open_run(UiState& ui);
+  bool load_config(const std::string& path, UiState& ui, Trainer& trainer);
+
+  bool guide_open_ = false, picker_open_ = false, open_config_ = false, open_run_ = false;
+  char config_path_[512] = "";
+  char run_path_[512] = "";
+  std::string error_;
+};
+
+}  // namespace attn::gui

@@ -1,0 +1,313 @@
+#include "panels/runs/runs_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "app/figures/compare_figures.h"
+#include "gui/export_dialog.h"
+
+namespace attn::gui {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kRescanSeconds = 2.0, kRefreshSeconds = 0.5;
+
+// One spelling per directory, so the root's scan and an added path name the same run once.
+std::string normal_path(const std::string& p) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(p, ec);
+  if (ec) abs = p;
+  std::string s = abs.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::string age_text(double seconds) {
+  char buf[32];
+  if (seconds < 90)
+    std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  else if (seconds < 90 * 60)
+    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else if (seconds < 36 * 3600)
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f d", seconds / 86400);
+  return buf;
+}
+
+ImVec4 state_color(const std::string& state) {
+  if (state == "live") return ImVec4(0.45f, 0.85f, 0.45f, 1);
+  if (state == "diverged" || state == "unreadable") return ImVec4(1.0f, 0.45f, 0.4f, 1);
+  if (state == "finished") return ImVec4(0.8f, 0.8f, 0.85f, 1);
+  return ImVec4(0.95f, 0.75f, 0.35f, 1);  // paused, stopped, incomplete
+}
+
+}  // namespace
+
+RunsPanel::RunsPanel(std::string runs_root)
+    : root_(runs_root.empty() ? "" : normal_path(runs_root)) {}
+
+RunsPanel::Entry* RunsPanel::find(const std::string& dir) {
+  for (auto& e : entries_)
+    if (e->run.dir() == dir) return e.get();
+  return nullptr;
+}
+
+RunsPanel::Entry& RunsPanel::ensure(const std::string& dir) {
+  if (Entry* e = find(dir)) return *e;
+  entries_.push_back(std::make_unique<Entry>(dir));
+  entries_.back()->run.refresh();
+  return *entries_.back();
+}
+
+bool RunsPanel::add_dir(const std::string& dir, bool select) {
+  if (dir.empty()) {
+    error_ = "Add: type a run directory or a folder of runs";
+    return false;
+  }
+  const std::string path = normal_path(dir);
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
+    error_ = "Add: " + dir + " is not a directory (give a run directory or a folder of runs)";
+    return false;
+  }
+  error_.clear();
+  if (std::find(added_.begin(), added_.end(), path) == added_.end()) added_.push_back(path);
+  const std::vector<std::string> runs = find_run_dirs(path);
+  if (runs.empty()) {
+    // Not a run yet (`attnlab train` may be about to start there): listed, and followed.
+    Entry& e = ensure(path);
+    e.selected |= select;
+    note_ = dir +
+            " holds no run yet; it is followed and appears once config.json and "
+            "metrics.csv are written";
+    return true;
+  }
+  for (const std::string& r : runs) ensure(normal_path(r)).selected |= select;
+  return true;
+}
+
+void RunsPanel::rescan() {
+  std::vector<std::string> roots = added_;
+  if (!root_.empty()) roots.insert(roots.begin(), root_);
+  for (const std::string& root : roots)
+    for (const std::string& r : find_run_dirs(root)) ensure(normal_path(r));
+  // A folder added before its run existed: once runs appear under it, the placeholder goes
+  // (its tick passes to them).
+  std::vector<const Entry*> replaced;
+  for (const auto& e : entries_) {
+    if (e->run.readable()) continue;
+    for (const auto& other : entries_)
+      if (other != e && other->run.dir().rfind(e->run.dir() + "/", 0) == 0) {
+        other->selected |= e->selected;
+        replaced.push_back(e.get());
+        break;
+      }
+  }
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                [&](const std::unique_ptr<Entry>& e) {
+                                  return std::find(replaced.begin(), replaced.end(), e.get()) !=
+                                         replaced.end();
+                                }),
+                 entries_.end());
+}
+
+void RunsPanel::update(FrameContext& frame) {
+  const double now = ImGui::GetTime();
+  // File > Open run / Recent runs: list and tick; a single run with a checkpoint is loaded.
+  for (const std::string& dir : frame.ui.open_run_requests) {
+    if (!add_dir(dir, /*select=*/true)) continue;
+    if (Entry* e = find(normal_path(dir)); e && e->run.readable() && e->run.run().has_checkpoint)
+      open_run(*e, frame.trainer);
+  }
+  frame.ui.open_run_requests.clear();
+  if (!frame.snap.run_dir.empty() && normal_path(frame.snap.run_dir) != own_dir_) {
+    own_dir_ = normal_path(frame.snap.run_dir);
+    ensure(own_dir_);
+  }
+  if (now - last_scan_ >= kRescanSeconds) {
+    last_scan_ = now;
+    rescan();
+  }
+  if (now - last_refresh_ >= kRefreshSeconds) {
+    last_refresh_ = now;
+    for (auto& e : entries_) e->run.refresh();
+    // File > Recent runs: the newest eight that can be read.
+    std::vector<const Entry*> recent;
+    for (const auto& e : entries_)
+      if (e->run.readable()) recent.push_back(e.get());
+    std::sort(recent.begin(), recent.end(), [](const Entry* a, const Entry* b) {
+      return a->run.age_seconds() < b->run.age_seconds();
+    });
+    frame.ui.recent_runs.clear();
+    for (size_t i = 0; i < recent.size() && i < 8; ++i)
+      frame.ui.recent_runs.push_back(recent[i]->run.dir());
+    // An opened run that wrote a new checkpoint: show that one.
+    if (Entry* e = opened_dir_.empty() ? nullptr : find(opened_dir_))
+      if (e->run.checkpoint_stamp() != 0 && e->run.checkpoint_stamp() != opened_stamp_)
+        open_run(*e, frame.trainer);
+  }
+}
+
+std::string RunsPanel::label(const Entry& e) const {
+  const std::string& dir = e.run.dir();
+  if (!root_.empty() && dir.rfind(root_ + "/", 0) == 0) return dir.substr(root_.size() + 1);
+  const fs::path p(dir);
+  return (p.parent_path().filename() / p.filename()).string();
+}
+
+void RunsPanel::open_run(Entry& e, Trainer& trainer) {
+  if (e.run.dir() == own_dir_) {
+    note_ = "this is the window's own run: it is already shown";
+    return;
+  }
+  if (!e.run.readable() || !e.run.run().has_checkpoint) {
+    error_ = "Open: " + e.run.dir() +
+             " has no checkpoint yet (its curves are shown; the views need a checkpoint)";
+    return;
+  }
+  error_.clear();
+  trainer.load_checkpoint((fs::path(e.run.dir()) / "checkpoint").string());
+  opened_dir_ = e.run.dir();
+  opened_stamp_ = e.run.checkpoint_stamp();
+  note_ = "opened " + label(e) + ": its checkpoint at step " +
+          std::to_string(e.run.run().summary.value("steps", e.run.last_step())) +
+          " is loaded (a newer one is loaded when it is written)";
+}
+
+void RunsPanel::draw_table(FrameContext& frame) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  const float rows = static_cast<float>(std::min<size_t>(entries_.size(), 8) + 1);
+  const float height = ImGui::GetFrameHeightWithSpacing() * (rows + 0.5f);
+  if (!ImGui::BeginTable("runs", 10, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (const char* h :
+       {"", "run", "mechanism", "task", "step", "eval loss", "eval acc", "state", "age", ""})
+    ImGui::TableSetupColumn(h);
+  ImGui::TableHeadersRow();
+  int color_index = 0, row = 0;
+  for (auto& entry : entries_) {
+    Entry& e = *entry;
+    const FollowedRun& f = e.run;
+    ImGui::TableNextRow();
+    ImGui::PushID(row++);
+    ImGui::TableNextColumn();
+    ImGui::Checkbox("##sel", &e.selected);
+    if (e.selected && f.readable()) {
+      ImGui::SameLine();
+      const fig::Color c = figures::compare_color(color_index++);
+      ImGui::ColorButton("##c", ImVec4(c.r, c.g, c.b, 1),
+                         ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoPicker,
+                         ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+    }
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(label(e).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.dir().c_str());
+    if (f.dir() == own_dir_) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("(this window)");
+    }
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(f.readable() ? f.run().mechanism().c_str() : "-");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(f.readable() ? f.run().config.task.name.c_str() : "-");
+    ImGui::TableNextColumn();
+    if (f.readable())
+      ImGui::Text("%lld/%lld", static_cast<long long>(f.last_step()),
+                  static_cast<long long>(f.run().config.train.steps));
+    else
+      ImGui::TextDisabled("-");
+    auto last = [](const Series& s, const char* fmt) {
+      ImGui::TableNextColumn();
+      if (s.values.empty())
+        ImGui::TextDisabled("-");
+      else
+        ImGui::Text(fmt, s.values.back());
+    };
+    last(f.run().eval_loss, "%.4f");
+    last(f.run().eval_accuracy, "%.3f");
+    ImGui::TableNextColumn();
+    ImGui::TextColored(state_color(f.state()), "%s", f.state().c_str());
+    if (!f.error().empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.error().c_str());
+    ImGui::TableNextColumn();
+    if (f.readable()) ImGui::TextUnformatted(age_text(f.age_seconds()).c_str());
+    ImGui::TableNextColumn();
+    ImGui::BeginDisabled(!f.readable() || !f.run().has_checkpoint || f.dir() == own_dir_);
+    if (ImGui::SmallButton("Open")) open_run(e, frame.trainer);
+    ImGui::EndDisabled();
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+}
+
+void RunsPanel::draw(FrameContext& frame) {
+  ImGui::TextDisabled("runs root: %s", root_.empty() ? "(none: not recorded)" : root_.c_str());
+  ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - 260));
+  const bool enter =
+      ImGui::InputTextWithHint("##add", "run directory or folder of runs", add_field_,
+                               sizeof add_field_, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if ((ImGui::Button("Add") || enter) && add_dir(add_field_, true)) add_field_[0] = '\0';
+  ImGui::SameLine();
+  if (ImGui::Button("Rescan")) last_scan_ = last_refresh_ = -1e9;
+  if (!error_.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "%s", error_.c_str());
+  if (!note_.empty()) ImGui::TextDisabled("%s", note_.c_str());
+  if (entries_.empty()) {
+    ImGui::TextDisabled(
+        "No runs yet: train one (Space), or add a directory that `attnlab train` "
+        "writes.");
+    return;
+  }
+  draw_table(frame);
+
+  // The overlay of the ticked runs: rebuilt when the selection or a ticked run's files change.
+  std::vector<figures::CompareCurve> curves;
+  std::string key;
+  int color_index = 0;
+  for (const auto& e : entries_) {
+    if (!e->selected || !e->run.readable()) continue;
+    curves.push_back({&e->run.run(), label(*e), figures::compare_color(color_index++), true});
+    key += e->run.dir() + "#" + std::to_string(e->run.version()) + ";";
+  }
+  if (curves.empty()) {
+    ImGui::TextDisabled("Tick runs to overlay their curves.");
+    return;
+  }
+  if (key != overlay_key_) {
+    overlay_ = figures::loss_overlay(curves, "Runs");
+    overlay_key_ = key;
+  }
+  if (ImGui::SmallButton("Export...")) request_figure_export(overlay_, false);
+  ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  curves_.draw(overlay_, ImVec2(avail.x, std::max(140.0f, avail.y)), font);
+  if (const auto h = curves_.hover(overlay_)) {
+    ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, IM_COL32(255, 255, 255, 220), 0, 1.5f);
+    const fig::Panel& panel = overlay_.panels[static_cast<size_t>(h->panel)];
+    ImGui::SetTooltip("%s\n%s: %.4g at step %.0f", h->name.empty() ? "(unnamed)" : h->name.c_str(),
+                      panel.title.c_str(), h->y, h->x);
+  }
+}
+
+nlohmann::json RunsPanel::report() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : entries_)
+    out.push_back({{"path", e->run.dir()},
+                   {"metric_rows", e->run.metric_rows()},
+                   {"state", e->run.state()},
+                   {"step", e->run.last_step()},
+                   {"selected", e->selected},
+                   {"own", e->run.dir() == own_dir_},
+                   {"first_rows", e->run.first_rows()},
+                   {"reads", e->run.version()},
+                   {"error", e->run.error()}});
+  return out;
+}
+
+}  // namespace attn::gui

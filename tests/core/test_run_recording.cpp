@@ -1,0 +1,224 @@
+// Recording runs trained in the window (core/training/run_recorder.h, TrainerOptions::runs_root)
+// and following run directories (core/runs/run_list.h).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/config/config.h"
+#include "core/runs/run_list.h"
+#include "core/runs/run_lock.h"
+#include "core/runs/run_writer.h"
+#include "core/training/headless.h"
+#include "core/training/trainer.h"
+#include "helpers.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+using test::in_state;
+using test::wait_until;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void append(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::app);
+  out << text;
+}
+
+// metrics.csv rows without their last column (steps_per_s is a timing).
+std::vector<std::string> rows_without_speed(const fs::path& csv) {
+  std::vector<std::string> out;
+  std::istringstream in(slurp(csv));
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line.substr(0, line.rfind(',')));
+  return out;
+}
+
+std::vector<fs::path> subdirs(const fs::path& root) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory()) out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+nlohmann::json json_of(const fs::path& p) {
+  return nlohmann::json::parse(slurp(p));
+}
+
+TrainerOptions recording(const std::string& root) {
+  TrainerOptions o = test::fast_options();
+  o.runs_root = root;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a run trained in the window is recorded exactly as attnlab train writes it") {
+  const fs::path root = test::temp_dir("record-same");
+  auto c = test::tiny_config();
+  c.name = "same";
+  c.train.steps = 40;
+  {
+    Trainer t(c, recording((root / "gui").string()));
+    t.start();
+    REQUIRE(wait_until([&] { return in_state(t, TrainerState::Finished); }, 120));
+    CHECK(fs::path(t.latest()->run_dir).parent_path() == root / "gui");
+  }
+  const auto dirs = subdirs(root / "gui");
+  REQUIRE(dirs.size() == 1);
+  CHECK(dirs[0].filename().string().rfind("same-", 0) == 0);
+  HeadlessOptions h;
+  h.out_dir = (root / "cli").string();
+  h.threads = 1;
+  train_headless(c, h);
+  // Same seed, same steps, one thread each: the same rows (step, train, eval, accuracy, lr).
+  const auto gui_rows = rows_without_speed(dirs[0] / "metrics.csv");
+  CHECK(gui_rows.size() == 5);  // header + steps 10, 20, 30, 40
+  CHECK(gui_rows == rows_without_speed(root / "cli" / "metrics.csv"));
+  const auto a = json_of(dirs[0] / "summary.json"), b = json_of(root / "cli" / "summary.json");
+  for (const char* key : {"steps", "eval_loss", "eval_accuracy", "final_train_loss", "parameters",
+                          "config_hash", "mechanism", "task"})
+    CHECK_MESSAGE(a[key] == b[key], key);
+  CHECK(!a.contains("interrupted"));
+  CHECK(a["source"] == "gui");
+  CHECK(json_of(dirs[0] / "checkpoint" / "state.json")["step"] == 40);
+  CHECK(json_of(dirs[0] / "config.json") == json_of(root / "cli" / "config.json"));
+  CHECK(run_lock_holder(dirs[0].string()).empty());  // released when the trainer went
+  fs::remove_all(root);
+}
+
+TEST_CASE("pause saves checkpoint and summary; training on removes the summary; reset closes") {
+  const fs::path root = test::temp_dir("record-pause");
+  auto c = test::tiny_config();
+  c.name = "p";
+  c.train.steps = 100000;
+  Trainer t(c, recording(root.string()));
+  t.start();
+  REQUIRE(wait_until([&] { return t.latest()->step >= 12 && !t.latest()->run_dir.empty(); }));
+  const fs::path dir = t.latest()->run_dir;
+  CHECK(!run_lock_holder(dir.string()).empty());  // the window holds its run
+  CHECK(!fs::exists(dir / "summary.json"));       // live: no summary
+  t.pause();
+  REQUIRE(wait_until([&] { return in_state(t, TrainerState::Paused); }));
+  REQUIRE(fs::exists(dir / "summary.json"));
+  auto s = json_of(dir / "summary.json");
+  CHECK(s["interrupted_by"] == "paused in the window");
+  CHECK(s["steps"] == t.latest()->step);
+  CHECK(json_of(dir / "checkpoint" / "state.json")["step"] == t.latest()->step);
+  const int64_t paused_at = t.latest()->step;
+
+  t.start();
+  REQUIRE(wait_until([&] { return t.latest()->step > paused_at + 2; }));
+  CHECK(!fs::exists(dir / "summary.json"));  // never an old summary beside a newer model
+
+  t.reset();
+  REQUIRE(wait_until([&] { return in_state(t, TrainerState::Idle) && t.latest()->step == 0; }));
+  s = json_of(dir / "summary.json");
+  CHECK(s["interrupted_by"] == "reset in the window");
+  CHECK(s["steps"] == json_of(dir / "checkpoint" / "state.json")["step"]);
+  CHECK(run_lock_holder(dir.string()).empty());
+  CHECK(t.latest()->run_dir.empty());  // a fresh model has no directory until it trains
+  t.start();
+  REQUIRE(wait_until([&] { return !t.latest()->run_dir.empty(); }));
+  CHECK(t.latest()->run_dir != dir.string());
+  CHECK(subdirs(root).size() == 2);
+  // Every row of the first run is whole, one per evaluation.
+  const auto rows = rows_without_speed(dir / "metrics.csv");
+  for (size_t i = 1; i < rows.size(); ++i)
+    CHECK(rows[i].rfind(std::to_string(10 * i) + ",", 0) == 0);
+  fs::remove_all(root);
+}
+
+TEST_CASE("a runs root that cannot be written: training goes on, with a message") {
+  const fs::path root = test::temp_dir("record-bad");
+  { std::ofstream(root / "file") << "x"; }
+  auto c = test::tiny_config();
+  c.train.steps = 100000;
+  Trainer t(c, recording((root / "file" / "runs").string()));
+  t.start();
+  REQUIRE(
+      wait_until([&] { return t.latest()->message.find("not recorded") != std::string::npos; }));
+  CHECK(t.latest()->message.find("file") != std::string::npos);  // names the path
+  const int64_t step = t.latest()->step;
+  REQUIRE(wait_until([&] { return t.latest()->step > step + 5; }));
+  CHECK(t.state() == TrainerState::Running);
+  CHECK(t.latest()->run_dir.empty());
+  fs::remove_all(root);
+}
+
+TEST_CASE("FollowedRun reads whole rows only and names the run's state") {
+  const fs::path dir = test::temp_dir("follow");
+  auto c = test::tiny_config();
+  write_run_config(dir.string(), c);
+  const fs::path csv = dir / "metrics.csv";
+  { std::ofstream(csv) << kMetricsHeader << "\n"; }
+  FollowedRun f(dir.string());
+  CHECK(f.refresh());
+  CHECK(f.metric_rows() == 0);
+  CHECK(f.state() == "incomplete");      // no summary, no writer
+  CHECK(!f.refresh());                   // nothing changed: not read again
+  append(csv, "10,2.5,2.4,0.1,0.001,");  // being written: no newline yet
+  f.refresh();
+  CHECK(f.metric_rows() == 0);
+  append(csv, "50\n20,2.");
+  f.refresh();
+  CHECK(f.metric_rows() == 1);
+  CHECK(f.last_step() == 10);
+  CHECK(f.run().eval_loss.values == std::vector<float>{2.4f});
+  {
+    RunDirLock lock(dir.string(), "test writer", false);
+    f.refresh();
+    CHECK(f.state() == "live");
+    { std::ofstream(dir / "summary.json") << R"({"steps": 10, "interrupted": true})"; }
+    f.refresh();
+    CHECK(f.state() == "paused");
+  }
+  f.refresh();
+  CHECK(f.state() == "stopped");
+  { std::ofstream(dir / "summary.json") << R"({"steps": 10, "diverged": true, "x": 1})"; }
+  f.refresh();
+  CHECK(f.state() == "diverged");
+  { std::ofstream(dir / "summary.json") << R"({"steps": 10})"; }
+  f.refresh();
+  CHECK(f.state() == "finished");
+  // A damaged file later: the last good reading stays, the error says which file.
+  { std::ofstream(csv) << "step,train_loss\nten,1\n"; }
+  f.refresh();
+  CHECK(f.metric_rows() == 1);
+  CHECK(f.error().find("metrics.csv") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("find_run_dirs lists runs and expands folders (sweeps) to their cells") {
+  const fs::path root = test::temp_dir("find");
+  auto c = test::tiny_config();
+  for (const char* d : {"b", "sweep/cell-1", "sweep/cell-0", "deep/x/y/z"}) {
+    write_run_config((root / d).string(), c);
+    std::ofstream(root / d / "metrics.csv") << kMetricsHeader << "\n";
+  }
+  fs::create_directories(root / "empty");
+  std::ofstream(root / "sweep" / "sweep.json") << "{}";
+  const auto found = find_run_dirs(root.string());
+  const std::vector<std::string> want = {(root / "b").string(), (root / "sweep/cell-0").string(),
+                                         (root / "sweep/cell-1").string()};
+  CHECK(found == want);  // deep/x/y/z is 4 levels down: past the default depth
+  CHECK(find_run_dirs((root / "b").string()) == std::vector<std::string>{(root / "b").string()});
+  CHECK(find_run_dirs((root / "missing").string()).empty());
+  // New run directories never collide.
+  const std::string first = new_run_dir(root.string(), "r");
+  fs::create_directories(first);
+  const std::string second = new_run_dir(root.string(), "r");
+  CHECK(second != first);
+  CHECK(fs::path(first).parent_path() == root);
+  fs::remove_all(root);
+}
