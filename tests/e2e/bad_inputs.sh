@@ -63,6 +63,9 @@ cfg task '{"task": {"name": "chess"}}'
 cfg text_missing '{"task": {"name": "text", "text_path": "/nonexistent/corpus.txt"}}'
 cfg ky_window '{"model": {"attention": "ky", "attention_options": {"ky": {"window": 1}}}}'
 cfg conn_literal '{"model": {"architecture": "conn", "d_model": 64, "conn": {"slots": 32, "mixing": "literal"}}}'
+cfg position_rope_neural '{"model": {"attention": "neural", "position": "rope"}}'
+cfg rope_mechanism '{"model": {"attention": "rope"}}'
+cfg neural_down_bias '{"model": {"attention": "neural", "attention_options": {"neural": {"down": "none", "down_bias": true}}}}'
 cfg huge_model '{"model": {"d_model": 4000000000}}'
 cfg lr_overflow '{"train": {"lr": 1e400}}'
 cfg cuda '{"device": "cuda"}'
@@ -140,6 +143,9 @@ row 2 "chess"                              out15 train --config task.json --out 
 row 2 "/nonexistent/corpus.txt"            out16 train --config text_missing.json --out out16
 row 2 "window"                             out17 train --config ky_window.json --out out17
 row 2 "model.conn.mixing"                  out18 train --config conn_literal.json --out out18
+row 2 'model.position "rope" does not apply to mechanism "neural"' out18p train --config position_rope_neural.json --out out18p
+row 2 '"position": "rope"'                   out18r train --config rope_mechanism.json --out out18r
+row 2 "model.attention_options.neural.down_bias" out18b train --config neural_down_bias.json --out out18b
 row 2 "model.d_model"                      out19 train --config huge_model.json --out out19
 row 2 "lr_overflow.json: not valid JSON"                 out20 train --config lr_overflow.json --out out20
 row 2 "device: \"cuda\" was requested"     out21 train --config cuda.json --out out21
