@@ -3,6 +3,8 @@
 
 #include <atomic>
 
+#include "core/kernels/cpu_kernels.h"
+
 #ifdef ATTN_WITH_CUDA
 #include "core/kernels/cuda_ops.h"
 #endif
@@ -63,6 +65,7 @@ torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma) {
 #ifdef ATTN_WITH_CUDA
   if (fused_path(x)) return cuda::gaussian_map(x, sigma);
 #endif
+  if (fused_kernels_enabled() && cpu::accepts(x)) return cpu::gaussian_map(x, sigma);
   return gaussian_kernel_map_reference(x, sigma);
 }
 
