@@ -30,6 +30,7 @@ struct GuiOptions {
   // Runs panel lists; empty: $XDG_DATA_HOME/attnlab/runs (~/.local/share/attnlab/runs).
   std::string runs_dir;
   std::vector<std::string> follow_runs;  // --run DIR: listed, ticked and followed in Runs
+  std::string probe_text;                // --probe TEXT: the probe input typed at start
   int cycle_panels_every = 0;  // > 0: every N frames show the next panel of gui_panel_names()
                                // beside Run and focus it (soak tests: scripts/soak.sh)
 };

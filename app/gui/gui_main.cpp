@@ -239,6 +239,7 @@ int run_gui(const GuiOptions& options) {
   TrainerOptions trainer_options;
   trainer_options.runs_root = resolved.runs_dir;
   auto trainer = std::make_unique<Trainer>(config, trainer_options);
+  if (!options.probe_text.empty()) trainer->request_probe(options.probe_text);
   if (options.autostart) trainer->start();
 
   // Panels own GL textures: the workspace is declared after the window, destroyed before it.
