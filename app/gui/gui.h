@@ -50,7 +50,10 @@ const std::vector<std::string>& gui_panel_names();
 // JSON report of the last frame: "window" [w, h]; "panels": per panel title, open, drawn, tile
 // and "rect" [x, y, w, h] (window pixels) when drawn; each panel's own report under its name
 // ('-' -> '_'; e.g. geometry: tokens, query, z, weights, canvas transform, grid path; see
-// GeometryPanel::report(), NeuralPanel::Report); "export": the Export dialog's state. With
+// GeometryPanel::report(), NeuralPanel::Report; "runs": the Runs panel's list, see
+// panels/runs/runs_panel.h; "attention": the probe editor's probe); "help": the Help windows
+// (gui/help/menus.h, opened for tests by ATTN_GUI_OPEN_HELP=guide,experiments); "export": the
+// Export dialog's state. With
 // ATTN_GUI_FIGURES_DIR=dir as well, every live figure of the last frame (gui/live_figure.h) is
 // also written to dir as a PNG of the same page, theme and pixel size, and the report lists them
 // under "live_figures": [{name, file, rect}] (the screen/export agreement test).
