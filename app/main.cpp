@@ -101,6 +101,9 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--run", gui.follow_runs,
                       "Open a run directory (or a folder of runs) in the Runs panel and follow "
                       "it while another process writes it (repeatable)");
+  gui_cmd->add_option("--probe", gui.probe_text,
+                      "Probe input of the attention maps: characters (text tasks) or token ids "
+                      "separated by spaces (synthetic tasks)");
   gui_cmd->add_option("--compare-out", gui.compare_out,
                       "Where the Compare panel saves finished runs (default runs/compare)");
   gui_cmd

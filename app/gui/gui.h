@@ -30,6 +30,7 @@ struct GuiOptions {
   // Runs panel lists; empty: $XDG_DATA_HOME/attnlab/runs (~/.local/share/attnlab/runs).
   std::string runs_dir;
   std::vector<std::string> follow_runs;  // --run DIR: listed, ticked and followed in Runs
+  std::string probe_text;                // --probe TEXT: the probe input typed at start
   int cycle_panels_every = 0;  // > 0: every N frames show the next panel of gui_panel_names()
                                // beside Run and focus it (soak tests: scripts/soak.sh)
 };
@@ -49,7 +50,10 @@ const std::vector<std::string>& gui_panel_names();
 // JSON report of the last frame: "window" [w, h]; "panels": per panel title, open, drawn, tile
 // and "rect" [x, y, w, h] (window pixels) when drawn; each panel's own report under its name
 // ('-' -> '_'; e.g. geometry: tokens, query, z, weights, canvas transform, grid path; see
-// GeometryPanel::report(), NeuralPanel::Report); "export": the Export dialog's state. With
+// GeometryPanel::report(), NeuralPanel::Report; "runs": the Runs panel's list, see
+// panels/runs/runs_panel.h; "attention": the probe editor's probe); "help": the Help windows
+// (gui/help/menus.h, opened for tests by ATTN_GUI_OPEN_HELP=guide,experiments); "export": the
+// Export dialog's state. With
 // ATTN_GUI_FIGURES_DIR=dir as well, every live figure of the last frame (gui/live_figure.h) is
 // also written to dir as a PNG of the same page, theme and pixel size, and the report lists them
 // under "live_figures": [{name, file, rect}] (the screen/export agreement test).

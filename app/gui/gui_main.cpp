@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -105,10 +106,11 @@ float draw_menu_bar(gui::Workspace& workspace, gui::Menus& menus, Trainer& train
 
 // ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
 bool write_report(const std::string& path, const gui::Workspace& workspace,
-                  const gui::ExportDialog& exporter, const nlohmann::json& live_figures,
+                  const gui::Menus& menus, const gui::ExportDialog& exporter, const nlohmann::json& live_figures,
                   size_t frames, int width, int height, std::string* error) {
   nlohmann::json report = workspace.report();
   report["live_figures"] = live_figures;
+  report["help"] = menus.report();
   report["frames"] = frames;
   report["window"] = {width, height};
   const gui::ExportDialog::Status st = exporter.status();
@@ -239,6 +241,7 @@ int run_gui(const GuiOptions& options) {
   TrainerOptions trainer_options;
   trainer_options.runs_root = resolved.runs_dir;
   auto trainer = std::make_unique<Trainer>(config, trainer_options);
+  if (!options.probe_text.empty()) trainer->request_probe(options.probe_text);
   if (options.autostart) trainer->start();
 
   // Panels own GL textures: the workspace is declared after the window, destroyed before it.
@@ -251,6 +254,9 @@ int run_gui(const GuiOptions& options) {
   const bool first_launch = !benchmark && options.config_path.empty() && options.panels.empty() &&
                             !layout_file.empty() && !std::filesystem::exists(layout_file, layout_ec);
   gui::Menus menus(first_launch);
+  // Test hook: ATTN_GUI_OPEN_HELP=guide,experiments opens those windows (tests/e2e/gui_runs.sh).
+  if (const char* help = std::getenv("ATTN_GUI_OPEN_HELP"); help && *help)
+    menus.open(std::strstr(help, "guide") != nullptr, std::strstr(help, "experiments") != nullptr);
   workspace.load(workspace_path(window->layout_path()), setup);
   if (!workspace.note().empty()) ui.notes += (ui.notes.empty() ? "" : "\n") + workspace.note();
   float ui_scale = options.ui_scale > 0 ? options.ui_scale : workspace.ui_scale();
@@ -378,7 +384,7 @@ int run_gui(const GuiOptions& options) {
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
     int w = 0, h = 0;
     window->framebuffer_size(&w, &h);
-    if (!write_report(report, workspace, export_dialog, live_figures, clock.frames(), w, h,
+    if (!write_report(report, workspace, menus, export_dialog, live_figures, clock.frames(), w, h,
                       &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code = 1;

@@ -23,9 +23,17 @@ figures::FigureOptions AttentionPanel::options() const {
   return o;
 }
 
+void AttentionPanel::update(FrameContext& frame) {
+  const Snapshot& s = frame.snap;
+  report_ = {{"probe_text", s.probe_text},        {"probe_error", s.probe_error},
+             {"probe_tokens", s.probe_tokens},    {"attention_step", s.attention_step},
+             {"step", s.step},                    {"state", to_string(s.state)}};
+}
+
 void AttentionPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
+  probe_.draw(frame);
 
   // Toolbar: layer and colour scale (the figure builder's options).
   layer_combo("##layer", &layer_choice_, snap.layers, 120);

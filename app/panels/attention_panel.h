@@ -4,7 +4,8 @@
 // Contract: the grid is figures::attention_figure built with the panel's controls (layer, colour
 // scale) as options and drawn by the screen painter (gui/live_figure.h); Export sends that same
 // figure to the Export dialog. The figure is rebuilt only when the snapshot (serial) or a
-// control changes. Needs the GL context current; destroy before the window.
+// control changes. Needs the GL context current; destroy before the window. The probe editor
+// (panels/probe/probe_editor.h) above the maps takes the user's own probe input.
 #pragma once
 #include <cstdint>
 
@@ -12,6 +13,7 @@
 #include "core/views/snapshot.h"
 #include "gui/live_figure.h"
 #include "gui/panel.h"
+#include "panels/probe/probe_editor.h"
 
 namespace attn::gui {
 
@@ -19,12 +21,17 @@ class AttentionPanel : public Panel {
  public:
   void draw(FrameContext& frame) override;
   std::vector<std::string> figures(const Snapshot& snap) const override;
+  void update(FrameContext& frame) override;
+  // probe_text, probe_error, probe_tokens, attention_step, step (for the probe editor's tests).
+  nlohmann::json report() const override { return report_; }
 
  private:
   figures::FigureOptions options() const;
 
   int layer_choice_ = -1;  // -1: all layers
   int scale_ = 0;          // figures::AttentionScale: shared, per map, fixed 0..1
+  ProbeEditor probe_;
+  nlohmann::json report_;
   LiveFigure plot_;
   fig::Figure figure_;
   uint64_t built_serial_ = ~uint64_t(0);

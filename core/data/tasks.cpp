@@ -1,6 +1,7 @@
 #include "core/data/tasks.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <random>
 
@@ -25,6 +26,46 @@ std::vector<std::string> Task::probe_labels() const {
   std::vector<std::string> labels;
   for (int64_t t : probe()) labels.push_back(token_label(t));
   return labels;
+}
+
+std::vector<int64_t> Task::parse_probe(const std::string& text) const {
+  if (patch_dim() > 0)
+    throw Error("probe: an image task's probe is a test image (pick one by index), not text");
+  std::vector<int64_t> out;
+  std::string item;
+  int position = 0;
+  auto flush = [&] {
+    if (item.empty()) return;
+    ++position;
+    const bool digits = item.find_first_not_of("0123456789") == std::string::npos;
+    if (digits && item.size() < 10) {
+      const int64_t id = std::stoll(item);
+      if (id >= vocab_size())
+        throw Error("probe: token " + std::to_string(position) + " is id " + item +
+                    ", past this task's vocabulary (ids 0.." + std::to_string(vocab_size() - 1) +
+                    ")");
+      out.push_back(id);
+    } else {
+      int64_t found = -1;
+      for (int64_t t = 0; t < vocab_size() && found < 0; ++t)
+        if (token_label(t) == item) found = t;
+      if (found < 0)
+        throw Error("probe: token " + std::to_string(position) + " '" + item +
+                    "' is neither a token id (0.." + std::to_string(vocab_size() - 1) +
+                    ") nor a token label of this task");
+      out.push_back(found);
+    }
+    item.clear();
+  };
+  for (const char c : text) {
+    if (c == ' ' || c == ',' || c == '\t' || c == '\n')
+      flush();
+    else
+      item += c;
+  }
+  flush();
+  if (out.empty()) throw Error("probe: empty; type token ids or labels separated by spaces");
+  return out;
 }
 
 void Task::set_probe_index(int64_t) {
@@ -312,6 +353,26 @@ class TextTask : public Task {
   }
   std::string token_label(int64_t t) const override { return corpus_.label(t); }
   double baseline_loss() const override { return baseline_; }
+  std::vector<int64_t> parse_probe(const std::string& text) const override {
+    int64_t invalid = 0;
+    const std::vector<uint32_t> cps = utf8_decode(text, &invalid);
+    if (invalid > 0) throw Error("probe: the text is not valid UTF-8");
+    if (cps.empty()) throw Error("probe: empty; type some characters of the corpus");
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < cps.size(); ++i) {
+      const auto& a = corpus_.alphabet;
+      const auto it = std::lower_bound(a.begin(), a.end(), cps[i]);
+      if (it == a.end() || *it != cps[i]) {
+        char code[16];
+        std::snprintf(code, sizeof code, "U+%04X", cps[i]);
+        throw Error("probe: character " + std::to_string(i + 1) + " '" + utf8_encode(cps[i]) +
+                    "' (" + code + ") is not in the corpus's alphabet of " +
+                    std::to_string(a.size()) + " characters");
+      }
+      out.push_back(it - a.begin());
+    }
+    return out;
+  }
 
  private:
   Batch windows_at(const std::vector<int64_t>& starts) const {

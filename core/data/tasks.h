@@ -47,6 +47,11 @@ class Task {
   // Image tasks: make test image `index` the probe. Throws attn::Error naming the allowed range
   // (and, for token tasks, that there are no test images to pick).
   virtual void set_probe_index(int64_t index);
+  // A probe typed by the user, as token ids: characters for a text task; token ids or labels
+  // ("3", "|") separated by spaces or commas for a synthetic task. Throws attn::Error naming
+  // the culprit (the unknown character and its position, the id out of range) and what is
+  // allowed; image tasks refuse (they pick a test image instead). Length is not checked here.
+  virtual std::vector<int64_t> parse_probe(const std::string& text) const;
   // Cross-entropy of a trivial predictor on the eval set (text: unigram); 0 if none.
   virtual double baseline_loss() const { return 0.0; }
 };

@@ -48,6 +48,14 @@ void decode_utf8(const std::string& s, std::vector<uint32_t>& out, int64_t& inva
 
 }  // namespace
 
+std::vector<uint32_t> utf8_decode(const std::string& text, int64_t* invalid) {
+  std::vector<uint32_t> out;
+  int64_t bad = 0;
+  decode_utf8(text, out, bad);
+  if (invalid) *invalid = bad;
+  return out;
+}
+
 std::string utf8_encode(uint32_t cp) {
   std::string s;
   if (cp < 0x80) {

@@ -26,4 +26,7 @@ double unigram_cross_entropy(const TextCorpus& corpus, int64_t split);
 // UTF-8 encoding of one code point.
 std::string utf8_encode(uint32_t cp);
 
+// Code points of UTF-8 text; malformed sequences become U+FFFD, counted in *invalid.
+std::vector<uint32_t> utf8_decode(const std::string& text, int64_t* invalid);
+
 }  // namespace attn

@@ -118,6 +118,7 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
   task_ = make_task(config.task, config.seed, config.train.eval_batches, config.train.batch_size);
   const int max_length =
       std::max<int>(task_->sequence_length(), static_cast<int>(task_->probe().size()));
+  max_length_ = max_length;
   // linear-sim holds one weight slot per position: refuse a model input longer than its slots
   // now, naming the key, instead of failing at the first step.
   const int tokens = max_length + (config.model.head == "classifier" ? 1 : 0);  // + CLS
@@ -343,8 +344,20 @@ ProbeResult probe_model(Transformer& model, const torch::Tensor& input) {
   return result;
 }
 
+std::vector<int64_t> TrainingSession::parse_probe(const std::string& text) const {
+  std::vector<int64_t> tokens = task_->parse_probe(text);
+  if (static_cast<int64_t>(tokens.size()) > max_length_)
+    throw Error("probe: " + std::to_string(tokens.size()) +
+                " tokens, too long: this model takes at most " + std::to_string(max_length_) +
+                " (its task's sequence length)");
+  return tokens;
+}
+
 void TrainingSession::probe_attention(Snapshot& out) {
-  const torch::Tensor input = task_->probe_input().to(device_);
+  const bool own = !probe_tokens_.empty() && task_->patch_dim() == 0;
+  const torch::Tensor input =
+      (own ? torch::tensor(probe_tokens_, torch::kInt64).unsqueeze(0) : task_->probe_input())
+          .to(device_);
   ProbeResult probe = probe_model(model_, input);
   out.layers = probe.layers;
   out.heads = config_.model.heads;
@@ -355,7 +368,12 @@ void TrainingSession::probe_attention(Snapshot& out) {
     model_->train();
     out.conn = conn_monitor_->view();
   }
-  out.probe_tokens = task_->probe_labels();
+  if (own) {
+    out.probe_tokens.clear();
+    for (const int64_t t : probe_tokens_) out.probe_tokens.push_back(task_->token_label(t));
+  } else {
+    out.probe_tokens = task_->probe_labels();
+  }
   out.probe_image = task_->probe_image();
   out.probe_probabilities = std::move(probe.probabilities);
   out.attention = std::make_shared<const std::vector<AttentionMap>>(std::move(probe.maps));

@@ -60,6 +60,13 @@ class TrainingSession {
   void probe_attention(Snapshot& out);
   // Image tasks: make test image `index` the probe (throws attn::Error naming the range).
   void set_probe_index(int64_t index) { task_->set_probe_index(index); }
+  // The user's probe (Task::parse_probe) checked against the model: at most max_probe_length()
+  // tokens. Throws attn::Error naming the length and the limit.
+  std::vector<int64_t> parse_probe(const std::string& text) const;
+  int64_t max_probe_length() const { return max_length_; }
+  // Probe these tokens from now on instead of the task's own probe (empty: the task's).
+  void set_probe_tokens(std::vector<int64_t> tokens) { probe_tokens_ = std::move(tokens); }
+  const std::vector<int64_t>& probe_tokens() const { return probe_tokens_; }
   // Fills the plain fields of a snapshot (histories, counts, lr, connection history), not the
   // attention maps.
   void fill_snapshot(Snapshot& out) const;
@@ -115,6 +122,8 @@ class TrainingSession {
   Transformer model_{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   int64_t step_ = 0;
+  int64_t max_length_ = 0;             // positions the model takes
+  std::vector<int64_t> probe_tokens_;  // the user's probe; empty = the task's
   double peak_lr_;
   double last_train_loss_ = 0;
   EvalResult last_eval_;

@@ -28,7 +28,8 @@ struct Command {
     Save,
     Load,
     SetNeuralView,
-    SetProbeImage
+    SetProbeImage,
+    SetProbeText
   };
   explicit Command(Kind k) : kind(k) {}
   Kind kind;
@@ -80,6 +81,8 @@ struct Trainer::Impl {
   NeuralViewRequest neural_request;               // the Neural panel's latest request
   std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
   int64_t probe_index = -1;  // the Image attention panel's test image; -1 = the task's default
+  std::string probe_text;   // the user's accepted probe ("" = the task's own)
+  std::string probe_error;  // why the last typed probe was refused
   std::unique_ptr<RunRecorder> recorder;  // this model's run directory (options.runs_root)
   bool record_failed = false;             // recording stopped for this model
 
@@ -116,6 +119,7 @@ struct Trainer::Impl {
     try {
       session = std::make_unique<TrainingSession>(c);
       apply_probe_index();
+      apply_probe_text(probe_text);
       ++generation;
       train_seconds = publish_seconds = 0;
       message.clear();
@@ -184,6 +188,26 @@ struct Trainer::Impl {
     recorder.reset();
   }
 
+  // The user's probe: parsed against the task, checked by one probe of the model (a mechanism
+  // may refuse the length); refused text keeps the previous probe and sets probe_error.
+  void apply_probe_text(const std::string& text) {
+    if (!session || session->task().patch_dim() > 0) return;
+    const std::vector<int64_t> previous = session->probe_tokens();
+    try {
+      session->set_probe_tokens(text.empty() ? std::vector<int64_t>{} : session->parse_probe(text));
+      Snapshot check;
+      session->probe_attention(check);
+      probe_text = text;
+      probe_error.clear();
+    } catch (const std::exception& e) {
+      // A new model refusing the kept probe (another task) falls back to the task's own.
+      const bool kept = text == probe_text;
+      session->set_probe_tokens(kept ? std::vector<int64_t>{} : previous);
+      if (kept) probe_text.clear();
+      probe_error = e.what();
+    }
+  }
+
   void restart_rate() {
     rate_start = Clock::now();
     rate_start_step = session ? session->step() : 0;
@@ -209,6 +233,8 @@ struct Trainer::Impl {
     s->state = state_override ? *state_override : state.load();
     s->message = message;
     s->run_dir = recorder ? recorder->dir() : "";
+    s->probe_text = probe_text;
+    s->probe_error = probe_error;
     s->steps_per_second = steps_per_second;
     if (session) {
       session->fill_snapshot(*s);
@@ -378,6 +404,12 @@ struct Trainer::Impl {
         }
         return;
       }
+      case K::SetProbeText:
+        if (session) {
+          apply_probe_text(c.path);
+          publish(true);  // one forward pass of the probe: answer the panel at once
+        }
+        return;
       case K::Load:
         try {
           ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
@@ -388,6 +420,7 @@ struct Trainer::Impl {
           session = std::move(fresh);
           use_thread_policy(loaded);
           apply_probe_index();
+          apply_probe_text(probe_text);
           ++generation;
           {
             std::lock_guard<std::mutex> lock(mu);
@@ -480,6 +513,12 @@ void Trainer::request_neural_view(const NeuralViewRequest& request) {
 void Trainer::request_probe_image(int64_t test_index) {
   Command cmd(Command::Kind::SetProbeImage);
   cmd.value = static_cast<double>(test_index);
+  impl_->post(std::move(cmd));
+}
+
+void Trainer::request_probe(std::string text) {
+  Command cmd(Command::Kind::SetProbeText);
+  cmd.path = std::move(text);
   impl_->post(std::move(cmd));
 }
 

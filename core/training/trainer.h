@@ -65,6 +65,12 @@ class Trainer {
   // snapshot, the previous image kept.
   void request_probe_image(int64_t test_index);
 
+  // Token tasks: probe this typed text from now on (TrainingSession::parse_probe; "" = the
+  // task's own probe), kept across resets and loads; the maps are recomputed at once. Refused
+  // text (an unknown character, too long) leaves the previous probe in place and says why in
+  // Snapshot::probe_error; training is not disturbed.
+  void request_probe(std::string text);
+
   TrainerState state() const;
   std::shared_ptr<const Snapshot> latest() const;
   ExperimentConfig config() const;  // the config of the current model

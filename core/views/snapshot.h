@@ -98,6 +98,8 @@ struct Snapshot {
 
   // Probe input and the attention maps of every layer and head on it (layer-major).
   std::vector<std::string> probe_tokens;   // one label per row of each map
+  std::string probe_text;   // the user's probe (Trainer::request_probe); "" = the task's own
+  std::string probe_error;  // why the last typed probe was refused ("" = accepted)
   ProbeImage probe_image;                  // image tasks only
   std::vector<float> probe_probabilities;  // classifiers: class probabilities on the probe
   int layers = 0;

@@ -11,6 +11,7 @@
 #  2. `gui --run DIR` on a directory a concurrent `attnlab train` is writing reads more metric
 #     rows while it is open (rows first seen < rows at the end, several reads), state "live".
 #  3. A half-written last line of metrics.csv is never parsed as data.
+#  4. Help > Getting started and Help > Experiments draw; the picker lists every shipped config.
 set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_runs.sh <attnlab>}")
@@ -121,4 +122,20 @@ complete = open(os.path.join(sys.argv[2], "metrics.csv")).read().count("\n") - 1
 assert r["metric_rows"] == complete == 3 and r["step"] != 999 and r["error"] == "", r
 PY
 ok "3: a half-written last metrics line is not read"
+
+# 4. Help: the guide and the experiment picker draw (ImGui would abort on a broken table), and
+#    the picker lists exactly the shipped top-level configs.
+ATTN_GUI_OPEN_HELP=guide,experiments ATTN_GUI_REPORT=$TMP/report4.json \
+  run_xvfb --config "$TMP/long.json" --frames 30 --screenshot "$TMP/help.png" ||
+  fail "the window with the Help windows exited with $?"
+python3 - "$TMP/report4.json" <<'PY' || fail "4: the Help windows are wrong"
+import json, os, sys
+h = json.load(open(sys.argv[1]))["help"]
+assert h["guide"] and h["experiments"], h
+d = h["configs_dir"]
+shipped = sorted(f for f in os.listdir(d) if f.endswith(".json"))
+assert sorted(h["listed"]) == shipped and len(shipped) >= 20, (h["listed"], shipped)
+print("4: the picker lists %d experiments from %s" % (len(shipped), d))
+PY
+ok "4: Help shows the guide and one row per shipped experiment"
 finish

@@ -134,6 +134,8 @@ void Menus::draw_picker(UiState& ui, Trainer& trainer) {
     ImGui::TableHeadersRow();
     const char* group = "";
     int row = 0;
+    listed_.clear();
+    listed_dir_ = dir;
     for (const ExperimentNote& n : experiment_notes()) {
       ImGui::PushID(row++);
       if (std::string(group) != n.group) {
@@ -144,6 +146,7 @@ void Menus::draw_picker(UiState& ui, Trainer& trainer) {
       }
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
+      listed_.push_back(n.file);
       const std::string name = fs::path(n.file).stem().string();
       ImGui::TextUnformatted(name.c_str());
       ImGui::TableNextColumn();
@@ -160,6 +163,14 @@ void Menus::draw_picker(UiState& ui, Trainer& trainer) {
     ImGui::EndTable();
   }
   ImGui::End();
+}
+
+nlohmann::json Menus::report() const {
+  return {{"guide", guide_open_},
+          {"experiments", picker_open_},
+          {"listed", listed_},
+          {"configs_dir", listed_dir_},
+          {"error", error_}};
 }
 
 void Menus::draw_open_config(UiState& ui, Trainer& trainer) {

@@ -7,6 +7,7 @@
 // named with the reason in the window that asked for it, and nothing changes; opening a run
 // queues UiState::open_run_requests for the Runs panel (panels/runs/runs_panel.h).
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ class Menus {
 
   bool guide_open() const { return guide_open_; }
   bool picker_open() const { return picker_open_; }
+  // Test hook (ATTN_GUI_OPEN_HELP): open the guide and/or the picker as if chosen in Help.
+  void open(bool guide, bool picker) { guide_open_ |= guide, picker_open_ |= picker; }
+  // For ATTN_GUI_REPORT ("help"): which windows are open, and the experiments the picker
+  // listed in its last frame (config file names, in order) with the configs directory.
+  nlohmann::json report() const;
 
  private:
   void draw_guide();
@@ -40,6 +46,8 @@ class Menus {
   char config_path_[512] = "";
   char run_path_[512] = "";
   std::string error_;
+  std::vector<std::string> listed_;  // the picker's rows last frame
+  std::string listed_dir_;
 };
 
 }  // namespace attn::gui

@@ -181,14 +181,16 @@ void RunsPanel::open_run(Entry& e, Trainer& trainer) {
 }
 
 void RunsPanel::draw_table(FrameContext& frame) {
+  // Open sits beside the tick, so it stays in view when the columns are wider than the tile.
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
-                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_ScrollX;
   const float rows = static_cast<float>(std::min<size_t>(entries_.size(), 8) + 1);
   const float height = ImGui::GetFrameHeightWithSpacing() * (rows + 0.5f);
   if (!ImGui::BeginTable("runs", 10, flags, ImVec2(0, height))) return;
-  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupScrollFreeze(2, 1);
   for (const char* h :
-       {"", "run", "mechanism", "task", "step", "eval loss", "eval acc", "state", "age", ""})
+       {"", "", "run", "mechanism", "task", "step", "eval loss", "eval acc", "state", "age"})
     ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
   int color_index = 0, row = 0;
@@ -206,6 +208,12 @@ void RunsPanel::draw_table(FrameContext& frame) {
                          ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoPicker,
                          ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
     }
+    ImGui::TableNextColumn();
+    ImGui::BeginDisabled(!f.readable() || !f.run().has_checkpoint || f.dir() == own_dir_);
+    if (ImGui::SmallButton("Open")) open_run(e, frame.trainer);
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("Load its checkpoint into the window (every view shows it)");
+    ImGui::EndDisabled();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(label(e).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.dir().c_str());
@@ -237,10 +245,6 @@ void RunsPanel::draw_table(FrameContext& frame) {
     if (!f.error().empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.error().c_str());
     ImGui::TableNextColumn();
     if (f.readable()) ImGui::TextUnformatted(age_text(f.age_seconds()).c_str());
-    ImGui::TableNextColumn();
-    ImGui::BeginDisabled(!f.readable() || !f.run().has_checkpoint || f.dir() == own_dir_);
-    if (ImGui::SmallButton("Open")) open_run(e, frame.trainer);
-    ImGui::EndDisabled();
     ImGui::PopID();
   }
   ImGui::EndTable();
