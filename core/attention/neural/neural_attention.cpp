@@ -268,12 +268,14 @@ torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
       1.0 / std::sqrt(static_cast<double>(shape_.head_dim));  // the paper's sqrt(d)
   torch::Tensor weights;
   torch::Tensor* weights_out = record_weights ? &weights : nullptr;
-  // The dispatcher has no chunk argument; off CUDA the reference honours the `chunk` option.
-  auto y = p.is_cuda() ? neural_attention(p, r, score_weight_, score_bias_, v, options_.activation,
-                                          scale, shape_.causal, weights_out)
-                       : neural_attention_reference(p, r, score_weight_, score_bias_, v,
-                                                    options_.activation, scale, shape_.causal,
-                                                    options_.chunk, weights_out);
+  // The dispatcher has no chunk argument; without a fused kernel (CUDA, or the CPU kernel for
+  // ReLU) the reference honours the `chunk` option.
+  const bool fused = p.is_cuda() || neural_cpu_kernel_applies(p, options_.activation);
+  auto y =
+      fused ? neural_attention(p, r, score_weight_, score_bias_, v, options_.activation, scale,
+                               shape_.causal, weights_out)
+            : neural_attention_reference(p, r, score_weight_, score_bias_, v, options_.activation,
+                                         scale, shape_.causal, options_.chunk, weights_out);
   if (record_weights) recorded_weights = weights.detach();
   if (shape_.dropout > 0 && is_training()) y = run_dropout(y, shape_.dropout);
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
