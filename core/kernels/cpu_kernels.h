@@ -17,3 +17,16 @@ bool accepts(const torch::Tensor& t);
 torch::Tensor gaussian_map(const torch::Tensor& x, double sigma);
 
 }  // namespace attn::cpu
+
+namespace attn::cpu {
+
+// Neural Attention's scores with the ReLU scorer (neural.cu's algorithm on the CPU),
+// differentiable in p, r and w:
+//   score[b,h,i,j] = sum_c w[h,c] relu(p[b,h,i,c] + r[b,h,j,c])   (0 for j > i when causal).
+// p, r: [B, H, n, hidden]; w: [H, hidden], which may be an expanded view of one scorer shared by
+// every head (its gradient then sums over the heads through autograd). Memory: the [B, H, n, n]
+// scores (as dot's attention matrix) plus O(n hidden) per thread, never [n, n, hidden].
+torch::Tensor neural_relu_scores(const torch::Tensor& p, const torch::Tensor& r,
+                                 const torch::Tensor& w, bool causal);
+
+}  // namespace attn::cpu

@@ -61,6 +61,10 @@ bool fused_kernels_enabled() {
   return g_fused_enabled;
 }
 
+bool neural_cpu_kernel_applies(const torch::Tensor& p, NeuralActivation act) {
+  return fused_kernels_enabled() && cpu::accepts(p) && act == NeuralActivation::relu;
+}
+
 torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma) {
 #ifdef ATTN_WITH_CUDA
   if (fused_path(x)) return cuda::gaussian_map(x, sigma);
@@ -79,6 +83,19 @@ torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
       v.size(3) <= cuda::kNeuralMaxWidth)
     return cuda::neural(p, r, w, b, v, act, scale, causal);
 #endif
+  if (neural_cpu_kernel_applies(p, act)) {
+    // Scores from the kernel ([B, H, n, n], like dot's), then softmax and values as dot does.
+    const int64_t n = p.size(2);
+    // b is left out: softmax is shift-invariant, so it changes nothing and its gradient is
+    // exactly 0; "+ 0 b" on the output keeps that gradient defined and exact, as the reference's.
+    auto scores = cpu::neural_relu_scores(p, r, w, causal) * scale;
+    if (causal)
+      scores = scores.masked_fill(
+          torch::ones({n, n}, torch::TensorOptions().dtype(torch::kBool)).triu(1), -INFINITY);
+    auto attention = torch::softmax(scores, -1);
+    if (weights) *weights = attention;
+    return torch::matmul(attention, v) + (b * 0).view({1, -1, 1, 1});
+  }
   return neural_attention_reference(p, r, w, b, v, act, scale, causal, 32, weights);
 }
 

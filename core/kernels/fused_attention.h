@@ -51,6 +51,11 @@ torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
                                const torch::Tensor& v, NeuralActivation act, double scale,
                                bool causal, torch::Tensor* weights = nullptr);
 
+// True when neural_attention() computes p's scores with the fused CPU kernel (cpu_kernels.h):
+// fused kernels enabled, a CPU float32/float64 tensor and the ReLU scorer. The other scorers
+// take neural_attention_reference on the CPU.
+bool neural_cpu_kernel_applies(const torch::Tensor& p, NeuralActivation act);
+
 // True when this build has the CUDA kernels and a CUDA device is present.
 bool fused_kernels_available();
 // Off: the dispatchers (and windowed_attention) use the reference path on every device, for

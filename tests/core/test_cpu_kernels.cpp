@@ -93,3 +93,85 @@ TEST_CASE("cpu gaussian map: the dispatcher takes it on the CPU; off, the refere
   CHECK(torch::equal(fused, cpu::gaussian_map(x, 0.9)));  // the kernel, not the reference
   CHECK_THROWS_WITH(cpu::gaussian_map(x, -1.0), doctest::Contains("sigma must be finite and > 0"));
 }
+
+TEST_CASE("cpu neural scores: attention and every gradient match the chunked reference") {
+  torch::manual_seed(22);
+  struct Case {
+    int64_t B, H, n, C, Dv;
+    bool causal;
+  };
+  for (const Case& c : {Case{2, 3, 11, 7, 5, true}, Case{1, 2, 17, 16, 4, false},
+                        Case{1, 1, 1, 3, 2, true}, Case{2, 4, 33, 64, 8, true}}) {
+    for (const auto dtype : {torch::kDouble, torch::kFloat}) {
+      CAPTURE(c.n);
+      CAPTURE(c.causal);
+      CAPTURE(dtype);
+      const auto o = torch::TensorOptions().dtype(dtype);
+      std::vector<torch::Tensor> ins = {torch::randn({c.B, c.H, c.n, c.C}, o),
+                                        torch::randn({c.B, c.H, c.n, c.C}, o),
+                                        torch::randn({c.H, c.C}, o), torch::randn({c.H}, o),
+                                        torch::randn({c.B, c.H, c.n, c.Dv}, o)};
+      auto upstream = torch::randn({c.B, c.H, c.n, c.Dv}, o);
+      auto run = [&](bool fused) {
+        std::vector<torch::Tensor> t;
+        for (const auto& x : ins) t.push_back(x.clone().requires_grad_(true));
+        torch::Tensor weights;
+        auto y =
+            fused ? neural_attention(t[0], t[1], t[2], t[3], t[4], NeuralActivation::relu, 0.3,
+                                     c.causal, &weights)
+                  : neural_attention_reference(t[0], t[1], t[2], t[3], t[4], NeuralActivation::relu,
+                                               0.3, c.causal, 4, &weights);
+        (y * upstream).sum().backward();
+        std::vector<torch::Tensor> out = {y.detach(), weights.detach()};
+        for (const auto& x : t) out.push_back(x.grad());
+        return out;
+      };
+      REQUIRE(neural_cpu_kernel_applies(ins[0], NeuralActivation::relu));
+      const auto fused = run(true), reference = run(false);
+      const double tol = dtype == torch::kDouble ? 1e-11 : 2e-5;
+      const std::string names[] = {"y", "weights", "dp", "dr", "dw", "db", "dv"};
+      for (size_t i = 0; i < fused.size(); ++i) {
+        CAPTURE(names[i]);
+        if (names[i] == "db")  // softmax is shift-invariant: 0 up to rounding in both
+          CHECK(fused[i].abs().max().item<double>() < tol);
+        else
+          CHECK(max_rel_diff(fused[i], reference[i]) < tol);
+      }
+    }
+  }
+  CHECK_FALSE(neural_cpu_kernel_applies(torch::zeros({1}), NeuralActivation::gelu));
+}
+
+TEST_CASE("cpu neural scores: gradient against finite differences; a scorer shared by heads") {
+  torch::manual_seed(23);
+  const double h = 1e-6;
+  const auto o = torch::TensorOptions().dtype(torch::kDouble);
+  auto p = torch::randn({1, 2, 6, 5}, o), r = torch::randn({1, 2, 6, 5}, o);
+  auto shared = torch::randn({1, 5}, o);  // one scorer, broadcast over the two heads
+  auto upstream = torch::randn({1, 2, 6, 6}, o);
+  auto loss = [&](const torch::Tensor& pp, const torch::Tensor& rr, const torch::Tensor& ww) {
+    return (cpu::neural_relu_scores(pp, rr, ww.expand({2, 5}), true) * upstream).sum();
+  };
+  std::vector<torch::Tensor> t = {p.clone().requires_grad_(true), r.clone().requires_grad_(true),
+                                  shared.clone().requires_grad_(true)};
+  loss(t[0], t[1], t[2]).backward();
+  for (int which = 0; which < 3; ++which) {
+    CAPTURE(which);
+    auto numeric = torch::empty_like(t[which]);
+    for (int64_t i = 0; i < numeric.numel(); ++i) {
+      std::vector<torch::Tensor> plus = {p.clone(), r.clone(), shared.clone()};
+      std::vector<torch::Tensor> minus = {p.clone(), r.clone(), shared.clone()};
+      plus[which].view({-1})[i] += h;
+      minus[which].view({-1})[i] -= h;
+      numeric.view({-1})[i] = (loss(plus[0], plus[1], plus[2]).item<double>() -
+                               loss(minus[0], minus[1], minus[2]).item<double>()) /
+                              (2 * h);
+    }
+    CHECK(max_rel_diff(t[which].grad(), numeric) < 1e-7);
+  }
+  // The scores themselves against the definition, with the masked upper triangle zero.
+  auto literal = (torch::relu(p.unsqueeze(3) + r.unsqueeze(2)) * shared.view({1, 1, 1, 1, 5}))
+                     .sum(-1)
+                     .masked_fill(torch::ones({6, 6}, torch::kBool).triu(1), 0);
+  CHECK(max_rel_diff(cpu::neural_relu_scores(p, r, shared.expand({2, 5}), true), literal) < 1e-12);
+}

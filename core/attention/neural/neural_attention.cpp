@@ -324,12 +324,15 @@ torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
   if (shape_.dropout > 0 && is_training())
     keep = run_dropout(torch::ones({B, shape_.heads, L, L}, p.options()), shape_.dropout);
   const torch::Tensor slopes = position_.slopes(p);
-  // The dispatcher has no chunk, dropout or ALiBi argument; the reference honours all three.
-  auto y =
-      p.is_cuda() && !keep.defined() && !slopes.defined()
-          ? neural_attention(p, r, w, b, v, options_.activation, scale, shape_.causal, weights_out)
-          : neural_attention_reference(p, r, w, b, v, options_.activation, scale, shape_.causal,
-                                       options_.chunk, weights_out, keep, slopes);
+  // The fused kernels (CUDA, or the CPU kernel for ReLU) have no chunk, dropout or ALiBi
+  // argument; the reference honours all three.
+  const bool fused = (p.is_cuda() || neural_cpu_kernel_applies(p, options_.activation)) &&
+                     !keep.defined() && !slopes.defined();
+  auto y = fused ? neural_attention(p, r, w, b, v, options_.activation, scale, shape_.causal,
+                                    weights_out)
+                 : neural_attention_reference(p, r, w, b, v, options_.activation, scale,
+                                              shape_.causal, options_.chunk, weights_out, keep,
+                                              slopes);
   if (record_weights) recorded_weights = weights.detach();
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }
