@@ -100,6 +100,16 @@ std::vector<float> to_floats(const torch::Tensor& t) {
 
 }  // namespace
 
+bool weight_decayed(const std::string& name, const torch::Tensor& parameter) {
+  if (parameter.dim() < 2) return false;
+  const std::string leaf = name.substr(name.rfind('.') + 1);
+  const auto ends_with = [&](const std::string& tail) {
+    return leaf.size() >= tail.size() && leaf.compare(leaf.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  // Per-head biases are matrices too (ky's b1, b2: H x hidden; neural's hidden_bias: C x h).
+  return !(ends_with("bias") || leaf == "b1" || leaf == "b2" || leaf == "b3" || leaf == "cls");
+}
+
 torch::Device resolve_device(const std::string& name) {
   const bool cuda = torch::cuda::is_available();
   if (name == "cuda" && !cuda)
@@ -142,9 +152,9 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
   }
   model_->to(device_);
 
-  // Weight decay on matrices only; biases, norms and the CLS token are not decayed.
   std::vector<torch::Tensor> decay, no_decay;
-  for (const auto& p : model_->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  for (const auto& p : model_->named_parameters())
+    (weight_decayed(p.key(), p.value()) ? decay : no_decay).push_back(p.value());
   const auto& t = config.train;
   auto options = [&](double wd) {
     return std::make_unique<torch::optim::AdamWOptions>(

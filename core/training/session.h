@@ -164,6 +164,10 @@ struct ProbeResult {
 };
 ProbeResult probe_model(Transformer& model, const torch::Tensor& input);
 
+// Whether AdamW decays this parameter (name as in named_parameters()): matrices only, and not
+// the matrices that are per-head biases (a trailing "bias", ky's b1/b2/b3) or the CLS token.
+bool weight_decayed(const std::string& name, const torch::Tensor& parameter);
+
 // Resolves "auto" | "cpu" | "cuda" (throws attn::Error if cuda is asked for but absent).
 torch::Device resolve_device(const std::string& name);
 

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <set>
+#include <algorithm>
 #include <thread>
 
 #include "core/attention/registry.h"
@@ -300,4 +302,42 @@ TEST_CASE("probe attention: one row-stochastic map per layer and head") {
       for (int j = i + 1; j < n; ++j) CHECK(m.weights[i * n + j] == 0.0f);
     }
   }
+}
+
+TEST_CASE("AdamW decays weight matrices only: not biases (per-head ones included), norms or CLS") {
+  // A classifier (CLS token) with a ky layer (per-head biases b1, b2: H x hidden matrices) and
+  // a neural layer with a down-projection bias: every kind of parameter the rule must sort.
+  ModelConfig m;
+  m.d_model = 32;
+  m.heads = 4;
+  m.layers = 2;
+  m.attention = {"ky", "neural"};
+  m.attention_options = {{"ky", {{"window", 4}, {"hidden", 8}}},
+                         {"neural", {{"down", 2}, {"down_bias", true}, {"hidden", 8}, {"placement", "all-layers"}}}};
+  m.head = "classifier";
+  m.classes = 3;
+  Transformer model(m, /*vocab=*/0, /*max_length=*/16, /*patch_dim=*/12);
+  std::set<std::string> decayed, kept;
+  for (const auto& p : model->named_parameters())
+    (weight_decayed(p.key(), p.value()) ? decayed : kept).insert(p.key());
+  const auto any = [](const std::set<std::string>& names, const std::string& tail) {
+    return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+      return n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
+    });
+  };
+  // The names the model really has, each on the side the optimiser's documentation puts it.
+  for (const std::string tail : {"cls", ".b1", ".b2", ".b3", "hidden_bias", "score_bias",
+                           "query_down_bias", "qkv.bias"}) {
+    CAPTURE(tail);
+    CHECK(any(kept, tail));
+    CHECK_FALSE(any(decayed, tail));
+  }
+  for (const std::string tail : {".w1", ".w2", ".w3", "qkv.weight", "hidden_query", "query_down",
+                           "score_weight"}) {
+    CAPTURE(tail);
+    CHECK(any(decayed, tail));
+    CHECK_FALSE(any(kept, tail));
+  }
+  for (const auto& p : model->named_parameters())
+    if (p.value().dim() < 2) CHECK(kept.count(p.key()) == 1);  // norms and plain biases
 }
