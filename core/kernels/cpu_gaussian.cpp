@@ -97,16 +97,12 @@ void transpose(const T* x, T* xt, int64_t S, int64_t Dh) {
 }
 
 // The float32 loops get an AVX2 clone (chosen at load time where the CPU has AVX2).
-__attribute__((target_clones("avx2", "default"))) void forward_f32(const float* x, const float* xt,
-                                                                   float* out, int64_t S,
-                                                                   int64_t Dh, float c) {
+ATTN_CPU_CLONES void forward_f32(const float* x, const float* xt, float* out, int64_t S, int64_t Dh,
+                                 float c) {
   forward_map<float>(x, xt, out, S, Dh, c);
 }
-__attribute__((target_clones("avx2", "default"))) void backward_f32(const float* x, const float* xt,
-                                                                    const float* g, float* grad,
-                                                                    float* gt, float* gs, float* qs,
-                                                                    int64_t S, int64_t Dh,
-                                                                    float c) {
+ATTN_CPU_CLONES void backward_f32(const float* x, const float* xt, const float* g, float* grad,
+                                  float* gt, float* gs, float* qs, int64_t S, int64_t Dh, float c) {
   backward_map<float>(x, xt, g, grad, gt, gs, qs, S, Dh, c);
 }
 void forward_kernel(const float* x, const float* xt, float* out, int64_t S, int64_t Dh, float c) {

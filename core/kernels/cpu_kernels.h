@@ -5,6 +5,15 @@
 #pragma once
 #include <torch/torch.h>
 
+// The kernels' inner loops are built twice, AVX2 and baseline, and the loader picks one through
+// an ifunc resolver. ThreadSanitizer builds take the baseline only: the resolver runs while the
+// dynamic loader relocates the binary, before TSan's runtime exists, and crashes there.
+#if defined(__SANITIZE_THREAD__)
+#define ATTN_CPU_CLONES
+#else
+#define ATTN_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 namespace attn::cpu {
 
 // True for the tensors these kernels take: on the CPU, float32 or float64.

@@ -58,17 +58,13 @@ inline __attribute__((always_inline)) void backward_scores(
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) void forward_f32(const float* p, const float* rt,
-                                                                   const float* w, float* out,
-                                                                   int64_t n, int64_t C,
-                                                                   bool causal) {
+ATTN_CPU_CLONES void forward_f32(const float* p, const float* rt, const float* w, float* out,
+                                 int64_t n, int64_t C, bool causal) {
   forward_scores<float>(p, rt, w, out, n, C, causal);
 }
-__attribute__((target_clones("avx2", "default"))) void backward_f32(const float* p, const float* rt,
-                                                                    const float* w, const float* g,
-                                                                    float* dp, float* drt,
-                                                                    float* dw, int64_t n, int64_t C,
-                                                                    bool causal) {
+ATTN_CPU_CLONES void backward_f32(const float* p, const float* rt, const float* w, const float* g,
+                                  float* dp, float* drt, float* dw, int64_t n, int64_t C,
+                                  bool causal) {
   backward_scores<float>(p, rt, w, g, dp, drt, dw, n, C, causal);
 }
 void forward_kernel(const float* p, const float* rt, const float* w, float* out, int64_t n,

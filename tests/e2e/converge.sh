@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every shipped synthetic experiment must reach eval accuracy >= 0.99 within its own step
-# budget, and the fortunes LMs (dot, ky) must beat the unigram baseline. copy_gap_ky/_window
-# are left out on purpose: a window of 4 cannot reach 9 tokens back (that is their point).
+# budget (modadd, held-out pairs: >= 0.9, see below), and the fortunes LMs (dot, ky) must beat
+# the unigram baseline. copy_gap_ky/_window are left out on purpose: a window of 4 cannot reach 9
+# tokens back (that is their point).
 # Prints one line per config with its wall time. usage: converge.sh <attnlab> <source dir> [config names...]
 set -u
 bin=$1; src=$2; shift 2
@@ -24,7 +25,11 @@ if name.endswith("fortunes"):
     print(f"{'ok  ' if ok else 'FAIL'} {name}: eval loss {s['eval_loss']:.3f} vs unigram baseline "
           f"{s['unigram_baseline_loss']:.3f} after {s['steps']} steps, {secs:.1f} s")
 else:
-    ok = s["eval_accuracy"] >= 0.99
+    # modadd's accuracy is on 106 pairs never trained on (chance 1/23, memory alone stays near
+    # it); whether the last one or two are learnt within the budget varies with the CPU's float
+    # order as with the seed (seeds 1..50 on one machine: 48 reach 1.00, the lowest 0.943), so
+    # it must generalise (>= 0.9) rather than finish. Every other task must be solved.
+    ok = s["eval_accuracy"] >= (0.9 if name == "modadd" else 0.99)
     print(f"{'ok  ' if ok else 'FAIL'} {name}: eval accuracy {s['eval_accuracy']:.4f} after "
           f"{s['steps']} steps, {secs:.1f} s, {s['steps_per_second']:.1f} steps/s")
 sys.exit(0 if ok else 1)

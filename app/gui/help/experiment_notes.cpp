@@ -18,8 +18,8 @@ const std::vector<ExperimentNote>& experiment_notes() {
        "Induction: two dot layers learn to find the earlier occurrence of a token and copy its "
        "successor (accuracy 1.0); layer 0 looks back one token, layer 1 looks at the match."},
       {"modadd.json", "synthetic", false,
-       "(a + b) mod 23 with 20% of the pairs held out and weight decay 1.0: eval accuracy is "
-       "generalisation to unseen pairs, not memory (reaches 1.0)."},
+       "(a + b) mod 23 with 20% of the pairs held out, one dot layer and weight decay 2.0: eval "
+       "accuracy is generalisation to unseen pairs, not memory (1.0 for 48 of 50 seeds)."},
       {"copy_gap_ky.json", "synthetic", true,
        "Meant to fail: ky with a window of 4 in two layers reaches 6 tokens back, copying needs "
        "9, so it sits at chance (accuracy 0.10, eval loss ln 10 = 2.30 nats) whatever g_h(t) "
