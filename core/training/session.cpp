@@ -15,6 +15,7 @@
 #include "core/base/file_io.h"
 #include "core/base/version.h"
 #include "core/kernels/fused_attention.h"
+#include "core/training/fused_adamw.h"
 #include "core/training/run_random.h"
 
 namespace attn {
@@ -104,7 +105,8 @@ bool weight_decayed(const std::string& name, const torch::Tensor& parameter) {
   if (parameter.dim() < 2) return false;
   const std::string leaf = name.substr(name.rfind('.') + 1);
   const auto ends_with = [&](const std::string& tail) {
-    return leaf.size() >= tail.size() && leaf.compare(leaf.size() - tail.size(), tail.size(), tail) == 0;
+    return leaf.size() >= tail.size() &&
+           leaf.compare(leaf.size() - tail.size(), tail.size(), tail) == 0;
   };
   // Per-head biases are matrices too (ky's b1, b2: H x hidden; neural's hidden_bias: C x h).
   return !(ends_with("bias") || leaf == "b1" || leaf == "b2" || leaf == "b3" || leaf == "cls");
@@ -264,29 +266,44 @@ double TrainingSession::train_step() {
     throw DivergedError(recover("loss became " + num(value) + ", over " + num(kBlowUpFactor) +
                                 " x ln(" + std::to_string(logits.size(-1)) +
                                 " classes): the run is blowing up"));
-  optimizer_->zero_grad();
+  // ATTN_UNFUSED_OPTIMIZER=1 takes torch's path everywhere: bench_targets' A/B of the two.
+  static const bool unfused = std::getenv("ATTN_UNFUSED_OPTIMIZER") != nullptr;
+  const bool fused = !unfused && fused_adamw_applies(*optimizer_);
+  const auto parameters = model_->parameters();
+  if (fused)
+    zero_gradients(parameters);
+  else
+    optimizer_->zero_grad();
   loss.backward();
+  double grad_scale = 1.0;
   if (config_.train.grad_clip > 0) {
     const double norm =
-        torch::nn::utils::clip_grad_norm_(model_->parameters(), config_.train.grad_clip);
+        fused ? gradient_norm(parameters)
+              : torch::nn::utils::clip_grad_norm_(parameters, config_.train.grad_clip);
     if (!std::isfinite(norm)) throw DivergedError(recover("gradient norm became " + num(norm)));
+    if (fused) grad_scale = clip_coefficient(norm, config_.train.grad_clip);
   }
   // The state before this update: what a blow-up found at the next step returns to.
   capture_good_state();
   const double lr = lr_at(step_);
   for (auto& group : optimizer_->param_groups())
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-  optimizer_->step();
-  if (recovery_) {
-    // One reduction per tensor: any NaN/Inf weight makes the sum non-finite.
-    torch::NoGradGuard no_grad;
-    auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
-    for (const auto& p : model_->parameters()) total += p.sum().to(torch::kFloat64);
-    if (!std::isfinite(total.item<double>())) {
-      // Undone at once: back to the state captured above, at this same step.
-      throw DivergedError(recover("weights became non-finite after the update"));
+  bool finite = true;
+  if (fused) {
+    finite = fused_adamw_step(*optimizer_, grad_scale);  // checks every updated weight
+  } else {
+    optimizer_->step();
+    if (recovery_) {
+      // One reduction per tensor: any NaN/Inf weight makes the sum non-finite.
+      torch::NoGradGuard no_grad;
+      auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+      for (const auto& p : parameters) total += p.sum().to(torch::kFloat64);
+      finite = std::isfinite(total.item<double>());
     }
   }
+  // Undone at once: back to the state captured above, at this same step.
+  if (recovery_ && !finite)
+    throw DivergedError(recover("weights became non-finite after the update"));
   ++step_;
   if (conn_monitor_)  // control, tracking
     conn_monitor_->after_step(*model_->conn(), step_, step_ == config_.train.steps);

@@ -120,6 +120,8 @@ class TrainingSession {
   torch::Generator dropout_stream_;  // reseeded at every step (see train_step)
   std::unique_ptr<Task> task_;
   Transformer model_{nullptr};
+  // CPU float32 models step through core/training/fused_adamw.h (the same arithmetic, one loop
+  // per tensor instead of ~10 ops); others through its step() and clip_grad_norm_.
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   int64_t step_ = 0;
   int64_t max_length_ = 0;             // positions the model takes
