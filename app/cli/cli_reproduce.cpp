@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -24,6 +25,7 @@
 #include "cli/repro_claims.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
+#include "render/plot/colormap.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
 
@@ -47,20 +49,30 @@ const GroupSummary* find_group(const std::vector<GroupSummary>& g, const std::st
   return nullptr;
 }
 
-// Curves for every run of the given groups, one colour per group (its index in the plan).
+// Curves for every run of the given groups, one colour per group: its index in the plan, so a
+// group keeps its colour across a report's figures, unless the palette's wrap would give two of
+// this figure's groups one colour (Condor's 8 arms against Okabe-Ito's 7 gave ky and ky-w32 the
+// same blue); then the groups' order in this figure.
 std::vector<figures::CompareCurve> group_curves(const SweepPlan& plan,
                                                 const std::vector<RunDirectory>& runs,
                                                 const std::vector<std::string>& groups) {
+  std::vector<size_t> shown;
+  for (size_t g = 0; g < plan.groups.size(); ++g)
+    if (groups.empty() || std::find(groups.begin(), groups.end(), plan.groups[g]) != groups.end())
+      shown.push_back(g);
+  std::set<int> slots;
+  for (size_t g : shown) slots.insert(static_cast<int>(g) % render::okabe_ito_count());
+  const bool by_plan = slots.size() == shown.size();
   std::vector<figures::CompareCurve> out;
-  for (size_t g = 0; g < plan.groups.size(); ++g) {
-    if (!groups.empty() && std::find(groups.begin(), groups.end(), plan.groups[g]) == groups.end())
-      continue;
+  for (size_t k = 0; k < shown.size(); ++k) {
+    const size_t g = shown[k];
+    const int colour = static_cast<int>(by_plan ? g : k);
     bool first = true;
     for (const auto& r : runs) {
       // Cell directories are <group>/seed-<s>.
       if (fs::path(r.dir).parent_path().filename().string() != plan.groups[g]) continue;
       const std::string label = first ? plan.groups[g] : plan.groups[g] + " (" + r.id + ")";
-      out.push_back({&r, label, figures::compare_color(static_cast<int>(g)), first});
+      out.push_back({&r, label, figures::compare_color(colour), first});
       first = false;
     }
   }
