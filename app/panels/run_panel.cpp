@@ -115,6 +115,12 @@ void draw_status(const Snapshot& snap, TrainerState state) {
     ImGui::SameLine();
     ImGui::Text("  GPU memory %.1f MiB", snap.gpu_memory / (1024.0 * 1024.0));
   }
+  if (snap.threads > 0) {
+    // The thread policy's choice and its reason (a fixed count, or the measured step times).
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("CPU threads: %s", snap.threads_reason.c_str());
+    ImGui::PopTextWrapPos();
+  }
   ImGui::Text("parameters %s (attention %s)", human_count(snap.parameters).c_str(),
               human_count(snap.attention_parameters).c_str());
   if (!snap.message.empty()) {
@@ -386,6 +392,11 @@ void draw_experiment_fields(UiState& ui) {
 }
 
 }  // namespace
+
+void RunPanel::update(FrameContext& frame) {
+  threads_ = frame.snap.threads;
+  threads_reason_ = frame.snap.threads_reason;
+}
 
 void RunPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;

@@ -17,14 +17,20 @@ namespace attn::gui {
 class RunPanel : public Panel {
  public:
   void draw(FrameContext& frame) override;
+  void update(FrameContext& frame) override;
   // Where Start and "Apply & reset" were drawn ([x, y, w, h], window pixels): the tiles test
   // checks both lie inside the panel, reachable without scrolling.
   nlohmann::json report() const override {
-    return {{"start_rect", start_rect_}, {"apply_rect", apply_rect_}};
+    return {{"start_rect", start_rect_},
+            {"apply_rect", apply_rect_},
+            {"threads", threads_},
+            {"threads_reason", threads_reason_}};
   }
 
  private:
   std::array<float, 4> start_rect_{}, apply_rect_{};
+  int threads_ = 0;  // the trainer's CPU thread count and why, as the panel shows them
+  std::string threads_reason_;
 };
 
 }  // namespace attn::gui

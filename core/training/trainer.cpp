@@ -81,8 +81,8 @@ struct Trainer::Impl {
   NeuralViewRequest neural_request;               // the Neural panel's latest request
   std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
   int64_t probe_index = -1;  // the Image attention panel's test image; -1 = the task's default
-  std::string probe_text;   // the user's accepted probe ("" = the task's own)
-  std::string probe_error;  // why the last typed probe was refused
+  std::string probe_text;    // the user's accepted probe ("" = the task's own)
+  std::string probe_error;   // why the last typed probe was refused
   std::unique_ptr<RunRecorder> recorder;  // this model's run directory (options.runs_root)
   bool record_failed = false;             // recording stopped for this model
 
@@ -236,6 +236,10 @@ struct Trainer::Impl {
     s->probe_text = probe_text;
     s->probe_error = probe_error;
     s->steps_per_second = steps_per_second;
+    if (threads) {
+      s->threads = threads->threads();
+      s->threads_reason = threads->reason();
+    }
     if (session) {
       session->fill_snapshot(*s);
       if (probe && options.probe_attention) {

@@ -84,8 +84,10 @@ struct Snapshot {
   // Time the trainer spent publishing snapshots (probes included) over time spent training,
   // since the model was built: the UI's cost to training, measured directly.
   double publish_overhead = 0.0;
-  std::string device;      // "cpu", or "cuda:0 (GPU name)"
-  int64_t gpu_memory = 0;  // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
+  std::string device;          // "cpu", or "cuda:0 (GPU name)"
+  int threads = 0;             // torch intra-op threads for the next step; 0 = no model yet
+  std::string threads_reason;  // why (core/training/thread_policy.h: fixed, or what was measured)
+  int64_t gpu_memory = 0;      // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
   std::string task;
   std::vector<std::string> mechanisms;  // per layer
   int64_t parameters = 0;
@@ -97,10 +99,10 @@ struct Snapshot {
   double baseline_loss = 0.0;  // text: unigram cross-entropy on eval; 0 if not applicable
 
   // Probe input and the attention maps of every layer and head on it (layer-major).
-  std::vector<std::string> probe_tokens;   // one label per row of each map
+  std::vector<std::string> probe_tokens;  // one label per row of each map
   std::string probe_text;   // the user's probe (Trainer::request_probe); "" = the task's own
   std::string probe_error;  // why the last typed probe was refused ("" = accepted)
-  ProbeImage probe_image;                  // image tasks only
+  ProbeImage probe_image;   // image tasks only
   std::vector<float> probe_probabilities;  // classifiers: class probabilities on the probe
   int layers = 0;
   int heads = 0;
@@ -121,13 +123,14 @@ struct Snapshot {
     return connections ? *connections : none;
   }
 
-  // Neural Attention's score surface, slice and parameter table (core/views/neural_view.h), computed
-  // at every probe and whenever the Neural panel changes its request. Null when no layer is
-  // neural (or before the first probe). Shared like `attention`.
+  // Neural Attention's score surface, slice and parameter table (core/views/neural_view.h),
+  // computed at every probe and whenever the Neural panel changes its request. Null when no layer
+  // is neural (or before the first probe). Shared like `attention`.
   std::shared_ptr<const NeuralView> neural;
 
   // Connection Transformer (model.architecture "conn"): spectra of I + C over training, C, its
-  // eigenvalues, the reasoning trace and statistics (core/views/conn_view.h). Null for other models.
+  // eigenvalues, the reasoning trace and statistics (core/views/conn_view.h). Null for other
+  // models.
   std::shared_ptr<const ConnView> conn;
 };
 

@@ -41,6 +41,9 @@ for f in ("config.json", "metrics.csv", "summary.json", "checkpoint/state.json")
     assert os.path.isfile(os.path.join(d, f)), "missing " + f
 cfg = json.load(open(os.path.join(d, "config.json")))
 assert cfg["name"] == "rec" and cfg["train"]["eval_every"] == 10, cfg
+# The Run panel shows the config's fixed thread count and says why.
+run = report["run"]
+assert run["threads"] == 1 and "fixed" in run["threads_reason"], run
 text = open(os.path.join(d, "metrics.csv")).read()
 assert text.endswith("\n"), "metrics.csv ends in a partial row"
 lines = text.splitlines()

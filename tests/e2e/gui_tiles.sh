@@ -174,4 +174,14 @@ for key in ("start_rect", "apply_rect"):
         sys.exit(1)
 PY
 done
+# 4. The Run panel shows the thread policy's choice and why: shipped configs fix no count, so it
+#    is the policy's own (adaptive, or one thread when the window leaves a single usable core).
+report=$TMP/copy-1280x720/report.json
+if python3 - "$report" <<'PY'; then ok "copy: the Run panel shows the thread policy's choice"; else bad "copy: no thread choice (or a fixed one) in the Run panel's report"; fi
+import json, sys
+run = json.load(open(sys.argv[1]))["run"]
+print("  threads %s: %s" % (run["threads"], run["threads_reason"]))
+reason = run["threads_reason"]
+sys.exit(0 if run["threads"] >= 1 and reason and "fixed" not in reason else 1)
+PY
 finish
