@@ -53,7 +53,13 @@ assert rows, "no metrics rows"
 steps = [int(r[0]) for r in rows]
 assert all(len(r) == 6 for r in rows), "a row without 6 fields"
 assert steps == [10 * (i + 1) for i in range(len(steps))], "rows at %s" % steps
-assert all(r[2] != "" and float(r[1]) > 0 for r in rows), "a row without its losses"
+# A learned copy task's loss reaches exactly 0 in float32 (CI's faster window trained that far),
+# so losses must be present, finite and non-negative, not positive.
+import math
+for r in rows:
+    assert r[1] != "" and r[2] != "", "a row without its losses: %s" % r
+    for v in (float(r[1]), float(r[2])):
+        assert math.isfinite(v) and v >= 0, "a row with a bad loss: %s" % r
 summary = json.load(open(os.path.join(d, "summary.json")))
 state = json.load(open(os.path.join(d, "checkpoint/state.json")))
 assert summary["interrupted"] is True and summary["interrupted_by"] == "window closed", summary
