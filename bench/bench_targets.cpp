@@ -26,7 +26,7 @@
 #include "core/base/interrupt.h"
 #include "core/training/headless.h"
 #include "core/training/session.h"
-#include "core/training/thread_policy.h"
+#include "core/training/threads/thread_policy.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -224,7 +224,7 @@ void pytorch_section(bool quick) {
                                    {"d128 seq128 batch16", 128, 128, 16, quick ? 10 : 30, 1.1}};
   for (const auto& c : cases) {
     // unfused: ATTN_UNFUSED_OPTIMIZER=1, torch's AdamW/clip_grad_norm_ path (what the fused
-    // optimiser step of core/training/fused_adamw.h buys, in the same run).
+    // optimiser step of core/training/optimizer/fused_adamw.h buys, in the same run).
     auto ours = [&](bool unfused) {
       if (unfused) setenv("ATTN_UNFUSED_OPTIMIZER", "1", 1);
       const double ms =

@@ -24,10 +24,10 @@
 #include "core/base/version.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/run_lock.h"
-#include "core/training/run_recorder.h"
+#include "core/runs/run_recorder.h"
 #include "core/training/session.h"
-#include "core/training/team_check.h"
-#include "core/training/thread_policy.h"
+#include "core/training/threads/team_check.h"
+#include "core/training/threads/thread_policy.h"
 
 namespace attn {
 namespace {

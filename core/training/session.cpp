@@ -15,7 +15,7 @@
 #include "core/base/file_io.h"
 #include "core/base/version.h"
 #include "core/kernels/fused_attention.h"
-#include "core/training/fused_adamw.h"
+#include "core/training/optimizer/fused_adamw.h"
 #include "core/training/run_random.h"
 
 namespace attn {

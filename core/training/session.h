@@ -13,7 +13,7 @@
 #include "core/config/config.h"
 #include "core/data/tasks.h"
 #include "core/models/model.h"
-#include "core/training/recovery.h"
+#include "core/training/optimizer/recovery.h"
 #include "core/views/history.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
@@ -120,7 +120,7 @@ class TrainingSession {
   torch::Generator dropout_stream_;  // reseeded at every step (see train_step)
   std::unique_ptr<Task> task_;
   Transformer model_{nullptr};
-  // CPU float32 models step through core/training/fused_adamw.h (the same arithmetic, one loop
+  // CPU float32 models step through core/training/optimizer/fused_adamw.h (the same arithmetic, one loop
   // per tensor instead of ~10 ops); others through its step() and clip_grad_norm_.
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   int64_t step_ = 0;

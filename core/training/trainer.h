@@ -23,13 +23,13 @@ namespace attn {
 
 struct TrainerOptions {
   int threads = 0;  // torch intra-op threads; 0: the config's, else adaptive up to cores - 1 (one
-                    // core stays free for the UI; core/training/thread_policy.h)
+                    // core stays free for the UI; core/training/threads/thread_policy.h)
   double publish_interval_ms = 100;  // publish at most this often while running...
   int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
   bool probe_attention = true;       // compute attention maps for snapshots
   std::string checkpoint_dir;        // default target of save_checkpoint("")
   // Record every model trained into a new run directory under this root ("" = off), in the
-  // format of `attnlab train` (core/training/run_recorder.h): root/<name>-<timestamp>, made at
+  // format of `attnlab train` (core/runs/run_recorder.h): root/<name>-<timestamp>, made at
   // the model's first training step and locked while this Trainer has it; a metrics row at
   // every evaluation; checkpoint and summary.json on pause, finish, divergence, error, reset,
   // reconfigure, load and destruction (all but finish marked "interrupted"). A recording

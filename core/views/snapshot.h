@@ -86,7 +86,7 @@ struct Snapshot {
   double publish_overhead = 0.0;
   std::string device;          // "cpu", or "cuda:0 (GPU name)"
   int threads = 0;             // torch intra-op threads for the next step; 0 = no model yet
-  std::string threads_reason;  // why (core/training/thread_policy.h: fixed, or what was measured)
+  std::string threads_reason;  // why (core/training/threads/thread_policy.h: fixed, or what was measured)
   int64_t gpu_memory = 0;      // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
   std::string task;
   std::vector<std::string> mechanisms;  // per layer

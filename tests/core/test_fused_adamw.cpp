@@ -1,12 +1,12 @@
-// The fused CPU optimiser step (core/training/fused_adamw.h) against LibTorch's own AdamW and
+// The fused CPU optimiser step (core/training/optimizer/fused_adamw.h) against LibTorch's own AdamW and
 // clip_grad_norm_, run side by side on identical copies of the same parameters.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
 #include <cmath>
 
-#include "core/training/adamw_state.h"
-#include "core/training/fused_adamw.h"
+#include "core/training/optimizer/adamw_state.h"
+#include "core/training/optimizer/fused_adamw.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <functional>
 #include <thread>
 
-#include "core/training/thread_policy.h"
+#include "core/training/threads/thread_policy.h"
 
 using namespace attn;
 

@@ -1,4 +1,4 @@
-#include "core/training/thread_policy.h"
+#include "core/training/threads/thread_policy.h"
 
 #include <sched.h>
 #include <time.h>

@@ -1,9 +1,9 @@
-#include "core/training/recovery.h"
+#include "core/training/optimizer/recovery.h"
 
 #include <cstring>
 #include <string>
 
-#include "core/training/adamw_state.h"
+#include "core/training/optimizer/adamw_state.h"
 
 namespace attn {
 namespace {

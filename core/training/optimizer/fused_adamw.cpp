@@ -1,4 +1,4 @@
-#include "core/training/fused_adamw.h"
+#include "core/training/optimizer/fused_adamw.h"
 
 #include <ATen/Parallel.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/kernels/cpu_kernels.h"
-#include "core/training/adamw_state.h"
+#include "core/training/optimizer/adamw_state.h"
 
 namespace attn {
 namespace {

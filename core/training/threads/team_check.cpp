@@ -1,4 +1,4 @@
-#include "core/training/team_check.h"
+#include "core/training/threads/team_check.h"
 
 #include <algorithm>
 #include <chrono>
