@@ -24,6 +24,7 @@
 
 #include "bench/bench_child.h"
 #include "core/base/interrupt.h"
+#include "core/kernels/fused_attention.h"
 #include "core/training/headless.h"
 #include "core/training/session.h"
 #include "core/training/threads/thread_policy.h"
@@ -97,6 +98,8 @@ int train_child(const std::string& which, int threads, double seconds) {
 
 int step_child(const std::string& kind, int d, int seq, int batch, int steps) {
   torch::set_num_threads(1);
+  // LibTorch's ops instead of the CPU kernels (core/kernels/cpu_kernels.h): the A/B rows.
+  if (std::getenv("ATTN_REFERENCE_KERNELS")) set_fused_kernels_enabled(false);
   ExperimentConfig c = lm_config(kind, d, seq, batch);
   c.train.steps = 1000000;
   c.train.eval_every = 1000000;
@@ -225,15 +228,19 @@ void pytorch_section(bool quick) {
   for (const auto& c : cases) {
     // unfused: ATTN_UNFUSED_OPTIMIZER=1, torch's AdamW/clip_grad_norm_ path (what the fused
     // optimiser step of core/training/optimizer/fused_adamw.h buys, in the same run).
-    auto ours = [&](bool unfused) {
-      if (unfused) setenv("ATTN_UNFUSED_OPTIMIZER", "1", 1);
+    // reference: ATTN_REFERENCE_KERNELS=1, LibTorch's matmul/softmax chain for the attention
+    // core instead of core/kernels/cpu_softmax_attention.cpp.
+    auto ours = [&](const char* without) {
+      if (without) setenv(without, "1", 1);
       const double ms =
           bench::run_child("--step dot " + std::to_string(c.d) + " " + std::to_string(c.seq) + " " +
                            std::to_string(c.batch) + " " + std::to_string(c.steps))
               .ms;
-      unsetenv("ATTN_UNFUSED_OPTIMIZER");
+      if (without) unsetenv(without);
       return ms;
     };
+    const char* kUnfused = "ATTN_UNFUSED_OPTIMIZER";
+    const char* kReference = "ATTN_REFERENCE_KERNELS";
     const std::string cmd = "/usr/bin/python3 " + script + " --threads 1 --value --config " +
                             std::to_string(c.d) + "," + std::to_string(c.seq) + "," +
                             std::to_string(c.batch) + " --steps " + std::to_string(c.steps);
@@ -245,10 +252,11 @@ void pytorch_section(bool quick) {
       }
       return v;
     };
-    const double a1 = ours(false), u1 = ours(true);
+    const double a1 = ours(nullptr), u1 = ours(kUnfused), r1 = ours(kReference);
     const double b1 = python(), b2 = python();
-    const double u2 = ours(true), a2 = ours(false);
-    const double a = std::min(a1, a2), b = std::min(b1, b2), u = std::min(u1, u2);
+    const double r2 = ours(kReference), u2 = ours(kUnfused), a2 = ours(nullptr);
+    const double a = std::min(a1, a2), b = std::min(b1, b2), u = std::min(u1, u2),
+                 r = std::min(r1, r2);
     std::printf(
         "%-20s attnlab %.2f / %.2f ms/step, pytorch %.2f / %.2f ms/step: attnlab %.2fx "
         "faster (best of each; target >= %.1fx)\n",
@@ -256,6 +264,10 @@ void pytorch_section(bool quick) {
     std::printf(
         "%-20s torch's optimiser path %.2f / %.2f ms/step: the fused step is %.2fx faster\n", "",
         u1, u2, u / a);
+    std::printf(
+        "%-20s LibTorch's attention ops %.2f / %.2f ms/step: the packed attention kernel is "
+        "%.2fx faster\n",
+        "", r1, r2, r / a);
   }
 }
 

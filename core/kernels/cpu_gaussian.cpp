@@ -8,30 +8,10 @@
 
 #include "core/base/error.h"
 #include "core/kernels/cpu_kernels.h"
+#include "core/kernels/cpu_math.h"
 
 namespace attn::cpu {
 namespace {
-
-// exp(x) for x <= 0 in float, as straight-line arithmetic the compiler vectorises (Cephes'
-// expf polynomial after a 2^n split); below -87 it returns ~1e-38 instead of a denormal.
-inline float exp_nonpositive(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  const float z = x * 1.44269504088896341f;
-  const float n = (z + 12582912.0f) - 12582912.0f;  // round to nearest (2^23 + 2^22 trick)
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int bits = (static_cast<int>(n) + 127) << 23;
-  return p * __builtin_bit_cast(float, bits);
-}
-inline double exp_nonpositive(double x) {
-  return std::exp(x);
-}
 
 // xt: [Dh, S] (the map's tokens, transposed); out: [S, S]. c = 1 / (2 sigma^2).
 template <typename T>

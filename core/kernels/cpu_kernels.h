@@ -39,3 +39,14 @@ torch::Tensor neural_relu_scores(const torch::Tensor& p, const torch::Tensor& r,
                                  const torch::Tensor& w, bool causal);
 
 }  // namespace attn::cpu
+
+namespace attn::cpu {
+
+// Dot's attention core from the packed projection, differentiable in qkv:
+// qkv [B, L, 3 * H * Dh] as the qkv linear layer emits it (q | k | v, heads within each third);
+// returns y [B, L, H * Dh] with y[b,i,h] = sum_j softmax_j(q_i . k_j / sqrt(Dh)) v_j, keys j <= i
+// when causal. No dropout, no logit bias. Keeps the [B, H, L, L] weights for the backward (as
+// LibTorch's softmax does) and nothing else of size L x L.
+torch::Tensor packed_softmax_attention(const torch::Tensor& qkv, int64_t heads, bool causal);
+
+}  // namespace attn::cpu

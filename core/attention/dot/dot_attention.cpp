@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/kernels/cpu_kernels.h"
+#include "core/kernels/fused_attention.h"
 #include "core/training/run_random.h"
 
 namespace attn {
@@ -31,6 +33,12 @@ DotAttention::DotAttention(const AttentionSpec& spec)
 
 torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
+  // On the CPU the core is one kernel on the packed projection (cpu_kernels.h) when it computes
+  // the plain function: no rotation, no logit bias, no dropout, no weights to record.
+  if (fused_kernels_enabled() && cpu::accepts(x) && !position_.rope() && !position_.alibi() &&
+      !record_weights && !(shape_.dropout > 0 && is_training()))
+    return out_->forward(
+        cpu::packed_softmax_attention(qkv_->forward(x), shape_.heads, shape_.causal));
   // [B, L, 3, H, Dh] -> three [B, H, L, Dh]
   auto qkv =
       qkv_->forward(x).view({B, L, 3, shape_.heads, shape_.head_dim}).permute({2, 0, 3, 1, 4});
