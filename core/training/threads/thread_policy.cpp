@@ -17,7 +17,11 @@ namespace attn {
 namespace {
 
 constexpr double kSlowerCutoff = 1.5;      // a probe step this much slower than the best: stop
-constexpr double kWarmupCutoff = 3.0;      // ...the same for the warm-up step after a change
+// Steps after a change of team that are not measured and not cut short: a new team's first
+// steps create its threads and their BLAS buffers. Measured on the 2-core machine (d64 char LM,
+// 2.7 ms/step at 1 thread, 2.0 at 2): the first step at 2 threads took 7.5-66 ms and the
+// second up to 4.5 ms. Their cost still counts toward the probe's, which spaces probes out.
+constexpr int kTeamWarmupSteps = 2;
 constexpr double kMoreThreadsGain = 0.95;  // more threads must be 5% faster to be kept
 constexpr double kProbeBudgetFactor = 50;  // interval >= 50x the probe's cost: <= ~2%
 constexpr size_t kRecentSteps = 5;
@@ -155,7 +159,7 @@ void ThreadPolicy::start_probe(double now) {
   samples_.clear();
   probe_spent_ = 0;
   probe_note_.clear();
-  skip_next_ = set_threads(candidates_[0]);
+  warmup_steps_ = set_threads(candidates_[0]) ? kTeamWarmupSteps : 0;
   probe_steps_ = 0;
 }
 
@@ -181,7 +185,7 @@ void ThreadPolicy::next_candidate(double now) {
     }
   }
   samples_.clear();
-  skip_next_ = set_threads(c);
+  warmup_steps_ = set_threads(c) ? kTeamWarmupSteps : 0;
 }
 
 void ThreadPolicy::finish_probe(double now) {
@@ -222,14 +226,15 @@ bool ThreadPolicy::record_step(double seconds) {
       double best = NAN;
       for (double m : medians_)
         if (!std::isnan(m) && !(m >= best)) best = m;
-      const bool warmup = skip_next_;
-      skip_next_ = false;
-      if (!std::isnan(best) && seconds > (warmup ? kWarmupCutoff : kSlowerCutoff) * best) {
+      if (warmup_steps_ > 0) {
+        --warmup_steps_;
+        break;
+      }
+      if (!std::isnan(best) && seconds > kSlowerCutoff * best) {
         medians_.push_back(NAN);  // slower: so, by experience, is every larger team
         finish_probe(now);
         break;
       }
-      if (warmup) break;
       samples_.push_back(seconds);
       if (static_cast<int>(samples_.size()) >= options_.probe_steps) {
         medians_.push_back(median(samples_));

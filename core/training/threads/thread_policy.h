@@ -9,14 +9,14 @@
 //
 // Contract (adaptive mode, ThreadPolicyOptions::fixed == 0):
 //  - Candidates are 1, 2, 4, ... up to max_threads (max_threads itself included).
-//  - It starts at one thread, then probes each candidate for a few steps (the first step after
-//    a change is a warm-up and not counted) and keeps the fastest by median step time; more
-//    threads must be at least 5% faster than fewer to be kept (they cost the other work more).
+//  - It starts at one thread, then probes each candidate for a few steps (the first two steps
+//    after a change form the team: they are neither counted nor cut short) and keeps the
+//    fastest by median step time; more threads must be at least 5% faster than fewer to be
+//    kept (they cost the other work more).
 //  - A candidate is not tried while other work (other processes, or other threads of this one
 //    when other_load counts them) keeps fewer than candidate - 0.5 cores free, nor when
-//    team_ready says a team of that size stalls now; a probe step slower than 1.5x the best
-//    median so far (3x for the first step after a change) ends that candidate and every
-//    larger one.
+//    team_ready says a team of that size stalls now; a measured probe step slower than 1.5x
+//    the best median so far ends that candidate and every larger one.
 //  - While exploiting a choice with more than one thread, other work taking its cores drops it
 //    back to one thread at once (the next sample, at most every 0.25 s); a median step time
 //    1.5x the chosen one's probe re-probes at once. Otherwise it re-probes after an interval
@@ -55,7 +55,7 @@ struct ThreadPolicyOptions {
   int fixed = 0;        // > 0: always this many threads
   int max_threads = 1;  // the adaptive range's top (usable_cores(), minus one for a UI thread)
   double min_interval_s = 2, max_interval_s = 60;
-  int probe_steps = 3;  // measured steps per candidate (after one warm-up step)
+  int probe_steps = 3;  // measured steps per candidate (after the warm-up steps of a change)
   int cores = 0;        // the machine's usable cores; 0: usable_cores()
   // Injected for tests; defaults: a steady clock in seconds and an OtherLoadMeter.
   std::function<double()> clock;
@@ -97,7 +97,7 @@ class ThreadPolicy {
   int warmup_left_ = 2;  // the first steps of a run allocate; never measured
   // Probe state.
   size_t candidate_ = 0;
-  bool skip_next_ = false;  // the first step after a change is a warm-up
+  int warmup_steps_ = 0;  // steps after a change of team not yet run (not measured)
   std::vector<double> samples_;
   std::vector<double> medians_;  // per candidate tried; NAN when skipped or cut short
   double probe_spent_ = 0;       // seconds in this probe's steps
