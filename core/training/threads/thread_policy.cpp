@@ -16,7 +16,12 @@
 namespace attn {
 namespace {
 
-constexpr double kSlowerCutoff = 1.5;      // a probe step this much slower than the best: stop
+// A measured probe step this much slower than the best median so far ends the probe: a team
+// that collapses under contention runs 28-80x slower, while a team that is merely warming up
+// or shares its cores for a moment ran single steps 1.5-2x slower (2 vCPUs, d64 LM), which
+// the median over the candidate's steps absorbs.
+constexpr double kProbeCutoff = 3.0;
+constexpr double kSlowdownReprobe = 1.5;  // recent median this much slower: measure again
 // Steps after a change of team that are not measured and not cut short: a new team's first
 // steps create its threads and their BLAS buffers. Measured on the 2-core machine (d64 char LM,
 // 2.7 ms/step at 1 thread, 2.0 at 2): the first step at 2 threads took 7.5-66 ms and the
@@ -25,6 +30,14 @@ constexpr int kTeamWarmupSteps = 2;
 constexpr double kMoreThreadsGain = 0.95;  // more threads must be 5% faster to be kept
 constexpr double kProbeBudgetFactor = 50;  // interval >= 50x the probe's cost: <= ~2%
 constexpr size_t kRecentSteps = 5;
+// A run's first steps are slower for a while (heap and buffers growing): on the d64 LM, steps at
+// 2 threads went 3.5 -> 2.3 ms over the first 0.1 s, and a probe then chose one thread where
+// two are 1.35x faster. The first probe waits this long (and at least 2 steps).
+constexpr double kRunWarmupSeconds = 0.25;
+// Short steps are measured for at least this long per candidate (up to kMaxProbeSamples
+// steps): a 2 ms step's median over 3 steps moved by 50% between probes of the same team.
+constexpr double kMinProbeSeconds = 0.03;
+constexpr size_t kMaxProbeSamples = 64;
 
 double monotonic_seconds(clockid_t id) {
   timespec ts{};
@@ -218,7 +231,8 @@ bool ThreadPolicy::record_step(double seconds) {
   const int before = threads_;
   switch (phase_) {
     case Phase::Warmup:
-      if (--warmup_left_ <= 0) start_probe(now);
+      if (warmup_started_ < 0) warmup_started_ = now - seconds;
+      if (--warmup_left_ <= 0 && now - warmup_started_ >= kRunWarmupSeconds) start_probe(now);
       break;
     case Phase::Probe: {
       probe_spent_ += seconds;
@@ -230,13 +244,16 @@ bool ThreadPolicy::record_step(double seconds) {
         --warmup_steps_;
         break;
       }
-      if (!std::isnan(best) && seconds > kSlowerCutoff * best) {
+      if (!std::isnan(best) && seconds > kProbeCutoff * best) {
         medians_.push_back(NAN);  // slower: so, by experience, is every larger team
         finish_probe(now);
         break;
       }
       samples_.push_back(seconds);
-      if (static_cast<int>(samples_.size()) >= options_.probe_steps) {
+      double measured = 0;
+      for (double v : samples_) measured += v;
+      if (static_cast<int>(samples_.size()) >= options_.probe_steps &&
+          (measured >= kMinProbeSeconds || samples_.size() >= kMaxProbeSamples)) {
         medians_.push_back(median(samples_));
         next_candidate(now);
       }
@@ -252,7 +269,7 @@ bool ThreadPolicy::record_step(double seconds) {
           break;
         }
       }
-      if (recent_.size() == kRecentSteps && median(recent_) > kSlowerCutoff * chosen_median_) {
+      if (recent_.size() == kRecentSteps && median(recent_) > kSlowdownReprobe * chosen_median_) {
         start_probe(now);  // throughput dropped: measure again now
         break;
       }

@@ -9,13 +9,13 @@
 //
 // Contract (adaptive mode, ThreadPolicyOptions::fixed == 0):
 //  - Candidates are 1, 2, 4, ... up to max_threads (max_threads itself included).
-//  - It starts at one thread, then probes each candidate for a few steps (the first two steps
+//  - It starts at one thread for the run's first 0.25 s (and 2 steps), then probes each candidate for a few steps (the first two steps
 //    after a change form the team: they are neither counted nor cut short) and keeps the
 //    fastest by median step time; more threads must be at least 5% faster than fewer to be
 //    kept (they cost the other work more).
 //  - A candidate is not tried while other work (other processes, or other threads of this one
 //    when other_load counts them) keeps fewer than candidate - 0.5 cores free, nor when
-//    team_ready says a team of that size stalls now; a measured probe step slower than 1.5x
+//    team_ready says a team of that size stalls now; a measured probe step slower than 3x
 //    the best median so far ends that candidate and every larger one.
 //  - While exploiting a choice with more than one thread, other work taking its cores drops it
 //    back to one thread at once (the next sample, at most every 0.25 s); a median step time
@@ -95,6 +95,7 @@ class ThreadPolicy {
   std::string reason_;
   Phase phase_ = Phase::Warmup;
   int warmup_left_ = 2;  // the first steps of a run allocate; never measured
+  double warmup_started_ = -1;
   // Probe state.
   size_t candidate_ = 0;
   int warmup_steps_ = 0;  // steps after a change of team not yet run (not measured)
