@@ -45,8 +45,11 @@ namespace attn::cpu {
 // Dot's attention core from the packed projection, differentiable in qkv:
 // qkv [B, L, 3 * H * Dh] as the qkv linear layer emits it (q | k | v, heads within each third);
 // returns y [B, L, H * Dh] with y[b,i,h] = sum_j softmax_j(q_i . k_j / sqrt(Dh)) v_j, keys j <= i
-// when causal. No dropout, no logit bias. Keeps the [B, H, L, L] weights for the backward (as
-// LibTorch's softmax does) and nothing else of size L x L.
-torch::Tensor packed_softmax_attention(const torch::Tensor& qkv, int64_t heads, bool causal);
+// when causal. No logit bias. keep (if defined, [B, H, L, L] of 0 or 1/(1-p): dropout drawn by
+// the caller) multiplies the weights before they meet v, as softmax_attention's dropout does.
+// Keeps the [B, H, L, L] weights for the backward (as LibTorch's softmax does) and nothing
+// else of size L x L.
+torch::Tensor packed_softmax_attention(const torch::Tensor& qkv, int64_t heads, bool causal,
+                                       const torch::Tensor& keep = torch::Tensor());
 
 }  // namespace attn::cpu

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "core/base/error.h"
@@ -30,8 +31,10 @@ template <typename T>
 inline __attribute__((always_inline)) void forward_head(const T* __restrict q,
                                                         const T* __restrict k,
                                                         const T* __restrict v, T* __restrict out,
-                                                        T* __restrict probs, T* __restrict kt,
-                                                        T* __restrict acc, HeadLayout s, T scale) {
+                                                        T* __restrict probs,
+                                                        const T* __restrict keep,
+                                                        T* __restrict kt, T* __restrict acc,
+                                                        HeadLayout s, T scale) {
   const int64_t L = s.L, Dh = s.Dh;
   for (int64_t j = 0; j < L; ++j)
     for (int64_t d = 0; d < Dh; ++d) kt[d * L + j] = k[j * s.row + d];
@@ -52,7 +55,7 @@ inline __attribute__((always_inline)) void forward_head(const T* __restrict q,
     for (int64_t j = n; j < L; ++j) p[j] = 0;
     for (int64_t d = 0; d < Dh; ++d) acc[d] = 0;
     for (int64_t j = 0; j < n; ++j) {
-      const T w = p[j];
+      const T w = keep ? p[j] * keep[i * L + j] : p[j];
       const T* vj = v + j * s.row;
       for (int64_t d = 0; d < Dh; ++d) acc[d] += w * vj[d];
     }
@@ -67,7 +70,7 @@ inline __attribute__((always_inline)) void forward_head(const T* __restrict q,
 template <typename T>
 inline __attribute__((always_inline)) void backward_head(
     const T* __restrict q, const T* __restrict k, const T* __restrict v, const T* __restrict probs,
-    const T* __restrict g, T* __restrict dq, T* __restrict dk, T* __restrict dv,
+    const T* __restrict keep, const T* __restrict g, T* __restrict dq, T* __restrict dk, T* __restrict dv,
     T* __restrict vt, T* __restrict ds, T* __restrict dk_acc, T* __restrict dv_acc,
     T* __restrict dq_acc, HeadLayout s, T scale) {
   const int64_t L = s.L, Dh = s.Dh;
@@ -86,11 +89,13 @@ inline __attribute__((always_inline)) void backward_head(
       const T* vd = vt + d * L;
       for (int64_t j = 0; j < n; ++j) ds[j] += a * vd[j];
     }
+    if (keep)
+      for (int64_t j = 0; j < n; ++j) ds[j] *= keep[i * L + j];
     const T row_dot = dot_lanes(p, ds, n);
     for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (ds[j] - row_dot) * scale;
     for (int64_t d = 0; d < Dh; ++d) dq_acc[d] = 0;
     for (int64_t j = 0; j < n; ++j) {
-      const T sj = ds[j], pj = p[j];
+      const T sj = ds[j], pj = keep ? p[j] * keep[i * L + j] : p[j];
       const T* kj = k + j * s.row;
       T* dkj = dk_acc + j * Dh;
       T* dvj = dv_acc + j * Dh;
@@ -247,7 +252,7 @@ struct BlockScratch {
 template <typename T, int DH>
 inline __attribute__((always_inline)) void forward_head_blocked(
     const T* __restrict q, const T* __restrict k, const T* __restrict v, T* __restrict out,
-    T* __restrict probs, BlockScratch<T>& sc, HeadLayout s, T scale) {
+    T* __restrict probs, const T* __restrict keep, BlockScratch<T>& sc, HeadLayout s, T scale) {
   const int64_t L = s.L, Lp = round_up(L, kKeyBlock);
   transpose_padded<T, DH>(k, s.row, L, Lp, sc.xt.data());
   T* a = sc.a.data();
@@ -270,8 +275,14 @@ inline __attribute__((always_inline)) void forward_head_blocked(
     }
   }
   const bool causal = s.causal;
+  const T* w = probs;
+  if (keep) {  // the dropped weights meet the values; probs stays the softmax, for the backward
+    T* dropped = sc.m1.data();
+    for (int64_t e = 0; e < L * L; ++e) dropped[e] = probs[e] * keep[e];
+    w = dropped;
+  }
   weighted_all_rows<T, DH>(
-      probs, L, L,
+      w, L, L,
       [=](int64_t i) { return std::pair<int64_t, int64_t>(0, causal ? i + 1 : L); }, v, s.row,
       out, s.orow);
 }
@@ -279,7 +290,7 @@ inline __attribute__((always_inline)) void forward_head_blocked(
 template <typename T, int DH>
 inline __attribute__((always_inline)) void backward_head_blocked(
     const T* __restrict q, const T* __restrict k, const T* __restrict v, const T* __restrict probs,
-    const T* __restrict g, T* __restrict dq, T* __restrict dk, T* __restrict dv,
+    const T* __restrict keep, const T* __restrict g, T* __restrict dq, T* __restrict dk, T* __restrict dv,
     BlockScratch<T>& sc, HeadLayout s, T scale) {
   const int64_t L = s.L, Lp = round_up(L, kKeyBlock);
   const bool causal = s.causal;
@@ -295,8 +306,10 @@ inline __attribute__((always_inline)) void backward_head_blocked(
     scores_4rows<T, DH>(a, sc.xt.data(), Lp, n_max, sb);  // dp = g V^T
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r, n = causal ? i + 1 : L;
-      const T* dp = sb + r * Lp;
+      T* dp = sb + r * Lp;
       const T* p = probs + i * L;
+      if (keep)
+        for (int64_t j = 0; j < n; ++j) dp[j] *= keep[i * L + j];
       T* dsi = ds + i * L;
       const T row_dot = dot_lanes(p, dp, n);
       for (int64_t j = 0; j < n; ++j) dsi[j] = p[j] * (dp[j] - row_dot) * scale;
@@ -312,23 +325,24 @@ inline __attribute__((always_inline)) void backward_head_blocked(
     for (int64_t j = 0, n = causal ? i + 1 : L; j < n; ++j) t[j * L + i] = ds[i * L + j];
   weighted_all_rows<T, DH>(t, L, L, above, q, s.row, dk, s.row);  // dk = dS^T Q
   for (int64_t i = 0; i < L; ++i)
-    for (int64_t j = 0, n = causal ? i + 1 : L; j < n; ++j) t[j * L + i] = probs[i * L + j];
+    for (int64_t j = 0, n = causal ? i + 1 : L; j < n; ++j)
+      t[j * L + i] = keep ? probs[i * L + j] * keep[i * L + j] : probs[i * L + j];
   weighted_all_rows<T, DH>(t, L, L, above, g, s.orow, dv, s.row);  // dv = P^T g
 }
 
 template <typename T>
 inline __attribute__((always_inline)) void backward_any(const T* q, const T* k, const T* v,
-                                                        const T* probs, const T* g, T* dq, T* dk,
+                                                        const T* probs, const T* keep, const T* g, T* dq, T* dk,
                                                         T* dv, T* vt, T* ds, T* dk_acc, T* dv_acc,
                                                         T* dq_acc, BlockScratch<T>& sc,
                                                         HeadLayout s, T scale) {
   switch (s.Dh) {
-    case 16: return backward_head_blocked<T, 16>(q, k, v, probs, g, dq, dk, dv, sc, s, scale);
-    case 32: return backward_head_blocked<T, 32>(q, k, v, probs, g, dq, dk, dv, sc, s, scale);
-    case 64: return backward_head_blocked<T, 64>(q, k, v, probs, g, dq, dk, dv, sc, s, scale);
+    case 16: return backward_head_blocked<T, 16>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
+    case 32: return backward_head_blocked<T, 32>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
+    case 64: return backward_head_blocked<T, 64>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
     default:
-      return backward_head<T>(q, k, v, probs, g, dq, dk, dv, vt, ds, dk_acc, dv_acc, dq_acc, s,
-                              scale);
+      return backward_head<T>(q, k, v, probs, keep, g, dq, dk, dv, vt, ds, dk_acc, dv_acc, dq_acc,
+                              s, scale);
   }
 }
 
@@ -336,51 +350,45 @@ inline __attribute__((always_inline)) void backward_any(const T* q, const T* k, 
 // otherwise.
 template <typename T>
 inline __attribute__((always_inline)) void forward_any(const T* q, const T* k, const T* v, T* out,
-                                                       T* probs, T* kt, T* acc,
+                                                       T* probs, const T* keep, T* kt, T* acc,
                                                        BlockScratch<T>& sc, HeadLayout s,
                                                        T scale) {
   switch (s.Dh) {
-    case 16: return forward_head_blocked<T, 16>(q, k, v, out, probs, sc, s, scale);
-    case 32: return forward_head_blocked<T, 32>(q, k, v, out, probs, sc, s, scale);
-    case 64: return forward_head_blocked<T, 64>(q, k, v, out, probs, sc, s, scale);
-    default: return forward_head<T>(q, k, v, out, probs, kt, acc, s, scale);
+    case 16: return forward_head_blocked<T, 16>(q, k, v, out, probs, keep, sc, s, scale);
+    case 32: return forward_head_blocked<T, 32>(q, k, v, out, probs, keep, sc, s, scale);
+    case 64: return forward_head_blocked<T, 64>(q, k, v, out, probs, keep, sc, s, scale);
+    default: return forward_head<T>(q, k, v, out, probs, keep, kt, acc, s, scale);
   }
 }
 
 ATTN_CPU_CLONES void forward_f32(const float* q, const float* k, const float* v, float* out,
-                                 float* probs, float* kt, float* acc, BlockScratch<float>& sc,
-                                 HeadLayout s, float scale) {
-  forward_any<float>(q, k, v, out, probs, kt, acc, sc, s, scale);
+                                 float* probs, const float* keep, float* kt, float* acc,
+                                 BlockScratch<float>& sc, HeadLayout s, float scale) {
+  forward_any<float>(q, k, v, out, probs, keep, kt, acc, sc, s, scale);
 }
 ATTN_CPU_CLONES void backward_f32(const float* q, const float* k, const float* v,
-                                  const float* probs, const float* g, float* dq, float* dk,
-                                  float* dv, float* vt, float* ds, float* dk_acc, float* dv_acc,
-                                  float* dq_acc, BlockScratch<float>& sc, HeadLayout s,
-                                  float scale) {
-  backward_any<float>(q, k, v, probs, g, dq, dk, dv, vt, ds, dk_acc, dv_acc, dq_acc, sc, s,
+                                  const float* probs, const float* keep, const float* g,
+                                  float* dq, float* dk, float* dv, float* vt, float* ds,
+                                  float* dk_acc, float* dv_acc, float* dq_acc,
+                                  BlockScratch<float>& sc, HeadLayout s, float scale) {
+  backward_any<float>(q, k, v, probs, keep, g, dq, dk, dv, vt, ds, dk_acc, dv_acc, dq_acc, sc, s,
                       scale);
 }
-void forward_kernel(const float* q, const float* k, const float* v, float* out, float* probs,
-                    float* kt, float* acc, BlockScratch<float>& sc, HeadLayout s, float scale) {
-  forward_f32(q, k, v, out, probs, kt, acc, sc, s, scale);
+
+// float goes through the clones (AVX2 where the CPU has it); double (tests) straight through.
+template <typename T, typename... Args>
+void forward_kernel(Args... args) {
+  if constexpr (std::is_same_v<T, float>)
+    forward_f32(args...);
+  else
+    forward_any<T>(args...);
 }
-void forward_kernel(const double* q, const double* k, const double* v, double* out,
-                    double* probs, double* kt, double* acc, BlockScratch<double>& sc,
-                    HeadLayout s, double scale) {
-  forward_any<double>(q, k, v, out, probs, kt, acc, sc, s, scale);
-}
-void backward_kernel(const float* q, const float* k, const float* v, const float* probs,
-                     const float* g, float* dq, float* dk, float* dv, float* vt, float* ds,
-                     float* dk_acc, float* dv_acc, float* dq_acc, BlockScratch<float>& sc,
-                     HeadLayout s, float scale) {
-  backward_f32(q, k, v, probs, g, dq, dk, dv, vt, ds, dk_acc, dv_acc, dq_acc, sc, s, scale);
-}
-void backward_kernel(const double* q, const double* k, const double* v, const double* probs,
-                     const double* g, double* dq, double* dk, double* dv, double* vt, double* ds,
-                     double* dk_acc, double* dv_acc, double* dq_acc, BlockScratch<double>& sc,
-                     HeadLayout s, double scale) {
-  backward_any<double>(q, k, v, probs, g, dq, dk, dv, vt, ds, dk_acc, dv_acc, dq_acc, sc, s,
-                       scale);
+template <typename T, typename... Args>
+void backward_kernel(Args... args) {
+  if constexpr (std::is_same_v<T, float>)
+    backward_f32(args...);
+  else
+    backward_any<T>(args...);
 }
 
 // Offsets of head n = b * H + h in the packed projection [B, L, 3, H, Dh] and the output
@@ -393,8 +401,15 @@ struct Packed {
   HeadLayout layout(bool causal) const { return {L, Dh, 3 * D(), D(), causal}; }
 };
 
+// keep: undefined, or [B, H, L, L] contiguous (0 or 1/(1-p)).
 template <typename T>
-std::pair<torch::Tensor, torch::Tensor> attention_forward(const torch::Tensor& qkv, Packed pk,
+const T* head_keep(const torch::Tensor& keep, int64_t n, int64_t L) {
+  return keep.defined() ? keep.data_ptr<T>() + n * L * L : nullptr;
+}
+
+template <typename T>
+std::pair<torch::Tensor, torch::Tensor> attention_forward(const torch::Tensor& qkv,
+                                                          const torch::Tensor& keep, Packed pk,
                                                           bool causal) {
   auto out = torch::empty({pk.B, pk.L, pk.D()}, qkv.options());
   auto probs = torch::empty({pk.B, pk.H, pk.L, pk.L}, qkv.options());
@@ -409,8 +424,8 @@ std::pair<torch::Tensor, torch::Tensor> attention_forward(const torch::Tensor& q
     sc.size_for(pk.L, pk.Dh);
     for (int64_t n = begin; n < end; ++n) {
       const T* q = base + pk.qkv_offset(n);
-      forward_kernel(q, q + pk.D(), q + 2 * pk.D(), op + pk.out_offset(n), pp + n * pk.L * pk.L,
-                     kt.data(), acc.data(), sc, s, scale);
+      forward_kernel<T>(q, q + pk.D(), q + 2 * pk.D(), op + pk.out_offset(n), pp + n * pk.L * pk.L,
+                        head_keep<T>(keep, n, pk.L), kt.data(), acc.data(), sc, s, scale);
     }
   });
   return {out, probs};
@@ -418,7 +433,8 @@ std::pair<torch::Tensor, torch::Tensor> attention_forward(const torch::Tensor& q
 
 template <typename T>
 torch::Tensor attention_backward(const torch::Tensor& qkv, const torch::Tensor& probs,
-                                 const torch::Tensor& g, Packed pk, bool causal) {
+                                 const torch::Tensor& keep, const torch::Tensor& g, Packed pk,
+                                 bool causal) {
   auto grad = torch::empty_like(qkv);  // every element is written
   const T* base = qkv.data_ptr<T>();
   const T* pp = probs.data_ptr<T>();
@@ -435,9 +451,10 @@ torch::Tensor attention_backward(const torch::Tensor& qkv, const torch::Tensor& 
       const int64_t o = pk.qkv_offset(n);
       const T* q = base + o;
       T* dq = dp + o;
-      backward_kernel(q, q + pk.D(), q + 2 * pk.D(), pp + n * pk.L * pk.L, gp + pk.out_offset(n),
-                      dq, dq + pk.D(), dq + 2 * pk.D(), vt.data(), ds.data(), dk_acc.data(),
-                      dv_acc.data(), dq_acc.data(), sc, s, scale);
+      backward_kernel<T>(q, q + pk.D(), q + 2 * pk.D(), pp + n * pk.L * pk.L,
+                         head_keep<T>(keep, n, pk.L), gp + pk.out_offset(n), dq, dq + pk.D(),
+                         dq + 2 * pk.D(), vt.data(), ds.data(), dk_acc.data(), dv_acc.data(),
+                         dq_acc.data(), sc, s, scale);
     }
   });
   return grad;
@@ -446,13 +463,16 @@ torch::Tensor attention_backward(const torch::Tensor& qkv, const torch::Tensor& 
 class PackedAttentionFunction : public torch::autograd::Function<PackedAttentionFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor qkv,
-                               int64_t heads, bool causal) {
+                               torch::Tensor keep, int64_t heads, bool causal) {
     qkv = qkv.contiguous();
+    // No dropout comes as an empty tensor: LibTorch 1.13's apply() cannot take undefined inputs.
+    keep = keep.numel() ? keep.to(qkv.scalar_type()).contiguous() : torch::Tensor();
     const Packed pk{qkv.size(0), qkv.size(1), heads, qkv.size(2) / (3 * heads)};
     auto [out, probs] = qkv.scalar_type() == torch::kDouble
-                            ? attention_forward<double>(qkv, pk, causal)
-                            : attention_forward<float>(qkv, pk, causal);
+                            ? attention_forward<double>(qkv, keep, pk, causal)
+                            : attention_forward<float>(qkv, keep, pk, causal);
     ctx->save_for_backward({qkv, probs});
+    if (keep.defined()) ctx->saved_data["keep"] = keep;
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["causal"] = causal;
     return out;
@@ -465,22 +485,30 @@ class PackedAttentionFunction : public torch::autograd::Function<PackedAttention
     const bool causal = ctx->saved_data["causal"].toBool();
     const Packed pk{qkv.size(0), qkv.size(1), heads, qkv.size(2) / (3 * heads)};
     const auto g = grads[0].contiguous();
+    const torch::Tensor keep = ctx->saved_data.count("keep") ? ctx->saved_data["keep"].toTensor()
+                                                             : torch::Tensor();
     auto grad = qkv.scalar_type() == torch::kDouble
-                    ? attention_backward<double>(qkv, saved[1], g, pk, causal)
-                    : attention_backward<float>(qkv, saved[1], g, pk, causal);
-    return {grad, torch::Tensor(), torch::Tensor()};
+                    ? attention_backward<double>(qkv, saved[1], keep, g, pk, causal)
+                    : attention_backward<float>(qkv, saved[1], keep, g, pk, causal);
+    return {grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
 }  // namespace
 
-torch::Tensor packed_softmax_attention(const torch::Tensor& qkv, int64_t heads, bool causal) {
+torch::Tensor packed_softmax_attention(const torch::Tensor& qkv, int64_t heads, bool causal,
+                                       const torch::Tensor& keep) {
   if (qkv.dim() != 3 || heads < 1 || qkv.size(2) % (3 * heads) != 0 || qkv.size(1) < 1)
     throw Error("packed_softmax_attention: qkv must be [B, L, 3 * heads * Dh] with L >= 1, got " +
                 std::to_string(qkv.dim()) + " dimensions for " + std::to_string(heads) +
                 " heads");
   if (!accepts(qkv)) throw Error("packed_softmax_attention: qkv must be a CPU float tensor");
-  return PackedAttentionFunction::apply(qkv, heads, causal);
+  const int64_t L = qkv.size(1);
+  if (keep.defined() &&
+      keep.sizes() != torch::IntArrayRef({qkv.size(0), heads, L, L}))
+    throw Error("packed_softmax_attention: keep must be [B, heads, L, L]");
+  return PackedAttentionFunction::apply(
+      qkv, keep.defined() ? keep : torch::empty({0}, qkv.options()), heads, causal);
 }
 
 }  // namespace attn::cpu

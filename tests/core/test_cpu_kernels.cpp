@@ -6,6 +6,7 @@
 #include "core/kernels/cpu_kernels.h"
 #include "core/attention/attention.h"
 #include "core/kernels/fused_attention.h"
+#include "core/training/run_random.h"
 
 using namespace attn;
 
@@ -181,13 +182,16 @@ namespace {
 
 // Dot attention written independently of both the kernel and dot_attention.cpp: the projection
 // split by heads, the causal mask as -inf, LibTorch's softmax; autograd gives its gradient.
-torch::Tensor packed_attention_literal(const torch::Tensor& qkv, int64_t H, bool causal) {
+torch::Tensor packed_attention_literal(const torch::Tensor& qkv, int64_t H, bool causal,
+                                       const torch::Tensor& keep = torch::Tensor()) {
   const int64_t B = qkv.size(0), L = qkv.size(1), D = qkv.size(2) / 3, Dh = D / H;
   auto heads = qkv.view({B, L, 3, H, Dh}).permute({2, 0, 3, 1, 4});  // [3, B, H, L, Dh]
   auto scores = torch::einsum("bhid,bhjd->bhij", {heads[0], heads[1]}) / std::sqrt(double(Dh));
   if (causal)
     scores = scores.masked_fill(torch::ones({L, L}, torch::kBool).triu(1), -INFINITY);
-  auto y = torch::einsum("bhij,bhjd->bhid", {torch::softmax(scores, -1), heads[2]});
+  auto weights = torch::softmax(scores, -1);
+  if (keep.defined()) weights = weights * keep;
+  auto y = torch::einsum("bhij,bhjd->bhid", {weights, heads[2]});
   return y.permute({0, 2, 1, 3}).reshape({B, L, D});
 }
 
@@ -212,9 +216,13 @@ TEST_CASE("cpu packed softmax attention: output and gradient match the literal f
       // Large logits (x3) so that the softmax is far from uniform and the mask matters.
       auto qkv0 = torch::randn({c.B, c.L, 3 * c.H * c.Dh}, o) * 3;
       auto upstream = torch::randn({c.B, c.L, c.H * c.Dh}, o);
+      // Dropout's scaled mask (p = 0.3) on every other case.
+      torch::Tensor keep;
+      if (c.L % 2 == 1)
+        keep = (torch::rand({c.B, c.H, c.L, c.L}, o) > 0.3).to(dtype) / 0.7;
       auto a = qkv0.clone().requires_grad_(true), b = qkv0.clone().requires_grad_(true);
-      auto fused = cpu::packed_softmax_attention(a, c.H, c.causal);
-      auto literal = packed_attention_literal(b, c.H, c.causal);
+      auto fused = cpu::packed_softmax_attention(a, c.H, c.causal, keep);
+      auto literal = packed_attention_literal(b, c.H, c.causal, keep);
       (fused * upstream).sum().backward();
       (literal * upstream).sum().backward();
       const double tol = dtype == torch::kDouble ? 1e-12 : 3e-5;
@@ -277,6 +285,29 @@ TEST_CASE("dot attention takes the packed kernel on the CPU and computes what th
     CAPTURE(i);
     CHECK(max_rel_diff(fused[i], reference[i]) < 3e-5);
   }
+  // With dropout, in training: the same stream gives the same mask on both paths.
+  spec.dropout = 0.25;
+  auto dropped = make_dot_attention(spec);
+  dropped->train();
+  auto run_dropped = [&](bool fused) {
+    set_fused_kernels_enabled(fused);
+    torch::Generator stream = make_private_generator(torch::kCPU, 77);
+    DropoutStreamScope scope(&stream);
+    dropped->zero_grad();
+    auto y = dropped->forward(x);
+    (y * y).sum().backward();
+    std::vector<torch::Tensor> out = {y.detach()};
+    for (const auto& p : dropped->parameters()) out.push_back(p.grad().clone());
+    set_fused_kernels_enabled(true);
+    return out;
+  };
+  const auto fused_dropped = run_dropped(true), reference_dropped = run_dropped(false);
+  for (size_t i = 0; i < fused_dropped.size(); ++i) {
+    CAPTURE(i);
+    CHECK(max_rel_diff(fused_dropped[i], reference_dropped[i]) < 3e-5);
+  }
+  dropped->eval();  // the mask did something: without it the output differs
+  CHECK(max_rel_diff(dropped->forward(x).detach(), fused_dropped[0]) > 1e-2);
   // Recording the weights (the probe) takes the reference, which returns them.
   module->record_weights = true;
   module->forward(x);

@@ -34,11 +34,16 @@ DotAttention::DotAttention(const AttentionSpec& spec)
 torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), L = x.size(1), D = x.size(2);
   // On the CPU the core is one kernel on the packed projection (cpu_kernels.h) when it computes
-  // the plain function: no rotation, no logit bias, no dropout, no weights to record.
+  // softmax attention itself: no rotation, no logit bias, no weights to record. Dropout's mask
+  // is drawn here, from the same stream and of the same shape as softmax_attention draws it.
   if (fused_kernels_enabled() && cpu::accepts(x) && !position_.rope() && !position_.alibi() &&
-      !record_weights && !(shape_.dropout > 0 && is_training()))
+      !record_weights) {
+    torch::Tensor keep;
+    if (shape_.dropout > 0 && is_training())
+      keep = run_dropout(torch::ones({B, shape_.heads, L, L}, x.options()), shape_.dropout);
     return out_->forward(
-        cpu::packed_softmax_attention(qkv_->forward(x), shape_.heads, shape_.causal));
+        cpu::packed_softmax_attention(qkv_->forward(x), shape_.heads, shape_.causal, keep));
+  }
   // [B, L, 3, H, Dh] -> three [B, H, L, Dh]
   auto qkv =
       qkv_->forward(x).view({B, L, 3, shape_.heads, shape_.head_dim}).permute({2, 0, 3, 1, 4});
