@@ -5,13 +5,15 @@
 #pragma once
 #include <torch/torch.h>
 
-// The kernels' inner loops are built twice, AVX2 and baseline, and the loader picks one through
+// The kernels' inner loops are built twice, AVX2+FMA and baseline, and the loader picks one through
 // an ifunc resolver. ThreadSanitizer builds take the baseline only: the resolver runs while the
 // dynamic loader relocates the binary, before TSan's runtime exists, and crashes there.
 #if defined(__SANITIZE_THREAD__)
 #define ATTN_CPU_CLONES
 #else
-#define ATTN_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+// x86-64-v3: AVX2 with FMA (which "avx2" alone does not enable), as every AVX2 CPU since
+// Haswell and Zen 1 has.
+#define ATTN_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 
 namespace attn::cpu {

@@ -177,11 +177,12 @@ inline __attribute__((always_inline)) void scores_4rows(const T* __restrict a,
   }
 }
 
-// out[r] = sum_{j in [lo, hi)} w[r][j] x[j] for R rows: w rows wstride apart, x rows xstride
-// apart (DH wide), out rows ostride apart.
+// out[r] = sum_{j in [lo, hi)} w(r, j) x[j] for R rows, where w(r, j) = w[r * rs + j * js]
+// (rs = row stride, js = 1: W's rows; rs = 1, js = L: W's columns, so W^T x without forming
+// W^T); x rows xstride apart (DH wide), out rows ostride apart.
 template <typename T, int DH, int R>
-inline __attribute__((always_inline)) void weighted_rows(const T* __restrict w, int64_t wstride,
-                                                         int64_t lo, int64_t hi,
+inline __attribute__((always_inline)) void weighted_rows(const T* __restrict w, int64_t rs,
+                                                         int64_t js, int64_t lo, int64_t hi,
                                                          const T* __restrict x, int64_t xstride,
                                                          T* __restrict out, int64_t ostride) {
   constexpr int NV = DH / kLanes<T>;
@@ -190,7 +191,7 @@ inline __attribute__((always_inline)) void weighted_rows(const T* __restrict w, 
     Vec<T> xj[NV];
     for (int v = 0; v < NV; ++v) xj[v] = load(x + j * xstride + v * kLanes<T>);
     for (int r = 0; r < R; ++r) {
-      const Vec<T> c = Vec<T>{} + w[r * wstride + j];
+      const Vec<T> c = Vec<T>{} + w[r * rs + j * js];
       for (int v = 0; v < NV; ++v) acc[r][v] += c * xj[v];
     }
   }
@@ -198,13 +199,13 @@ inline __attribute__((always_inline)) void weighted_rows(const T* __restrict w, 
     for (int v = 0; v < NV; ++v) store(out + r * ostride + v * kLanes<T>, acc[r][v]);
 }
 
-// Rows [0, L) of out = W x, each row i summing over j in [lo(i), hi(i)) (W is 0 outside, so a
-// group of rows may share the union of their ranges). Rows in groups of R, R x DH / lanes = 8
-// accumulator vectors where DH allows.
+// Rows [0, L) of out = W x (rs = L, js = 1) or W^T x (rs = 1, js = L) for W [L, L], each row i
+// summing over j in [lo(i), hi(i)) (W is 0 outside, so a group of rows may share the union of
+// their ranges). Rows in groups of R, R x DH / lanes = 8 accumulator vectors where DH allows.
 template <typename T, int DH, typename Range>
-inline __attribute__((always_inline)) void weighted_all_rows(const T* __restrict w,
-                                                             int64_t wstride, int64_t L,
-                                                             Range range, const T* __restrict x,
+inline __attribute__((always_inline)) void weighted_all_rows(const T* __restrict w, int64_t rs,
+                                                             int64_t js, int64_t L, Range range,
+                                                             const T* __restrict x,
                                                              int64_t xstride, T* __restrict out,
                                                              int64_t ostride) {
   constexpr int NV = DH / kLanes<T>;
@@ -216,11 +217,10 @@ inline __attribute__((always_inline)) void weighted_all_rows(const T* __restrict
       lo = std::min(lo, range(i + r).first);
       hi = std::max(hi, range(i + r).second);
     }
-    weighted_rows<T, DH, R>(w + i * wstride, wstride, lo, hi, x, xstride, out + i * ostride,
-                            ostride);
+    weighted_rows<T, DH, R>(w + i * rs, rs, js, lo, hi, x, xstride, out + i * ostride, ostride);
   }
   for (; i < L; ++i)
-    weighted_rows<T, DH, 1>(w + i * wstride, wstride, range(i).first, range(i).second, x, xstride,
+    weighted_rows<T, DH, 1>(w + i * rs, rs, js, range(i).first, range(i).second, x, xstride,
                             out + i * ostride, ostride);
 }
 
@@ -282,7 +282,7 @@ inline __attribute__((always_inline)) void forward_head_blocked(
     w = dropped;
   }
   weighted_all_rows<T, DH>(
-      w, L, L,
+      w, L, 1, L,
       [=](int64_t i) { return std::pair<int64_t, int64_t>(0, causal ? i + 1 : L); }, v, s.row,
       out, s.orow);
 }
@@ -318,16 +318,15 @@ inline __attribute__((always_inline)) void backward_head_blocked(
   }
   auto below = [=](int64_t i) { return std::pair<int64_t, int64_t>(0, causal ? i + 1 : L); };
   auto above = [=](int64_t j) { return std::pair<int64_t, int64_t>(causal ? j : 0, L); };
-  weighted_all_rows<T, DH>(ds, L, L, below, k, s.row, dq, s.row);  // dq = dS K
-  T* t = sc.m2.data();
-  // Transposed, only where the rows' ranges read (i >= j when causal).
-  for (int64_t i = 0; i < L; ++i)
-    for (int64_t j = 0, n = causal ? i + 1 : L; j < n; ++j) t[j * L + i] = ds[i * L + j];
-  weighted_all_rows<T, DH>(t, L, L, above, q, s.row, dk, s.row);  // dk = dS^T Q
-  for (int64_t i = 0; i < L; ++i)
-    for (int64_t j = 0, n = causal ? i + 1 : L; j < n; ++j)
-      t[j * L + i] = keep ? probs[i * L + j] * keep[i * L + j] : probs[i * L + j];
-  weighted_all_rows<T, DH>(t, L, L, above, g, s.orow, dv, s.row);  // dv = P^T g
+  weighted_all_rows<T, DH>(ds, L, 1, L, below, k, s.row, dq, s.row);  // dq = dS K
+  weighted_all_rows<T, DH>(ds, 1, L, L, above, q, s.row, dk, s.row);  // dk = dS^T Q
+  const T* w = probs;
+  if (keep) {  // the dropped weights met the values
+    T* dropped = sc.m2.data();
+    for (int64_t e = 0; e < L * L; ++e) dropped[e] = probs[e] * keep[e];
+    w = dropped;
+  }
+  weighted_all_rows<T, DH>(w, 1, L, L, above, g, s.orow, dv, s.row);  // dv = P^T g
 }
 
 template <typename T>
