@@ -76,7 +76,7 @@ void transpose(const T* x, T* xt, int64_t S, int64_t Dh) {
     for (int64_t d = 0; d < Dh; ++d) xt[d * S + s] = x[s * Dh + d];
 }
 
-// The float32 loops get an AVX2 clone (chosen at load time where the CPU has AVX2).
+// The float32 loops get an AVX2+FMA clone (chosen at load time where the CPU has them).
 ATTN_CPU_CLONES void forward_f32(const float* x, const float* xt, float* out, int64_t S, int64_t Dh,
                                  float c) {
   forward_map<float>(x, xt, out, S, Dh, c);

@@ -1,7 +1,8 @@
-// Fused CPU kernels for the exotic attention scores (the CPU counterparts of gaussian_map.cu
-// and neural.cu): plain loops the compiler vectorises (an AVX2 clone picked at load time where
-// the CPU has it), nothing of size S x S x Dh x Dh (or n x n x hidden) in memory. Private to
-// core (includes torch); fused_attention.cpp dispatches to them for CPU tensors.
+// Fused CPU kernels: the exotic attention scores (the CPU counterparts of gaussian_map.cu and
+// neural.cu), with nothing of size S x S x Dh x Dh (or n x n x hidden) in memory, and dot's
+// softmax attention on the packed projection. Loops the compiler vectorises, with an AVX2+FMA
+// clone picked at load time where the CPU has it. Private to core (includes torch);
+// fused_attention.cpp and dot_attention.cpp dispatch to them for CPU tensors.
 #pragma once
 #include <torch/torch.h>
 

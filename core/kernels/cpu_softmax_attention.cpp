@@ -118,7 +118,7 @@ inline __attribute__((always_inline)) void backward_head(
 // --- Register-blocked versions for the common head widths (DH a compile-time constant), so
 // that accumulators stay in registers across the reduction instead of going through memory.
 
-// Explicit vectors (GCC/Clang vector extensions: AVX in the AVX2 clone, SSE pairs in the
+// Explicit vectors (GCC/Clang vector extensions: AVX in the x86-64-v3 clone, SSE pairs in the
 // baseline): the auto-vectoriser shuffled these blocks through the stack.
 template <typename T>
 struct VecOf;
