@@ -32,9 +32,8 @@ inline __attribute__((always_inline)) void forward_head(const T* __restrict q,
                                                         const T* __restrict k,
                                                         const T* __restrict v, T* __restrict out,
                                                         T* __restrict probs,
-                                                        const T* __restrict keep,
-                                                        T* __restrict kt, T* __restrict acc,
-                                                        HeadLayout s, T scale) {
+                                                        const T* __restrict keep, T* __restrict kt,
+                                                        T* __restrict acc, HeadLayout s, T scale) {
   const int64_t L = s.L, Dh = s.Dh;
   for (int64_t j = 0; j < L; ++j)
     for (int64_t d = 0; d < Dh; ++d) kt[d * L + j] = k[j * s.row + d];
@@ -70,9 +69,9 @@ inline __attribute__((always_inline)) void forward_head(const T* __restrict q,
 template <typename T>
 inline __attribute__((always_inline)) void backward_head(
     const T* __restrict q, const T* __restrict k, const T* __restrict v, const T* __restrict probs,
-    const T* __restrict keep, const T* __restrict g, T* __restrict dq, T* __restrict dk, T* __restrict dv,
-    T* __restrict vt, T* __restrict ds, T* __restrict dk_acc, T* __restrict dv_acc,
-    T* __restrict dq_acc, HeadLayout s, T scale) {
+    const T* __restrict keep, const T* __restrict g, T* __restrict dq, T* __restrict dk,
+    T* __restrict dv, T* __restrict vt, T* __restrict ds, T* __restrict dk_acc,
+    T* __restrict dv_acc, T* __restrict dq_acc, HeadLayout s, T scale) {
   const int64_t L = s.L, Dh = s.Dh;
   for (int64_t j = 0; j < L; ++j)
     for (int64_t d = 0; d < Dh; ++d) vt[d * L + j] = v[j * s.row + d];
@@ -205,9 +204,8 @@ inline __attribute__((always_inline)) void weighted_rows(const T* __restrict w, 
 template <typename T, int DH, typename Range>
 inline __attribute__((always_inline)) void weighted_all_rows(const T* __restrict w, int64_t rs,
                                                              int64_t js, int64_t L, Range range,
-                                                             const T* __restrict x,
-                                                             int64_t xstride, T* __restrict out,
-                                                             int64_t ostride) {
+                                                             const T* __restrict x, int64_t xstride,
+                                                             T* __restrict out, int64_t ostride) {
   constexpr int NV = DH / kLanes<T>;
   constexpr int R = NV >= 8 ? 1 : 8 / NV;
   int64_t i = 0;
@@ -282,16 +280,15 @@ inline __attribute__((always_inline)) void forward_head_blocked(
     w = dropped;
   }
   weighted_all_rows<T, DH>(
-      w, L, 1, L,
-      [=](int64_t i) { return std::pair<int64_t, int64_t>(0, causal ? i + 1 : L); }, v, s.row,
-      out, s.orow);
+      w, L, 1, L, [=](int64_t i) { return std::pair<int64_t, int64_t>(0, causal ? i + 1 : L); }, v,
+      s.row, out, s.orow);
 }
 
 template <typename T, int DH>
 inline __attribute__((always_inline)) void backward_head_blocked(
     const T* __restrict q, const T* __restrict k, const T* __restrict v, const T* __restrict probs,
-    const T* __restrict keep, const T* __restrict g, T* __restrict dq, T* __restrict dk, T* __restrict dv,
-    BlockScratch<T>& sc, HeadLayout s, T scale) {
+    const T* __restrict keep, const T* __restrict g, T* __restrict dq, T* __restrict dk,
+    T* __restrict dv, BlockScratch<T>& sc, HeadLayout s, T scale) {
   const int64_t L = s.L, Lp = round_up(L, kKeyBlock);
   const bool causal = s.causal;
   transpose_padded<T, DH>(v, s.row, L, Lp, sc.xt.data());
@@ -331,14 +328,18 @@ inline __attribute__((always_inline)) void backward_head_blocked(
 
 template <typename T>
 inline __attribute__((always_inline)) void backward_any(const T* q, const T* k, const T* v,
-                                                        const T* probs, const T* keep, const T* g, T* dq, T* dk,
-                                                        T* dv, T* vt, T* ds, T* dk_acc, T* dv_acc,
-                                                        T* dq_acc, BlockScratch<T>& sc,
-                                                        HeadLayout s, T scale) {
+                                                        const T* probs, const T* keep, const T* g,
+                                                        T* dq, T* dk, T* dv, T* vt, T* ds,
+                                                        T* dk_acc, T* dv_acc, T* dq_acc,
+                                                        BlockScratch<T>& sc, HeadLayout s,
+                                                        T scale) {
   switch (s.Dh) {
-    case 16: return backward_head_blocked<T, 16>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
-    case 32: return backward_head_blocked<T, 32>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
-    case 64: return backward_head_blocked<T, 64>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
+    case 16:
+      return backward_head_blocked<T, 16>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
+    case 32:
+      return backward_head_blocked<T, 32>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
+    case 64:
+      return backward_head_blocked<T, 64>(q, k, v, probs, keep, g, dq, dk, dv, sc, s, scale);
     default:
       return backward_head<T>(q, k, v, probs, keep, g, dq, dk, dv, vt, ds, dk_acc, dv_acc, dq_acc,
                               s, scale);
@@ -350,13 +351,16 @@ inline __attribute__((always_inline)) void backward_any(const T* q, const T* k, 
 template <typename T>
 inline __attribute__((always_inline)) void forward_any(const T* q, const T* k, const T* v, T* out,
                                                        T* probs, const T* keep, T* kt, T* acc,
-                                                       BlockScratch<T>& sc, HeadLayout s,
-                                                       T scale) {
+                                                       BlockScratch<T>& sc, HeadLayout s, T scale) {
   switch (s.Dh) {
-    case 16: return forward_head_blocked<T, 16>(q, k, v, out, probs, keep, sc, s, scale);
-    case 32: return forward_head_blocked<T, 32>(q, k, v, out, probs, keep, sc, s, scale);
-    case 64: return forward_head_blocked<T, 64>(q, k, v, out, probs, keep, sc, s, scale);
-    default: return forward_head<T>(q, k, v, out, probs, keep, kt, acc, s, scale);
+    case 16:
+      return forward_head_blocked<T, 16>(q, k, v, out, probs, keep, sc, s, scale);
+    case 32:
+      return forward_head_blocked<T, 32>(q, k, v, out, probs, keep, sc, s, scale);
+    case 64:
+      return forward_head_blocked<T, 64>(q, k, v, out, probs, keep, sc, s, scale);
+    default:
+      return forward_head<T>(q, k, v, out, probs, keep, kt, acc, s, scale);
   }
 }
 
@@ -366,10 +370,10 @@ ATTN_CPU_CLONES void forward_f32(const float* q, const float* k, const float* v,
   forward_any<float>(q, k, v, out, probs, keep, kt, acc, sc, s, scale);
 }
 ATTN_CPU_CLONES void backward_f32(const float* q, const float* k, const float* v,
-                                  const float* probs, const float* keep, const float* g,
-                                  float* dq, float* dk, float* dv, float* vt, float* ds,
-                                  float* dk_acc, float* dv_acc, float* dq_acc,
-                                  BlockScratch<float>& sc, HeadLayout s, float scale) {
+                                  const float* probs, const float* keep, const float* g, float* dq,
+                                  float* dk, float* dv, float* vt, float* ds, float* dk_acc,
+                                  float* dv_acc, float* dq_acc, BlockScratch<float>& sc,
+                                  HeadLayout s, float scale) {
   backward_any<float>(q, k, v, probs, keep, g, dq, dk, dv, vt, ds, dk_acc, dv_acc, dq_acc, sc, s,
                       scale);
 }
@@ -484,8 +488,8 @@ class PackedAttentionFunction : public torch::autograd::Function<PackedAttention
     const bool causal = ctx->saved_data["causal"].toBool();
     const Packed pk{qkv.size(0), qkv.size(1), heads, qkv.size(2) / (3 * heads)};
     const auto g = grads[0].contiguous();
-    const torch::Tensor keep = ctx->saved_data.count("keep") ? ctx->saved_data["keep"].toTensor()
-                                                             : torch::Tensor();
+    const torch::Tensor keep =
+        ctx->saved_data.count("keep") ? ctx->saved_data["keep"].toTensor() : torch::Tensor();
     auto grad = qkv.scalar_type() == torch::kDouble
                     ? attention_backward<double>(qkv, saved[1], keep, g, pk, causal)
                     : attention_backward<float>(qkv, saved[1], keep, g, pk, causal);
@@ -499,12 +503,10 @@ torch::Tensor packed_softmax_attention(const torch::Tensor& qkv, int64_t heads, 
                                        const torch::Tensor& keep) {
   if (qkv.dim() != 3 || heads < 1 || qkv.size(2) % (3 * heads) != 0 || qkv.size(1) < 1)
     throw Error("packed_softmax_attention: qkv must be [B, L, 3 * heads * Dh] with L >= 1, got " +
-                std::to_string(qkv.dim()) + " dimensions for " + std::to_string(heads) +
-                " heads");
+                std::to_string(qkv.dim()) + " dimensions for " + std::to_string(heads) + " heads");
   if (!accepts(qkv)) throw Error("packed_softmax_attention: qkv must be a CPU float tensor");
   const int64_t L = qkv.size(1);
-  if (keep.defined() &&
-      keep.sizes() != torch::IntArrayRef({qkv.size(0), heads, L, L}))
+  if (keep.defined() && keep.sizes() != torch::IntArrayRef({qkv.size(0), heads, L, L}))
     throw Error("packed_softmax_attention: keep must be [B, heads, L, L]");
   return PackedAttentionFunction::apply(
       qkv, keep.defined() ? keep : torch::empty({0}, qkv.options()), heads, causal);

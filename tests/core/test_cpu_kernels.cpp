@@ -3,8 +3,8 @@
 // form) and against central finite differences in float64.
 #include <doctest/doctest.h>
 
-#include "core/kernels/cpu_kernels.h"
 #include "core/attention/attention.h"
+#include "core/kernels/cpu_kernels.h"
 #include "core/kernels/fused_attention.h"
 #include "core/training/run_random.h"
 
@@ -187,8 +187,7 @@ torch::Tensor packed_attention_literal(const torch::Tensor& qkv, int64_t H, bool
   const int64_t B = qkv.size(0), L = qkv.size(1), D = qkv.size(2) / 3, Dh = D / H;
   auto heads = qkv.view({B, L, 3, H, Dh}).permute({2, 0, 3, 1, 4});  // [3, B, H, L, Dh]
   auto scores = torch::einsum("bhid,bhjd->bhij", {heads[0], heads[1]}) / std::sqrt(double(Dh));
-  if (causal)
-    scores = scores.masked_fill(torch::ones({L, L}, torch::kBool).triu(1), -INFINITY);
+  if (causal) scores = scores.masked_fill(torch::ones({L, L}, torch::kBool).triu(1), -INFINITY);
   auto weights = torch::softmax(scores, -1);
   if (keep.defined()) weights = weights * keep;
   auto y = torch::einsum("bhij,bhjd->bhid", {weights, heads[2]});
@@ -203,10 +202,10 @@ TEST_CASE("cpu packed softmax attention: output and gradient match the literal f
     int64_t B, L, H, Dh;
     bool causal;
   };
-  for (const Case& c : {Case{2, 7, 3, 5, true}, Case{1, 1, 1, 1, true}, Case{3, 13, 2, 8, false},
-                        Case{2, 64, 4, 16, true}, Case{1, 33, 4, 32, true},
-                        Case{1, 21, 2, 16, false}, Case{2, 19, 2, 64, true},
-                        Case{1, 6, 1, 64, false}}) {
+  for (const Case& c :
+       {Case{2, 7, 3, 5, true}, Case{1, 1, 1, 1, true}, Case{3, 13, 2, 8, false},
+        Case{2, 64, 4, 16, true}, Case{1, 33, 4, 32, true}, Case{1, 21, 2, 16, false},
+        Case{2, 19, 2, 64, true}, Case{1, 6, 1, 64, false}}) {
     for (const auto dtype : {torch::kDouble, torch::kFloat}) {
       CAPTURE(c.L);
       CAPTURE(c.Dh);
@@ -218,8 +217,7 @@ TEST_CASE("cpu packed softmax attention: output and gradient match the literal f
       auto upstream = torch::randn({c.B, c.L, c.H * c.Dh}, o);
       // Dropout's scaled mask (p = 0.3) on every other case.
       torch::Tensor keep;
-      if (c.L % 2 == 1)
-        keep = (torch::rand({c.B, c.H, c.L, c.L}, o) > 0.3).to(dtype) / 0.7;
+      if (c.L % 2 == 1) keep = (torch::rand({c.B, c.H, c.L, c.L}, o) > 0.3).to(dtype) / 0.7;
       auto a = qkv0.clone().requires_grad_(true), b = qkv0.clone().requires_grad_(true);
       auto fused = cpu::packed_softmax_attention(a, c.H, c.causal, keep);
       auto literal = packed_attention_literal(b, c.H, c.causal, keep);

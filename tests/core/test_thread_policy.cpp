@@ -102,7 +102,9 @@ TEST_CASE("thread policy: a team slow for its first steps is still chosen when i
   // BLAS buffers). Cutting the probe on those steps kept it at one thread, 1.35x slower.
   Machine m;
   m.step_seconds = [](int n, double) { return n == 1 ? 0.0027 : 0.0020; };
-  m.team_startup = [](int n, int k) { return n > 1 && k == 0 ? 25.0 : n > 1 && k == 1 ? 2.2 : 1.0; };
+  m.team_startup = [](int n, int k) {
+    return n > 1 && k == 0 ? 25.0 : n > 1 && k == 1 ? 2.2 : 1.0;
+  };
   const int64_t steps = 20000;
   const Run adaptive = simulate(m, steps);
   CHECK(adaptive.seconds <= 1.03 * best_fixed_seconds(m, steps));

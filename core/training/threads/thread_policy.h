@@ -9,10 +9,10 @@
 //
 // Contract (adaptive mode, ThreadPolicyOptions::fixed == 0):
 //  - Candidates are 1, 2, 4, ... up to max_threads (max_threads itself included).
-//  - It starts at one thread for the run's first 0.25 s (and 2 steps), then probes each candidate for a few steps (the first two steps
-//    after a change form the team: they are neither counted nor cut short) and keeps the
-//    fastest by median step time; more threads must be at least 5% faster than fewer to be
-//    kept (they cost the other work more).
+//  - It starts at one thread for the run's first 0.25 s (and 2 steps), then probes each
+//    candidate for a few steps (the first two steps after a change form the team: they are
+//    neither counted nor cut short) and keeps the fastest by median step time; more threads
+//    must be at least 5% faster than fewer to be kept (they cost the other work more).
 //  - A candidate is not tried while other work (other processes, or other threads of this one
 //    when other_load counts them) keeps fewer than candidate - 0.5 cores free, nor when
 //    team_ready says a team of that size stalls now; a measured probe step slower than 3x
