@@ -6,12 +6,15 @@
 //     is, then with one busy process per core started by this benchmark.
 //     Targets: under load default >= 0.8x --threads 1; idle default >= the best fixed count.
 //  2. dot against a plain PyTorch script of the same model (bench/pytorch_anchor.py, Debian's
-//     python3-torch, when installed), one thread each, alternating A B B A.
+//     python3-torch, when installed), one thread each, alternating A B B A; and attnlab with
+//     its fused optimiser step or its packed attention kernel swapped for LibTorch's (A/B).
 //     Targets: >= 1.3x faster at d64/seq64/batch4, >= 1.1x at d128/seq128/batch16.
 //  3. Exotic scores against dot, one thread each: neural in every layer (no down-projection,
 //     hidden 64) at d128/seq128/batch16, <= 6x dot's step time and <= 1.5x its peak memory;
 //     gaussian at d64/seq64/batch4, <= 20x dot's step time.
-// usage: bench_targets [--quick] [--skip threads,pytorch,exotic]
+//  4. Frames: the window's frame time p99 while it trains (tests/e2e/bench_frames.sh, needs
+//     xvfb-run and the GUI build), idle and with a busy process per core. Target <= 16.7 ms.
+// usage: bench_targets [--quick] [--skip threads,pytorch,exotic,frames]
 //        bench_targets --train copy|lm64 THREADS SECONDS   (child: prints steps/s)
 //        bench_targets --step dot|neural|gaussian D SEQ BATCH STEPS   (child, 1 thread:
 //                                                     prints "median_ms peak_rss_mib")
@@ -20,6 +23,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "bench/bench_child.h"
@@ -301,6 +305,40 @@ void exotic_section(bool quick) {
 
 }  // namespace
 
+// The window's frame times while it trains copy.json (tests/e2e/bench_frames.sh: the real
+// window under Xvfb, vsync off), idle and with a busy process on every core. Prints its lines.
+void frames_section(bool quick) {
+  std::printf(
+      "== frame time while training (tests/e2e/bench_frames.sh, copy.json, 1280x800 Xvfb)\n");
+  const std::string attnlab = std::string(ATTN_BINARY_DIR) + "/app/attnlab";
+  const std::string script = fs::path(ATTN_SOURCE_DIR) / "tests" / "e2e" / "bench_frames.sh";
+  const std::string config = fs::path(ATTN_SOURCE_DIR) / "assets" / "configs" / "copy.json";
+  if (!fs::exists(attnlab) || std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
+    std::printf("skipped: needs %s and xvfb-run\n", attnlab.c_str());
+    return;
+  }
+  const std::string cmd =
+      "bash " + script + " " + attnlab + " " + config + " 1 " + (quick ? "200" : "400") + " 2>&1";
+  for (const bool loaded : {false, true}) {
+    std::optional<BusyLoad> load;
+    if (loaded) load.emplace(usable_cores());
+    std::string line, out;
+    if (FILE* f = popen(cmd.c_str(), "r")) {
+      char b[1024];
+      while (std::fgets(b, sizeof b, f)) {
+        out += b;
+        if (!std::strncmp(b, "run ", 4)) line = b;
+      }
+      pclose(f);
+    }
+    const auto at = line.find("p99 ");
+    const double p99 = at == std::string::npos ? NAN : std::atof(line.c_str() + at + 4);
+    std::printf("%-20s %s", loaded ? "a busy process/core" : "idle",
+                line.empty() ? ("failed: " + out).c_str() : line.c_str());
+    std::printf("%-20s p99 %.2f ms (target <= 16.7 ms)\n", "", p99);
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc == 5 && !std::strcmp(argv[1], "--train"))
     return train_child(argv[2], std::atoi(argv[3]), std::atof(argv[4]));
@@ -315,7 +353,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--skip") && i + 1 < argc)
       skip = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_targets [--quick] [--skip threads,pytorch,exotic]\n");
+      std::fprintf(stderr,
+                   "usage: bench_targets [--quick] [--skip threads,pytorch,exotic,frames]\n");
       return 2;
     }
   }
@@ -324,5 +363,6 @@ int main(int argc, char** argv) {
   if (skip.find("threads") == std::string::npos) threads_section(quick);
   if (skip.find("pytorch") == std::string::npos) pytorch_section(quick);
   if (skip.find("exotic") == std::string::npos) exotic_section(quick);
+  if (skip.find("frames") == std::string::npos) frames_section(quick);
   return 0;
 }

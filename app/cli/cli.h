@@ -38,9 +38,10 @@ struct TrainArgs {
   std::string out;
   std::string resume;
   int threads = 0;
+  int max_threads = 0;
   long long checkpoint_every = 0;
   bool quiet = false;
-  bool json = false;  // print summary.json (and the run directory) as one JSON document
+  bool json = false;   // print summary.json (and the run directory) as one JSON document
   bool force = false;  // replace a run already in --out
   bool wait = false;   // wait for another writer of --out instead of refusing
 };

@@ -27,6 +27,7 @@
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"
+#include "core/training/threads/thread_policy.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
 
@@ -80,8 +81,7 @@ std::string align(const std::vector<std::vector<std::string>>& rows) {
 }  // namespace
 
 int threads_per_job(int jobs) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / std::max(1, jobs));
+  return std::max(1, usable_cores() / std::max(1, jobs));
 }
 
 int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs) {
@@ -98,12 +98,18 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
     if (!out.flush()) throw Error("cannot write " + cell_config);
     args.insert(args.end(), {"--config", cell_config, "--out", h.out_dir});
   }
-  int threads = h.threads;
-  if (threads == 0 && jobs > 1) {  // N children must not each take every core
-    threads = threads_per_job(jobs);
-    if (cell.config.threads > 0) threads = std::min(threads, cell.config.threads);
+  // N children must not each take every core: each gets cores/N at most, its count still
+  // chosen by measurement (a fixed cores/N collapses when the machine is busy; thread_policy.h),
+  // unless --threads or the cell's config fixes it.
+  int threads = h.threads, max_threads = 0;
+  if (threads == 0 && jobs > 1) {
+    if (cell.config.threads > 0)
+      threads = std::min(threads_per_job(jobs), cell.config.threads);
+    else
+      max_threads = threads_per_job(jobs);
   }
   if (threads > 0) args.insert(args.end(), {"--threads", std::to_string(threads)});
+  if (max_threads > 0) args.insert(args.end(), {"--max-threads", std::to_string(max_threads)});
   if (h.checkpoint_every > 0)
     args.insert(args.end(), {"--checkpoint-every", std::to_string(h.checkpoint_every)});
   if (quiet) args.push_back("-q");
@@ -358,7 +364,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
   cmd->add_option("--shard", a.shard, "Run cells whose index % n == i (i/n)");
   cmd->add_flag("--list", a.list, "Print the cells and their state, run nothing");
   cmd->add_option("--threads", a.threads,
-                  "Torch threads per run (default: the config's; with -j N, cores/N)")
+                  "Torch threads per run (default: the config's, else chosen by measurement; "
+                  "with -j N, at most cores/N)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--checkpoint-every", a.checkpoint_every,
                   "Checkpoint every N steps so a killed run resumes mid-way (default: at the "

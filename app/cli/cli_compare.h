@@ -74,8 +74,9 @@ nlohmann::json group_table_json(const std::vector<GroupSummary>& groups);
 
 // Trains one sweep cell in a child process (`attnlab train`, this executable), so that its peak
 // memory is its own; on Linux the child is killed when this process dies. Its output goes to
-// stderr (this process's stdout carries results only). With h.threads 0 and jobs > 1 it gets
-// threads_per_job(jobs) threads, fewer if its config asks for fewer. Returns its exit code
+// stderr (this process's stdout carries results only). With h.threads 0 and jobs > 1 its
+// thread count is chosen by measurement up to threads_per_job(jobs) (`--max-threads`), or is
+// the smaller of that and its config's "threads" when the config fixes one. Returns its exit code
 // (128 + the signal when one ended it).
 int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs);
 
@@ -92,7 +93,6 @@ class CellExits {
   std::atomic<int> interrupted_{0};
   std::atomic<bool> failed_{false};
 };
-
 
 // Writes `figure` as PDF, PNG and (beside them) CSV + JSON under dir/<stem>; returns the files.
 std::vector<std::string> export_report_figure(const fig::Figure& figure, const std::string& dir,

@@ -75,8 +75,13 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "Run directory (default: runs/<config name>, or runs/<name>-2, -3, ... when "
                   "that holds a run)");
   cmd->add_option("--resume", a.resume, "Continue the run saved in this run directory");
-  cmd->add_option("--threads", a.threads, "Torch threads (default: all cores)")
+  cmd->add_option("--threads", a.threads,
+                  "Torch threads (default: chosen by measurement, 1 to the usable cores)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-threads", a.max_threads,
+                  "Top of the measured choice (default: the usable cores; sweep -j N passes "
+                  "cores/N)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--checkpoint-every", a.checkpoint_every,
                   "Also checkpoint every N steps (a killed run resumes from the last one)")
       ->check(CLI::NonNegativeNumber);
@@ -111,6 +116,7 @@ int run_train_command(const TrainArgs& a) {
     if (a.until > 0) o.until = a.until;
     if (a.seed >= 0) o.seed = static_cast<uint64_t>(a.seed);
     o.threads = a.threads;
+    o.max_threads = a.max_threads;
     o.checkpoint_every = a.checkpoint_every;
     o.force = a.force;
     o.wait = a.wait;

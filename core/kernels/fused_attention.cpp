@@ -76,27 +76,37 @@ torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma) {
 torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
                                const torch::Tensor& w, const torch::Tensor& b,
                                const torch::Tensor& v, NeuralActivation act, double scale,
-                               bool causal, torch::Tensor* weights) {
+                               bool causal, torch::Tensor* weights, const torch::Tensor& keep,
+                               const torch::Tensor& slopes) {
 #ifdef ATTN_WITH_CUDA
-  // The fused kernel never forms the weights; the probe (weights requested) takes the reference.
-  if (!weights && fused_path(p) && p.size(3) <= cuda::kNeuralMaxWidth &&
-      v.size(3) <= cuda::kNeuralMaxWidth)
+  // The fused kernel never forms the weights; the probe (weights requested) takes the reference,
+  // as do dropout and ALiBi, which it has no argument for.
+  if (!weights && !keep.defined() && !slopes.defined() && fused_path(p) &&
+      p.size(3) <= cuda::kNeuralMaxWidth && v.size(3) <= cuda::kNeuralMaxWidth)
     return cuda::neural(p, r, w, b, v, act, scale, causal);
 #endif
   if (neural_cpu_kernel_applies(p, act)) {
-    // Scores from the kernel ([B, H, n, n], like dot's), then softmax and values as dot does.
+    // Scores from the kernel ([B, H, n, n], like dot's), then ALiBi, mask, softmax, dropout and
+    // values as the reference's blocks do.
     const int64_t n = p.size(2);
     // b is left out: softmax is shift-invariant, so it changes nothing and its gradient is
     // exactly 0; "+ 0 b" on the output keeps that gradient defined and exact, as the reference's.
     auto scores = cpu::neural_relu_scores(p, r, w, causal) * scale;
+    if (slopes.defined()) {
+      auto index = torch::arange(n, torch::TensorOptions().dtype(scores.scalar_type()));
+      auto distance = index.unsqueeze(1) - index.unsqueeze(0);  // i - j
+      if (!causal) distance = distance.abs();
+      scores = scores - slopes.view({1, -1, 1, 1}) * distance;
+    }
     if (causal)
       scores = scores.masked_fill(
           torch::ones({n, n}, torch::TensorOptions().dtype(torch::kBool)).triu(1), -INFINITY);
     auto attention = torch::softmax(scores, -1);
     if (weights) *weights = attention;
+    if (keep.defined()) attention = attention * keep;  // dropout, after the probe's copy
     return torch::matmul(attention, v) + (b * 0).view({1, -1, 1, 1});
   }
-  return neural_attention_reference(p, r, w, b, v, act, scale, causal, 32, weights);
+  return neural_attention_reference(p, r, w, b, v, act, scale, causal, 32, weights, keep, slopes);
 }
 
 }  // namespace attn

@@ -46,10 +46,14 @@ torch::Tensor neural_attention_reference(const torch::Tensor& p, const torch::Te
                                          torch::Tensor* weights = nullptr,
                                          const torch::Tensor& keep = torch::Tensor(),
                                          const torch::Tensor& slopes = torch::Tensor());
+// The dispatcher: CUDA kernel without keep, slopes or weights; the CPU kernel for the ReLU
+// scorer (all three honoured); else the reference. The reference's query_chunk is 32 here.
 torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
                                const torch::Tensor& w, const torch::Tensor& b,
                                const torch::Tensor& v, NeuralActivation act, double scale,
-                               bool causal, torch::Tensor* weights = nullptr);
+                               bool causal, torch::Tensor* weights = nullptr,
+                               const torch::Tensor& keep = torch::Tensor(),
+                               const torch::Tensor& slopes = torch::Tensor());
 
 // True when neural_attention() computes p's scores with the fused CPU kernel (cpu_kernels.h):
 // fused kernels enabled, a CPU float32/float64 tensor and the ReLU scorer. The other scorers

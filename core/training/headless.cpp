@@ -172,6 +172,8 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   ThreadPolicyOptions thread_options;
   thread_options.fixed = o.threads > 0 ? o.threads : config.threads;
   thread_options.max_threads = ThreadPolicy::default_max_threads(/*leave_core_for_ui=*/false);
+  if (o.max_threads > 0)
+    thread_options.max_threads = std::min(thread_options.max_threads, o.max_threads);
   thread_options.team_ready = [](int n) { return team_runs_promptly(n); };
   ThreadPolicy threads(thread_options);
   torch::set_num_threads(threads.threads());

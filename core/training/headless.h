@@ -39,6 +39,7 @@ struct HeadlessOptions {
                                  // spans train.steps, so --resume continues seamlessly
   std::string resume_dir;        // continue the run saved there (its config wins)
   int threads = 0;               // > 0: fixed; 0: the config's, else adaptive (thread_policy.h)
+  int max_threads = 0;           // > 0: the adaptive range's top (a sweep's share of the cores)
   int64_t checkpoint_every = 0;  // > 0: also checkpoint every N steps (a killed run then
                                  // resumes from the last one; sweeps use it)
   bool force = false;            // replace a run already in out_dir

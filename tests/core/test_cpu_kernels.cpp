@@ -144,6 +144,48 @@ TEST_CASE("cpu neural scores: attention and every gradient match the chunked ref
   CHECK_FALSE(neural_cpu_kernel_applies(torch::zeros({1}), NeuralActivation::gelu));
 }
 
+TEST_CASE("cpu neural scores: dropout and ALiBi on the kernel's path match the reference") {
+  torch::manual_seed(24);
+  for (const bool causal : {true, false}) {
+    for (const auto dtype : {torch::kDouble, torch::kFloat}) {
+      CAPTURE(causal);
+      CAPTURE(dtype);
+      const auto o = torch::TensorOptions().dtype(dtype);
+      const int64_t B = 2, H = 3, n = 9, C = 6, Dv = 4;
+      std::vector<torch::Tensor> ins = {torch::randn({B, H, n, C}, o),
+                                        torch::randn({B, H, n, C}, o), torch::randn({H, C}, o),
+                                        torch::randn({H}, o), torch::randn({B, H, n, Dv}, o)};
+      const auto keep = (torch::rand({B, H, n, n}, o) > 0.25).to(dtype) / 0.75;
+      const auto slopes = torch::tensor({0.5, 0.25, 0.125}, o);
+      auto upstream = torch::randn({B, H, n, Dv}, o);
+      auto run = [&](bool kernel) {
+        std::vector<torch::Tensor> t;
+        for (const auto& x : ins) t.push_back(x.clone().requires_grad_(true));
+        auto y = kernel ? neural_attention(t[0], t[1], t[2], t[3], t[4], NeuralActivation::relu,
+                                           0.4, causal, nullptr, keep, slopes)
+                        : neural_attention_reference(t[0], t[1], t[2], t[3], t[4],
+                                                     NeuralActivation::relu, 0.4, causal, 4,
+                                                     nullptr, keep, slopes);
+        (y * upstream).sum().backward();
+        std::vector<torch::Tensor> out = {y.detach()};
+        for (size_t i = 0; i < t.size(); ++i)
+          if (i != 3) out.push_back(t[i].grad());  // db: 0 up to rounding in both
+        return out;
+      };
+      const auto kernel = run(true), reference = run(false);
+      const double tol = dtype == torch::kDouble ? 1e-11 : 2e-5;
+      for (size_t i = 0; i < kernel.size(); ++i) {
+        CAPTURE(i);
+        CHECK(max_rel_diff(kernel[i], reference[i]) < tol);
+      }
+      // Both did something: without them the output differs.
+      auto plain = neural_attention(ins[0], ins[1], ins[2], ins[3], ins[4], NeuralActivation::relu,
+                                    0.4, causal);
+      CHECK(max_rel_diff(plain, kernel[0]) > 1e-2);
+    }
+  }
+}
+
 TEST_CASE("cpu neural scores: gradient against finite differences; a scorer shared by heads") {
   torch::manual_seed(23);
   const double h = 1e-6;

@@ -319,20 +319,20 @@ torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
   torch::Tensor weights;
   torch::Tensor* weights_out = record_weights ? &weights : nullptr;
   // Dropout acts on the weights, as in every other mechanism: a [B, H, L, L] scale (0 or
-  // 1/(1-p)) drawn from the run's dropout stream, applied inside the chunked reference.
+  // 1/(1-p)) drawn from the run's dropout stream, applied to the softmax weights on every path.
   torch::Tensor keep;
   if (shape_.dropout > 0 && is_training())
     keep = run_dropout(torch::ones({B, shape_.heads, L, L}, p.options()), shape_.dropout);
   const torch::Tensor slopes = position_.slopes(p);
-  // The fused kernels (CUDA, or the CPU kernel for ReLU) have no chunk, dropout or ALiBi
-  // argument; the reference honours all three.
-  const bool fused = (p.is_cuda() || neural_cpu_kernel_applies(p, options_.activation)) &&
-                     !keep.defined() && !slopes.defined();
-  auto y = fused ? neural_attention(p, r, w, b, v, options_.activation, scale, shape_.causal,
-                                    weights_out)
-                 : neural_attention_reference(p, r, w, b, v, options_.activation, scale,
-                                              shape_.causal, options_.chunk, weights_out, keep,
-                                              slopes);
+  // The CUDA kernel has no chunk, dropout or ALiBi argument; the CPU kernel for ReLU (whose
+  // memory is dot's, so it needs no chunk) takes dropout and ALiBi after its scores.
+  const bool fused = p.is_cuda() ? !keep.defined() && !slopes.defined()
+                                 : neural_cpu_kernel_applies(p, options_.activation);
+  auto y =
+      fused ? neural_attention(p, r, w, b, v, options_.activation, scale, shape_.causal,
+                               weights_out, keep, slopes)
+            : neural_attention_reference(p, r, w, b, v, options_.activation, scale, shape_.causal,
+                                         options_.chunk, weights_out, keep, slopes);
   if (record_weights) recorded_weights = weights.detach();
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }
