@@ -81,7 +81,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_option("--max-threads", a.max_threads,
                   "Top of the measured choice (default: the usable cores; sweep -j N passes "
                   "cores/N)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--checkpoint-every", a.checkpoint_every,
                   "Also checkpoint every N steps (a killed run resumes from the last one)")
       ->check(CLI::NonNegativeNumber);
