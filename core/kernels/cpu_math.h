@@ -10,8 +10,11 @@ namespace attn::cpu {
 // std::exp; below -87 it returns ~1e-38 instead of a denormal. The double overload is std::exp.
 inline float exp_nonpositive(float x) {
   x = x < -87.0f ? -87.0f : x;
-  const float z = x * 1.44269504088896341f;
-  const float n = (z + 12582912.0f) - 12582912.0f;  // round to nearest (2^23 + 2^22 trick)
+  // Round x log2(e) to the nearest integer n by adding 1.5 * 2^23: n lands in t's low mantissa
+  // bits, from which 2^n is built below with unsigned integer arithmetic (no float-to-int
+  // conversion, so a NaN x stays NaN without undefined behaviour).
+  const float t = x * 1.44269504088896341f + 12582912.0f;
+  const float n = t - 12582912.0f;
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -20,8 +23,8 @@ inline float exp_nonpositive(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const int bits = (static_cast<int>(n) + 127) << 23;
-  return p * __builtin_bit_cast(float, bits);
+  const uint32_t k = __builtin_bit_cast(uint32_t, t) - __builtin_bit_cast(uint32_t, 12582912.0f);
+  return p * __builtin_bit_cast(float, (k + 127u) << 23);
 }
 inline double exp_nonpositive(double x) {
   return std::exp(x);

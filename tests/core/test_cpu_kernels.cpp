@@ -5,6 +5,7 @@
 
 #include "core/attention/attention.h"
 #include "core/kernels/cpu_kernels.h"
+#include "core/kernels/cpu_math.h"
 #include "core/kernels/fused_attention.h"
 #include "core/training/run_random.h"
 
@@ -37,6 +38,20 @@ const Shape kShapes[] = {{1, 1, 1, 1, 1.0},
                          {1, 1, 64, 3, 2.0}};
 
 }  // namespace
+
+TEST_CASE("cpu exp: within a few ulp of std::exp on [-87, 0]; NaN stays NaN, -inf gives ~0") {
+  double worst = 0;
+  for (int i = 0; i <= 200000; ++i) {
+    const float x = -87.0f * static_cast<float>(i) / 200000.0f;
+    const double want = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::abs(cpu::exp_nonpositive(x) - want) / want);
+  }
+  CHECK(worst < 3e-7);  // ~2.5 float ulp
+  CHECK(std::isnan(cpu::exp_nonpositive(std::nanf(""))));
+  const float tiny = cpu::exp_nonpositive(-INFINITY);
+  CHECK((tiny >= 0 && tiny < 1e-37f));
+  CHECK(cpu::exp_nonpositive(0.0f) == 1.0f);
+}
 
 TEST_CASE("cpu gaussian map: forward and gradient match the literal form (float64, float32)") {
   torch::manual_seed(21);
