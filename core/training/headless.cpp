@@ -205,7 +205,8 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
         " parameters, " +
         (threads.adaptive() ? "threads chosen by measurement (1 to " +
                                   std::to_string(thread_options.max_threads) + ")"
-                            : std::to_string(threads.threads()) + " threads"));
+                            : std::to_string(threads.threads()) +
+                                  (threads.threads() == 1 ? " thread" : " threads")));
   else
     log("completing " + o.resume_dir + ": its checkpoint is at the last step (" +
         std::to_string(session->step()) + ") but its summary was never written");
