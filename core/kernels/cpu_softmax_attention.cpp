@@ -24,6 +24,29 @@ struct HeadLayout {
   bool causal;
 };
 
+// One row of weights: p[0, n) = softmax(scores[0, n)), p[n, L) = 0. scores may alias p.
+template <typename T>
+inline __attribute__((always_inline)) void softmax_row(const T* scores, T* p, int64_t n,
+                                                       int64_t L) {
+  const T m = max_lanes(scores, n);
+  for (int64_t j = 0; j < n; ++j) p[j] = exp_nonpositive(scores[j] - m);
+  const T inv = T(1) / sum_lanes(p, n);
+  for (int64_t j = 0; j < n; ++j) p[j] *= inv;
+  for (int64_t j = n; j < L; ++j) p[j] = 0;
+}
+
+// One row of the scores' gradient from dp = g V^T (the dropped weights' gradient, overwritten):
+// ds[0, n) = P (dp keep - rowsum(P dp keep)) scale, ds[n, L) = 0. ds may alias dp.
+template <typename T>
+inline __attribute__((always_inline)) void score_grad_row(T* dp, const T* p, const T* keep, T* ds,
+                                                          int64_t n, int64_t L, T scale) {
+  if (keep)
+    for (int64_t j = 0; j < n; ++j) dp[j] *= keep[j];
+  const T row_dot = dot_lanes(p, dp, n);
+  for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (dp[j] - row_dot) * scale;
+  for (int64_t j = n; j < L; ++j) ds[j] = 0;
+}
+
 // Forward of one head. kt: [Dh, L] scratch (k transposed, so the score loop runs over keys);
 // acc: [Dh] scratch; probs: this head's [L, L] weights, written in full (0 above the diagonal
 // when causal) for the backward.
@@ -47,11 +70,7 @@ inline __attribute__((always_inline)) void forward_head(const T* __restrict q,
       const T* kd = kt + d * L;
       for (int64_t j = 0; j < n; ++j) p[j] += a * kd[j];
     }
-    const T m = max_lanes(p, n);
-    for (int64_t j = 0; j < n; ++j) p[j] = exp_nonpositive(p[j] - m);
-    const T inv = T(1) / sum_lanes(p, n);
-    for (int64_t j = 0; j < n; ++j) p[j] *= inv;
-    for (int64_t j = n; j < L; ++j) p[j] = 0;
+    softmax_row(p, p, n, L);
     for (int64_t d = 0; d < Dh; ++d) acc[d] = 0;
     for (int64_t j = 0; j < n; ++j) {
       const T w = keep ? p[j] * keep[i * L + j] : p[j];
@@ -88,10 +107,7 @@ inline __attribute__((always_inline)) void backward_head(
       const T* vd = vt + d * L;
       for (int64_t j = 0; j < n; ++j) ds[j] += a * vd[j];
     }
-    if (keep)
-      for (int64_t j = 0; j < n; ++j) ds[j] *= keep[i * L + j];
-    const T row_dot = dot_lanes(p, ds, n);
-    for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (ds[j] - row_dot) * scale;
+    score_grad_row(ds, p, keep ? keep + i * L : nullptr, ds, n, n, scale);
     for (int64_t d = 0; d < Dh; ++d) dq_acc[d] = 0;
     for (int64_t j = 0; j < n; ++j) {
       const T sj = ds[j], pj = keep ? p[j] * keep[i * L + j] : p[j];
@@ -233,17 +249,21 @@ inline __attribute__((always_inline)) void transpose_padded(const T* __restrict 
     for (int d = 0; d < DH; ++d) xt[d * Lp + j] = x[j * row + d];
 }
 
+// The head widths with register-blocked kernels (backward_any and forward_any dispatch on it).
+constexpr bool has_blocked_kernel(int64_t Dh) {
+  return Dh == 16 || Dh == 32 || Dh == 64;
+}
+
 // Scratch of one head for the blocked kernels (sizes for L, DH; owned per thread).
 template <typename T>
 struct BlockScratch {
-  std::vector<T> xt, a, s, m1, m2;
+  std::vector<T> xt, a, s, m1;  // m1: [L, L], the dropped weights or the scores' gradient
   void size_for(int64_t L, int64_t Dh) {
     const int64_t Lp = round_up(L, kKeyBlock);
     xt.resize(Dh * Lp);
     a.resize(4 * Dh);
     s.resize(4 * Lp);
     m1.resize(L * L);
-    m2.resize(L * L);
   }
 };
 
@@ -263,13 +283,7 @@ inline __attribute__((always_inline)) void forward_head_blocked(
     scores_4rows<T, DH>(a, sc.xt.data(), Lp, n_max, sb);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r, n = s.causal ? i + 1 : L;
-      const T* si = sb + r * Lp;
-      T* p = probs + i * L;
-      const T m = max_lanes(si, n);
-      for (int64_t j = 0; j < n; ++j) p[j] = exp_nonpositive(si[j] - m);
-      const T inv = T(1) / sum_lanes(p, n);
-      for (int64_t j = 0; j < n; ++j) p[j] *= inv;
-      for (int64_t j = n; j < L; ++j) p[j] = 0;
+      softmax_row(sb + r * Lp, probs + i * L, n, L);
     }
   }
   const bool causal = s.causal;
@@ -303,14 +317,8 @@ inline __attribute__((always_inline)) void backward_head_blocked(
     scores_4rows<T, DH>(a, sc.xt.data(), Lp, n_max, sb);  // dp = g V^T
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r, n = causal ? i + 1 : L;
-      T* dp = sb + r * Lp;
-      const T* p = probs + i * L;
-      if (keep)
-        for (int64_t j = 0; j < n; ++j) dp[j] *= keep[i * L + j];
-      T* dsi = ds + i * L;
-      const T row_dot = dot_lanes(p, dp, n);
-      for (int64_t j = 0; j < n; ++j) dsi[j] = p[j] * (dp[j] - row_dot) * scale;
-      for (int64_t j = n; j < L; ++j) dsi[j] = 0;
+      score_grad_row(sb + r * Lp, probs + i * L, keep ? keep + i * L : nullptr, ds + i * L, n, L,
+                     scale);
     }
   }
   auto below = [=](int64_t i) { return std::pair<int64_t, int64_t>(0, causal ? i + 1 : L); };
@@ -318,8 +326,8 @@ inline __attribute__((always_inline)) void backward_head_blocked(
   weighted_all_rows<T, DH>(ds, L, 1, L, below, k, s.row, dq, s.row);  // dq = dS K
   weighted_all_rows<T, DH>(ds, 1, L, L, above, q, s.row, dk, s.row);  // dk = dS^T Q
   const T* w = probs;
-  if (keep) {  // the dropped weights met the values
-    T* dropped = sc.m2.data();
+  if (keep) {  // the dropped weights met the values; ds is no longer needed, so its buffer
+    T* dropped = sc.m1.data();
     for (int64_t e = 0; e < L * L; ++e) dropped[e] = probs[e] * keep[e];
     w = dropped;
   }
@@ -422,9 +430,11 @@ std::pair<torch::Tensor, torch::Tensor> attention_forward(const torch::Tensor& q
   const HeadLayout s = pk.layout(causal);
   const T scale = T(1) / std::sqrt(T(pk.Dh));
   at::parallel_for(0, pk.B * pk.H, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> kt(pk.L * pk.Dh), acc(pk.Dh);
+    // Scratch of the path this head width takes (forward_any), per thread.
+    const bool blocked = has_blocked_kernel(pk.Dh);
+    std::vector<T> kt(blocked ? 0 : pk.L * pk.Dh), acc(blocked ? 0 : pk.Dh);
     BlockScratch<T> sc;
-    sc.size_for(pk.L, pk.Dh);
+    if (blocked) sc.size_for(pk.L, pk.Dh);
     for (int64_t n = begin; n < end; ++n) {
       const T* q = base + pk.qkv_offset(n);
       forward_kernel<T>(q, q + pk.D(), q + 2 * pk.D(), op + pk.out_offset(n), pp + n * pk.L * pk.L,
@@ -446,10 +456,12 @@ torch::Tensor attention_backward(const torch::Tensor& qkv, const torch::Tensor& 
   const HeadLayout s = pk.layout(causal);
   const T scale = T(1) / std::sqrt(T(pk.Dh));
   at::parallel_for(0, pk.B * pk.H, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> vt(pk.L * pk.Dh), ds(pk.L), dk_acc(pk.L * pk.Dh), dv_acc(pk.L * pk.Dh),
-        dq_acc(pk.Dh);
+    const bool blocked = has_blocked_kernel(pk.Dh);
+    const int64_t plain = blocked ? 0 : 1;  // the plain loops' scratch only where they run
+    std::vector<T> vt(plain * pk.L * pk.Dh), ds(plain * pk.L), dk_acc(plain * pk.L * pk.Dh),
+        dv_acc(plain * pk.L * pk.Dh), dq_acc(plain * pk.Dh);
     BlockScratch<T> sc;
-    sc.size_for(pk.L, pk.Dh);
+    if (blocked) sc.size_for(pk.L, pk.Dh);
     for (int64_t n = begin; n < end; ++n) {
       const int64_t o = pk.qkv_offset(n);
       const T* q = base + o;

@@ -42,4 +42,11 @@ torch::Tensor run_dropout(const torch::Tensor& x, double p) {
   return x * keep / (1.0 - p);
 }
 
+torch::Tensor run_dropout_scale(torch::IntArrayRef sizes, const torch::TensorOptions& options,
+                                double p) {
+  // Without a stream torch::dropout draws in its own way, so the ones go through it.
+  if (!current_dropout_stream) return torch::dropout(torch::ones(sizes, options), p, true);
+  return torch::empty(sizes, options).bernoulli_(1.0 - p, *current_dropout_stream).div_(1.0 - p);
+}
+
 }  // namespace attn

@@ -43,4 +43,10 @@ class DropoutStreamScope {
 // from this thread's dropout stream; from torch's default generator when none is installed.
 torch::Tensor run_dropout(const torch::Tensor& x, double p);
 
+// The scale run_dropout(x, p) multiplies an x of these sizes by (0 or 1/(1-p)), drawn from the
+// same stream in the same order, for kernels that apply dropout themselves: equal, bit for
+// bit, to run_dropout(ones(sizes), p). p must be in (0, 1).
+torch::Tensor run_dropout_scale(torch::IntArrayRef sizes, const torch::TensorOptions& options,
+                                double p);
+
 }  // namespace attn

@@ -106,6 +106,24 @@ TEST_CASE("run_dropout: keeps 1-p of the entries scaled by 1/(1-p); one seed, on
   CHECK(torch::equal(run_dropout(x, 0.25), y));
 }
 
+TEST_CASE("run_dropout_scale: bit for bit run_dropout of ones, with a stream and without") {
+  const auto o = torch::TensorOptions().dtype(torch::kFloat32);
+  for (const bool stream : {true, false}) {
+    CAPTURE(stream);
+    auto draw = [&](bool scale_only) {
+      auto g = make_private_generator(torch::kCPU, 12);
+      DropoutStreamScope scope(stream ? &g : nullptr);
+      torch::manual_seed(12);  // the default generator, used without a stream
+      return scale_only ? run_dropout_scale({3, 4, 50, 50}, o, 0.3)
+                        : run_dropout(torch::ones({3, 4, 50, 50}, o), 0.3);
+    };
+    const auto scale = draw(true), reference = draw(false);
+    CHECK(torch::equal(scale, reference));
+    CHECK((scale == 0).any().item<bool>());  // some dropped, the rest scaled
+    CHECK(scale.max().item<float>() == doctest::Approx(1 / 0.7));
+  }
+}
+
 namespace {
 // Bytes malloc holds for the program (every arena, and its mmapped blocks); -1 where malloc is not
 // glibc's or is replaced (sanitizers), found by checking that a 1 MiB block shows.

@@ -40,7 +40,7 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
       !record_weights) {
     torch::Tensor keep;
     if (shape_.dropout > 0 && is_training())
-      keep = run_dropout(torch::ones({B, shape_.heads, L, L}, x.options()), shape_.dropout);
+      keep = run_dropout_scale({B, shape_.heads, L, L}, x.options(), shape_.dropout);
     return out_->forward(
         cpu::packed_softmax_attention(qkv_->forward(x), shape_.heads, shape_.causal, keep));
   }

@@ -322,7 +322,7 @@ torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
   // 1/(1-p)) drawn from the run's dropout stream, applied to the softmax weights on every path.
   torch::Tensor keep;
   if (shape_.dropout > 0 && is_training())
-    keep = run_dropout(torch::ones({B, shape_.heads, L, L}, p.options()), shape_.dropout);
+    keep = run_dropout_scale({B, shape_.heads, L, L}, p.options(), shape_.dropout);
   const torch::Tensor slopes = position_.slopes(p);
   // The CUDA kernel has no chunk, dropout or ALiBi argument; the CPU kernel for ReLU (whose
   // memory is dot's, so it needs no chunk) takes dropout and ALiBi after its scores.
