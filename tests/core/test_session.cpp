@@ -4,13 +4,13 @@
 #include <malloc.h>  // mallinfo2
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <set>
-#include <algorithm>
 #include <thread>
 
 #include "core/attention/registry.h"
@@ -330,8 +330,9 @@ TEST_CASE("AdamW decays weight matrices only: not biases (per-head ones included
   m.heads = 4;
   m.layers = 2;
   m.attention = {"ky", "neural"};
-  m.attention_options = {{"ky", {{"window", 4}, {"hidden", 8}}},
-                         {"neural", {{"down", 2}, {"down_bias", true}, {"hidden", 8}, {"placement", "all-layers"}}}};
+  m.attention_options = {
+      {"ky", {{"window", 4}, {"hidden", 8}}},
+      {"neural", {{"down", 2}, {"down_bias", true}, {"hidden", 8}, {"placement", "all-layers"}}}};
   m.head = "classifier";
   m.classes = 3;
   Transformer model(m, /*vocab=*/0, /*max_length=*/16, /*patch_dim=*/12);
@@ -344,14 +345,14 @@ TEST_CASE("AdamW decays weight matrices only: not biases (per-head ones included
     });
   };
   // The names the model really has, each on the side the optimiser's documentation puts it.
-  for (const std::string tail : {"cls", ".b1", ".b2", ".b3", "hidden_bias", "score_bias",
-                           "query_down_bias", "qkv.bias"}) {
+  for (const std::string tail :
+       {"cls", ".b1", ".b2", ".b3", "hidden_bias", "score_bias", "query_down_bias", "qkv.bias"}) {
     CAPTURE(tail);
     CHECK(any(kept, tail));
     CHECK_FALSE(any(decayed, tail));
   }
-  for (const std::string tail : {".w1", ".w2", ".w3", "qkv.weight", "hidden_query", "query_down",
-                           "score_weight"}) {
+  for (const std::string tail :
+       {".w1", ".w2", ".w3", "qkv.weight", "hidden_query", "query_down", "score_weight"}) {
     CAPTURE(tail);
     CHECK(any(decayed, tail));
     CHECK_FALSE(any(kept, tail));
