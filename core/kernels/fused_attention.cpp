@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "core/attention/attention.h"  // causal_mask
 #include "core/kernels/cpu_kernels.h"
 
 #ifdef ATTN_WITH_CUDA
@@ -98,9 +99,7 @@ torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
       if (!causal) distance = distance.abs();
       scores = scores - slopes.view({1, -1, 1, 1}) * distance;
     }
-    if (causal)
-      scores = scores.masked_fill(
-          torch::ones({n, n}, torch::TensorOptions().dtype(torch::kBool)).triu(1), -INFINITY);
+    if (causal) scores = scores.masked_fill(causal_mask(n, scores.device()), -INFINITY);
     auto attention = torch::softmax(scores, -1);
     if (weights) *weights = attention;
     if (keep.defined()) attention = attention * keep;  // dropout, after the probe's copy

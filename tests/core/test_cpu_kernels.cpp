@@ -172,6 +172,7 @@ TEST_CASE("cpu neural scores: dropout and ALiBi on the kernel's path match the r
                                         torch::randn({H}, o), torch::randn({B, H, n, Dv}, o)};
       const auto keep = (torch::rand({B, H, n, n}, o) > 0.25).to(dtype) / 0.75;
       const auto slopes = torch::tensor({0.5, 0.25, 0.125}, o);
+      REQUIRE(neural_cpu_kernel_applies(ins[0], NeuralActivation::relu));  // the kernel's branch
       auto upstream = torch::randn({B, H, n, Dv}, o);
       auto run = [&](bool kernel) {
         std::vector<torch::Tensor> t;

@@ -25,7 +25,7 @@ constexpr double kSlowdownReprobe = 1.5;  // recent median this much slower: mea
 // Steps after a change of team that are not measured and not cut short: a new team's first
 // steps create its threads and their BLAS buffers. Measured on the 2-core machine (d64 char LM,
 // 2.7 ms/step at 1 thread, 2.0 at 2): the first step at 2 threads took 7.5-66 ms and the
-// second up to 4.5 ms. Their cost still counts toward the probe's, which spaces probes out.
+// second up to 12 ms. Their cost still counts toward the probe's, which spaces probes out.
 constexpr int kTeamWarmupSteps = 2;
 constexpr double kMoreThreadsGain = 0.95;  // more threads must be 5% faster to be kept
 constexpr double kProbeBudgetFactor = 50;  // interval >= 50x the probe's cost: <= ~2%
