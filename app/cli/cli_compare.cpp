@@ -245,7 +245,8 @@ std::string group_table_markdown(const std::vector<GroupSummary>& groups) {
   s << "| run | mechanism | seeds | eval loss | eval accuracy | parameters | attention parameters "
        "| steps/s | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : groups)
-    s << "| " << g.group << " | " << g.mechanism << " | " << g.finished << "/" << g.runs << " | "
+    s << "| " << g.group << " | " << g.mechanism << " | " << g.finished << "/" << g.runs
+      << (g.diverged ? " (" + std::to_string(g.diverged) + " diverged)" : "") << " | "
       << format_stat(g.eval_loss, 4) << " | " << format_stat(g.eval_accuracy, 4) << " | "
       << cell(g.parameters.n ? g.parameters.mean : NAN, 0, true) << " | "
       << cell(g.attention_parameters.n ? g.attention_parameters.mean : NAN, 0, true) << " | "
@@ -260,6 +261,7 @@ json group_table_json(const std::vector<GroupSummary>& groups) {
                      {"mechanism", g.mechanism},
                      {"runs", g.runs},
                      {"finished", g.finished},
+                     {"diverged", g.diverged},
                      {"eval_loss", stat_json(g.eval_loss)},
                      {"eval_accuracy", stat_json(g.eval_accuracy)},
                      {"steps_per_second", stat_json(g.steps_per_second)},

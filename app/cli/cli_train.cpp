@@ -1,6 +1,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "cli/cli.h"
 #include "cli/cli_compare.h"
@@ -8,7 +10,7 @@
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/config/config.h"
-#include "core/runs/run_lock.h"
+#include "core/runs/run_files.h"
 #include "core/training/headless.h"
 
 namespace attn {
@@ -24,8 +26,11 @@ options or the --resume directory are refused, 1 when training fails (a full dis
 stops at the first failed write, says whether its checkpoint was saved), 130/143/129 on
 SIGINT/SIGTERM/SIGHUP after saving the checkpoint and a summary marked "interrupted".
 One process writes a run directory at a time (a lock): a second is refused naming the first,
-or waits with --wait. --out onto a directory that holds another run is refused unless --force;
---resume DIR continues DIR (or, with --out B, continues into B with DIR's metrics).)";
+or waits with --wait. --out onto attnlab's run is refused unless --force, which removes that
+run's own files and nothing else (never a subfolder, never your files); a folder with files of
+a run's names that attnlab did not write is refused, --force or not. --resume DIR continues DIR
+(or, with --out B, continues into B with DIR's metrics); with --resume, --steps N is the run's
+new total length.)";
 
 // --steps N on a config whose warmup is N or longer: the user asked for a shorter run, so the
 // warmup keeps its share of the schedule rather than refusing the config.
@@ -43,17 +48,28 @@ void fit_warmup_to_steps(ExperimentConfig& config, int64_t steps) {
 // Without --out, running the same command again makes a new run beside the old one (a given
 // --out onto a run is refused instead: the user named that directory).
 std::string fresh_run_dir(const std::string& base) {
-  if (!holds_run(base)) return base;
+  auto taken = [](const std::string& dir) {
+    return is_run_directory(dir) || !run_files_present(dir).empty();
+  };
+  if (!taken(base)) return base;
   for (int i = 2;; ++i) {
     const std::string dir = base + "-" + std::to_string(i);
-    if (!holds_run(dir)) return dir;
+    if (!taken(dir)) return dir;
   }
 }
 
 void print_result(const RunSummary& s, const std::string& out_dir) {
+  auto measured = [](const std::optional<double>& v) {
+    std::ostringstream o;
+    if (v)
+      o << *v;
+    else
+      o << "none (no evaluation)";
+    return o.str();
+  };
   std::cout << (s.diverged ? "diverged" : "done") << ": " << s.task << " / " << s.mechanism << ", "
-            << s.steps << " steps, eval loss " << s.eval_loss << ", eval accuracy "
-            << s.eval_accuracy;
+            << s.steps << " steps, eval loss " << measured(s.eval_loss) << ", eval accuracy "
+            << measured(s.eval_accuracy);
   if (s.baseline_loss > 0) std::cout << " (unigram baseline " << s.baseline_loss << ")";
   std::cout << ", " << s.steps_per_second << " steps/s\n"
             << "outputs: " << out_dir << "/{config.json,metrics.csv,summary.json,checkpoint/}\n";
@@ -88,7 +104,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   cmd->add_flag("--quiet,-q", a.quiet, "No progress on stderr, only the result");
   cmd->add_flag("--json", a.json, "Print summary.json (plus run_dir) as one JSON document");
   cmd->add_flag("--force", a.force,
-                "--out already holds a run: replace it (its files are removed first)");
+                "--out holds attnlab's run: replace it (only that run's files are removed)");
   cmd->add_flag("--wait", a.wait,
                 "Another process is writing --out: wait for it instead of refusing");
   return with_footer(cmd, kTrainFooter);

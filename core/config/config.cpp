@@ -1,6 +1,7 @@
 #include "core/config/config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -216,6 +217,45 @@ size_t json_depth(const json& root) {
   return deepest;
 }
 
+namespace {
+
+// name with control characters shown as \xNN, so a message never carries them to a terminal.
+std::string printable(const std::string& name) {
+  std::string out;
+  for (unsigned char ch : name) {
+    if (ch < 0x20 || ch == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", ch);
+      out += hex;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+// The name becomes a directory's name (runs/<name>, the window's <name>-<time>): it must be one
+// plain path component, never a way out of the runs folder or into it.
+void check_run_name(const std::string& name, const std::string& where) {
+  auto refuse = [&](const std::string& why) {
+    throw Error(where + ": name \"" + printable(name) + "\" " + why +
+                "; a run's name becomes its directory's name: use letters, digits, '-', '_' and "
+                "'.', e.g. \"copy-small\"");
+  };
+  constexpr size_t kMaxName = 100;
+  if (name.empty()) refuse("is empty");
+  if (name.size() > kMaxName) refuse("is longer than " + std::to_string(kMaxName) + " bytes");
+  if (name == "." || name == "..") refuse("names a directory itself");
+  if (name[0] == '.') refuse("starts with '.' (a hidden directory)");
+  if (name[0] == '-') refuse("starts with '-' (it would read as an option)");
+  for (unsigned char ch : name) {
+    if (ch == '/' || ch == '\\') refuse("contains a path separator");
+    if (ch < 0x20 || ch == 0x7f) refuse("contains a control character");
+  }
+}
+
+}  // namespace
+
 void check_config_depth(const json& j, const std::string& where) {
   constexpr size_t kMaxDepth = 32;  // a real config nests 4 levels (model.attention_options.x.y)
   if (json_depth(j) > kMaxDepth)
@@ -228,6 +268,7 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
   ExperimentConfig c;
   JsonReader top(j, "", where);
   top.string("name", c.name);
+  check_run_name(c.name, where);
   top.integer("seed", c.seed, 0, (1LL << 53));
   top.string("device", c.device, {"auto", "cpu", "cuda"});
   top.integer("threads", c.threads, 0, 1024);

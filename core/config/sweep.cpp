@@ -19,6 +19,7 @@
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
 #include "core/runs/run_dir.h"
+#include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
 #include "core/training/headless.h"
 
@@ -283,9 +284,17 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     }
     const CellState state = cell_state(o.out_dir, cell);
     if (state == CellState::Done) {
-      log_locked(tag + ": done already, skipped");
+      // A cell that diverged stays diverged: the table and the exit code say so on every re-run.
+      bool diverged = false;
+      try {
+        diverged = read_json_file((dir / "summary.json").string()).value("diverged", false);
+      } catch (const std::exception&) {
+      }
+      log_locked(tag + (diverged ? ": diverged (its summary.json says so), skipped"
+                                 : ": done already, skipped"));
       std::lock_guard<std::mutex> lock(mu);
       ++outcome.skipped;
+      if (diverged) ++outcome.diverged;
       return;
     }
     HeadlessOptions h;
@@ -317,7 +326,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     bool resumed = code == 0 || code == 3;
     if (!resumed) {
       // Metrics of an interrupted attempt must not mix with the new ones (the lock file stays).
-      clear_run_directory(dir.string());
+      clear_run_files(dir.string());
       log_locked(tag + ": training");
       code = train(h);
       if (code == 129 || code == 130 || code == 143) throw Interrupted{code - 128};
@@ -415,12 +424,17 @@ std::vector<GroupSummary> aggregate_runs(const std::vector<RunDirectory>& runs,
       if (!runs[i].finished) continue;
       ++out[g].finished;
       const auto& s = runs[i].summary;
+      params.push_back(num(s, "parameters"));
+      attn_params.push_back(num(s, "attention_parameters"));
+      if (s.contains("diverged") &&
+          s["diverged"] == true) {  // its last losses are no result to average
+        ++out[g].diverged;
+        continue;
+      }
       loss.push_back(num(s, "eval_loss"));
       acc.push_back(num(s, "eval_accuracy"));
       sps.push_back(num(s, "steps_per_second"));
       rss.push_back(num(s, "peak_rss_mib"));
-      params.push_back(num(s, "parameters"));
-      attn_params.push_back(num(s, "attention_parameters"));
     }
     out[g].eval_loss = mean_sd(loss);
     out[g].eval_accuracy = mean_sd(acc);

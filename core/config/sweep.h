@@ -116,6 +116,7 @@ Stat mean_sd(const std::vector<double>& values);
 struct GroupSummary {
   std::string group, mechanism, task;
   int runs = 0, finished = 0;
+  int diverged = 0;  // finished by diverging: counted here, left out of the statistics
   Stat eval_loss, eval_accuracy, steps_per_second, peak_rss_mib, parameters, attention_parameters;
 };
 // Groups the finished runs in order of first appearance; `group_of[i]` names runs[i]'s group.

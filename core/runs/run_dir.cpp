@@ -166,9 +166,9 @@ void write_run_directory(const std::string& dir, const ExperimentConfig& config,
   s.mechanism = run_mechanism(config);
   s.task = config.task.name;
   s.steps = snap.step;
-  s.final_train_loss = snap.train_loss.empty() ? 0.0 : snap.train_loss.values.back();
-  s.eval_loss = snap.eval_loss.empty() ? 0.0 : snap.eval_loss.values.back();
-  s.eval_accuracy = snap.eval_accuracy.empty() ? 0.0 : snap.eval_accuracy.values.back();
+  if (!snap.train_loss.empty()) s.final_train_loss = snap.train_loss.values.back();
+  if (!snap.eval_loss.empty()) s.eval_loss = snap.eval_loss.values.back();
+  if (!snap.eval_accuracy.empty()) s.eval_accuracy = snap.eval_accuracy.values.back();
   s.baseline_loss = snap.baseline_loss;
   s.parameters = snap.parameters;
   s.attention_parameters = snap.attention_parameters;

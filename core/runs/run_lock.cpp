@@ -76,27 +76,4 @@ std::string run_lock_holder(const std::string& dir) {
   return free ? "" : describe_holder(path);
 }
 
-bool holds_run(const std::string& dir) {
-  std::error_code ec;
-  for (const char* name : {"config.json", "metrics.csv", "summary.json", "checkpoint"})
-    if (fs::exists(fs::path(dir) / name, ec)) return true;
-  return false;
-}
-
-void clear_run_directory(const std::string& dir) {
-  // The two files that make a run count (finished; resumable) go first, each in one step: a
-  // kill half way leaves a directory that is neither, never a half-deleted one that looks whole.
-  std::error_code ec;
-  for (const char* marker : {"summary.json", "checkpoint/state.json"}) {
-    fs::remove(fs::path(dir) / marker, ec);
-    if (ec) throw Error("cannot remove " + dir + "/" + marker + ": " + ec.message());
-  }
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename() == kRunLockName) continue;
-    std::error_code rm;
-    fs::remove_all(it->path(), rm);
-    if (rm) throw Error("cannot clear " + it->path().string() + ": " + rm.message());
-  }
-}
-
 }  // namespace attn

@@ -33,13 +33,4 @@ class RunDirLock {
 // Who holds dir's lock now ("pid 123: attnlab train"), or "" when nobody does.
 std::string run_lock_holder(const std::string& dir);
 
-// Whether dir already holds a run's files (config.json, metrics.csv, summary.json or
-// checkpoint/): `--out` onto such a directory needs --resume or --force.
-bool holds_run(const std::string& dir);
-
-// Empties dir except its lock file: summary.json (the mark of a finished run) and
-// checkpoint/state.json (of a resumable one) first, so that a crash half way never leaves an old
-// summary or checkpoint beside new files. The caller holds the lock.
-void clear_run_directory(const std::string& dir);
-
 }  // namespace attn

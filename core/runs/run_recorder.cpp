@@ -5,6 +5,7 @@
 #include "core/analysis/connections.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/runs/run_files.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -17,9 +18,11 @@ RunSummary summarize_session(const TrainingSession& session, int64_t first_step,
   s.mechanism = run_mechanism(config);
   s.task = config.task.name;
   s.steps = session.step();
-  s.final_train_loss = session.last_train_loss();
-  s.eval_loss = session.last_eval_loss();
-  s.eval_accuracy = session.last_eval_accuracy();
+  if (session.has_train_loss()) s.final_train_loss = session.last_train_loss();
+  if (session.has_evaluation()) {  // else absent: never 0, which would read as a perfect score
+    s.eval_loss = session.last_eval_loss();
+    s.eval_accuracy = session.last_eval_accuracy();
+  }
   s.baseline_loss = session.task().baseline_loss();
   s.parameters = session.parameters();
   s.attention_parameters = session.attention_parameters();
@@ -36,8 +39,8 @@ json session_summary_json(TrainingSession& session, const RunSummary& summary, d
     // Image tasks evaluate on the shipped test split (never trained on): say so by name.
     int64_t examples = 0;
     for (const auto& b : session.task().eval_set()) examples += b.targets.size(0);
-    j["test_accuracy"] = summary.eval_accuracy;
-    j["test_loss"] = summary.eval_loss;
+    j["test_accuracy"] = j["eval_accuracy"];
+    j["test_loss"] = j["eval_loss"];
     j["test_examples"] = examples;
   }
   if (session.config().model.architecture == "conn") {
@@ -71,7 +74,7 @@ void write_run_outputs(TrainingSession& session, const std::string& dir, const j
 
 RunRecorder::RunRecorder(const std::string& dir, TrainingSession& session, const std::string& what)
     : lock_(dir, what, /*wait=*/false), first_step_(session.step()) {
-  if (holds_run(dir))
+  if (!run_files_present(dir).empty())
     throw Error("run directory " + dir + " already holds a run; the window records into a new one");
   write_run_config(dir, session.config());
   const std::string metrics = (fs::path(dir) / "metrics.csv").string();

@@ -13,6 +13,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
+#include "core/runs/run_files.h"
 
 namespace attn {
 
@@ -37,20 +38,26 @@ std::string run_mechanism(const ExperimentConfig& config) {
 }
 
 void write_run_config(const std::string& dir, const ExperimentConfig& config) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error("cannot create run directory " + dir + ": " + ec.message());
+  mark_run_directory(dir);  // first: from here on the directory is attnlab's run
   write_run_json(dir, "config.json", to_json(config));
 }
 
-// summary.json's keys are RunSummary's field names (baseline_loss aside: see below).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSummary, mechanism, task, steps, final_train_loss, eval_loss,
-                                   eval_accuracy, parameters, attention_parameters,
-                                   steps_per_second, seed, device, diverged)
-
 nlohmann::json run_summary_json(const ExperimentConfig& config, const RunSummary& s,
                                 double wall_seconds) {
-  nlohmann::json j = s;
+  // summary.json's keys are RunSummary's field names (baseline_loss aside: see below).
+  auto measured = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nullptr; };
+  nlohmann::json j = {{"mechanism", s.mechanism},
+                      {"task", s.task},
+                      {"steps", s.steps},
+                      {"final_train_loss", measured(s.final_train_loss)},
+                      {"eval_loss", measured(s.eval_loss)},
+                      {"eval_accuracy", measured(s.eval_accuracy)},
+                      {"parameters", s.parameters},
+                      {"attention_parameters", s.attention_parameters},
+                      {"steps_per_second", s.steps_per_second},
+                      {"seed", s.seed},
+                      {"device", s.device},
+                      {"diverged", s.diverged}};
   j["mechanisms"] = config.model.attention;
   j["wall_seconds"] = wall_seconds;
   j["config_hash"] = config_hash(config);

@@ -18,9 +18,11 @@ struct RunSummary {
   std::string mechanism;
   std::string task;
   int64_t steps = 0;
-  double final_train_loss = 0;
-  double eval_loss = 0;
-  double eval_accuracy = 0;
+  // Absent (null in summary.json) when never measured: a run that diverged before its first
+  // step or evaluation has no loss to report, and 0 would read as a perfect one.
+  std::optional<double> final_train_loss;
+  std::optional<double> eval_loss;
+  std::optional<double> eval_accuracy;
   double baseline_loss = 0;  // text task: unigram cross-entropy of eval text
   int64_t parameters = 0;
   int64_t attention_parameters = 0;
@@ -41,7 +43,8 @@ std::string metrics_row(int64_t step, std::optional<double> train_loss,
 // "conn" for a Connection Transformer, else the first layer's mechanism.
 std::string run_mechanism(const ExperimentConfig& config);
 
-// Creates dir (and parents) and writes config.json. Throws attn::Error naming the path.
+// Creates dir (and parents), marks it as attnlab's run (core/runs/run_files.h) and writes
+// config.json. Throws attn::Error naming the path.
 void write_run_config(const std::string& dir, const ExperimentConfig& config);
 
 // summary.json's fields that every run has: mechanism(s), task, steps, losses, parameters,

@@ -23,6 +23,7 @@
 #include "core/base/memory.h"
 #include "core/base/version.h"
 #include "core/runs/run_dir.h"
+#include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_recorder.h"
 #include "core/training/session.h"
@@ -69,6 +70,13 @@ std::string metrics_prefix(const fs::path& path, int64_t step) {
   return out;
 }
 
+// The step of the last row of metrics_prefix's text (0 when it has none).
+int64_t last_row_step(const std::string& rows) {
+  if (rows.empty()) return 0;
+  const size_t start = rows.rfind('\n', rows.size() - 2);
+  return std::strtoll(rows.c_str() + (start == std::string::npos ? 0 : start + 1), nullptr, 10);
+}
+
 const char* signal_name(int sig) {
   return sig == SIGINT    ? "SIGINT"
          : sig == SIGTERM ? "SIGTERM"
@@ -97,19 +105,56 @@ void check_checkpoint_matches_run(const fs::path& run_dir, const ExperimentConfi
                 "); it was copied from another run. Resume that run instead.");
 }
 
-// The out directory before training writes into it: a directory that holds another run is
-// refused unless `force` (then emptied, summary first), and a run being continued loses its
-// summary first, so that a kill while extending it never leaves an old summary beside a newer
-// checkpoint.
-void prepare_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as_resume) {
-  if (!same_as_resume && holds_run(out.string())) {
-    if (!o.force)
-      throw Error("--out " + out.string() +
-                  " already holds a run (config.json, metrics.csv, summary.json or checkpoint/); "
-                  "continue it with --resume " +
-                  out.string() + ", replace it with --force, or choose another --out");
-    clear_run_directory(out.string());
+// The out directory before training writes into it. Only attnlab's own run (its marker, see
+// core/runs/run_files.h) is ever replaced, and only with `force`; files of a run's names that
+// attnlab did not mark are never touched. A run being continued loses its summary first, so that
+// a kill while extending it never leaves an old summary beside a newer checkpoint.
+// Whether the out directory may take this run, changing nothing: throws attn::Error when it holds
+// files of a run's names that attnlab did not mark as its own, or attnlab's run without `force`,
+// or files in checkpoint/ that a save would replace. Returns whether a run there is to be
+// replaced (`force`).
+bool check_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as_resume) {
+  const std::string dir = out.string();
+  bool replace = false;
+  if (!same_as_resume) {
+    const auto present = run_files_present(dir);
+    const bool ours = is_run_directory(dir);
+    if (!present.empty() && !ours)
+      throw Error("--out " + dir + " holds " + join_file_names(present) +
+                  " that attnlab did not write (no " + kRunMarkerName +
+                  " marker); attnlab never replaces files it did not write: choose another --out");
+    if (ours && !present.empty() && !o.force) {
+      std::error_code ec;
+      const bool resumable = fs::exists(out / "checkpoint" / "state.json", ec);
+      throw Error("--out " + dir + " already holds an attnlab run" +
+                  (resumable
+                       ? "; continue it with --resume " + dir + ", replace it with --force"
+                       : " that has no checkpoint yet (stopped before its first save), so there is "
+                         "nothing to resume; start it over with --force") +
+                  " (removes only that run's files: " + join_file_names(present) +
+                  "), or choose another --out");
+    }
+    if (ours && !o.resume_dir.empty()) {
+      std::error_code ec;
+      if (fs::equivalent(out, o.resume_dir, ec))  // reached through another path
+        throw Error("--out " + dir + " is the --resume run itself; drop --force to continue it");
+    }
+    replace = ours && !present.empty();
   }
+  // A checkpoint save replaces checkpoint/ whole: what the user put there would go with it.
+  const auto foreign = foreign_checkpoint_entries(dir);
+  if (!foreign.empty())
+    throw Error((out / "checkpoint").string() + " holds " + join_file_names(foreign) +
+                ", which attnlab did not write; a checkpoint save replaces that folder whole, so "
+                "move them elsewhere first");
+  return replace;
+}
+
+// Under the lock: the checks again (another process may have written since), then only
+// attnlab's run is replaced (core/runs/run_files.h), and a run being continued loses its summary
+// first, so that a kill while extending it never leaves an old summary beside a newer checkpoint.
+void prepare_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as_resume) {
+  if (check_out_dir(out, o, same_as_resume)) clear_run_files(out.string());
   std::error_code ec;
   fs::remove(out / "summary.json", ec);
   if (ec) throw Error("cannot remove " + (out / "summary.json").string() + ": " + ec.message());
@@ -130,6 +175,14 @@ void check_training_memory(const ExperimentConfig& c) {
                  "lower model.d_model or model.layers (or train on a machine with more memory)");
 }
 
+// --until past the run's end would be ignored (the run stops at train.steps): refused instead.
+void check_until(const HeadlessOptions& o, const ExperimentConfig& config) {
+  if (o.until && *o.until > config.train.steps)
+    throw Error("--until " + std::to_string(*o.until) + " is past the run's end: train.steps is " +
+                std::to_string(config.train.steps) + "; to train that long give --steps " +
+                std::to_string(*o.until));
+}
+
 void save_checkpoint(TrainingSession& session, const fs::path& out) {
   session.save((out / "checkpoint").string());
 }
@@ -147,15 +200,37 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   bool complete_only = false;  // a finished checkpoint whose summary was never written
   if (resuming) {
     const fs::path ckpt = fs::path(o.resume_dir) / "checkpoint";
+    recover_directory(ckpt.string());  // a save killed between its two renames
+    if (!fs::exists(ckpt / "state.json", ec)) {
+      if (!fs::is_directory(o.resume_dir, ec))
+        throw Error("--resume " + o.resume_dir + ": no such directory");
+      if (!is_run_directory(o.resume_dir) &&
+          !fs::exists(fs::path(o.resume_dir) / "config.json", ec))
+        throw Error("--resume " + o.resume_dir +
+                    " is not an attnlab run directory (no checkpoint/, no config.json)");
+      throw Error("--resume " + o.resume_dir +
+                  ": the run has no checkpoint yet (it was stopped before its first save; "
+                  "checkpoints are written at the end, at --until, on Ctrl-C or SIGTERM, and every "
+                  "--checkpoint-every N steps), so there is nothing to resume. Start it over: "
+                  "attnlab train --config " +
+                  (fs::path(o.resume_dir) / "config.json").string() + " --out " + o.resume_dir +
+                  " --force");
+    }
     config = TrainingSession::checkpoint_config(ckpt.string());
     check_checkpoint_matches_run(o.resume_dir, config);
     check_training_memory(config);
     if (o.steps) config.train.steps = *o.steps;
+    check_until(o, config);
     if (o.seed && *o.seed != config.seed)
       throw Error("--seed " + std::to_string(*o.seed) + " differs from the resumed run's seed " +
                   std::to_string(config.seed) + "; a resumed run keeps its seed");
     session = std::make_unique<TrainingSession>(config);
     session->load(ckpt.string());
+    if (o.steps && *o.steps < session->step())
+      throw Error("--steps " + std::to_string(*o.steps) +
+                  " is shorter than the run, which is at step " + std::to_string(session->step()) +
+                  " already; with --resume, --steps is the run's new total: give more than " +
+                  std::to_string(session->step()));
     if (session->step() >= config.train.steps && !o.steps) {
       if (summary_finished(o.resume_dir, session->step()))
         throw Error("run " + o.resume_dir + " already finished its " +
@@ -166,6 +241,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     if (o.steps) config.train.steps = *o.steps;
     if (o.seed) config.seed = *o.seed;
     config = parse_config(to_json(config), "resolved config");  // re-validate the overrides
+    check_until(o, config);
     check_training_memory(config);
   }
   // --threads or the config's "threads" fix the count; otherwise it adapts (thread_policy.h).
@@ -179,6 +255,17 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   torch::set_num_threads(threads.threads());
   if (!session) session = std::make_unique<TrainingSession>(config);
 
+  // Checked before the out directory is touched: a refused request changes nothing.
+  const int64_t stop_at = o.until ? std::min(*o.until, config.train.steps) : config.train.steps;
+  if (!complete_only && o.until && stop_at <= session->step())
+    throw Error("--until " + std::to_string(stop_at) + " is not after the run's current step " +
+                std::to_string(session->step()));
+  if (!complete_only && stop_at <= session->step())
+    throw Error("run " + o.resume_dir + " is at step " + std::to_string(session->step()) +
+                " already, its train.steps; give --steps N (N > " +
+                std::to_string(session->step()) + ") to extend it");
+
+  check_out_dir(out, o, same_as_resume);  // before the lock creates anything there
   std::optional<RunDirLock> lock;
   if (o.lock) lock.emplace(out.string(), "attnlab train " + config.name, o.wait);
   prepare_out_dir(out, o, same_as_resume);
@@ -213,15 +300,14 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
 
   RunSummary summary;
   const auto& t = config.train;
-  double interval_loss = 0;
-  int64_t interval_steps = 0;
+  // The checkpoint's unfinished interval continues only when it spans exactly the steps since the
+  // last kept row (a checkpoint from the window, which writes its own rows, may not).
+  if (session->loss_interval().steps != session->step() - last_row_step(previous))
+    session->take_loss_interval();
+  int64_t timed_steps = 0;  // steps since interval_start, for steps_per_s
   auto interval_start = Clock::now();
   const auto run_start = Clock::now();
   const int64_t first_step = session->step();
-  const int64_t stop_at = o.until ? std::min(*o.until, t.steps) : t.steps;
-  if (!complete_only && stop_at <= session->step())
-    throw Error("--until " + std::to_string(stop_at) + " is not after the run's current step " +
-                std::to_string(session->step()));
   int interrupted_by = 0;
   try {
     while (session->step() < stop_at) {
@@ -233,7 +319,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
       const double lr = session->learning_rate();
       try {
         const auto step_start = Clock::now();
-        interval_loss += session->train_step();
+        session->train_step();
         const int chosen = threads.chosen();
         if (threads.record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
           torch::set_num_threads(threads.threads());
@@ -243,21 +329,21 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
         log(std::string("diverged: ") + e.what());
         break;
       }
-      ++interval_steps;
+      ++timed_steps;
       const int64_t step = session->step();
       if (step % t.eval_every == 0 || step == stop_at) {
         const auto eval = session->evaluate();
         const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count();
-        const double sps = interval_steps / std::max(1e-9, dt);
-        metrics.append(
-            metrics_row(step, interval_loss / interval_steps, eval.loss, eval.accuracy, lr, sps));
+        const double sps = timed_steps / std::max(1e-9, dt);
+        const auto interval = session->take_loss_interval();
+        const double train_loss = interval.sum / std::max<int64_t>(1, interval.steps);
+        metrics.append(metrics_row(step, train_loss, eval.loss, eval.accuracy, lr, sps));
         std::ostringstream line;
         line << "step " << step << "/" << t.steps << "  train " << std::fixed
-             << std::setprecision(4) << interval_loss / interval_steps << "  eval " << eval.loss
-             << "  acc " << eval.accuracy << "  " << std::setprecision(1) << sps << " steps/s";
+             << std::setprecision(4) << train_loss << "  eval " << eval.loss << "  acc "
+             << eval.accuracy << "  " << std::setprecision(1) << sps << " steps/s";
         log(line.str());
-        interval_loss = 0;
-        interval_steps = 0;
+        timed_steps = 0;
         interval_start = Clock::now();
       }
       if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0 && step < stop_at)

@@ -219,7 +219,7 @@ void TrainingSession::capture_good_state() {
   if (!recovery_) return;
   good_.capture(*model_, *optimizer_);
   good_step_ = step_;
-  good_books_ = {last_train_loss_, last_eval_, train_loss_, eval_loss_, eval_accuracy_};
+  good_books_ = {last_train_loss_, interval_, last_eval_, train_loss_, eval_loss_, eval_accuracy_};
 }
 
 std::string TrainingSession::recover(const std::string& what) {
@@ -230,6 +230,7 @@ std::string TrainingSession::recover(const std::string& what) {
     optimizer_->zero_grad();
     step_ = good_step_;
     last_train_loss_ = good_books_.last_train_loss;
+    interval_ = good_books_.interval;
     last_eval_ = good_books_.last_eval;
     train_loss_ = good_books_.train_loss;
     eval_loss_ = good_books_.eval_loss;
@@ -308,6 +309,8 @@ double TrainingSession::train_step() {
   if (conn_monitor_)  // control, tracking
     conn_monitor_->after_step(*model_->conn(), step_, step_ == config_.train.steps);
   last_train_loss_ = value;
+  interval_.sum += value;
+  ++interval_.steps;
   train_loss_.add(step_, static_cast<float>(value));
   return value;
 }
@@ -509,6 +512,7 @@ void TrainingSession::save(const std::string& dir) const {
                   {"peak_lr", peak_lr_},
                   {"config", to_json(config_)},
                   {"last_train_loss", last_train_loss_},
+                  {"loss_interval", {{"sum", interval_.sum}, {"steps", interval_.steps}}},
                   {"last_eval", {{"loss", last_eval_.loss}, {"accuracy", last_eval_.accuracy}}},
                   {"history",
                    {{"train_loss", train_loss_.to_json()},
@@ -569,12 +573,16 @@ void TrainingSession::load(const std::string& dir) {
   // Everything in state.json is read and checked before the weights are touched.
   int64_t step = 0;
   double peak_lr = 0, last_train_loss = 0;
+  LossInterval interval;
   EvalResult last_eval;
   MetricHistory train_loss = train_loss_, eval_loss = eval_loss_, eval_accuracy = eval_accuracy_;
   try {
     step = state.at("step").get<int64_t>();
     peak_lr = state.at("peak_lr").get<double>();
     last_train_loss = state.at("last_train_loss").get<double>();
+    if (state.contains("loss_interval"))  // checkpoints before it existed: an empty interval
+      interval = {state["loss_interval"].at("sum").get<double>(),
+                  state["loss_interval"].at("steps").get<int64_t>()};
     last_eval = {state.at("last_eval").at("loss").get<double>(),
                  state.at("last_eval").at("accuracy").get<double>()};
     const auto& h = state.at("history");
@@ -623,6 +631,7 @@ void TrainingSession::load(const std::string& dir) {
                                                   conn_monitor_->view()->spec_formula, step_);
   peak_lr_ = peak_lr;
   last_train_loss_ = last_train_loss;
+  interval_ = interval;
   last_eval_ = last_eval;
   train_loss_ = std::move(train_loss);
   eval_loss_ = std::move(eval_loss);

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/config/config.h"
 #include "core/data/tasks.h"
@@ -85,6 +86,16 @@ class TrainingSession {
   // Reads only the config stored in a checkpoint (throws attn::Error if unreadable).
   static ExperimentConfig checkpoint_config(const std::string& dir);
 
+  // The train losses since the last metrics row, summed in step order: train_step adds each, the
+  // writer of a row takes them (and so resets them). Saved in checkpoints, so the row a resumed
+  // run writes across the stop averages exactly the steps an uninterrupted run's would.
+  struct LossInterval {
+    double sum = 0;
+    int64_t steps = 0;
+  };
+  const LossInterval& loss_interval() const { return interval_; }
+  LossInterval take_loss_interval() { return std::exchange(interval_, LossInterval{}); }
+
   int64_t step() const { return step_; }
   int64_t total_steps() const { return config_.train.steps; }
   void set_total_steps(int64_t steps) { config_.train.steps = steps; }
@@ -96,6 +107,10 @@ class TrainingSession {
   std::string device_name() const;
   int64_t parameters() const { return model_->parameter_count(); }
   int64_t attention_parameters() const { return model_->attention_parameter_count(); }
+  // Whether a step / an evaluation was ever recorded (in this run, checkpoints included): the
+  // last_* values below are measurements only then.
+  bool has_train_loss() const { return !train_loss_.empty(); }
+  bool has_evaluation() const { return !eval_loss_.empty(); }
   double last_eval_loss() const { return last_eval_.loss; }
   double last_eval_accuracy() const { return last_eval_.accuracy; }
   double last_train_loss() const { return last_train_loss_; }
@@ -120,20 +135,22 @@ class TrainingSession {
   torch::Generator dropout_stream_;  // reseeded at every step (see train_step)
   std::unique_ptr<Task> task_;
   Transformer model_{nullptr};
-  // CPU float32 models step through core/training/optimizer/fused_adamw.h (the same arithmetic, one loop
-  // per tensor instead of ~10 ops); others through its step() and clip_grad_norm_.
+  // CPU float32 models step through core/training/optimizer/fused_adamw.h (the same arithmetic, one
+  // loop per tensor instead of ~10 ops); others through its step() and clip_grad_norm_.
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   int64_t step_ = 0;
   int64_t max_length_ = 0;             // positions the model takes
   std::vector<int64_t> probe_tokens_;  // the user's probe; empty = the task's
   double peak_lr_;
   double last_train_loss_ = 0;
+  LossInterval interval_;
   EvalResult last_eval_;
   MetricHistory train_loss_, eval_loss_, eval_accuracy_;
   std::unique_ptr<ConnMonitor> conn_monitor_;  // model.architecture "conn" only
   // Divergence recovery: the state before the latest update, and its step and books.
   struct Books {
     double last_train_loss = 0;
+    LossInterval interval;
     EvalResult last_eval;
     MetricHistory train_loss, eval_loss, eval_accuracy;
   };

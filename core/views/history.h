@@ -21,6 +21,7 @@ class MetricHistory {
   // The recorded points, including the latest one.
   Series series() const;
   int64_t stride() const { return stride_; }
+  bool empty() const { return count_ == 0; }
   // Exact internal state, for checkpoints: a resumed run continues the same curve.
   nlohmann::json to_json() const;
   void from_json(const nlohmann::json& j);

@@ -122,7 +122,7 @@ TEST_CASE("a run directory has one writer: a second lock is refused naming the h
   fs::remove_all(dir);
 }
 
-TEST_CASE("--out onto another run is refused; --force replaces it whole") {
+TEST_CASE("--out onto another run is refused; --force replaces that run, and only its files") {
   const fs::path dir = test::temp_dir("out-policy");
   const fs::path run = dir / "run";
   ExperimentConfig c = test::tiny_config();
@@ -132,15 +132,15 @@ TEST_CASE("--out onto another run is refused; --force replaces it whole") {
   ExperimentConfig other = c;
   other.model.attention.assign(2, "ky");
   CHECK_THROWS_WITH_AS(train_headless(other, into(run.string())),
-                       doctest::Contains("already holds a run"), Error);
+                       doctest::Contains("already holds an attnlab run"), Error);
   CHECK(summary_of(run)["config_hash"] == old_hash);  // untouched
   HeadlessOptions force = into(run.string());
   force.force = true;
-  spit(run / "stray.txt", "from the old run");
+  spit(run / "notes.txt", "the user's, beside the run");
   train_headless(other, force);
   CHECK(summary_of(run)["config_hash"] != old_hash);
   CHECK(summary_of(run)["mechanism"] == "ky");
-  CHECK_FALSE(fs::exists(run / "stray.txt"));  // nothing of the old run is left to mix in
+  CHECK(slurp(run / "notes.txt") == "the user's, beside the run");  // not the run's: kept
   fs::remove_all(dir);
 }
 
