@@ -19,8 +19,8 @@
 
 #include "app/figures/figures.h"
 #include "figure_view.h"
-#include "render/plot/export/figure_export.h"
 #include "render/plot/figure.h"
+#include "render/plot/export/figure_export.h"
 
 namespace attn::gui {
 

@@ -75,8 +75,8 @@ class TileLayout {
 
   // Opens `panel` (and makes it the active tab) where `place` says; no-op tab switch when open.
   void open(const std::string& panel, TilePlace place, const TileRect& area);
-  // close(), move() and split_off() take their names by value: callers often pass a node's own id
-  // or tab, which closing may free.
+  // close(), move() and split_off() take their names by value: callers often pass a node's own id or tab,
+  // which closing may free.
   void close(std::string panel);
   void activate(const std::string& panel);
   // Moves an open or closed panel into the tile `tile_id` as its active tab.

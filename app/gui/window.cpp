@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
+#include <fstream>
 
 #include "render/plot/figure_draw.h"
 #include "render/plot/figure_font.h"
