@@ -184,8 +184,7 @@ void draw_controls(const Snapshot& snap, TrainerState state, Trainer& trainer, U
   // a whole run, under its lock; one holding another run, or locked by another writer, is
   // refused by the trainer with a message.
   ImGui::SetNextItemWidth(-110);
-  ImGui::InputTextWithHint("##ckpt", "save into this run's directory, or type one",
-                           &ui.checkpoint_dir);
+  ImGui::InputTextWithHint("##ckpt", "this run's own directory", &ui.checkpoint_dir);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "Empty: Save writes the checkpoint into this run's own directory%s%s.\n"

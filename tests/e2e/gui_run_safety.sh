@@ -122,7 +122,7 @@ check "1: and left byte for byte" test "$(cd theirs && find . -type f ! -name .a
 ATTN_GUI_SAVE_DIR=$TMP/fresh launch save4 --config "$TMP/other.json" --autostart
 sleep 1
 key ctrl+s
-wait_until 100 0.1 test -f fresh/summary.json || true
+wait_until 100 0.1 test -f fresh/checkpoint/state.json || true
 close_app
 check "1: a fresh typed directory gets a whole run (config, metrics, checkpoint, summary)" \
   test -f fresh/config.json -a -f fresh/metrics.csv -a -f fresh/checkpoint/state.json -a -f fresh/summary.json
