@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
                       "Probe input of the attention maps: characters (text tasks) or token ids "
                       "separated by spaces (synthetic tasks)");
   gui_cmd->add_option("--compare-out", gui.compare_out,
-                      "Where the Compare panel saves finished runs (default runs/compare)");
+                      "Where the Compare panel records its runs (default: the runs directory's "
+                      "compare/)");
   gui_cmd
       ->add_option("--cycle-panels", gui.cycle_panels_every,
                    "Every N frames switch to the next panel (soak tests)")

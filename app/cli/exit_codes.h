@@ -5,7 +5,8 @@
 namespace attn {
 
 constexpr int kExitOk = 0;
-constexpr int kExitRunFailed = 1;      // the input was fine but the work failed (I/O, a sweep cell)
+constexpr int kExitRunFailed = 1;      // the input was fine but the work failed (I/O, a sweep cell,
+                                       // a run the window trained and could not record)
 constexpr int kExitUsage = 2;          // usage or bad input: a message on stderr names the culprit
 constexpr int kExitDiverged = 3;       // training diverged (NaN/Inf loss); the run is still written
 constexpr int kExitNoConvergence = 4;  // an iteration did not converge (best estimate printed)

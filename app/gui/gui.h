@@ -9,14 +9,14 @@ namespace attn {
 struct GuiOptions {
   std::string config_path;  // experiment to open; empty = the default experiment
   int width = 1280, height = 800;
-  bool autostart = false;        // start training as soon as the window is up
-  int exit_after_frames = 0;     // > 0: quit after this many frames (tests, benchmarks)
-  std::string screenshot_path;   // write the last frame as PNG before quitting
-  std::string frame_stats_path;  // write frame-time statistics (JSON) before quitting
-  std::string layout_path;       // ImGui settings; empty = $XDG_CONFIG_HOME/attnlab/layout.ini.
-                                 // The workspace's tiles go beside it as layout.json.
-  float ui_scale = 0;            // > 0: UI scale (fonts and sizes); 0: saved, else the monitor's
-  std::vector<std::string> panels;        // open (and focus) these at start; see gui_panel_names()
+  bool autostart = false;           // start training as soon as the window is up
+  int exit_after_frames = 0;        // > 0: quit after this many frames (tests, benchmarks)
+  std::string screenshot_path;      // write the last frame as PNG before quitting
+  std::string frame_stats_path;     // write frame-time statistics (JSON) before quitting
+  std::string layout_path;          // ImGui settings; empty = $XDG_CONFIG_HOME/attnlab/layout.ini.
+                                    // The workspace's tiles go beside it as layout.json.
+  float ui_scale = 0;               // > 0: UI scale (fonts and sizes); 0: saved, else the monitor's
+  std::vector<std::string> panels;  // open (and focus) these at start; see gui_panel_names()
   std::vector<std::string> compare_runs;  // saved image runs shown beside the live one
   int64_t image_index = -1;               // test image the Image attention panel shows first
   // Test hook (--export-figure NAME --export-out FILE): once the run can give figure NAME, open
@@ -25,7 +25,7 @@ struct GuiOptions {
   std::string export_figure, export_out;
   std::vector<std::string> compare_dirs;  // saved run directories added to the Compare panel
   std::string compare_vary;               // "key=v1,v2": Compare starts one run per value
-  std::string compare_out;                // where Compare saves finished runs (runs/compare)
+  std::string compare_out;  // where Compare records its runs ("" = <runs_dir>/compare)
   // Where runs trained in the window are recorded (core/runs/run_recorder.h) and what the
   // Runs panel lists; empty: $XDG_DATA_HOME/attnlab/runs (~/.local/share/attnlab/runs).
   std::string runs_dir;
@@ -46,9 +46,13 @@ const std::vector<std::string>& gui_panel_names();
 
 // Returns the process exit code. Prints a clear message and returns 2 for a panel name not in
 // gui_panel_names() (naming the allowed ones), and when no display can be opened (suggesting
-// `attnlab train`). With the environment variable ATTN_GUI_REPORT=path it writes, at exit, a
-// JSON report of the last frame: "window" [w, h]; "panels": per panel title, open, drawn, tile
-// and "rect" [x, y, w, h] (window pixels) when drawn; each panel's own report under its name
+// `attnlab train`). Returns 1 (kExitRunFailed) when a run the window trained (the Run panel's or
+// Compare's) could not be recorded whole: a read-only or full runs root, a failed checkpoint or
+// summary at close; each such run is named on stderr with the file and why (the window showed it
+// too while open). With ATTN_GUI_SAVE_DIR=dir the Save field starts with dir typed (tests). With
+// the environment variable ATTN_GUI_REPORT=path it writes, at exit, a JSON report of the last
+// frame: "window" [w, h]; "panels": per panel title, open, drawn, tile and "rect" [x, y, w, h]
+// (window pixels) when drawn; each panel's own report under its name
 // ('-' -> '_'; e.g. geometry: tokens, query, z, weights, canvas transform, grid path; see
 // GeometryPanel::report(), NeuralPanel::Report; "runs": the Runs panel's list, see
 // panels/runs/runs_panel.h; "attention": the probe editor's probe); "help": the Help windows

@@ -19,12 +19,13 @@
 #include <nlohmann/json.hpp>
 
 #include "app/figures/figures.h"
+#include "cli/data_paths.h"
+#include "cli/exit_codes.h"
 #include "core/base/atomic_file.h"
 #include "core/base/version.h"
 #include "core/config/config.h"
 #include "core/runs/run_writer.h"
 #include "core/training/trainer.h"
-#include "cli/data_paths.h"
 #include "gui/export_dialog.h"
 #include "gui/gui.h"
 #include "gui/help/menus.h"
@@ -105,8 +106,8 @@ float draw_menu_bar(gui::Workspace& workspace, gui::Menus& menus, Trainer& train
 }
 
 // ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
-bool write_report(const std::string& path, const gui::Workspace& workspace,
-                  const gui::Menus& menus, const gui::ExportDialog& exporter, const nlohmann::json& live_figures,
+bool write_report(const std::string& path, const gui::Workspace& workspace, const gui::Menus& menus,
+                  const gui::ExportDialog& exporter, const nlohmann::json& live_figures,
                   size_t frames, int width, int height, std::string* error) {
   nlohmann::json report = workspace.report();
   report["live_figures"] = live_figures;
@@ -235,7 +236,9 @@ int run_gui(const GuiOptions& options) {
   const ExperimentConfig config = load_experiment(options.config_path, ui);
   ui.pending = config;
   ui.lr_input = config.train.lr;
-  ui.checkpoint_dir = "runs/gui-" + config.name + "/checkpoint";
+  // Save (Ctrl+S) writes into this run's own recorded directory unless the user types one.
+  // Test hook: ATTN_GUI_SAVE_DIR types one (tests/e2e/gui_run_safety.sh).
+  if (const char* dir = std::getenv("ATTN_GUI_SAVE_DIR"); dir && *dir) ui.checkpoint_dir = dir;
 
   // Default options: threads = 0 leaves a core for this thread.
   TrainerOptions trainer_options;
@@ -252,7 +255,8 @@ int run_gui(const GuiOptions& options) {
   std::error_code layout_ec;
   const std::string layout_file = workspace_path(window->layout_path());
   const bool first_launch = !benchmark && options.config_path.empty() && options.panels.empty() &&
-                            !layout_file.empty() && !std::filesystem::exists(layout_file, layout_ec);
+                            !layout_file.empty() &&
+                            !std::filesystem::exists(layout_file, layout_ec);
   gui::Menus menus(first_launch);
   // Test hook: ATTN_GUI_OPEN_HELP=guide,experiments opens those windows (tests/e2e/gui_runs.sh).
   if (const char* help = std::getenv("ATTN_GUI_OPEN_HELP"); help && *help)
@@ -379,7 +383,13 @@ int run_gui(const GuiOptions& options) {
   }
 
   window->hide();  // the trainer may take a moment to finish its step; don't look frozen
+  // Every run the window trained is saved on the way out; what could not be is said, and the
+  // exit code says so too (kExitRunFailed).
+  std::vector<std::string> unsaved = trainer->close();
+  for (std::string& line : workspace.close_panels()) unsaved.push_back(std::move(line));
   trainer.reset();
+  for (const std::string& line : unsaved) std::fprintf(stderr, "attnlab: %s\n", line.c_str());
+  if (!unsaved.empty() && exit_code == 0) exit_code = kExitRunFailed;
   if (!workspace.save(&error)) std::fprintf(stderr, "attnlab: %s\n", error.c_str());
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
     int w = 0, h = 0;

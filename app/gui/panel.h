@@ -6,6 +6,9 @@
 //  - draw() gets everything from one FrameContext: one snapshot and one trainer state per frame,
 //    taken by the frame loop (gui_main.cpp); panels never wait for the trainer.
 //  - update() runs every frame whether the panel is drawn or not (Compare saves finished runs).
+//  - close() runs once as the window closes, before the exit code is chosen: a panel that trains
+//    (Compare) stops its trainers there, saving their recorded runs, and returns every run it
+//    could not record whole (each line names the run, the directory and why).
 //  - report() is the panel's part of the ATTN_GUI_REPORT exit report (null: nothing to add); the
 //    workspace adds "open", "drawn" and "rect" for every panel itself.
 //  - figures() names the exportable figures (app/figures/figures.h) the panel shows now, in the
@@ -43,6 +46,7 @@ class Panel {
   virtual ~Panel() = default;
   virtual void draw(FrameContext& frame) = 0;
   virtual void update(FrameContext&) {}
+  virtual std::vector<std::string> close() { return {}; }
   virtual nlohmann::json report() const { return nullptr; }
   virtual std::vector<std::string> figures(const Snapshot&) const { return {}; }
   // True once the run gives this panel something new to show (ky connection curves appear, a

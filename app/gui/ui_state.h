@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/config/config.h"
-#include "core/views/snapshot.h"
 #include "core/training/trainer.h"
+#include "core/views/snapshot.h"
 
 struct ImFont;
 
@@ -21,9 +21,12 @@ struct UiState {
   std::string config_error;    // loading the config file failed (shown in red)
   std::string apply_error;     // the pending config did not validate (shown in red)
   std::string notes;           // font / layout fallbacks (shown in grey)
-  std::string checkpoint_dir;  // target of Save, Load and Ctrl+S
-  double lr_input = 0;         // the "set learning rate" field
-  double frame_ms = 0;         // smoothed frame time, for the status line
+  // Save, Ctrl+S and Load's directory. Empty: Save writes into this run's own recorded directory
+  // (Trainer::save_checkpoint); a typed run directory is taken under its lock, never one holding
+  // a run this window did not write.
+  std::string checkpoint_dir;
+  double lr_input = 0;  // the "set learning rate" field
+  double frame_ms = 0;  // smoothed frame time, for the status line
   // Runs to open (File > Open run, Recent runs): the Runs panel lists, ticks and loads them.
   std::vector<std::string> open_run_requests;
   std::vector<std::string> recent_runs;  // newest first, from the Runs panel (File > Recent runs)

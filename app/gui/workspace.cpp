@@ -298,6 +298,13 @@ std::vector<std::string> Workspace::figures(const Snapshot& snap) const {
   return out;
 }
 
+std::vector<std::string> Workspace::close_panels() {
+  std::vector<std::string> out;
+  for (Entry& e : entries_)
+    for (std::string& line : e.panel->close()) out.push_back(std::move(line));
+  return out;
+}
+
 nlohmann::json Workspace::report() const {
   nlohmann::json panels = nlohmann::json::object(), out = nlohmann::json::object();
   for (const Entry& e : entries_) {

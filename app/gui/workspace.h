@@ -51,6 +51,9 @@ class Workspace {
   Panel* panel(const std::string& name) const;
   std::vector<std::string> figures(const Snapshot& snap) const;  // of the drawn panels
   nlohmann::json report() const;
+  // Panel::close() of every panel, in table order, as the window closes: the runs they could not
+  // record whole.
+  std::vector<std::string> close_panels();
 
  private:
   struct Entry {

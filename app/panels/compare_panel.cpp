@@ -30,11 +30,11 @@ struct ComparePanel::Run {
   ExperimentConfig config;
   std::shared_ptr<const Snapshot> snap;
   Clock::time_point started;
-  int threads = 0;      // a live run's torch threads (its fair share of the cores)
-  std::string out_dir;  // where a live run is (to be) saved
-  bool saved = false;
-  std::string save_error;
-  RunDirectory dir;  // saved runs (and live runs once saved: empty otherwise)
+  int threads = 0;         // a live run's torch threads (its fair share of the cores)
+  std::string out_dir;     // where a live run is recorded (TrainerOptions::run_dir)
+  bool saved = false;      // finished (or diverged) and recorded whole
+  std::string save_error;  // the trainer's record_error: not (wholly) recorded
+  RunDirectory dir;        // saved runs (and live runs once saved: empty otherwise)
   bool is_live() const { return trainer != nullptr; }
   const Series& eval_loss() const { return snap ? snap->eval_loss : dir.eval_loss; }
   const Series& eval_accuracy() const { return snap ? snap->eval_accuracy : dir.eval_accuracy; }
@@ -93,6 +93,9 @@ bool ComparePanel::start_runs(const ExperimentConfig& base, const std::string& k
     }
     for (auto& r : fresh) {
       r->threads = options.threads;
+      // Recorded like the window's own run (core/runs/run_recorder.h): a row per evaluation,
+      // checkpoint and summary on finish, divergence, error and close.
+      options.run_dir = r->out_dir;
       r->trainer = std::make_unique<Trainer>(r->config, options);
       r->trainer->start();
       r->started = Clock::now();
@@ -129,20 +132,24 @@ bool ComparePanel::add_saved_run(const std::string& dir) {
 
 void ComparePanel::poll() {
   for (auto& r : runs_) {
-    if (!r->is_live()) continue;
+    if (!r->is_live() || closed_) continue;
     r->snap = r->trainer->latest();
-    if (r->saved || !r->save_error.empty()) continue;
-    if (r->snap->state != TrainerState::Finished && r->snap->state != TrainerState::Diverged)
-      continue;
-    try {
-      const double wall = std::chrono::duration<double>(Clock::now() - r->started).count();
-      write_run_directory(r->out_dir, r->config, *r->snap, wall);
-      r->trainer->save_checkpoint((fs::path(r->out_dir) / "checkpoint").string());  // queued
-      r->saved = true;
-    } catch (const std::exception& e) {
-      r->save_error = e.what();
-    }
+    // The trainer records the run itself; its summary is written before it reports Finished.
+    r->save_error = r->snap->record_error;
+    r->saved = r->save_error.empty() && (r->snap->state == TrainerState::Finished ||
+                                         r->snap->state == TrainerState::Diverged);
   }
+}
+
+std::vector<std::string> ComparePanel::close() {
+  std::vector<std::string> out;
+  if (closed_) return out;
+  closed_ = true;
+  for (auto& r : runs_)
+    if (r->is_live())
+      for (const std::string& line : r->trainer->close())
+        out.push_back("Compare run " + r->label + ": " + line);
+  return out;
 }
 
 void ComparePanel::draw(FrameContext& frame) {
@@ -163,7 +170,7 @@ void ComparePanel::draw(FrameContext& frame) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "One run per value from the Run panel's experiment: same seed, same data "
-        "order. Saved under %s when finished.",
+        "order. Recorded under %s as they train (the Runs panel lists them).",
         save_root_.c_str());
   ImGui::SetNextItemWidth(320);
   ImGui::InputTextWithHint("##dir", "run directory (attnlab train --out)", dir_, sizeof dir_);
@@ -244,10 +251,10 @@ void ComparePanel::draw_table() {
     ImGui::TableNextColumn();
     if (!r->save_error.empty())
       ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", r->save_error.c_str());
-    else if (r->saved)
+    else if (r->saved || !r->is_live())
       ImGui::TextUnformatted(r->out_dir.c_str());
     else
-      ImGui::TextDisabled("when finished");
+      ImGui::TextDisabled("recording to %s", r->out_dir.c_str());
     ImGui::PopID();
   }
   ImGui::EndTable();

@@ -5,9 +5,13 @@
 // attention maps of every live run next to each other.
 // Contract:
 //  - Never waits on a trainer: the UI thread only reads snapshots and queues commands.
-//  - A live run that finishes is saved as a run directory (config.json, metrics.csv,
-//    summary.json via core/runs/run_dir.h write_run_directory, and checkpoint/ via the Trainer)
-//    under save_root/<key=value>, so `attnlab compare` and this panel can open it later.
+//  - Every live run is recorded as it trains, by its Trainer's RunRecorder exactly like the
+//    window's own run (core/runs/run_recorder.h; TrainerOptions::run_dir): config.json and a
+//    metrics.csv row per evaluation under save_root/run-<time>/<key=value> (default: the runs
+//    root's compare/, which the Runs panel lists), checkpoint/ and summary.json when it finishes,
+//    diverges or fails and when the window closes (close(): "window closed"), so `attnlab compare`,
+//    `train --resume` and this panel can open it later. A run that cannot be recorded shows why
+//    in the table's "saved" column and is named by close().
 //  - start_runs()/add_saved_run() return false with error() set (the key, value or file named)
 //    and change nothing on bad input.
 //  - The curves are figures::loss_overlay (the figure `attnlab compare` writes) drawn by the
@@ -50,8 +54,11 @@ class ComparePanel : public Panel {
   // base: the experiment the window edits. Also saves finished live runs.
   void draw(FrameContext& frame) override;
   void update(FrameContext&) override { poll(); }
-  // Saves finished live runs without drawing (called every frame, even when closed).
+  // Reads the live runs' snapshots (and whether each is recorded) without drawing (called
+  // every frame, even when the panel is not shown).
   void poll();
+  // Stops every live run, which saves its recording; returns the runs not recorded whole.
+  std::vector<std::string> close() override;
 
   // For ATTN_GUI_REPORT: each run's label, kind, state, step, eval loss/accuracy, colour and
   // saved directory.
@@ -65,7 +72,8 @@ class ComparePanel : public Panel {
   void draw_maps(ImFont* font);
 
   std::vector<std::unique_ptr<Run>> runs_;
-  std::string save_root_ = "runs/compare";
+  std::string save_root_ = "runs/compare";  // set_save_root(): the runs root's compare/
+  bool closed_ = false;
   std::string error_;
   char key_[128] = "model.attention";
   char values_[256] = "dot,ky";

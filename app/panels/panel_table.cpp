@@ -2,6 +2,7 @@
 // name, title, the tile it opens in, when a fresh layout shows it, and how to make it.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "gui/panel.h"
 #include "panels/attention_panel.h"
@@ -47,7 +48,11 @@ std::unique_ptr<Panel> make_image_attention(const PanelSetup& s) {
 // Compare: saved runs (--compare-dir) and live ones (--compare-vary key=v1,v2).
 std::unique_ptr<Panel> make_compare(const PanelSetup& s) {
   auto p = std::make_unique<ComparePanel>();
-  if (!s.options.compare_out.empty()) p->set_save_root(s.options.compare_out);
+  // Compare's runs are recorded under the runs root, so the Runs panel lists them.
+  if (!s.options.compare_out.empty())
+    p->set_save_root(s.options.compare_out);
+  else if (!s.options.runs_dir.empty())
+    p->set_save_root((std::filesystem::path(s.options.runs_dir) / "compare").string());
   for (const std::string& dir : s.options.compare_dirs)
     if (!p->add_saved_run(dir))
       std::fprintf(stderr, "attnlab: --compare-dir: %s\n", p->error().c_str());
@@ -79,7 +84,8 @@ const std::vector<PanelRow>& panel_table() {
       {"attention", "Attention", TilePlace::Bottom,
        [](const PanelSetup& s) {
          return !image_task(s) && !bare_launch(s) && s.config.model.architecture != "conn";
-       }, make<AttentionPanel>},
+       },
+       make<AttentionPanel>},
       {"connections", "Connections", TilePlace::Right,
        [](const PanelSetup& s) { return uses(s.config, "ky"); }, make<ConnectionPanel>},
       {"ky-lab", "KY Transform lab", TilePlace::Right, [](const PanelSetup&) { return false; },

@@ -123,13 +123,21 @@ void draw_status(const Snapshot& snap, TrainerState state) {
   }
   ImGui::Text("parameters %s (attention %s)", human_count(snap.parameters).c_str(),
               human_count(snap.attention_parameters).c_str());
-  if (!snap.message.empty()) {
+  if (!snap.message.empty() && snap.message != snap.record_error) {
     const bool bad = state == TrainerState::Error || state == TrainerState::Diverged ||
                      snap.message.rfind("save failed", 0) == 0 ||
                      snap.message.rfind("load failed", 0) == 0;
     ImGui::PushStyleColor(ImGuiCol_Text, bad ? kRed : kGreyText);
     ImGui::TextWrapped("%s", snap.message.c_str());
     ImGui::PopStyleColor();
+  }
+  // Where this run is recorded, or (kept until the model is replaced) why it is not.
+  if (!snap.record_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+    ImGui::TextWrapped("%s", snap.record_error.c_str());
+    ImGui::PopStyleColor();
+  } else if (!snap.run_dir.empty()) {
+    ImGui::TextColored(kGreyText, "recording to %s", snap.run_dir.c_str());
   }
 }
 
@@ -139,7 +147,7 @@ std::array<float, 4> item_rect() {
   return {a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
-void draw_controls(TrainerState state, Trainer& trainer, UiState& ui,
+void draw_controls(const Snapshot& snap, TrainerState state, Trainer& trainer, UiState& ui,
                    std::array<float, 4>* start_rect) {
   auto button = [](const char* label, bool enabled, const char* tip) {
     ImGui::BeginDisabled(!enabled);
@@ -172,12 +180,19 @@ void draw_controls(TrainerState state, Trainer& trainer, UiState& ui,
              "Overrides the schedule's peak learning rate from now on"))
     trainer.set_learning_rate(ui.lr_input);
 
+  // Empty: Save (Ctrl+S) writes into this run's own recorded directory. A typed directory gets
+  // a whole run, under its lock; one holding another run, or locked by another writer, is
+  // refused by the trainer with a message.
   ImGui::SetNextItemWidth(-110);
-  ImGui::InputText("##ckpt", &ui.checkpoint_dir);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Checkpoint directory");
+  ImGui::InputTextWithHint("##ckpt", "this run's own directory", &ui.checkpoint_dir);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Empty: Save writes the checkpoint into this run's own directory%s%s.\n"
+        "A directory: Save writes a whole run there (refused if it holds another run\n"
+        "or another process writes it); Load resumes the run saved there.",
+        snap.run_dir.empty() ? "" : " (", snap.run_dir.empty() ? "" : (snap.run_dir + ")").c_str());
   ImGui::SameLine();
-  if (button("Save", can_save(state) && !ui.checkpoint_dir.empty(), "Ctrl+S"))
-    save_checkpoint(trainer, state, ui);
+  if (button("Save", can_save(state), "Ctrl+S")) save_checkpoint(trainer, state, ui);
   ImGui::SameLine();
   if (button("Load", !ui.checkpoint_dir.empty() && state != TrainerState::Stopping,
              "Resume the run saved in this directory"))
@@ -396,6 +411,11 @@ void draw_experiment_fields(UiState& ui) {
 void RunPanel::update(FrameContext& frame) {
   threads_ = frame.snap.threads;
   threads_reason_ = frame.snap.threads_reason;
+  state_ = to_string(frame.state);
+  message_ = frame.snap.message;
+  record_error_ = frame.snap.record_error;
+  run_dir_ = frame.snap.run_dir;
+  save_field_ = frame.ui.checkpoint_dir;
 }
 
 void RunPanel::draw(FrameContext& frame) {
@@ -406,7 +426,7 @@ void RunPanel::draw(FrameContext& frame) {
   ImGui::PushTextWrapPos(0.0f);
   draw_status(snap, state);
   ImGui::Spacing();
-  draw_controls(state, trainer, ui, &start_rect_);
+  draw_controls(snap, state, trainer, ui, &start_rect_);
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::TextUnformatted("Experiment");

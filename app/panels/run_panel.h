@@ -6,6 +6,7 @@
 // step).
 #pragma once
 #include <array>
+#include <string>
 
 #include "core/training/trainer.h"
 #include "core/views/snapshot.h"
@@ -19,18 +20,25 @@ class RunPanel : public Panel {
   void draw(FrameContext& frame) override;
   void update(FrameContext& frame) override;
   // Where Start and "Apply & reset" were drawn ([x, y, w, h], window pixels): the tiles test
-  // checks both lie inside the panel, reachable without scrolling.
+  // checks both lie inside the panel, reachable without scrolling. Also what the status shows:
+  // state, message, record_error, run_dir, and the Save field's text (save_field).
   nlohmann::json report() const override {
     return {{"start_rect", start_rect_},
             {"apply_rect", apply_rect_},
             {"threads", threads_},
-            {"threads_reason", threads_reason_}};
+            {"threads_reason", threads_reason_},
+            {"state", state_},
+            {"message", message_},
+            {"record_error", record_error_},
+            {"run_dir", run_dir_},
+            {"save_field", save_field_}};
   }
 
  private:
   std::array<float, 4> start_rect_{}, apply_rect_{};
   int threads_ = 0;  // the trainer's CPU thread count and why, as the panel shows them
   std::string threads_reason_;
+  std::string state_, message_, record_error_, run_dir_, save_field_;
 };
 
 }  // namespace attn::gui

@@ -5,6 +5,7 @@
 #include "core/analysis/connections.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/runs/run_files.h"
 
 namespace attn {
@@ -68,8 +69,8 @@ void write_run_outputs(TrainingSession& session, const std::string& dir, const j
   if (!session.connection_history().empty())
     write_run_json(dir, "connections.json", connection_frames_to_json(session.connection_history()),
                    /*pretty=*/false);
-  // summary.json last: it marks the run directory complete.
-  write_run_json(dir, "summary.json", summary);
+  // summary.json last: it marks the run directory complete (null: the caller writes it).
+  if (!summary.is_null()) write_run_json(dir, "summary.json", summary);
 }
 
 RunRecorder::RunRecorder(const std::string& dir, TrainingSession& session, const std::string& what)
@@ -102,30 +103,125 @@ void RunRecorder::on_eval(const TrainingSession& session, const EvalResult& eval
 }
 
 void RunRecorder::continue_training() {
-  if (!saved_) return;
-  std::error_code ec;
-  const fs::path summary = fs::path(dir()) / "summary.json";
-  fs::remove(summary, ec);
-  if (ec) throw Error("cannot remove " + summary.string() + ": " + ec.message());
+  if (summary_present_) {
+    std::error_code ec;
+    const fs::path summary = fs::path(dir()) / "summary.json";
+    fs::remove(summary, ec);
+    if (ec) throw Error("cannot remove " + summary.string() + ": " + ec.message());
+    summary_present_ = false;
+  }
   saved_ = false;
-  resumed_ = interval_start_ = Clock::now();
-  interval_loss_ = 0;
-  interval_steps_ = 0;
+  if (!timing_) {
+    resumed_ = interval_start_ = Clock::now();
+    timing_ = true;
+    interval_loss_ = 0;
+    interval_steps_ = 0;
+  }
 }
 
-void RunRecorder::save(TrainingSession& session, const std::string& stopped_by, bool diverged) {
-  if (saved_) return;  // nothing trained since the last save
-  metrics_->sync();
-  train_seconds_ += std::chrono::duration<double>(Clock::now() - resumed_).count();
-  const RunSummary s = summarize_session(session, first_step_, train_seconds_, diverged);
-  json j = session_summary_json(session, s, train_seconds_);
+namespace {
+
+// The summary as the window writes it: "source": "gui", and "interrupted_by" unless finished.
+json window_summary(TrainingSession& session, int64_t first_step, double seconds,
+                    const std::string& stopped_by, bool diverged) {
+  const RunSummary s = summarize_session(session, first_step, seconds, diverged);
+  json j = session_summary_json(session, s, seconds);
   j["source"] = "gui";
   if (!stopped_by.empty()) {
     j["interrupted"] = true;
     j["interrupted_by"] = stopped_by;
   }
-  write_run_outputs(session, dir(), j, /*checkpoint=*/true);
-  saved_ = true;
+  return j;
+}
+
+}  // namespace
+
+void RunRecorder::save(TrainingSession& session, const std::string& stopped_by, bool diverged) {
+  if (saved_) return;  // nothing trained since the last save
+  if (timing_) {
+    train_seconds_ += std::chrono::duration<double>(Clock::now() - resumed_).count();
+    timing_ = false;
+  }
+  // Each part is tried even when an earlier one failed: what can be kept is kept.
+  std::vector<std::string> failed;
+  auto attempt = [&](const std::string& what, auto&& action) {
+    try {
+      action();
+    } catch (const std::exception& e) {
+      failed.push_back(what + ": " + e.what());
+    }
+  };
+  attempt("metrics.csv", [&] { metrics_->sync(); });
+  bool checkpoint = false;
+  attempt("checkpoint", [&] {
+    session.save((fs::path(dir()) / "checkpoint").string());
+    checkpoint = true;
+  });
+  attempt("side files", [&] { write_run_outputs(session, dir(), nullptr, /*checkpoint=*/false); });
+  json j = window_summary(session, first_step_, train_seconds_, stopped_by, diverged);
+  if (!failed.empty()) j["save_errors"] = failed;
+  bool summary = false;
+  attempt("summary.json", [&] {
+    write_run_json(dir(), "summary.json", j);
+    summary = summary_present_ = true;
+  });
+  if (failed.empty()) {
+    saved_ = true;
+    return;
+  }
+  std::string what;
+  for (const std::string& f : failed) what += (what.empty() ? "" : "; ") + f;
+  std::string kept = "metrics.csv (" + std::to_string(rows_) + " rows)";
+  if (checkpoint) kept += ", the checkpoint at step " + std::to_string(session.step());
+  if (summary) kept += ", summary.json (listing what failed)";
+  throw Error("run " + dir() + " was not saved whole at step " + std::to_string(session.step()) +
+              ": " + what + "; kept: " + kept);
+}
+
+std::string RunRecorder::metrics_csv() {
+  metrics_->sync();
+  return read_regular_file((fs::path(dir()) / "metrics.csv").string(), uint64_t(1) << 30);
+}
+
+double RunRecorder::train_seconds() const {
+  return train_seconds_ +
+         (timing_ ? std::chrono::duration<double>(Clock::now() - resumed_).count() : 0.0);
+}
+
+json gui_summary_json(TrainingSession& session, int64_t first_step, double seconds,
+                      const std::string& stopped_by, bool diverged) {
+  return window_summary(session, first_step, seconds, stopped_by, diverged);
+}
+
+std::string history_metrics_csv(const TrainingSession& session) {
+  Snapshot snap;
+  session.fill_snapshot(snap);
+  // A row per evaluation, with the mean train loss since the previous one.
+  std::string csv = std::string(kMetricsHeader) + "\n";
+  size_t t = 0;
+  for (size_t i = 0; i < snap.eval_loss.steps.size(); ++i) {
+    const int64_t step = snap.eval_loss.steps[i];
+    double sum = 0;
+    int n = 0;
+    for (; t < snap.train_loss.steps.size() && snap.train_loss.steps[t] <= step; ++t, ++n)
+      sum += snap.train_loss.values[t];
+    std::optional<double> accuracy;
+    if (i < snap.eval_accuracy.values.size()) accuracy = snap.eval_accuracy.values[i];
+    csv += metrics_row(step, n ? std::optional<double>(sum / n) : std::nullopt,
+                       snap.eval_loss.values[i], accuracy, std::nullopt, std::nullopt);
+  }
+  return csv;
+}
+
+void write_run_copy(TrainingSession& session, const std::string& dir, const std::string& metrics,
+                    const json& summary) {
+  const fs::path out(dir);
+  std::error_code ec;
+  fs::remove(out / "summary.json", ec);  // commit order: the summary goes first, comes last
+  if (ec) throw Error("cannot remove " + (out / "summary.json").string() + ": " + ec.message());
+  write_run_config(dir, session.config());
+  write_file_atomic((out / "metrics.csv").string(), metrics);
+  write_run_outputs(session, dir, summary, /*checkpoint=*/true);
 }
 
 }  // namespace attn

@@ -12,6 +12,14 @@
 //    with "interrupted": true and "interrupted_by" saying which). Training again after a save
 //    removes summary.json first (continue()), so a present summary never describes fewer steps
 //    than the checkpoint beside it. Every method throws attn::Error naming the file on failure.
+//  - save() keeps what it can: it tries the checkpoint, the side files and summary.json each even
+//    when an earlier one failed (a full disk may still take the small summary), lists what failed
+//    under "save_errors" in the summary it manages to write, and then throws one attn::Error
+//    naming the directory, each file that failed and why, and what was kept (metrics.csv's rows
+//    stay as appended). A failed save() is tried again by the next one (closing the window).
+//  - write_run_copy() writes the session as a whole run into another directory the caller has
+//    locked (the window's Save to a directory the user picked): config.json, metrics.csv,
+//    checkpoint/ and summary.json last.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -36,9 +44,25 @@ RunSummary summarize_session(const TrainingSession& session, int64_t first_step,
 nlohmann::json session_summary_json(TrainingSession& session, const RunSummary& summary,
                                     double elapsed);
 
-// See the contract above. `summary` is written as given (the caller adds its own keys).
+// See the contract above. `summary` is written as given (the caller adds its own keys); a null
+// summary is not written (the caller writes it).
 void write_run_outputs(TrainingSession& session, const std::string& dir,
                        const nlohmann::json& summary, bool checkpoint);
+
+// The summary the window writes: session_summary_json plus "source": "gui" and, unless
+// stopped_by is "" (finished), "interrupted": true and "interrupted_by": stopped_by.
+nlohmann::json gui_summary_json(TrainingSession& session, int64_t first_step, double seconds,
+                                const std::string& stopped_by, bool diverged);
+
+// metrics.csv text from the session's own histories (a row per evaluation, the mean train loss
+// since the previous one; lr and steps_per_s empty): for a model that is not being recorded.
+std::string history_metrics_csv(const TrainingSession& session);
+
+// The session as a whole run in `dir`, which the caller has locked and checked (it holds no run,
+// or one this process wrote): summary.json removed first, then config.json, `metrics` as
+// metrics.csv, the checkpoint and side files, `summary` last. Throws attn::Error naming the file.
+void write_run_copy(TrainingSession& session, const std::string& dir, const std::string& metrics,
+                    const nlohmann::json& summary);
 
 class RunRecorder {
  public:
@@ -57,6 +81,11 @@ class RunRecorder {
   // else the reason ("paused in the window", ...), written as "interrupted_by".
   void save(TrainingSession& session, const std::string& stopped_by, bool diverged);
   bool saved() const { return saved_; }
+  // metrics.csv as recorded so far (flushed first); throws attn::Error naming the file.
+  std::string metrics_csv();
+  // Seconds spent training since this recording began, pauses excluded.
+  double train_seconds() const;
+  int64_t first_step() const { return first_step_; }
   int64_t metric_rows() const { return rows_; }
 
  private:
@@ -69,7 +98,9 @@ class RunRecorder {
   Clock::time_point interval_start_ = Clock::now();
   double train_seconds_ = 0;  // wall time spent training, excluding pauses
   Clock::time_point resumed_ = Clock::now();
-  bool saved_ = false;
+  bool timing_ = true;  // resumed_ starts an interval of training not yet in train_seconds_
+  bool saved_ = false;  // the last save() wrote everything
+  bool summary_present_ = false;  // summary.json written by us and not removed since
   int64_t rows_ = 0;
 };
 

@@ -1,18 +1,24 @@
 #include "core/training/trainer.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "core/base/error.h"
-#include "core/runs/run_writer.h"
+#include "core/runs/run_files.h"
+#include "core/runs/run_lock.h"
 #include "core/runs/run_recorder.h"
+#include "core/runs/run_writer.h"
 #include "core/training/session.h"
 #include "core/training/threads/team_check.h"
 #include "core/training/threads/thread_policy.h"
 
 namespace attn {
+namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -84,7 +90,11 @@ struct Trainer::Impl {
   std::string probe_text;    // the user's accepted probe ("" = the task's own)
   std::string probe_error;   // why the last typed probe was refused
   std::unique_ptr<RunRecorder> recorder;  // this model's run directory (options.runs_root)
-  bool record_failed = false;             // recording stopped for this model
+  bool record_failed = false;             // this model could not be recorded at all
+  bool run_dir_used = false;              // options.run_dir has been given to a model
+  std::string record_error;               // why this model is not (wholly) recorded
+  std::vector<std::string> unsaved;       // every recording failure so far (close())
+  std::set<std::string> own_saves;        // directories Save wrote runs into (canonical)
 
   std::thread thread;
 
@@ -108,6 +118,7 @@ struct Trainer::Impl {
   void build() {
     record_close("reset in the window");
     record_failed = false;
+    record_error.clear();
     session.reset();
     ExperimentConfig c;
     {
@@ -147,29 +158,52 @@ struct Trainer::Impl {
     }
   }
 
-  // Runs one recording action; a failure stops recording for this model, with a message.
+  // A recording failure: shown (message, and record_error until the model is replaced) and
+  // kept for close(). Training goes on.
+  void record_failure(const std::string& what) {
+    message = record_error = what;
+    if (std::find(unsaved.begin(), unsaved.end(), what) == unsaved.end()) unsaved.push_back(what);
+  }
+
+  // Runs one recording action; a failure is reported, and the next action is still tried (a
+  // full disk may have room again; the final save keeps what it can).
   template <class F>
   void record(F&& action) {
     if (!recorder) return;
     try {
       action();
     } catch (const std::exception& e) {
-      message = std::string("recording stopped: ") + e.what();
-      recorder.reset();
-      record_failed = true;
+      record_failure(std::string("recording failed: ") + e.what());
     }
+  }
+
+  bool recording_on() const {
+    return !options.runs_root.empty() || (!options.run_dir.empty() && !run_dir_used);
+  }
+
+  // Makes this model's run directory (options.run_dir the first time, else a new one under the
+  // runs root). Throws attn::Error naming the directory.
+  void open_recorder() {
+    std::string dir;
+    if (!options.run_dir.empty() && !run_dir_used) {
+      dir = options.run_dir;
+      run_dir_used = true;
+    } else {
+      dir = new_run_dir(options.runs_root, session->config().name);
+    }
+    recorder = std::make_unique<RunRecorder>(dir, *session, "attnlab gui");
   }
 
   // Before a training step: the model's run directory is made at its first step; after a save
   // (a pause) its summary is removed before training continues.
   void record_begin() {
-    if (options.runs_root.empty() || record_failed || !session) return;
+    if (record_failed || !session) return;
     if (!recorder) {
+      if (!recording_on()) return;
       try {
-        const std::string dir = new_run_dir(options.runs_root, session->config().name);
-        recorder = std::make_unique<RunRecorder>(dir, *session, "attnlab gui");
+        open_recorder();
       } catch (const std::exception& e) {
-        message = std::string("not recorded: ") + e.what();
+        record_failure(std::string("not recorded: ") + e.what());
         record_failed = true;
       }
       return;
@@ -233,6 +267,7 @@ struct Trainer::Impl {
     s->state = state_override ? *state_override : state.load();
     s->message = message;
     s->run_dir = recorder ? recorder->dir() : "";
+    s->record_error = record_error;
     s->probe_text = probe_text;
     s->probe_error = probe_error;
     s->steps_per_second = steps_per_second;
@@ -331,6 +366,60 @@ struct Trainer::Impl {
     }
   }
 
+  // Save into the model's own recorded run (made now if training has not begun).
+  std::string save_own(TrainerState s) {
+    if (!recorder) {
+      if (record_failed) throw Error("this run is not recorded (" + record_error + ")");
+      if (!recording_on())
+        throw Error("this run is not recorded (no runs directory); type a directory to save into");
+      open_recorder();
+    }
+    const bool done = s == TrainerState::Finished || s == TrainerState::Diverged;
+    recorder->save(*session, done ? "" : "saved in the window", s == TrainerState::Diverged);
+    return "saved checkpoint to " + recorder->dir();
+  }
+
+  // Save (see Trainer::save_checkpoint): "" = the own run; else a directory the user picked,
+  // taken under its lock and refused when it holds a run this Trainer did not write.
+  std::string save_to(const std::string& target, TrainerState s) {
+    if (target.empty()) return save_own(s);
+    fs::path dir = fs::path(target).lexically_normal();
+    if (dir.filename().empty()) dir = dir.parent_path();          // "runs/x/"
+    if (dir.filename() == "checkpoint") dir = dir.parent_path();  // the run holding it
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    const std::string canonical = fs::weakly_canonical(fs::absolute(dir), ec).string();
+    if (recorder && canonical == fs::weakly_canonical(fs::absolute(recorder->dir()), ec).string())
+      return save_own(s);
+    const std::string holder = run_lock_holder(dir.string());
+    if (!holder.empty())
+      throw Error(dir.string() + " is being written by " + holder +
+                  " (a run directory has one writer); choose another directory, or clear the "
+                  "field to save into this run's own");
+    // Checked before the lock (a refused directory is not touched, its lock file included) and
+    // again under it (a writer may have begun in between).
+    auto refuse_foreign_run = [&] {
+      if (own_saves.count(canonical)) return;
+      const auto present = run_files_present(dir.string());
+      if (!present.empty())
+        throw Error(dir.string() + " already holds a run this window did not write (" +
+                    join_file_names(present) +
+                    "); attnlab never overwrites it: choose an empty or new directory");
+    };
+    refuse_foreign_run();
+    const RunDirLock lock(dir.string(), "attnlab gui (Save)", /*wait=*/false);
+    refuse_foreign_run();
+    const bool done = s == TrainerState::Finished || s == TrainerState::Diverged;
+    const nlohmann::json summary =
+        gui_summary_json(*session, recorder ? recorder->first_step() : 0,
+                         recorder ? recorder->train_seconds() : train_seconds,
+                         done ? "" : "saved in the window", s == TrainerState::Diverged);
+    own_saves.insert(canonical);  // from the first file written: ours to rewrite
+    write_run_copy(*session, dir.string(),
+                   recorder ? recorder->metrics_csv() : history_metrics_csv(*session), summary);
+    return "saved checkpoint to " + dir.string();
+  }
+
   void handle(Command& c) {
     using K = Command::Kind;
     const TrainerState s = state.load();
@@ -377,11 +466,8 @@ struct Trainer::Impl {
         return;
       case K::Save: {
         if (!session) return;
-        const std::string dir = c.path.empty() ? options.checkpoint_dir : c.path;
         try {
-          if (dir.empty()) throw Error("no checkpoint directory was given");
-          session->save(dir);
-          message = "saved checkpoint to " + dir;
+          message = save_to(c.path.empty() ? options.checkpoint_dir : c.path, s);
         } catch (const std::exception& e) {
           message = std::string("save failed: ") + e.what();
         }
@@ -416,11 +502,15 @@ struct Trainer::Impl {
         return;
       case K::Load:
         try {
+          std::error_code ec;  // a run directory: its checkpoint
+          if (fs::is_regular_file(fs::path(c.path) / "checkpoint" / "state.json", ec))
+            c.path = (fs::path(c.path) / "checkpoint").string();
           ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
           auto fresh = std::make_unique<TrainingSession>(loaded);
           fresh->load(c.path);
           record_close("another run was loaded in the window");
           record_failed = false;
+          record_error.clear();
           session = std::move(fresh);
           use_thread_policy(loaded);
           apply_probe_index();
@@ -466,13 +556,20 @@ Trainer::Trainer(ExperimentConfig config, TrainerOptions options) : impl_(new Im
 }
 
 Trainer::~Trainer() {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->quit = true;
+  close();
+}
+
+std::vector<std::string> Trainer::close() {
+  if (impl_->thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      impl_->quit = true;
+    }
+    impl_->state.store(TrainerState::Stopping);
+    impl_->cv.notify_one();
+    impl_->thread.join();
   }
-  impl_->state.store(TrainerState::Stopping);
-  impl_->cv.notify_one();
-  impl_->thread.join();
+  return impl_->unsaved;  // the thread has ended: no race
 }
 
 void Trainer::start() {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/config/config.h"
 #include "core/views/neural_view.h"
@@ -32,10 +33,15 @@ struct TrainerOptions {
   // format of `attnlab train` (core/runs/run_recorder.h): root/<name>-<timestamp>, made at
   // the model's first training step and locked while this Trainer has it; a metrics row at
   // every evaluation; checkpoint and summary.json on pause, finish, divergence, error, reset,
-  // reconfigure, load and destruction (all but finish marked "interrupted"). A recording
-  // failure (a full disk) stops recording with a message in the snapshot; training goes on.
-  // Snapshot::run_dir names the directory.
+  // reconfigure, load and close() (all but finish marked "interrupted"). A recording failure (a
+  // full disk, a read-only root) never stops training: it is kept in Snapshot::record_error
+  // until the model is replaced, each later save is still tried (what can be kept is kept), and
+  // close() returns it. Snapshot::run_dir names the directory.
   std::string runs_root;
+  // Record the first model into exactly this directory instead of a new one under runs_root
+  // (the Compare panel: <root>/run-<time>/<key=value>); it must not hold a run yet. Later
+  // models (after a reset) go under runs_root, or are not recorded when it is "".
+  std::string run_dir;
   // Tests only: called on the trainer thread before each training step with the step about to
   // run; an exception it throws is handled as one from the step (e.g. an injected OOM).
   std::function<void(int64_t step)> before_step;
@@ -48,14 +54,28 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  void start();                                // Idle/Paused -> Running (Finished: no-op)
-  void pause();                                // Running -> Paused
-  void step_once();                            // one step, then Paused
-  void reset();                                // fresh model from the config, -> Idle
-  void reconfigure(ExperimentConfig c);        // replace the config, then reset
-  void set_learning_rate(double lr);           // overrides the schedule's peak lr from now on
-  void save_checkpoint(std::string dir = "");  // "" = options.checkpoint_dir
-  void load_checkpoint(std::string dir);       // resume a saved run (config from the checkpoint)
+  void start();                          // Idle/Paused -> Running (Finished: no-op)
+  void pause();                          // Running -> Paused
+  void step_once();                      // one step, then Paused
+  void reset();                          // fresh model from the config, -> Idle
+  void reconfigure(ExperimentConfig c);  // replace the config, then reset
+  void set_learning_rate(double lr);     // overrides the schedule's peak lr from now on
+  // Saves the model as a run; the snapshot's message says where, or "save failed: " and why.
+  //  - "" (and options.checkpoint_dir ""): into the model's own recorded run (checkpoint and an
+  //    "interrupted" summary, "saved in the window"; the recording starts now if it has not).
+  //  - a directory DIR (DIR/checkpoint names the same run): under DIR's lock, a whole run:
+  //    config.json, metrics.csv, checkpoint/, summary.json last. Refused, naming DIR and why,
+  //    when another writer holds DIR's lock (the holder named) or DIR holds a run (or a run's
+  //    file) that this Trainer did not save there; nothing in DIR is touched then.
+  void save_checkpoint(std::string dir = "");
+  // Resumes a saved run (config from the checkpoint): a checkpoint directory, or a run directory
+  // holding checkpoint/.
+  void load_checkpoint(std::string dir);
+  // Stops training, saves the recorded run ("window closed") and joins the trainer thread. Returns
+  // every recording failure of this Trainer's life, each naming the directory, the file and why
+  // (empty: everything trained was recorded, or recording was off). Call from the owning thread;
+  // later calls return the same; the destructor calls it. No other method may be called after.
+  std::vector<std::string> close();
   // What the Neural panel shows (layer, head, range, slice). Kept across resets; the view is
   // recomputed at once and at every later probe (Snapshot::neural).
   void request_neural_view(const NeuralViewRequest& request);

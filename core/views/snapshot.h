@@ -77,6 +77,9 @@ struct Snapshot {
   TrainerState state = TrainerState::Idle;
   std::string message;  // error / divergence text, or a status note
   std::string run_dir;  // where this model is recorded (TrainerOptions::runs_root); "" = nowhere
+  // Why this model is not (wholly) recorded: "not recorded: ..." or "recording failed: ..."
+  // naming the directory and file; kept until the model is replaced ("" = all well).
+  std::string record_error;
   int64_t step = 0;
   int64_t total_steps = 0;
   double learning_rate = 0.0;

@@ -25,8 +25,9 @@ TEST_CASE("a typed probe gives the maps of a direct forward pass on those tokens
   REQUIRE(wait_until([&] { return t.latest()->step >= 20; }));
   t.pause();
   REQUIRE(wait_until([&] { return in_state(t, TrainerState::Paused); }));
-  t.save_checkpoint((dir / "ckpt").string());
-  REQUIRE(wait_until([&] { return fs::exists(dir / "ckpt" / "state.json"); }));
+  const fs::path ckpt = dir / "run" / "checkpoint";  // Save writes a whole run in dir/run
+  t.save_checkpoint(ckpt.string());
+  REQUIRE(wait_until([&] { return fs::exists(ckpt / "state.json"); }));
   const std::vector<std::string> task_probe = t.latest()->probe_tokens;
 
   t.request_probe("3 1 4 1 5");
@@ -38,7 +39,7 @@ TEST_CASE("a typed probe gives the maps of a direct forward pass on those tokens
 
   // The same weights, loaded independently, on the same five tokens.
   TrainingSession s(c);
-  s.load((dir / "ckpt").string());
+  s.load(ckpt.string());
   const ProbeResult direct =
       probe_model(s.model(), torch::tensor(std::vector<int64_t>{3, 1, 4, 1, 5}).unsqueeze(0));
   const auto& maps = snap->attention_maps();

@@ -17,22 +17,22 @@ set -euo pipefail
 ATTNLAB=$(realpath "${1:?usage: gui_interact.sh <attnlab> <config.json>}")
 CONFIG=$(realpath "${2:?usage: gui_interact.sh <attnlab> <config.json>}")
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-gui_tmpdir; TMP=$E2E_TMP  # cd there: checkpoints (runs/gui-<name>/checkpoint) land in here
+gui_tmpdir; TMP=$E2E_TMP  # cd there: what the window writes lands in here
 for tool in Xvfb xdotool python3; do need "$tool" scripts/setup.sh; done
 
 # shellcheck disable=SC2317  # called through check
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
 # The given config with room for a million steps: the run must not finish during the test.
-NAME=$(python3 - "$CONFIG" "$TMP/config.json" <<'PY'
+python3 - "$CONFIG" "$TMP/config.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 c.setdefault("train", {})["steps"] = 1000000
 json.dump(c, open(sys.argv[2], "w"))
-print(c.get("name", "experiment"))
 PY
-)
-CKPT=$TMP/runs/gui-$NAME/checkpoint
+# Ctrl+S saves into the directory typed in the Save field (ATTN_GUI_SAVE_DIR types it): a fresh
+# one per launch, since a window never saves over a run another window wrote.
+SAVES=0 CKPT=""
 
 # One Xvfb for the whole test (-displayfd picks a free display).
 start_xvfb
@@ -41,7 +41,9 @@ start_xvfb
 key() { xdo key --window "$WIN" "$@"; }
 launch() {  # launch ARGS...: attnlab gui in the background; wait for its window, focus it
   if [[ -n $APP_PID ]] && alive; then kill -KILL "$APP_PID"; fi  # left over from a failure
-  "$ATTNLAB" gui --config "$TMP/config.json" "$@" >"$TMP/log" 2>&1 &
+  SAVES=$((SAVES + 1)) CKPT=$TMP/saves/$SAVES/checkpoint
+  ATTN_GUI_SAVE_DIR=$TMP/saves/$SAVES "$ATTNLAB" gui --config "$TMP/config.json" "$@" \
+    >"$TMP/log" 2>&1 &
   APP_PID=$!
   wait_window
 }
