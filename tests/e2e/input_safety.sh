@@ -52,7 +52,7 @@ fi
 expect_fail -c 2 'ATTNLAB_MEMORY_LIMIT="abc"' env ATTNLAB_MEMORY_LIMIT=abc "$bin" train --config tiny.json --out m1 -q
 grep -q "2G, 512M" err && ok "ATTNLAB_MEMORY_LIMIT=abc: the accepted forms are listed" || bad "forms: $(cat err)"
 # "2 G" is 2 GiB, not 2 bytes: geometry's grid needs more, and the message says 2.0 GB available.
-expect_fail -c 2 "has 2.0 GB available" env ATTNLAB_MEMORY_LIMIT="2 G" "$bin" geometry --grid 8192 --samples 8192 --json
+expect_fail -c 2 "has 2.0 GB available" env ATTNLAB_MEMORY_LIMIT="2 G" "$bin" geometry --grid 4096 --samples 4096 --json
 
 # --- 17: strict JSON -----------------------------------------------------------------------------
 printf '%s' '{"name": "d", "train": {"steps": 10, "steps": 20}}' >dup.json
