@@ -127,7 +127,7 @@ json parse_json_strict(const std::string& text, const std::string& where) {
         (text[at] == '/' || text[at] == '*'))
       throw Error(where + ": a comment at " + position(text, at - 1) +
                   ": attnlab reads strict JSON, which has no comments; remove it");
-    if (msg.find("expected end of input") != std::string::npos)
+    if (msg.find("; expected end of input") != std::string::npos)
       throw Error(where + ": bytes after the JSON document at " + position(text, at) +
                   ": a file holds one JSON value; remove what follows it");
     throw Error(where + ": not valid JSON: " + msg);

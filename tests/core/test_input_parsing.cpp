@@ -111,6 +111,10 @@ TEST_CASE("strict JSON: comments, NUL bytes and trailing bytes are refused with 
                  "c.json: bytes after the JSON document at offset 9 (line 2, column 1)"));
   CHECK(contains(error_of([] { parse_json_strict("{\"a\": }", "c.json"); }),
                  "c.json: not valid JSON"));
+  // A document cut short is invalid, not "bytes after" it.
+  CHECK(contains(error_of([] { parse_json_strict("{ \"model\": ", "c.json"); }),
+                 "c.json: not valid JSON"));
+  CHECK(contains(error_of([] { parse_json_strict("", "c.json"); }), "c.json: not valid JSON"));
   CHECK(contains(error_of([] { parse_json_strict("{\"a\": 1e400}", "c.json"); }),
                  "c.json: not valid JSON"));
 }
