@@ -139,7 +139,7 @@ TEST_CASE("strict JSON through load_config_file: the config's file is named") {
   std::ofstream(path) << R"({"train": {"steps": 10, "lr": 0.001, "steps": 20}})";
   const std::string msg = error_of([&] { load_config_file(path); });
   CHECK(contains(msg, path + ": duplicate key 'train.steps'"));
-  std::ofstream(dir + "/bom.json") << "\xEF\xBB\xBF{\"train\": {\"steps\": 7}}";
+  std::ofstream(dir + "/bom.json") << "\xEF\xBB\xBF{\"train\": {\"steps\": 7, \"warmup\": 1}}";
   CHECK(load_config_file(dir + "/bom.json").train.steps == 7);
   std::ofstream(dir + "/summary.json") << R"({"steps": 1, "steps": 2})";
   CHECK(contains(error_of([&] { read_json_file(dir + "/summary.json"); }),
