@@ -1,5 +1,12 @@
 // attnlab: train and watch attention models. `attnlab` alone opens the window.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -9,9 +16,100 @@
 #include "cli/cli_compare.h"
 #include "cli/data_paths.h"
 #include "cli/exit_codes.h"
+#include "core/base/memory.h"
 #ifdef ATTN_HAVE_GUI
 #include "gui/gui.h"
 #endif
+
+// --- Start-up under an address-space limit (`ulimit -v`) ---------------------------------------
+// OpenBLAS (under LibTorch) allocates a 128 MiB buffer per thread in its library constructor and
+// retries a failed allocation forever: under a tight limit attnlab spun at 99% CPU before main.
+// No environment variable shrinks that buffer (OPENBLAS_NUM_THREADS=1 and OMP_NUM_THREADS=1 were
+// measured not to move the threshold on 2 cores). So a function in the executable's
+// DT_PREINIT_ARRAY, which glibc runs after mapping every library but before any library's
+// constructor, checks the limit: one that cannot hold what is mapped plus two buffers is refused
+// at once with a message; above that, a watchdog (SIGALRM) and a terminate handler turn a spin or
+// an allocation failure before main into the same message instead of a hang or an abort. main()
+// disarms both.
+namespace {
+
+constexpr unsigned long long kOpenBlasBuffer = (128ull << 20) + (8ull << 10);  // + guard pages
+constexpr unsigned kStartupWatchdogSeconds = 30;
+char g_limit_message[768];
+size_t g_limit_message_size = 0;
+std::terminate_handler g_previous_terminate = nullptr;
+
+unsigned long long mapped_bytes() {
+  unsigned long long pages = 0;
+  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  return pages * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE));
+}
+
+// Prepares the message (async-signal-safe to print later): the limit, what start-up needs, what to
+// do.
+void prepare_limit_message(unsigned long long limit, unsigned long long mapped, const char* what) {
+  const unsigned long long need_kib = (mapped + 2 * kOpenBlasBuffer + (256ull << 20)) >> 10;
+  const int n = std::snprintf(
+      g_limit_message, sizeof g_limit_message,
+      "attnlab: %s under the address-space limit (ulimit -v %llu, in KiB): the libraries map "
+      "%llu MiB and OpenBLAS, LibTorch's BLAS, reserves 128 MiB per thread as it starts (it "
+      "retries a failed reservation forever). Raise the limit to at least %llu KiB (ulimit -v "
+      "%llu) or lift it (ulimit -v unlimited); to cap the memory attnlab plans for, set "
+      "ATTNLAB_MEMORY_LIMIT instead (README, Hardening).\n",
+      what, limit >> 10, mapped >> 20, need_kib, need_kib);
+  g_limit_message_size = n > 0 ? std::min(static_cast<size_t>(n), sizeof g_limit_message - 1) : 0;
+}
+
+[[noreturn]] void exit_with_limit_message() {
+  if (g_limit_message_size) {
+    const ssize_t ignored = write(STDERR_FILENO, g_limit_message, g_limit_message_size);
+    (void)ignored;
+  }
+  _exit(attn::kExitUsage);
+}
+
+extern "C" void on_startup_watchdog(int) {
+  exit_with_limit_message();
+}
+
+void on_startup_terminate() {
+  exit_with_limit_message();
+}
+
+extern "C" void check_address_space_limit(int, char**, char**) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  const unsigned long long limit = rl.rlim_cur, mapped = mapped_bytes();
+  if (limit < mapped + 2 * kOpenBlasBuffer) {
+    prepare_limit_message(limit, mapped, "cannot start");
+    exit_with_limit_message();
+  }
+  prepare_limit_message(limit, mapped, "could not start");
+  struct sigaction sa {};
+  sa.sa_handler = on_startup_watchdog;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, nullptr);
+  alarm(kStartupWatchdogSeconds);
+  g_previous_terminate = std::set_terminate(on_startup_terminate);
+}
+
+// main() reached: start-up is over.
+void disarm_startup_guard() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  alarm(0);
+  signal(SIGALRM, SIG_DFL);
+  std::set_terminate(g_previous_terminate);
+}
+
+}  // namespace
+
+__attribute__((section(".preinit_array"),
+               used)) static void (*const kCheckAddressSpace)(int, char**,
+                                                              char**) = check_address_space_limit;
 
 namespace attn {
 // Defined in core/kernels (torch-free signature; its header includes torch): the GPU's name, empty
@@ -50,6 +148,7 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  disarm_startup_guard();
   CLI::App app{
       "attnlab: train small attention models and watch what they learn.\n"
       "With no subcommand, opens the window on the default experiment."};
@@ -123,6 +222,14 @@ int main(int argc, char** argv) {
     // app.exit prints the message (or --help, --version); every usage error exits 2, not
     // CLI11's own codes (100+).
     return app.exit(e) == 0 ? attn::kExitOk : attn::kExitUsage;
+  }
+
+  // A malformed ATTNLAB_MEMORY_LIMIT is refused before any work, not ignored.
+  try {
+    attn::memory_limit_from_env();
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab: " << e.what() << "\n";
+    return attn::kExitUsage;
   }
 
   for (const Subcommand& c : commands) {

@@ -44,6 +44,31 @@ double summary_number(const RunDirectory& r, const char* key) {
   return r.summary[key].get<double>();
 }
 
+// The summary.json keys the table shows.
+const char* const kSummaryKeys[] = {"steps",
+                                    "eval_loss",
+                                    "eval_accuracy",
+                                    "parameters",
+                                    "attention_parameters",
+                                    "steps_per_second",
+                                    "peak_rss_mib"};
+
+// A finished run's summary.json value that the table would show as "-" though it is there: a
+// string, an object, ... where a number belongs (an edited or foreign file). One line each.
+void warn_non_numbers(const std::vector<ComparedRun>& runs) {
+  for (const auto& c : runs) {
+    if (!c.run.finished) continue;
+    for (const char* key : kSummaryKeys) {
+      const auto it = c.run.summary.find(key);
+      if (it == c.run.summary.end() || it->is_number() || it->is_null()) continue;
+      std::string value = it->dump();
+      if (value.size() > 40) value = value.substr(0, 37) + "...";
+      std::cerr << "attnlab compare: warning: " << (fs::path(c.run.dir) / "summary.json").string()
+                << ": " << key << " is " << value << ", not a number; shown as -\n";
+    }
+  }
+}
+
 std::string cell(double v, int precision, bool integer = false) {
   if (!std::isfinite(v)) return "-";
   std::ostringstream s;
@@ -155,8 +180,21 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
     execve(exe.c_str(), argv.data(), envp.data());
     _exit(127);
   }
+  // A stop asked of this process (kill PID: only the sweep got it) reaches the child too, once,
+  // so that it checkpoints now instead of training to its end. It is sent as the other stop
+  // signal (SIGTERM for SIGINT/SIGHUP, SIGINT for SIGTERM): a child that received the same signal
+  // itself (Ctrl-C reaches the whole process group) takes a second one of a kind as "stop at
+  // once" (core/base/interrupt.h) and would lose its checkpoint.
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool forwarded = false;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (!forwarded && stop_signal() != 0) {
+      kill(pid, stop_signal() == SIGTERM ? SIGINT : SIGTERM);
+      forwarded = true;
+    }
+    usleep(20 * 1000);
   }
   if (!cell_config.empty()) {
     std::error_code ec;
@@ -317,6 +355,7 @@ int run_compare_command(const CompareArgs& a) {
     }
     const auto runs = load_compared_runs(a.dirs);
     if (runs.empty()) throw Error("compare: no run directory found in the directories given");
+    warn_non_numbers(runs);
     if (a.json)
       std::cout << compare_table_json(runs).dump(2) << "\n";
     else
@@ -429,7 +468,8 @@ int run_sweep_command(const SweepArgs& a) {
   } catch (const Interrupted& i) {
     std::cerr << "attnlab sweep: interrupted; finished and checkpointed cells are kept, run the "
                  "same command again to continue\n";
-    return 128 + i.signal;
+    // This process's own signal: a cell may report the one forwarded to it (run_cell_in_child).
+    return 128 + (stop_signal() ? stop_signal() : i.signal);
   } catch (const Error& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
     return exits.code_for_failure();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include "cli/progress.h"
 #include "cli/repro_claims.h"
 #include "core/base/error.h"
+#include "core/base/interrupt.h"
 #include "core/base/version.h"
 #include "render/plot/colormap.h"
 #include "render/plot/export/figure_export.h"
@@ -226,6 +228,30 @@ constexpr const char* kReproduceFooter =
     R"(Progress goes to stderr; the table and the report's path (or with --json report.json plus
 "report") to stdout. A run that diverged is still reported, and the command then exits 3.)";
 
+// `arg`, quoted for a POSIX shell when it needs it.
+std::string shell_quote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-_./=+,:@%") == std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The command that continues this reproduction: the same arguments (finished runs are skipped,
+// checkpointed ones resume).
+std::string continue_command(const ReproduceArgs& a) {
+  std::string cmd = "attnlab reproduce --paper " + shell_quote(a.paper);
+  if (a.quick) cmd += " --quick";
+  if (a.seeds > 0) cmd += " --seeds " + std::to_string(a.seeds);
+  cmd += " --out " + shell_quote(a.out);
+  if (!a.configs.empty()) cmd += " --configs " + shell_quote(a.configs);
+  if (a.threads > 0) cmd += " --threads " + std::to_string(a.threads);
+  if (a.jobs > 1) cmd += " -j " + std::to_string(a.jobs);
+  if (a.json) cmd += " --json";
+  return cmd;
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -327,8 +353,25 @@ int run_reproduce_command(const ReproduceArgs& a) {
   o.log = [&](const std::string& line) { progress(line); };
   const auto start = std::chrono::steady_clock::now();
   SweepOutcome outcome;
+  // Ctrl-C, kill and a closed terminal: the running runs checkpoint, no new run starts, and the
+  // message says what is kept and how to continue.
+  install_stop_signals();
   try {
     outcome = run_sweep(plan, o);
+  } catch (const Interrupted& i) {
+    progress.finish();
+    const int sig = stop_signal() ? stop_signal() : i.signal;
+    std::cerr << "attnlab reproduce: interrupted by "
+              << (sig == SIGINT    ? "SIGINT"
+                  : sig == SIGTERM ? "SIGTERM"
+                  : sig == SIGHUP  ? "SIGHUP"
+                                   : "a signal")
+              << "; the finished runs and a checkpoint of each interrupted run are kept under "
+              << fs::absolute(runs_dir).string()
+              << " (no report written yet). Continue with (finished runs are skipped, "
+                 "interrupted ones resume):\n  "
+              << continue_command(a) << "\n";
+    return 128 + sig;
   } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: " << e.what() << "\n";
     return exits.code_for_failure();

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "core/base/atomic_file.h"
+#include "core/base/decimal.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/models/spectrum.h"
@@ -19,8 +20,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kSpectralFooter =
-    R"(Reads C, an N x N matrix as CSV (N lines of N comma-separated numbers, no header), and
-prints rho(I + C) (the largest |eigenvalue|), ||I + C||_2 (the largest singular value) and
+    R"(Reads C, an N x N matrix as CSV (N lines of N comma-separated decimal numbers, no
+header), and prints rho(I + C) (the largest |eigenvalue|), ||I + C||_2 (the largest singular value) and
 all eigenvalues of I + C as [re, im], by decreasing modulus. With --control, the control is
 applied to C and the same is printed for the result under "output" (--out writes it as CSV):
   none        leaves C as it is
@@ -53,7 +54,15 @@ CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& a) {
       "spectral", "Spectral radius, spectral norm and eigenvalues of I + C for a CSV matrix C");
   cmd->add_option("--matrix", a.matrix, "C as CSV: N lines of N numbers, no header")->required();
   cmd->add_option("--control", a.control, "Apply a stability control: none, spec, norm-bound");
-  cmd->add_option("--limit", a.limit, "The control's limit r (default 0.95)");
+  // Decimal only: CLI11 (strtod) would read "0x10" as 16 and call 1e-400 "not a number".
+  cmd->add_option("--limit", a.limit, "The control's limit r, a decimal number (default 0.95)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            double x = 0;
+            std::string why;
+            return parse_decimal(text, x, why) ? std::string() : "'" + text + "' " + why;
+          },
+          "DECIMAL"));
   cmd->add_option("--out", a.out, "Write the controlled C here (CSV); needs --control");
   cmd->add_flag("--json", a.json, "Print JSON");
   return with_footer(cmd, kSpectralFooter);

@@ -12,6 +12,7 @@
 #include "core/config/config.h"
 #include "core/runs/run_files.h"
 #include "core/training/headless.h"
+#include "core/training/training_errors.h"
 
 namespace attn {
 namespace {
@@ -167,7 +168,16 @@ int run_train_command(const TrainArgs& a) {
     std::cerr << "attnlab train: " << e.what() << "\n";
     return stepped ? kExitRunFailed : kExitUsage;
   } catch (const std::exception& e) {  // torch, out of memory, the file system
-    std::cerr << "attnlab train: " << e.what() << "\n";
+    // One or two lines naming the config keys that set the size, never LibTorch's frames.
+    ExperimentConfig config;
+    try {
+      if (!a.config.empty())
+        config = load_config_file(a.config);
+      else
+        config = load_config_file((std::filesystem::path(a.resume) / "config.json").string());
+    } catch (const std::exception&) {  // the defaults' names still say which keys matter
+    }
+    std::cerr << "attnlab train: " << training_failure_message(e, config) << "\n";
     return kExitRunFailed;
   }
 }

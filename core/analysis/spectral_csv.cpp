@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/analysis/spectral.h"
+#include "core/base/decimal.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
 
@@ -53,15 +54,9 @@ std::vector<double> parse_matrix_csv(const std::string& text, const std::string&
       const std::string where = source + ": row " + std::to_string(r) + ", column " +
                                 std::to_string(col) + " (line " + std::to_string(line_no) + ")";
       if (v.empty()) throw Error(where + " is empty");
-      size_t used = 0;
       double x = 0;
-      try {
-        x = std::stod(v, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != v.size()) throw Error(where + " is not a number: '" + v + "'");
-      if (!std::isfinite(x)) throw Error(where + " is not finite: '" + v + "'");
+      std::string why;
+      if (!parse_decimal(v, x, why)) throw Error(where + ": '" + v + "' " + why);
       row.push_back(x);
     }
     if (!line.empty() && line.back() == ',')

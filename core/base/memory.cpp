@@ -1,6 +1,7 @@
 #include "core/base/memory.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,24 +10,49 @@
 
 namespace attn {
 
-namespace {
-
-// ATTNLAB_MEMORY_LIMIT as bytes ("2G", "512M", "1048576"); 0 when unset or unreadable.
-uint64_t memory_limit() {
-  const char* env = std::getenv("ATTNLAB_MEMORY_LIMIT");
-  if (!env || !*env) return 0;
-  char* end = nullptr;
-  const double v = std::strtod(env, &end);
-  if (end == env || !(v > 0)) return 0;
-  const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(*end)));
-  const double scale = unit == 'G'   ? 1024.0 * 1024 * 1024
-                       : unit == 'M' ? 1024.0 * 1024
-                       : unit == 'K' ? 1024.0
-                                     : 1.0;
-  return static_cast<uint64_t>(v * scale);
+uint64_t parse_memory_size(const std::string& text, const std::string& name) {
+  auto refuse = [&](const std::string& why) -> uint64_t {
+    throw Error(name + "=\"" + text + "\" " + why +
+                ": give a size such as 2G, 512M, \"1.5 GiB\" or 1048576 (bytes); units B, K, "
+                "M, G, T, optionally followed by B or iB, binary (K = 1024)");
+  };
+  size_t i = 0;
+  const size_t n = text.size();
+  while (i < n && text[i] == ' ') ++i;
+  const size_t number_start = i;
+  size_t digits = 0;
+  while (i < n && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  if (i < n && text[i] == '.') {
+    ++i;
+    while (i < n && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return refuse("is not a size");
+  const double value = std::strtod(text.substr(number_start, i - number_start).c_str(), nullptr);
+  while (i < n && text[i] == ' ') ++i;
+  std::string unit;
+  for (; i < n && text[i] != ' '; ++i)
+    unit += static_cast<char>(std::toupper(static_cast<unsigned char>(text[i])));
+  while (i < n && text[i] == ' ') ++i;
+  if (i != n) return refuse("is not a size");
+  double scale = 0;
+  const char* units[] = {"", "K", "M", "G", "T"};
+  for (int k = 0; k < 5; ++k) {
+    const std::string u = units[k];
+    if (unit == u || unit == u + "B" || (k > 0 && unit == u + "IB"))
+      scale = std::ldexp(1.0, 10 * k);
+  }
+  if (scale == 0) return refuse("has an unknown unit '" + unit + "'");
+  const double bytes = value * scale;
+  if (!(bytes >= 1)) return refuse("is not a positive size");
+  if (!(bytes < 18446744073709551616.0)) return refuse("is larger than 2^64 bytes");
+  return static_cast<uint64_t>(bytes);
 }
 
-}  // namespace
+uint64_t memory_limit_from_env() {
+  const char* env = std::getenv("ATTNLAB_MEMORY_LIMIT");
+  if (!env || !*env) return 0;
+  return parse_memory_size(env, "ATTNLAB_MEMORY_LIMIT");
+}
 
 uint64_t available_memory_bytes() {
   uint64_t kib = 0;
@@ -36,7 +62,7 @@ uint64_t available_memory_bytes() {
       if (std::sscanf(line, "MemAvailable: %lu kB", &kib) == 1) break;
     std::fclose(f);
   }
-  const uint64_t available = kib * 1024, limit = memory_limit();
+  const uint64_t available = kib * 1024, limit = memory_limit_from_env();
   if (limit && (!available || limit < available)) return limit;
   return available;
 }

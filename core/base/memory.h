@@ -9,9 +9,20 @@
 namespace attn {
 
 // MemAvailable from /proc/meminfo (what can be allocated without swapping), in bytes, or less
-// when ATTNLAB_MEMORY_LIMIT caps it ("2G", "512M" or bytes: a share of a busy machine; tests);
-// 0 where unknown (then nothing is refused).
+// when ATTNLAB_MEMORY_LIMIT caps it (a share of a busy machine; tests); 0 where unknown (then
+// nothing is refused). Throws attn::Error when ATTNLAB_MEMORY_LIMIT is set but not a size.
 uint64_t available_memory_bytes();
+
+// A size as ATTNLAB_MEMORY_LIMIT takes it: a positive decimal number (fractions allowed) and an
+// optional unit, with or without a space between: B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB,
+// any case. Units are binary: K = 1024 bytes, G = 2^30 ("2G" = "2 GiB" = 2147483648); no unit
+// means bytes. Throws attn::Error naming `name` and the accepted forms for anything else
+// (garbage, 0, a negative number, a size beyond 2^64 bytes).
+uint64_t parse_memory_size(const std::string& text, const std::string& name);
+
+// ATTNLAB_MEMORY_LIMIT in bytes; 0 when unset or empty. Throws like parse_memory_size, so a
+// command can refuse a malformed value at start instead of ignoring it.
+uint64_t memory_limit_from_env();
 
 // "3.2 GB", "512 MB": one decimal for GB.
 std::string format_bytes(uint64_t bytes);

@@ -360,24 +360,14 @@ json read_config_json(const std::string& path) {
   } catch (const Error& e) {
     throw Error("cannot open config file " + path + " (" + e.what() + ")");
   }
-  json j;
-  try {
-    j = json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
-    throw Error(path + ": not valid JSON: " + e.what());
-  }
+  const json j = parse_json_strict(text, path);  // duplicate keys, comments, NUL, UTF-16 refused
   check_config_depth(j, path);
   return j;
 }
 
 json read_json_file(const std::string& path) {
   const std::string text = read_regular_file(path);  // a FIFO or device is refused, not waited on
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(path + " is not valid JSON: " + e.what());
-  }
+  const json j = parse_json_strict(text, path);
   check_config_depth(j, path);  // callers walk it recursively: a hostile nesting would crash
   return j;
 }

@@ -1,6 +1,7 @@
 #include "core/config/json_reader.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -9,6 +10,131 @@
 namespace attn {
 
 using nlohmann::json;
+
+namespace {
+
+// "offset 17 (line 3, column 2)" of byte `offset` (0-based) in text.
+std::string position(const std::string& text, size_t offset) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++column;
+    }
+  }
+  return "offset " + std::to_string(offset) + " (line " + std::to_string(line) + ", column " +
+         std::to_string(column) + ")";
+}
+
+// "UTF-16 (little-endian)" etc. when the bytes say so: a byte-order mark, or the NUL bytes that
+// ASCII text in UTF-16/32 interleaves; empty otherwise.
+std::string wide_encoding(const std::string& t) {
+  auto at = [&](size_t i) { return i < t.size() ? static_cast<unsigned char>(t[i]) : 0x100u; };
+  if (at(0) == 0xFF && at(1) == 0xFE && at(2) == 0 && at(3) == 0) return "UTF-32 (little-endian)";
+  if (at(0) == 0 && at(1) == 0 && at(2) == 0xFE && at(3) == 0xFF) return "UTF-32 (big-endian)";
+  if (at(0) == 0xFF && at(1) == 0xFE) return "UTF-16 (little-endian)";
+  if (at(0) == 0xFE && at(1) == 0xFF) return "UTF-16 (big-endian)";
+  if (t.size() >= 4 && at(0) != 0 && at(1) == 0 && at(2) == 0 && at(3) == 0)
+    return "UTF-32 (little-endian)";
+  if (t.size() >= 4 && at(0) == 0 && at(1) == 0 && at(2) == 0 && at(3) != 0)
+    return "UTF-32 (big-endian)";
+  if (t.size() >= 2 && at(0) != 0 && at(1) == 0) return "UTF-16 (little-endian)";
+  if (t.size() >= 2 && at(0) == 0 && at(1) != 0) return "UTF-16 (big-endian)";
+  return "";
+}
+
+struct DuplicateKey {
+  std::string path;
+};
+
+// The parser's callback: a set of keys per open object, and the path to the current value.
+class KeyTracker {
+ public:
+  bool operator()(int, json::parse_event_t event, json& parsed) {
+    using E = json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        element();
+        frames_.push_back({event == E::object_start, {}, "", -1});
+        break;
+      case E::object_end:
+      case E::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        break;
+      case E::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) throw DuplicateKey{path()};
+        break;
+      }
+      case E::value:
+        element();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;
+    long long index;
+  };
+  void element() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_)
+      out += f.object ? (out.empty() ? "" : ".") + f.key : "[" + std::to_string(f.index) + "]";
+    return out;
+  }
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+json parse_json_strict(const std::string& text, const std::string& where) {
+  const std::string wide = wide_encoding(text);
+  if (!wide.empty())
+    throw Error(where + ": the file is " + wide + "; attnlab reads UTF-8 JSON: save it as UTF-8");
+  const size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 BOM
+  // nlohmann stops at a NUL as if the text ended there: "{}\0anything" would pass.
+  const size_t nul = text.find('\0', start);
+  if (nul != std::string::npos)
+    throw Error(where + ": a NUL byte at " + position(text, nul) +
+                ": JSON text has none (a damaged file, or padding after the document); remove it");
+  try {
+    return json::parse(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(), KeyTracker(),
+                       /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const DuplicateKey& d) {
+    throw Error(where + ": duplicate key '" + d.path +
+                "': a key may appear once in an object (JSON parsers disagree on which one "
+                "wins); remove one of them");
+  } catch (const json::parse_error& e) {
+    // e.byte: 1-based index of the last byte read, counted from `start`.
+    const size_t at = start + (e.byte > 0 ? e.byte - 1 : 0);
+    const std::string msg = e.what();
+    if (at < text.size() && text[at] == '/' && at + 1 < text.size() &&
+        (text[at + 1] == '/' || text[at + 1] == '*'))
+      throw Error(where + ": a comment at " + position(text, at) +
+                  ": attnlab reads strict JSON, which has no comments; remove it");
+    if (at > start && text[at - 1] == '/' && at < text.size() &&
+        (text[at] == '/' || text[at] == '*'))
+      throw Error(where + ": a comment at " + position(text, at - 1) +
+                  ": attnlab reads strict JSON, which has no comments; remove it");
+    if (msg.find("; expected end of input") != std::string::npos)
+      throw Error(where + ": bytes after the JSON document at " + position(text, at) +
+                  ": a file holds one JSON value; remove what follows it");
+    throw Error(where + ": not valid JSON: " + msg);
+  } catch (const json::exception& e) {  // out_of_range for 1e400
+    throw Error(where + ": not valid JSON: " + e.what());
+  }
+}
 
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;

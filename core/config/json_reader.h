@@ -12,6 +12,18 @@
 
 namespace attn {
 
+// Parses `text`, the contents of `where` (a file), as strict JSON (RFC 8259), the one parser for
+// every JSON file attnlab reads as input (configs, run directories' config.json and summary.json,
+// manifests). Throws attn::Error naming `where` and what to do for:
+//   - a key twice in one object ("duplicate key 'train.steps'"; nlohmann would keep the last);
+//   - comments (// and /* */ are not JSON; they are refused, not skipped);
+//   - a NUL byte anywhere, bytes after the document (offset, line and column named);
+//   - UTF-16 or UTF-32 text, with or without a byte-order mark ("save it as UTF-8");
+//   - anything else invalid ("not valid JSON" and the parser's line and column).
+// A UTF-8 byte-order mark (EF BB BF) at the start is accepted and skipped (Windows editors write
+// one). The result may nest arbitrarily deep: callers bound it (check_config_depth).
+nlohmann::json parse_json_strict(const std::string& text, const std::string& where);
+
 // "integer 3", "string \"abc\"", ... (shortened to 40 characters) for error messages.
 std::string describe_json(const nlohmann::json& v);
 // "a, b, c"

@@ -8,6 +8,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
+#include "core/config/json_reader.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
 
@@ -39,6 +40,17 @@ std::string RunDirectory::mechanism() const {
   return out;
 }
 
+void StepOrder::next(int64_t step, int line) {
+  if (last_line_ > 0 && step <= last_step_)
+    throw Error(where_ + " line " + std::to_string(line) + ": step " + std::to_string(step) +
+                (step == last_step_ ? " repeats" : " goes back from") + " step " +
+                std::to_string(last_step_) + " of line " + std::to_string(last_line_) +
+                ": rows must be in increasing step order (two runs mixed, or an edited file); "
+                "remove the out-of-order rows");
+  last_step_ = step;
+  last_line_ = line;
+}
+
 void parse_metrics_csv(const std::string& text, const std::string& where, RunDirectory& run) {
   // A last line without its newline is being written (or was cut by a crash): not data yet.
   const size_t complete = text.empty() || text.back() == '\n' ? text.size() : text.rfind('\n') + 1;
@@ -58,6 +70,7 @@ void parse_metrics_csv(const std::string& text, const std::string& where, RunDir
   run.train_loss = run.eval_loss = run.eval_accuracy = run.learning_rate = {};
   run.rows = 0;
   int line_no = 1;
+  StepOrder order(where);
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty()) continue;
@@ -74,6 +87,7 @@ void parse_metrics_csv(const std::string& text, const std::string& where, RunDir
       throw Error(where + " line " + std::to_string(line_no) + ": step '" + cells[c_step] +
                   "' is not an integer");
     }
+    order.next(step, line_no);
     auto add = [&](int c, Series& s, const char* name) {
       if (c < 0 || cells[c].empty()) return;
       try {
@@ -117,12 +131,7 @@ RunDirectory read_run_directory(const std::string& dir) {
   const fs::path config_path = d / "config.json";
   if (!fs::exists(config_path, ec))
     throw Error("run directory " + dir + " has no config.json (is it a run directory?)");
-  nlohmann::json cj;
-  try {
-    cj = nlohmann::json::parse(read_text(config_path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(config_path.string() + " is not valid JSON: " + e.what());
-  }
+  const nlohmann::json cj = parse_json_strict(read_text(config_path), config_path.string());
   run.config = parse_config(cj, config_path.string());
   run.config_hash = config_hash(run.config);
   const fs::path metrics = d / "metrics.csv";
@@ -130,11 +139,7 @@ RunDirectory read_run_directory(const std::string& dir) {
   parse_metrics_csv(read_text(metrics), metrics.string(), run);
   const fs::path summary = d / "summary.json";
   if (fs::exists(summary, ec)) {
-    try {
-      run.summary = nlohmann::json::parse(read_text(summary));
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(summary.string() + " is not valid JSON: " + e.what());
-    }
+    run.summary = parse_json_strict(read_text(summary), summary.string());
     if (!run.summary.is_object()) throw Error(summary.string() + " is not a JSON object");
     run.finished = true;
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "core/config/config.h"
 #include "core/views/snapshot.h"
@@ -25,7 +26,7 @@ struct RunDirectory {
   bool finished = false;   // summary.json present
   nlohmann::json summary;  // summary.json (null when absent)
   Series train_loss, eval_loss, eval_accuracy, learning_rate;
-  int64_t rows = 0;  // complete data rows of metrics.csv
+  int64_t rows = 0;             // complete data rows of metrics.csv
   bool has_checkpoint = false;  // checkpoint/state.json present
   // "dot", "ky", ... or "conn"; per-layer mechanisms joined with "+" when they differ.
   std::string mechanism() const;
@@ -49,7 +50,23 @@ void write_run_directory(const std::string& dir, const ExperimentConfig& config,
                          const Snapshot& snapshot, double wall_seconds);
 
 // Parses metrics.csv text (step,train_loss,eval_loss,eval_accuracy,lr,...) into `run`'s series.
-// `where` names the file in errors.
+// `where` names the file in errors. Steps must increase row by row (StepOrder): a repeated or
+// earlier step (two runs appended to one file, an edit) is refused naming the file and line, as
+// curves and exports would zigzag.
 void parse_metrics_csv(const std::string& text, const std::string& where, RunDirectory& run);
+
+// The rule parse_metrics_csv applies, for other readers of metrics rows (train --resume keeps the
+// rows up to its checkpoint): next() throws attn::Error naming `where`, the line and the previous
+// step when `step` does not exceed the previous row's.
+class StepOrder {
+ public:
+  explicit StepOrder(std::string where) : where_(std::move(where)) {}
+  void next(int64_t step, int line);
+
+ private:
+  std::string where_;
+  int64_t last_step_ = 0;
+  int last_line_ = 0;
+};
 
 }  // namespace attn

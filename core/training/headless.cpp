@@ -55,7 +55,8 @@ std::string metrics_prefix(const fs::path& path, int64_t step) {
   std::istringstream in(read_regular_file(path.string()));
   std::string line, out;
   bool header = true;
-  while (std::getline(in, line)) {
+  StepOrder order(path.string());  // a mixed or edited file is refused, not carried on
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
     if (header) {
       header = false;
       continue;
@@ -65,6 +66,7 @@ std::string metrics_prefix(const fs::path& path, int64_t step) {
     char* end = nullptr;
     const long long row_step = std::strtoll(line.c_str(), &end, 10);
     if (end == line.c_str() || *end != ',') continue;
+    order.next(row_step, line_no);
     if (row_step <= step) out += line + "\n";
   }
   return out;

@@ -16,6 +16,7 @@
 #include "core/training/session.h"
 #include "core/training/threads/team_check.h"
 #include "core/training/threads/thread_policy.h"
+#include "core/training/training_errors.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -360,7 +361,8 @@ struct Trainer::Impl {
       fail(TrainerState::Diverged, e.what());
     } catch (const std::exception& e) {  // c10::Error, attn::Error, std::bad_alloc, ...
       if (is_out_of_memory(e)) session->release_memory();  // so the window keeps working
-      const std::string what = training_error_message(e, session->step(), session->device_name());
+      const std::string what = training_failure_message(e, session->config(), session->step(),
+                                                        session->device_name());
       record_save("error: " + what);
       fail(TrainerState::Error, what);
     }
