@@ -267,6 +267,10 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
                 " already, its train.steps; give --steps N (N > " +
                 std::to_string(session->step()) + ") to extend it");
 
+  // The earlier rows come from the run being resumed (which may be another directory); read
+  // here to refuse a damaged file before anything changes, and again under the lock (--wait).
+  const fs::path resumed_metrics = fs::path(o.resume_dir) / "metrics.csv";
+  if (resuming) metrics_prefix(resumed_metrics, session->step());
   check_out_dir(out, o, same_as_resume);  // before the lock creates anything there
   std::optional<RunDirLock> lock;
   if (o.lock) lock.emplace(out.string(), "attnlab train " + config.name, o.wait);
@@ -274,9 +278,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   write_run_config(out.string(), config);
 
   const fs::path metrics_path = out / "metrics.csv";
-  // The earlier rows come from the run being resumed (which may be another directory).
-  const std::string previous =
-      resuming ? metrics_prefix(fs::path(o.resume_dir) / "metrics.csv", session->step()) : "";
+  const std::string previous = resuming ? metrics_prefix(resumed_metrics, session->step()) : "";
   // The kept rows are rewritten whole first, then appended to row by row: a crash loses at most
   // the row being written, which the next resume drops.
   write_file_atomic(metrics_path.string(), std::string(kMetricsHeader) + "\n" + previous);
