@@ -8,6 +8,10 @@
 #include "gui/imgui_texture.h"
 
 namespace attn::gui {
+namespace {
+// Points per AddPolyline call: 4 vertices each when anti-aliased, well under 65536.
+constexpr int kMaxPolylinePoints = 8192;
+}  // namespace
 
 // Painter on an ImDrawList: page points -> pixels (origin + scale).
 class ImGuiPainter : public fig::Painter {
@@ -28,7 +32,20 @@ class ImGuiPainter : public fig::Painter {
     if (dashes.empty()) {
       points_.clear();
       for (int i = 0; i < n; ++i) points_.push_back(px(x[i], y[i]));
-      dl_->AddPolyline(points_.data(), n, col(c), closed ? ImDrawFlags_Closed : 0, w);
+      if (n <= kMaxPolylinePoints) {
+        dl_->AddPolyline(points_.data(), n, col(c), closed ? ImDrawFlags_Closed : 0, w);
+        return;
+      }
+      // ImGui 1.86 indexes vertices with 16 bits: one polyline of more than ~16k points (four
+      // vertices each, anti-aliased) overflows them. Long ones go in pieces that share their
+      // end points (the figure model already reduces lines; polygons and custom painters may
+      // still send long ones).
+      if (closed) points_.push_back(points_.front());
+      const int total = static_cast<int>(points_.size());
+      for (int first = 0; first < total - 1; first += kMaxPolylinePoints - 1) {
+        const int count = std::min(kMaxPolylinePoints, total - first);
+        dl_->AddPolyline(points_.data() + first, count, col(c), 0, w);
+      }
       return;
     }
     // Dashes walked along the polyline, in points.

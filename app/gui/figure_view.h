@@ -6,6 +6,8 @@
 // Contract:
 //  - UI thread only, with the window's GL context current. Textures are pooled per view and
 //    reused from frame to frame; destroy views before the window.
+//  - Any number of points can be drawn: polylines longer than ImGui's 16-bit vertex indices
+//    allow in one call are drawn in pieces.
 //  - Vertical text is drawn as rotated glyph quads: the window clips it like everything else,
 //    never where its unrotated glyphs would have left the clip rectangle.
 //  - hover(): after draw(), the panel whose plot area is under the mouse and the nearest

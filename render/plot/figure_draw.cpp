@@ -56,8 +56,14 @@ void draw_series(const Panel& p, const PanelLayout& L, Painter& painter) {
   }
   for (size_t k = 0; k < p.lines.size(); ++k) {
     const LineSeries& l = p.lines[k];
-    std::vector<double> px, py;
+    std::vector<double> px, py, dx, dy;
     auto flush = [&] {
+      if (px.size() > static_cast<size_t>(kLineKeepPoints)) {
+        // Min/max per column: what a million points look like, in a few thousand.
+        render::decimate_polyline(px.data(), py.data(), px.size(), L.plot.x, kLineColumnPt,
+                                  static_cast<long>(std::ceil(L.plot.w / kLineColumnPt)), dx, dy);
+        px.swap(dx), py.swap(dy);
+      }
       if (px.size() >= 2)
         painter.polyline(px.data(), py.data(), static_cast<int>(px.size()), colors.lines[k],
                          std::max(0.5, l.width_pt), l.style, false);
@@ -110,6 +116,7 @@ void draw_legend(const LegendLayout& l, const Page& page, bool background, Paint
   if (l.box.w <= 0) return;
   if (background) painter.fill_rect(l.box, page.theme.legend_background);
   for (const LegendEntry& e : l.entries) {
+    if (e.kind == 3) continue;  // "+N more": its text only
     if (e.kind == 1) {
       painter.marker(e.x + l.sample_pt / 2, e.y, 0.6 * page.font_pt, e.marker, e.color);
       continue;

@@ -195,4 +195,43 @@ std::vector<ContourSegment> contour_segments(const float* z, int rows, int cols,
   return out;
 }
 
+void decimate_polyline(const double* x, const double* y, size_t n, double x0, double column,
+                       long columns, std::vector<double>& ox, std::vector<double>& oy) {
+  ox.clear(), oy.clear();
+  if (n == 0) return;
+  if (!(column > 0)) {
+    ox.assign(x, x + n), oy.assign(y, y + n);
+    return;
+  }
+  auto column_of = [&](double v) -> long {
+    const double c = std::floor((v - x0) / column);
+    if (!(c >= 0)) return -1;  // left of x0 (or NaN)
+    return c >= static_cast<double>(columns) ? columns : static_cast<long>(c);
+  };
+  size_t start = 0;
+  while (start < n) {
+    const long c = column_of(x[start]);
+    size_t end = start + 1;
+    while (end < n && column_of(x[end]) == c) ++end;
+    if (end - start <= 4) {
+      ox.insert(ox.end(), x + start, x + end);
+      oy.insert(oy.end(), y + start, y + end);
+    } else {
+      size_t lo = start, hi = start;
+      for (size_t i = start + 1; i < end; ++i) {
+        if (y[i] < y[lo]) lo = i;
+        if (y[i] > y[hi]) hi = i;
+      }
+      size_t keep[4] = {start, std::min(lo, hi), std::max(lo, hi), end - 1};
+      size_t last = n;  // no index yet
+      for (size_t k : keep) {
+        if (k == last) continue;
+        ox.push_back(x[k]), oy.push_back(y[k]);
+        last = k;
+      }
+    }
+    start = end;
+  }
+}
+
 }  // namespace attn::render
