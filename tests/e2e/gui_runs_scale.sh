@@ -57,12 +57,12 @@ for i in range(64, min(len(data), 4096)):
 open(p, "wb").write(bytes(data))
 PY
 ATTN_GUI_OPEN_RUN=$TMP/corrupt ATTN_GUI_REPORT=$TMP/report3.json \
-  run_xvfb --config "$TMP/cfg.json" --frames 200 || fail "3: the window exited with $?"
+  run_xvfb --config "$TMP/cfg.json" --panel runs --frames 200 || fail "3: the window exited with $?"
 check_report "$TMP/report3.json" \
   '[x for x in r["runs"] if x["path"].endswith("/corrupt") and x["open"] == "failed" and "model.pt" in x["open_error"]]' \
   "3: Open of a corrupt checkpoint did not report the failure naming model.pt"
 ATTN_GUI_OPEN_RUN=$TMP/real ATTN_GUI_REPORT=$TMP/report3b.json \
-  run_xvfb --config "$TMP/cfg.json" --frames 200 || fail "3: the window exited with $?"
+  run_xvfb --config "$TMP/cfg.json" --panel runs --frames 200 || fail "3: the window exited with $?"
 check_report "$TMP/report3b.json" \
   '[x for x in r["runs"] if x["path"].endswith("/real") and x["open"] == "loaded" and x["open_error"] == ""]' \
   "3: Open of an intact checkpoint did not report loaded"

@@ -65,12 +65,23 @@ RunsPanel::Entry* RunsPanel::find(const std::string& dir) {
   return it == index_.end() ? nullptr : it->second;
 }
 
+RunsPanel::Entry& RunsPanel::add_entry(const std::string& dir) {
+  entries_.push_back(std::make_unique<Entry>(dir));
+  Entry& e = *entries_.back();
+  index_[dir] = &e;
+  if (!root_.empty() && dir.rfind(root_ + "/", 0) == 0) {
+    e.name = dir.substr(root_.size() + 1);
+  } else {
+    const fs::path p(dir);
+    e.name = (p.parent_path().filename() / p.filename()).string();
+  }
+  return e;
+}
+
 RunsPanel::Entry& RunsPanel::ensure(const std::string& dir) {
   if (Entry* e = find(dir)) return *e;
-  entries_.push_back(std::make_unique<Entry>(dir));
-  index_[dir] = entries_.back().get();
   watcher_.follow(dir);
-  return *entries_.back();
+  return add_entry(dir);
 }
 
 bool RunsPanel::add_dir(const std::string& dir, bool select) {
@@ -104,10 +115,7 @@ bool RunsPanel::add_dir(const std::string& dir, bool select) {
 void RunsPanel::merge(const std::vector<RunView>& views) {
   for (const RunView& v : views) {
     Entry* e = find(v.dir);
-    if (!e) {
-      entries_.push_back(std::make_unique<Entry>(v.dir));
-      e = index_[v.dir] = entries_.back().get();
-    }
+    if (!e) e = &add_entry(v.dir);
     e->run = v;
   }
   // A folder added before its run existed: once runs appear under it, the placeholder goes
@@ -191,15 +199,7 @@ void RunsPanel::update(FrameContext& frame) {
 }
 
 std::string RunsPanel::label(const Entry& e) const {
-  const std::string& dir = e.run.dir;
-  std::string name;
-  if (!root_.empty() && dir.rfind(root_ + "/", 0) == 0) {
-    name = dir.substr(root_.size() + 1);
-  } else {
-    const fs::path p(dir);
-    name = (p.parent_path().filename() / p.filename()).string();
-  }
-  return e.run.gone ? name + " (deleted)" : name;
+  return e.run.gone ? e.name + " (deleted)" : e.name;
 }
 
 void RunsPanel::open_run(Entry& e, Trainer& trainer, const Snapshot& snap) {

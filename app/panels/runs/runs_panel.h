@@ -53,9 +53,11 @@ class RunsPanel : public Panel {
  private:
   struct Entry {
     RunView run;
+    std::string name;  // label()'s text, computed once
     bool selected = false;
     explicit Entry(std::string dir) { run.dir = std::move(dir); }
   };
+  Entry& add_entry(const std::string& dir);
   Entry* find(const std::string& dir);
   Entry& ensure(const std::string& dir);
   void merge(const std::vector<RunView>& views);
