@@ -368,10 +368,12 @@ void RunWatcher::run() {
     const auto now = Clock::now();
     if (rescan || now - last_scan >= std::chrono::duration<double>(s_->rescan_seconds)) {
       last_scan = now;
-      for (const std::string& root : roots) try {
+      for (const std::string& root : roots) {
+        try {
           for (const std::string& r : find_run_dirs(root)) add(r);
         } catch (const std::exception&) {  // the window never dies of a folder
         }
+      }
     }
     auto views = std::make_shared<std::vector<RunView>>();
     views->reserve(runs.size());
