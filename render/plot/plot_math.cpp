@@ -195,12 +195,11 @@ std::vector<ContourSegment> contour_segments(const float* z, int rows, int cols,
   return out;
 }
 
-void decimate_polyline(const double* x, const double* y, size_t n, double x0, double column,
-                       long columns, std::vector<double>& ox, std::vector<double>& oy) {
-  ox.clear(), oy.clear();
-  if (n == 0) return;
+void decimate_indices(const double* x, const double* y, size_t n, double x0, double column,
+                      long columns, std::vector<size_t>& keep) {
+  keep.clear();
   if (!(column > 0)) {
-    ox.assign(x, x + n), oy.assign(y, y + n);
+    for (size_t i = 0; i < n; ++i) keep.push_back(i);
     return;
   }
   auto column_of = [&](double v) -> long {
@@ -211,27 +210,28 @@ void decimate_polyline(const double* x, const double* y, size_t n, double x0, do
   size_t start = 0;
   while (start < n) {
     const long c = column_of(x[start]);
-    size_t end = start + 1;
-    while (end < n && column_of(x[end]) == c) ++end;
+    size_t end = start + 1, lo = start, hi = start;
+    for (; end < n && column_of(x[end]) == c; ++end) {
+      if (y[end] < y[lo]) lo = end;
+      if (y[end] > y[hi]) hi = end;
+    }
     if (end - start <= 4) {
-      ox.insert(ox.end(), x + start, x + end);
-      oy.insert(oy.end(), y + start, y + end);
+      for (size_t i = start; i < end; ++i) keep.push_back(i);
     } else {
-      size_t lo = start, hi = start;
-      for (size_t i = start + 1; i < end; ++i) {
-        if (y[i] < y[lo]) lo = i;
-        if (y[i] > y[hi]) hi = i;
-      }
-      size_t keep[4] = {start, std::min(lo, hi), std::max(lo, hi), end - 1};
-      size_t last = n;  // no index yet
-      for (size_t k : keep) {
-        if (k == last) continue;
-        ox.push_back(x[k]), oy.push_back(y[k]);
-        last = k;
-      }
+      const size_t take[4] = {start, std::min(lo, hi), std::max(lo, hi), end - 1};
+      for (size_t k : take)
+        if (keep.empty() || keep.back() != k) keep.push_back(k);
     }
     start = end;
   }
+}
+
+void decimate_polyline(const double* x, const double* y, size_t n, double x0, double column,
+                       long columns, std::vector<double>& ox, std::vector<double>& oy) {
+  std::vector<size_t> keep;
+  decimate_indices(x, y, n, x0, column, columns, keep);
+  ox.clear(), oy.clear();
+  for (size_t k : keep) ox.push_back(x[k]), oy.push_back(y[k]);
 }
 
 }  // namespace attn::render

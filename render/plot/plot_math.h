@@ -66,6 +66,11 @@ std::string format_tick(double value, const Ticks& ticks);
 // at most 4 * (columns + 2) points, however many went in. Writes to ox, oy (cleared first).
 void decimate_polyline(const double* x, const double* y, size_t n, double x0, double column,
                        long columns, std::vector<double>& ox, std::vector<double>& oy);
+// The indices decimate_polyline keeps, in order (keep is cleared first). y may be any monotonic
+// function of the drawn y (the data values of a log or inverted axis): the same points are the
+// extremes, so only the kept points need mapping to the page.
+void decimate_indices(const double* x, const double* y, size_t n, double x0, double column,
+                      long columns, std::vector<size_t>& keep);
 
 // One straight piece of a contour line, in grid coordinates: x = column, y = row (fractional).
 struct ContourSegment {
