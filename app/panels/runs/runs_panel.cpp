@@ -363,11 +363,13 @@ void RunsPanel::draw(FrameContext& frame) {
   if (key != overlay_key_) {
     overlay_ = figures::loss_overlay(curves, "Runs");
     overlay_key_ = std::move(key);
+    ++overlay_serial_;
   }
   if (ImGui::SmallButton("Export...")) request_figure_export(overlay_, false);
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  curves_.draw(overlay_, ImVec2(avail.x, std::max(140.0f, avail.y)), font);
+  // Drawn into a texture while nothing changes: two thousand runs are six thousand lines.
+  curves_.draw(overlay_, ImVec2(avail.x, std::max(140.0f, avail.y)), font, overlay_serial_);
   if (const auto h = curves_.hover(overlay_)) {
     ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, IM_COL32(255, 255, 255, 220), 0, 1.5f);
     const fig::Panel& panel = overlay_.panels[static_cast<size_t>(h->panel)];

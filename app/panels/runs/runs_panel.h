@@ -83,6 +83,7 @@ class RunsPanel : public Panel {
   char add_field_[512] = "";
   fig::Figure overlay_;
   std::string overlay_key_;
+  uint64_t overlay_serial_ = 0;  // bumped with each new overlay_ (the screen's cache key)
   LiveFigure curves_;
 };
 
