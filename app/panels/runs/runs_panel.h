@@ -11,7 +11,9 @@
 //    files while drawing. An opened run whose checkpoint is rewritten is loaded again. Never
 //    locks a run directory.
 //  - Draws any number of runs and rows within a frame: the table draws only its visible rows,
-//    the figure model reduces long lines (render/plot/figure_draw.h) and folds the legend.
+//    the figure model reduces long lines (render/plot/figure_draw.h) and folds the legend, and
+//    the overlay is drawn into a texture that is shown as it is until the overlay changes
+//    (LiveFigure's cache key): bench_frames.sh --follow-rows / --follow-runs measure it.
 //  - Open reports what the trainer did: "loading ..." until the trainer's snapshot says the
 //    checkpoint loaded ("opened ... loaded") or failed (the error, naming the checkpoint).
 //  - A followed run whose directory is deleted keeps its last data, marked "(deleted)" in the
