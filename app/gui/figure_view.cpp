@@ -1,5 +1,6 @@
 #include "figure_view.h"
 
+#include <backends/imgui_impl_opengl3.h>
 #include <imgui_internal.h>  // ImTextCharFromUtf8
 
 #include <algorithm>
@@ -8,6 +9,10 @@
 #include "gui/imgui_texture.h"
 
 namespace attn::gui {
+namespace {
+// Points per AddPolyline call: 4 vertices each when anti-aliased, well under 65536.
+constexpr int kMaxPolylinePoints = 8192;
+}  // namespace
 
 // Painter on an ImDrawList: page points -> pixels (origin + scale).
 class ImGuiPainter : public fig::Painter {
@@ -28,7 +33,20 @@ class ImGuiPainter : public fig::Painter {
     if (dashes.empty()) {
       points_.clear();
       for (int i = 0; i < n; ++i) points_.push_back(px(x[i], y[i]));
-      dl_->AddPolyline(points_.data(), n, col(c), closed ? ImDrawFlags_Closed : 0, w);
+      if (n <= kMaxPolylinePoints) {
+        dl_->AddPolyline(points_.data(), n, col(c), closed ? ImDrawFlags_Closed : 0, w);
+        return;
+      }
+      // ImGui 1.86 indexes vertices with 16 bits: one polyline of more than ~16k points (four
+      // vertices each, anti-aliased) overflows them. Long ones go in pieces that share their
+      // end points (the figure model already reduces lines; polygons and custom painters may
+      // still send long ones).
+      if (closed) points_.push_back(points_.front());
+      const int total = static_cast<int>(points_.size());
+      for (int first = 0; first < total - 1; first += kMaxPolylinePoints - 1) {
+        const int count = std::min(kMaxPolylinePoints, total - first);
+        dl_->AddPolyline(points_.data() + first, count, col(c), 0, w);
+      }
       return;
     }
     // Dashes walked along the polyline, in points.
@@ -173,6 +191,63 @@ fig::FigureLayout FigureView::draw(const fig::Figure& figure, const fig::Page& p
   textures_used_ = 0;
   ImGuiPainter painter(*this, ImGui::GetWindowDrawList(), font ? font : ImGui::GetFont(), *m);
   return fig::draw_figure(figure, page, *m, painter);
+}
+
+fig::FigureLayout FigureView::draw_cached(const fig::Figure& figure, const fig::Page& page,
+                                          ImVec2 size, ImFont* font, uint64_t key) {
+  const fig::FigureFont* m = metrics();
+  origin_ = ImGui::GetCursorScreenPos();
+  scale_ = static_cast<float>(std::min(size.x / page.width_pt, size.y / page.height_pt));
+  const ImVec2 extent(static_cast<float>(page.width_pt) * scale_,
+                      static_cast<float>(page.height_pt) * scale_);
+  ImGui::InvisibleButton("##figure", extent);
+  if (!m) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", font_error_.c_str());
+    return {};
+  }
+  ImFont* f = font ? font : ImGui::GetFont();
+  const int w = std::max(1, static_cast<int>(std::ceil(extent.x)));
+  const int h = std::max(1, static_cast<int>(std::ceil(extent.y)));
+  if (key == 0 || key != cache_key_ || f != cache_font_ || !canvas_.valid() ||
+      w != canvas_.width() || h != canvas_.height()) {
+    // Painted at the origin of a draw list of its own, rendered by ImGui's GL backend into the
+    // canvas (its blending leaves premultiplied colour on the transparent target).
+    ImDrawList list(ImGui::GetDrawListSharedData());
+    list._ResetForNewFrame();
+    list.PushTextureID(ImGui::GetIO().Fonts->TexID);
+    list.PushClipRect(ImVec2(0, 0), ImVec2(static_cast<float>(w), static_cast<float>(h)));
+    const ImVec2 screen_origin = origin_;
+    origin_ = ImVec2(0, 0);
+    textures_used_ = 0;
+    ImGuiPainter painter(*this, &list, f, *m);
+    cache_layout_ = fig::draw_figure(figure, page, *m, painter);
+    origin_ = screen_origin;
+    if (canvas_.begin(w, h)) {
+      ImDrawList* lists[] = {&list};
+      ImDrawData data;
+      data.Valid = true;
+      data.CmdLists = lists;
+      data.CmdListsCount = 1;
+      data.TotalVtxCount = list.VtxBuffer.Size;
+      data.TotalIdxCount = list.IdxBuffer.Size;
+      data.DisplayPos = ImVec2(0, 0);
+      data.DisplaySize = ImVec2(static_cast<float>(w), static_cast<float>(h));
+      data.FramebufferScale = ImVec2(1, 1);
+      ImGui_ImplOpenGL3_RenderDrawData(&data);
+    }
+    canvas_.end();
+    cache_key_ = key;
+    cache_font_ = f;
+  }
+  if (canvas_.valid()) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddCallback(render::premultiplied_blend_callback, nullptr);
+    dl->AddImage(imgui_texture(canvas_.texture()), origin_,
+                 ImVec2(origin_.x + static_cast<float>(w), origin_.y + static_cast<float>(h)),
+                 ImVec2(0, 1), ImVec2(1, 0));
+    dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+  }
+  return cache_layout_;
 }
 
 std::optional<HoverHit> FigureView::hover(const fig::Figure& figure,

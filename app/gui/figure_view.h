@@ -6,6 +6,8 @@
 // Contract:
 //  - UI thread only, with the window's GL context current. Textures are pooled per view and
 //    reused from frame to frame; destroy views before the window.
+//  - Any number of points can be drawn: polylines longer than ImGui's 16-bit vertex indices
+//    allow in one call are drawn in pieces.
 //  - Vertical text is drawn as rotated glyph quads: the window clips it like everything else,
 //    never where its unrotated glyphs would have left the clip rectangle.
 //  - hover(): after draw(), the panel whose plot area is under the mouse and the nearest
@@ -14,11 +16,13 @@
 #pragma once
 #include <imgui.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "render/gl/canvas_target.h"
 #include "render/gl/gl_texture.h"
 #include "render/plot/figure_draw.h"
 #include "render/plot/figure_font.h"
@@ -42,6 +46,12 @@ class FigureView {
   // pixels_per_point() converts. font: ImGui font loaded from font_file (null: the current one).
   fig::FigureLayout draw(const fig::Figure& figure, const fig::Page& page, ImVec2 size,
                          ImFont* font);
+  // Like draw(), but the page is painted into an offscreen texture (render::CanvasTarget) only
+  // when `key` (the caller's name for the figure's content; 0: always), the size or the font
+  // changed since the last call, and otherwise only that texture is shown: a figure of
+  // thousands of lines costs one textured quad per frame on a software rasteriser.
+  fig::FigureLayout draw_cached(const fig::Figure& figure, const fig::Page& page, ImVec2 size,
+                                ImFont* font, uint64_t key);
   // What the mouse (screen pixels) is over in `layout`, the value the last draw() of `figure`
   // returned. radius_px: how near a line point must be.
   std::optional<HoverHit> hover(const fig::Figure& figure, const fig::FigureLayout& layout,
@@ -55,6 +65,10 @@ class FigureView {
  private:
   friend class ImGuiPainter;
   std::vector<render::Texture2D> textures_;
+  render::CanvasTarget canvas_;  // draw_cached's page
+  uint64_t cache_key_ = 0;
+  ImFont* cache_font_ = nullptr;
+  fig::FigureLayout cache_layout_;
   size_t textures_used_ = 0;
   float scale_ = 1;
   ImVec2 origin_{0, 0};

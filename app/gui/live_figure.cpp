@@ -16,7 +16,7 @@ std::vector<CapturedFigure>& LiveFigure::captured() {
   return figures;
 }
 
-bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font) {
+bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font, uint64_t cache_key) {
   ImFont* f = font ? font : ImGui::GetFont();
   page_ = fig::Page{};
   page_.theme = fig::Theme::dark();
@@ -27,7 +27,8 @@ bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font) {
   // painted again: one fill fewer per figure for a software rasteriser.
   fig::Page screen_page = page_;
   screen_page.theme.background.a = 0;
-  layout_ = view_.draw(figure, screen_page, size, f);
+  layout_ = cache_key != 0 ? view_.draw_cached(figure, screen_page, size, f, cache_key)
+                           : view_.draw(figure, screen_page, size, f);
   hovered_ = ImGui::IsItemHovered();
   if (g_capture) {
     const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();

@@ -13,6 +13,7 @@
 #pragma once
 #include <imgui.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,7 +56,9 @@ class LiveFigure {
   static std::vector<CapturedFigure>& captured();
 
   // Returns false (and draws a note) when the figure font cannot be loaded.
-  bool draw(const fig::Figure& figure, ImVec2 size, ImFont* font);
+  // cache_key != 0: the figure is drawn once into a texture and that texture is shown until the
+  // key, the size or the font change (FigureView::draw_cached): for figures of many lines.
+  bool draw(const fig::Figure& figure, ImVec2 size, ImFont* font, uint64_t cache_key = 0);
   std::optional<FigureHover> hover(const fig::Figure& figure, float radius_px = 10.0f,
                                    bool named_only = false) const;
   // The heatmap cell under the mouse (the topmost heatmap of the panel under it), if any.

@@ -54,19 +54,34 @@ void draw_series(const Panel& p, const PanelLayout& L, Painter& painter) {
       painter.polyline(px.data(), py.data(), static_cast<int>(px.size()), colors.polygons[k],
                        g.width_pt, g.style, g.closed);
   }
+  // Lines: page x of every finite point, page y only of those drawn (a million points cost a
+  // million additions, not a million logarithms).
+  std::vector<double> px, vy, dx, dy;
+  std::vector<size_t> keep;
   for (size_t k = 0; k < p.lines.size(); ++k) {
     const LineSeries& l = p.lines[k];
-    std::vector<double> px, py;
     auto flush = [&] {
-      if (px.size() >= 2)
-        painter.polyline(px.data(), py.data(), static_cast<int>(px.size()), colors.lines[k],
+      dx.clear(), dy.clear();
+      if (px.size() > static_cast<size_t>(kLineKeepPoints)) {
+        // Min/max per column: what a million points look like, in a few thousand.
+        render::decimate_indices(px.data(), vy.data(), px.size(), L.plot.x, kLineColumnPt,
+                                 static_cast<long>(std::ceil(L.plot.w / kLineColumnPt)), keep);
+        for (size_t i : keep) dx.push_back(px[i]), dy.push_back(L.page_y(vy[i]));
+      } else {
+        dx.swap(px);
+        for (double v : vy) dy.push_back(L.page_y(v));
+      }
+      if (dx.size() >= 2)
+        painter.polyline(dx.data(), dy.data(), static_cast<int>(dx.size()), colors.lines[k],
                          std::max(0.5, l.width_pt), l.style, false);
-      else if (px.size() == 1)  // a lone point (one evaluation so far) would draw nothing
-        painter.marker(px[0], py[0], 3 * std::max(0.5, l.width_pt), Marker::Circle,
+      else if (dx.size() == 1)  // a lone point (one evaluation so far) would draw nothing
+        painter.marker(dx[0], dy[0], 3 * std::max(0.5, l.width_pt), Marker::Circle,
                        colors.lines[k]);
-      px.clear(), py.clear();
+      px.clear(), vy.clear();
     };
-    for (size_t i = 0; i < std::min(l.x.size(), l.y.size()); ++i) {
+    const size_t n = std::min(l.x.size(), l.y.size());
+    px.reserve(n), vy.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
       const bool ok = std::isfinite(l.x[i]) && std::isfinite(l.y[i]) && !(L.xlog && l.x[i] <= 0) &&
                       !(L.ylog && l.y[i] <= 0);
       if (!ok) {
@@ -74,7 +89,7 @@ void draw_series(const Panel& p, const PanelLayout& L, Painter& painter) {
         continue;
       }
       px.push_back(L.page_x(l.x[i]));
-      py.push_back(L.page_y(l.y[i]));
+      vy.push_back(l.y[i]);
     }
     flush();
   }
@@ -110,6 +125,7 @@ void draw_legend(const LegendLayout& l, const Page& page, bool background, Paint
   if (l.box.w <= 0) return;
   if (background) painter.fill_rect(l.box, page.theme.legend_background);
   for (const LegendEntry& e : l.entries) {
+    if (e.kind == 3) continue;  // "+N more": its text only
     if (e.kind == 1) {
       painter.marker(e.x + l.sample_pt / 2, e.y, 0.6 * page.font_pt, e.marker, e.color);
       continue;

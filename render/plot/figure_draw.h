@@ -16,6 +16,12 @@
 //    heatmaps (clipped to the plot area), polygons, lines, scatters, point labels and
 //    annotations, then the frame, ticks, colorbar, legend and the panel's texts; last the
 //    figure-level items (shared colorbar, legend band, title, shared axis labels).
+//  - A line's run of more than kLineKeepPoints finite points is drawn reduced to at most four
+//    points per kLineColumnPt-wide column of its plot (render::decimate_polyline: the column's
+//    first, lowest, highest and last point), in every backend alike: a curve of a million
+//    points is drawn as a few thousand, keeps its extremes in every column (a pixel on screen,
+//    about one at 300 dpi) and looks the same on screen and in an export. Hit testing and the
+//    CSV use every point.
 //  - Text is measured with TextMetrics so that backends that draw glyphs themselves (cairo) and
 //    those that leave it to a viewer (SVG) use the same advance widths.
 #pragma once
@@ -25,6 +31,14 @@
 #include "render/plot/figure.h"
 
 namespace attn::fig {
+
+// Line reduction for drawing (see the contract above).
+constexpr int kLineKeepPoints = 1024;   // runs up to this many points are drawn as they are
+constexpr double kLineColumnPt = 0.25;  // column width in points (288 columns per inch)
+// A legend (a panel's own, or the band below the grid) lists at most this many entries: the
+// first kMaxLegendEntries - 1 series and then "+N more" (two thousand runs overlaid would
+// otherwise bury the plot and cost a frame to lay out).
+constexpr int kMaxLegendEntries = 12;
 
 struct Theme {
   Color background, text, axis, grid, legend_background;
@@ -84,7 +98,7 @@ struct PlacedText {
 struct LegendEntry {
   std::string name;
   Color color;
-  int kind = 0;  // 0 line, 1 marker, 2 polygon
+  int kind = 0;  // 0 line, 1 marker, 2 polygon, 3 no sample (the "+N more" of a folded legend)
   LineStyle style = LineStyle::Solid;
   Marker marker = Marker::Circle;
   double x = 0, y = 0;  // the sample's left end, at its vertical centre

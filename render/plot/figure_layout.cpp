@@ -253,6 +253,7 @@ void Layout::prepare() {
         e.push_back(
             {p.scatters[k].name, colors.scatters[k], 1, LineStyle::Solid, p.scatters[k].marker});
     plans_[i].legend_in_band = f_.shared_legend;
+    if (!f_.shared_legend) fold_legend(e);  // the band folds its own list (band_entries)
   }
   wrap_title();
 }

@@ -55,6 +55,9 @@ struct PanelPlan {
   bool legend_in_band = false;
 };
 
+// A legend longer than kMaxLegendEntries keeps its first entries and ends in "+N more".
+void fold_legend(std::vector<LegendEntry>& entries);
+
 struct Colorbar {
   const Heatmap* h = nullptr;
   double lo = 0, hi = 1;

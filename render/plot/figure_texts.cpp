@@ -4,25 +4,35 @@
 // other, and a last pass that drops tick labels colliding with anything placed before them.
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <unordered_set>
 
 #include "render/plot/figure_layout.h"
 
 namespace attn::fig::detail {
 
+void fold_legend(std::vector<LegendEntry>& entries) {
+  if (entries.size() <= static_cast<size_t>(kMaxLegendEntries)) return;
+  const size_t shown = kMaxLegendEntries - 1;
+  LegendEntry more;
+  more.name = "+" + std::to_string(entries.size() - shown) + " more";
+  more.kind = 3;
+  entries.resize(shown);
+  entries.push_back(std::move(more));
+}
+
 std::vector<LegendEntry> Layout::band_entries() const {
   std::vector<LegendEntry> out;
+  std::unordered_set<std::string> seen;
   for (const PanelPlan& pl : plans_) {
     if (!pl.legend_in_band) continue;
-    for (const LegendEntry& e : pl.entries) {
-      bool seen = false;
-      for (const LegendEntry& o : out) seen = seen || o.name == e.name;
-      if (seen) continue;
-      out.push_back(e);
-      // A name longer than a whole line of the band is shortened to one.
-      const double avail = w_ - 2 * m_.pad - 1.9 * m_.font;
-      out.back().name = fitted(e.name, m_.tick_font, avail, tm_);
-    }
+    for (const LegendEntry& e : pl.entries)
+      if (seen.insert(e.name).second) out.push_back(e);
   }
+  fold_legend(out);
+  // A name longer than a whole line of the band is shortened to one.
+  const double avail = w_ - 2 * m_.pad - 1.9 * m_.font;
+  for (LegendEntry& e : out) e.name = fitted(e.name, m_.tick_font, avail, tm_);
   return out;
 }
 

@@ -195,4 +195,43 @@ std::vector<ContourSegment> contour_segments(const float* z, int rows, int cols,
   return out;
 }
 
+void decimate_indices(const double* x, const double* y, size_t n, double x0, double column,
+                      long columns, std::vector<size_t>& keep) {
+  keep.clear();
+  if (!(column > 0)) {
+    for (size_t i = 0; i < n; ++i) keep.push_back(i);
+    return;
+  }
+  auto column_of = [&](double v) -> long {
+    const double c = std::floor((v - x0) / column);
+    if (!(c >= 0)) return -1;  // left of x0 (or NaN)
+    return c >= static_cast<double>(columns) ? columns : static_cast<long>(c);
+  };
+  size_t start = 0;
+  while (start < n) {
+    const long c = column_of(x[start]);
+    size_t end = start + 1, lo = start, hi = start;
+    for (; end < n && column_of(x[end]) == c; ++end) {
+      if (y[end] < y[lo]) lo = end;
+      if (y[end] > y[hi]) hi = end;
+    }
+    if (end - start <= 4) {
+      for (size_t i = start; i < end; ++i) keep.push_back(i);
+    } else {
+      const size_t take[4] = {start, std::min(lo, hi), std::max(lo, hi), end - 1};
+      for (size_t k : take)
+        if (keep.empty() || keep.back() != k) keep.push_back(k);
+    }
+    start = end;
+  }
+}
+
+void decimate_polyline(const double* x, const double* y, size_t n, double x0, double column,
+                       long columns, std::vector<double>& ox, std::vector<double>& oy) {
+  std::vector<size_t> keep;
+  decimate_indices(x, y, n, x0, column, columns, keep);
+  ox.clear(), oy.clear();
+  for (size_t k : keep) ox.push_back(x[k]), oy.push_back(y[k]);
+}
+
 }  // namespace attn::render

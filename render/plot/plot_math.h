@@ -11,6 +11,8 @@
 //    ticks cover the range. log_ticks(): powers of ten inside [lo, hi] (every m-th decade when
 //    there are too many); with fewer than three decades it uses 1, 2 and 5 multiples instead,
 //    and falls back to linear ticks for ranges narrower than that.
+//  - decimate_polyline(): see there; what the figure drawing does to long lines
+//    (render/plot/figure_draw.h), so every backend draws the same reduced polyline.
 #pragma once
 #include <cstddef>
 #include <limits>
@@ -53,6 +55,22 @@ Ticks log_ticks(double lo, double hi, int max_count = 8);  // needs 0 < lo < hi
 // Short label for a tick: enough decimals for the step ("0.25", "1500"), or %g style for log
 // ticks and very large/small magnitudes ("1e-05").
 std::string format_tick(double value, const Ticks& ticks);
+
+// Reduces a polyline for drawing (min/max per column): consecutive points whose x falls in the
+// same column of width `column` (columns counted from x0; every x left of x0 is one column, and
+// so is every x at or right of x0 + columns * column) are replaced by at most four of them, in
+// their order along the line: the column's first point, its lowest and its highest y, and its
+// last point. So each column keeps its extremes, and the segments between columns are the
+// original ones. A run of at most four points in a column is kept whole; a line whose points
+// are never more than four to a column comes back unchanged. With x ascending the result has
+// at most 4 * (columns + 2) points, however many went in. Writes to ox, oy (cleared first).
+void decimate_polyline(const double* x, const double* y, size_t n, double x0, double column,
+                       long columns, std::vector<double>& ox, std::vector<double>& oy);
+// The indices decimate_polyline keeps, in order (keep is cleared first). y may be any monotonic
+// function of the drawn y (the data values of a log or inverted axis): the same points are the
+// extremes, so only the kept points need mapping to the page.
+void decimate_indices(const double* x, const double* y, size_t n, double x0, double column,
+                      long columns, std::vector<size_t>& keep);
 
 // One straight piece of a contour line, in grid coordinates: x = column, y = row (fractional).
 struct ContourSegment {

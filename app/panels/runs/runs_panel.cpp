@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "app/figures/compare_figures.h"
@@ -15,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double kRescanSeconds = 2.0, kRefreshSeconds = 0.5;
+constexpr double kRecentSeconds = 0.5;
 
 // One spelling per directory, so the root's scan and an added path name the same run once.
 std::string normal_path(const std::string& p) {
@@ -42,7 +43,8 @@ std::string age_text(double seconds) {
 
 ImVec4 state_color(const std::string& state) {
   if (state == "live") return ImVec4(0.45f, 0.85f, 0.45f, 1);
-  if (state == "diverged" || state == "unreadable") return ImVec4(1.0f, 0.45f, 0.4f, 1);
+  if (state == "diverged" || state == "unreadable" || state == "deleted")
+    return ImVec4(1.0f, 0.45f, 0.4f, 1);
   if (state == "finished") return ImVec4(0.8f, 0.8f, 0.85f, 1);
   return ImVec4(0.95f, 0.75f, 0.35f, 1);  // paused, stopped, incomplete
 }
@@ -50,19 +52,36 @@ ImVec4 state_color(const std::string& state) {
 }  // namespace
 
 RunsPanel::RunsPanel(std::string runs_root)
-    : root_(runs_root.empty() ? "" : normal_path(runs_root)) {}
+    : root_(runs_root.empty() ? "" : normal_path(runs_root)) {
+  if (!root_.empty()) watcher_.add_root(root_);
+  if (const char* dir = std::getenv("ATTN_GUI_OPEN_RUN"); dir && *dir) {
+    add_dir(dir, /*select=*/true);
+    pending_open_.push_back(normal_path(dir));
+  }
+}
 
 RunsPanel::Entry* RunsPanel::find(const std::string& dir) {
-  for (auto& e : entries_)
-    if (e->run.dir() == dir) return e.get();
-  return nullptr;
+  const auto it = index_.find(dir);
+  return it == index_.end() ? nullptr : it->second;
+}
+
+RunsPanel::Entry& RunsPanel::add_entry(const std::string& dir) {
+  entries_.push_back(std::make_unique<Entry>(dir));
+  Entry& e = *entries_.back();
+  index_[dir] = &e;
+  if (!root_.empty() && dir.rfind(root_ + "/", 0) == 0) {
+    e.name = dir.substr(root_.size() + 1);
+  } else {
+    const fs::path p(dir);
+    e.name = (p.parent_path().filename() / p.filename()).string();
+  }
+  return e;
 }
 
 RunsPanel::Entry& RunsPanel::ensure(const std::string& dir) {
   if (Entry* e = find(dir)) return *e;
-  entries_.push_back(std::make_unique<Entry>(dir));
-  entries_.back()->run.refresh();
-  return *entries_.back();
+  watcher_.follow(dir);
+  return add_entry(dir);
 }
 
 bool RunsPanel::add_dir(const std::string& dir, bool select) {
@@ -77,7 +96,7 @@ bool RunsPanel::add_dir(const std::string& dir, bool select) {
     return false;
   }
   error_.clear();
-  if (std::find(added_.begin(), added_.end(), path) == added_.end()) added_.push_back(path);
+  watcher_.add_root(path);  // rescanned like the runs root
   const std::vector<std::string> runs = find_run_dirs(path);
   if (runs.empty()) {
     // Not a run yet (`attnlab train` may be about to start there): listed, and followed.
@@ -92,22 +111,28 @@ bool RunsPanel::add_dir(const std::string& dir, bool select) {
   return true;
 }
 
-void RunsPanel::rescan() {
-  std::vector<std::string> roots = added_;
-  if (!root_.empty()) roots.insert(roots.begin(), root_);
-  for (const std::string& root : roots)
-    for (const std::string& r : find_run_dirs(root)) ensure(normal_path(r));
+// The watcher's newest reading: new runs listed, every entry's view replaced.
+void RunsPanel::merge(const std::vector<RunView>& views) {
+  for (const RunView& v : views) {
+    Entry* e = find(v.dir);
+    if (!e) e = &add_entry(v.dir);
+    e->run = v;
+  }
   // A folder added before its run existed: once runs appear under it, the placeholder goes
   // (its tick passes to them).
   std::vector<const Entry*> replaced;
   for (const auto& e : entries_) {
-    if (e->run.readable()) continue;
+    if (e->run.readable) continue;
     for (const auto& other : entries_)
-      if (other != e && other->run.dir().rfind(e->run.dir() + "/", 0) == 0) {
+      if (other != e && other->run.dir.rfind(e->run.dir + "/", 0) == 0) {
         other->selected |= e->selected;
         replaced.push_back(e.get());
         break;
       }
+  }
+  for (const Entry* e : replaced) {
+    watcher_.unfollow(e->run.dir);
+    index_.erase(e->run.dir);
   }
   entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
                                 [&](const std::unique_ptr<Entry>& e) {
@@ -115,69 +140,111 @@ void RunsPanel::rescan() {
                                          replaced.end();
                                 }),
                  entries_.end());
+  // Deleted runs: named once, their data kept and marked.
+  deleted_note_.clear();
+  int deleted = 0;
+  for (const auto& e : entries_)
+    if (e->run.gone && deleted++ == 0) deleted_note_ = e->run.dir;
+  if (deleted > 0)
+    deleted_note_ =
+        (deleted == 1 ? deleted_note_
+                      : std::to_string(deleted) + " runs, " + deleted_note_ + " first,") +
+        " deleted while followed: the last data read is kept, marked (deleted)";
 }
 
 void RunsPanel::update(FrameContext& frame) {
   const double now = ImGui::GetTime();
-  // File > Open run / Recent runs: list and tick; a single run with a checkpoint is loaded.
-  for (const std::string& dir : frame.ui.open_run_requests) {
-    if (!add_dir(dir, /*select=*/true)) continue;
-    if (Entry* e = find(normal_path(dir)); e && e->run.readable() && e->run.run().has_checkpoint)
-      open_run(*e, frame.trainer);
-  }
+  // File > Open run / Recent runs: list and tick; a single run with a checkpoint is loaded
+  // once the watcher has read it.
+  for (const std::string& dir : frame.ui.open_run_requests)
+    if (add_dir(dir, /*select=*/true)) pending_open_.push_back(normal_path(dir));
   frame.ui.open_run_requests.clear();
   if (!frame.snap.run_dir.empty() && normal_path(frame.snap.run_dir) != own_dir_) {
     own_dir_ = normal_path(frame.snap.run_dir);
     ensure(own_dir_);
   }
-  if (now - last_scan_ >= kRescanSeconds) {
-    last_scan_ = now;
-    rescan();
+  if (watcher_.serial() != merged_serial_) {
+    merged_serial_ = watcher_.serial();
+    merge(*watcher_.latest());
+    for (auto it = pending_open_.begin(); it != pending_open_.end();) {
+      Entry* e = find(*it);
+      if (e && !e->run.readable && e->run.error.empty()) {
+        ++it;  // not read yet
+        continue;
+      }
+      if (e && e->run.readable && e->run.run->has_checkpoint)
+        open_run(*e, frame.trainer, frame.snap);
+      it = pending_open_.erase(it);
+    }
+    // An opened run that wrote a new checkpoint: show that one.
+    if (Entry* e = opened_dir_.empty() ? nullptr : find(opened_dir_))
+      if (e->run.checkpoint_stamp != 0 && e->run.checkpoint_stamp != opened_stamp_)
+        open_run(*e, frame.trainer, frame.snap);
   }
-  if (now - last_refresh_ >= kRefreshSeconds) {
-    last_refresh_ = now;
-    for (auto& e : entries_) e->run.refresh();
+  check_open(frame.snap);
+  if (now - last_recent_ >= kRecentSeconds) {
+    last_recent_ = now;
     // File > Recent runs: the newest eight that can be read.
     std::vector<const Entry*> recent;
     for (const auto& e : entries_)
-      if (e->run.readable()) recent.push_back(e.get());
-    std::sort(recent.begin(), recent.end(), [](const Entry* a, const Entry* b) {
-      return a->run.age_seconds() < b->run.age_seconds();
-    });
+      if (e->run.readable && !e->run.gone) recent.push_back(e.get());
+    const size_t n = std::min<size_t>(recent.size(), 8);
+    std::partial_sort(recent.begin(), recent.begin() + n, recent.end(),
+                      [](const Entry* a, const Entry* b) {
+                        return a->run.newest_change_ns > b->run.newest_change_ns;
+                      });
     frame.ui.recent_runs.clear();
-    for (size_t i = 0; i < recent.size() && i < 8; ++i)
-      frame.ui.recent_runs.push_back(recent[i]->run.dir());
-    // An opened run that wrote a new checkpoint: show that one.
-    if (Entry* e = opened_dir_.empty() ? nullptr : find(opened_dir_))
-      if (e->run.checkpoint_stamp() != 0 && e->run.checkpoint_stamp() != opened_stamp_)
-        open_run(*e, frame.trainer);
+    for (size_t i = 0; i < n; ++i) frame.ui.recent_runs.push_back(recent[i]->run.dir);
   }
 }
 
 std::string RunsPanel::label(const Entry& e) const {
-  const std::string& dir = e.run.dir();
-  if (!root_.empty() && dir.rfind(root_ + "/", 0) == 0) return dir.substr(root_.size() + 1);
-  const fs::path p(dir);
-  return (p.parent_path().filename() / p.filename()).string();
+  return e.run.gone ? e.name + " (deleted)" : e.name;
 }
 
-void RunsPanel::open_run(Entry& e, Trainer& trainer) {
-  if (e.run.dir() == own_dir_) {
+void RunsPanel::open_run(Entry& e, Trainer& trainer, const Snapshot& snap) {
+  if (e.run.dir == own_dir_) {
     note_ = "this is the window's own run: it is already shown";
     return;
   }
-  if (!e.run.readable() || !e.run.run().has_checkpoint) {
-    error_ = "Open: " + e.run.dir() +
+  if (!e.run.readable || !e.run.run->has_checkpoint) {
+    error_ = "Open: " + e.run.dir +
              " has no checkpoint yet (its curves are shown; the views need a checkpoint)";
     return;
   }
   error_.clear();
-  trainer.load_checkpoint((fs::path(e.run.dir()) / "checkpoint").string());
-  opened_dir_ = e.run.dir();
-  opened_stamp_ = e.run.checkpoint_stamp();
-  note_ = "opened " + label(e) + ": its checkpoint at step " +
-          std::to_string(e.run.run().summary.value("steps", e.run.last_step())) +
-          " is loaded (a newer one is loaded when it is written)";
+  open_path_ = (fs::path(e.run.dir) / "checkpoint").string();
+  trainer.load_checkpoint(open_path_);
+  opened_dir_ = e.run.dir;
+  opened_stamp_ = e.run.checkpoint_stamp;
+  open_serial_ = snap.serial;
+  open_message_ = snap.message;
+  open_state_ = "loading";
+  open_error_.clear();
+  note_ = "opening " + label(e) + ": loading " + open_path_ + " ...";
+}
+
+// The trainer answers a load in its snapshot's message ("loaded checkpoint DIR" or "load failed:
+// ..." naming the file); until then the panel says "loading".
+void RunsPanel::check_open(const Snapshot& snap) {
+  if (open_state_ != "loading" || snap.serial <= open_serial_) return;
+  const std::string failed = "load failed: ";
+  Entry* e = find(opened_dir_);
+  if (snap.message == "loaded checkpoint " + open_path_) {
+    open_state_ = "loaded";
+    note_ = "opened " + (e ? label(*e) : opened_dir_) + ": its checkpoint at step " +
+            std::to_string(snap.step) + " is loaded (a newer one is loaded when it is written)";
+  } else if (snap.message.rfind(failed, 0) == 0 &&
+             (snap.message.find(open_path_) != std::string::npos ||
+              snap.message != open_message_)) {
+    open_state_ = "failed";
+    open_error_ = snap.message.substr(failed.size());
+    if (open_error_.find(open_path_) == std::string::npos)
+      open_error_ = open_path_ + ": " + open_error_;
+    error_ = "Open: " + (e ? label(*e) : opened_dir_) + " did not load: " + open_error_ +
+             " (the window keeps its model)";
+    note_.clear();
+  }
 }
 
 void RunsPanel::draw_table(FrameContext& frame) {
@@ -193,60 +260,68 @@ void RunsPanel::draw_table(FrameContext& frame) {
        {"", "", "run", "mechanism", "task", "step", "eval loss", "eval acc", "state", "age"})
     ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
-  int color_index = 0, row = 0;
-  for (auto& entry : entries_) {
-    Entry& e = *entry;
-    const FollowedRun& f = e.run;
-    ImGui::TableNextRow();
-    ImGui::PushID(row++);
-    ImGui::TableNextColumn();
-    ImGui::Checkbox("##sel", &e.selected);
-    if (e.selected && f.readable()) {
-      ImGui::SameLine();
-      const fig::Color c = figures::compare_color(color_index++);
-      ImGui::ColorButton("##c", ImVec4(c.r, c.g, c.b, 1),
-                         ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoPicker,
-                         ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
-    }
-    ImGui::TableNextColumn();
-    ImGui::BeginDisabled(!f.readable() || !f.run().has_checkpoint || f.dir() == own_dir_);
-    if (ImGui::SmallButton("Open")) open_run(e, frame.trainer);
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("Load its checkpoint into the window (every view shows it)");
-    ImGui::EndDisabled();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(label(e).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.dir().c_str());
-    if (f.dir() == own_dir_) {
-      ImGui::SameLine();
-      ImGui::TextDisabled("(this window)");
-    }
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(f.readable() ? f.run().mechanism().c_str() : "-");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(f.readable() ? f.run().config.task.name.c_str() : "-");
-    ImGui::TableNextColumn();
-    if (f.readable())
-      ImGui::Text("%lld/%lld", static_cast<long long>(f.last_step()),
-                  static_cast<long long>(f.run().config.train.steps));
-    else
-      ImGui::TextDisabled("-");
-    auto last = [](const Series& s, const char* fmt) {
+  // Overlay colours in list order (the clipper below draws only the rows in view).
+  std::vector<int> colors(entries_.size(), -1);
+  int color_index = 0;
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i]->selected && entries_[i]->run.readable) colors[i] = color_index++;
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(entries_.size()));
+  while (clipper.Step())
+    for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+      Entry& e = *entries_[static_cast<size_t>(row)];
+      const RunView& f = e.run;
+      const RunDirectory* run = f.readable ? f.run.get() : nullptr;
+      ImGui::TableNextRow();
+      ImGui::PushID(row);
       ImGui::TableNextColumn();
-      if (s.values.empty())
-        ImGui::TextDisabled("-");
+      ImGui::Checkbox("##sel", &e.selected);
+      if (colors[static_cast<size_t>(row)] >= 0) {
+        ImGui::SameLine();
+        const fig::Color c = figures::compare_color(colors[static_cast<size_t>(row)]);
+        ImGui::ColorButton("##c", ImVec4(c.r, c.g, c.b, 1),
+                           ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoPicker,
+                           ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+      }
+      ImGui::TableNextColumn();
+      ImGui::BeginDisabled(!run || !run->has_checkpoint || f.gone || f.dir == own_dir_);
+      if (ImGui::SmallButton("Open")) open_run(e, frame.trainer, frame.snap);
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Load its checkpoint into the window (every view shows it)");
+      ImGui::EndDisabled();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(label(e).c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.dir.c_str());
+      if (f.dir == own_dir_) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("(this window)");
+      }
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(run ? run->mechanism().c_str() : "-");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(run ? run->config.task.name.c_str() : "-");
+      ImGui::TableNextColumn();
+      if (run)
+        ImGui::Text("%lld/%lld", static_cast<long long>(f.last_step),
+                    static_cast<long long>(run->config.train.steps));
       else
-        ImGui::Text(fmt, s.values.back());
-    };
-    last(f.run().eval_loss, "%.4f");
-    last(f.run().eval_accuracy, "%.3f");
-    ImGui::TableNextColumn();
-    ImGui::TextColored(state_color(f.state()), "%s", f.state().c_str());
-    if (!f.error().empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.error().c_str());
-    ImGui::TableNextColumn();
-    if (f.readable()) ImGui::TextUnformatted(age_text(f.age_seconds()).c_str());
-    ImGui::PopID();
-  }
+        ImGui::TextDisabled("-");
+      for (const Series* s :
+           {run ? &run->eval_loss : nullptr, run ? &run->eval_accuracy : nullptr}) {
+        ImGui::TableNextColumn();
+        if (!s || s->values.empty())
+          ImGui::TextDisabled("-");
+        else
+          ImGui::Text(s == &run->eval_loss ? "%.4f" : "%.3f", s->values.back());
+      }
+      ImGui::TableNextColumn();
+      ImGui::TextColored(state_color(f.state), "%s", f.state.c_str());
+      if (!f.error.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.error.c_str());
+      ImGui::TableNextColumn();
+      if (run)
+        ImGui::TextUnformatted(age_text(seconds_since_file_time(f.newest_change_ns)).c_str());
+      ImGui::PopID();
+    }
   ImGui::EndTable();
 }
 
@@ -259,8 +334,10 @@ void RunsPanel::draw(FrameContext& frame) {
   ImGui::SameLine();
   if ((ImGui::Button("Add") || enter) && add_dir(add_field_, true)) add_field_[0] = '\0';
   ImGui::SameLine();
-  if (ImGui::Button("Rescan")) last_scan_ = last_refresh_ = -1e9;
+  if (ImGui::Button("Rescan")) watcher_.poke();
   if (!error_.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "%s", error_.c_str());
+  if (!deleted_note_.empty())
+    ImGui::TextColored(ImVec4(0.95f, 0.75f, 0.35f, 1), "%s", deleted_note_.c_str());
   if (!note_.empty()) ImGui::TextDisabled("%s", note_.c_str());
   if (entries_.empty()) {
     ImGui::TextDisabled(
@@ -275,9 +352,9 @@ void RunsPanel::draw(FrameContext& frame) {
   std::string key;
   int color_index = 0;
   for (const auto& e : entries_) {
-    if (!e->selected || !e->run.readable()) continue;
-    curves.push_back({&e->run.run(), label(*e), figures::compare_color(color_index++), true});
-    key += e->run.dir() + "#" + std::to_string(e->run.version()) + ";";
+    if (!e->selected || !e->run.readable) continue;
+    curves.push_back({e->run.run.get(), label(*e), figures::compare_color(color_index++), true});
+    key += e->run.dir + "#" + std::to_string(e->run.version) + ";";
   }
   if (curves.empty()) {
     ImGui::TextDisabled("Tick runs to overlay their curves.");
@@ -285,12 +362,14 @@ void RunsPanel::draw(FrameContext& frame) {
   }
   if (key != overlay_key_) {
     overlay_ = figures::loss_overlay(curves, "Runs");
-    overlay_key_ = key;
+    overlay_key_ = std::move(key);
+    ++overlay_serial_;
   }
   if (ImGui::SmallButton("Export...")) request_figure_export(overlay_, false);
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  curves_.draw(overlay_, ImVec2(avail.x, std::max(140.0f, avail.y)), font);
+  // Drawn into a texture while nothing changes: two thousand runs are six thousand lines.
+  curves_.draw(overlay_, ImVec2(avail.x, std::max(140.0f, avail.y)), font, overlay_serial_);
   if (const auto h = curves_.hover(overlay_)) {
     ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, IM_COL32(255, 255, 255, 220), 0, 1.5f);
     const fig::Panel& panel = overlay_.panels[static_cast<size_t>(h->panel)];
@@ -301,16 +380,21 @@ void RunsPanel::draw(FrameContext& frame) {
 
 nlohmann::json RunsPanel::report() const {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& e : entries_)
-    out.push_back({{"path", e->run.dir()},
-                   {"metric_rows", e->run.metric_rows()},
-                   {"state", e->run.state()},
-                   {"step", e->run.last_step()},
+  for (const auto& e : entries_) {
+    const bool opened = !open_state_.empty() && e->run.dir == opened_dir_;
+    out.push_back({{"path", e->run.dir},
+                   {"metric_rows", e->run.rows},
+                   {"state", e->run.state},
+                   {"step", e->run.last_step},
                    {"selected", e->selected},
-                   {"own", e->run.dir() == own_dir_},
-                   {"first_rows", e->run.first_rows()},
-                   {"reads", e->run.version()},
-                   {"error", e->run.error()}});
+                   {"own", e->run.dir == own_dir_},
+                   {"first_rows", e->run.first_rows},
+                   {"reads", e->run.version},
+                   {"error", e->run.error},
+                   {"gone", e->run.gone},
+                   {"open", opened ? open_state_ : ""},
+                   {"open_error", opened ? open_error_ : ""}});
+  }
   return out;
 }
 
