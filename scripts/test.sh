@@ -5,7 +5,8 @@
 #    e2e tests, without the slow and soak labels (configs_converge trains every shipped config:
 #    minutes in Release, far longer instrumented; the soak measures memory, which ASan's shadow
 #    memory distorts) and without the tests that mostly train or repeat code test_core already
-#    runs instrumented (fmnist_cli, reproduce_quick, compare_cli, geometry_cli).
+#    runs instrumented (fmnist_cli, reproduce_quick, compare_cli, geometry_cli, and input_safety,
+#    whose parsers test_core covers instrumented).
 #  - TSan (build-tsan/): the suites that run threads (test_threads: trainer thread, snapshots,
 #    commands, runs side by side).
 # Sanitizer builds are -O1 -g1: half the compile time of -O2 -g (measured: 58 s against 123 s for
@@ -36,7 +37,7 @@ if [ -z "${ATTN_SKIP_ASAN:-}" ]; then
   (cd build-asan && \
     ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp" \
-    ctest --output-on-failure -LE 'slow|soak' -E '^(fmnist_cli|reproduce_quick|compare_cli|geometry_cli)$')
+    ctest --output-on-failure -LE 'slow|soak' -E '^(fmnist_cli|reproduce_quick|compare_cli|geometry_cli|input_safety)$')
 fi
 
 if [ -z "${ATTN_SKIP_TSAN:-}" ]; then

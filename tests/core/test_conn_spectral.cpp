@@ -192,7 +192,7 @@ TEST_CASE("conn spectral: the vector API and the CSV reader") {
     return std::string("no error");
   };
   CHECK(message("1,2\n3,x\n").find("row 2, column 2") != std::string::npos);
-  CHECK(message("1,2\n3,x\n").find("not a number") != std::string::npos);
+  CHECK(message("1,2\n3,x\n").find("not a decimal number") != std::string::npos);
   CHECK(message("1,nan\n3,4\n").find("row 1, column 2") != std::string::npos);
   CHECK(message("1,inf\n3,4\n").find("not finite") != std::string::npos);
   CHECK(message("1,2,3\n4,5,6\n").find("square") != std::string::npos);
