@@ -271,6 +271,13 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   // here to refuse a damaged file before anything changes, and again under the lock (--wait).
   const fs::path resumed_metrics = fs::path(o.resume_dir) / "metrics.csv";
   if (resuming) metrics_prefix(resumed_metrics, session->step());
+  // Another writer is named first: what it is doing says more than the files it has written.
+  if (o.lock && !o.wait) {
+    const std::string holder = run_lock_holder(out.string());
+    if (!holder.empty())
+      throw Error("run directory " + out.string() + " is being written by " + holder +
+                  "; wait for it (--wait), or choose another --out");
+  }
   check_out_dir(out, o, same_as_resume);  // before the lock creates anything there
   std::optional<RunDirLock> lock;
   if (o.lock) lock.emplace(out.string(), "attnlab train " + config.name, o.wait);
