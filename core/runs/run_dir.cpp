@@ -4,13 +4,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
-#include "core/base/version.h"
 #include "core/config/json_reader.h"
-#include "core/runs/run_lock.h"
-#include "core/runs/run_writer.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -145,45 +141,6 @@ RunDirectory read_run_directory(const std::string& dir) {
   }
   run.has_checkpoint = fs::exists(d / "checkpoint" / "state.json", ec);
   return run;
-}
-
-void write_run_directory(const std::string& dir, const ExperimentConfig& config,
-                         const Snapshot& snap, double wall_seconds) {
-  // The window is a writer like `attnlab train`: one at a time (core/runs/run_lock.h).
-  const RunDirLock lock(dir, "attnlab gui", false);
-  write_run_config(dir, config);
-  // A row per evaluation, with the mean train loss since the previous one.
-  std::string csv = std::string(kMetricsHeader) + "\n";
-  size_t t = 0;
-  for (size_t i = 0; i < snap.eval_loss.steps.size(); ++i) {
-    const int64_t step = snap.eval_loss.steps[i];
-    double sum = 0;
-    int n = 0;
-    for (; t < snap.train_loss.steps.size() && snap.train_loss.steps[t] <= step; ++t, ++n)
-      sum += snap.train_loss.values[t];
-    std::optional<double> accuracy;
-    if (i < snap.eval_accuracy.values.size()) accuracy = snap.eval_accuracy.values[i];
-    csv += metrics_row(step, n ? std::optional<double>(sum / n) : std::nullopt,
-                       snap.eval_loss.values[i], accuracy, std::nullopt, std::nullopt);
-  }
-  write_file_atomic((fs::path(dir) / "metrics.csv").string(), csv);
-  RunSummary s;
-  s.mechanism = run_mechanism(config);
-  s.task = config.task.name;
-  s.steps = snap.step;
-  if (!snap.train_loss.empty()) s.final_train_loss = snap.train_loss.values.back();
-  if (!snap.eval_loss.empty()) s.eval_loss = snap.eval_loss.values.back();
-  if (!snap.eval_accuracy.empty()) s.eval_accuracy = snap.eval_accuracy.values.back();
-  s.baseline_loss = snap.baseline_loss;
-  s.parameters = snap.parameters;
-  s.attention_parameters = snap.attention_parameters;
-  s.steps_per_second = wall_seconds > 0 ? snap.step / wall_seconds : 0.0;
-  s.seed = config.seed;
-  s.device = snap.device;
-  s.diverged = snap.state == TrainerState::Diverged;
-  nlohmann::json j = run_summary_json(config, s, wall_seconds);
-  j["source"] = "gui";
-  write_run_json(dir, "summary.json", j);
 }
 
 }  // namespace attn

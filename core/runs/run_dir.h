@@ -39,16 +39,6 @@ RunDirectory read_run_directory(const std::string& dir);
 // summary is false, never an error: the caller then resumes or retrains.
 bool summary_finished(const std::string& dir, int64_t steps);
 
-// Writes config.json, metrics.csv and summary.json for a run trained in the window from its
-// final snapshot, so that `attnlab compare`, sweeps and the window read it like a directory of
-// `attnlab train` (the checkpoint is the Trainer's save_checkpoint(dir + "/checkpoint")).
-// metrics.csv has a row per evaluation with the mean train loss since the previous one (lr and
-// steps_per_s left empty); summary.json has no peak_rss_mib (runs in one process share it) and
-// says "source": "gui". Each file is written atomically, under the directory's lock (another
-// writer: attn::Error naming it); throws attn::Error naming the path.
-void write_run_directory(const std::string& dir, const ExperimentConfig& config,
-                         const Snapshot& snapshot, double wall_seconds);
-
 // Parses metrics.csv text (step,train_loss,eval_loss,eval_accuracy,lr,...) into `run`'s series.
 // `where` names the file in errors. Steps must increase row by row (StepOrder): a repeated or
 // earlier step (two runs appended to one file, an edit) is refused naming the file and line, as

@@ -27,7 +27,8 @@ MOUNTS=()
 cleanup() {
   if [[ -n $APP_PID ]] && kill -0 "$APP_PID" 2>/dev/null; then kill -KILL "$APP_PID"; fi
   if [[ -n ${TRAIN_PID:-} ]] && kill -0 "$TRAIN_PID" 2>/dev/null; then kill -KILL "$TRAIN_PID"; fi
-  wait 2>/dev/null
+  # Only the processes it killed: a bare `wait` would also wait for Xvfb, which e2e_cleanup stops.
+  wait ${APP_PID:+"$APP_PID"} ${TRAIN_PID:+"$TRAIN_PID"} 2>/dev/null
   for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
   e2e_cleanup
 }
