@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/bench_child.h"
-#include "core/kernels/fused_attention.h"
+#include "core/attention/fused_attention.h"
 
 using namespace attn;
 

@@ -1,7 +1,7 @@
 // Benchmark (prints figures; not a test) for the fused CUDA kernels, on the GPU machine.
 // For each kernel and shape: forward, and forward + backward, of
 //   fused     the kernel (core/kernels/),
-//   chunked   the LibTorch reference path (core/kernels/fused_attention.h, windowed_attention),
+//   chunked   the LibTorch reference path (core/attention/fused_attention.h, windowed_attention),
 //   naive     the papers' literal formula in LibTorch (where it fits in memory),
 //   dot       dot-product attention, at::matmul + softmax (and SDPA when the LibTorch has it).
 // Time: CUDA events on the current stream, 5 warm-ups, median of 50 samples, each the mean of 10
@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "core/kernels/cuda_ops.h"
-#include "core/kernels/fused_attention.h"
+#include "core/attention/cuda_ops.h"
+#include "core/attention/fused_attention.h"
 #include "core/attention/ky/ky_attention.h"
 
 using namespace attn;

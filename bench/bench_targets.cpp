@@ -27,8 +27,8 @@
 #include <thread>
 
 #include "bench/bench_child.h"
+#include "core/attention/fused_attention.h"
 #include "core/base/interrupt.h"
-#include "core/kernels/fused_attention.h"
 #include "core/training/headless.h"
 #include "core/training/session.h"
 #include "core/training/threads/thread_policy.h"

@@ -5,7 +5,7 @@
 #include "app/figures/figures.h"
 #include "cli/cli.h"
 #include "core/base/error.h"
-#include "core/runs/saved_run.h"
+#include "core/training/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
 namespace attn {

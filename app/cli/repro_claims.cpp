@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/base/error.h"
-#include "core/config/json_reader.h"
+#include "core/json/json_reader.h"
 
 namespace attn {
 namespace fs = std::filesystem;

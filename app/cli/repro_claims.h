@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config/sweep.h"
 #include "core/runs/run_dir.h"
+#include "core/training/sweep.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 // A mechanism is a torch module mapping x [B, L, D] -> [B, L, D], built by name; the model,
 // trainer and app only ever see the name. To add one:
 //  1. core/attention/<name>/<name>_options.cpp: its MechanismDescriptor (core/attention/
-//     mechanism.h): options parsed with JsonReader (core/config/json_reader.h), help, and the
+//     mechanism.h): options parsed with JsonReader (core/json/json_reader.h), help, and the
 //     closed-form parameter count;
 //  2. core/attention/<name>/<name>_attention.{h,cpp}: the AttentionModule and
 //     make_<name>_attention();

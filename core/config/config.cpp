@@ -13,7 +13,7 @@
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
-#include "core/config/json_reader.h"
+#include "core/json/json_reader.h"
 
 namespace attn {
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/config/config.h"
-#include "core/training/image_probe.h"
 #include "core/data/tasks.h"
+#include "core/views/snapshot.h"  // ProbeImage
 
 namespace attn {
 

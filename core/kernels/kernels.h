@@ -1,7 +1,7 @@
 // Fused CUDA kernels for the attention cores (ATTN_WITH_CUDA builds). No torch here: raw device
 // pointers to contiguous row-major arrays, sizes, and the stream to launch on. Every function
-// returns cudaSuccess or the launch error; the torch wrappers (core/kernels/cuda_ops.cpp) check it.
-// T is float or double. Shapes use B (batch), H (heads); "[B, H, L, D]" means contiguous.
+// returns cudaSuccess or the launch error; the torch wrappers (core/attention/cuda_ops.cpp) check
+// it. T is float or double. Shapes use B (batch), H (heads); "[B, H, L, D]" means contiguous.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -9,10 +9,10 @@
 
 namespace attn::kernels {
 
-// ---- KY window (core/attention/ky/ky_attention.h) ------------------------------------------------------
-// Slot t (0..W-1) of query i holds key j = i - first_offset + t. logit = scale q_i.k_j + bias[h,t].
-// Out-of-range keys: masked_edges drops the slot; otherwise it is a zero key and value whose
-// logit is bias[h,t] (the authors' zero padding).
+// ---- KY window (core/attention/ky/ky_attention.h)
+// ------------------------------------------------------ Slot t (0..W-1) of query i holds key j = i
+// - first_offset + t. logit = scale q_i.k_j + bias[h,t]. Out-of-range keys: masked_edges drops the
+// slot; otherwise it is a zero key and value whose logit is bias[h,t] (the authors' zero padding).
 struct KyWindowShape {
   int64_t B, H, L, D;
   int W, first_offset;
@@ -35,9 +35,9 @@ cudaError_t ky_window_backward_key(const KyWindowShape& s, const T* q, const T* 
                                    const T* p_band, const T* ds_band, T* dk, T* dv,
                                    cudaStream_t stream);
 
-// ---- Gaussian-MHSA kernel map (core/kernels/fused_attention.h) -------------------------------------
-// x: [B, H, S, D]; map: [B, H, S, S], map[s,r] = sum_{d1,d2} exp(-(x[s,d1]-x[r,d2])^2 / (2
-// sigma^2)).
+// ---- Gaussian-MHSA kernel map (core/attention/fused_attention.h)
+// ------------------------------------- x: [B, H, S, D]; map: [B, H, S, S], map[s,r] = sum_{d1,d2}
+// exp(-(x[s,d1]-x[r,d2])^2 / (2 sigma^2)).
 template <typename T>
 cudaError_t gaussian_map_forward(int64_t BH, int64_t S, int64_t D, double sigma, const T* x, T* map,
                                  cudaStream_t stream);
@@ -47,7 +47,8 @@ template <typename T>
 cudaError_t gaussian_map_backward(int64_t BH, int64_t S, int64_t D, double sigma, const T* x,
                                   const T* gsym, T* dx, cudaStream_t stream);
 
-// ---- Neural Attention (core/kernels/fused_attention.h) ---------------------------------------------
+// ---- Neural Attention (core/attention/fused_attention.h)
+// ---------------------------------------------
 enum class Activation : int { relu = 0, gelu = 1, tanh = 2 };
 struct NeuralShape {
   int64_t B, H, N, C, Dv;  // C: hidden width h

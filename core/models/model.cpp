@@ -1,7 +1,7 @@
 #include "core/models/model.h"
 
 #include "core/base/error.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 
 #include "core/base/error.h"
 #include "core/base/file_io.h"
-#include "core/config/json_reader.h"
+#include "core/json/json_reader.h"
 
 namespace attn {
 namespace fs = std::filesystem;

@@ -25,7 +25,7 @@
 #include "core/runs/run_dir.h"
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
-#include "core/runs/run_recorder.h"
+#include "core/training/run_recorder.h"
 #include "core/training/session.h"
 #include "core/training/threads/team_check.h"
 #include "core/training/threads/thread_policy.h"

@@ -7,7 +7,7 @@
 #include "core/base/file_io.h"
 #include "core/data/fashion_mnist.h"
 #include "core/models/model.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 #include "core/training/session.h"
 
 namespace attn {

@@ -163,16 +163,6 @@ class TrainingSession {
   std::shared_ptr<const std::vector<ConnectionFrame>> connections_;
 };
 
-// Whether an exception is an out-of-memory failure: std::bad_alloc, or a c10::Error whose
-// message says "out of memory" (LibTorch 1.13's CUDA OOM is a plain c10::Error with that text;
-// 2.x's c10::OutOfMemoryError derives from c10::Error and says the same), so this compiles
-// against both.
-bool is_out_of_memory(const std::exception& e);
-// The Error-state message for an exception from a training step: for out of memory it says
-// which device, at which step, and what to shrink; otherwise the exception's first line.
-std::string training_error_message(const std::exception& e, int64_t step,
-                                   const std::string& device);
-
 // The attention maps of one forward pass on a batch of one (layer-major, every head), and for a
 // classifier the class probabilities. The model is in eval mode for the pass (no dropout) and is
 // returned to the mode it was in.

@@ -4,10 +4,10 @@
 #include <doctest/doctest.h>
 
 #include "core/attention/attention.h"
+#include "core/attention/fused_attention.h"
 #include "core/kernels/cpu_kernels.h"
 #include "core/kernels/cpu_math.h"
-#include "core/kernels/fused_attention.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 
 using namespace attn;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kernels/fused_attention.h"
+#include "core/attention/fused_attention.h"
 #include "core/attention/ky/ky_attention.h"
 
 using namespace attn;

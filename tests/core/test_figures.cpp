@@ -8,13 +8,13 @@
 #include <sstream>
 
 #include "app/figures/figures.h"
-#include "core/views/conn_view.h"
 #include "core/base/error.h"
-#include "core/training/headless.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/saved_run.h"
 #include "core/models/conn_model.h"
+#include "core/runs/run_dir.h"
+#include "core/training/headless.h"
+#include "core/training/saved_run.h"
 #include "core/training/session.h"
+#include "core/views/conn_view.h"
 #include "helpers.h"
 #include "render/plot/export/figure_export.h"
 
@@ -39,9 +39,12 @@ std::vector<CsvCell> parse(const std::string& csv) {
     std::string cur;
     bool quoted = false;
     for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) f.push_back(cur), cur.clear();
-      else cur += c;
+      if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted)
+        f.push_back(cur), cur.clear();
+      else
+        cur += c;
     }
     f.push_back(cur);
     REQUIRE(f.size() == 10);
@@ -126,7 +129,8 @@ TEST_CASE("figures: conn-matrix CSV equals the model's effective C; loss CSV equ
 }
 
 TEST_CASE("figures: a saved run's snapshot gives the live maps; unknown names list the known") {
-  const fs::path dir = fs::temp_directory_path() / ("attnlab_fig_run_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_fig_run_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   ExperimentConfig c = test::tiny_config("copy");
   c.train.steps = 20;
@@ -154,9 +158,10 @@ TEST_CASE("figures: a saved run's snapshot gives the live maps; unknown names li
 
   const auto names = figures::figures_for(*snap);
   REQUIRE(names.size() == 2);
-  CHECK_THROWS_WITH_AS(figures::build_figure("conn-matrix", *snap),
-                       doctest::Contains("unknown figure 'conn-matrix' for this run; it has: loss, attention"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      figures::build_figure("conn-matrix", *snap),
+      doctest::Contains("unknown figure 'conn-matrix' for this run; it has: loss, attention"),
+      Error);
   fs::remove_all(dir);
 }
 
@@ -180,7 +185,8 @@ TEST_CASE("figures: geometry and KY convergence figures hold the lab's own numbe
   const geometry::Vec2 out = geometry::attend(scene, in.query);
   bool found = false;
   for (const auto& s : p.scatters)
-    if (s.name == "output") found = s.x == std::vector<double>{out.x} && s.y == std::vector<double>{out.y};
+    if (s.name == "output")
+      found = s.x == std::vector<double>{out.x} && s.y == std::vector<double>{out.y};
   CHECK(found);
   // 9 + 9 grid lines of 33 samples each, NaN-separated.
   CHECK(p.lines[0].x.size() == 18 * 34);

@@ -1,5 +1,5 @@
 // Input parsing of issue 30: ATTNLAB_MEMORY_LIMIT sizes (core/base/memory.h), strict JSON
-// (core/config/json_reader.h), decimal-only numbers (core/base/decimal.h), metrics.csv step
+// (core/json/json_reader.h), decimal-only numbers (core/base/decimal.h), metrics.csv step
 // order (core/runs/run_dir.h) and the out-of-memory message (core/training/training_errors.h).
 // Each table's expected values are written out by hand (powers of two, byte offsets counted in
 // the literal), not computed by the code under test.
@@ -20,7 +20,7 @@
 #include "core/base/error.h"
 #include "core/base/memory.h"
 #include "core/config/config.h"
-#include "core/config/json_reader.h"
+#include "core/json/json_reader.h"
 #include "core/runs/run_dir.h"
 #include "core/training/training_errors.h"
 #include "helpers.h"

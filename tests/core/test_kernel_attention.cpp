@@ -6,11 +6,11 @@
 #include <functional>
 #include <set>
 
+#include "core/attention/fused_attention.h"
 #include "core/attention/kernel/kernel_attention.h"
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/config/config.h"
-#include "core/kernels/fused_attention.h"
 #include "core/models/model.h"
 #include "core/training/session.h"
 #include "tests/core/helpers.h"

@@ -10,7 +10,7 @@
 #include "core/base/error.h"
 #include "core/config/config.h"
 #include "core/models/model.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 #include "core/training/session.h"
 #include "tests/core/helpers.h"
 

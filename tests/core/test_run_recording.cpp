@@ -1,4 +1,4 @@
-// Recording runs trained in the window (core/runs/run_recorder.h, TrainerOptions::runs_root)
+// Recording runs trained in the window (core/training/run_recorder.h, TrainerOptions::runs_root)
 // and following run directories (core/runs/run_list.h).
 #include <doctest/doctest.h>
 

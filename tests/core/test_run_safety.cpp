@@ -16,10 +16,10 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
-#include "core/config/sweep.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/run_lock.h"
 #include "core/training/headless.h"
+#include "core/training/sweep.h"
 #include "helpers.h"
 
 namespace fs = std::filesystem;

@@ -15,7 +15,7 @@
 
 #include "core/attention/registry.h"
 #include "core/base/error.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 #include "core/training/session.h"
 #include "helpers.h"
 

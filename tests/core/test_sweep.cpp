@@ -1,5 +1,5 @@
-// Sweeps (core/config/sweep.h): --vary parsing, grid expansion and naming, validation that names the
-// assignment, resumability, and the mean/spread aggregation against hand computation.
+// Sweeps (core/training/sweep.h): --vary parsing, grid expansion and naming, validation that names
+// the assignment, resumability, and the mean/spread aggregation against hand computation.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -7,7 +7,7 @@
 
 #include "core/base/error.h"
 #include "core/runs/run_dir.h"
-#include "core/config/sweep.h"
+#include "core/training/sweep.h"
 #include "helpers.h"
 
 using namespace attn;

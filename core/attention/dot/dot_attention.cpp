@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "core/attention/fused_attention.h"
 #include "core/kernels/cpu_kernels.h"
-#include "core/kernels/fused_attention.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 
 namespace attn {
 

@@ -2,11 +2,11 @@
 
 #include <cmath>
 
+#include "core/attention/fused_attention.h"
 #include "core/attention/mechanism.h"
 #include "core/attention/registry.h"
 #include "core/base/error.h"
-#include "core/kernels/fused_attention.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "core/attention/mechanism.h"
-#include "core/config/json_reader.h"
+#include "core/json/json_reader.h"
 
 namespace attn {
 

@@ -2,11 +2,11 @@
 
 #include <cmath>
 
+#include "core/attention/fused_attention.h"
 #include "core/base/error.h"
-#include "core/kernels/fused_attention.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 #ifdef ATTN_WITH_CUDA
-#include "core/kernels/cuda_ops.h"
+#include "core/attention/cuda_ops.h"
 #endif
 
 namespace attn {

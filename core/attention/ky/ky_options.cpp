@@ -1,7 +1,7 @@
 #include "core/attention/ky/ky_options.h"
 
 #include "core/attention/mechanism.h"
-#include "core/config/json_reader.h"
+#include "core/json/json_reader.h"
 
 namespace attn {
 

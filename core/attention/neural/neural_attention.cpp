@@ -5,7 +5,7 @@
 
 #include "core/attention/dot/dot_attention.h"
 #include "core/base/error.h"
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 
 namespace attn {
 

@@ -32,9 +32,9 @@
 #include <string>
 
 #include "core/attention/attention.h"
+#include "core/attention/fused_attention.h"
 #include "core/attention/neural/neural_options.h"
 #include "core/attention/position/position.h"
-#include "core/kernels/fused_attention.h"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 #include "core/attention/mechanism.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
-#include "core/config/json_reader.h"
+#include "core/json/json_reader.h"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 // zero_grad spend ~10 tensor ops on each (state lookup, mul_, add_, addcmul_, sqrt, div, add_,
 // addcdiv_, norms, stack), and at this size every op costs more in dispatch than in arithmetic.
 // These functions do the same arithmetic with one loop per tensor (measured in bench_targets'
-// "vs PyTorch" rows and README "CPU threads").
+// "vs PyTorch" rows and docs/guide/performance.md).
 //
 // Contract:
 //  - fused_adamw_applies(): every parameter in the optimiser's groups is a contiguous float32

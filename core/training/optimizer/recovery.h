@@ -3,7 +3,7 @@
 // blows the run up can be undone. TrainingSession captures it before every update. Contract:
 //  - capture() copies into tensors allocated at the first capture (copy_, no allocation per
 //    step afterwards): the cost is one pass over 3x the parameters, small next to the step's
-//    forward, backward and AdamW passes (measured in README "Hardening").
+//    forward, backward and AdamW passes (measured in docs/guide/hardening.md).
 //  - restore() puts back exactly what was captured (bit-identical), including "no moments
 //    yet" for a parameter the optimiser had not stepped; the model and optimiser must be the
 //    ones captured (same parameters, same order).

@@ -1,4 +1,4 @@
-#include "core/config/sweep.h"
+#include "core/training/sweep.h"
 
 #include <unistd.h>
 
@@ -234,7 +234,16 @@ void parse_shard(const std::string& spec, int& index, int& count) {
     throw Error("--shard " + spec + ": need 0 <= i < n");
 }
 
-namespace {}  // namespace
+namespace {
+
+// A cell's child stopped by a signal: this process's own signal when it has one (the child may
+// report the one forwarded to it, app/cli's run_cell_in_child), else the child's.
+Interrupted cell_interrupted(int exit_code) {
+  const int own = stop_signal();
+  return Interrupted{own ? own : exit_code - 128};
+}
+
+}  // namespace
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   if (o.out_dir.empty()) throw Error("--out: a sweep needs an output directory");
@@ -318,7 +327,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
       log_locked(tag + ": resuming from its checkpoint");
       code = train(h);
       // A child stopped by a signal saved its checkpoint: stop, keep the cell for next time.
-      if (code == 129 || code == 130 || code == 143) throw Interrupted{code - 128};
+      if (code == 129 || code == 130 || code == 143) throw cell_interrupted(code);
       // A checkpoint that does not load: train the cell again from the start.
       if (code != 0 && code != 3) log_locked(tag + ": cannot resume; starting again");
       h.resume_dir.clear();
@@ -329,7 +338,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
       clear_run_files(dir.string());
       log_locked(tag + ": training");
       code = train(h);
-      if (code == 129 || code == 130 || code == 143) throw Interrupted{code - 128};
+      if (code == 129 || code == 130 || code == 143) throw cell_interrupted(code);
       if (code != 0 && code != 3)
         throw Error("sweep cell " + std::to_string(cell.index) + " (" + cell.dir +
                     ") failed (exit " + std::to_string(code) + ")");

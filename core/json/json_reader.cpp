@@ -1,4 +1,4 @@
-#include "core/config/json_reader.h"
+#include "core/json/json_reader.h"
 
 #include <algorithm>
 #include <set>

@@ -71,10 +71,11 @@ class RunRecorder {
   RunRecorder(const std::string& dir, TrainingSession& session, const std::string& what);
 
   const std::string& dir() const { return lock_.dir(); }
-  // After every training step, with its loss.
-  void on_step(double train_loss);
-  // After an evaluation at the session's current step: appends its metrics row.
-  void on_eval(const TrainingSession& session, const EvalResult& eval, double lr);
+  // After every training step (for steps_per_s; the losses are the session's LossInterval).
+  void on_step() { ++timed_steps_; }
+  // After an evaluation at the session's current step: appends its metrics row, whose train loss
+  // is the session's interval since the last row (taken, so the session starts a new one).
+  void on_eval(TrainingSession& session, const EvalResult& eval, double lr);
   // Before training continues after save(): summary.json is removed.
   void continue_training();
   // Checkpoint and summary. stopped_by: "" = finished (or diverged, from the session's state),
@@ -93,8 +94,7 @@ class RunRecorder {
   RunDirLock lock_;
   std::optional<MetricsAppender> metrics_;
   int64_t first_step_ = 0;
-  double interval_loss_ = 0;
-  int64_t interval_steps_ = 0;
+  int64_t timed_steps_ = 0;  // steps since interval_start_
   Clock::time_point interval_start_ = Clock::now();
   double train_seconds_ = 0;  // wall time spent training, excluding pauses
   Clock::time_point resumed_ = Clock::now();

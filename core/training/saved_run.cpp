@@ -1,4 +1,4 @@
-#include "core/runs/saved_run.h"
+#include "core/training/saved_run.h"
 
 #include <filesystem>
 #include <fstream>

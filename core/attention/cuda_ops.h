@@ -6,7 +6,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "core/kernels/fused_attention.h"
+#include "core/attention/fused_attention.h"
 
 namespace attn::cuda {
 

@@ -1,4 +1,4 @@
-#include "core/kernels/cuda_ops.h"
+#include "core/attention/cuda_ops.h"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>

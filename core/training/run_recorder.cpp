@@ -1,4 +1,4 @@
-#include "core/runs/run_recorder.h"
+#include "core/training/run_recorder.h"
 
 #include <filesystem>
 
@@ -78,27 +78,21 @@ RunRecorder::RunRecorder(const std::string& dir, TrainingSession& session, const
   if (!run_files_present(dir).empty())
     throw Error("run directory " + dir + " already holds a run; the window records into a new one");
   write_run_config(dir, session.config());
+  session.take_loss_interval();  // the first row covers the steps recorded here, no earlier ones
   const std::string metrics = (fs::path(dir) / "metrics.csv").string();
   write_file_atomic(metrics, std::string(kMetricsHeader) + "\n");
   metrics_.emplace(metrics);
 }
 
-void RunRecorder::on_step(double train_loss) {
-  interval_loss_ += train_loss;
-  ++interval_steps_;
-}
-
-void RunRecorder::on_eval(const TrainingSession& session, const EvalResult& eval, double lr) {
+void RunRecorder::on_eval(TrainingSession& session, const EvalResult& eval, double lr) {
   const double dt = std::chrono::duration<double>(Clock::now() - interval_start_).count();
+  const auto interval = session.take_loss_interval();
   std::optional<double> train, sps;
-  if (interval_steps_ > 0) {
-    train = interval_loss_ / interval_steps_;
-    sps = interval_steps_ / std::max(1e-9, dt);
-  }
+  if (interval.steps > 0) train = interval.sum / interval.steps;
+  if (timed_steps_ > 0) sps = timed_steps_ / std::max(1e-9, dt);
   metrics_->append(metrics_row(session.step(), train, eval.loss, eval.accuracy, lr, sps));
   ++rows_;
-  interval_loss_ = 0;
-  interval_steps_ = 0;
+  timed_steps_ = 0;
   interval_start_ = Clock::now();
 }
 
@@ -114,8 +108,7 @@ void RunRecorder::continue_training() {
   if (!timing_) {
     resumed_ = interval_start_ = Clock::now();
     timing_ = true;
-    interval_loss_ = 0;
-    interval_steps_ = 0;
+    timed_steps_ = 0;
   }
 }
 

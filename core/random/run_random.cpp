@@ -1,4 +1,4 @@
-#include "core/training/run_random.h"
+#include "core/random/run_random.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 

@@ -1,5 +1,5 @@
 // Dispatch between the fused CUDA kernels and the LibTorch reference paths.
-#include "core/kernels/fused_attention.h"
+#include "core/attention/fused_attention.h"
 
 #include <atomic>
 
@@ -7,7 +7,7 @@
 #include "core/kernels/cpu_kernels.h"
 
 #ifdef ATTN_WITH_CUDA
-#include "core/kernels/cuda_ops.h"
+#include "core/attention/cuda_ops.h"
 #endif
 
 namespace attn {
