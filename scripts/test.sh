@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Command 2: set up, build everything, and run the whole test suite (GUI tests under Xvfb),
-# then two sanitizer passes (README "Hardening"):
+# then two sanitizer passes (docs/guide/hardening.md):
 #  - ASan + UBSan (build-asan/, no GUI): the core suite, the figure suite and the headless CLI
 #    e2e tests, without the slow and soak labels (configs_converge trains every shipped config:
 #    minutes in Release, far longer instrumented; the soak measures memory, which ASan's shadow

@@ -1,5 +1,6 @@
-// The exit codes of attnlab, one table for every subcommand (README "Exit codes"). Scripts and
-// Slurm arrays branch on them, so a code means the same thing whichever command returns it.
+// The exit codes of attnlab, one table for every subcommand (docs/guide/cli.md, "Exit codes").
+// Scripts and Slurm arrays branch on them, so a code means the same thing whichever command returns
+// it.
 #pragma once
 
 namespace attn {

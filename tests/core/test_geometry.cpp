@@ -318,7 +318,7 @@ TEST_CASE("geometry: far-away queries never give NaN; the limit picks the extrem
     CHECK(dist(z0, centroid) <= 1e-5);
 }
 
-// --- The blog's claims about the softmax map (seed 004; README "Geometry explorer") --------
+// --- The blog's claims about the softmax map (seed 004; docs/guide/geometry.md) --------
 
 namespace {
 

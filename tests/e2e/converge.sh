@@ -12,7 +12,7 @@ new_tmpdir; work=$E2E_TMP
 for name in $names; do
   start=$(date +%s.%N)
   extra=()
-  # The fortunes LM is checked on a shortened run in CI; its full run is in the README.
+  # The fortunes LM is checked on a shortened run in CI; its full run is in docs/guide/comparing.md.
   case $name in *fortunes) extra=(--steps "${FORTUNES_STEPS:-300}") ;; esac
   if ! "$bin" train --config "$src/assets/configs/$name.json" --out "$work/$name" -q "${extra[@]}" >"$work/$name.log" 2>&1; then
     echo "FAIL $name: exited non-zero: $(tail -3 "$work/$name.log")"; fails=$((fails+1)); continue

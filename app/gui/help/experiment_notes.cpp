@@ -2,7 +2,8 @@
 
 namespace attn::gui {
 
-// Outcomes are the README's measurements (2-core CPU machines, seed 1); keep them in step.
+// Outcomes are the guide's measurements (docs/guide/) (2-core CPU machines, seed 1); keep them in
+// step.
 const std::vector<ExperimentNote>& experiment_notes() {
   static const std::vector<ExperimentNote> notes = {
       {"copy.json", "synthetic", false,

@@ -11,7 +11,7 @@ struct ExperimentNote {
   const char* file;      // under the configs directory, e.g. "copy_gap_ky.json"
   const char* group;     // "synthetic", "text", "images", "Connection Transformer"
   bool meant_to_fail;    // shows a failure on purpose (the sentence says why)
-  const char* sentence;  // what it shows, with the measured outcome where the README has one
+  const char* sentence;  // what it shows, with the measured outcome where the guide has one
 };
 
 const std::vector<ExperimentNote>& experiment_notes();
