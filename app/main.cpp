@@ -38,6 +38,8 @@ constexpr unsigned kStartupWatchdogSeconds = 30;
 char g_limit_message[768];
 size_t g_limit_message_size = 0;
 std::terminate_handler g_previous_terminate = nullptr;
+struct sigaction g_previous_alarm {};
+bool g_guard_armed = false;  // set where it is armed: main() disarms exactly that
 
 unsigned long long mapped_bytes() {
   unsigned long long pages = 0;
@@ -58,7 +60,7 @@ void prepare_limit_message(unsigned long long limit, unsigned long long mapped, 
       "%llu MiB and OpenBLAS, LibTorch's BLAS, reserves 128 MiB per thread as it starts (it "
       "retries a failed reservation forever). Raise the limit to at least %llu KiB (ulimit -v "
       "%llu) or lift it (ulimit -v unlimited); to cap the memory attnlab plans for, set "
-      "ATTNLAB_MEMORY_LIMIT instead (README, Hardening).\n",
+      "ATTNLAB_MEMORY_LIMIT instead (docs/guide/hardening.md).\n",
       what, limit >> 10, mapped >> 20, need_kib, need_kib);
   g_limit_message_size = n > 0 ? std::min(static_cast<size_t>(n), sizeof g_limit_message - 1) : 0;
 }
@@ -91,18 +93,19 @@ extern "C" void check_address_space_limit(int, char**, char**) {
   struct sigaction sa {};
   sa.sa_handler = on_startup_watchdog;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGALRM, &sa, nullptr);
+  sigaction(SIGALRM, &sa, &g_previous_alarm);
   alarm(kStartupWatchdogSeconds);
   g_previous_terminate = std::set_terminate(on_startup_terminate);
+  g_guard_armed = true;
 }
 
 // main() reached: start-up is over.
 void disarm_startup_guard() {
-  rlimit rl{};
-  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+  if (!g_guard_armed) return;
   alarm(0);
-  signal(SIGALRM, SIG_DFL);
+  sigaction(SIGALRM, &g_previous_alarm, nullptr);
   std::set_terminate(g_previous_terminate);
+  g_guard_armed = false;
 }
 
 }  // namespace

@@ -468,8 +468,7 @@ int run_sweep_command(const SweepArgs& a) {
   } catch (const Interrupted& i) {
     std::cerr << "attnlab sweep: interrupted; finished and checkpointed cells are kept, run the "
                  "same command again to continue\n";
-    // This process's own signal: a cell may report the one forwarded to it (run_cell_in_child).
-    return 128 + (stop_signal() ? stop_signal() : i.signal);
+    return 128 + i.signal;
   } catch (const Error& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
     return exits.code_for_failure();

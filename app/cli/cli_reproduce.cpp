@@ -360,7 +360,7 @@ int run_reproduce_command(const ReproduceArgs& a) {
     outcome = run_sweep(plan, o);
   } catch (const Interrupted& i) {
     progress.finish();
-    const int sig = stop_signal() ? stop_signal() : i.signal;
+    const int sig = i.signal;
     std::cerr << "attnlab reproduce: interrupted by "
               << (sig == SIGINT    ? "SIGINT"
                   : sig == SIGTERM ? "SIGTERM"

@@ -50,7 +50,7 @@ void fit_warmup_to_steps(ExperimentConfig& config, int64_t steps) {
 // --out onto a run is refused instead: the user named that directory).
 std::string fresh_run_dir(const std::string& base) {
   auto taken = [](const std::string& dir) {
-    return is_run_directory(dir) || !run_files_present(dir).empty();
+    return !run_files_present(dir).empty() || is_run_directory(dir);  // the cheap test first
   };
   if (!taken(base)) return base;
   for (int i = 2;; ++i) {
@@ -117,10 +117,10 @@ int run_train_command(const TrainArgs& a) {
   // error is a failed run.
   bool stepped = false;
   std::string run_dir;
+  ExperimentConfig config;  // also names the size keys in an out-of-memory message
   try {
     if (a.config.empty() == a.resume.empty())
       throw Error("train: give exactly one of --config FILE or --resume DIR");
-    ExperimentConfig config;
     if (!a.config.empty()) config = load_config_file(a.config);
     HeadlessOptions o;
     o.resume_dir = a.resume;
@@ -169,13 +169,11 @@ int run_train_command(const TrainArgs& a) {
     return stepped ? kExitRunFailed : kExitUsage;
   } catch (const std::exception& e) {  // torch, out of memory, the file system
     // One or two lines naming the config keys that set the size, never LibTorch's frames.
-    ExperimentConfig config;
-    try {
-      if (!a.config.empty())
-        config = load_config_file(a.config);
-      else
+    if (!a.resume.empty()) {  // the resumed run's config was read inside train_headless
+      try {
         config = load_config_file((std::filesystem::path(a.resume) / "config.json").string());
-    } catch (const std::exception&) {  // the defaults' names still say which keys matter
+      } catch (const std::exception&) {  // the defaults' names still say which keys matter
+      }
     }
     std::cerr << "attnlab train: " << training_failure_message(e, config) << "\n";
     return kExitRunFailed;

@@ -11,7 +11,8 @@
 
 #include "app/figures/compare_figures.h"
 #include "core/base/error.h"
-#include "core/config/sweep.h"
+#include "core/runs/run_writer.h"  // new_run_dir
+#include "core/training/sweep.h"
 #include "core/training/trainer.h"
 #include "gui/export_dialog.h"
 #include "gui/palette.h"
@@ -29,7 +30,6 @@ struct ComparePanel::Run {
   std::unique_ptr<Trainer> trainer;
   ExperimentConfig config;
   std::shared_ptr<const Snapshot> snap;
-  Clock::time_point started;
   int threads = 0;         // a live run's torch threads (its fair share of the cores)
   std::string out_dir;     // where a live run is recorded (TrainerOptions::run_dir)
   bool saved = false;      // finished (or diverged) and recorded whole
@@ -81,24 +81,22 @@ bool ComparePanel::start_runs(const ExperimentConfig& base, const std::string& k
     TrainerOptions options;
     // Fair shares: N runs on C cores get C / N threads each (at least one).
     options.threads = static_cast<int>(std::max<size_t>(1, cores / live));
-    const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+    // run-<date-time>, with -2, -3, ... when two comparisons start in the same second.
+    const std::string batch = new_run_dir(save_root_, "run");
     for (const auto& cell : plan.cells) {
       auto r = std::make_unique<Run>();
       r->label = cell.group;
       r->config = cell.config;
-      r->out_dir = (fs::path(save_root_) / ("run-" + std::to_string(stamp)) / cell.group).string();
+      r->out_dir = (fs::path(batch) / cell.group).string();
       fresh.push_back(std::move(r));
     }
     for (auto& r : fresh) {
       r->threads = options.threads;
-      // Recorded like the window's own run (core/runs/run_recorder.h): a row per evaluation,
+      // Recorded like the window's own run (core/training/run_recorder.h): a row per evaluation,
       // checkpoint and summary on finish, divergence, error and close.
       options.run_dir = r->out_dir;
       r->trainer = std::make_unique<Trainer>(r->config, options);
       r->trainer->start();
-      r->started = Clock::now();
     }
   } catch (const std::exception& e) {
     error_ = e.what();

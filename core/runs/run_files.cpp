@@ -7,18 +7,19 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
+#include "core/config/config.h"  // read_json_file
 
 namespace attn {
 namespace fs = std::filesystem;
 
 namespace {
 
-// A JSON object read from dir/name, or null when absent, unreadable or not JSON (the callers
-// only ask whether it looks like attnlab's).
+// A JSON document read from path, or null when absent, unreadable or not JSON (the callers only
+// ask whether it looks like attnlab's).
 nlohmann::json try_read_json(const fs::path& path) {
   try {
     if (!regular_file_or_absent(path.string())) return nullptr;
-    return nlohmann::json::parse(read_regular_file(path.string(), 1 << 20));
+    return read_json_file(path.string());
   } catch (const std::exception&) {
     return nullptr;
   }

@@ -151,6 +151,7 @@ bool FollowedRun::read_metrics_appended(const std::string& path, uint64_t size) 
 }
 
 bool FollowedRun::refresh() {
+  const std::string state_before = state_, error_before = error_;
   const fs::path d(dir_);
   std::error_code ec;
   const bool locked = !run_lock_holder(dir_).empty();
@@ -229,7 +230,8 @@ bool FollowedRun::refresh() {
     shared_ = std::make_shared<const RunDirectory>(run_);
   }
   update_state(locked);
-  return changed;
+  // A writer that stopped or a new error is news too, though no file changed.
+  return changed || state_ != state_before || error_ != error_before;
 }
 
 void FollowedRun::update_state(bool locked) {
@@ -264,7 +266,10 @@ struct RunWatcher::Shared {
   mutable std::mutex mu;
   std::condition_variable wake;
   bool stop = false, poked = false;
-  std::vector<std::string> roots, follow, unfollow;  // requests, drained by the thread
+  std::vector<std::string> roots;  // requests, drained by the thread
+  // follow (true) and unfollow (false) requests, in the order they were made: a folder dropped
+  // and added again before the thread wakes ends up followed.
+  std::vector<std::pair<std::string, bool>> follows;
   std::shared_ptr<const std::vector<RunView>> latest = std::make_shared<std::vector<RunView>>();
   uint64_t serial = 0;
 };
@@ -297,15 +302,19 @@ void RunWatcher::add_root(const std::string& dir) {
 void RunWatcher::follow(const std::string& dir) {
   {
     std::lock_guard<std::mutex> lock(s_->mu);
-    s_->follow.push_back(dir);
+    s_->follows.emplace_back(dir, true);
     s_->poked = true;
   }
   s_->wake.notify_all();
 }
 
 void RunWatcher::unfollow(const std::string& dir) {
-  std::lock_guard<std::mutex> lock(s_->mu);
-  s_->unfollow.push_back(dir);
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    s_->follows.emplace_back(dir, false);
+    s_->poked = true;
+  }
+  s_->wake.notify_all();
 }
 
 void RunWatcher::poke() {
@@ -332,10 +341,13 @@ void RunWatcher::run() {
   std::vector<std::unique_ptr<FollowedRun>> runs;
   std::vector<std::string> dropped;
   std::unordered_set<std::string> listed;
+  bool changed = true;  // something to publish: the first list, a run added, dropped or changed
   auto add = [&](const std::string& dir) {
     if (std::find(dropped.begin(), dropped.end(), dir) == dropped.end() &&
-        listed.insert(dir).second)
+        listed.insert(dir).second) {
       runs.push_back(std::make_unique<FollowedRun>(dir));
+      changed = true;
+    }
   };
   Clock::time_point last_scan{};
   bool first = true;
@@ -352,18 +364,20 @@ void RunWatcher::run() {
       s_->poked = false;
       for (std::string& r : s_->roots)
         if (std::find(roots.begin(), roots.end(), r) == roots.end()) roots.push_back(r);
-      for (const std::string& d : s_->follow) {
+      for (const auto& [d, follow] : s_->follows) {
+        changed = true;
         dropped.erase(std::remove(dropped.begin(), dropped.end(), d), dropped.end());
-        add(d);
-      }
-      for (const std::string& d : s_->unfollow) {
+        if (follow) {
+          add(d);
+          continue;
+        }
         dropped.push_back(d);
         listed.erase(d);
         runs.erase(
             std::remove_if(runs.begin(), runs.end(), [&](const auto& r) { return r->dir() == d; }),
             runs.end());
       }
-      s_->roots.clear(), s_->follow.clear(), s_->unfollow.clear();
+      s_->roots.clear(), s_->follows.clear();
     }
     const auto now = Clock::now();
     if (rescan || now - last_scan >= std::chrono::duration<double>(s_->rescan_seconds)) {
@@ -375,13 +389,17 @@ void RunWatcher::run() {
         }
       }
     }
+    for (const auto& r : runs) {
+      try {
+        changed = r->refresh() || changed;  // never throws but for memory
+      } catch (const std::exception&) {
+      }
+    }
+    if (!changed) continue;  // the published list is still true: no copies, no new serial
+    changed = false;
     auto views = std::make_shared<std::vector<RunView>>();
     views->reserve(runs.size());
     for (const auto& r : runs) {
-      try {
-        r->refresh();  // never throws but for memory
-      } catch (const std::exception&) {
-      }
       RunView v;
       v.dir = r->dir();
       v.readable = r->readable();

@@ -39,7 +39,8 @@ class FollowedRun {
  public:
   explicit FollowedRun(std::string dir) : dir_(std::move(dir)) {}
 
-  // Re-reads what changed; returns true when something new was read.
+  // Re-reads what changed; returns true when something new was read, or the state (a writer
+  // stopped) or the error changed.
   bool refresh();
 
   const std::string& dir() const { return dir_; }

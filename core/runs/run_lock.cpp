@@ -46,8 +46,15 @@ RunDirLock::RunDirLock(const std::string& dir, const std::string& what, bool wai
   const std::string path = lock_path(dir);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw Error("cannot lock run directory " + dir + ": " + std::strerror(errno));
+  // run_lock_holder() probes with a shared lock held for microseconds (a window following this
+  // directory does so twice a second): a few short retries tell that probe from a writer.
+  int busy_retries = 20;
   while (::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
     if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK && busy_retries-- > 0) {
+      ::usleep(10000);
+      continue;
+    }
     const int err = errno;
     ::close(fd_);
     fd_ = -1;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/attention/fused_attention.h"
 #include "core/attention/kernel/kernel_attention.h"
 #include "core/attention/ky/ky_attention.h"
 #include "core/attention/neural/neural_surface.h"
@@ -14,9 +15,9 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
-#include "core/kernels/fused_attention.h"
+#include "core/random/run_random.h"
 #include "core/training/optimizer/fused_adamw.h"
-#include "core/training/run_random.h"
+#include "core/training/training_errors.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -85,10 +86,6 @@ json file_record(const fs::path& p) {
     size += n;
   }
   return {{"size", size}, {"crc32", static_cast<uint32_t>(crc)}};
-}
-
-std::string first_line(const std::string& s) {
-  return s.substr(0, s.find('\n'));
 }
 
 constexpr size_t kMaxConnectionFrames = 64;
@@ -529,21 +526,6 @@ void TrainingSession::save(const std::string& dir) const {
     fs::remove_all(tmp, ec);
     throw;
   }
-}
-
-bool is_out_of_memory(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
-  if (!dynamic_cast<const c10::Error*>(&e)) return false;
-  return std::string(e.what()).find("out of memory") != std::string::npos;
-}
-
-std::string training_error_message(const std::exception& e, int64_t step,
-                                   const std::string& device) {
-  if (!is_out_of_memory(e)) return first_line(e.what());
-  return "out of memory on " + device + " at step " + std::to_string(step) +
-         ": the run stopped (the weights are kept). Lower train.batch_size, model.d_model or "
-         "the context length, then apply (or reset). " +
-         first_line(e.what());
 }
 
 void TrainingSession::release_memory() {

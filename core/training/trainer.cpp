@@ -11,8 +11,8 @@
 #include "core/base/error.h"
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
-#include "core/runs/run_recorder.h"
 #include "core/runs/run_writer.h"
+#include "core/training/run_recorder.h"
 #include "core/training/session.h"
 #include "core/training/threads/team_check.h"
 #include "core/training/threads/thread_policy.h"
@@ -330,10 +330,10 @@ struct Trainer::Impl {
       record_begin();
       const double lr = session->learning_rate();
       const auto step_start = Clock::now();
-      const double loss = session->train_step();
+      session->train_step();
       if (threads->record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
         torch::set_num_threads(threads->threads());
-      record([&] { recorder->on_step(loss); });
+      record([&] { recorder->on_step(); });
       const auto& t = session->config().train;
       const bool last = session->step() >= session->total_steps();
       if (session->step() % t.eval_every == 0 || last) {
@@ -360,9 +360,9 @@ struct Trainer::Impl {
       record_save("", /*diverged=*/true);
       fail(TrainerState::Diverged, e.what());
     } catch (const std::exception& e) {  // c10::Error, attn::Error, std::bad_alloc, ...
-      if (is_out_of_memory(e)) session->release_memory();  // so the window keeps working
-      const std::string what = training_failure_message(e, session->config(), session->step(),
-                                                        session->device_name());
+      if (is_allocation_failure(e)) session->release_memory();  // so the window keeps working
+      const std::string what =
+          training_failure_message(e, session->config(), session->step(), session->device_name());
       record_save("error: " + what);
       fail(TrainerState::Error, what);
     }
@@ -469,7 +469,7 @@ struct Trainer::Impl {
       case K::Save: {
         if (!session) return;
         try {
-          message = save_to(c.path.empty() ? options.checkpoint_dir : c.path, s);
+          message = save_to(c.path, s);
         } catch (const std::exception& e) {
           message = std::string("save failed: ") + e.what();
         }

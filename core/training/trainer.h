@@ -28,9 +28,8 @@ struct TrainerOptions {
   double publish_interval_ms = 100;  // publish at most this often while running...
   int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
   bool probe_attention = true;       // compute attention maps for snapshots
-  std::string checkpoint_dir;        // default target of save_checkpoint("")
   // Record every model trained into a new run directory under this root ("" = off), in the
-  // format of `attnlab train` (core/runs/run_recorder.h): root/<name>-<timestamp>, made at
+  // format of `attnlab train` (core/training/run_recorder.h): root/<name>-<timestamp>, made at
   // the model's first training step and locked while this Trainer has it; a metrics row at
   // every evaluation; checkpoint and summary.json on pause, finish, divergence, error, reset,
   // reconfigure, load and close() (all but finish marked "interrupted"). A recording failure (a
@@ -61,7 +60,7 @@ class Trainer {
   void reconfigure(ExperimentConfig c);  // replace the config, then reset
   void set_learning_rate(double lr);     // overrides the schedule's peak lr from now on
   // Saves the model as a run; the snapshot's message says where, or "save failed: " and why.
-  //  - "" (and options.checkpoint_dir ""): into the model's own recorded run (checkpoint and an
+  //  - "": into the model's own recorded run (checkpoint and an
   //    "interrupted" summary, "saved in the window"; the recording starts now if it has not).
   //  - a directory DIR (DIR/checkpoint names the same run): under DIR's lock, a whole run:
   //    config.json, metrics.csv, checkpoint/, summary.json last. Refused, naming DIR and why,

@@ -9,11 +9,11 @@
 
 namespace attn {
 
-namespace {
-
-std::string first_line_of(const std::string& s) {
+std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
 }
+
+namespace {
 
 // "tried to allocate 1099511627776 bytes" (CPU) or "Tried to allocate 2.00 GiB" (CUDA) as bytes;
 // 0 when the message does not say.
@@ -64,7 +64,7 @@ bool is_allocation_failure(const std::exception& e) {
 std::string training_failure_message(const std::exception& e, const ExperimentConfig& c,
                                      int64_t step, const std::string& device) {
   const std::string what = e.what();
-  if (!is_allocation_failure(e)) return first_line_of(what);
+  if (!is_allocation_failure(e)) return first_line(what);
   const TaskConfig& t = c.task;
   const ModelConfig& m = c.model;
   const int64_t tokens = config_sequence_length(c);

@@ -24,6 +24,9 @@ bool is_allocation_failure(const std::exception& e);
 std::string training_failure_message(const std::exception& e, const ExperimentConfig& c,
                                      int64_t step = -1, const std::string& device = "");
 
+// The first line of a message (LibTorch appends "Exception raised from ..." and its frames).
+std::string first_line(const std::string& s);
+
 // Tokens per example the config's task feeds the model (its sequence length), for estimates.
 int64_t config_sequence_length(const ExperimentConfig& c);
 

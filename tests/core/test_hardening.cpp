@@ -15,6 +15,7 @@
 #include "core/base/error.h"
 #include "core/training/session.h"
 #include "core/training/trainer.h"
+#include "core/training/training_errors.h"
 #include "helpers.h"
 
 extern char** environ;
@@ -163,14 +164,17 @@ TEST_CASE("out of memory in a step: Error state with a message, the trainer live
   REQUIRE(wait_until([&] { return t.latest()->step >= 10; }));
 }
 
-TEST_CASE("is_out_of_memory matches LibTorch's OOM errors and nothing else") {
+TEST_CASE("is_allocation_failure matches LibTorch's OOM errors, CPU and CUDA, and nothing else") {
   const c10::Error oom({"f", "file", 1}, "CUDA out of memory. Tried to allocate 20.00 MiB");
+  const c10::Error cpu_oom({"f", "file", 1},
+                           "DefaultCPUAllocator: not enough memory: you tried to allocate 8 GB");
   const c10::Error other({"f", "file", 1}, "size mismatch");
-  CHECK(is_out_of_memory(oom));
-  CHECK(is_out_of_memory(std::bad_alloc()));
-  CHECK_FALSE(is_out_of_memory(other));
-  CHECK_FALSE(is_out_of_memory(Error("out of memory")));  // our own errors say what they mean
-  CHECK(training_error_message(other, 7, "cpu") == "size mismatch");
+  CHECK(is_allocation_failure(oom));
+  CHECK(is_allocation_failure(cpu_oom));  // the window frees memory after this one too
+  CHECK(is_allocation_failure(std::bad_alloc()));
+  CHECK_FALSE(is_allocation_failure(other));
+  CHECK_FALSE(is_allocation_failure(Error("out of memory")));  // our own errors say what they mean
+  CHECK(training_failure_message(other, test::tiny_config(), 7, "cpu") == "size mismatch");
 }
 
 TEST_CASE("damaged checkpoints are refused naming the file, and nothing is half loaded") {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "core/runs/run_dir.h"
 #include "core/runs/run_list.h"
@@ -75,11 +76,13 @@ TEST_CASE("FollowedRun parses only the rows appended since its last read") {
   CHECK(f.metric_rows() == 30);
   CHECK(f.last_step() == 130);
   CHECK(f.whole_reads() == 3);
-  // Appended rows whose steps go back: the file is parsed whole (parse_metrics_csv decides).
+  // Appended rows whose steps go back: the file is parsed whole, parse_metrics_csv refuses it
+  // naming the line, and the last good reading stays.
   append_text(csv, rows(5, 6));
   f.refresh();
   CHECK(f.appended_reads() == 6);
-  CHECK((f.whole_reads() == 4 || !f.error().empty()));
+  CHECK(f.error().find("goes back") != std::string::npos);
+  CHECK(f.metric_rows() == 30);
   fs::remove_all(dir);
 }
 
@@ -132,4 +135,29 @@ TEST_CASE("RunWatcher publishes the runs under a root from its own thread") {
   CHECK((*views())[1].state == "deleted");
   CHECK((*views())[1].run->rows == 4);
   fs::remove_all(root);
+}
+
+TEST_CASE("RunWatcher: follow and unfollow take effect in the order they were asked") {
+  const fs::path dir = test::temp_dir("watcher-order");
+  write_run_config(dir.string(), test::tiny_config());
+  std::ofstream(dir / "metrics.csv") << kMetricsHeader << "\n" << rows(1, 4);
+  // A long refresh period: only the requests themselves wake the thread.
+  RunWatcher w(30.0, 30.0);
+  auto followed = [&] {
+    const auto v = w.latest();
+    return v->size() == 1 && (*v)[0].dir == dir.string() && (*v)[0].rows == 4;
+  };
+  w.follow(dir.string());
+  REQUIRE(test::wait_until(followed));
+  const uint64_t serial = w.serial();
+  // Dropped and added again before the thread runs: followed at the end, not dropped.
+  w.unfollow(dir.string());
+  w.follow(dir.string());
+  REQUIRE(test::wait_until([&] { return w.serial() > serial; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both requests handled
+  CHECK(followed());
+  // An unfollow alone wakes the thread and empties the list.
+  w.unfollow(dir.string());
+  REQUIRE(test::wait_until([&] { return w.latest()->empty(); }));
+  fs::remove_all(dir);
 }

@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +81,7 @@ RunsPanel::Entry& RunsPanel::add_entry(const std::string& dir) {
 
 RunsPanel::Entry& RunsPanel::ensure(const std::string& dir) {
   if (Entry* e = find(dir)) return *e;
+  dropped_.erase(dir);
   watcher_.follow(dir);
   return add_entry(dir);
 }
@@ -114,6 +116,7 @@ bool RunsPanel::add_dir(const std::string& dir, bool select) {
 // The watcher's newest reading: new runs listed, every entry's view replaced.
 void RunsPanel::merge(const std::vector<RunView>& views) {
   for (const RunView& v : views) {
+    if (dropped_.count(v.dir)) continue;  // a list published before the watcher saw the unfollow
     Entry* e = find(v.dir);
     if (!e) e = &add_entry(v.dir);
     e->run = v;
@@ -132,6 +135,7 @@ void RunsPanel::merge(const std::vector<RunView>& views) {
   }
   for (const Entry* e : replaced) {
     watcher_.unfollow(e->run.dir);
+    dropped_.insert(e->run.dir);
     index_.erase(e->run.dir);
   }
   entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
@@ -159,8 +163,9 @@ void RunsPanel::update(FrameContext& frame) {
   for (const std::string& dir : frame.ui.open_run_requests)
     if (add_dir(dir, /*select=*/true)) pending_open_.push_back(normal_path(dir));
   frame.ui.open_run_requests.clear();
-  if (!frame.snap.run_dir.empty() && normal_path(frame.snap.run_dir) != own_dir_) {
-    own_dir_ = normal_path(frame.snap.run_dir);
+  if (!frame.snap.run_dir.empty() && frame.snap.run_dir != own_dir_raw_) {
+    own_dir_raw_ = frame.snap.run_dir;  // normalised once per new directory, not every frame
+    own_dir_ = normal_path(own_dir_raw_);
     ensure(own_dir_);
   }
   if (watcher_.serial() != merged_serial_) {
@@ -348,21 +353,31 @@ void RunsPanel::draw(FrameContext& frame) {
   draw_table(frame);
 
   // The overlay of the ticked runs: rebuilt when the selection or a ticked run's files change.
-  std::vector<figures::CompareCurve> curves;
-  std::string key;
-  int color_index = 0;
+  // The key is a hash of (entry, version) of every ticked run: no allocation per frame, the
+  // curves and the figure are rebuilt only when it changes.
+  // The labels name the window's own run, so its directory is part of the key.
+  uint64_t key = 1469598103934665603ull ^ std::hash<std::string>{}(own_dir_);  // FNV-1a basis
+  bool any = false;
   for (const auto& e : entries_) {
     if (!e->selected || !e->run.readable) continue;
-    curves.push_back({e->run.run.get(), label(*e), figures::compare_color(color_index++), true});
-    key += e->run.dir + "#" + std::to_string(e->run.version) + ";";
+    any = true;
+    for (const uint64_t part : {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(e.get())),
+                                static_cast<uint64_t>(e->run.version)})
+      key = (key ^ part) * 1099511628211ull;
   }
-  if (curves.empty()) {
+  if (!any) {
     ImGui::TextDisabled("Tick runs to overlay their curves.");
     return;
   }
   if (key != overlay_key_) {
+    std::vector<figures::CompareCurve> curves;
+    int color_index = 0;
+    for (const auto& e : entries_)
+      if (e->selected && e->run.readable)
+        curves.push_back(
+            {e->run.run.get(), label(*e), figures::compare_color(color_index++), true});
     overlay_ = figures::loss_overlay(curves, "Runs");
-    overlay_key_ = std::move(key);
+    overlay_key_ = key;
     ++overlay_serial_;
   }
   if (ImGui::SmallButton("Export...")) request_figure_export(overlay_, false);

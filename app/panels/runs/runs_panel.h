@@ -1,5 +1,5 @@
 // Runs panel: every run directory under the runs root (where the window records its own runs,
-// core/runs/run_recorder.h) and under any directory the user adds (`gui --run DIR`, the Add
+// core/training/run_recorder.h) and under any directory the user adds (`gui --run DIR`, the Add
 // field), sweeps expanded to their cells. A table (name, mechanism, task, step, eval loss and
 // accuracy, state, age); ticked runs are overlaid as figures::loss_overlay, the Compare panel's
 // figure, colours and legend; Open loads a run's checkpoint into the window so every view
@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/runs/run_list.h"
@@ -73,7 +74,9 @@ class RunsPanel : public Panel {
   std::unordered_map<std::string, Entry*> index_;  // dir -> entry
   RunWatcher watcher_;
   uint64_t merged_serial_ = 0;
-  std::string own_dir_;     // the window's own recording (snapshot.run_dir)
+  std::string own_dir_;     // the window's own recording (snapshot.run_dir), normalised
+  std::string own_dir_raw_;  // snapshot.run_dir as given, to normalise only when it changes
+  std::unordered_set<std::string> dropped_;  // placeholders unfollowed (merge skips them)
   std::string opened_dir_;  // the run loaded with Open (followed: reloaded on a new checkpoint)
   int64_t opened_stamp_ = 0;
   // The last Open: the checkpoint asked for, the snapshot serial then, and its outcome.
@@ -84,7 +87,7 @@ class RunsPanel : public Panel {
   std::string error_, note_, deleted_note_;
   char add_field_[512] = "";
   fig::Figure overlay_;
-  std::string overlay_key_;
+  uint64_t overlay_key_ = 0;
   uint64_t overlay_serial_ = 0;  // bumped with each new overlay_ (the screen's cache key)
   LiveFigure curves_;
 };
