@@ -10,11 +10,7 @@ bin=$(realpath "$1")
 cli_tmpdir
 export ATTNLAB_PROGRESS=lines
 
-cat >tiny.json <<'J'
-{"name": "tiny", "seed": 1, "threads": 1, "task": {"name": "copy", "length": 4, "vocab": 8},
- "model": {"d_model": 16, "heads": 2, "layers": 1},
- "train": {"steps": 8, "batch_size": 4, "warmup": 2, "eval_every": 2, "eval_batches": 1}}
-J
+tiny_config tiny.json 8 2 2
 
 # --- 10: start-up under an address-space limit --------------------------------------------------
 # Before: OpenBLAS's constructor retried its 128 MiB buffer forever (99% CPU for 10+ minutes).

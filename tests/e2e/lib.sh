@@ -24,6 +24,15 @@ e2e_cleanup() {
   if [[ -n $XVFB_PID ]] && kill -0 "$XVFB_PID" 2>/dev/null; then kill "$XVFB_PID"; fi
   if [[ -n $E2E_TMP ]]; then rm -rf "$E2E_TMP"; fi
 }
+# tiny_config FILE [STEPS [EVAL_EVERY [WARMUP]]]: the CLI scripts' copy model (d_model 16, one
+# layer, one thread), 400 steps with an evaluation every 50 unless given.
+tiny_config() {
+  cat >"$1" <<J
+{"name": "tiny", "seed": 1, "threads": 1, "task": {"name": "copy", "length": 4, "vocab": 8},
+ "model": {"d_model": 16, "heads": 2, "layers": 1},
+ "train": {"steps": ${2:-400}, "batch_size": 4, "warmup": ${4:-20}, "eval_every": ${3:-50}, "eval_batches": 1}}
+J
+}
 # cli_tmpdir: new_tmpdir, cd into it as $work, and require python3 (the JSON checks).
 cli_tmpdir() {
   new_tmpdir

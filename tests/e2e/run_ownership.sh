@@ -10,11 +10,7 @@ bin=$(realpath "$1")
 cli_tmpdir
 export ATTNLAB_PROGRESS=lines
 
-cat >tiny.json <<'J'
-{"name": "tiny", "seed": 1, "threads": 1, "task": {"name": "copy", "length": 4, "vocab": 8},
- "model": {"d_model": 16, "heads": 2, "layers": 1},
- "train": {"steps": 400, "batch_size": 4, "warmup": 20, "eval_every": 50, "eval_batches": 1}}
-J
+tiny_config tiny.json
 sed 's/"steps": 400/"steps": 400000/' tiny.json >long.json
 json_get() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2], "absent"); print("null" if v is None else v)' "$1" "$2" 2>/dev/null; }
 # tree_sum DIR: one checksum over every file's path and contents under DIR.
@@ -95,11 +91,14 @@ rc=0; "$bin" sweep --config div.json --seeds 2 --out dsw --json >dsw2.json 2>dsw
 "$bin" train --config tiny.json --out ref -q >/dev/null 2>&1 || fatal "reference run failed"
 # columns step..lr (steps_per_s is a timing).
 cols() { cut -d, -f1-5 "$1"; }
-"$bin" train --config long.json --steps 400 --out hup -q >/dev/null 2>/dev/null &
+# --checkpoint-every 1 slows the steps (a save each) so the signal lands mid-run on a fast machine.
+"$bin" train --config long.json --steps 400 --checkpoint-every 1 --out hup -q >/dev/null 2>/dev/null &
 p=$!
-wait_until 300 0.05 has_rows hup
-sleep 0.2; kill -HUP $p; wait $p
+wait_until 300 0.02 has_rows hup
+kill -HUP $p; wait $p
 steps=$(json_get hup/summary.json steps)
+[ "$(json_get hup/summary.json interrupted)" = True ] && [ "$steps" -lt 400 ] \
+  && ok "SIGHUP stopped the run at step $steps" || bad "SIGHUP did not interrupt the run (steps $steps)"
 "$bin" train --resume hup -q >/dev/null 2>hup.err || bad "resume after SIGHUP: $(cat hup.err)"
 [ "$(cols hup/metrics.csv)" = "$(cols ref/metrics.csv)" ] \
   && ok "SIGHUP at step $steps, resumed: metrics.csv equals the uninterrupted run's" \

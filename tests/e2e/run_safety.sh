@@ -11,11 +11,7 @@ bin=$(realpath "$1")
 cli_tmpdir
 export ATTNLAB_PROGRESS=lines
 
-cat >tiny.json <<'J'
-{"name": "tiny", "seed": 1, "threads": 1, "task": {"name": "copy", "length": 4, "vocab": 8},
- "model": {"d_model": 16, "heads": 2, "layers": 1},
- "train": {"steps": 400, "batch_size": 4, "warmup": 20, "eval_every": 50, "eval_batches": 1}}
-J
+tiny_config tiny.json
 # long.json: runs for minutes unless stopped (the processes below are signalled or killed).
 sed 's/"steps": 400/"steps": 400000/' tiny.json >long.json
 
