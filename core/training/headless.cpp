@@ -205,11 +205,13 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     recover_directory(ckpt.string());  // a save killed between its two renames
     if (!fs::exists(ckpt / "state.json", ec)) {
       if (!fs::is_directory(o.resume_dir, ec))
-        throw Error("--resume " + o.resume_dir + ": no such directory");
+        throw Error("--resume " + o.resume_dir +
+                    " is not an attnlab checkpoint: no such directory");
       if (!is_run_directory(o.resume_dir) &&
           !fs::exists(fs::path(o.resume_dir) / "config.json", ec))
-        throw Error("--resume " + o.resume_dir +
-                    " is not an attnlab run directory (no checkpoint/, no config.json)");
+        throw Error(
+            "--resume " + o.resume_dir +
+            " is not an attnlab checkpoint: not a run directory (no checkpoint/, no config.json)");
       throw Error("--resume " + o.resume_dir +
                   ": the run has no checkpoint yet (it was stopped before its first save; "
                   "checkpoints are written at the end, at --until, on Ctrl-C or SIGTERM, and every "
