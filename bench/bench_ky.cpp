@@ -32,7 +32,7 @@ int run_one(const std::string& mechanism, int L, int W, int B, int threads) {
   spec.heads = kHeads;
   spec.causal = true;
   if (mechanism == "ky") spec.options = {{"window", W}};
-  auto module = find_mechanism(mechanism).make(spec);
+  auto module = make_attention(mechanism, spec);
   auto x = torch::randn({B, L, kDModel}, torch::requires_grad());
   auto r = torch::randn({B, L, kDModel});
   const int passes = L >= 2048 ? 3 : 6;

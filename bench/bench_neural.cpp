@@ -5,18 +5,19 @@
 //     concat form (neural_attention_literal: the [B, H, n, n, 2d'] tensor, where its estimated
 //     size fits under --max-literal-mib), at d' = 2, 16 and none. Prints ms and peak MiB with
 //     the ratios to dot.
-//  2. The docs/design/TARGETS.md CPU figure: one training step (forward, backward, AdamW) of the 2-layer
+//  2. The docs/design/TARGETS.md CPU figure: one training step (forward, backward, AdamW) of the
+//  2-layer
 //     causal char LM on fortunes (d128, 4 heads, seq 128, batch 16) with dot, and with neural
 //     in the first layer (the paper's placement) and in all layers. Targets: neural at most 6x
 //     dot's step time and 1.5x its peak memory.
 // Every point runs in a fresh child process, so its peak resident memory (getrusage max RSS)
 // belongs to that configuration alone: "peak" is max RSS minus the RSS just before the first
 // pass (what the passes themselves allocate); part 2 also prints the process's whole max RSS,
-// the measure docs/design/TARGETS.md's anchor figures use. Time, after one warm-up pass: the fastest wall
-// time of the timed passes, and the CPU time (user + system, all threads) of that pass. On a
-// shared machine the CPU time is the steadier figure: other processes stretch wall time, not
-// the work done.
-// usage: bench_neural [--batch B] [--threads T] [--lengths 128,256,...] [--max-literal-mib M]
+// the measure docs/design/TARGETS.md's anchor figures use. Time, after one warm-up pass: the
+// fastest wall time of the timed passes, and the CPU time (user + system, all threads) of that
+// pass. On a shared machine the CPU time is the steadier figure: other processes stretch wall time,
+// not the work done. usage: bench_neural [--batch B] [--threads T] [--lengths 128,256,...]
+// [--max-literal-mib M]
 //                     [--skip-module] [--skip-lm] [--lm-steps N]
 //        bench_neural --one dot|neural|literal DOWN n B T     (child; DOWN 0 = none)
 //        bench_neural --lm dot|first|all DOWN STEPS T CHUNK    (child; CHUNK 0 = default)
@@ -134,10 +135,10 @@ int run_module(const std::string& kind, int down, int n, int B, int threads) {
   std::shared_ptr<AttentionModule> module;
   std::unique_ptr<LiteralNeural> literal;
   if (kind == "dot") {
-    module = find_mechanism("dot").make(spec);
+    module = make_attention("dot", spec);
   } else if (kind == "neural") {
     spec.options = neural_options(down, "first-layer");
-    module = find_mechanism("neural").make(spec);
+    module = make_attention("neural", spec);
   } else {
     literal = std::make_unique<LiteralNeural>(down);
   }

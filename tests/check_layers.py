@@ -66,6 +66,29 @@ def main(root):
                                         f"{' -> '.join(chain)} includes torch")
             elif mine in TORCH_FREE and TORCH.search(line):
                 problems.append(f"{path}:{line_no}: {mine}/ is torch-free, but includes torch")
+    # A mechanism is its folder plus its row in mechanisms.def: only core/attention/ may include a
+    # mechanism's folder or compare a layer's name with a mechanism's.
+    mechanisms = sorted({name for path in texts if path.startswith("core/attention/")
+                         for name in [path.split("/")[2]] if path.count("/") == 3} - {"position"})
+    names = set(mechanisms)
+    for line in texts.get("core/attention/mechanisms.def", "").splitlines():
+        row = re.match(r"ATTN_MECHANISM\((\w+)\)", line)
+        if row:
+            names |= {row.group(1), row.group(1).replace("_", "-")}
+    spelled = re.compile(r'(?<!\\)"(' + "|".join(sorted(map(re.escape, names))) + r')"')
+    for path, text in sorted(texts.items()):
+        if path.startswith("core/attention/"):
+            continue
+        for line_no, line in enumerate(text.splitlines(), 1):
+            local = LOCAL.search(line)
+            if local and local.group(1).split("/")[2:3] and local.group(1).count("/") == 3 and \
+                    local.group(1).startswith("core/attention/") and \
+                    local.group(1).split("/")[2] in mechanisms and path.startswith("core/config/"):
+                problems.append(f"{path}:{line_no}: the config parser includes a mechanism's "
+                                f"folder ({local.group(1)}); ask core/attention/registry.h")
+            if path.startswith("core/config/") and path.endswith(".cpp") and spelled.search(line):
+                problems.append(f"{path}:{line_no}: the config parser names a mechanism; its rule "
+                                f"belongs in the mechanism's descriptor (resolve hook)")
     for p in problems:
         print(p)
     print(f"check_layers: {len(texts)} files, {len(problems)} problems")

@@ -11,26 +11,12 @@
 #include "core/json/json_reader.h"
 
 namespace attn {
-namespace {
-
-const std::vector<MechanismInfo>& mechanisms() {
-  static const std::vector<MechanismInfo> table = {
-#define ATTN_MECHANISM(id)                                                                   \
-  MechanismInfo{                                                                             \
-      id##_mechanism().name, id##_mechanism().description, make_##id##_attention,            \
-      [](const nlohmann::json& o) { validate_attention_options(id##_mechanism().name, o); }, \
-      id##_mechanism().options_help},
+std::shared_ptr<AttentionModule> make_attention(const std::string& name,
+                                                const AttentionSpec& spec) {
+#define ATTN_MECHANISM(id) \
+  if (name == id##_mechanism().name) return make_##id##_attention(spec);
 #include "core/attention/mechanisms.def"
 #undef ATTN_MECHANISM
-  };
-  return table;
-}
-
-}  // namespace
-
-const MechanismInfo& find_mechanism(const std::string& name) {
-  for (const auto& m : mechanisms())
-    if (m.name == name) return m;
   throw Error("unknown attention mechanism \"" + name +
               "\" (allowed: " + join_names(attention_mechanism_names()) + ")");
 }

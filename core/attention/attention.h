@@ -1,13 +1,15 @@
 // Pluggable attention mechanisms (torch; internal to core and its tests).
 // A mechanism is a torch module mapping x [B, L, D] -> [B, L, D], built by name; the model,
-// trainer and app only ever see the name. To add one:
-//  1. core/attention/<name>/<name>_options.cpp: its MechanismDescriptor (core/attention/
-//     mechanism.h): options parsed with JsonReader (core/json/json_reader.h), help, and the
-//     closed-form parameter count;
-//  2. core/attention/<name>/<name>_attention.{h,cpp}: the AttentionModule and
-//     make_<name>_attention();
-//  3. one row ATTN_MECHANISM(<name>) in core/attention/mechanisms.def, and the two .cpp files
-//     in core/CMakeLists.txt (options in attnlab_base, the module in attnlab_core).
+// trainer and app only ever see the name. A mechanism is its folder plus one row. To add one:
+//  1. core/attention/<name>/<name>_options.{h,cpp}: its typed options and their one parser
+//     (JsonReader, core/json/json_reader.h), and its MechanismDescriptor (core/attention/
+//     mechanism.h): help, validation, the closed-form parameter count, which positions it takes
+//     and its rules on the whole config (the resolve hook; the config parser knows no mechanism
+//     by name, so a rule such as "not in a causal model" lives here);
+//  2. core/attention/<name>/<name>_attention.{h,cpp}: the AttentionModule, which reads its
+//     options through the same parser, and make_<name>_attention();
+//  3. one row ATTN_MECHANISM(<name>) in core/attention/mechanisms.def. core/CMakeLists.txt
+//     globs each folder: <name>_options.cpp goes to the torch-free library, the rest to torch.
 #pragma once
 #include <torch/torch.h>
 
@@ -55,19 +57,9 @@ class AttentionModule : public torch::nn::Module {
   virtual void reset_own_parameters() {}
 };
 
-// A mechanism as the model builds it: its descriptor (core/attention/mechanism.h) plus the
-// module factory. Built from core/attention/mechanisms.def.
-struct MechanismInfo {
-  std::string name;
-  std::string description;
-  std::function<std::shared_ptr<AttentionModule>(const AttentionSpec&)> make;
-  // Throws attn::Error naming model.attention_options.<name>.<key> for bad options.
-  std::function<void(const nlohmann::json& options)> validate;
-  std::string options_help;  // "key (default), ..." or empty when it takes no options
-};
-
-// Throws attn::Error naming the unknown mechanism and the known ones.
-const MechanismInfo& find_mechanism(const std::string& name);
+// Builds the named mechanism's module (its row's make_<id>_attention). Throws attn::Error naming
+// an unknown mechanism and the known ones, or a bad option (model.attention_options.<name>.<key>).
+std::shared_ptr<AttentionModule> make_attention(const std::string& name, const AttentionSpec& spec);
 
 // The factories, one per row of core/attention/mechanisms.def, each defined beside its module.
 #define ATTN_MECHANISM(id) \

@@ -1,15 +1,25 @@
 // What a mechanism says about itself without torch: its name, help, option validation and the
-// closed-form parameter count of one module. Each mechanism defines one descriptor in its own
-// folder (core/attention/<name>/<name>_options.cpp); core/attention/mechanisms.def lists them,
-// and core/attention/registry.h answers by name. The torch module factory lives beside the
-// module (core/attention/attention.h). Torch-free.
+// closed-form parameter count of one module, and its rules on the whole config. Each mechanism
+// defines one descriptor in its own folder (core/attention/<name>/<name>_options.cpp);
+// core/attention/mechanisms.def lists them, core/attention/registry.h answers by name, and the
+// config parser (core/config) asks only the registry. The torch module factory lives beside the
+// module (make_attention, core/attention/attention.h). Torch-free.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace attn {
+
+// The part of a resolved model config a mechanism's whole-config rules see. core/config sits
+// above core/attention, so this is a view the config parser fills, not its type.
+struct MechanismLayout {
+  std::vector<std::string>& layers;  // model.attention, one name per layer (a rule may rewrite)
+  bool one_name = false;             // the user wrote one name for every layer
+  bool causal = true;                // a causal language model (model.head "lm")
+};
 
 struct MechanismDescriptor {
   const char* name;          // as configs spell it: "dot", "semi-fusion", ...
@@ -28,6 +38,11 @@ struct MechanismDescriptor {
   bool supports_alibi = false;  // its scores are softmax logits a bias can be added to
   // Why rope does not apply, for the refusal message ("" when it does).
   const char* rope_refusal = "";
+  // The mechanism's rules on the whole model, run once by the config parser when any layer
+  // names it, after its options passed validate: may rewrite layout.layers (neural's
+  // placement) or throw attn::Error naming the config key (ky's centred window in a causal
+  // model). Null when the mechanism has none. The parser knows no mechanism by name.
+  void (*resolve)(const nlohmann::json& options, MechanismLayout& layout) = nullptr;
 };
 
 #define ATTN_MECHANISM(id) const MechanismDescriptor& id##_mechanism();

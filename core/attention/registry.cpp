@@ -79,6 +79,23 @@ void validate_attention_options(const std::string& name, const nlohmann::json& o
     JsonReader(options, options_path(name)).finish();
 }
 
+void resolve_attention_layout(const nlohmann::json& all_options, std::vector<std::string>& layers,
+                              bool one_name, bool causal) {
+  const nlohmann::json none = nlohmann::json::object();
+  MechanismLayout layout{layers, one_name, causal};
+  // In registry order, each named mechanism once; the set is taken before any rule rewrites.
+  std::vector<const MechanismDescriptor*> named;
+  for (const MechanismDescriptor* d : descriptors())
+    for (const std::string& layer : layers)
+      if (layer == d->name) {
+        named.push_back(d);
+        break;
+      }
+  for (const MechanismDescriptor* d : named)
+    if (d->resolve)
+      d->resolve(all_options.contains(d->name) ? all_options.at(d->name) : none, layout);
+}
+
 int64_t attention_parameter_count(const std::string& mechanism, int d_model, int heads,
                                   const nlohmann::json& options) {
   if (d_model <= 0 || heads <= 0 || d_model % heads != 0)

@@ -25,6 +25,11 @@ void validate_attention_options(const std::string& name, const nlohmann::json& o
 bool attention_mechanism_supports_rope(const std::string& name);
 bool attention_mechanism_supports_alibi(const std::string& name);
 std::string attention_mechanism_rope_refusal(const std::string& name);
+// Runs the whole-config rules (MechanismDescriptor::resolve) of every mechanism that layers
+// name, once each, with its options from all_options (model.attention_options; {} when
+// absent). May rewrite layers; throws attn::Error naming the config key.
+void resolve_attention_layout(const nlohmann::json& all_options, std::vector<std::string>& layers,
+                              bool one_name, bool causal);
 // Closed-form parameter count of one attention module of the named mechanism with the given
 // width, heads and options (dot: 4D^2 + 4D). Throws attn::Error for an unknown mechanism, bad
 // options, or d_model not a positive multiple of heads.

@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/attention/neural/neural_options.h"
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
@@ -156,25 +155,11 @@ void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
       throw Error(where + ": " + e.what());
     }
   }
-  // Neural placement "first-layer" (the default, the paper's) puts neural attention in layer 0
-  // only. One name expands to exactly that, so the resolved config (config.json, the Run panel)
-  // names what really runs; a per-layer list that puts "neural" deeper is refused instead of
-  // being run as dot-product attention behind the user's back.
-  const json no_options = json::object();
-  const bool neural_first_only =
-      parse_neural_options(m.attention_options.contains("neural") ? m.attention_options.at("neural")
-                                                                  : no_options)
-          .first_layer_only;
-  for (size_t i = 1; neural_first_only && i < m.attention.size(); ++i) {
-    if (m.attention[i] != "neural") continue;
-    if (one_name) {
-      m.attention[i] = "dot";
-      continue;
-    }
-    throw Error(where + ": model.attention[" + std::to_string(i) +
-                "] is \"neural\" but model.attention_options.neural.placement is \"first-layer\" "
-                "(the default, the paper's: neural attention in layer 0 only). Set the placement "
-                "to \"all-layers\", or name \"dot\" for layers after the first.");
+  // Each named mechanism's own rules on the whole model (core/attention/mechanism.h).
+  try {
+    resolve_attention_layout(m.attention_options, m.attention, one_name, m.head == "lm");
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
   }
   check_position(m, where);
 }
@@ -308,16 +293,6 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
     if (c.task.data_dir.empty())
       throw Error(where + ": task.data_dir must name the directory of the Fashion-MNIST IDX files");
   }
-  const auto& mech = c.model.attention;
-  const json& ky = c.model.attention_options.contains("ky") ? c.model.attention_options.at("ky")
-                                                            : json::object();
-  if (lm && std::find(mech.begin(), mech.end(), "ky") != mech.end() &&
-      ky.value("placement", std::string("causal")) == "centered")
-    throw Error(where +
-                ": model.attention_options.ky.placement \"centered\" is refused for a causal "
-                "language model: a centred window lets position i attend to keys up to i+W/2, "
-                "including the very token it must predict (the leak behind the seed's reported "
-                "perplexity 13.77 against 717.88). Use \"causal\" (keys i-W+1..i).");
   if (c.model.architecture == "conn") {
     const auto& cc = c.model.conn;
     if (!lm)

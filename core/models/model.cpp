@@ -16,7 +16,7 @@ BlockImpl::BlockImpl(const ModelConfig& m, const std::string& mechanism, bool ca
   spec.position = m.position;
   spec.rope_base = m.rope_base;
   if (m.attention_options.contains(mechanism)) spec.options = m.attention_options.at(mechanism);
-  attention = register_module("attention", find_mechanism(mechanism).make(spec));
+  attention = register_module("attention", make_attention(mechanism, spec));
   ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({m.d_model})));
   ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({m.d_model})));
   fc1_ = register_module("fc1", torch::nn::Linear(m.d_model, m.mlp_ratio * m.d_model));

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "core/attention/dot/dot_attention.h"
+#include "core/attention/registry.h"
 #include "tests/core/attention_reference.h"
 
 using namespace attn;
@@ -76,9 +77,9 @@ TEST_CASE("the registry builds dot and rejects unknown names and options") {
   AttentionSpec spec;
   spec.d_model = 8;
   spec.heads = 2;
-  auto m = find_mechanism("dot").make(spec);
+  auto m = make_attention("dot", spec);
   CHECK(m->forward(torch::randn({1, 3, 8})).sizes() == torch::IntArrayRef({1, 3, 8}));
-  CHECK_THROWS_WITH_AS(find_mechanism("nope"), doctest::Contains("nope"), std::exception);
-  CHECK_THROWS_WITH_AS(find_mechanism("dot").validate({{"window", 3}}),
+  CHECK_THROWS_WITH_AS(make_attention("nope", spec), doctest::Contains("nope"), std::exception);
+  CHECK_THROWS_WITH_AS(validate_attention_options("dot", {{"window", 3}}),
                        doctest::Contains("model.attention_options.dot.window"), std::exception);
 }

@@ -4,8 +4,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/config/config.h"
+#include "core/attention/registry.h"
 #include "core/base/error.h"
+#include "core/config/config.h"
 
 using namespace attn;
 using nlohmann::json;
@@ -53,7 +54,8 @@ TEST_CASE("bad configs are rejected with a message naming the culprit") {
       {R"({"train": {"lr": 0}})", "train.lr must be in (0, 1e+09], got 0"},
       {R"({"train": {"lr": "fast"}})", "train.lr must be a number, got string"},
       {R"({"train": {"steps": 0}})", "train.steps must be in [1,"},
-      {R"({"train": {"batch_size": true}})", "train.batch_size must be an integer in [1, 65536], got boolean"},
+      {R"({"train": {"batch_size": true}})",
+       "train.batch_size must be an integer in [1, 65536], got boolean"},
       {R"({"train": {"steps": 10, "warmup": 10}})",
        "train.warmup (10) must be smaller than train.steps (10)"},
       {R"({"train": {"beta2": 1.0}})", "train.beta2 must be in [0,"},
@@ -118,4 +120,33 @@ TEST_CASE("neural placement first-layer: one name resolves to neural then dot; a
       Error);
   c = parse_config(json::parse(R"({"model": {"layers": 2, "attention": ["neural", "dot"]}})"));
   CHECK(c.model.attention == std::vector<std::string>{"neural", "dot"});
+}
+
+TEST_CASE(
+    "ky's whole-config rule comes from its descriptor: a centred window only without a mask") {
+  const char* lm = R"({"model": {"layers": 2, "attention": ["dot", "ky"],
+      "attention_options": {"ky": {"placement": "centered"}}}})";
+  CHECK_THROWS_WITH_AS(parse_config(json::parse(lm)),
+                       doctest::Contains("model.attention_options.ky.placement \"centered\" is "
+                                         "refused for a causal language model"),
+                       Error);
+  // The same options in a classifier (bidirectional) are the user's choice.
+  const auto image = parse_config(json::parse(R"({"task": {"name": "fashion-mnist",
+      "data_dir": "/nowhere"}, "model": {"head": "classifier", "attention": "ky",
+      "attention_options": {"ky": {"placement": "centered"}}}})"));
+  CHECK(image.model.attention.at(0) == "ky");
+  // The options of a mechanism no layer names are validated but its rules do not run.
+  CHECK_NOTHROW(parse_config(json::parse(R"({"model": {"attention": "dot",
+      "attention_options": {"ky": {"placement": "centered"}}}})")));
+  // The registry runs each named mechanism's rule once, from the options it is given.
+  std::vector<std::string> layers{"ky", "ky"};
+  CHECK_THROWS_AS(
+      resolve_attention_layout({{"ky", {{"placement", "centered"}}}}, layers, true, true), Error);
+  CHECK_NOTHROW(
+      resolve_attention_layout({{"ky", {{"placement", "centered"}}}}, layers, true, false));
+  layers = {"neural", "neural", "ky"};
+  CHECK_THROWS_WITH_AS(resolve_attention_layout(json::object(), layers, false, true),
+                       doctest::Contains("model.attention[1] is \"neural\""), Error);
+  resolve_attention_layout(json::object(), layers, /*one_name=*/true, true);
+  CHECK(layers == std::vector<std::string>{"neural", "dot", "ky"});
 }

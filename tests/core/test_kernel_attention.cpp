@@ -32,7 +32,7 @@ AttentionSpec spec(int D, int H, bool causal, nlohmann::json options = nlohmann:
 }
 
 std::shared_ptr<AttentionModule> make(const std::string& name, const AttentionSpec& s) {
-  auto m = find_mechanism(name).make(s);
+  auto m = make_attention(name, s);
   m->to(torch::kDouble);
   return m;
 }
@@ -445,7 +445,7 @@ TEST_CASE("kernel family: modules have exactly the closed-form parameter counts"
       CAPTURE(options.dump());
       CAPTURE(D);
       CAPTURE(H);
-      auto m = find_mechanism(name).make(spec(D, H, true, options));
+      auto m = make_attention(name, spec(D, H, true, options));
       int64_t numel = 0;
       for (const auto& p : m->parameters()) numel += p.numel();
       CHECK(numel == attention_parameter_count(name, D, H, options));
@@ -507,9 +507,9 @@ TEST_CASE("kernel family: options are validated with the key path") {
   // Good values pass, and reach the module.
   CHECK_NOTHROW(validate_attention_options("gaussian", {{"sigma", 0.25}}));
   CHECK_NOTHROW(validate_attention_options("linear-sim", {{"max_len", 4096}}));
-  auto g = find_mechanism("gaussian").make(spec(8, 2, true, {{"sigma", 0.25}}));
+  auto g = make_attention("gaussian", spec(8, 2, true, {{"sigma", 0.25}}));
   CHECK(dynamic_cast<GaussianAttention&>(*g).sigma() == 0.25);
-  auto ls = find_mechanism("linear-sim").make(spec(8, 2, true, {{"max_len", 12}}));
+  auto ls = make_attention("linear-sim", spec(8, 2, true, {{"max_len", 12}}));
   CHECK(dynamic_cast<LinearSimAttention&>(*ls).max_len() == 12);
   CHECK(dynamic_cast<LinearSimAttention&>(*ls).slot_kernel.size(0) == 12);
   // The help lines name the options the validators accept.

@@ -315,7 +315,7 @@ TEST_CASE("neural options: degenerate and bad settings are refused with the key 
   CHECK_THROWS_WITH_AS(parse_neural_activation("sigmoid"), doctest::Contains("sigmoid"), Error);
   for (const char* act : kActivations)
     CHECK(std::string(neural_activation_name(parse_neural_activation(act))) == act);
-  CHECK(!find_mechanism("neural").options_help.empty());
+  CHECK(!attention_mechanism_options_help("neural").empty());
 }
 
 TEST_CASE("placement first-layer puts neural attention in layer 0 and dot attention after") {

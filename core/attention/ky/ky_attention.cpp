@@ -132,11 +132,7 @@ torch::Tensor ConnectionNetImpl::forward(const torch::Tensor& t) {
 
 KyAttention::KyAttention(const AttentionSpec& spec)
     : options_(parse_ky_options(spec.options)), shape_(HeadShape::of(spec)), position_(spec) {
-  if (spec.causal && !causal_window())
-    throw Error(
-        "model.attention_options.ky.placement \"centered\" cannot be used in a causal language "
-        "model: a centred window lets position i see keys up to i+W/2, including the token it "
-        "must predict (the leak behind the seed's perplexity 13.77). Use \"causal\".");
+  check_ky_causality(options_, spec.causal);
   qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
   out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   if (options_.connection == "learned")

@@ -23,5 +23,8 @@ struct KyOptions {
 
 // Parses model.attention_options.ky (throws attn::Error naming the key).
 KyOptions parse_ky_options(const nlohmann::json& options);
+// Throws attn::Error when a centred window would let a causal model see the token it predicts.
+// The config parser runs it through the descriptor; the module runs it when built directly.
+void check_ky_causality(const KyOptions& options, bool causal);
 
 }  // namespace attn

@@ -49,6 +49,25 @@ void read_neural_fields(JsonReader& r, NeuralOptions& o) {
            "down-projection to add a bias to (set down to d', e.g. 2, or down_bias to false)");
 }
 
+// Placement "first-layer" (the default, the paper's) puts neural attention in layer 0 only. One
+// name for all layers expands to exactly that, so the resolved config (config.json, the Run
+// panel) names what really runs; a per-layer list that puts "neural" deeper is refused instead
+// of being run as dot-product attention behind the user's back.
+void resolve_neural_layout(const nlohmann::json& options, MechanismLayout& layout) {
+  if (!parse_neural_options(options).first_layer_only) return;
+  for (size_t i = 1; i < layout.layers.size(); ++i) {
+    if (layout.layers[i] != "neural") continue;
+    if (layout.one_name) {
+      layout.layers[i] = "dot";
+      continue;
+    }
+    throw Error("model.attention[" + std::to_string(i) +
+                "] is \"neural\" but model.attention_options.neural.placement is \"first-layer\" "
+                "(the default, the paper's: neural attention in layer 0 only). Set the placement "
+                "to \"all-layers\", or name \"dot\" for layers after the first.");
+  }
+}
+
 }  // namespace
 
 NeuralActivation parse_neural_activation(const std::string& name) {
@@ -86,7 +105,8 @@ const MechanismDescriptor& neural_mechanism() {
       },
       /*supports_rope=*/false, /*supports_alibi=*/true,
       "its score w_a^T act(U q' + V k' + b_h) is not a dot product: rotating q and k by position "
-      "does not make it depend on i - j only"};
+      "does not make it depend on i - j only",
+      resolve_neural_layout};
   return d;
 }
 
