@@ -193,6 +193,10 @@ int main(int argc, char** argv) {
                       "Export this figure through the Export dialog once the run has it, then quit "
                       "(scripts, tests; needs --export-out)");
   gui_cmd->add_option("--export-out", gui.export_out, "File for --export-figure");
+  gui_cmd
+      ->add_option("--export-after-step", gui.export_after_step,
+                   "--export-figure waits until the attention probe has seen this step")
+      ->check(CLI::NonNegativeNumber);
   gui_cmd->add_option("--compare-dir", gui.compare_dirs,
                       "Run directory to add to the Compare panel (repeatable)");
   gui_cmd->add_option("--compare-vary", gui.compare_vary,

@@ -106,6 +106,11 @@ struct ExportArgs {
   int layer = -1;
   long long image = -1;
   std::string colormap = "viridis";
+  // connections: one plot per head, the beta row, faded earlier frames, plots per row.
+  bool multiples = false;
+  bool beta = false;
+  int history = 0;
+  int cols = 0;
   std::string out;
   bool json = false;
 };

@@ -78,7 +78,13 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   cmd->add_option("--font-pt", r.font_pt, "Font size in points (4..24, default 8)");
   cmd->add_option("--font", r.font_file, "TrueType font file (default DejaVu Sans)");
   cmd->add_flag("--dark", r.dark, "Dark theme (exports are light by default)");
-  cmd->add_option("--layer", a.layer, "attention, image-attention: one layer only");
+  cmd->add_option("--layer", a.layer, "attention, image-attention, connections: one layer only");
+  cmd->add_flag("--multiples", a.multiples, "connections: one plot per head (default: overlaid)");
+  cmd->add_flag("--beta", a.beta, "connections: beta_h = softmax_j g_h(t_j) under the curves");
+  cmd->add_option("--history", a.history, "connections: earlier frames drawn faded (0..8)")
+      ->check(CLI::Range(0, 8));
+  cmd->add_option("--cols", a.cols, "connections: plots per row (0: automatic)")
+      ->check(CLI::Range(0, 64));
   cmd->add_option("--image", a.image, "image-attention: test image index");
   cmd->add_option("--colormap", a.colormap, "attention heatmaps: viridis, cividis, magma");
   cmd->add_option("--out", a.out, "Output file (--all: output directory)");
@@ -95,6 +101,10 @@ int run_export_command(const ExportArgs& a) {
     figures::FigureOptions options;
     options.layer = a.layer;
     options.step = a.step;
+    options.connections_overlaid = !a.multiples;
+    options.connections_beta = a.beta;
+    options.connections_history = a.history;
+    options.connections_cols = a.cols;
     if (!render::parse_colormap(a.colormap, options.colormap) ||
         options.colormap == render::Colormap::Diverging)
       throw Error("--colormap " + a.colormap + " is not one of viridis, cividis, magma, hot, gray");

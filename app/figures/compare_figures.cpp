@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "app/figures/connections_figure.h"
 #include "core/analysis/connections.h"
 #include "core/base/error.h"
 #include "core/config/config.h"
@@ -102,34 +103,8 @@ fig::Figure connection_curves_figure(const RunDirectory& run, const std::string&
   }
   if (frames.empty() || frames.back().layers.empty())
     throw Error(p.string() + " holds no connection curves");
-  const auto& last = frames.back();
-  fig::Figure f;
-  f.name = "connections";
-  f.title = title.empty() ? "learned g_h(t) at step " + std::to_string(last.step) : title;
-  f.cols = static_cast<int>(last.layers.size());
-  f.share_y = true;
-  f.shared_legend = true;  // the same heads in every layer
-  f.aspect = f.cols > 1 ? 0.45 : 0.75;
-  for (const auto& c : last.layers) {
-    fig::Panel panel;
-    panel.title = "layer " + std::to_string(c.layer) + (c.causal ? " (causal)" : " (centred)");
-    panel.x.label = c.causal ? "t (t = 1: the current token)" : "t";
-    panel.y.label = "g_h(t)";
-    panel.grid = true;
-    for (int h = 0; h < c.heads; ++h) {
-      fig::LineSeries l;
-      l.name = "head " + std::to_string(h);
-      l.color = compare_color(h);
-      l.width_pt = 1.25;
-      const float* g = c.curve(h);
-      for (size_t i = 0; i < c.t.size(); ++i) {
-        l.x.push_back(c.t[i]);
-        l.y.push_back(g[i]);
-      }
-      panel.lines.push_back(std::move(l));
-    }
-    f.panels.push_back(std::move(panel));
-  }
+  fig::Figure f = build_connections_figure(frames, {}).figure;
+  if (!title.empty()) f.title = title;
   return f;
 }
 

@@ -41,9 +41,9 @@ struct CompareOptions {
 fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title,
                          const CompareOptions& options = {});
 
-// Condor's learned connection functions g_h(t) of one run (its connections.json, last frame),
-// one panel per ky layer, one line per head (one legend for all layers). Throws when the file is
-// missing or has no frame.
+// Condor's learned connection functions g_h(t) of one run (its connections.json, last frame):
+// the connections figure at its defaults (app/figures/connections_figure.h), `title` replacing
+// its own when not empty. Throws when the file is missing or has no frame.
 fig::Figure connection_curves_figure(const RunDirectory& run, const std::string& title);
 
 // rho(I + C) over training (conn.json "spectral_radius_estimate") for each conn run, with the

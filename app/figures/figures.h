@@ -45,8 +45,14 @@ constexpr int kAllLayers = -2;
 // What a panel shows on screen, so that its Export writes the same figure. The defaults are
 // what `attnlab export` writes.
 struct FigureOptions {
-  int layer = -1;     // attention, image-attention (see kAllLayers)
+  int layer = -1;     // attention, image-attention (see kAllLayers), connections (< 0: all)
   int64_t step = -1;  // connections: the recorded frame at or before this step (-1: latest)
+  // connections (app/figures/connections_figure.h): heads overlaid in one plot per layer or one
+  // plot per head, the beta row, earlier frames drawn faded (0..8), plots per row (0: auto).
+  bool connections_overlaid = true;
+  bool connections_beta = false;
+  int connections_history = 0;
+  int connections_cols = 0;
   render::Colormap colormap = render::Colormap::Viridis;  // attention heatmaps
   AttentionScale scale = AttentionScale::Shared;          // attention and image-attention
   // image-attention: the overlays over the picture (one colormap for all), their opacity, and

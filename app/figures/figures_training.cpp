@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/figures/connections_figure.h"
 #include "app/figures/figures.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
@@ -166,52 +167,14 @@ fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
 }
 
 fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o) {
-  const auto& frames = s.connection_history();
-  if (frames.empty() || frames.back().layers.empty())
-    throw Error("the run has no ky layers, so no connection functions g_h(t)");
-  const ConnectionFrame* frame = &frames.back();
-  if (o.step >= 0) {
-    frame = nullptr;
-    for (const auto& fr : frames)
-      if (fr.step <= o.step) frame = &fr;
-    if (!frame)
-      throw Error("--step " + std::to_string(o.step) +
-                  ": the first recorded connection frame is at step " +
-                  std::to_string(frames.front().step));
-  }
-  fig::Figure f;
-  f.name = "connections";
-  f.title = "Learned connection functions g_h(t), step " + std::to_string(frame->step);
-  f.cols = std::min<int>(2, static_cast<int>(frame->layers.size()));
-  f.rows = (static_cast<int>(frame->layers.size()) + f.cols - 1) / f.cols;
-  f.aspect = 0.62 * f.rows / f.cols + 0.1;
-  f.share_y = true;
-  f.shared_legend = true;  // the same heads in every layer: one legend
-  for (const auto& c : frame->layers) {
-    fig::Panel p = fig::axes_panel("t (1 = current token)", "g_h(t)", true);
-    p.title = "layer " + std::to_string(c.layer) + " (window " + std::to_string(c.window) +
-              (c.causal ? ", causal" : "") + ")";
-    p.short_title = "layer " + std::to_string(c.layer);
-    for (int h = 0; h < c.heads; ++h) {
-      fig::LineSeries l;
-      l.name = "head " + std::to_string(h);
-      const float* g = c.curve(h);
-      for (size_t i = 0; i < c.t.size(); ++i) l.x.push_back(c.t[i]), l.y.push_back(g[i]);
-      l.color = fig::Color::from(render::okabe_ito(h));
-      p.lines.push_back(l);
-      fig::ScatterSeries slots;
-      const float* sv = c.slot_values(h);
-      for (int j = 0; j < c.window; ++j) {
-        slots.x.push_back(c.window > 1 ? double(j) / (c.window - 1) : 0.0);
-        slots.y.push_back(sv[j]);
-      }
-      slots.color = l.color;
-      slots.size_pt = 3;
-      p.scatters.push_back(slots);
-    }
-    f.panels.push_back(p);
-  }
-  return f;
+  ConnectionsOptions c;
+  c.layer = o.layer >= 0 ? o.layer : -1;
+  c.step = o.step;
+  c.overlaid = o.connections_overlaid;
+  c.beta = o.connections_beta;
+  c.history = o.connections_history;
+  c.cols = o.connections_cols;
+  return build_connections_figure(s.connection_history(), c).figure;
 }
 
 fig::Heatmap picture_heatmap(const ProbeImage& img, const std::string& name) {

@@ -22,7 +22,10 @@ struct GuiOptions {
   // Test hook (--export-figure NAME --export-out FILE): once the run can give figure NAME, open
   // the Export dialog on it exactly as the panel's button does, export to FILE with the dialog's
   // defaults, and close the window a few frames after the job ends (the report's "export").
+  // A drawn panel showing NAME exports its own figure (its controls applied). With
+  // --export-after-step S it waits until the probe has seen step S.
   std::string export_figure, export_out;
+  int64_t export_after_step = 0;
   std::vector<std::string> compare_dirs;  // saved run directories added to the Compare panel
   std::string compare_vary;               // "key=v1,v2": Compare starts one run per value
   std::string compare_out;  // where Compare records its runs ("" = <runs_dir>/compare)

@@ -329,10 +329,17 @@ int run_gui(const GuiOptions& options) {
     const ImVec2 display = ImGui::GetIO().DisplaySize;
     workspace.draw(frame, ImVec2(0, menu_h), ImVec2(display.x, display.y - menu_h));
     menus.draw_windows(ui, *trainer);
-    if (export_hook_stage == 0) {  // --export-figure: the same request a panel button makes
+    // --export-figure: the same request a panel button makes, with the figure a drawn panel
+    // shows when one does (its controls applied), else the builder's defaults.
+    const bool export_ready = snap->attention_step >= options.export_after_step;
+    if (export_hook_stage == 0 && export_ready)
+      if (const fig::Figure* shown = workspace.shown_figure(options.export_figure)) {
+        gui::request_figure_export(*shown);
+        export_hook_stage = 1;
+      }
+    if (export_hook_stage == 0) {
       for (const auto& spec : figures::figures_for(*snap))
-        if (spec.name == options.export_figure &&
-            (snap->attention_step >= 0 || spec.name == "loss")) {
+        if (spec.name == options.export_figure && (export_ready || spec.name == "loss")) {
           try {
             gui::request_figure_export(figures::build_figure(spec.name, *snap));
             export_hook_stage = 1;

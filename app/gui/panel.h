@@ -29,6 +29,9 @@
 #include "gui/ui_state.h"
 
 struct ImFont;
+namespace attn::fig {
+struct Figure;
+}
 
 namespace attn::gui {
 
@@ -49,6 +52,9 @@ class Panel {
   virtual std::vector<std::string> close() { return {}; }
   virtual nlohmann::json report() const { return nullptr; }
   virtual std::vector<std::string> figures(const Snapshot&) const { return {}; }
+  // The figure named `name` exactly as this panel drew it last frame (what its Export button
+  // sends), or nullptr when it shows no such figure.
+  virtual const fig::Figure* shown_figure(const std::string& /*name*/) const { return nullptr; }
   // True once the run gives this panel something new to show (ky connection curves appear, a
   // conn model starts): the workspace opens it the first time, unless the user closed it.
   virtual bool wants_auto_open(const Snapshot&) const { return false; }

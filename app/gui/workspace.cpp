@@ -298,6 +298,13 @@ std::vector<std::string> Workspace::figures(const Snapshot& snap) const {
   return out;
 }
 
+const fig::Figure* Workspace::shown_figure(const std::string& name) const {
+  for (const Entry& e : entries_)
+    if (e.drawn)
+      if (const fig::Figure* f = e.panel->shown_figure(name)) return f;
+  return nullptr;
+}
+
 std::vector<std::string> Workspace::close_panels() {
   std::vector<std::string> out;
   for (Entry& e : entries_)

@@ -50,6 +50,8 @@ class Workspace {
 
   Panel* panel(const std::string& name) const;
   std::vector<std::string> figures(const Snapshot& snap) const;  // of the drawn panels
+  // The figure as a drawn panel shows it (Panel::shown_figure), or nullptr.
+  const fig::Figure* shown_figure(const std::string& name) const;
   nlohmann::json report() const;
   // Panel::close() of every panel, in table order, as the window closes: the runs they could not
   // record whole.

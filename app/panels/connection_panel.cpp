@@ -9,27 +9,23 @@
 #include <exception>
 #include <string>
 
+#include "app/figures/connections_figure.h"
 #include "core/analysis/connections.h"
 #include "gui/export_dialog.h"
 #include "gui/palette.h"
 #include "gui/widgets.h"
-#include "render/plot/plot_math.h"
+#include "render/plot/colormap.h"
 
 namespace attn::gui {
 namespace {
 
-constexpr int kMaxFaded = 8;  // earlier frames drawn behind the chosen one
 constexpr ImU32 kHighlight = IM_COL32(255, 255, 255, 110);
 constexpr ImU32 kMarker = IM_COL32(255, 255, 255, 220);
-constexpr double kCurveWidth = 2.0;  // pt: the chosen frame's curves
-constexpr double kFadedWidth = 0.75;
 // Small multiples whose plots would be narrower than this (font sizes: the figure layout wraps
 // narrower ones) or lower than these (pixels) are overlaid or lose the beta row.
 constexpr float kMinPlotWidth = 6.0f;
 constexpr float kMinPlotHeight = 40.0f;
 constexpr float kMinBetaPlotHeight = 48.0f;  // each of the two rows, with the beta row
-const char* const kMinus = "\xe2\x88\x92";   // U+2212, as the figures' own tick labels
-const char* const kBeta = "\xce\xb2";        // U+03B2
 
 uint64_t mix(uint64_t h, uint64_t v) {  // order-sensitive hash combine (splitmix-style)
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -50,13 +46,6 @@ float interpolate(const std::vector<float>& t, const float* g, double x) {
   const double span = t[k] - t[k - 1];
   const double u = span > 0 ? (x - t[k - 1]) / span : 0.0;
   return static_cast<float>(g[k - 1] + u * (g[k] - g[k - 1]));
-}
-
-bool well_formed(const ConnectionCurves& c) {
-  const size_t h = static_cast<size_t>(std::max(0, c.heads));
-  const size_t w = static_cast<size_t>(std::max(0, c.window));
-  return c.heads > 0 && c.window >= 2 && c.t.size() >= 2 && c.g.size() == h * c.t.size() &&
-         c.slot_g.size() == h * w && c.beta.size() == h * w;
 }
 
 const ConnectionCurves* find_layer(const ConnectionFrame& f, int layer) {
@@ -87,34 +76,10 @@ void describe_layer(const ConnectionCurves& c, char* buf, size_t size) {
                 c.causal ? "causal" : "centred", c.edges.c_str());
 }
 
-// Head h's colour in the figure model: the window's categorical colour, exactly.
-fig::Color head_color(int h, float alpha = 1.0f) {
-  const ImU32 c = categorical_color(h);
-  auto channel = [c](int shift) { return static_cast<float>((c >> shift) & 0xFF) / 255.0f; };
-  return fig::Color::rgb(channel(IM_COL32_R_SHIFT), channel(IM_COL32_G_SHIFT),
-                         channel(IM_COL32_B_SHIFT), alpha);
-}
-
-std::string offset_label(int offset) {
-  return offset < 0 ? kMinus + std::to_string(-offset) : std::to_string(offset);
-}
-
-// The t axis's label, from the longest (0) to the shortest (2).
-std::string t_axis_label(int form, const ConnectionCurves& c) {
-  char buf[64];
-  const double query_t = static_cast<double>(c.query_slot) / (c.window - 1);
-  if (form == 0)
-    std::snprintf(buf, sizeof buf, "t (t = %.3g is the current token)", query_t);
-  else if (form == 1)
-    std::snprintf(buf, sizeof buf, "t (%.3g = current token)", query_t);
-  else
-    std::snprintf(buf, sizeof buf, "t");
-  return buf;
-}
-
-// The t axis is padded by up to half a slot, so the end slots' dots and bars are whole.
-double t_pad(int window) {
-  return std::clamp(0.5 / (window - 1), 0.04, 0.1);
+// Head h's colour: the figure's (okabe_ito, app/figures/connections_figure.h), for the hover.
+ImU32 head_color(int h) {
+  const render::Rgba8 c = render::okabe_ito(h);
+  return IM_COL32(c.r, c.g, c.b, 255);
 }
 
 // Panel k's plot area on screen, as the last draw() of `live` laid it out.
@@ -143,7 +108,7 @@ const ConnectionCurves* ConnectionPanel::curves_in(const std::vector<ConnectionF
                                                    int index) const {
   if (index < 0 || index >= static_cast<int>(history.size())) return nullptr;
   const ConnectionCurves* c = find_layer(history[index], layer_);
-  if (!c || !well_formed(*c)) return nullptr;
+  if (!c || !figures::well_formed(*c)) return nullptr;
   // Faded frames must match the chosen frame's shape (one generation always does).
   if (current_ && (c->heads != current_->heads || c->window != current_->window ||
                    c->t.size() != current_->t.size()))
@@ -184,31 +149,11 @@ void ConnectionPanel::update_view(const std::vector<ConnectionFrame>& history,
   key = mix(key, static_cast<uint64_t>(frame_));
   key = mix(key, static_cast<uint64_t>(frame_step_));
   key = mix(key, static_cast<uint64_t>(layer_ + 1));
-  key = mix(key, show_history_ ? 1u : 2u);
   if (view_.valid && view_.key == key) return;
   const ConnectionCurves& c = *current_;
   View v;
   v.key = key;
   v.valid = true;
-  render::Range y = render::value_range(c.g.data(), c.g.size());
-  y = render::merge(y, render::value_range(c.slot_g.data(), c.slot_g.size()));
-  if (show_history_ && frame_ > 0) {
-    const int m = std::min(kMaxFaded, frame_);
-    for (int i = 0; i < m; ++i) {  // evenly spaced, from the first frame up to before frame_
-      const int index = static_cast<int>(static_cast<int64_t>(i) * frame_ / m);
-      if (const ConnectionCurves* old = curves_in(history, index)) {
-        v.faded.push_back(index);
-        y = render::merge(y, render::value_range(old->g.data(), old->g.size()));
-      }
-    }
-  }
-  y = render::padded(y, 0.08, false);
-  v.y_lo = y.lo, v.y_hi = y.hi;
-  // Bar scale: at least twice the uniform share 1/W, so near-uniform weights read as such
-  // (half-height bars at the uniform line) rather than as full bars.
-  v.beta_max = std::min(1.0f, 2.0f / c.window);
-  for (float b : c.beta)
-    if (std::isfinite(b)) v.beta_max = std::max(v.beta_max, b);
   for (int h = 0; h < c.heads; ++h) {
     try {
       v.summaries.push_back(describe_curve(c.t, c.curve(h), c.window, c.query_slot).sentence);
@@ -333,7 +278,8 @@ void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) 
   same_line_if_fits(toggle_width("history"));
   ImGui::Checkbox("history", &show_history_);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Draw up to %d earlier frames faded behind the chosen one", kMaxFaded);
+    ImGui::SetTooltip("Draw up to %d earlier frames faded behind the chosen one",
+                      figures::kMaxConnectionHistory);
   same_line_if_fits(toggle_width("beta"));
   // Asked for but left out for lack of room (last frame): the label dimmed, the tooltip says why.
   dimmable_checkbox("beta", &show_beta_, no_room_for_beta_);
@@ -375,8 +321,8 @@ void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) 
   ImGui::EndDisabled();
   // Export: the figures as drawn last frame (what is on screen).
   same_line_if_fits(button_width("Export..."));
-  ImGui::BeginDisabled(curves_.panels.empty());
-  if (ImGui::SmallButton("Export...")) request_figure_export(curves_);
+  ImGui::BeginDisabled(curves_.figure.panels.empty());
+  if (ImGui::SmallButton("Export...")) request_figure_export(curves_.figure);
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Export the curves as shown");
   if (show_maps_) {
@@ -432,148 +378,18 @@ ConnectionPanel::Arrangement ConnectionPanel::arrange(ImVec2 size, ImFont* font)
     a.cols = 1;
     a.beta = show_beta_ && plot_h(2) >= kMinBetaPlotHeight;
   }
-  // The t axis's label: said once for the grid without the beta row (shared x), else under
-  // every plot, as long as fits.
-  a.t_label = 0;
-  if (a.beta) {
-    const float w = plot_w(a.cols, true);
-    for (; a.t_label < 2; ++a.t_label)
-      if (font->CalcTextSizeA(fs, FLT_MAX, 0, t_axis_label(a.t_label, *current_).c_str()).x <= w)
-        break;
-  }
   return a;
 }
 
-void ConnectionPanel::build_curves(const std::vector<ConnectionFrame>& history,
-                                   const Arrangement& a) {
-  const ConnectionCurves& c = *current_;
-  const int window = c.window;
-  const size_t n = c.t.size();
-  const double pad = t_pad(window);
-  const double query_t = static_cast<double>(c.query_slot) / (window - 1);
-  const float dot_pt = std::clamp(40.0f / window, 2.0f, 4.5f);
-  fig::Figure f;
-  f.name = "connections";
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "Connection functions g_h(t)%s of layer %d (W %d, %s), step %lld",
-                a.beta ? (std::string(" and ") + kBeta + " = softmax_j g_h(t_j)").c_str() : "",
-                c.layer, window, c.causal ? "causal" : "centred",
-                static_cast<long long>(frame_step_));
-  f.title = buf;
-  const int groups = a.overlaid ? 1 : c.heads;
-  f.cols = a.overlaid ? 1 : std::max(1, a.cols);
-  const int head_rows = (groups + f.cols - 1) / f.cols;
-  f.rows = head_rows * (a.beta ? 2 : 1);
-  // Without the beta row every panel shows g on one t and one g range: labelled once.
-  f.share_x = f.share_y = !a.beta;
-  f.aspect = 0.62 * f.rows / f.cols + 0.12;
-  roles_.clear();
-  curve_lines_ = faded_lines_ = 0;
-
-  auto curves_panel = [&](int first, int last) {
-    fig::Panel p;
-    if (!a.overlaid) p.title = "head " + std::to_string(first);
-    p.x.min = -pad, p.x.max = 1 + pad;
-    p.x.label = t_axis_label(a.t_label, c);
-    p.y.min = view_.y_lo, p.y.max = view_.y_hi;
-    p.y.label = "g_h(t)";
-    p.grid = true;
-    p.legend = a.overlaid;
-    // The query's own slot (offset 0): a faint guide behind the curves.
-    p.lines.push_back({"",
-                       {query_t, query_t},
-                       {view_.y_lo, view_.y_hi},
-                       fig::Color::rgb(0.5f, 0.5f, 0.5f, 0.5f),
-                       0.75,
-                       fig::LineStyle::Solid});
-    // Earlier frames, faded (older: fainter), then the chosen frame and its slot values.
-    const int faded = static_cast<int>(view_.faded.size());
-    for (int i = 0; i < faded; ++i) {
-      const ConnectionCurves* old = curves_in(history, view_.faded[i]);
-      if (!old) continue;
-      const float alpha = 0.08f + 0.32f * (i + 1) / faded;
-      for (int h = first; h < last; ++h) {
-        fig::LineSeries l;
-        const float* g = old->curve(h);
-        for (size_t k = 0; k < n; ++k) l.x.push_back(old->t[k]), l.y.push_back(g[k]);
-        l.color = head_color(h, alpha);
-        l.width_pt = kFadedWidth;
-        p.lines.push_back(std::move(l));
-        ++faded_lines_;
-      }
-    }
-    for (int h = first; h < last; ++h) {
-      fig::LineSeries l;
-      l.name = "head " + std::to_string(h);
-      const float* g = c.curve(h);
-      for (size_t k = 0; k < n; ++k) l.x.push_back(c.t[k]), l.y.push_back(g[k]);
-      l.color = head_color(h);
-      l.width_pt = kCurveWidth;
-      p.lines.push_back(std::move(l));
-      fig::ScatterSeries dots;
-      const float* sv = c.slot_values(h);
-      for (int j = 0; j < window; ++j)
-        dots.x.push_back(static_cast<double>(j) / (window - 1)), dots.y.push_back(sv[j]);
-      dots.color = head_color(h);
-      dots.size_pt = dot_pt;
-      p.scatters.push_back(std::move(dots));
-      ++curve_lines_;
-    }
-    f.panels.push_back(std::move(p));
-    roles_.push_back({false, first, last});
-  };
-
-  auto beta_panel = [&](int first, int last) {
-    fig::Panel p;
-    p.x.min = -pad, p.x.max = 1 + pad;
-    p.x.label = "key offset i " + std::string(kMinus) + " j";
-    for (int j = 0; j < window; ++j)
-      p.x.ticks.push_back({static_cast<double>(j) / (window - 1), offset_label(c.query_slot - j)});
-    p.y.min = 0, p.y.max = view_.beta_max;
-    p.y.label = kBeta;
-    p.legend = false;
-    // Bars centred on the slots (grouped by head when overlaid), inside the padded range.
-    const int group = last - first;
-    const double slot = 1.0 / (window - 1);
-    const double group_w = std::min(slot * (group > 1 ? 0.8 : 0.6), 2 * pad);
-    const double bar_w = group_w / group;
-    for (int j = 0; j < window; ++j) {
-      const double x0 = j * slot - group_w / 2;
-      for (int h = first; h < last; ++h) {
-        const float b = c.beta_values(h)[j];
-        if (!std::isfinite(b)) continue;
-        const double l = x0 + (h - first) * bar_w, r = l + bar_w * (group > 1 ? 0.85 : 1.0);
-        const double top = std::clamp<double>(b, 0.0, view_.beta_max);
-        fig::Polygon bar;
-        // Named for the CSV export (the beta panels have no legend).
-        bar.name = "beta head " + std::to_string(h) + " slot " + std::to_string(j);
-        bar.x = {l, r, r, l};
-        bar.y = {0, 0, top, top};
-        bar.stroke = bar.fill = head_color(h);
-        bar.width_pt = 0;
-        p.polygons.push_back(std::move(bar));
-      }
-    }
-    // The uniform share 1/W.
-    p.lines.push_back({"",
-                       {-pad, 1 + pad},
-                       {1.0 / window, 1.0 / window},
-                       fig::Color::rgb(0.55f, 0.55f, 0.55f),
-                       0.75,
-                       fig::LineStyle::Dashed});
-    f.panels.push_back(std::move(p));
-    roles_.push_back({true, first, last});
-  };
-
-  for (int r = 0; r < head_rows; ++r) {
-    const int begin = r * f.cols, end = std::min(groups, begin + f.cols);
-    for (int g = begin; g < end; ++g)
-      a.overlaid ? curves_panel(0, c.heads) : curves_panel(g, g + 1);
-    if (a.beta)
-      for (int g = begin; g < end; ++g) a.overlaid ? beta_panel(0, c.heads) : beta_panel(g, g + 1);
-  }
-  curves_ = std::move(f);
-  arranged_ = a;
+figures::ConnectionsOptions ConnectionPanel::options(const Arrangement& a) const {
+  figures::ConnectionsOptions o;
+  o.layer = layer_;
+  o.step = frame_step_;
+  o.overlaid = a.overlaid;
+  o.beta = a.beta;
+  o.history = show_history_ ? figures::kMaxConnectionHistory : 0;
+  o.cols = a.cols;
+  return o;
 }
 
 void ConnectionPanel::draw_curves(const std::vector<ConnectionFrame>& history, ImFont* font,
@@ -584,19 +400,30 @@ void ConnectionPanel::draw_curves(const std::vector<ConnectionFrame>& history, I
   uint64_t key = mix(view_.key, a.overlaid ? 1u : 2u);
   key = mix(key, a.beta ? 1u : 2u);
   key = mix(key, static_cast<uint64_t>(a.cols));
-  key = mix(key, static_cast<uint64_t>(a.t_label));
-  if (key != curves_key_ || curves_.panels.empty()) {
-    build_curves(history, a);
+  key = mix(key, show_history_ ? 1u : 2u);
+  if (key != curves_key_ || curves_.figure.panels.empty()) {
+    try {
+      built_ = options(a);
+      curves_ = figures::build_connections_figure(history, built_);
+      arranged_ = a;
+    } catch (const std::exception& e) {
+      curves_ = {};
+      curves_error_ = e.what();
+    }
     curves_key_ = key;
   }
+  if (curves_.figure.panels.empty()) {
+    ImGui::TextDisabled("%s", curves_error_.c_str());
+    return;
+  }
   ImGui::PushID("curves");
-  const bool drawn = curves_live_.draw(curves_, size, font);
+  const bool drawn = curves_live_.draw(curves_.figure, size, font);
   const bool hovered = ImGui::IsItemHovered();
   ImGui::PopID();
-  if (!drawn || curves_live_.layout().panels.size() != curves_.panels.size()) return;
+  if (!drawn || curves_live_.layout().panels.size() != curves_.figure.panels.size()) return;
   report_.drawn = true;
-  report_.heads = curve_lines_;
-  report_.faded_curves = faded_lines_;
+  report_.heads = curves_.curves;
+  report_.faded_curves = curves_.faded;
   report_.overlaid = arranged_.overlaid;
   report_.beta = arranged_.beta;
   hover_curves(hovered);
@@ -605,15 +432,15 @@ void ConnectionPanel::draw_curves(const std::vector<ConnectionFrame>& history, I
 void ConnectionPanel::hover_curves(bool hovered) {
   const ConnectionCurves& c = *current_;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const int count = static_cast<int>(curves_.panels.size());
-  if (static_cast<int>(roles_.size()) != count) return;
+  const int count = static_cast<int>(curves_.figure.panels.size());
+  if (static_cast<int>(curves_.roles.size()) != count) return;
   const int window = c.window;
 
   // The head hovered last frame (here or in the maps): its plots outlined in small multiples,
   // its curve thickened when overlaid.
   if (hovered_head_ >= 0 && hovered_head_ < c.heads) {
     for (int k = 0; k < count; ++k) {
-      const PanelRole& role = roles_[k];
+      const figures::ConnectionsPanelRole& role = curves_.roles[k];
       const ScreenRect r = plot_rect(curves_live_, k);
       if (!arranged_.overlaid) {
         if (role.first == hovered_head_) dl->AddRect(r.min, r.max, kHighlight, 0.0f, 0, 2.0f);
@@ -625,8 +452,8 @@ void ConnectionPanel::hover_curves(bool hovered) {
       for (size_t i = 0; i < c.t.size(); ++i)
         points.push_back(curves_live_.to_screen(k, c.t[i], g[i]));
       dl->PushClipRect(r.min, r.max, true);
-      dl->AddPolyline(points.data(), static_cast<int>(points.size()),
-                      categorical_color(hovered_head_), 0, 4.0f);
+      dl->AddPolyline(points.data(), static_cast<int>(points.size()), head_color(hovered_head_), 0,
+                      4.0f);
       dl->PopClipRect();
     }
   }
@@ -635,7 +462,7 @@ void ConnectionPanel::hover_curves(bool hovered) {
   int k = 0;
   while (k < count && !plot_rect(curves_live_, k).contains(mouse)) ++k;
   if (k == count) return;
-  const PanelRole& role = roles_[k];
+  const figures::ConnectionsPanelRole& role = curves_.roles[k];
   const ScreenRect r = plot_rect(curves_live_, k);
   const double t = std::clamp(data_x_at(curves_live_, k, mouse.x), 0.0, 1.0);
   if (!arranged_.overlaid) hovered_head_next_ = role.first;
@@ -652,8 +479,8 @@ void ConnectionPanel::hover_curves(bool hovered) {
     }
     ImGui::BeginTooltip();
     for (int h = role.first; h < role.last; ++h)
-      ImGui::TextColored(ImColor(categorical_color(h)), "head %d: t = %.3f, offset %.2f, g = %.4f",
-                         h, t, offset, interpolate(c.t, c.curve(h), t));
+      ImGui::TextColored(ImColor(head_color(h)), "head %d: t = %.3f, offset %.2f, g = %.4f", h, t,
+                         offset, interpolate(c.t, c.curve(h), t));
     ImGui::TextDisabled("step %lld; offset i - j: 0 = the current token, > 0 earlier tokens",
                         static_cast<long long>(frame_step_));
     ImGui::EndTooltip();
@@ -661,7 +488,8 @@ void ConnectionPanel::hover_curves(bool hovered) {
   }
   // Beta bars: the slot nearest the cursor.
   const int j = std::clamp(static_cast<int>(std::lround(t * (window - 1))), 0, window - 1);
-  const double slot = 1.0 / (window - 1), half = std::min(slot * 0.5, t_pad(window));
+  const double slot = 1.0 / (window - 1),
+               half = std::min(slot * 0.5, figures::connections_t_pad(window));
   const float x0 = curves_live_.to_screen(k, j * slot - half, 0).x;
   const float x1 = curves_live_.to_screen(k, j * slot + half, 0).x;
   dl->AddRectFilled(ImVec2(std::max(r.min.x, x0), r.min.y), ImVec2(std::min(r.max.x, x1), r.max.y),
@@ -670,7 +498,7 @@ void ConnectionPanel::hover_curves(bool hovered) {
   ImGui::Text("slot %d: t = %.3f, offset %d%s", j, j * slot, c.query_slot - j,
               c.query_slot == j ? " (the current token)" : "");
   for (int h = role.first; h < role.last; ++h)
-    ImGui::TextColored(ImColor(categorical_color(h)), "head %d: beta = %.4f, g = %.4f", h,
+    ImGui::TextColored(ImColor(head_color(h)), "head %d: beta = %.4f, g = %.4f", h,
                        c.beta_values(h)[j], c.slot_values(h)[j]);
   ImGui::TextDisabled("beta = softmax_j g(t_j); dashed line: the uniform 1/W = %.3g", 1.0 / window);
   ImGui::EndTooltip();
@@ -681,7 +509,7 @@ void ConnectionPanel::draw_summaries(ImFont* font) {
   ImGui::TextDisabled("Shape of g_h at step %lld (computed; offset = i - j):",
                       static_cast<long long>(frame_step_));
   for (size_t h = 0; h < view_.summaries.size(); ++h) {
-    ImGui::TextColored(ImColor(categorical_color(static_cast<int>(h))), "head %zu:", h);
+    ImGui::TextColored(ImColor(head_color(static_cast<int>(h))), "head %zu:", h);
     ImGui::SameLine();
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(view_.summaries[h].c_str());
@@ -770,6 +598,11 @@ nlohmann::json ConnectionPanel::report() const {
   nlohmann::json j = report_;
   j["curves"] = report_.heads;
   j["mode"] = report_.overlaid ? "overlaid" : "small multiples";
+  // The builder's options of the figure on screen: `attnlab export --figure connections` with
+  // --layer, --step, --multiples, --beta, --history and --cols set from these writes the same.
+  j["options"] = {{"layer", built_.layer},       {"step", built_.step},
+                  {"overlaid", built_.overlaid}, {"beta", built_.beta},
+                  {"history", built_.history},   {"cols", built_.cols}};
   return j;
 }
 

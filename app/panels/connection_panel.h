@@ -1,18 +1,14 @@
 // Connection panel (Neural KY-Attention, docs/design/MECHANISMS.md section 1): the learned
 // connection functions g_h(t) of one `ky` layer, per head, as the trainer publishes them in
 // Snapshot::connection_history().
-//  - Curves figure: small multiples (one figure panel per head, "head h", one y range) or
-//    overlaid (one panel, one Okabe-Ito colour per head, legend). x: t in [0, 1], padded by up
-//    to half a slot so the end slots' dots are whole; its label says where the current token
-//    is (t = 1 in a causal window). Slot values g_h(t_j) are dots on the curve; a grey line
-//    marks the query's own slot (offset 0).
-//  - beta_h = softmax_j g_h(t_j): a second row of figure panels under the curves ("beta"
-//    control; grouped bars when overlaid), whose x ticks are the key offsets i - j of the slots
-//    (the figure model has no second x axis, so this row carries them), with a dashed line at
-//    the uniform share 1/W. Equal-height rows of the figure model make it cost half the
-//    height: it is left out (and the caption says so) where the curves would get too low.
+//  - Curves figure: the connections figure of app/figures/connections_figure.h (small
+//    multiples or overlaid, the beta row, faded earlier frames), built by the same builder
+//    `attnlab export --figure connections` uses, with this panel's controls as its options
+//    (layer, frame's step, overlaid, beta, history) and the grid the space allows (cols). Where
+//    small multiples or the beta row do not fit, the figure is overlaid or loses the row, and
+//    the caption (and the dimmed control) says so.
 //  - History: a slider picks a frame (default the latest, following new frames while at the
-//    end); up to 8 evenly spaced earlier frames are drawn faded behind it.
+//    end); with "history" up to 8 evenly spaced earlier frames are drawn faded behind it.
 //  - One computed line per head from describe_curve() (core/analysis/connections.h) for that
 //    frame, as ImGui text.
 //  - Maps figure: the layer's effective attention on the probe input (band-shaped: zero
@@ -23,20 +19,19 @@
 //  - Hover readouts: curves (head, t, offset, g at the cursor's t), beta (slot, t, offset,
 //    beta, g) and maps (query i -> key j = w, with the probe's tokens); the head under the mouse
 //    is outlined in the curves and the maps (its curve thickened when overlaid).
-// Contract: every plot is a figure of the figure model drawn by the screen painter
-// (gui/live_figure.h), built here from the snapshot with the panel's controls applied (layer,
-// frame, small multiples / overlaid, history, beta), so "Export..." (curves, "connections") and
-// "Export maps..." ("connections-maps") send exactly what is on screen to the Export dialog.
-// Figures are rebuilt only when the history, the chosen frame, the layer, a control or the
-// grid the space allows change (curves), or when the maps change (generation, attention_step,
-// layer); the hover marks are drawn over them and are not part of the figure. Draws into the
-// workspace's tile from the snapshot only. Needs the GL context current; destroy before the
-// window. No torch.
+// Contract: "Export..." (curves, "connections") and "Export maps..." ("connections-maps") send
+// exactly the figures on screen to the Export dialog; the report's "options" are the builder's,
+// so `attnlab export --figure connections` with them writes the same figure. Figures are rebuilt
+// only when the history, the chosen frame, the layer, a control or the grid the space allows
+// change (curves), or when the maps change (generation, attention_step, layer); the hover marks
+// are drawn over them and are not part of the figure. Draws into the workspace's tile from the
+// snapshot only. Needs the GL context current; destroy before the window. No torch.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "app/figures/connections_figure.h"
 #include "core/views/snapshot.h"
 #include "gui/live_figure.h"
 #include "gui/panel.h"
@@ -66,6 +61,9 @@ class ConnectionPanel : public Panel {
   void draw(FrameContext& frame) override;
   nlohmann::json report() const override;
   std::vector<std::string> figures(const Snapshot& snap) const override;
+  const fig::Figure* shown_figure(const std::string& name) const override {
+    return name == "connections" && report_.drawn ? &curves_.figure : nullptr;
+  }
   bool wants_auto_open(const Snapshot& snap) const override {
     return !snap.connection_history().empty();
   }
@@ -76,29 +74,21 @@ class ConnectionPanel : public Panel {
   struct View {
     uint64_t key = 0;
     bool valid = false;
-    std::vector<int> faded;  // history indices drawn faded, oldest first
-    double y_lo = 0, y_hi = 1;
-    float beta_max = 1;
     std::vector<std::string> summaries;
   };
   // How the curves figure is arranged (chosen from the space and the controls).
   struct Arrangement {
     bool overlaid = false;
     bool beta = false;
-    int cols = 1;     // head columns (small multiples)
-    int t_label = 0;  // the t axis's label: 0 long, 1 short, 2 "t" (to fit the plots)
-  };
-  // What a panel of the curves figure shows: the heads [first, last), curves or beta bars.
-  struct PanelRole {
-    bool beta = false;
-    int first = 0, last = 0;
+    int cols = 1;  // head columns (small multiples)
   };
 
   void choose_frame(const std::vector<ConnectionFrame>& history, uint64_t generation);
   void update_view(const std::vector<ConnectionFrame>& history, uint64_t generation);
   void draw_toolbar(const std::vector<ConnectionFrame>& history);
   Arrangement arrange(ImVec2 size, ImFont* font) const;
-  void build_curves(const std::vector<ConnectionFrame>& history, const Arrangement& a);
+  // The builder's options for what the controls ask and the space allows (the figure's cols).
+  figures::ConnectionsOptions options(const Arrangement& a) const;
   void draw_curves(const std::vector<ConnectionFrame>& history, ImFont* font, ImVec2 size);
   void hover_curves(bool hovered);
   void draw_summaries(ImFont* font);
@@ -127,11 +117,11 @@ class ConnectionPanel : public Panel {
   bool no_room_for_maps_ = false;              // maps asked for, left out
 
   View view_;
-  // The curves figure, what it was built from, and what each of its panels shows.
-  fig::Figure curves_;
+  // The curves figure (what each of its panels shows) and what it was built from.
+  figures::ConnectionsFigure curves_;
   uint64_t curves_key_ = 0;
-  std::vector<PanelRole> roles_;
-  int curve_lines_ = 0, faded_lines_ = 0;  // in curves_
+  figures::ConnectionsOptions built_;  // the options curves_ was built with
+  std::string curves_error_;           // why the builder refused the last options
   LiveFigure curves_live_;
   // The maps figure: one panel per head (maps_heads_[k]: its head), and what it was built from.
   fig::Figure maps_;

@@ -111,3 +111,46 @@ assert c_same > c_other + 0.2, (c_same, c_other)
 assert mad < 20, mad
 PY
 echo "ok   the on-screen preview and the exported PDF agree in layout"
+
+# One builder per figure: the Connections panel's Export (its controls applied: small multiples,
+# the beta row, faded history, the grid the space allows) writes the same SVG and CSV, byte for
+# byte, as `attnlab export --figure connections` of the recorded run with the same options.
+cat >"$TMP/ky.json" <<'EOF'
+{"name": "kyeq", "seed": 3, "task": {"name": "copy", "length": 6, "vocab": 10},
+ "model": {"d_model": 16, "heads": 2, "layers": 2, "attention": "ky",
+           "attention_options": {"ky": {"window": 4, "hidden": 4}}},
+ "train": {"steps": 200, "batch_size": 8, "lr": 3e-3, "warmup": 2, "eval_every": 10}}
+EOF
+mkdir -p "$TMP/eq"
+ATTN_GUI_REPORT="$TMP/report_ky.json" timeout 240 xvfb-run -a -s "-screen 0 1920x1080x24" \
+  "$ATTNLAB" gui --config "$TMP/ky.json" --autostart --runs-dir "$TMP/runs" --panel connections \
+  --size 1920x1080 --layout "$TMP/layout_ky.ini" --export-figure connections \
+  --export-out "$TMP/eq/panel.svg" --export-after-step 60 --frames 5000 >"$TMP/log_ky" 2>&1 ||
+  fail "the window failed for connections: $(tail -5 "$TMP/log_ky")"
+# The options the panel built with (the report) and the frame's step (the figure's title: the
+# window trains on after the export).
+args=$(python3 - "$TMP/report_ky.json" "$TMP/eq/panel.svg" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+assert r["export"]["state"] == "done", r["export"]
+o = r["connections"]["options"]
+step = re.search(r"<title>[^<]*, step (\d+)</title>", open(sys.argv[2]).read()).group(1)
+assert int(step) >= 60 and o["beta"] and not o["overlaid"] and o["history"] > 0, (step, o)
+print(f"--layer {o['layer']} --step {step} --history {o['history']} --cols {o['cols']}"
+      + (" --beta" if o["beta"] else "") + ("" if o["overlaid"] else " --multiples"))
+PY
+) || fail "the Connections panel's export or its report is not what this test sets up"
+run=$(ls -d "$TMP"/runs/kyeq-*)
+# shellcheck disable=SC2086  # $args is a list of options
+"$ATTNLAB" export --run "$run" --figure connections $args --out "$TMP/eq/cli.svg" >/dev/null ||
+  fail "attnlab export --figure connections $args failed"
+cmp "$TMP/eq/panel.svg" "$TMP/eq/cli.svg" ||
+  fail "the panel's Export and attnlab export $args wrote different SVGs"
+cmp "$TMP/eq/panel.csv" "$TMP/eq/cli.csv" ||
+  fail "the panel's Export and attnlab export $args wrote different CSVs"
+grep -q 'stroke-opacity' "$TMP/eq/panel.svg" || fail "the exported figure has no faded history"
+# The comparison can fail: the same run at the CLI's defaults is another figure.
+"$ATTNLAB" export --run "$run" --figure connections --out "$TMP/eq/default.svg" >/dev/null ||
+  fail "attnlab export --figure connections (defaults) failed"
+cmp -s "$TMP/eq/panel.svg" "$TMP/eq/default.svg" && fail "the defaults wrote the panel's figure too"
+echo "ok   the Connections panel's Export and attnlab export ($args) write the same SVG and CSV"

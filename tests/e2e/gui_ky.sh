@@ -52,12 +52,12 @@ check_report "$TMP/report.json" \
   "the Connections panel has no computed per-head summaries"
 check_report "$TMP/report.json" 'not r["panels"]["ky-lab"]["open"]' \
   "the KY Transform lab is open without being asked for"
-# The panel's region (the report's rect) holds head 0's sky blue and head 1's orange.
+# The panel's region (the report's rect) holds head 0's blue and head 1's orange (the figure's okabe_ito).
 region=$(report_region "$TMP/report.json" connections)
 [[ -n $region ]] || fail "the report has no rect for the connections panel"
 png_stats "$TMP/shot.png" --region "$region" --min-colors 30 \
-  --min-pixels 56b4e9:300 --min-pixels e69f00:300 ||
-  fail "the Connections panel's region ($region) lacks the heads' curve colours"
+  --min-pixels 0072b2:300 --min-pixels e69f00:300 ||
+  fail "the Connections panel's region ($region) lacks the heads' curve colours (okabe_ito 0 and 1, the figure's)"
 
 # 2. The KY Transform lab opens on request.
 rc=0
