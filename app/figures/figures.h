@@ -91,15 +91,31 @@ fig::LineSeries line_from(const Series& s, const std::string& name);
 // image-attention figures draw their overlays on.
 fig::Heatmap picture_heatmap(const ProbeImage& img, const std::string& name);
 
-// The geometry panel's view: tokens, query, the convex hull of the values, the output, the
-// predicted ellipse of a circle of queries under the linear map, and the warped grid.
+// The Geometry panel's view, as its controls set it: the tokens t1..tn (and their value points
+// W^V t_j when W^V is not the identity), the query v, the output z with its weight lines, the
+// convex hull and bounding box of the values, the images of the query circles (k/count of the
+// radius, k = 1..count) under softmax and, with `linear`, under the map without softmax with the
+// predicted ellipses, and the warped grid. Only what `views` switches on is drawn, as on screen.
+// Continuous (Gaussian) tokens: the samples as dots, and the exact tilted means dashed.
+constexpr int kGeometryMaxWeightLines = 64;     // more tokens: z only (lines would be a fan)
+constexpr int kGeometryMaxLabelledTokens = 16;  // more tokens: no t_j labels
 struct GeometryFigureInput {
   geometry::Scene scene;
   geometry::Vec2 query;
   geometry::GridSpec grid;
   geometry::Map map = geometry::Map::Softmax;
   double alpha = 1.0;
-  double circle_radius = 1.0;  // the query circle whose images are drawn (0: none)
+  double circle_radius = 1.0;  // the largest query circle (0: none)
+  int circle_count = 1;
+  int circle_samples = 128;
+  const geometry::Gaussian* gaussian = nullptr;  // the tokens are its samples
+  struct Views {
+    bool output = true;  // z and the weight lines
+    bool hull = true;    // convex hull and bounding box of the value points
+    bool linear = false;  // circles under the map without softmax, and the predicted ellipses
+    bool circles = true;  // circles under softmax
+    bool grid = true;     // the warped grid
+  } views;
 };
 fig::Figure geometry_figure(const GeometryFigureInput& in);
 

@@ -2,6 +2,7 @@
 // softmax attention and the KY transform's convergence.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "app/figures/figures.h"
 #include "core/base/error.h"
@@ -168,72 +169,147 @@ fig::Figure neural_surface_figure(const Snapshot& s) {
   return f;
 }
 
+namespace {
+std::string short_number(double v) {  // 3 significant digits, as the screen's labels
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+}  // namespace
+
 fig::Figure geometry_figure(const GeometryFigureInput& in) {
   using namespace geometry;
   validate(in.scene);
+  const GeometryFigureInput::Views& views = in.views;
   fig::Figure f;
   f.name = "geometry";
   f.title = std::string("Softmax attention geometry (") + map_name(in.map) + " map)";
   f.aspect = 0.9;
   fig::Panel p = fig::axes_panel("x", "y");
   p.equal_aspect = true;
-  fig::LineSeries grid{"warped grid",        {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
-                       fig::LineStyle::Solid};
-  for (const auto& line : warp_grid(in.scene, in.grid, in.map, in.alpha)) {
-    for (const auto& v : line) grid.x.push_back(v.x), grid.y.push_back(v.y);
-    grid.x.push_back(NAN), grid.y.push_back(NAN);
+  auto closed_line = [](const std::vector<Vec2>& points, fig::LineSeries l) {
+    for (const Vec2& v : points) l.x.push_back(v.x), l.y.push_back(v.y);
+    if (!l.x.empty()) l.x.push_back(l.x.front()), l.y.push_back(l.y.front());
+    return l;
+  };
+  if (views.grid) {
+    fig::LineSeries grid{"warped grid", {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
+                         fig::LineStyle::Solid};
+    for (const auto& line : warp_grid(in.scene, in.grid, in.map, in.alpha)) {
+      for (const auto& v : line) grid.x.push_back(v.x), grid.y.push_back(v.y);
+      grid.x.push_back(NAN), grid.y.push_back(NAN);
+    }
+    p.lines.push_back(grid);
   }
-  p.lines.push_back(grid);
   const auto values = value_points(in.scene);
-  fig::Polygon hull;
-  hull.name = "convex hull of values";
-  for (const auto& v : convex_hull(values)) hull.x.push_back(v.x), hull.y.push_back(v.y);
-  hull.stroke = fig::Color::from(render::okabe_ito(0));
-  hull.fill = fig::Color::rgb(0.0f, 0.447f, 0.698f, 0.12f);
-  p.polygons.push_back(hull);
-  if (in.circle_radius > 0) {
-    const Ellipse e = predicted_linear_image(in.scene, in.circle_radius);
-    fig::Polygon ell;
-    ell.name = "linear image of the query circle";
-    for (int i = 0; i < 128; ++i) {
-      const Vec2 v = e.point(2 * M_PI * i / 128);
-      ell.x.push_back(v.x), ell.y.push_back(v.y);
-    }
-    ell.stroke = fig::Color::from(render::okabe_ito(1));
-    ell.style = fig::LineStyle::Dashed;
-    p.polygons.push_back(ell);
-    fig::LineSeries images{"softmax image of the query circle",    {},  {},
-                           fig::Color::from(render::okabe_ito(5)), 1.0, fig::LineStyle::Solid};
-    for (const auto& v : map_points(in.scene, circle(in.circle_radius, 128), Map::Softmax)) {
-      images.x.push_back(v.x), images.y.push_back(v.y);
-    }
-    if (!images.x.empty())
-      images.x.push_back(images.x.front()), images.y.push_back(images.y.front());
-    p.lines.push_back(images);
+  if (views.hull) {
+    fig::Polygon hull;
+    hull.name = "convex hull of values";
+    for (const auto& v : convex_hull(values)) hull.x.push_back(v.x), hull.y.push_back(v.y);
+    hull.stroke = fig::Color::from(render::okabe_ito(0));
+    hull.fill = fig::Color::rgb(0.0f, 0.447f, 0.698f, 0.12f);
+    p.polygons.push_back(hull);
+    const Box box = bounding_box(values);
+    fig::Polygon frame;
+    frame.name = "bounding box";
+    frame.x = {box.min.x, box.max.x, box.max.x, box.min.x};
+    frame.y = {box.min.y, box.min.y, box.max.y, box.max.y};
+    frame.stroke = fig::Color::rgb(0.55f, 0.55f, 0.6f);
+    frame.style = fig::LineStyle::Dashed;
+    p.polygons.push_back(frame);
   }
-  fig::ScatterSeries tokens{
-      "values W\xe1\xb5\x9b t_j", {}, {}, {}, fig::Color::from(render::okabe_ito(0)), 4.0,
-      fig::Marker::Circle};
-  for (size_t j = 0; j < values.size(); ++j) {
-    tokens.x.push_back(values[j].x), tokens.y.push_back(values[j].y);
-    tokens.labels.push_back(std::to_string(j));
+  // The query circles' images, largest last (the screen's order).
+  const int count = in.circle_radius > 0 ? std::max(1, in.circle_count) : 0;
+  for (int k = 1; k <= count && (views.circles || views.linear); ++k) {
+    const double r = in.circle_radius * k / count;
+    const auto ring = circle(r, std::max(8, in.circle_samples));
+    const std::string which = count > 1 ? " (r = " + short_number(r) + ")" : "";
+    if (views.linear) {
+      p.lines.push_back(closed_line(map_points(in.scene, ring, Map::Linear),
+                                    {"linear image of the query circle" + which,
+                                     {},
+                                     {},
+                                     fig::Color::from(render::okabe_ito(2)),
+                                     1.5,
+                                     fig::LineStyle::Solid}));
+      const Ellipse e = predicted_linear_image(in.scene, r);
+      fig::Polygon ell;
+      ell.name = "predicted ellipse" + which;
+      for (int i = 0; i < 128; ++i) {
+        const Vec2 v = e.point(2 * M_PI * i / 128);
+        ell.x.push_back(v.x), ell.y.push_back(v.y);
+      }
+      ell.stroke = fig::Color::from(render::okabe_ito(1));
+      ell.style = fig::LineStyle::Dashed;
+      p.polygons.push_back(ell);
+    }
+    if (views.circles) {
+      p.lines.push_back(closed_line(map_points(in.scene, ring, Map::Softmax),
+                                    {"softmax image of the query circle" + which,
+                                     {},
+                                     {},
+                                     fig::Color::from(render::okabe_ito(5)),
+                                     1.0,
+                                     fig::LineStyle::Solid}));
+      if (in.gaussian) {
+        std::vector<Vec2> tilted;
+        for (const Vec2& v : ring) tilted.push_back(gaussian_tilted_mean(*in.gaussian, in.scene, v));
+        p.lines.push_back(closed_line(tilted, {"exact tilted mean" + which,
+                                               {},
+                                               {},
+                                               fig::Color::rgb(0.55f, 0.55f, 0.6f),
+                                               1.0,
+                                               fig::LineStyle::Dashed}));
+      }
+    }
+  }
+  const int n = static_cast<int>(values.size());
+  std::vector<double> weights;
+  const Vec2 out = attend(in.scene, in.query, &weights);
+  if (views.output && n <= kGeometryMaxWeightLines && !in.gaussian)
+    // z to each value, as opaque and wide as its weight (the screen also prints the weights on
+    // the lines; on a page they would cover the token labels).
+    for (int j = 0; j < n; ++j) {
+      const float w = static_cast<float>(weights[j]);
+      fig::Color c = fig::Color::from(render::okabe_ito(j));
+      c.a = 0.3f + 0.7f * w;
+      p.lines.push_back(
+          {"", {out.x, values[j].x}, {out.y, values[j].y}, c, 0.5 + 3.0 * w, fig::LineStyle::Solid});
+    }
+  const bool labelled = n <= kGeometryMaxLabelledTokens && !in.gaussian;
+  fig::ScatterSeries tokens{in.gaussian ? "sampled tokens t_j" : "tokens t_j",
+                            {},
+                            {},
+                            {},
+                            fig::Color::from(render::okabe_ito(0)),
+                            in.gaussian ? 1.5 : 4.0,
+                            fig::Marker::Circle};
+  for (int j = 0; j < n; ++j) {
+    tokens.x.push_back(in.scene.tokens[j].x), tokens.y.push_back(in.scene.tokens[j].y);
+    if (labelled) tokens.labels.push_back("t" + std::to_string(j + 1));
   }
   p.scatters.push_back(tokens);
-  const Vec2 out = attend(in.scene, in.query);
-  p.scatters.push_back({"query",
+  if (!is_identity(in.scene.wv)) {
+    fig::ScatterSeries vals{"values W\xe1\xb5\x9b t_j", {}, {}, {},
+                            fig::Color::from(render::okabe_ito(0)), 3.5, fig::Marker::Square};
+    for (int j = 0; j < n; ++j) vals.x.push_back(values[j].x), vals.y.push_back(values[j].y);
+    p.scatters.push_back(vals);
+  }
+  p.scatters.push_back({"query v",
                         {in.query.x},
                         {in.query.y},
-                        {},
+                        {"v"},
                         fig::Color::from(render::okabe_ito(3)),
                         5.0,
                         fig::Marker::Cross});
-  p.scatters.push_back({"output",
-                        {out.x},
-                        {out.y},
-                        {},
-                        fig::Color::from(render::okabe_ito(5)),
-                        5.0,
-                        fig::Marker::Square});
+  if (views.output)
+    p.scatters.push_back({"output z",
+                          {out.x},
+                          {out.y},
+                          {"z"},
+                          fig::Color::from(render::okabe_ito(5)),
+                          5.0,
+                          fig::Marker::Square});
   f.panels.push_back(p);
   return f;
 }

@@ -228,6 +228,10 @@ Mat2 transpose(const Mat2& m) {
   return {m.a, m.c, m.b, m.d};
 }
 
+bool is_identity(const Mat2& m) {
+  return m.a == 1 && m.b == 0 && m.c == 0 && m.d == 1;
+}
+
 void validate(const Scene& scene) {
   if (scene.tokens.empty()) throw Error("the scene has no tokens (at least one is needed)");
   if (scene.tokens.size() > static_cast<size_t>(kMaxTokens))

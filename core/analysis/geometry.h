@@ -49,6 +49,7 @@ struct Mat2 {
 Vec2 operator*(const Mat2& m, Vec2 v);
 Mat2 operator*(const Mat2& m, const Mat2& n);
 Mat2 transpose(const Mat2& m);
+bool is_identity(const Mat2& m);  // exactly
 
 struct Scene {
   std::vector<Vec2> tokens;

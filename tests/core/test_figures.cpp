@@ -175,21 +175,55 @@ TEST_CASE("figures: geometry and KY convergence figures hold the lab's own numbe
   const fig::Figure g = figures::geometry_figure(in);
   REQUIRE(g.panels.size() == 1);
   const fig::Panel& p = g.panels[0];
-  const auto hull = geometry::convex_hull(geometry::value_points(scene));
+  const auto values = geometry::value_points(scene);
+  const auto hull = geometry::convex_hull(values);
+  // The screen's default views: hull and bounding box, no linear images or ellipses.
   REQUIRE(p.polygons.size() == 2);
+  CHECK(p.polygons[1].name == "bounding box");
   REQUIRE(p.polygons[0].x.size() == hull.size());
   for (size_t i = 0; i < hull.size(); ++i) {
     CHECK(p.polygons[0].x[i] == hull[i].x);
     CHECK(p.polygons[0].y[i] == hull[i].y);
   }
+  auto named = [](const auto& series, const std::string& name) {
+    int found = 0;
+    for (const auto& s : series) found += s.name.rfind(name, 0) == 0;
+    return found;
+  };
+  CHECK(named(p.polygons, "predicted ellipse") == 0);
+  CHECK(named(p.lines, "linear image") == 0);
   const geometry::Vec2 out = geometry::attend(scene, in.query);
   bool found = false;
   for (const auto& s : p.scatters)
-    if (s.name == "output")
+    if (s.name == "output z")
       found = s.x == std::vector<double>{out.x} && s.y == std::vector<double>{out.y};
   CHECK(found);
+  // Tokens are named as on screen: t1..tn at the tokens' own positions.
+  for (const auto& s : p.scatters)
+    if (s.name == "tokens t_j") {
+      REQUIRE(s.labels.size() == scene.tokens.size());
+      for (size_t j = 0; j < scene.tokens.size(); ++j) {
+        CHECK(s.labels[j] == "t" + std::to_string(j + 1));
+        CHECK(s.x[j] == scene.tokens[j].x);
+      }
+    }
   // 9 + 9 grid lines of 33 samples each, NaN-separated.
   CHECK(p.lines[0].x.size() == 18 * 34);
+
+  // The views the panel switches: linear on adds one image and one ellipse per circle; grid,
+  // hull, circles and output off remove theirs.
+  in.circle_count = 3;
+  in.views.linear = true;
+  const fig::Panel lin = figures::geometry_figure(in).panels[0];
+  CHECK(named(lin.polygons, "predicted ellipse") == 3);
+  CHECK(named(lin.lines, "linear image") == 3);
+  CHECK(named(lin.lines, "softmax image") == 3);
+  in.views = {false, false, false, false, false};
+  const fig::Panel bare = figures::geometry_figure(in).panels[0];
+  CHECK(bare.polygons.empty());
+  CHECK(bare.lines.empty());
+  CHECK(named(bare.scatters, "output") == 0);
+  CHECK(named(bare.scatters, "query v") == 1);
 
   const Expression f("exp(x)");
   KySettings s;

@@ -98,6 +98,14 @@ void GeometryControls::draw_export_button(const GeometryScene& s) {
   in.map = s.grid_map();
   in.alpha = s.alpha;
   in.circle_radius = s.radius;
+  in.circle_count = s.circle_count;
+  in.circle_samples = s.circle_samples;
+  if (s.gaussian) in.gaussian = &s.gaussian_params;
+  in.views.output = s.views.output;
+  in.views.hull = s.views.hull;
+  in.views.linear = s.views.linear;
+  in.views.circles = s.views.circles;
+  in.views.grid = s.views.grid;
   try {
     gui::request_figure_export(figures::geometry_figure(in), false);
   } catch (const std::exception& e) {  // a scene that does not validate

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "figures/figures.h"
 #include "gui/palette.h"
 #include "render/plot/colormap.h"
 
@@ -16,8 +17,9 @@ namespace {
 
 namespace g = geometry;
 
-constexpr int kMaxWeightLines = 64;  // more tokens: z only (lines would be a solid fan)
-constexpr int kMaxLabelledTokens = 16;
+// The export's limits (app/figures/figures.h), so the file labels what the screen labels.
+constexpr int kMaxWeightLines = figures::kGeometryMaxWeightLines;
+constexpr int kMaxLabelledTokens = figures::kGeometryMaxLabelledTokens;
 constexpr ImU32 kHullFill = with_alpha8(colors::kSkyBlue, 38);
 constexpr ImU32 kHullEdge = with_alpha8(colors::kSkyBlue, 200);
 constexpr ImU32 kBoxEdge = with_alpha8(IM_COL32(200, 200, 200, 0), 150);

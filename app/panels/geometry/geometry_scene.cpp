@@ -18,10 +18,6 @@ namespace g = geometry;
 static_assert(GeometryScene::kMaxTokens == render::WarpRenderer::kMaxTokens,
               "the scene's token limit is the warp shader's");
 
-bool is_identity(const g::Mat2& m) {
-  return m.a == 1 && m.b == 0 && m.c == 0 && m.d == 1;
-}
-
 // Rounding in z is relative to the size of the coordinates.
 double hull_tolerance(const g::Box& box) {
   return 1e-9 * std::max({1.0, std::abs(box.min.x), std::abs(box.max.x), std::abs(box.min.y),
@@ -202,7 +198,7 @@ void GeometryScene::update_derived() {
   d.linear = want_linear;
   try {
     g::validate(scene);
-    d.wv_identity = is_identity(scene.wv);
+    d.wv_identity = g::is_identity(scene.wv);
     d.values = g::value_points(scene);
     d.hull = g::convex_hull(d.values);
     d.box = g::bounding_box(d.values);
