@@ -187,14 +187,19 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
   f.aspect = 0.9;
   fig::Panel p = fig::axes_panel("x", "y");
   p.equal_aspect = true;
-  auto closed_line = [](const std::vector<Vec2>& points, fig::LineSeries l) {
+  // A closed curve through `points`, solid, or dashed when `dashed`.
+  auto closed_line = [&p](const std::vector<Vec2>& points, const std::string& name,
+                          fig::Color color, double width, bool dashed = false) {
+    fig::LineSeries l{name,  {},    {},
+                      color, width, dashed ? fig::LineStyle::Dashed : fig::LineStyle::Solid};
     for (const Vec2& v : points) l.x.push_back(v.x), l.y.push_back(v.y);
     if (!l.x.empty()) l.x.push_back(l.x.front()), l.y.push_back(l.y.front());
-    return l;
+    p.lines.push_back(std::move(l));
   };
   if (views.grid) {
-    fig::LineSeries grid{"warped grid", {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
-                         fig::LineStyle::Solid};
+    fig::LineSeries grid{
+        "warped grid",        {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
+        fig::LineStyle::Solid};
     for (const auto& line : warp_grid(in.scene, in.grid, in.map, in.alpha)) {
       for (const auto& v : line) grid.x.push_back(v.x), grid.y.push_back(v.y);
       grid.x.push_back(NAN), grid.y.push_back(NAN);
@@ -225,13 +230,9 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
     const auto ring = circle(r, std::max(8, in.circle_samples));
     const std::string which = count > 1 ? " (r = " + short_number(r) + ")" : "";
     if (views.linear) {
-      p.lines.push_back(closed_line(map_points(in.scene, ring, Map::Linear),
-                                    {"linear image of the query circle" + which,
-                                     {},
-                                     {},
-                                     fig::Color::from(render::okabe_ito(2)),
-                                     1.5,
-                                     fig::LineStyle::Solid}));
+      closed_line(map_points(in.scene, ring, Map::Linear),
+                  "linear image of the query circle" + which,
+                  fig::Color::from(render::okabe_ito(2)), 1.5);
       const Ellipse e = predicted_linear_image(in.scene, r);
       fig::Polygon ell;
       ell.name = "predicted ellipse" + which;
@@ -244,22 +245,15 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
       p.polygons.push_back(ell);
     }
     if (views.circles) {
-      p.lines.push_back(closed_line(map_points(in.scene, ring, Map::Softmax),
-                                    {"softmax image of the query circle" + which,
-                                     {},
-                                     {},
-                                     fig::Color::from(render::okabe_ito(5)),
-                                     1.0,
-                                     fig::LineStyle::Solid}));
+      closed_line(map_points(in.scene, ring, Map::Softmax),
+                  "softmax image of the query circle" + which,
+                  fig::Color::from(render::okabe_ito(5)), 1.0);
       if (in.gaussian) {
         std::vector<Vec2> tilted;
-        for (const Vec2& v : ring) tilted.push_back(gaussian_tilted_mean(*in.gaussian, in.scene, v));
-        p.lines.push_back(closed_line(tilted, {"exact tilted mean" + which,
-                                               {},
-                                               {},
-                                               fig::Color::rgb(0.55f, 0.55f, 0.6f),
-                                               1.0,
-                                               fig::LineStyle::Dashed}));
+        for (const Vec2& v : ring)
+          tilted.push_back(gaussian_tilted_mean(*in.gaussian, in.scene, v));
+        closed_line(tilted, "exact tilted mean" + which, fig::Color::rgb(0.55f, 0.55f, 0.6f), 1.0,
+                    /*dashed=*/true);
       }
     }
   }
@@ -273,8 +267,12 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
       const float w = static_cast<float>(weights[j]);
       fig::Color c = fig::Color::from(render::okabe_ito(j));
       c.a = 0.3f + 0.7f * w;
-      p.lines.push_back(
-          {"", {out.x, values[j].x}, {out.y, values[j].y}, c, 0.5 + 3.0 * w, fig::LineStyle::Solid});
+      p.lines.push_back({"",
+                         {out.x, values[j].x},
+                         {out.y, values[j].y},
+                         c,
+                         0.5 + 3.0 * w,
+                         fig::LineStyle::Solid});
     }
   const bool labelled = n <= kGeometryMaxLabelledTokens && !in.gaussian;
   fig::ScatterSeries tokens{in.gaussian ? "sampled tokens t_j" : "tokens t_j",
@@ -290,8 +288,9 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
   }
   p.scatters.push_back(tokens);
   if (!is_identity(in.scene.wv)) {
-    fig::ScatterSeries vals{"values W\xe1\xb5\x9b t_j", {}, {}, {},
-                            fig::Color::from(render::okabe_ito(0)), 3.5, fig::Marker::Square};
+    fig::ScatterSeries vals{
+        "values W\xe1\xb5\x9b t_j", {}, {}, {}, fig::Color::from(render::okabe_ito(0)), 3.5,
+        fig::Marker::Square};
     for (int j = 0; j < n; ++j) vals.x.push_back(values[j].x), vals.y.push_back(values[j].y);
     p.scatters.push_back(vals);
   }

@@ -173,53 +173,52 @@ nlohmann::json Menus::report() const {
           {"error", error_}};
 }
 
-void Menus::draw_open_config(UiState& ui, Trainer& trainer) {
+// A small window asking for one path: its help line, the field and "Open". Returns true when
+// the user asked to open what the field holds (button or Enter); the window stays open until the
+// caller closes it.
+bool Menus::draw_path_dialog(const char* title, bool* open, const std::string& help,
+                             const char* hint, char* path, size_t size) {
   place_window(0.45f, 0.25f);
-  if (!ImGui::Begin("Open config", &open_config_, ImGuiWindowFlags_NoCollapse)) {
+  if (!ImGui::Begin(title, open, ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
-    return;
+    return false;
   }
-  ImGui::TextWrapped(
-      "A config file (JSON). The shipped ones are in %s; Help > Experiments "
-      "describes them.",
-      configs_dir().empty() ? "(not found)" : configs_dir().c_str());
+  ImGui::TextWrapped("%s", help.c_str());
   ImGui::SetNextItemWidth(-80);
-  const bool enter =
-      ImGui::InputTextWithHint("##config", "path/to/config.json", config_path_, sizeof config_path_,
-                               ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool enter = ImGui::InputTextWithHint("##path", hint, path, size,
+                                              ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
-  if ((ImGui::Button("Open") || enter) && load_config(config_path_, ui, trainer))
-    open_config_ = false;
+  const bool asked = ImGui::Button("Open") || enter;
   if (!error_.empty()) ImGui::TextColored(kRed, "%s", error_.c_str());
   ImGui::End();
+  return asked;
+}
+
+void Menus::draw_open_config(UiState& ui, Trainer& trainer) {
+  const std::string help = "A config file (JSON). The shipped ones are in " +
+                           (configs_dir().empty() ? std::string("(not found)") : configs_dir()) +
+                           "; Help > Experiments describes them.";
+  if (draw_path_dialog("Open config", &open_config_, help, "path/to/config.json", config_path_,
+                       sizeof config_path_) &&
+      load_config(config_path_, ui, trainer))
+    open_config_ = false;
 }
 
 void Menus::draw_open_run(UiState& ui) {
-  place_window(0.45f, 0.25f);
-  if (!ImGui::Begin("Open run", &open_run_, ImGuiWindowFlags_NoCollapse)) {
-    ImGui::End();
+  if (!draw_path_dialog("Open run", &open_run_,
+                        "A run directory (`attnlab train --out`, or one the window recorded) or a "
+                        "folder of runs (a sweep): listed and followed in the Runs panel; a run "
+                        "with a checkpoint is loaded into the window.",
+                        "path/to/run", run_path_, sizeof run_path_))
     return;
+  std::error_code ec;
+  if (!fs::is_directory(run_path_, ec)) {
+    error_ = std::string("Open run: ") + run_path_ + " is not a directory";
+  } else {
+    ui.open_run_requests.push_back(run_path_);
+    error_.clear();
+    open_run_ = false;
   }
-  ImGui::TextWrapped(
-      "A run directory (`attnlab train --out`, or one the window recorded) or a "
-      "folder of runs (a sweep): listed and followed in the Runs panel; a run with "
-      "a checkpoint is loaded into the window.");
-  ImGui::SetNextItemWidth(-80);
-  const bool enter = ImGui::InputTextWithHint("##run", "path/to/run", run_path_, sizeof run_path_,
-                                              ImGuiInputTextFlags_EnterReturnsTrue);
-  ImGui::SameLine();
-  if (ImGui::Button("Open") || enter) {
-    std::error_code ec;
-    if (!fs::is_directory(run_path_, ec)) {
-      error_ = std::string("Open run: ") + run_path_ + " is not a directory";
-    } else {
-      ui.open_run_requests.push_back(run_path_);
-      error_.clear();
-      open_run_ = false;
-    }
-  }
-  if (!error_.empty()) ImGui::TextColored(kRed, "%s", error_.c_str());
-  ImGui::End();
 }
 
 }  // namespace attn::gui

@@ -40,6 +40,8 @@ class Menus {
   void draw_picker(UiState& ui, Trainer& trainer);
   void draw_open_config(UiState& ui, Trainer& trainer);
   void draw_open_run(UiState& ui);
+  bool draw_path_dialog(const char* title, bool* open, const std::string& help, const char* hint,
+                        char* path, size_t size);
   bool load_config(const std::string& path, UiState& ui, Trainer& trainer);
 
   bool guide_open_ = false, picker_open_ = false, open_config_ = false, open_run_ = false;
