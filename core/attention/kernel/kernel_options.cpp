@@ -17,6 +17,20 @@ constexpr const char* kKernelRopeRefusal =
     "queries and keys, so rotating X~ would not make it depend on i - j only";
 
 namespace {
+// What the family shares: no rope (kKernelRopeRefusal), ALiBi on the softmax logits.
+MechanismDescriptor kernel_family(const char* name, const char* description,
+                                  const char* options_help, void (*validate)(const nlohmann::json&),
+                                  int64_t (*count)(int64_t, int64_t, const nlohmann::json&)) {
+  return {name,
+          description,
+          options_help,
+          validate,
+          count,
+          /*supports_rope=*/false,
+          /*supports_alibi=*/true,
+          kKernelRopeRefusal};
+}
+
 void read_init(JsonReader& r, KernelInit& init) {
   std::string name = init == KernelInit::xavier ? "xavier" : "default";
   r.string("init", name, {"default", "xavier"});
@@ -54,7 +68,7 @@ LinearSimOptions parse_linear_sim_options(const nlohmann::json& options) {
 
 // Pseudo-MHSA: projections + A [n, Dh, Dh] = 2D^2 + 2D + n Dh^2.
 const MechanismDescriptor& pseudo_mechanism() {
-  static const MechanismDescriptor d{
+  static const MechanismDescriptor d = kernel_family(
       "pseudo",
       "Pseudo-MHSA (seed 002's Param-Fusion): softmax(X~_i A_i X~_i^T / Dh) X~_i with X~ = X U + "
       "b1, one Dh x Dh kernel A_i per head",
@@ -62,16 +76,13 @@ const MechanismDescriptor& pseudo_mechanism() {
       [](const nlohmann::json& o) { parse_kernel_common_options(o, "pseudo"); },
       [](int64_t D, int64_t n, const nlohmann::json&) -> int64_t {
         return 2 * D * D + 2 * D + D * D / n;
-      },
-      false,
-      true,
-      kKernelRopeRefusal};
+      });
   return d;
 }
 
 // Semi-Fusion: U, A, Wv [n, Dh, Dh], W^O, b_O = 2D^2 + 2 n Dh^2 + D.
 const MechanismDescriptor& semi_fusion_mechanism() {
-  static const MechanismDescriptor d{
+  static const MechanismDescriptor d = kernel_family(
       "semi-fusion",
       "Semi-Fusion (seed 002): Pseudo-MHSA without b1, with a per-head value matrix Wv_i and the "
       "output projection W^O kept",
@@ -79,29 +90,23 @@ const MechanismDescriptor& semi_fusion_mechanism() {
       [](const nlohmann::json& o) { parse_kernel_common_options(o, "semi-fusion"); },
       [](int64_t D, int64_t n, const nlohmann::json&) -> int64_t {
         return 2 * D * D + 2 * (D * D / n) + D;
-      },
-      false,
-      true,
-      kKernelRopeRefusal};
+      });
   return d;
 }
 
 const MechanismDescriptor& gaussian_mechanism() {
-  static const MechanismDescriptor d{
+  static const MechanismDescriptor d = kernel_family(
       "gaussian",
       "Gaussian-MHSA (seed 002): score sum_{d1,d2} exp(-(x~_s,d1 - x~_r,d2)^2 / (2 sigma^2)) / "
       "Dh, i.e. A_i fixed to ones (no score parameters)",
       "sigma (1.0, finite, > 0), init (default | xavier)",
       [](const nlohmann::json& o) { parse_gaussian_options(o); },
-      [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 2 * D * D + 2 * D; },
-      false,
-      true,
-      kKernelRopeRefusal};
+      [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 2 * D * D + 2 * D; });
   return d;
 }
 
 const MechanismDescriptor& linear_sim_mechanism() {
-  static const MechanismDescriptor d{
+  static const MechanismDescriptor d = kernel_family(
       "linear-sim",
       "Linear-Sim (seed 002): a simulated map x~_s^T W_o pool(X~) / Dh with one Dh x Dh weight "
       "per key position o; the key's own content never enters its score",
@@ -111,10 +116,7 @@ const MechanismDescriptor& linear_sim_mechanism() {
       [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
         const LinearSimOptions o = parse_linear_sim_options(options);
         return 2 * D * D + 2 * D + int64_t(o.max_len) * (D * D / n);  // + max_len n Dh^2
-      },
-      false,
-      true,
-      kKernelRopeRefusal};
+      });
   return d;
 }
 

@@ -1,0 +1,93 @@
+#include "core/analysis/head_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+
+#include "core/base/error.h"
+
+namespace attn {
+namespace {
+
+void check(const std::vector<float>& w, int size, const char* what) {
+  if (size <= 0 || w.size() != static_cast<size_t>(size) * size)
+    throw Error(std::string(what) + ": a map of size " + std::to_string(size) + " needs " +
+                std::to_string(static_cast<size_t>(std::max(size, 0)) * std::max(size, 0)) +
+                " weights, got " + std::to_string(w.size()));
+}
+
+double at(const std::vector<float>& w, int size, int q, int k) {
+  const float v = w[static_cast<size_t>(q) * size + k];
+  return std::isfinite(v) ? v : 0.0;
+}
+
+}  // namespace
+
+double map_entropy(const std::vector<float>& w, int size) {
+  check(w, size, "entropy");
+  double total = 0;
+  for (int q = 0; q < size; ++q) {
+    double h = 0;
+    for (int k = 0; k < size; ++k) {
+      const double p = at(w, size, q, k);
+      if (p > 0) h -= p * std::log(p);
+    }
+    total += h;
+  }
+  return total / size;
+}
+
+double map_diagonal(const std::vector<float>& w, int size) {
+  check(w, size, "diagonal");
+  double total = 0;
+  for (int q = 0; q < size; ++q) total += at(w, size, q, q);
+  return total / size;
+}
+
+double map_previous_token(const std::vector<float>& w, int size) {
+  check(w, size, "previous_token");
+  if (size < 2) return std::numeric_limits<double>::quiet_NaN();
+  double total = 0;
+  for (int q = 1; q < size; ++q) total += at(w, size, q, q - 1);
+  return total / (size - 1);
+}
+
+double map_induction(const std::vector<float>& w, int size,
+                     const std::vector<std::string>& tokens) {
+  check(w, size, "induction");
+  if (tokens.size() != static_cast<size_t>(size))
+    throw Error("induction: " + std::to_string(tokens.size()) + " tokens for a map of size " +
+                std::to_string(size));
+  std::unordered_map<std::string, int> last;  // token -> its latest position so far
+  double total = 0;
+  int count = 0;
+  for (int q = 0; q < size; ++q) {
+    const auto it = last.find(tokens[q]);
+    if (it != last.end() && it->second + 1 < size) {
+      total += at(w, size, q, it->second + 1);
+      ++count;
+    }
+    last[tokens[q]] = q;
+  }
+  return count ? total / count : std::numeric_limits<double>::quiet_NaN();
+}
+
+int effective_window(const float* beta, int window, double mass) {
+  if (window <= 0) throw Error("effective_window: the window must be positive");
+  std::vector<double> b(beta, beta + window);
+  for (double& v : b) v = std::isfinite(v) && v > 0 ? v : 0.0;
+  std::sort(b.begin(), b.end(), std::greater<>());
+  double total = 0;
+  for (double v : b) total += v;
+  if (!(total > 0)) return window;
+  double sum = 0;
+  for (int j = 0; j < window; ++j) {
+    sum += b[j];
+    if (sum >= mass * total * (1 - 1e-6)) return j + 1;  // float32 inputs: 0.7f + 0.2f < 0.9
+  }
+  return window;
+}
+
+}  // namespace attn
