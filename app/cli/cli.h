@@ -100,6 +100,7 @@ struct ExportArgs {
   std::string figure;
   bool all = false;
   bool list = false;
+  bool list_steps = false;
   long long step = -1;
   std::string format;          // empty: from --out's extension (--all: pdf)
   fig::ExportRequest request;  // size, dpi, font, theme: the options bind to its fields

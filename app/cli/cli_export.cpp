@@ -5,6 +5,7 @@
 #include "app/figures/figures.h"
 #include "cli/cli.h"
 #include "core/base/error.h"
+#include "core/runs/view_records.h"
 #include "core/training/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
@@ -61,6 +62,46 @@ void print_list(const RunDirectory& run, const std::vector<figures::FigureSpec>&
   for (const auto& s : specs) std::cout << "  " << s.name << "  " << s.description << "\n";
 }
 
+// `--list-steps`: the steps of the run's views.rec, one per line or {"steps": [...]}.
+int print_steps(const std::string& dir, bool as_json) {
+  const RunDirectory run = read_run_directory(dir);  // refuses what is not a run
+  const auto index = index_view_records((fs::path(run.dir) / kViewRecordsFile).string());
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& e : index) steps.push_back(e.step);
+  if (as_json) {
+    std::cout << nlohmann::json{{"steps", steps}}.dump() << "\n";
+  } else {
+    for (const auto& s : steps) std::cout << s.get<int64_t>() << "\n";
+    if (index.empty())
+      std::cerr << "attnlab export: " << run.dir
+                << " has no recorded views (views.rec): no timeline, only its final step\n";
+  }
+  return kExitOk;
+}
+
+// The run's snapshot with the probe's maps and tokens of the view recorded at or before `step`
+// (said on stderr), for figures drawn from them.
+std::shared_ptr<const Snapshot> at_recorded_step(const RunDirectory& run, const Snapshot& saved,
+                                                 int64_t step) {
+  const std::string path = (fs::path(run.dir) / kViewRecordsFile).string();
+  const auto index = index_view_records(path);
+  if (index.empty())
+    throw Error("--step " + std::to_string(step) + ": " + run.dir +
+                " has no recorded views (views.rec; runs before recording, or train.record_every "
+                "0): only its final step, " +
+                std::to_string(saved.step) + ", can be exported");
+  const ViewRecord r = read_view_record(path, view_record_at(index, step));
+  std::cerr << "attnlab export: the view recorded at step " << r.step
+            << (r.step == step ? "" : " (the last at or before " + std::to_string(step) + ")")
+            << "\n";
+  auto snap = std::make_shared<Snapshot>(saved);
+  snap->attention = std::make_shared<const std::vector<AttentionMap>>(r.maps);
+  snap->probe_tokens = r.probe_tokens;
+  snap->attention_step = r.step;
+  snap->step = r.step;
+  return snap;
+}
+
 }  // namespace
 
 CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
@@ -69,7 +110,11 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   cmd->add_option("--figure", a.figure, "Figure name (see --list)");
   cmd->add_flag("--all", a.all, "Every figure the run has, into the --out directory");
   cmd->add_flag("--list", a.list, "List the run's figures and exit");
-  cmd->add_option("--step", a.step, "connections: the frame recorded at or before this step");
+  cmd->add_flag("--list-steps", a.list_steps,
+                "List the steps the run recorded its views at (views.rec) and exit");
+  cmd->add_option("--step", a.step,
+                  "attention, connections: the view recorded at or before this step (said on "
+                  "stderr)");
   cmd->add_option("--format", a.format, "pdf, svg, png or csv (default: --out's extension)");
   fig::ExportRequest& r = a.request;
   cmd->add_option("--dpi", r.dpi, "PNG resolution (30..2400, default 300)");
@@ -95,8 +140,10 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
 
 int run_export_command(const ExportArgs& a) {
   try {
-    const int modes = (a.list ? 1 : 0) + (a.all ? 1 : 0) + (a.figure.empty() ? 0 : 1);
-    if (modes != 1) throw Error("give exactly one of --list, --figure NAME or --all");
+    const int modes =
+        (a.list ? 1 : 0) + (a.list_steps ? 1 : 0) + (a.all ? 1 : 0) + (a.figure.empty() ? 0 : 1);
+    if (modes != 1) throw Error("give exactly one of --list, --list-steps, --figure NAME or --all");
+    if (a.list_steps) return print_steps(a.run, a.json);
     if (!a.list && a.out.empty()) throw Error("--out is required (a file; with --all a directory)");
     figures::FigureOptions options;
     options.layer = a.layer;
@@ -133,11 +180,14 @@ int run_export_command(const ExportArgs& a) {
       snap = curves_of_run(run);
       no_checkpoint = " (no checkpoint/: only the loss curves)";
     }
-    if (a.step >= 0 && a.figure != "connections" && !a.list)
-      throw Error("--step " + std::to_string(a.step) +
-                  " picks a recorded frame of the connections figure only; the checkpoint is at "
-                  "step " +
-                  std::to_string(snap->step));
+    if (a.step >= 0 && a.figure != "connections" && !a.list) {
+      if (a.figure != "attention")
+        throw Error("--step " + std::to_string(a.step) +
+                    " picks a recorded view of the attention and connections figures only; the "
+                    "checkpoint is at step " +
+                    std::to_string(snap->step));
+      snap = at_recorded_step(run, *snap, a.step);
+    }
     const auto specs = figures::figures_for(*snap);
     if (a.list) {
       print_list(run, specs, no_checkpoint, a.json);

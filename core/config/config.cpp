@@ -176,6 +176,9 @@ void read_train(JsonReader& r, TrainConfig& t) {
   r.number("grad_clip", t.grad_clip, 0.0, 1e6);
   r.integer("eval_every", t.eval_every, 1, 100000000);
   r.integer("eval_batches", t.eval_batches, 1, 100000);
+  const bool record_every_given = r.find("record_every") != nullptr;
+  r.integer("record_every", t.record_every, 0, 100000000);
+  if (!record_every_given) t.record_every = t.eval_every;  // every evaluation
   r.finish();
 }
 
@@ -363,7 +366,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, architecture, conn, d_model, hea
                                    mlp_ratio, dropout, attention, head, classes, attention_options,
                                    position, rope_base)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ratio, warmup,
-                                   weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches)
+                                   weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches,
+                                   record_every)
 
 json to_json(const ExperimentConfig& c) {
   return json{{"name", c.name}, {"seed", c.seed},   {"device", c.device}, {"threads", c.threads},

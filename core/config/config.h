@@ -85,6 +85,10 @@ struct TrainConfig {
   double grad_clip = 1.0;  // max global grad norm; 0 disables
   int64_t eval_every = 100;
   int eval_batches = 8;
+  // Recorded views (core/runs/view_records.h): the probe's maps every this many steps into the
+  // run's views.rec, plus the first and last step; 0 = off. Absent from a config file: its
+  // eval_every (resolved, so config.json shows it).
+  int64_t record_every = 100;
 };
 
 struct ExperimentConfig {
@@ -101,12 +105,13 @@ struct ExperimentConfig {
 ExperimentConfig parse_config(const nlohmann::json& j, const std::string& where = "config");
 ExperimentConfig load_config_file(const std::string& path);
 // The config file as JSON, before parse_config: a regular file of at most 64 MiB, strict JSON
-// (parse_json_strict: no comments, no duplicate keys), nested at most 32 levels. For callers that edit it first (sweep,
-// reproduce): a hostile nesting would overflow the stack of any recursive walk. Throws
-// attn::Error naming the file.
+// (parse_json_strict: no comments, no duplicate keys), nested at most 32 levels. For callers that
+// edit it first (sweep, reproduce): a hostile nesting would overflow the stack of any recursive
+// walk. Throws attn::Error naming the file.
 nlohmann::json read_config_json(const std::string& path);
 // A JSON file attnlab wrote or reads (summary.json, repro.json, ...): a regular file of at most
-// 1 GiB, strict JSON (parse_json_strict), nested at most 32 levels. Throws attn::Error naming the file.
+// 1 GiB, strict JSON (parse_json_strict), nested at most 32 levels. Throws attn::Error naming the
+// file.
 nlohmann::json read_json_file(const std::string& path);
 // Throws attn::Error naming `where` when j nests deeper than a config can.
 void check_config_depth(const nlohmann::json& j, const std::string& where);

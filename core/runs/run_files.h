@@ -18,8 +18,9 @@ namespace attn {
 
 inline constexpr const char* kRunMarkerName = ".attnlab-run";
 // The top-level files a run writes (besides the marker and the lock), and checkpoint/'s.
-inline constexpr const char* kRunFiles[] = {"config.json",      "metrics.csv", "summary.json",
-                                            "connections.json", "conn.json",   "C.csv"};
+inline constexpr const char* kRunFiles[] = {"config.json", "metrics.csv",      "summary.json",
+                                            "views.rec",   "connections.json", "conn.json",
+                                            "C.csv"};
 inline constexpr const char* kCheckpointFiles[] = {"model.pt", "optimizer.pt", "state.json"};
 
 // Whether dir is an attnlab run (see the contract).

@@ -75,7 +75,8 @@ std::string header(uint32_t bytes, int64_t step, uint32_t crc) {
 std::string encode_view_record(const ViewRecord& r) {
   json maps = json::array();
   for (const AttentionMap& m : r.maps)
-    maps.push_back({{"layer", m.layer}, {"head", m.head}, {"size", m.size}, {"w", floats(m.weights)}});
+    maps.push_back(
+        {{"layer", m.layer}, {"head", m.head}, {"size", m.size}, {"w", floats(m.weights)}});
   json ky = json::array();
   for (const ConnectionCurves& c : r.connections)
     ky.push_back({{"layer", c.layer},
@@ -88,8 +89,9 @@ std::string encode_view_record(const ViewRecord& r) {
                   {"g", floats(c.g)},
                   {"slot_g", floats(c.slot_g)},
                   {"beta", floats(c.beta)}});
-  const json j = {{"step", r.step},     {"tokens", r.probe_tokens}, {"layers", r.layers},
-                  {"heads", r.heads},   {"maps", maps},             {"ky", ky}};
+  const json j = {{"step", r.step},     {"tokens", r.probe_tokens},
+                  {"layers", r.layers}, {"heads", r.heads},
+                  {"maps", maps},       {"ky", ky}};
   const std::vector<uint8_t> cbor = json::to_cbor(j);
   return std::string(cbor.begin(), cbor.end());
 }
@@ -234,14 +236,14 @@ std::vector<size_t> thin_steps(const std::vector<int64_t>& steps, size_t keep) {
     const size_t i = (k + 1) / 2;
     const double u = static_cast<double>(i) / (half + 1);
     targets.push_back(k % 2 == 1 ? first + std::expm1(u * std::log1p(span))  // log
-                                 : first + u * span);                         // linear
+                                 : first + u * span);                        // linear
   }
   for (double t : targets) {
     if (count >= keep) break;
     // The nearest record not yet chosen (either side).
-    size_t j = static_cast<size_t>(std::lower_bound(steps.begin(), steps.end(),
-                                                    static_cast<int64_t>(std::llround(t))) -
-                                   steps.begin());
+    size_t j = static_cast<size_t>(
+        std::lower_bound(steps.begin(), steps.end(), static_cast<int64_t>(std::llround(t))) -
+        steps.begin());
     size_t best = n;
     double best_d = 0;
     for (size_t d = 0; d < n && best == n; ++d) {
@@ -307,10 +309,16 @@ void ViewRecorder::append(const ViewRecord& record) {
   if (size_ <= budget_ || index_.size() <= 2) return;
   // Over budget: keep a spread filling half of it (by the mean record size).
   const uint64_t mean = (size_ - kFileMagicBytes) / index_.size();
-  const size_t fit = static_cast<size_t>(std::max<uint64_t>(2, budget_ / 2 / std::max<uint64_t>(mean, 1)));
+  const size_t fit =
+      static_cast<size_t>(std::max<uint64_t>(2, budget_ / 2 / std::max<uint64_t>(mean, 1)));
   std::vector<int64_t> steps;
   for (const auto& e : index_) steps.push_back(e.step);
   rewrite(thin_steps(steps, fit));
+}
+
+void ViewRecorder::sync() {
+  if (::fsync(fd_) != 0 && errno != EINVAL)
+    throw Error("cannot flush " + path_ + " to disk: " + std::strerror(errno));
 }
 
 void ViewRecorder::rewrite(const std::vector<size_t>& keep) {
@@ -320,8 +328,8 @@ void ViewRecorder::rewrite(const std::vector<size_t>& keep) {
   for (size_t i : keep) {
     const ViewIndexEntry& e = index_.at(i);
     if (e.offset + kHeaderBytes + e.bytes > data.size())
-      throw Error(path_ + " was cut while recording (the record at step " +
-                  std::to_string(e.step) + " is gone)");
+      throw Error(path_ + " was cut while recording (the record at step " + std::to_string(e.step) +
+                  " is gone)");
     index.push_back({e.step, out.size(), e.bytes});
     out.append(data, e.offset, kHeaderBytes + e.bytes);
   }

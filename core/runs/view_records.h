@@ -32,7 +32,7 @@ struct ViewRecord {
   int64_t step = 0;
   std::vector<std::string> probe_tokens;
   int layers = 0, heads = 0;
-  std::vector<AttentionMap> maps;              // layer-major, as Snapshot::attention
+  std::vector<AttentionMap> maps;             // layer-major, as Snapshot::attention
   std::vector<ConnectionCurves> connections;  // ky layers, as a ConnectionFrame's
 };
 
@@ -67,6 +67,7 @@ class ViewRecorder {
   ViewRecorder& operator=(const ViewRecorder&) = delete;
 
   void append(const ViewRecord& record);
+  void sync();  // flushes the records to disk (at a save, so a power loss cannot lose them)
   const std::vector<ViewIndexEntry>& index() const { return index_; }
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }

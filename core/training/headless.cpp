@@ -292,6 +292,11 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   // the row being written, which the next resume drops.
   write_file_atomic(metrics_path.string(), std::string(kMetricsHeader) + "\n" + previous);
   MetricsAppender metrics(metrics_path.string());
+  std::optional<SessionViews> views;  // views.rec, train.record_every > 0
+  if (config.train.record_every > 0 && !complete_only) {
+    views.emplace(out.string(), *session);
+    views->take_seconds();  // before any timed interval
+  }
 
   auto log = [&](const std::string& s) {
     if (o.log) o.log(s);
@@ -343,10 +348,12 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
         break;
       }
       ++timed_steps;
+      if (views) views->after_step(*session);
       const int64_t step = session->step();
       if (step % t.eval_every == 0 || step == stop_at) {
         const auto eval = session->evaluate();
-        const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count();
+        const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count() -
+                          (views ? views->take_seconds() : 0.0);  // recording is not training
         const double sps = timed_steps / std::max(1e-9, dt);
         const auto interval = session->take_loss_interval();
         const double train_loss = interval.sum / std::max<int64_t>(1, interval.steps);
@@ -363,6 +370,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
         save_checkpoint(*session, out);
     }
     metrics.sync();
+    if (views && !summary.diverged) views->finish(*session);
   } catch (const Error& e) {
     // A failed write (a full disk): keep what can be kept, say where the run stands.
     std::string saved;

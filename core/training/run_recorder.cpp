@@ -82,10 +82,47 @@ RunRecorder::RunRecorder(const std::string& dir, TrainingSession& session, const
   const std::string metrics = (fs::path(dir) / "metrics.csv").string();
   write_file_atomic(metrics, std::string(kMetricsHeader) + "\n");
   metrics_.emplace(metrics);
+  if (session.config().train.record_every > 0) {
+    views_.emplace(dir, session);
+    views_->take_seconds();  // before any timed interval
+  }
+}
+
+void RunRecorder::on_step(TrainingSession& session) {
+  ++timed_steps_;
+  if (views_) views_->after_step(session);
+}
+
+SessionViews::SessionViews(const std::string& dir, TrainingSession& session)
+    : recorder_((fs::path(dir) / kViewRecordsFile).string()),
+      every_(session.config().train.record_every) {
+  record(session);
+}
+
+void SessionViews::record(TrainingSession& session) {
+  const auto t0 = std::chrono::steady_clock::now();
+  recorder_.append(session.view_record());
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void SessionViews::after_step(TrainingSession& session) {
+  if (every_ > 0 && session.step() % every_ == 0) record(session);
+}
+
+void SessionViews::finish(TrainingSession& session) {
+  if (recorder_.index().empty() || recorder_.index().back().step != session.step()) record(session);
+  recorder_.sync();
+}
+
+double SessionViews::take_seconds() {
+  const double s = seconds_;
+  seconds_ = 0;
+  return s;
 }
 
 void RunRecorder::on_eval(TrainingSession& session, const EvalResult& eval, double lr) {
-  const double dt = std::chrono::duration<double>(Clock::now() - interval_start_).count();
+  const double dt = std::chrono::duration<double>(Clock::now() - interval_start_).count() -
+                    (views_ ? views_->take_seconds() : 0.0);
   const auto interval = session.take_loss_interval();
   std::optional<double> train, sps;
   if (interval.steps > 0) train = interval.sum / interval.steps;
@@ -145,6 +182,8 @@ void RunRecorder::save(TrainingSession& session, const std::string& stopped_by, 
     }
   };
   attempt("metrics.csv", [&] { metrics_->sync(); });
+  if (views_ && !diverged)  // the last step too: the recording ends where the checkpoint is
+    attempt("views.rec", [&] { views_->finish(session); });
   bool checkpoint = false;
   attempt("checkpoint", [&] {
     session.save((fs::path(dir()) / "checkpoint").string());

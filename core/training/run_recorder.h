@@ -64,6 +64,27 @@ std::string history_metrics_csv(const TrainingSession& session);
 void write_run_copy(TrainingSession& session, const std::string& dir, const std::string& metrics,
                     const nlohmann::json& summary);
 
+// A session's recorded views (core/runs/view_records.h) in dir/views.rec, when
+// train.record_every > 0: the step it starts at (the initial model, or the resumed one, whose
+// later records are dropped), every record_every steps, and the last step at finish(). The
+// window (RunRecorder) and `attnlab train` (train_headless) both record through it. Throws
+// attn::Error naming the file.
+class SessionViews {
+ public:
+  SessionViews(const std::string& dir, TrainingSession& session);
+  void after_step(TrainingSession& session);
+  // Records the current step unless it is recorded, and flushes the file to disk.
+  void finish(TrainingSession& session);
+  // Seconds spent recording since the last call (left out of steps_per_s).
+  double take_seconds();
+
+ private:
+  void record(TrainingSession& session);
+  ViewRecorder recorder_;
+  int64_t every_;
+  double seconds_ = 0;
+};
+
 class RunRecorder {
  public:
   // Locks dir (refused when another process writes it), refuses a directory that already holds a
@@ -71,8 +92,10 @@ class RunRecorder {
   RunRecorder(const std::string& dir, TrainingSession& session, const std::string& what);
 
   const std::string& dir() const { return lock_.dir(); }
-  // After every training step (for steps_per_s; the losses are the session's LossInterval).
-  void on_step() { ++timed_steps_; }
+  // After every training step (for steps_per_s; the losses are the session's LossInterval):
+  // records the views (views.rec) every train.record_every steps. The recording's time is left
+  // out of steps_per_s.
+  void on_step(TrainingSession& session);
   // After an evaluation at the session's current step: appends its metrics row, whose train loss
   // is the session's interval since the last row (taken, so the session starts a new one).
   void on_eval(TrainingSession& session, const EvalResult& eval, double lr);
@@ -102,6 +125,7 @@ class RunRecorder {
   bool saved_ = false;  // the last save() wrote everything
   bool summary_present_ = false;  // summary.json written by us and not removed since
   int64_t rows_ = 0;
+  std::optional<SessionViews> views_;  // train.record_every > 0
 };
 
 }  // namespace attn

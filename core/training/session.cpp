@@ -409,6 +409,26 @@ void TrainingSession::probe_attention(Snapshot& out) {
   out.connections = connections_;
 }
 
+ViewRecord TrainingSession::view_record() {
+  const bool own = !probe_tokens_.empty() && task_->patch_dim() == 0;
+  const torch::Tensor input =
+      (own ? torch::tensor(probe_tokens_, torch::kInt64).unsqueeze(0) : task_->probe_input())
+          .to(device_);
+  ProbeResult probe = probe_model(model_, input);
+  ViewRecord r;
+  r.step = step_;
+  r.layers = probe.layers;
+  r.heads = config_.model.heads;
+  r.maps = std::move(probe.maps);
+  if (own) {
+    for (const int64_t t : probe_tokens_) r.probe_tokens.push_back(task_->token_label(t));
+  } else {
+    r.probe_tokens = task_->probe_labels();
+  }
+  r.connections = connection_frame().layers;
+  return r;
+}
+
 ConnectionFrame TrainingSession::connection_frame() {
   torch::NoGradGuard no_grad;
   ConnectionFrame frame;

@@ -14,6 +14,7 @@
 #include "core/config/config.h"
 #include "core/data/tasks.h"
 #include "core/models/model.h"
+#include "core/runs/view_records.h"
 #include "core/training/optimizer/recovery.h"
 #include "core/views/history.h"
 #include "core/views/neural_view.h"
@@ -59,6 +60,10 @@ class TrainingSession {
   EvalResult evaluate();
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
+  // What views.rec records at this step (core/runs/view_records.h): the probe's maps and tokens
+  // and the ky layers' curves, without probe_attention's side effects (no history, no conn
+  // trace); eval mode, no gradients, no random draws, so recording never changes training.
+  ViewRecord view_record();
   // Image tasks: make test image `index` the probe (throws attn::Error naming the range).
   void set_probe_index(int64_t index) { task_->set_probe_index(index); }
   // The user's probe (Task::parse_probe) checked against the model: at most max_probe_length()

@@ -333,7 +333,7 @@ struct Trainer::Impl {
       session->train_step();
       if (threads->record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
         torch::set_num_threads(threads->threads());
-      record([&] { recorder->on_step(); });
+      record([&] { recorder->on_step(*session); });
       const auto& t = session->config().train;
       const bool last = session->step() >= session->total_steps();
       if (session->step() % t.eval_every == 0 || last) {

@@ -150,3 +150,15 @@ TEST_CASE(
   resolve_attention_layout(json::object(), layers, /*one_name=*/true, true);
   CHECK(layers == std::vector<std::string>{"neural", "dot", "ky"});
 }
+
+TEST_CASE("train.record_every: absent is every evaluation (resolved), 0 is off, negative refused") {
+  auto c = parse_config(json::parse(R"({"train": {"eval_every": 25}})"));
+  CHECK(c.train.record_every == 25);
+  CHECK(to_json(c)["train"]["record_every"] == 25);  // config.json shows what runs
+  c = parse_config(json::parse(R"({"train": {"eval_every": 25, "record_every": 0}})"));
+  CHECK(c.train.record_every == 0);
+  c = parse_config(json::parse(R"({"train": {"eval_every": 25, "record_every": 7}})"));
+  CHECK(c.train.record_every == 7);
+  CHECK_THROWS_WITH_AS(parse_config(json::parse(R"({"train": {"record_every": -1}})")),
+                       doctest::Contains("train.record_every must be in [0,"), Error);
+}

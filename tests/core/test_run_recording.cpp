@@ -7,10 +7,14 @@
 #include <sstream>
 
 #include "core/config/config.h"
+#include "core/runs/run_dir.h"
 #include "core/runs/run_list.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
+#include "core/runs/view_records.h"
 #include "core/training/headless.h"
+#include "core/training/saved_run.h"
+#include "core/training/session.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
 
@@ -220,5 +224,49 @@ TEST_CASE("find_run_dirs lists runs and expands folders (sweeps) to their cells"
   const std::string second = new_run_dir(root.string(), "r");
   CHECK(second != first);
   CHECK(fs::path(first).parent_path() == root);
+  fs::remove_all(root);
+}
+
+TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpoint") {
+  const fs::path root = test::temp_dir("record-views");
+  auto c = test::tiny_config();
+  c.train.steps = 40;
+  c.train.record_every = 10;
+  HeadlessOptions h;
+  h.out_dir = (root / "on").string();
+  h.threads = 1;
+  train_headless(c, h);
+  const std::string rec = (root / "on" / kViewRecordsFile).string();
+  const auto index = index_view_records(rec);
+  std::vector<int64_t> steps;
+  for (const auto& e : index) steps.push_back(e.step);
+  CHECK(steps == std::vector<int64_t>{0, 10, 20, 30, 40});
+
+  auto check_maps = [](const ViewRecord& r, const std::vector<AttentionMap>& maps) {
+    REQUIRE(r.maps.size() == maps.size());
+    REQUIRE(maps.size() == 4);  // 2 layers x 2 heads
+    for (size_t i = 0; i < maps.size(); ++i) {
+      REQUIRE(r.maps[i].weights.size() == maps[i].weights.size());
+      for (size_t k = 0; k < maps[i].weights.size(); ++k)
+        CHECK(std::abs(r.maps[i].weights[k] - maps[i].weights[k]) <= 1e-6);
+    }
+  };
+  // Step 40: the maps probed from the final checkpoint, as `attnlab export` loads it.
+  const auto saved = snapshot_of_run(read_run_directory((root / "on").string()));
+  check_maps(read_view_record(rec, index.back()), saved->attention_maps());
+  CHECK(read_view_record(rec, index.back()).probe_tokens == saved->probe_tokens);
+  // Step 0: the initial model of the same config and seed.
+  TrainingSession initial(c);
+  Snapshot s0;
+  initial.probe_attention(s0);
+  check_maps(read_view_record(rec, index.front()), s0.attention_maps());
+
+  // Recording never changes training: with it off the rows are the same, and there is no file.
+  c.train.record_every = 0;
+  h.out_dir = (root / "off").string();
+  train_headless(c, h);
+  CHECK(!fs::exists(root / "off" / kViewRecordsFile));
+  CHECK(rows_without_speed(root / "on" / "metrics.csv") ==
+        rows_without_speed(root / "off" / "metrics.csv"));
   fs::remove_all(root);
 }

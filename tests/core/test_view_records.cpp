@@ -170,7 +170,7 @@ TEST_CASE("view records: a long run stays under the budget, keeping the first an
   for (size_t i = 1; i < index.size(); ++i) CHECK(index[i].step > index[i - 1].step);
   // Early training (log-spaced) and the rest (linear-spaced) are both represented.
   int early = 0, late = 0;
-  for (const auto& e : index) early += e.step < 1000, late += e.step > 15000;
+  for (const auto& e : index) early += e.step<1000, late += e.step> 15000;
   CHECK(early >= 5);
   CHECK(late >= 5);
   for (const auto& e : index) check_same(read_view_record(path, e), record_at(e.step, 8));
@@ -238,8 +238,7 @@ TEST_CASE("head metrics against direct formulas on hand-made maps") {
   const auto induction = map([](int q, int k) { return q >= 3 ? (k == q - 2) : (k == q); });
   CHECK(map_induction(induction, L, tokens) == doctest::Approx(1.0));
   CHECK(map_induction(diagonal, L, tokens) == doctest::Approx(0.0));
-  CHECK(map_induction(uniform, L, tokens) ==
-        doctest::Approx((1.0 / 4 + 1.0 / 5 + 1.0 / 6) / 3));
+  CHECK(map_induction(uniform, L, tokens) == doctest::Approx((1.0 / 4 + 1.0 / 5 + 1.0 / 6) / 3));
   CHECK(std::isnan(map_induction(diagonal, L, {"a", "b", "c", "d", "e", "f"})));
   CHECK_THROWS_AS(map_induction(diagonal, L, {"a"}), Error);
   CHECK_THROWS_AS(map_entropy(std::vector<float>(5), L), Error);

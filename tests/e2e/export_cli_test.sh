@@ -151,6 +151,22 @@ if [ "$(id -u)" != 0 ]; then
   rejects "cannot write $work/ro/x.pdf" "$work/ro/x.pdf" --run "$work/dot" --figure loss --out "$work/ro/x.pdf"
 fi
 chmod 700 "$work/ro"
+# Recorded views (views.rec): the steps a run recorded, a figure at a recorded step (the last at
+# or before the one asked for, said on stderr), and a run without recordings said so.
+steps=$("$bin" export --run "$work/dot" --list-steps --json)
+[ "$steps" = '{"steps":[0,20,40,60]}' ] && ok "--list-steps --json lists the recorded steps" ||
+  bad "--list-steps --json printed $steps"
+"$bin" export --run "$work/dot" --figure attention --step 45 --format csv --out "$work/fig/a45.csv" \
+  >/dev/null 2>"$work/a45.err" && grep -q "the view recorded at step 40 (the last at or before 45)" "$work/a45.err" &&
+  grep -q "^attention," "$work/fig/a45.csv" && ok "--step 45 exports the view recorded at step 40" ||
+  bad "--step 45: $(cat "$work/a45.err")"
+"$bin" export --run "$work/dot" --figure attention --step 0 --format csv --out "$work/fig/a0.csv" \
+  >/dev/null 2>&1 && ! cmp -s "$work/fig/a0.csv" "$work/fig/a45.csv" &&
+  ok "the views at steps 0 and 40 differ (the model learned)" || bad "steps 0 and 40 exported the same maps"
+sed 's/"eval_every": 20}/"eval_every": 20, "record_every": 0}/' "$work/dot.json" >"$work/norec.json"
+"$bin" train --config "$work/norec.json" --out "$work/norec" --threads 2 --quiet >/dev/null 2>&1
+[ ! -e "$work/norec/views.rec" ] && ok "train.record_every 0 records no views" || bad "record_every 0 wrote views.rec"
+rejects "has no recorded views" "$work/fig/n.pdf" --run "$work/norec" --figure attention --step 10 --out "$work/fig/n.pdf"
 leftovers=$(find "$work/fig" -name '*.tmp.*')
 [ -z "$leftovers" ] && ok "no temporary files left" || bad "temporaries left: $leftovers"
 
