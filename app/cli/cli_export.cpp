@@ -1,9 +1,12 @@
 // `attnlab export`: regenerate any figure the window can export from a saved run, by script.
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include "app/figures/figures.h"
 #include "cli/cli.h"
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/runs/view_records.h"
 #include "core/training/saved_run.h"
@@ -188,7 +191,14 @@ int run_export_command(const ExportArgs& a) {
                     std::to_string(snap->step));
       snap = at_recorded_step(run, *snap, a.step);
     }
-    const auto specs = figures::figures_for(*snap);
+    // The head metrics come from the recorded views (views.rec), not from the checkpoint.
+    const std::string views_path = (fs::path(run.dir) / kViewRecordsFile).string();
+    const auto views = index_view_records(views_path);
+    auto specs = figures::figures_for(*snap);
+    if (!views.empty())
+      specs.push_back({"heads",
+                       "head metrics (entropy, diagonal, previous-token, induction, ky's "
+                       "effective window) over the recorded steps"});
     if (a.list) {
       print_list(run, specs, no_checkpoint, a.json);
       return kExitOk;
@@ -205,11 +215,35 @@ int run_export_command(const ExportArgs& a) {
     }
     const fig::Provenance prov = figures::provenance_for(*snap, run.config, run.id);
     // Build every figure first, so a bad name fails before any file is written.
+    std::vector<HeadMetric> rows;
+    auto is_heads = [&](const std::string& name) { return name == "heads" && !views.empty(); };
+    for (const auto& job : jobs)
+      if (is_heads(job.first) && rows.empty())
+        for (const auto& e : views)
+          for (HeadMetric& m : head_metrics(read_view_record(views_path, e)))
+            rows.push_back(std::move(m));
     std::vector<fig::Figure> built;
-    for (const auto& job : jobs) built.push_back(figures::build_figure(job.first, *snap, options));
+    for (const auto& job : jobs)
+      built.push_back(is_heads(job.first) ? figures::heads_figure(rows)
+                                          : figures::build_figure(job.first, *snap, options));
     nlohmann::json written = nlohmann::json::array();
+    fig::ExportResult res;
     for (size_t i = 0; i < jobs.size(); ++i) {
-      const fig::ExportResult res = fig::export_figure(built[i], jobs[i].second, prov);
+      if (is_heads(jobs[i].first) && jobs[i].second.format == fig::ExportFormat::Csv) {
+        // One row per step, layer, head and metric; a metric that was not measured is empty.
+        std::string csv = "step,layer,head,metric,value\n";
+        char value[32];
+        for (const HeadMetric& m : rows) {
+          std::snprintf(value, sizeof value, "%.9g", m.value);
+          csv += std::to_string(m.step) + "," + std::to_string(m.layer) + "," +
+                 std::to_string(m.head) + "," + m.metric + "," +
+                 (std::isfinite(m.value) ? value : "") + "\n";
+        }
+        write_file_atomic(jobs[i].second.path, csv);
+        res.files = {jobs[i].second.path};
+      } else {
+        res = fig::export_figure(built[i], jobs[i].second, prov);
+      }
       for (const auto& f : res.files) {
         written.push_back(f);
         if (!a.json) std::cout << f << "\n";
@@ -221,7 +255,7 @@ int run_export_command(const ExportArgs& a) {
                                     {"font_file", res.font_file}}
                          .dump(2)
                   << "\n";
-      else
+      else if (!res.font_family.empty())  // a data-only CSV has no font
         std::cout << "font: " << res.font_family << " (" << res.font_file << ")\n";
     }
     return kExitOk;

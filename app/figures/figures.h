@@ -20,6 +20,7 @@
 #include "core/analysis/geometry.h"
 #include "core/analysis/ky_transform.h"
 #include "core/config/config.h"
+#include "core/runs/view_records.h"
 #include "core/views/snapshot.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure.h"
@@ -110,14 +111,19 @@ struct GeometryFigureInput {
   int circle_samples = 128;
   const geometry::Gaussian* gaussian = nullptr;  // the tokens are its samples
   struct Views {
-    bool output = true;  // z and the weight lines
-    bool hull = true;    // convex hull and bounding box of the value points
+    bool output = true;   // z and the weight lines
+    bool hull = true;     // convex hull and bounding box of the value points
     bool linear = false;  // circles under the map without softmax, and the predicted ellipses
     bool circles = true;  // circles under softmax
     bool grid = true;     // the warped grid
   } views;
 };
 fig::Figure geometry_figure(const GeometryFigureInput& in);
+
+// The head metrics over the recorded steps (core/runs/view_records.h): one panel per metric (in
+// the order entropy, diagonal, previous_token, induction, effective_window; those absent are
+// left out), one line per layer and head ("L0 h1"), x the step. Throws attn::Error when empty.
+fig::Figure heads_figure(const std::vector<HeadMetric>& rows);
 
 // The KY lab's convergence: |theta(h_k) estimate change| against h_k (log-log), and f beside
 // the connection function g(t; theta) of the limit over t in [lo, hi] around x0.

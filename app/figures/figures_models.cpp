@@ -313,6 +313,50 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
   return f;
 }
 
+fig::Figure heads_figure(const std::vector<HeadMetric>& rows) {
+  if (rows.empty()) throw Error("the run has no recorded views, so no head metrics over time");
+  static const std::pair<const char*, const char*> kMetrics[] = {
+      {"entropy", "entropy (nats)"},
+      {"diagonal", "diagonal mass"},
+      {"previous_token", "previous-token mass"},
+      {"induction", "induction score"},
+      {"effective_window", "ky effective window (90%)"}};
+  fig::Figure f;
+  f.name = "heads";
+  f.title = "Head metrics on the probe over training";
+  f.shared_legend = true;  // the same heads in every panel
+  for (const auto& [metric, label] : kMetrics) {
+    std::vector<std::pair<int, int>> heads;  // (layer, head) in first-seen order
+    std::vector<fig::LineSeries> lines;
+    for (const HeadMetric& r : rows) {
+      if (r.metric != metric) continue;
+      const auto key = std::make_pair(r.layer, r.head);
+      auto it = std::find(heads.begin(), heads.end(), key);
+      if (it == heads.end()) {
+        heads.push_back(key);
+        fig::LineSeries l;
+        l.name = "L" + std::to_string(r.layer) + " h" + std::to_string(r.head);
+        l.color = fig::Color::from(render::okabe_ito(static_cast<int>(lines.size())));
+        lines.push_back(std::move(l));
+        it = heads.end() - 1;
+      }
+      fig::LineSeries& l = lines[static_cast<size_t>(it - heads.begin())];
+      l.x.push_back(static_cast<double>(r.step));
+      l.y.push_back(r.value);
+    }
+    if (lines.empty()) continue;
+    fig::Panel p = fig::axes_panel("step", "", true);  // the title names the metric
+    p.title = label;
+    p.lines = std::move(lines);
+    f.panels.push_back(std::move(p));
+  }
+  f.cols = std::min<int>(2, static_cast<int>(f.panels.size()));
+  f.rows = (static_cast<int>(f.panels.size()) + f.cols - 1) / f.cols;
+  f.share_x = true;
+  f.aspect = 0.45 * f.rows / f.cols + 0.15;
+  return f;
+}
+
 fig::Figure ky_convergence_figure(const KyResult& r, const KyFunction& fn, double x0, double lo,
                                   double hi) {
   if (r.history.empty()) throw Error("the KY transform has no steps to show");

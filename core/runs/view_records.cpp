@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/head_metrics.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
@@ -71,6 +72,27 @@ std::string header(uint32_t bytes, int64_t step, uint32_t crc) {
 }
 
 }  // namespace
+
+std::vector<HeadMetric> head_metrics(const ViewRecord& r) {
+  std::vector<HeadMetric> out;
+  const bool labelled = r.probe_tokens.size() > 0;
+  for (const AttentionMap& m : r.maps) {
+    auto add = [&](const char* name, double v) {
+      out.push_back({r.step, m.layer, m.head, name, v});
+    };
+    add("entropy", map_entropy(m.weights, m.size));
+    add("diagonal", map_diagonal(m.weights, m.size));
+    add("previous_token", map_previous_token(m.weights, m.size));
+    if (labelled && r.probe_tokens.size() == static_cast<size_t>(m.size))
+      add("induction", map_induction(m.weights, m.size, r.probe_tokens));
+  }
+  for (const ConnectionCurves& c : r.connections)
+    for (int h = 0; h < c.heads; ++h)
+      if (c.beta.size() >= static_cast<size_t>(c.heads) * c.window)
+        out.push_back({r.step, c.layer, h, "effective_window",
+                       static_cast<double>(effective_window(c.beta_values(h), c.window))});
+  return out;
+}
 
 std::string encode_view_record(const ViewRecord& r) {
   json maps = json::array();

@@ -36,6 +36,17 @@ struct ViewRecord {
   std::vector<ConnectionCurves> connections;  // ky layers, as a ConnectionFrame's
 };
 
+// A head's diagnostic at a recorded step (core/analysis/head_metrics.h): metric is "entropy",
+// "diagonal", "previous_token", "induction" (on the recorded probe's own tokens: NaN when none
+// repeats) for every map, and "effective_window" for every ky head.
+struct HeadMetric {
+  int64_t step = 0;
+  int layer = 0, head = 0;
+  std::string metric;
+  double value = 0;
+};
+std::vector<HeadMetric> head_metrics(const ViewRecord& record);
+
 // The record's payload (CBOR) and back; decode throws attn::Error naming what is malformed.
 std::string encode_view_record(const ViewRecord& record);
 ViewRecord decode_view_record(const std::string& payload);

@@ -163,6 +163,30 @@ steps=$("$bin" export --run "$work/dot" --list-steps --json)
 "$bin" export --run "$work/dot" --figure attention --step 0 --format csv --out "$work/fig/a0.csv" \
   >/dev/null 2>&1 && ! cmp -s "$work/fig/a0.csv" "$work/fig/a45.csv" &&
   ok "the views at steps 0 and 40 differ (the model learned)" || bad "steps 0 and 40 exported the same maps"
+# The head metrics of the recorded views, as CSV rows step,layer,head,metric,value; at step 0 they
+# equal the formulas applied to the attention CSV of the same step.
+"$bin" export --run "$work/dot" --figure heads --format csv --out "$work/fig/heads.csv" >/dev/null 2>&1 &&
+  python3 - "$work/fig/heads.csv" "$work/fig/a0.csv" <<'PY' && ok "heads CSV: every step, layer, head and metric; step 0 matches the formulas on the maps" || bad "heads CSV is wrong"
+import csv, math, sys
+from collections import defaultdict
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert list(rows[0].keys()) == ["step", "layer", "head", "metric", "value"], rows[0].keys()
+assert {r["metric"] for r in rows} == {"entropy", "diagonal", "previous_token", "induction"}
+assert sorted({int(r["step"]) for r in rows}) == [0, 20, 40, 60]
+maps = defaultdict(dict)
+for r in csv.DictReader(open(sys.argv[2])):
+    if r["kind"] == "heatmap":
+        maps[r["series"]][(int(r["i"]), int(r["j"]))] = float(r["value"])
+w = maps["layer0_head0"]
+n = 1 + max(i for i, _ in w)
+entropy = sum(-p * math.log(p) for p in w.values() if p > 0) / n
+diagonal = sum(w[(q, q)] for q in range(n)) / n
+previous = sum(w[(q, q - 1)] for q in range(1, n)) / (n - 1)
+got = {r["metric"]: float(r["value"]) for r in rows
+       if r["step"] == "0" and r["layer"] == "0" and r["head"] == "0" and r["value"]}
+for name, want in (("entropy", entropy), ("diagonal", diagonal), ("previous_token", previous)):
+    assert abs(got[name] - want) < 1e-5, (name, got[name], want)
+PY
 sed 's/"eval_every": 20}/"eval_every": 20, "record_every": 0}/' "$work/dot.json" >"$work/norec.json"
 "$bin" train --config "$work/norec.json" --out "$work/norec" --threads 2 --quiet >/dev/null 2>&1
 [ ! -e "$work/norec/views.rec" ] && ok "train.record_every 0 records no views" || bad "record_every 0 wrote views.rec"
