@@ -61,9 +61,13 @@ for line, d in zip(lines[1:], sys.argv[2:]):
     s = json.load(open(os.path.join(d, "summary.json")))
     assert c[0] == os.path.basename(d) and c[2] == "copy"
     assert int(c[3]) == s["steps"]
-    assert abs(float(c[4]) - s["eval_loss"]) <= 5e-5 and abs(float(c[5]) - s["eval_accuracy"]) <= 5e-5
+    # Half the last printed digit, plus the binary representation's slack: a value that sits on
+    # the rounding boundary (336.735) prints either way.
+    assert abs(float(c[4]) - s["eval_loss"]) <= 5.01e-5, (c[4], s["eval_loss"])
+    assert abs(float(c[5]) - s["eval_accuracy"]) <= 5.01e-5, (c[5], s["eval_accuracy"])
     assert int(c[6]) == s["parameters"] and int(c[7]) == s["attention_parameters"]
-    assert abs(float(c[8]) - s["steps_per_second"]) <= 5e-3 and abs(float(c[9]) - s["peak_rss_mib"]) <= 0.05
+    assert abs(float(c[8]) - s["steps_per_second"]) <= 5.01e-3, (c[8], s["steps_per_second"])
+    assert abs(float(c[9]) - s["peak_rss_mib"]) <= 0.0501, (c[9], s["peak_rss_mib"])
 PY
 
 # --export: the overlay figure, its CSV and JSON sidecar; the PDF renders.
