@@ -85,9 +85,9 @@ int print_steps(const std::string& dir, bool as_json) {
 // The run's snapshot with the probe's maps and tokens of the view recorded at or before `step`
 // (said on stderr), for figures drawn from them.
 std::shared_ptr<const Snapshot> at_recorded_step(const RunDirectory& run, const Snapshot& saved,
+                                                 const std::vector<ViewIndexEntry>& index,
                                                  int64_t step) {
   const std::string path = (fs::path(run.dir) / kViewRecordsFile).string();
-  const auto index = index_view_records(path);
   if (index.empty())
     throw Error("--step " + std::to_string(step) + ": " + run.dir +
                 " has no recorded views (views.rec; runs before recording, or train.record_every "
@@ -183,17 +183,17 @@ int run_export_command(const ExportArgs& a) {
       snap = curves_of_run(run);
       no_checkpoint = " (no checkpoint/: only the loss curves)";
     }
+    // The recorded views (views.rec): --step's maps and the head metrics; indexed once.
+    const std::string views_path = (fs::path(run.dir) / kViewRecordsFile).string();
+    const auto views = index_view_records(views_path);
     if (a.step >= 0 && a.figure != "connections" && !a.list) {
       if (a.figure != "attention")
         throw Error("--step " + std::to_string(a.step) +
                     " picks a recorded view of the attention and connections figures only; the "
                     "checkpoint is at step " +
                     std::to_string(snap->step));
-      snap = at_recorded_step(run, *snap, a.step);
+      snap = at_recorded_step(run, *snap, views, a.step);
     }
-    // The head metrics come from the recorded views (views.rec), not from the checkpoint.
-    const std::string views_path = (fs::path(run.dir) / kViewRecordsFile).string();
-    const auto views = index_view_records(views_path);
     auto specs = figures::figures_for(*snap);
     if (!views.empty())
       specs.push_back({"heads",
@@ -223,9 +223,10 @@ int run_export_command(const ExportArgs& a) {
           for (HeadMetric& m : head_metrics(read_view_record(views_path, e)))
             rows.push_back(std::move(m));
     std::vector<fig::Figure> built;
-    for (const auto& job : jobs)
-      built.push_back(is_heads(job.first) ? figures::heads_figure(rows)
-                                          : figures::build_figure(job.first, *snap, options));
+    for (const auto& job : jobs)  // (the heads CSV is written from the rows, not a figure)
+      built.push_back(!is_heads(job.first) ? figures::build_figure(job.first, *snap, options)
+                      : job.second.format == fig::ExportFormat::Csv ? fig::Figure{}
+                                                                    : figures::heads_figure(rows));
     nlohmann::json written = nlohmann::json::array();
     fig::ExportResult res;
     for (size_t i = 0; i < jobs.size(); ++i) {

@@ -380,11 +380,21 @@ std::vector<int64_t> TrainingSession::parse_probe(const std::string& text) const
   return tokens;
 }
 
+torch::Tensor TrainingSession::probe_input() const {
+  return (own_probe() ? torch::tensor(probe_tokens_, torch::kInt64).unsqueeze(0)
+                      : task_->probe_input())
+      .to(device_);
+}
+
+std::vector<std::string> TrainingSession::probe_labels() const {
+  if (!own_probe()) return task_->probe_labels();
+  std::vector<std::string> labels;
+  for (const int64_t t : probe_tokens_) labels.push_back(task_->token_label(t));
+  return labels;
+}
+
 void TrainingSession::probe_attention(Snapshot& out) {
-  const bool own = !probe_tokens_.empty() && task_->patch_dim() == 0;
-  const torch::Tensor input =
-      (own ? torch::tensor(probe_tokens_, torch::kInt64).unsqueeze(0) : task_->probe_input())
-          .to(device_);
+  const torch::Tensor input = probe_input();
   ProbeResult probe = probe_model(model_, input);
   out.layers = probe.layers;
   out.heads = config_.model.heads;
@@ -395,12 +405,7 @@ void TrainingSession::probe_attention(Snapshot& out) {
     model_->train();
     out.conn = conn_monitor_->view();
   }
-  if (own) {
-    out.probe_tokens.clear();
-    for (const int64_t t : probe_tokens_) out.probe_tokens.push_back(task_->token_label(t));
-  } else {
-    out.probe_tokens = task_->probe_labels();
-  }
+  out.probe_tokens = probe_labels();
   out.probe_image = task_->probe_image();
   out.probe_probabilities = std::move(probe.probabilities);
   out.attention = std::make_shared<const std::vector<AttentionMap>>(std::move(probe.maps));
@@ -410,21 +415,13 @@ void TrainingSession::probe_attention(Snapshot& out) {
 }
 
 ViewRecord TrainingSession::view_record() {
-  const bool own = !probe_tokens_.empty() && task_->patch_dim() == 0;
-  const torch::Tensor input =
-      (own ? torch::tensor(probe_tokens_, torch::kInt64).unsqueeze(0) : task_->probe_input())
-          .to(device_);
-  ProbeResult probe = probe_model(model_, input);
+  ProbeResult probe = probe_model(model_, probe_input());
   ViewRecord r;
   r.step = step_;
   r.layers = probe.layers;
   r.heads = config_.model.heads;
   r.maps = std::move(probe.maps);
-  if (own) {
-    for (const int64_t t : probe_tokens_) r.probe_tokens.push_back(task_->token_label(t));
-  } else {
-    r.probe_tokens = task_->probe_labels();
-  }
+  r.probe_tokens = probe_labels();
   r.connections = connection_frame().layers;
   return r;
 }

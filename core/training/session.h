@@ -146,6 +146,10 @@ class TrainingSession {
   int64_t step_ = 0;
   int64_t max_length_ = 0;             // positions the model takes
   std::vector<int64_t> probe_tokens_;  // the user's probe; empty = the task's
+  // The probe as the model sees it and its row labels: the user's tokens, else the task's.
+  bool own_probe() const { return !probe_tokens_.empty() && task_->patch_dim() == 0; }
+  torch::Tensor probe_input() const;
+  std::vector<std::string> probe_labels() const;
   double peak_lr_;
   double last_train_loss_ = 0;
   LossInterval interval_;
