@@ -207,6 +207,10 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--run", gui.follow_runs,
                       "Open a run directory (or a folder of runs) in the Runs panel and follow "
                       "it while another process writes it (repeatable)");
+  gui_cmd->add_option("--step", gui.start_step,
+                      "With one --run DIR: open DIR's checkpoint with the timeline at the view "
+                      "recorded at or before step N")
+      ->check(CLI::NonNegativeNumber);
   gui_cmd->add_option("--probe", gui.probe_text,
                       "Probe input of the attention maps: characters (text tasks) or token ids "
                       "separated by spaces (synthetic tasks)");
@@ -258,6 +262,12 @@ int main(int argc, char** argv) {
 #ifdef ATTN_HAVE_GUI
   if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
     std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";
+    return attn::kExitUsage;
+  }
+  if (gui.start_step >= 0 && gui.follow_runs.size() != 1) {
+    std::cerr << "attnlab: --step needs exactly one --run DIR (the run whose timeline to open), "
+                 "got "
+              << gui.follow_runs.size() << "\n";
     return attn::kExitUsage;
   }
   return attn::run_gui(gui);

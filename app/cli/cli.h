@@ -102,6 +102,7 @@ struct ExportArgs {
   bool list = false;
   bool list_steps = false;
   long long step = -1;
+  std::string steps;           // a filmstrip: "a:b:k" or "s1,s2,..."
   std::string format;          // empty: from --out's extension (--all: pdf)
   fig::ExportRequest request;  // size, dpi, font, theme: the options bind to its fields
   int layer = -1;

@@ -1,4 +1,5 @@
 // `attnlab export`: regenerate any figure the window can export from a saved run, by script.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/runs/view_records.h"
+#include "core/runs/view_timeline.h"
 #include "core/training/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
@@ -82,8 +84,15 @@ int print_steps(const std::string& dir, bool as_json) {
   return kExitOk;
 }
 
-// The run's snapshot with the probe's maps and tokens of the view recorded at or before `step`
-// (said on stderr), for figures drawn from them.
+// The figures drawn from what views.rec records, so --step can pick one of its steps
+// (connections reads connections.json's frames through FigureOptions::step instead).
+bool recorded_figure(const std::string& name) {
+  return name == "attention" || name == "image-attention" || name == "conn-matrix" ||
+         name == "conn-eigenvalues";
+}
+
+// The run's snapshot as it was at the view recorded at or before `step` (said on stderr): the
+// probe's maps and tokens, image, C and its spectrum (core/runs/view_timeline.h).
 std::shared_ptr<const Snapshot> at_recorded_step(const RunDirectory& run, const Snapshot& saved,
                                                  const std::vector<ViewIndexEntry>& index,
                                                  int64_t step) {
@@ -97,12 +106,70 @@ std::shared_ptr<const Snapshot> at_recorded_step(const RunDirectory& run, const 
   std::cerr << "attnlab export: the view recorded at step " << r.step
             << (r.step == step ? "" : " (the last at or before " + std::to_string(step) + ")")
             << "\n";
-  auto snap = std::make_shared<Snapshot>(saved);
-  snap->attention = std::make_shared<const std::vector<AttentionMap>>(r.maps);
-  snap->probe_tokens = r.probe_tokens;
-  snap->attention_step = r.step;
+  auto snap = std::make_shared<Snapshot>(snapshot_at_record(saved, r));
   snap->step = r.step;
   return snap;
+}
+
+// --steps: "a:b:k" (a, a + k, ... up to b) or "s1,s2,..." (ascending after sorting); at most 64.
+std::vector<int64_t> parse_steps(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return Error("--steps " + text + ": " + why +
+                 " (give a:b:k, from a to b every k, or a list like 0,100,1000)");
+  };
+  auto number = [&](const std::string& s) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+      throw bad("'" + s + "' is not a step (a whole number >= 0)");
+    try {
+      return static_cast<int64_t>(std::stoll(s));
+    } catch (const std::exception&) {
+      throw bad("'" + s + "' is too large");
+    }
+  };
+  std::vector<int64_t> steps;
+  if (text.find(':') != std::string::npos) {
+    const size_t c1 = text.find(':'), c2 = text.find(':', c1 + 1);
+    if (c2 == std::string::npos || text.find(':', c2 + 1) != std::string::npos)
+      throw bad("a range has three parts");
+    const int64_t a = number(text.substr(0, c1)), b = number(text.substr(c1 + 1, c2 - c1 - 1)),
+                  k = number(text.substr(c2 + 1));
+    if (k <= 0) throw bad("the step k must be at least 1");
+    if (b < a) throw bad("the range ends before it starts");
+    if ((b - a) / k >= 64) throw bad("more than 64 steps");
+    for (int64_t s = a; s <= b; s += k) steps.push_back(s);
+  } else {
+    size_t at = 0;
+    while (at <= text.size()) {
+      const size_t comma = std::min(text.find(',', at), text.size());
+      steps.push_back(number(text.substr(at, comma - at)));
+      at = comma + 1;
+    }
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    if (steps.size() > 64) throw bad("more than 64 steps");
+  }
+  return steps;
+}
+
+// The figure at each of `steps` (the recorded step at or before each; steps that land on the
+// same record are drawn once), side by side (figures::filmstrip_figure).
+fig::Figure filmstrip(const RunDirectory& run, const Snapshot& saved,
+                      const std::vector<ViewIndexEntry>& index, const std::string& figure,
+                      const figures::FigureOptions& options, const std::vector<int64_t>& steps) {
+  std::vector<fig::Figure> frames;
+  for (const int64_t step : steps) {
+    fig::Figure f;
+    if (figure == "connections") {
+      figures::FigureOptions at = options;
+      at.step = step;
+      f = figures::build_figure(figure, saved, at);
+    } else {
+      f = figures::build_figure(figure, *at_recorded_step(run, saved, index, step), options);
+    }
+    if (!frames.empty() && frames.back().step == f.step) continue;
+    frames.push_back(std::move(f));
+  }
+  return figures::filmstrip_figure(frames);
 }
 
 }  // namespace
@@ -116,8 +183,12 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   cmd->add_flag("--list-steps", a.list_steps,
                 "List the steps the run recorded its views at (views.rec) and exit");
   cmd->add_option("--step", a.step,
-                  "attention, connections: the view recorded at or before this step (said on "
-                  "stderr)");
+                  "attention, image-attention, connections, conn-matrix, conn-eigenvalues: the "
+                  "view recorded at or before this step (said on stderr)");
+  cmd->add_option("--steps", a.steps,
+                  "A filmstrip of --figure (attention, image-attention, connections, conn-matrix, "
+                  "conn-eigenvalues) at several recorded steps, one column each, one colour "
+                  "scale: a:b:k or s1,s2,...");
   cmd->add_option("--format", a.format, "pdf, svg, png or csv (default: --out's extension)");
   fig::ExportRequest& r = a.request;
   cmd->add_option("--dpi", r.dpi, "PNG resolution (30..2400, default 300)");
@@ -186,10 +257,18 @@ int run_export_command(const ExportArgs& a) {
     // The recorded views (views.rec): --step's maps and the head metrics; indexed once.
     const std::string views_path = (fs::path(run.dir) / kViewRecordsFile).string();
     const auto views = index_view_records(views_path);
+    if (!a.steps.empty() && (a.figure.empty() || a.step >= 0))
+      throw Error("--steps draws one --figure at several steps (without --step)");
+    const std::vector<int64_t> film = a.steps.empty() ? std::vector<int64_t>{} : parse_steps(a.steps);
+    if (!film.empty() && !recorded_figure(a.figure) && a.figure != "connections")
+      throw Error("--steps: " + a.figure +
+                  " is not recorded over training (--steps applies to attention, "
+                  "image-attention, connections, conn-matrix and conn-eigenvalues)");
     if (a.step >= 0 && a.figure != "connections" && !a.list) {
-      if (a.figure != "attention")
-        throw Error("--step " + std::to_string(a.step) +
-                    " picks a recorded view of the attention and connections figures only; the "
+      if (!recorded_figure(a.figure))
+        throw Error("--step " + std::to_string(a.step) + ": " + a.figure +
+                    " is not recorded over training (--step applies to attention, "
+                    "image-attention, connections, conn-matrix and conn-eigenvalues); the "
                     "checkpoint is at step " +
                     std::to_string(snap->step));
       snap = at_recorded_step(run, *snap, views, a.step);
@@ -224,7 +303,8 @@ int run_export_command(const ExportArgs& a) {
             rows.push_back(std::move(m));
     std::vector<fig::Figure> built;
     for (const auto& job : jobs)  // (the heads CSV is written from the rows, not a figure)
-      built.push_back(!is_heads(job.first) ? figures::build_figure(job.first, *snap, options)
+      built.push_back(!film.empty() ? filmstrip(run, *snap, views, job.first, options, film)
+                      : !is_heads(job.first) ? figures::build_figure(job.first, *snap, options)
                       : job.second.format == fig::ExportFormat::Csv ? fig::Figure{}
                                                                     : figures::heads_figure(rows));
     nlohmann::json written = nlohmann::json::array();
@@ -236,8 +316,9 @@ int run_export_command(const ExportArgs& a) {
         char value[32];
         for (const HeadMetric& m : rows) {
           std::snprintf(value, sizeof value, "%.9g", m.value);
-          csv += std::to_string(m.step) + "," + std::to_string(m.layer) + "," +
-                 std::to_string(m.head) + "," + m.metric + "," +
+          // The model's metrics (conn's rho(I + C)) belong to no layer or head: empty.
+          csv += std::to_string(m.step) + "," + (m.layer < 0 ? "" : std::to_string(m.layer)) +
+                 "," + (m.head < 0 ? "" : std::to_string(m.head)) + "," + m.metric + "," +
                  (std::isfinite(m.value) ? value : "") + "\n";
         }
         write_file_atomic(jobs[i].second.path, csv);

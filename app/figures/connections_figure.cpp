@@ -142,6 +142,7 @@ ConnectionsFigure build_connections_figure(const std::vector<ConnectionFrame>& h
 
   fig::Figure& f = out.figure;
   f.name = "connections";
+  f.step = frame.step;
   const std::string beta_part =
       o.beta ? std::string(" and ") + kBeta + " = softmax_j g_h(t_j)" : "";
   if (one_layer) {

@@ -124,6 +124,17 @@ fig::Figure geometry_figure(const GeometryFigureInput& in);
 // the order entropy, diagonal, previous_token, induction, effective_window; those absent are
 // left out), one line per layer and head ("L0 h1"), x the step. Throws attn::Error when empty.
 fig::Figure heads_figure(const std::vector<HeadMetric>& rows);
+// One metric of every layer (rows) and head (columns) at one recorded step, as a heatmap with
+// the values printed in the cells' CSV; throws attn::Error when `rows` hold none at `step`.
+fig::Figure heads_at_step_figure(const std::vector<HeadMetric>& rows, int64_t step,
+                                 const std::string& metric);
+// The same figure at several steps side by side (a filmstrip, for papers): column c is frames[c],
+// row r its panel r (every frame must have the same panels); each panel keeps its frame's step
+// (the CSV's step column) and says it in its title; heatmaps with a colorbar share one colour
+// scale over every frame. Throws attn::Error for no frames or frames of different shapes.
+fig::Figure filmstrip_figure(const std::vector<fig::Figure>& frames);
+// The per-head metrics heads_figure draws, in its order, with their axis labels.
+const std::vector<std::pair<std::string, std::string>>& head_metric_labels();
 
 // The KY lab's convergence: |theta(h_k) estimate change| against h_k (log-log), and f beside
 // the connection function g(t; theta) of the limit over t in [lo, hi] around x0.

@@ -67,8 +67,10 @@ fig::Figure conn_matrix_figure(const Snapshot& s) {
   h.colorbar_label = "C_ij";
   p.heatmaps.push_back(h);
   const int64_t step = v.matrix_step < 0 ? s.step : v.matrix_step;
-  return fig::single_panel_figure(
+  fig::Figure f = fig::single_panel_figure(
       "conn-matrix", "Connection matrix C, step " + std::to_string(step), std::move(p), 0.85);
+  f.step = step;
+  return f;
 }
 
 fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
@@ -92,7 +94,9 @@ fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
   char title[96];
   std::snprintf(title, sizeof title, "Eigenvalues of I + C, step %lld (rho = %.3f)",
                 static_cast<long long>(v.eigen_step), v.exact_radius);
-  return fig::single_panel_figure("conn-eigenvalues", title, std::move(p), 0.9);
+  fig::Figure f = fig::single_panel_figure("conn-eigenvalues", title, std::move(p), 0.9);
+  f.step = v.eigen_step;
+  return f;
 }
 
 fig::Figure conn_spectral_figure(const Snapshot& s) {
@@ -313,19 +317,113 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
   return f;
 }
 
-fig::Figure heads_figure(const std::vector<HeadMetric>& rows) {
-  if (rows.empty()) throw Error("the run has no recorded views, so no head metrics over time");
-  static const std::pair<const char*, const char*> kMetrics[] = {
+const std::vector<std::pair<std::string, std::string>>& head_metric_labels() {
+  static const std::vector<std::pair<std::string, std::string>> labels = {
       {"entropy", "entropy (nats)"},
       {"diagonal", "diagonal mass"},
       {"previous_token", "previous-token mass"},
       {"induction", "induction score"},
-      {"effective_window", "ky effective window (90%)"}};
+      {"effective_window", "ky effective window (90%)"},
+      {"spectral_radius", "rho(I + C)"}};
+  return labels;
+}
+
+fig::Figure heads_at_step_figure(const std::vector<HeadMetric>& rows, int64_t step,
+                                 const std::string& metric) {
+  int layers = 0, heads = 0;
+  for (const HeadMetric& r : rows)
+    if (r.step == step && r.metric == metric && r.layer >= 0 && r.head >= 0)
+      layers = std::max(layers, r.layer + 1), heads = std::max(heads, r.head + 1);
+  if (layers == 0)
+    throw Error("no " + metric + " of any head at step " + std::to_string(step));
+  std::vector<float> values(static_cast<size_t>(layers) * heads, std::nanf(""));
+  for (const HeadMetric& r : rows)
+    if (r.step == step && r.metric == metric && r.layer >= 0 && r.head >= 0)
+      values[static_cast<size_t>(r.layer) * heads + r.head] = static_cast<float>(r.value);
+  std::string label = metric;
+  for (const auto& [name, text] : head_metric_labels())
+    if (name == metric) label = text;
+  fig::Figure f;
+  f.name = "heads-step";
+  f.title = label + " at step " + std::to_string(step);
+  fig::Panel p = fig::matrix_panel("head", "layer");  // layer 0 on top, as the maps are listed
+  for (int h = 0; h < heads; ++h) p.x.ticks.push_back({h + 0.5, std::to_string(h)});
+  for (int l = 0; l < layers; ++l) p.y.ticks.push_back({l + 0.5, std::to_string(l)});
+  fig::Heatmap m;
+  m.name = metric;
+  m.rows = layers;
+  m.cols = heads;
+  m.x0 = 0, m.x1 = heads, m.y0 = 0, m.y1 = layers;
+  m.values = std::move(values);
+  m.colorbar_label = label;
+  p.heatmaps.push_back(std::move(m));
+  f.panels.push_back(std::move(p));
+  f.aspect = std::clamp(0.25 + 0.12 * layers, 0.3, 0.9);
+  return f;
+}
+
+fig::Figure filmstrip_figure(const std::vector<fig::Figure>& frames) {
+  if (frames.empty()) throw Error("a filmstrip needs at least one step");
+  const size_t rows = frames.front().panels.size();
+  for (const fig::Figure& f : frames)
+    if (f.panels.size() != rows)
+      throw Error("the " + f.name + " figure has " + std::to_string(f.panels.size()) +
+                  " panels at step " + std::to_string(f.step) + " and " + std::to_string(rows) +
+                  " at step " + std::to_string(frames.front().step) + ": not one filmstrip");
+  // One colour scale: the range over every frame of the heatmaps that have a colorbar.
+  double lo = 0, hi = 0;
+  bool any = false, diverging = false;
+  for (const fig::Figure& f : frames)
+    for (const fig::Panel& p : f.panels)
+      for (const fig::Heatmap& h : p.heatmaps) {
+        if (!h.colorbar) continue;
+        diverging |= h.colormap == render::Colormap::Diverging;
+        for (const float v : h.values) {
+          if (!std::isfinite(v)) continue;
+          lo = any ? std::min(lo, double(v)) : v;
+          hi = any ? std::max(hi, double(v)) : v;
+          any = true;
+        }
+      }
+  if (diverging) hi = std::max(std::abs(lo), std::abs(hi)), lo = -hi;
+  lo = std::min(lo, 0.0);  // weights and C read from 0 (or symmetric)
+  fig::Figure out;
+  out.name = frames.front().name;
+  std::string steps;
+  for (const fig::Figure& f : frames) steps += (steps.empty() ? "" : ", ") + std::to_string(f.step);
+  out.title = frames.front().name + " at steps " + steps;
+  out.rows = static_cast<int>(rows);
+  out.cols = static_cast<int>(frames.size());
+  out.share_x = frames.front().share_x;
+  out.share_y = frames.front().share_y;
+  out.shared_legend = frames.front().shared_legend;
+  out.aspect = std::min(1.6, 0.2 + 0.9 * out.rows / out.cols);
+  for (size_t r = 0; r < rows; ++r)
+    for (const fig::Figure& f : frames) {
+      fig::Panel p = f.panels[r];
+      const std::string at = "step " + std::to_string(f.step);
+      const std::string short_title = p.short_title.empty() ? p.title : p.short_title;
+      p.title = p.title.empty() ? at : p.title + ", " + at;
+      p.short_title = short_title.empty() ? at : short_title + " @" + std::to_string(f.step);
+      p.step = f.step;
+      for (fig::Heatmap& h : p.heatmaps)
+        if (h.colorbar && any) {
+          h.vmin = lo;
+          h.vmax = hi > lo ? hi : lo + 1;
+          h.colorbar_relative = false;
+        }
+      out.panels.push_back(std::move(p));
+    }
+  return out;
+}
+
+fig::Figure heads_figure(const std::vector<HeadMetric>& rows) {
+  if (rows.empty()) throw Error("the run has no recorded views, so no head metrics over time");
   fig::Figure f;
   f.name = "heads";
   f.title = "Head metrics on the probe over training";
   f.shared_legend = true;  // the same heads in every panel
-  for (const auto& [metric, label] : kMetrics) {
+  for (const auto& [metric, label] : head_metric_labels()) {
     std::vector<std::pair<int, int>> heads;  // (layer, head) in first-seen order
     std::vector<fig::LineSeries> lines;
     for (const HeadMetric& r : rows) {
@@ -335,7 +433,8 @@ fig::Figure heads_figure(const std::vector<HeadMetric>& rows) {
       if (it == heads.end()) {
         heads.push_back(key);
         fig::LineSeries l;
-        l.name = "L" + std::to_string(r.layer) + " h" + std::to_string(r.head);
+        l.name = r.layer < 0 ? std::string("model")
+                             : "L" + std::to_string(r.layer) + " h" + std::to_string(r.head);
         l.color = fig::Color::from(render::okabe_ito(static_cast<int>(lines.size())));
         lines.push_back(std::move(l));
         it = heads.end() - 1;

@@ -136,6 +136,7 @@ fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
   const std::vector<int> layers = layers_to_show(s, o.layer == kAllLayers ? -1 : o.layer);
   fig::Figure f;
   f.name = "attention";
+  f.step = s.attention_step;
   f.title = "Attention on the probe input, step " + std::to_string(s.attention_step);
   f.rows = static_cast<int>(layers.size());
   f.cols = std::max(1, s.heads);
@@ -156,6 +157,7 @@ fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
         fig::Heatmap h = fig::square_heatmap(
             "layer" + std::to_string(layer) + "_head" + std::to_string(head), m.size, m.weights);
         h.colormap = o.colormap;
+        h.layer = layer, h.head = head;
         apply_scale(h, o.scale, shared, "weight");
         p.x.ticks = fig::token_ticks(s.probe_tokens, m.size);
         p.y.ticks = p.x.ticks;
@@ -201,6 +203,7 @@ fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o) {
   const int grid = img.patch > 0 ? img.rows / img.patch : 0;
   fig::Figure f;
   f.name = "image-attention";
+  f.step = s.attention_step;
   f.title = "CLS attention over test image " + std::to_string(img.index) + " (" + img.label_name +
             "), step " + std::to_string(s.attention_step);
   f.rows = static_cast<int>(layers.size());

@@ -34,13 +34,16 @@ struct GuiOptions {
   std::string runs_dir;
   std::vector<std::string> follow_runs;  // --run DIR: listed, ticked and followed in Runs
   std::string probe_text;                // --probe TEXT: the probe input typed at start
+  // --step N (with one --run DIR): open DIR's checkpoint and put the timeline (gui/timeline.h) at
+  // the view recorded at or before step N; -1: the live model.
+  int64_t start_step = -1;
   int cycle_panels_every = 0;  // > 0: every N frames show the next panel of gui_panel_names()
                                // beside Run and focus it (soak tests: scripts/soak.sh)
 };
 
 // Names accepted by GuiOptions::panels (--panel): the panel table's (app/panels/panel_table.cpp):
 // run, loss, attention, connections, ky-lab, geometry, neural, image-attention, conn, compare,
-// runs (shown at start with --run).
+// heads (head metrics over the recorded steps), runs (shown at start with --run).
 // A fresh layout shows Run, Loss and Attention; Connections for a ky experiment, Neural for a
 // neural one, Connection Transformer for a conn model; Image attention instead of Attention for
 // a fashion-mnist experiment or with compare_runs; Geometry instead of Attention when neither a
@@ -60,7 +63,8 @@ const std::vector<std::string>& gui_panel_names();
 // GeometryPanel::report(), NeuralPanel::Report; "runs": the Runs panel's list, see
 // panels/runs/runs_panel.h; "attention": the probe editor's probe); "help": the Help windows
 // (gui/help/menus.h, opened for tests by ATTN_GUI_OPEN_HELP=guide,experiments); "export": the
-// Export dialog's state. With
+// Export dialog's state; "timeline": {"step", "steps", "latest", "playing", "sources", "error"}
+// (gui/timeline.h). With
 // ATTN_GUI_FIGURES_DIR=dir as well, every live figure of the last frame (gui/live_figure.h) is
 // also written to dir as a PNG of the same page, theme and pixel size, and the report lists them
 // under "live_figures": [{name, file, rect}] (the screen/export agreement test).

@@ -31,6 +31,7 @@
 #include "gui/help/menus.h"
 #include "gui/live_figure.h"
 #include "gui/panel.h"
+#include "gui/timeline.h"
 #include "gui/ui_state.h"
 #include "gui/window.h"
 #include "gui/workspace.h"
@@ -107,9 +108,11 @@ float draw_menu_bar(gui::Workspace& workspace, gui::Menus& menus, Trainer& train
 
 // ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
 bool write_report(const std::string& path, const gui::Workspace& workspace, const gui::Menus& menus,
-                  const gui::ExportDialog& exporter, const nlohmann::json& live_figures,
-                  size_t frames, int width, int height, std::string* error) {
+                  const gui::ExportDialog& exporter, const gui::Timeline& timeline,
+                  const nlohmann::json& live_figures, size_t frames, int width, int height,
+                  std::string* error) {
   nlohmann::json report = workspace.report();
+  report["timeline"] = timeline.report();
   report["live_figures"] = live_figures;
   report["help"] = menus.report();
   report["frames"] = frames;
@@ -264,8 +267,14 @@ int run_gui(const GuiOptions& options) {
   workspace.load(workspace_path(window->layout_path()), setup);
   if (!workspace.note().empty()) ui.notes += (ui.notes.empty() ? "" : "\n") + workspace.note();
   float ui_scale = options.ui_scale > 0 ? options.ui_scale : workspace.ui_scale();
-  for (const std::string& name : options.panels) workspace.open(name);
+  // Runs first: a panel asked for by name keeps the focus of its tile.
   if (!options.follow_runs.empty()) workspace.open("runs");  // whatever the saved layout says
+  for (const std::string& name : options.panels) workspace.open(name);
+  gui::Timeline timeline;
+  if (options.start_step >= 0 && options.follow_runs.size() == 1) {
+    ui.open_run_requests.push_back(options.follow_runs.front());  // loaded once it is read
+    timeline.start_at(options.follow_runs.front(), options.start_step);
+  }
   // Benchmark hook (see GeometryPanel, tests/e2e/bench_geometry.sh): time the explorer alone.
   if (const char* bench = std::getenv("ATTN_GEOMETRY_BENCH"); bench && *bench)
     workspace.show_only({"geometry"});
@@ -290,7 +299,8 @@ int run_gui(const GuiOptions& options) {
       // the loop at once. Vsync caps it further where the driver honours it.
       const double now = glfwGetTime();
       const bool active =
-          trainer->state() == TrainerState::Running || now - window->last_event_time() < 0.5;
+          trainer->state() == TrainerState::Running || ui.timeline_playing ||
+          now - window->last_event_time() < 0.5;
       const double wait = (active ? 1.0 / 60 : 0.25) - (now - frame_start);
       if (wait > 0)
         glfwWaitEventsTimeout(wait);
@@ -307,10 +317,11 @@ int run_gui(const GuiOptions& options) {
     }
     frame_start = glfwGetTime();
 
-    // One snapshot and one state per frame; everything below draws from these.
-    const std::shared_ptr<const Snapshot> snap = trainer->latest();
+    // One snapshot and one state per frame; everything below draws from these. The timeline
+    // picks it: the live model's, or the model's at the recorded step it shows.
+    const std::shared_ptr<const Snapshot> live = trainer->latest();
     const TrainerState state = trainer->state();
-    gui::FrameContext frame{*snap, state, *trainer, ui, ui.small_font};
+    timeline.update(*live, ui, glfwGetTime());
 
     if (options.cycle_panels_every > 0 && clock.frames() % options.cycle_panels_every == 0) {
       const auto& names = gui_panel_names();
@@ -321,13 +332,19 @@ int run_gui(const GuiOptions& options) {
     gui::LiveFigure::captured().clear();
     window->set_ui_scale(ui_scale);
     window->begin_frame();
-    ui.small_font = frame.small_font = window->small_font();  // rebuilt with the UI scale
+    ui.small_font = window->small_font();  // rebuilt with the UI scale
     handle_shortcuts(*window, *trainer, state, ui);
     const float menu_h = draw_menu_bar(workspace, menus, *trainer, state, ui, &ui_scale);
-    if (!ui.open_run_requests.empty()) workspace.open("runs");
+    // (--run DIR --step N's own request: Runs is open already and the panels asked for keep
+    // their tiles' focus.)
+    if (!ui.open_run_requests.empty() && !(options.start_step >= 0 && clock.frames() == 0))
+      workspace.open("runs");
     workspace.set_ui_scale(ui_scale);
     const ImVec2 display = ImGui::GetIO().DisplaySize;
-    workspace.draw(frame, ImVec2(0, menu_h), ImVec2(display.x, display.y - menu_h));
+    const float top = menu_h + timeline.draw(0, menu_h, display.x, ui_scale);
+    const std::shared_ptr<const Snapshot> snap = timeline.view(live);
+    gui::FrameContext frame{*snap, state, *trainer, ui, ui.small_font, &timeline};
+    workspace.draw(frame, ImVec2(0, top), ImVec2(display.x, display.y - top));
     menus.draw_windows(ui, *trainer);
     // --export-figure: the same request a panel button makes, with the figure a drawn panel
     // shows when one does (its controls applied), else the builder's defaults.
@@ -401,8 +418,8 @@ int run_gui(const GuiOptions& options) {
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
     int w = 0, h = 0;
     window->framebuffer_size(&w, &h);
-    if (!write_report(report, workspace, menus, export_dialog, live_figures, clock.frames(), w, h,
-                      &error)) {
+    if (!write_report(report, workspace, menus, export_dialog, timeline, live_figures,
+                      clock.frames(), w, h, &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code = 1;
     }

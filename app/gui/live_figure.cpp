@@ -1,5 +1,7 @@
 #include "gui/live_figure.h"
 
+#include "gui/ui_state.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -42,6 +44,35 @@ ImVec2 LiveFigure::to_screen(int panel, double x, double y) const {
   const float s = view_.pixels_per_point();
   return ImVec2(view_.origin().x + static_cast<float>(p.page_x(x)) * s,
                 view_.origin().y + static_cast<float>(p.page_y(y)) * s);
+}
+
+void LiveFigure::draw_step_cursor(int64_t step) const {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float s = view_.pixels_per_point();
+  for (size_t k = 0; k < layout_.panels.size(); ++k) {
+    const fig::PanelLayout& p = layout_.panels[k];
+    const double x = static_cast<double>(step);
+    if (x < std::min(p.xmin, p.xmax) || x > std::max(p.xmin, p.xmax)) continue;
+    const float sx = view_.origin().x + static_cast<float>(p.page_x(x)) * s;
+    const float y0 = view_.origin().y + static_cast<float>(p.plot.y) * s;
+    const float y1 = view_.origin().y + static_cast<float>(p.plot.y + p.plot.h) * s;
+    draw->AddLine(ImVec2(sx, y0), ImVec2(sx, y1), IM_COL32(255, 200, 60, 220), 1.5f);
+  }
+}
+
+std::optional<double> LiveFigure::clicked_x() const {
+  if (!hovered_ || !ImGui::IsMouseClicked(ImGuiMouseButton_Left)) return std::nullopt;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const float s = view_.pixels_per_point();
+  const double px = (mouse.x - view_.origin().x) / s, py = (mouse.y - view_.origin().y) / s;
+  for (const fig::PanelLayout& p : layout_.panels)
+    if (p.plot.contains(px, py)) return p.data_x(px);
+  return std::nullopt;
+}
+
+void mark_timeline(const LiveFigure& plot, UiState& ui) {
+  if (ui.timeline_step >= 0) plot.draw_step_cursor(ui.timeline_step);
+  if (const auto x = plot.clicked_x()) ui.timeline_request = std::max<int64_t>(0, std::llround(*x));
 }
 
 std::optional<FigureHover> LiveFigure::hover(const fig::Figure& figure, float radius_px,

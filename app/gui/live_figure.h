@@ -48,6 +48,13 @@ struct CellHover {
   ImVec2 min{0, 0}, max{0, 0};  // the cell on screen
 };
 
+class LiveFigure;
+struct UiState;
+
+// For figures over training steps: the timeline's cursor at UiState::timeline_step, and a left
+// click in a panel asks the timeline to move to the step under it (UiState::timeline_request).
+void mark_timeline(const LiveFigure& plot, UiState& ui);
+
 class LiveFigure {
  public:
   // Test hook: while on, every draw() appends a copy of what it drew; the frame loop clears the
@@ -68,6 +75,11 @@ class LiveFigure {
   const fig::FigureLayout& layout() const { return layout_; }
   // Screen position of a point of panel `panel` in data coordinates.
   ImVec2 to_screen(int panel, double x, double y) const;
+  // The timeline's cursor (gui/timeline.h): a vertical line at x = step across every panel of
+  // the last draw whose x range holds it (figures over training steps). Not part of the figure.
+  void draw_step_cursor(int64_t step) const;
+  // The x (a step) under a left click in a panel of the last draw, if this frame has one.
+  std::optional<double> clicked_x() const;
 
  private:
   FigureView view_;

@@ -35,13 +35,17 @@ struct Figure;
 
 namespace attn::gui {
 
-// What a panel may read and do in one frame.
+class Timeline;  // gui/timeline.h
+
+// What a panel may read and do in one frame. snap is the timeline's view (the live model, or the
+// model at the recorded step the timeline shows); timeline reads every recorded step.
 struct FrameContext {
   const Snapshot& snap;
   TrainerState state;
   Trainer& trainer;
   UiState& ui;
   ImFont* small_font;
+  Timeline* timeline = nullptr;
 };
 
 class Panel {

@@ -3,6 +3,7 @@
 // Contract: touched only by the UI thread. Actions only queue trainer commands (never wait), and
 // are no-ops in states where the trainer would ignore them.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct UiState {
   // Runs to open (File > Open run, Recent runs): the Runs panel lists, ticks and loads them.
   std::vector<std::string> open_run_requests;
   std::vector<std::string> recent_runs;  // newest first, from the Runs panel (File > Recent runs)
+  // The timeline (gui/timeline.h): the recorded step every panel shows (-1: the live model),
+  // whether it plays, and a panel's request to move it (a click on a loss curve; -1: none).
+  int64_t timeline_step = -1;
+  bool timeline_playing = false;
+  int64_t timeline_request = -1;
   ImFont* small_font = nullptr;
 };
 

@@ -151,6 +151,7 @@ std::vector<std::string> ComparePanel::close() {
 }
 
 void ComparePanel::draw(FrameContext& frame) {
+  ui_ = &frame.ui;
   const ExperimentConfig& base = frame.ui.pending;
   ImFont* small_font = frame.small_font;
   ImFont* font = small_font ? small_font : ImGui::GetFont();
@@ -289,6 +290,7 @@ void ComparePanel::draw_curves(const fig::Figure& figure, ImFont* font, float he
     return;
   }
   curves_.draw(figure, ImVec2(ImGui::GetContentRegionAvail().x, height), font);
+  mark_timeline(curves_, *ui_);
   if (const auto h = curves_.hover(figure)) {
     ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, IM_COL32(255, 255, 255, 220), 0, 1.5f);
     const fig::Panel& panel = figure.panels[static_cast<size_t>(h->panel)];

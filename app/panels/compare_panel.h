@@ -65,6 +65,7 @@ class ComparePanel : public Panel {
   nlohmann::json report() const override;
 
  private:
+  UiState* ui_ = nullptr;  // this frame's (the timeline's cursor and click requests)
   struct Run;
   fig::Figure overlay_figure();
   void draw_curves(const fig::Figure& figure, ImFont* font, float height);

@@ -204,6 +204,7 @@ void ConnPanel::draw_eigenvalues(ImFont* font, ImVec2 size) {
 
 void ConnPanel::draw_spectra(ImFont* font, ImVec2 size) {
   if (!draw_plot(spectral_, font, size, "spectral")) return;
+  mark_timeline(spectral_.live, *ui_);
   if (const auto h = spectral_.live.hover(spectral_.figure)) {
     ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, kMarker, 0, 1.5f);
     ImGui::SetTooltip("%s = %.4f\nstep %.0f", h->name.c_str(), h->y, h->x);
@@ -275,6 +276,7 @@ void ConnPanel::draw_stats(const ConnView& v) {
 }
 
 void ConnPanel::draw(FrameContext& frame) {
+  ui_ = &frame.ui;
   const Snapshot& snap = frame.snap;
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   if (!snap.conn || !snap.conn->matrix) {

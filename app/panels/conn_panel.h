@@ -41,6 +41,7 @@ class ConnPanel : public Panel {
   bool wants_auto_open(const Snapshot& snap) const override { return snap.conn != nullptr; }
 
  private:
+  UiState* ui_ = nullptr;  // this frame's (the timeline's cursor and click requests)
   // A plot area: the figure on screen, whether it could be built, and why not.
   struct Plot {
     LiveFigure live;

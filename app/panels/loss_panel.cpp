@@ -47,6 +47,7 @@ void LossPanel::draw(FrameContext& frame) {
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   plot_.draw(figure_, ImVec2(avail.x, std::max(80.0f, avail.y)), font);
+  mark_timeline(plot_, frame.ui);
   if (const auto h = plot_.hover(figure_)) {
     ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, IM_COL32(255, 255, 255, 220), 0, 1.5f);
     ImGui::SetTooltip("%s %.4f\nstep %.0f", h->name.empty() ? "train (raw)" : h->name.c_str(), h->y,

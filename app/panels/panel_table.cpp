@@ -10,6 +10,7 @@
 #include "panels/conn_panel.h"
 #include "panels/connection_panel.h"
 #include "panels/geometry/geometry_panel.h"
+#include "panels/heads_panel.h"
 #include "panels/image_attention_panel.h"
 #include "panels/ky_lab_panel.h"
 #include "panels/loss_panel.h"
@@ -101,6 +102,8 @@ const std::vector<PanelRow>& panel_table() {
          return !s.options.compare_dirs.empty() || !s.options.compare_vary.empty();
        },
        make_compare},
+      {"heads", "Heads", TilePlace::Right, [](const PanelSetup&) { return false; },
+       make<HeadsPanel>},
       {"runs", "Runs", TilePlace::Right,
        [](const PanelSetup& s) { return !s.options.follow_runs.empty(); }, make_runs},
   };

@@ -416,6 +416,16 @@ void RunPanel::update(FrameContext& frame) {
   record_error_ = frame.snap.record_error;
   run_dir_ = frame.snap.run_dir;
   save_field_ = frame.ui.checkpoint_dir;
+  // A run opened from disk: the editor shows its config (unless the user is editing one).
+  if (frame.snap.generation != seen_generation_) {
+    seen_generation_ = frame.snap.generation;
+    if (!frame.snap.source_dir.empty() && !frame.ui.pending_dirty) {
+      frame.ui.pending = frame.trainer.config();
+      frame.ui.config_source = frame.snap.source_dir + " (the opened run's config)";
+      frame.ui.config_error.clear();
+      frame.ui.apply_error.clear();
+    }
+  }
 }
 
 void RunPanel::draw(FrameContext& frame) {

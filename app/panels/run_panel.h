@@ -5,6 +5,7 @@
 // except trainer.config() on "Revert" (a short copy under the trainer's lock, never a training
 // step).
 #pragma once
+#include <cstdint>
 #include <array>
 #include <string>
 
@@ -39,6 +40,7 @@ class RunPanel : public Panel {
   int threads_ = 0;  // the trainer's CPU thread count and why, as the panel shows them
   std::string threads_reason_;
   std::string state_, message_, record_error_, run_dir_, save_field_;
+  uint64_t seen_generation_ = 0;  // the model whose config the editor was last given
 };
 
 }  // namespace attn::gui

@@ -91,6 +91,7 @@ std::vector<HeadMetric> head_metrics(const ViewRecord& r) {
       if (c.beta.size() >= static_cast<size_t>(c.heads) * c.window)
         out.push_back({r.step, c.layer, h, "effective_window",
                        static_cast<double>(effective_window(c.beta_values(h), c.window))});
+  if (!r.conn.empty()) out.push_back({r.step, -1, -1, "spectral_radius", r.conn.spectral_radius});
   return out;
 }
 
@@ -111,9 +112,22 @@ std::string encode_view_record(const ViewRecord& r) {
                   {"g", floats(c.g)},
                   {"slot_g", floats(c.slot_g)},
                   {"beta", floats(c.beta)}});
-  const json j = {{"step", r.step},     {"tokens", r.probe_tokens},
-                  {"layers", r.layers}, {"heads", r.heads},
-                  {"maps", maps},       {"ky", ky}};
+  json j = {{"step", r.step},     {"tokens", r.probe_tokens},
+            {"layers", r.layers}, {"heads", r.heads},
+            {"maps", maps},       {"ky", ky}};
+  if (!r.image.empty())
+    j["image"] = {{"rows", r.image.rows},   {"cols", r.image.cols},
+                  {"patch", r.image.patch}, {"index", r.image.index},
+                  {"label", r.image.label}, {"label_name", r.image.label_name},
+                  {"pixels", floats(r.image.pixels)}};
+  if (!r.probabilities.empty()) j["probs"] = floats(r.probabilities);
+  if (!r.conn.empty())
+    j["conn"] = {{"slots", r.conn.slots},
+                 {"c", floats(r.conn.matrix)},
+                 {"eig_re", floats(r.conn.eigen_re)},
+                 {"eig_im", floats(r.conn.eigen_im)},
+                 {"rho", r.conn.spectral_radius},
+                 {"norm", r.conn.spectral_norm}};
   const std::vector<uint8_t> cbor = json::to_cbor(j);
   return std::string(cbor.begin(), cbor.end());
 }
@@ -156,12 +170,68 @@ ViewRecord decode_view_record(const std::string& payload) {
       c.beta = floats_of(k.at("beta"), "beta");
       r.connections.push_back(std::move(c));
     }
+    if (j.contains("image")) {
+      const json& m = j.at("image");
+      ProbeImage& im = r.image;
+      im.rows = m.at("rows").get<int>();
+      im.cols = m.at("cols").get<int>();
+      im.patch = m.at("patch").get<int>();
+      im.index = m.at("index").get<int>();
+      im.label = m.at("label").get<int>();
+      im.label_name = m.at("label_name").get<std::string>();
+      im.pixels = floats_of(m.at("pixels"), "the probe image");
+      if (im.rows <= 0 || im.cols <= 0 || im.pixels.size() != size_t(im.rows) * size_t(im.cols))
+        throw Error("views.rec: a probe image of " + std::to_string(im.rows) + " x " +
+                    std::to_string(im.cols) + " holds " + std::to_string(im.pixels.size()) +
+                    " pixels");
+    }
+    if (j.contains("probs")) r.probabilities = floats_of(j.at("probs"), "the class probabilities");
+    if (j.contains("conn")) {
+      const json& c = j.at("conn");
+      r.conn.slots = c.at("slots").get<int>();
+      r.conn.matrix = floats_of(c.at("c"), "C");
+      r.conn.eigen_re = floats_of(c.at("eig_re"), "the eigenvalues");
+      r.conn.eigen_im = floats_of(c.at("eig_im"), "the eigenvalues");
+      r.conn.spectral_radius = c.at("rho").get<double>();
+      r.conn.spectral_norm = c.at("norm").get<double>();
+      const size_t n = static_cast<size_t>(std::max(r.conn.slots, 0));
+      if (r.conn.slots <= 0 || r.conn.matrix.size() != n * n ||
+          r.conn.eigen_re.size() != r.conn.eigen_im.size())
+        throw Error("views.rec: a conn record of " + std::to_string(r.conn.slots) +
+                    " slots holds " + std::to_string(r.conn.matrix.size()) + " entries of C");
+    }
   } catch (const json::exception& e) {
     throw Error(std::string("views.rec: a record lacks a field or has the wrong type: ") +
                 e.what());
   }
   return r;
 }
+
+namespace {
+
+// Appends the whole, valid records of data (the file's bytes from `base` on) to *index, after
+// the ones it holds; returns the file offset where the last whole record ends.
+uint64_t scan_records(const std::string& data, uint64_t base, std::vector<ViewIndexEntry>* index) {
+  uint64_t at = 0;
+  int64_t last_step = index->empty() ? INT64_MIN : index->back().step;
+  while (at + kHeaderBytes <= data.size()) {
+    uint32_t magic, bytes, crc;
+    int64_t step;
+    std::memcpy(&magic, &data[at], 4);
+    std::memcpy(&bytes, &data[at + 4], 4);
+    std::memcpy(&step, &data[at + 8], 8);
+    std::memcpy(&crc, &data[at + 16], 4);
+    if (magic != kRecordMagic || bytes > kMaxPayload) break;
+    if (at + kHeaderBytes + bytes > data.size()) break;  // torn
+    if (crc32(&data[at + kHeaderBytes], bytes) != crc || step <= last_step) break;
+    index->push_back({step, base + at, bytes});
+    last_step = step;
+    at += kHeaderBytes + bytes;
+  }
+  return base + at;
+}
+
+}  // namespace
 
 std::vector<ViewIndexEntry> index_view_records(const std::string& path, uint64_t* good_bytes) {
   std::vector<ViewIndexEntry> index;
@@ -173,24 +243,31 @@ std::vector<ViewIndexEntry> index_view_records(const std::string& path, uint64_t
   if (data.compare(0, kFileMagicBytes, kFileMagic) != 0)
     throw Error(path + " is not an attnlab view recording (its first bytes are not \"" +
                 std::string(kFileMagic, kFileMagicBytes - 1) + "\")");
-  uint64_t at = kFileMagicBytes;
-  int64_t last_step = INT64_MIN;
-  while (at + kHeaderBytes <= data.size()) {
-    uint32_t magic, bytes, crc;
-    int64_t step;
-    std::memcpy(&magic, &data[at], 4);
-    std::memcpy(&bytes, &data[at + 4], 4);
-    std::memcpy(&step, &data[at + 8], 8);
-    std::memcpy(&crc, &data[at + 16], 4);
-    if (magic != kRecordMagic || bytes > kMaxPayload) break;
-    if (at + kHeaderBytes + bytes > data.size()) break;  // torn
-    if (crc32(&data[at + kHeaderBytes], bytes) != crc || step <= last_step) break;
-    index.push_back({step, at, bytes});
-    last_step = step;
-    at += kHeaderBytes + bytes;
-  }
-  if (good_bytes) *good_bytes = at;
+  const uint64_t end = scan_records(data.substr(kFileMagicBytes), kFileMagicBytes, &index);
+  if (good_bytes) *good_bytes = end;
   return index;
+}
+
+bool extend_view_index(const std::string& path, std::vector<ViewIndexEntry>* index,
+                       uint64_t* good_bytes) {
+  if (*good_bytes < kFileMagicBytes) {
+    *index = index_view_records(path, good_bytes);
+    return !index->empty();
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(*good_bytes + data.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  const size_t before = index->size();
+  *good_bytes = scan_records(data, *good_bytes, index);
+  return index->size() != before;
 }
 
 ViewRecord read_view_record(const std::string& path, const ViewIndexEntry& e) {

@@ -1,6 +1,9 @@
 // Recorded views: what the panels draw on the probe at each recorded step (the attention maps of
-// every layer and head, the probe's tokens, and g_h(t) with beta for ky layers), appended to the
-// run directory's views.rec so a run keeps its history, not only its last step. Torch-free.
+// every layer and head, the probe's tokens, g_h(t) with beta for ky layers, the probe image and
+// class probabilities of image tasks, and C with the spectrum of I + C for the Connection
+// Transformer), appended to the run directory's views.rec so a run keeps its history, not only
+// its last step. Torch-free. Fields added after the first version ("image", "probs", "conn")
+// are optional in a record: older recordings read with them empty.
 // Format (all integers little-endian):
 //   "ATTNVIEWS1\n" (11 bytes), then records, each
 //   u32 magic 0x43455256 ("VREC"), u32 payload bytes, i64 step, u32 CRC-32 (IEEE) of the payload,
@@ -28,17 +31,31 @@ namespace attn {
 constexpr const char* kViewRecordsFile = "views.rec";
 constexpr uint64_t kDefaultViewBudget = uint64_t(64) << 20;  // 64 MiB
 
+// The Connection Transformer's C and the spectrum of I + C at a recorded step.
+struct ConnRecord {
+  int slots = 0;                          // 0: not a conn model
+  std::vector<float> matrix;              // effective C, slots x slots, row-major
+  std::vector<float> eigen_re, eigen_im;  // every eigenvalue of I + C
+  double spectral_radius = 0;             // rho(I + C), the largest |eigenvalue|
+  double spectral_norm = 0;               // ||I + C||_2
+  bool empty() const { return slots == 0; }
+};
+
 struct ViewRecord {
   int64_t step = 0;
   std::vector<std::string> probe_tokens;
   int layers = 0, heads = 0;
   std::vector<AttentionMap> maps;             // layer-major, as Snapshot::attention
   std::vector<ConnectionCurves> connections;  // ky layers, as a ConnectionFrame's
+  ProbeImage image;                           // image tasks: the probe image
+  std::vector<float> probabilities;           // classifiers: class probabilities on the probe
+  ConnRecord conn;                            // model.architecture "conn"
 };
 
 // A head's diagnostic at a recorded step (core/analysis/head_metrics.h): metric is "entropy",
 // "diagonal", "previous_token", "induction" (on the recorded probe's own tokens: NaN when none
-// repeats) for every map, and "effective_window" for every ky head.
+// repeats) for every map, "effective_window" for every ky head, and "spectral_radius" (rho(I+C))
+// for a conn model, which is the model's, not a head's: layer and head are -1 there.
 struct HeadMetric {
   int64_t step = 0;
   int layer = 0, head = 0;
@@ -60,6 +77,12 @@ struct ViewIndexEntry {
 // one ends. A missing file has none; a file that is not a view recording throws attn::Error.
 std::vector<ViewIndexEntry> index_view_records(const std::string& path,
                                                uint64_t* good_bytes = nullptr);
+// Reads what a writer appended after *good_bytes (the end of the last whole record indexed):
+// appends its whole, valid records to *index and moves *good_bytes past them; true when any
+// were added. The caller re-indexes from scratch when the file was replaced or shrank (a
+// writer thinned it). *good_bytes below the file header indexes the whole file.
+bool extend_view_index(const std::string& path, std::vector<ViewIndexEntry>* index,
+                       uint64_t* good_bytes);
 ViewRecord read_view_record(const std::string& path, const ViewIndexEntry& entry);
 // The record at the largest step <= `step` (-1: the last); nullptr-like: throws attn::Error when
 // the recording is empty or starts after `step`, naming the first recorded step.

@@ -15,6 +15,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
+#include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
 #include "core/training/optimizer/fused_adamw.h"
 #include "core/training/training_errors.h"
@@ -423,6 +424,22 @@ ViewRecord TrainingSession::view_record() {
   r.maps = std::move(probe.maps);
   r.probe_tokens = probe_labels();
   r.connections = connection_frame().layers;
+  r.image = task_->probe_image();
+  r.probabilities = std::move(probe.probabilities);
+  if (conn_monitor_) {
+    torch::NoGradGuard no_grad;
+    ConnModelImpl& conn = *model_->conn();
+    const torch::Tensor c = conn.effective_connection();
+    r.conn.slots = static_cast<int>(c.size(0));
+    r.conn.matrix = to_floats(c);
+    const torch::Tensor shifted = spectral::shifted(c);
+    r.conn.spectral_norm = spectral::spectral_norm(shifted);
+    for (const std::complex<double>& e : spectral::eigenvalues(shifted)) {
+      r.conn.eigen_re.push_back(static_cast<float>(e.real()));
+      r.conn.eigen_im.push_back(static_cast<float>(e.imag()));
+      r.conn.spectral_radius = std::max(r.conn.spectral_radius, std::abs(e));
+    }
+  }
   return r;
 }
 

@@ -60,8 +60,9 @@ class TrainingSession {
   EvalResult evaluate();
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
-  // What views.rec records at this step (core/runs/view_records.h): the probe's maps and tokens
-  // and the ky layers' curves, without probe_attention's side effects (no history, no conn
+  // What views.rec records at this step (core/runs/view_records.h): the probe's maps and tokens,
+  // the ky layers' curves, the probe image and class probabilities (image tasks), and C with
+  // the spectrum of I + C (conn), without probe_attention's side effects (no history, no conn
   // trace); eval mode, no gradients, no random draws, so recording never changes training.
   ViewRecord view_record();
   // Image tasks: make test image `index` the probe (throws attn::Error naming the range).

@@ -94,6 +94,8 @@ struct Trainer::Impl {
   bool record_failed = false;             // this model could not be recorded at all
   bool run_dir_used = false;              // options.run_dir has been given to a model
   std::string record_error;               // why this model is not (wholly) recorded
+  std::string source_dir;                 // the run the model was loaded from ("" = none)
+  int64_t source_step = -1;               // the step it was loaded at
   std::vector<std::string> unsaved;       // every recording failure so far (close())
   std::set<std::string> own_saves;        // directories Save wrote runs into (canonical)
 
@@ -133,6 +135,8 @@ struct Trainer::Impl {
       apply_probe_index();
       apply_probe_text(probe_text);
       ++generation;
+      source_dir.clear();
+      source_step = -1;
       train_seconds = publish_seconds = 0;
       message.clear();
       set_state(TrainerState::Idle);
@@ -268,6 +272,8 @@ struct Trainer::Impl {
     s->state = state_override ? *state_override : state.load();
     s->message = message;
     s->run_dir = recorder ? recorder->dir() : "";
+    s->source_dir = source_dir;
+    s->source_step = source_step;
     s->record_error = record_error;
     s->probe_text = probe_text;
     s->probe_error = probe_error;
@@ -507,6 +513,12 @@ struct Trainer::Impl {
           std::error_code ec;  // a run directory: its checkpoint
           if (fs::is_regular_file(fs::path(c.path) / "checkpoint" / "state.json", ec))
             c.path = (fs::path(c.path) / "checkpoint").string();
+          // A run's checkpoint/: the run directory holds its recorded views.
+          fs::path loaded_path = fs::path(c.path).lexically_normal();
+          if (!loaded_path.has_filename()) loaded_path = loaded_path.parent_path();
+          const std::string loaded_dir =
+              loaded_path.filename() == "checkpoint" ? loaded_path.parent_path().string()
+                                                     : std::string();
           ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
           auto fresh = std::make_unique<TrainingSession>(loaded);
           fresh->load(c.path);
@@ -522,6 +534,8 @@ struct Trainer::Impl {
             std::lock_guard<std::mutex> lock(mu);
             config = loaded;
           }
+          source_dir = loaded_dir;
+          source_step = session->step();
           message = "loaded checkpoint " + c.path;
           set_state(TrainerState::Paused);
           publish(true);

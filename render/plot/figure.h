@@ -94,6 +94,9 @@ struct Heatmap {
   // Each map has its own range (per-map scales): the colorbar runs from 0 (or "min" when a map
   // starts elsewhere) to "max" instead of stating values, and one such bar serves every map.
   bool colorbar_relative = false;
+  // An attention map of one layer and head (rows queries, columns keys): the CSV names its cells
+  // by layer, head, query, key and weight too. layer < 0: not an attention map.
+  int layer = -1, head = -1;
 };
 
 enum class Anchor { Left, Center, Right };
@@ -117,6 +120,7 @@ struct Panel {
   std::vector<LineSeries> lines;
   std::vector<ScatterSeries> scatters;
   std::vector<Annotation> annotations;
+  int64_t step = -1;  // the training step its data is from when it differs by panel (filmstrips)
 };
 
 struct Figure {
@@ -130,6 +134,7 @@ struct Figure {
   // per layer). A panel's own legend also goes there when it would cover much of its plot.
   bool shared_legend = false;
   double aspect = 0.75;  // height / width of the whole page when the height is not given
+  int64_t step = -1;  // the training step the data is from (CSV "step"); -1: several or none
 };
 
 // A figure of one panel.

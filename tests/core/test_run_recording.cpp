@@ -2,6 +2,8 @@
 // and following run directories (core/runs/run_list.h).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <complex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -268,5 +270,82 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   CHECK(!fs::exists(root / "off" / kViewRecordsFile));
   CHECK(rows_without_speed(root / "on" / "metrics.csv") ==
         rows_without_speed(root / "off" / "metrics.csv"));
+  fs::remove_all(root);
+}
+
+TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each step") {
+  const fs::path root = test::temp_dir("record-conn");
+  ExperimentConfig c = test::tiny_config("recall");
+  c.model.architecture = "conn";
+  c.model.d_model = 16;
+  c.model.heads = 1;
+  c.model.conn.slots = 6;
+  c.model.conn.steps = 2;
+  c.model.conn.init_std = 0.3;
+  c.train.steps = 20;
+  c.train.record_every = 10;
+  HeadlessOptions h;
+  h.out_dir = (root / "conn").string();
+  h.threads = 1;
+  train_headless(c, h);
+  const std::string rec = (root / "conn" / kViewRecordsFile).string();
+  const auto index = index_view_records(rec);
+  REQUIRE(index.size() == 3);
+  const ViewRecord last = read_view_record(rec, index.back());
+  REQUIRE(last.conn.slots == 6);
+  // C at the last step is the checkpoint's C, as `attnlab export` probes it.
+  const auto saved = snapshot_of_run(read_run_directory((root / "conn").string()));
+  REQUIRE(saved->conn);
+  REQUIRE(saved->conn->matrix);
+  REQUIRE(saved->conn->matrix->size() == last.conn.matrix.size());
+  for (size_t i = 0; i < last.conn.matrix.size(); ++i)
+    CHECK(std::abs((*saved->conn->matrix)[i] - last.conn.matrix[i]) <= 1e-6);
+  // The eigenvalues of I + C against two invariants computed here in double: their sum is the
+  // trace, their product (a real number) the determinant by Gaussian elimination.
+  const int n = last.conn.slots;
+  std::vector<double> a(static_cast<size_t>(n * n));
+  double trace = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      a[i * n + j] = last.conn.matrix[i * n + j] + (i == j ? 1.0 : 0.0);
+      if (i == j) trace += a[i * n + j];
+    }
+  double det = 1;
+  for (int k = 0; k < n; ++k) {
+    int p = k;
+    for (int i = k + 1; i < n; ++i)
+      if (std::abs(a[i * n + k]) > std::abs(a[p * n + k])) p = i;
+    if (p != k) {
+      for (int j = 0; j < n; ++j) std::swap(a[k * n + j], a[p * n + j]);
+      det = -det;
+    }
+    det *= a[k * n + k];
+    for (int i = k + 1; i < n; ++i) {
+      const double f = a[i * n + k] / a[k * n + k];
+      for (int j = k; j < n; ++j) a[i * n + j] -= f * a[k * n + j];
+    }
+  }
+  REQUIRE(last.conn.eigen_re.size() == static_cast<size_t>(n));
+  double sum = 0, rho = 0;
+  std::complex<double> product = 1;
+  for (int i = 0; i < n; ++i) {
+    const std::complex<double> e(last.conn.eigen_re[i], last.conn.eigen_im[i]);
+    sum += e.real();
+    product *= e;
+    rho = std::max(rho, std::abs(e));
+  }
+  CHECK(sum == doctest::Approx(trace).epsilon(1e-5));
+  CHECK(product.real() == doctest::Approx(det).epsilon(1e-4));
+  CHECK(std::abs(product.imag()) <= 1e-4 * std::max(1.0, std::abs(det)));
+  CHECK(last.conn.spectral_radius == doctest::Approx(rho).epsilon(1e-6));
+  CHECK(last.conn.spectral_norm >= last.conn.spectral_radius * (1 - 1e-6));  // ||M|| >= rho(M)
+  // The first record is the initial model's, and C moved since.
+  const ViewRecord first = read_view_record(rec, index.front());
+  CHECK(first.step == 0);
+  CHECK(first.conn.matrix != last.conn.matrix);
+  // rho(I + C) is among the head metrics, once per record.
+  int radii = 0;
+  for (const HeadMetric& m : head_metrics(last)) radii += m.metric == "spectral_radius";
+  CHECK(radii == 1);
   fs::remove_all(root);
 }

@@ -187,6 +187,45 @@ got = {r["metric"]: float(r["value"]) for r in rows
 for name, want in (("entropy", entropy), ("diagonal", diagonal), ("previous_token", previous)):
     assert abs(got[name] - want) < 1e-5, (name, got[name], want)
 PY
+# The attention CSV in long format: step, layer, head, query, key and weight columns, and the
+# weights equal the heatmap values; a filmstrip (--steps) draws one column per recorded step.
+python3 - "$work/fig/a45.csv" <<'PY' && ok "attention CSV: step, layer, head, query, key, weight columns" || bad "attention CSV lacks the long-format columns"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["kind"] == "heatmap"]
+assert rows and all(r["step"] == "40" for r in rows), {r["step"] for r in rows}
+for r in rows:
+    assert r["series"] == "layer%s_head%s" % (r["layer"], r["head"]), r
+    assert (r["query"], r["key"], r["weight"]) == (r["i"], r["j"], r["value"]), r
+assert {(r["layer"], r["head"]) for r in rows} == {("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")}
+PY
+export_ok "filmstrip" --run "$work/dot" --figure attention --layer 1 --steps 0:60:20 --format csv --out "$work/fig/film.csv"
+python3 - "$work/fig/film.csv" "$work/fig/a0.csv" <<'PY' && ok "--steps 0:60:20: layer 1's heads at 0, 20, 40, 60, the same weights as --step" || bad "the filmstrip CSV is wrong"
+import csv, sys
+film = [r for r in csv.DictReader(open(sys.argv[1])) if r["kind"] == "heatmap"]
+assert sorted({int(r["step"]) for r in film}) == [0, 20, 40, 60]
+assert {r["layer"] for r in film} == {"1"}
+single = {(r["layer"], r["head"], r["i"], r["j"]): r["value"]
+          for r in csv.DictReader(open(sys.argv[2])) if r["kind"] == "heatmap"}
+at0 = {(r["layer"], r["head"], r["i"], r["j"]): r["value"] for r in film if r["step"] == "0"}
+assert at0 and all(single[k] == v for k, v in at0.items())
+PY
+export_ok "filmstrip pdf" --run "$work/dot" --figure attention --layer 1 --steps 0,40,60 --out "$work/fig/film.pdf"
+rejects "--steps 0:60:0: the step k must be at least 1" "$work/fig/f.pdf" --run "$work/dot" --figure attention --steps 0:60:0 --out "$work/fig/f.pdf"
+rejects "--steps: loss is not recorded over training" "$work/fig/f.pdf" --run "$work/dot" --figure loss --steps 0,20 --out "$work/fig/f.pdf"
+# A conn run records C and the spectrum of I + C: C at a recorded step, and rho(I + C) among the
+# head metrics with one value per recorded step.
+export_ok "conn-matrix at step 20" --run "$work/conn" --figure conn-matrix --step 20 --format csv --out "$work/fig/c20.csv"
+export_ok "conn heads" --run "$work/conn" --figure heads --format csv --out "$work/fig/conn_heads.csv"
+python3 - "$work/fig/c20.csv" "$work/fig/c_data.csv" "$work/fig/conn_heads.csv" <<'PY' && ok "conn: C at step 20 differs from the final C; rho(I + C) per recorded step" || bad "conn's recorded views are wrong"
+import csv, sys
+c20 = {(r["i"], r["j"]): float(r["value"]) for r in csv.DictReader(open(sys.argv[1])) if r["kind"] == "heatmap"}
+assert {r["step"] for r in csv.DictReader(open(sys.argv[1])) if r["kind"] == "heatmap"} == {"20"}
+final = {(r["i"], r["j"]): float(r["value"]) for r in csv.DictReader(open(sys.argv[2])) if r["kind"] == "heatmap"}
+assert c20.keys() == final.keys() and c20 != final
+rho = [r for r in csv.DictReader(open(sys.argv[3])) if r["metric"] == "spectral_radius"]
+assert [int(r["step"]) for r in rho] == [0, 20, 40] and all(float(r["value"]) > 0 for r in rho), rho
+assert all(r["layer"] == "" and r["head"] == "" for r in rho), rho
+PY
 sed 's/"eval_every": 20}/"eval_every": 20, "record_every": 0}/' "$work/dot.json" >"$work/norec.json"
 "$bin" train --config "$work/norec.json" --out "$work/norec" --threads 2 --quiet >/dev/null 2>&1
 [ ! -e "$work/norec/views.rec" ] && ok "train.record_every 0 records no views" || bad "record_every 0 wrote views.rec"

@@ -97,24 +97,31 @@ std::string now_utc() {
 
 std::string figure_csv(const Figure& figure) {
   std::ostringstream os;
-  os << "figure,panel,title,series,kind,i,j,x,y,value\n";
+  os << "figure,panel,title,series,kind,i,j,x,y,value,step,layer,head,query,key,weight\n";
   const std::string name = field(figure.name);
   for (size_t p = 0; p < figure.panels.size(); ++p) {
     const Panel& panel = figure.panels[p];
     const std::string head = name + "," + std::to_string(p) + "," + field(panel.title) + ",";
+    const std::string step =
+        panel.step >= 0 ? std::to_string(panel.step) : figure.step >= 0 ? std::to_string(figure.step) : "";
     auto points = [&](const std::string& series, const char* kind, const std::vector<double>& x,
                       const std::vector<double>& y) {
       for (size_t i = 0; i < std::min(x.size(), y.size()); ++i)
         os << head << field(series) << "," << kind << "," << i << ",," << number(x[i]) << ","
-           << number(y[i]) << ",\n";
+           << number(y[i]) << ",," << step << ",,,,,\n";
     };
     for (const Heatmap& h : panel.heatmaps)
       for (int r = 0; r < h.rows; ++r)
         for (int c = 0; c < h.cols; ++c) {
           const size_t k = static_cast<size_t>(r) * h.cols + c;
           if (k >= h.values.size()) break;
-          os << head << field(h.name) << ",heatmap," << r << "," << c << ",,,"
-             << number(h.values[k], 9) << "\n";
+          const std::string value = number(h.values[k], 9);
+          os << head << field(h.name) << ",heatmap," << r << "," << c << ",,," << value << ","
+             << step << ",";
+          if (h.layer >= 0)
+            os << h.layer << "," << h.head << "," << r << "," << c << "," << value << "\n";
+          else
+            os << ",,,,\n";
         }
     for (const Polygon& g : panel.polygons) points(g.name, "polygon", g.x, g.y);
     for (const LineSeries& l : panel.lines) points(l.name, "line", l.x, l.y);

@@ -9,10 +9,12 @@
 //  - export_figure() writes every file to a temporary sibling and renames it into place only
 //    when all of them were written, so a failure leaves no partial file behind and never
 //    replaces a good export with a broken one. Returns the files written.
-//  - The CSV is long-format, one row per value: figure,panel,title,series,kind,i,j,x,y,value.
+//  - The CSV is long-format, one row per value:
+//    figure,panel,title,series,kind,i,j,x,y,value,step,layer,head,query,key,weight.
 //    kind is line | scatter | polygon | heatmap; heatmap rows give i = row, j = col, value;
-//    the others give i = point index, x, y. Values are printed with 9 significant digits, so a
-//    float reads back exactly.
+//    the others give i = point index, x, y. step is Panel::step, else Figure::step (empty when both are -1); an attention
+//    map's cells (Heatmap::layer >= 0) also give layer, head, query (= i), key (= j) and weight
+//    (= value). Values are printed with 9 significant digits, so a float reads back exactly.
 #pragma once
 #include <cstdint>
 #include <string>

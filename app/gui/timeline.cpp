@@ -1,0 +1,182 @@
+#include "gui/timeline.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+namespace attn::gui {
+namespace {
+
+std::string canonical(const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(dir, ec);
+  return ec ? dir : p.string();
+}
+
+}  // namespace
+
+void Timeline::start_at(const std::string& dir, int64_t step) {
+  pending_dir_ = canonical(dir);
+  pending_step_ = step;
+}
+
+int Timeline::index_of(int64_t step) const {
+  const auto& steps = records_.steps();
+  auto it = std::upper_bound(steps.begin(), steps.end(), step);
+  return it == steps.begin() ? 0 : static_cast<int>(it - steps.begin()) - 1;
+}
+
+void Timeline::choose(int64_t step) {
+  const auto& steps = records_.steps();
+  if (steps.empty()) return;
+  latest_ = false;
+  step_ = steps[static_cast<size_t>(index_of(step))];
+}
+
+void Timeline::update(const Snapshot& live, UiState& ui, double now_s) {
+  now_ = now_s;
+  std::vector<TimelineSource> sources;
+  if (!live.source_dir.empty()) sources.push_back({live.source_dir, live.source_step});
+  if (!live.run_dir.empty()) sources.push_back({live.run_dir});
+  records_.set_sources(sources);
+  records_.refresh(now_s);
+  live_step_ = live.attention_step;
+  const auto& steps = records_.steps();
+
+  if (!pending_dir_.empty() && !live.source_dir.empty() && !steps.empty() &&
+      canonical(live.source_dir) == pending_dir_) {
+    choose(pending_step_);
+    pending_dir_.clear();
+  }
+  if (ui.timeline_request >= 0) {
+    choose(ui.timeline_request);
+    playing_ = false;
+    ui.timeline_request = -1;
+  }
+  if (!latest_ && steps.empty()) latest_ = true;  // a new model without records yet
+  if (!latest_ && !steps.empty() && step_ > steps.back()) step_ = steps.back();  // thinned
+  if (playing_ && !latest_ && now_s >= next_play_) {
+    const int i = index_of(step_);
+    if (i + 1 < static_cast<int>(steps.size())) {
+      step_ = steps[static_cast<size_t>(i + 1)];
+      next_play_ = now_s + 1.0 / std::max(0.25f, speed_);
+    } else {
+      playing_ = false;  // stays on the last record
+    }
+  }
+  ui.timeline_step = latest_ ? -1 : step_;
+  ui.timeline_playing = playing_;
+}
+
+float Timeline::draw(float x, float y, float width, float ui_scale) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float height = ImGui::GetFrameHeight() + 2 * style.WindowPadding.y * 0.5f;
+  ImGui::SetNextWindowPos(ImVec2(x, y));
+  ImGui::SetNextWindowSize(ImVec2(width, height));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding,
+                      ImVec2(style.WindowPadding.x, style.WindowPadding.y * 0.5f));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                 ImGuiWindowFlags_NoScrollWithMouse;
+  if (ImGui::Begin("##timeline", nullptr, flags)) {
+    const auto& steps = records_.steps();
+    const int n = static_cast<int>(steps.size());
+    const bool have = n > 0;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Timeline");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!have);
+    const int at = latest_ ? n - 1 : index_of(step_);
+    if (ImGui::SmallButton("|<")) choose(have ? steps.front() : 0), playing_ = false;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The first recorded step");
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##back", ImGuiDir_Left) && have)
+      choose(steps[static_cast<size_t>(std::max(0, at - 1))]), playing_ = false;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The previous recorded step");
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##forward", ImGuiDir_Right) && have)
+      choose(steps[static_cast<size_t>(std::min(n - 1, at + 1))]), playing_ = false;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The next recorded step");
+    ImGui::SameLine();
+    if (ImGui::SmallButton(playing_ ? "Pause" : "Play")) {
+      playing_ = !playing_;
+      if (playing_) {
+        if (latest_ || at >= n - 1) choose(steps.front());  // play from the start
+        next_play_ = now_ + 1.0 / std::max(0.25f, speed_);
+      }
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play the recorded steps in order");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(70 * ui_scale);
+    ImGui::SliderFloat("##speed", &speed_, 0.5f, 30.0f, "%.1f/s", ImGuiSliderFlags_Logarithmic);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Playback speed: recorded steps per second");
+    ImGui::SameLine();
+    if (latest_) ImGui::PushStyleColor(ImGuiCol_Button, style.Colors[ImGuiCol_ButtonActive]);
+    if (ImGui::SmallButton("Latest")) latest_ = true, playing_ = false;
+    if (latest_) ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Follow the live model (every panel shows its newest probe)");
+    ImGui::SameLine();
+    // The slider over recorded steps; its label is the step shown.
+    char label[96];
+    if (!have)
+      std::snprintf(label, sizeof label, "no recorded steps yet");
+    else if (latest_)
+      std::snprintf(label, sizeof label, "latest: step %lld (live)",
+                    static_cast<long long>(live_step_));
+    else
+      std::snprintf(label, sizeof label, "step %lld  (%d/%d)", static_cast<long long>(step_),
+                    at + 1, n);
+    int index = std::max(0, at);
+    ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x));
+    if (ImGui::SliderInt("##step", &index, 0, std::max(0, n - 1), label,
+                         ImGuiSliderFlags_AlwaysClamp) &&
+        have) {
+      latest_ = false;
+      playing_ = false;
+      step_ = steps[static_cast<size_t>(std::clamp(index, 0, n - 1))];
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Every panel shows the model at the chosen recorded step (views.rec: the probe's maps,\n"
+          "ky curves, C and its eigenvalues, the probe image); Loss and Compare mark it, and a\n"
+          "click on a loss curve moves here. %s",
+          records_.error().empty() ? "" : records_.error().c_str());
+    ImGui::EndDisabled();
+  }
+  ImGui::End();
+  ImGui::PopStyleVar(2);
+  return height;
+}
+
+std::shared_ptr<const Snapshot> Timeline::view(const std::shared_ptr<const Snapshot>& live) {
+  const int64_t key = latest_ ? -1 : step_;
+  if (built_ && built_live_serial_ == live->serial && built_step_ == key) return built_;
+  std::shared_ptr<const ViewRecord> record = latest_ ? nullptr : records_.record_at(step_);
+  auto s = std::make_shared<Snapshot>(
+      record ? snapshot_at_record(*live, *record, records_.connection_frames(step_)) : *live);
+  // Increases with the live serial and with every rebuild (panels compare serials).
+  s->serial = (live->serial << 20) | (++counter_ & 0xFFFFF);
+  built_ = std::move(s);
+  built_live_serial_ = live->serial;
+  built_step_ = key;
+  return built_;
+}
+
+nlohmann::json Timeline::report() const {
+  const auto& steps = records_.steps();
+  nlohmann::json sources = nlohmann::json::array();
+  for (const TimelineSource& s : records_.sources()) sources.push_back(s.dir);
+  return {{"step", latest_ ? live_step_ : step_},
+          {"steps", steps},
+          {"latest", latest_},
+          {"playing", playing_},
+          {"sources", sources},
+          {"error", records_.error()}};
+}
+
+}  // namespace attn::gui

@@ -1,0 +1,89 @@
+// ViewTimeline: the window's reading of recorded views (views.rec, core/runs/view_records.h):
+// the recorded steps of the run on screen and the record at any of them. Torch-free; one thread
+// (the UI's).
+// Contract:
+//  - Sources are run directories in order: a run opened from disk (its records up to the step
+//    it was loaded at), then the directory the window records that model into as it trains on.
+//    A later source's records replace an earlier one's from its first step on.
+//  - refresh() reads only what writers appended since the last call (the file is stat'ed; a
+//    replaced or shorter file, as a writer's thinning leaves it, is indexed anew) and never
+//    more often than every `min_interval_s` seconds of the caller's clock; a torn tail is not
+//    read until it is whole (the writer's records carry a CRC).
+//  - record_at(step) is the record at the largest recorded step <= step; decoded records are
+//    cached (a few dozen). A record that vanished under a reader (thinned) re-indexes its file
+//    once and tries again; failures are kept in error(), never thrown at the UI.
+//  - connection_frames(step): the ky curves of every recorded step <= step, oldest first, as
+//    the Connections panel's history; each record is decoded once for them.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/runs/view_records.h"
+#include "core/views/snapshot.h"
+
+namespace attn {
+
+// `base` (the model's snapshot) as it was at the record's step: the probe's maps, tokens, image
+// and class probabilities, attention_step, and for a conn model C, its statistics and the
+// spectrum of I + C (histories, the reasoning trace and the neural surface stay the base's:
+// they are not recorded). `frames`, when given, replaces the ky connection history.
+Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& record,
+                            std::shared_ptr<const std::vector<ConnectionFrame>> frames = nullptr);
+
+struct TimelineSource {
+  std::string dir;
+  int64_t last_step = std::numeric_limits<int64_t>::max();  // records after it are not used
+  bool operator==(const TimelineSource& o) const {
+    return dir == o.dir && last_step == o.last_step;
+  }
+};
+
+class ViewTimeline {
+ public:
+  // Unchanged sources keep their index and cache.
+  void set_sources(const std::vector<TimelineSource>& sources);
+  const std::vector<TimelineSource>& sources() const { return sources_; }
+  // Reads what was appended; true when the steps changed. now_s: the caller's clock.
+  bool refresh(double now_s, double min_interval_s = 0.5);
+  const std::vector<int64_t>& steps() const { return steps_; }
+  // The largest recorded step <= step (-1 when none).
+  int64_t step_at_or_before(int64_t step) const;
+  std::shared_ptr<const ViewRecord> record_at(int64_t step);
+  std::shared_ptr<const std::vector<ConnectionFrame>> connection_frames(int64_t step);
+  const std::string& error() const { return error_; }
+
+ private:
+  struct File {
+    TimelineSource source;
+    std::string path;
+    std::vector<ViewIndexEntry> index;
+    uint64_t good_bytes = 0, seen_size = 0;
+    uint64_t inode = 0, device = 0;
+    bool reindex(std::string* error);  // true when the index changed
+    bool update(std::string* error);
+  };
+  struct Where {
+    size_t file = 0, entry = 0;
+  };
+  void merge();
+  std::shared_ptr<const ViewRecord> load(int64_t step, Where at);
+
+  std::vector<TimelineSource> sources_;
+  std::vector<File> files_;
+  std::vector<int64_t> steps_;
+  std::vector<Where> where_;  // beside steps_
+  double last_refresh_ = -1e300;
+  std::string error_;
+  std::map<int64_t, std::shared_ptr<const ViewRecord>> cache_;
+  std::vector<int64_t> cache_order_;  // oldest use first
+  std::map<int64_t, ConnectionFrame> ky_;  // ky curves of the records decoded for them
+  bool has_ky_ = true;                     // false once a record shows no ky layer
+  int64_t frames_key_ = -2;
+  std::shared_ptr<const std::vector<ConnectionFrame>> frames_;
+};
+
+}  // namespace attn

@@ -1,0 +1,287 @@
+// The timeline's reading of views.rec (core/runs/view_timeline.h): the record fields added for
+// images and the Connection Transformer (and old records without them), incremental indexing
+// against a full index, a run written while it is read, a file thinned under a reader, two
+// sources (an opened run, then the window's own), and the snapshot at a recorded step.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/base/error.h"
+#include "core/runs/view_records.h"
+#include "core/runs/view_timeline.h"
+#include "core/views/conn_view.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("attnlab-timeline-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(std::random_device{}()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string views() const { return (path / kViewRecordsFile).string(); }
+};
+
+// Every number depends on the step, so a mix-up between steps shows.
+ViewRecord make_record(int64_t step, bool with_ky = true) {
+  ViewRecord r;
+  r.step = step;
+  r.layers = 1;
+  r.heads = 2;
+  for (int i = 0; i < 4; ++i) r.probe_tokens.push_back(std::to_string(i));
+  for (int h = 0; h < 2; ++h) {
+    AttentionMap m{0, h, 4, {}};
+    for (int k = 0; k < 16; ++k) m.weights.push_back(static_cast<float>(step * 100 + h * 16 + k));
+    r.maps.push_back(std::move(m));
+  }
+  if (with_ky) {
+    ConnectionCurves c;
+    c.layer = 0, c.heads = 2, c.window = 2, c.query_slot = 1, c.edges = "masked";
+    c.t = {0.0f, 1.0f};
+    c.g = {float(step), 1, 2, 3};
+    c.slot_g = c.g;
+    c.beta = {0.5f, 0.5f, 0.25f, 0.75f};
+    r.connections.push_back(c);
+  }
+  return r;
+}
+
+std::vector<int64_t> steps_of(const std::vector<ViewIndexEntry>& index) {
+  std::vector<int64_t> s;
+  for (const auto& e : index) s.push_back(e.step);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("view records: image, class probabilities and conn fields round trip; old records "
+          "read without them") {
+  ViewRecord r = make_record(7, false);
+  r.image.rows = 4, r.image.cols = 6, r.image.patch = 2, r.image.index = 11, r.image.label = 3;
+  r.image.label_name = "Dress";
+  for (int i = 0; i < 24; ++i) r.image.pixels.push_back(i / 23.0f);
+  r.probabilities = {0.1f, 0.7f, 0.2f};
+  r.conn.slots = 2;
+  r.conn.matrix = {0.5f, -0.25f, 0.125f, 1.0f};
+  r.conn.eigen_re = {1.5f, 0.75f};
+  r.conn.eigen_im = {0.0f, -0.5f};
+  r.conn.spectral_radius = 1.5;
+  r.conn.spectral_norm = 1.75;
+  const ViewRecord back = decode_view_record(encode_view_record(r));
+  CHECK(back.image.pixels == r.image.pixels);
+  CHECK(back.image.label_name == "Dress");
+  CHECK(back.image.patch == 2);
+  CHECK(back.image.index == 11);
+  CHECK(back.probabilities == r.probabilities);
+  CHECK(back.conn.matrix == r.conn.matrix);
+  CHECK(back.conn.eigen_im == r.conn.eigen_im);
+  CHECK(back.conn.spectral_radius == 1.5);
+  CHECK(back.conn.spectral_norm == 1.75);
+
+  // A record written before these fields existed (the first format's keys only).
+  const nlohmann::json old = {{"step", 3},  {"tokens", {"a", "b"}}, {"layers", 0},
+                              {"heads", 0}, {"maps", nlohmann::json::array()},
+                              {"ky", nlohmann::json::array()}};
+  const std::vector<uint8_t> cbor = nlohmann::json::to_cbor(old);
+  const ViewRecord o = decode_view_record(std::string(cbor.begin(), cbor.end()));
+  CHECK(o.step == 3);
+  CHECK(o.image.empty());
+  CHECK(o.probabilities.empty());
+  CHECK(o.conn.empty());
+
+  // A conn record whose C does not match its size is refused by name.
+  r.conn.matrix.pop_back();
+  CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(r)),
+                       doctest::Contains("conn record of 2 slots"), Error);
+
+  // rho(I + C) is the model's metric, not a head's.
+  ViewRecord c = make_record(5, false);
+  c.conn = back.conn;
+  bool found = false;
+  for (const HeadMetric& m : head_metrics(c))
+    if (m.metric == "spectral_radius") {
+      found = true;
+      CHECK(m.layer == -1);
+      CHECK(m.head == -1);
+      CHECK(m.value == 1.5);
+    }
+  CHECK(found);
+}
+
+TEST_CASE("view index: extending from the last whole record equals indexing the whole file") {
+  TempDir dir;
+  ViewRecorder writer(dir.views());
+  std::vector<ViewIndexEntry> index;
+  uint64_t good = 0;
+  CHECK_FALSE(extend_view_index(dir.views(), &index, &good));  // header only: no records
+  for (int64_t step : {0, 10, 20}) writer.append(make_record(step));
+  CHECK(extend_view_index(dir.views(), &index, &good));
+  CHECK(steps_of(index) == std::vector<int64_t>{0, 10, 20});
+  // A torn record at the end is not read until it is whole.
+  const std::string payload = encode_view_record(make_record(30));
+  {
+    std::ofstream out(dir.views(), std::ios::binary | std::ios::app);
+    out << "VREC";  // a header begun, nothing more
+  }
+  CHECK_FALSE(extend_view_index(dir.views(), &index, &good));
+  CHECK(steps_of(index) == std::vector<int64_t>{0, 10, 20});
+  uint64_t full_good = 0;
+  const auto full = index_view_records(dir.views(), &full_good);
+  CHECK(full_good == good);
+  REQUIRE(full.size() == index.size());
+  for (size_t i = 0; i < full.size(); ++i) {
+    CHECK(full[i].offset == index[i].offset);
+    CHECK(full[i].bytes == index[i].bytes);
+  }
+}
+
+TEST_CASE("timeline: records appear as the writer appends, and survive thinning under a reader") {
+  TempDir dir;
+  ViewTimeline timeline;
+  timeline.set_sources({{dir.path.string()}});
+  CHECK(timeline.steps().empty());
+  CHECK(timeline.record_at(100) == nullptr);
+  {
+    // A small budget: the writer thins the file (rewrites it) as records come.
+    ViewRecorder writer(dir.views(), 20000);
+    double now = 0;
+    std::vector<int64_t> seen;
+    for (int64_t step = 0; step <= 600; step += 10) {
+      writer.append(make_record(step));
+      now += 1;
+      timeline.refresh(now);
+      // Always what a fresh reader of the file sees.
+      CHECK(timeline.steps() == steps_of(index_view_records(dir.views())));
+      const auto r = timeline.record_at(step);
+      REQUIRE(r != nullptr);
+      CHECK(r->step == step);
+      CHECK(r->maps[1].weights[3] == static_cast<float>(step * 100 + 16 + 3));
+    }
+    CHECK(timeline.steps().front() == 0);
+    CHECK(timeline.steps().size() < 61);  // thinned
+  }
+  // A refresh sooner than the interval reads nothing new.
+  {
+    ViewRecorder writer(dir.views(), 20000);
+    writer.append(make_record(700));
+  }
+  CHECK_FALSE(timeline.refresh(1e6 + 0.1, 1e9));
+  CHECK(timeline.refresh(2e9));
+  CHECK(timeline.steps().back() == 700);
+  // The record at or before a step between records.
+  const auto r = timeline.record_at(705);
+  REQUIRE(r != nullptr);
+  CHECK(r->step == 700);
+  CHECK(timeline.step_at_or_before(-1) == -1);
+
+  // Thinned under a reader that indexed the file before: the record is found again.
+  ViewTimeline stale;
+  stale.set_sources({{dir.path.string()}});
+  stale.refresh(0);
+  const std::vector<int64_t> before = stale.steps();
+  {
+    ViewRecorder writer(dir.views(), 20000);
+    for (int64_t step = 710; step <= 900; step += 10) writer.append(make_record(step));
+  }
+  const std::vector<int64_t> fresh = steps_of(index_view_records(dir.views()));
+  const bool still_there = std::binary_search(fresh.begin(), fresh.end(), before.back());
+  const auto again = stale.record_at(before.back());  // its offset is stale: read anew
+  CHECK((again != nullptr) == still_there);
+  if (again) CHECK(again->step == before.back());
+  stale.refresh(10);
+  CHECK(stale.steps() == steps_of(index_view_records(dir.views())));
+  CHECK(stale.steps() == fresh);
+}
+
+TEST_CASE("timeline: an opened run up to its loaded step, then the window's own recording") {
+  TempDir opened, own;
+  {
+    ViewRecorder a(opened.views());
+    for (int64_t step : {0, 50, 100, 150, 200}) a.append(make_record(step));
+    ViewRecorder b(own.views());
+    for (int64_t step : {100, 120, 140}) b.append(make_record(step + 1000 * 0));
+  }
+  ViewTimeline timeline;
+  // Loaded at step 100: the opened run's later records (150, 200) belong to its own future.
+  timeline.set_sources({{opened.path.string(), 100}, {own.path.string()}});
+  timeline.refresh(0);
+  CHECK(timeline.steps() == std::vector<int64_t>{0, 50, 100, 120, 140});
+  // Step 100 is the window's own record (it replaces the opened run's from its first step).
+  ViewTimeline alone;
+  alone.set_sources({{opened.path.string(), 100}});
+  alone.refresh(0);
+  CHECK(alone.steps() == std::vector<int64_t>{0, 50, 100});
+
+  // ky history up to the step, oldest first.
+  const auto frames = timeline.connection_frames(125);
+  REQUIRE(frames != nullptr);
+  REQUIRE(frames->size() == 4);
+  CHECK(frames->front().step == 0);
+  CHECK(frames->back().step == 120);
+  CHECK(frames->back().layers.at(0).g.at(0) == 120.0f);
+
+  // No ky layer: no history from the recording.
+  TempDir plain;
+  {
+    ViewRecorder w(plain.views());
+    w.append(make_record(0, false));
+  }
+  ViewTimeline p;
+  p.set_sources({{plain.path.string()}});
+  p.refresh(0);
+  CHECK(p.connection_frames(0) == nullptr);
+}
+
+TEST_CASE("snapshot at a recorded step: maps, tokens, image and C are the record's") {
+  Snapshot live;
+  live.step = 900;
+  live.attention_step = 900;
+  live.probe_tokens = {"x"};
+  live.train_loss.steps = {1, 2};
+  live.train_loss.values = {3, 2};
+  auto conn = std::make_shared<ConnView>();
+  conn->slots = 2;
+  conn->stats.threshold = 0.1;
+  conn->matrix = std::make_shared<const std::vector<float>>(std::vector<float>{9, 9, 9, 9});
+  conn->exact_radius = 9;
+  conn->spectral_radius.steps = {0, 900};
+  conn->spectral_radius.values = {1, 2};
+  live.conn = conn;
+  ViewRecord r = make_record(40, false);
+  r.conn.slots = 2;
+  r.conn.matrix = {0.5f, 0.2f, 0.0f, -0.3f};
+  r.conn.eigen_re = {1.5f, 0.7f};
+  r.conn.eigen_im = {0, 0};
+  r.conn.spectral_radius = 1.5;
+  r.conn.spectral_norm = 1.6;
+  r.image.rows = r.image.cols = 2;
+  r.image.patch = 1;
+  r.image.pixels = {0, 1, 1, 0};
+  const Snapshot s = snapshot_at_record(live, r);
+  CHECK(s.attention_step == 40);
+  CHECK(s.step == 900);  // the live model's step is still the run's
+  CHECK(s.probe_tokens == r.probe_tokens);
+  REQUIRE(s.attention_maps().size() == 2);
+  CHECK(s.attention_maps()[1].weights == r.maps[1].weights);
+  CHECK(s.probe_image.pixels == r.image.pixels);
+  CHECK(s.train_loss.values == live.train_loss.values);  // histories stay whole
+  REQUIRE(s.conn);
+  CHECK(*s.conn->matrix == r.conn.matrix);
+  CHECK(s.conn->matrix_step == 40);
+  CHECK(s.conn->exact_radius == 1.5);
+  CHECK(s.conn->exact_norm == doctest::Approx(1.6));
+  CHECK(s.conn->stats.edges == compute_conn_stats(r.conn.matrix.data(), 2, 0.1).edges);
+  CHECK(s.conn->spectral_radius.values == conn->spectral_radius.values);
+  CHECK(*live.conn->matrix == std::vector<float>{9, 9, 9, 9});  // the live view is untouched
+}
