@@ -38,11 +38,14 @@ void Timeline::choose(int64_t step) {
 void Timeline::update(const Snapshot& live, UiState& ui, double now_s) {
   now_ = now_s;
   std::vector<TimelineSource> sources;
-  if (!live.source_dir.empty()) sources.push_back({live.source_dir, live.source_step});
+  // The opened run's records (all of them: a run another process still writes keeps adding),
+  // then the window's own recording of the model, which replaces them from its first step.
+  if (!live.source_dir.empty()) sources.push_back({live.source_dir});
   if (!live.run_dir.empty()) sources.push_back({live.run_dir});
   records_.set_sources(sources);
   records_.refresh(now_s);
   live_step_ = live.attention_step;
+  opened_ = live.source_dir;
   const auto& steps = records_.steps();
 
   if (!pending_dir_.empty() && !live.source_dir.empty() && !steps.empty() &&
@@ -122,8 +125,10 @@ float Timeline::draw(float x, float y, float width, float ui_scale) {
       ImGui::SetTooltip("Follow the live model (every panel shows its newest probe)");
     ImGui::SameLine();
     // The slider over recorded steps; its label is the step shown.
-    char label[96];
-    if (!have)
+    char label[112];
+    if (!have && !records_.sources().empty() && records_.sources().front().dir == opened_)
+      std::snprintf(label, sizeof label, "this run recorded no views: no timeline, its last step only");
+    else if (!have)
       std::snprintf(label, sizeof label, "no recorded steps yet");
     else if (latest_)
       std::snprintf(label, sizeof label, "latest: step %lld (live)",

@@ -6,9 +6,10 @@
 //    live one as it was at the chosen recorded step (snapshot_at_record: maps, tokens, image,
 //    ky history up to the step, C and its spectrum). Its serial is built from the live serial
 //    and a counter, so it increases whenever either changes and panels rebuild their figures.
-//  - Sources follow the snapshot: the run a model was loaded from (up to the step it was loaded
-//    at; an opened or followed run), then the directory the window records it into. Records
-//    appear as their writers append them (re-read at most twice a second).
+//  - Sources follow the snapshot: the run a model was loaded from (an opened or followed run),
+//    then the directory the window records it into as it trains on, whose records replace the
+//    opened run's from its first step. Records appear as their writers append them (re-read at
+//    most twice a second).
 //  - A panel asks to move the timeline through UiState::timeline_request (a click on a loss
 //    curve); UiState::timeline_step is the step shown (-1 while Latest).
 //  - start_at(dir, step): the timeline moves to `step` once the model loaded from `dir` is on
@@ -53,6 +54,7 @@ class Timeline {
   std::string pending_dir_;  // start_at
   int64_t pending_step_ = -1;
   int64_t live_step_ = -1;  // the live snapshot's probe step, for the bar while Latest
+  std::string opened_;      // the run the live model was loaded from ("" = none)
   std::string note_;
   // The view built for the chosen step, reused while the live serial and the step are unchanged.
   std::shared_ptr<const Snapshot> built_;

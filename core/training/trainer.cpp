@@ -95,7 +95,6 @@ struct Trainer::Impl {
   bool run_dir_used = false;              // options.run_dir has been given to a model
   std::string record_error;               // why this model is not (wholly) recorded
   std::string source_dir;                 // the run the model was loaded from ("" = none)
-  int64_t source_step = -1;               // the step it was loaded at
   std::vector<std::string> unsaved;       // every recording failure so far (close())
   std::set<std::string> own_saves;        // directories Save wrote runs into (canonical)
 
@@ -136,7 +135,6 @@ struct Trainer::Impl {
       apply_probe_text(probe_text);
       ++generation;
       source_dir.clear();
-      source_step = -1;
       train_seconds = publish_seconds = 0;
       message.clear();
       set_state(TrainerState::Idle);
@@ -273,7 +271,6 @@ struct Trainer::Impl {
     s->message = message;
     s->run_dir = recorder ? recorder->dir() : "";
     s->source_dir = source_dir;
-    s->source_step = source_step;
     s->record_error = record_error;
     s->probe_text = probe_text;
     s->probe_error = probe_error;
@@ -535,7 +532,6 @@ struct Trainer::Impl {
             config = loaded;
           }
           source_dir = loaded_dir;
-          source_step = session->step();
           message = "loaded checkpoint " + c.path;
           set_state(TrainerState::Paused);
           publish(true);

@@ -77,10 +77,9 @@ struct Snapshot {
   TrainerState state = TrainerState::Idle;
   std::string message;  // error / divergence text, or a status note
   std::string run_dir;  // where this model is recorded (TrainerOptions::runs_root); "" = nowhere
-  // The run directory this model was loaded from (its checkpoint/) and the step it was loaded
-  // at; "" = trained here. The timeline reads its recorded views up to that step.
+  // The run directory this model was loaded from (its checkpoint/); "" = trained here. The
+  // timeline reads its recorded views (and those another process still appends to it).
   std::string source_dir;
-  int64_t source_step = -1;
   // Why this model is not (wholly) recorded: "not recorded: ..." or "recording failed: ..."
   // naming the directory and file; kept until the model is replaced ("" = all well).
   std::string record_error;

@@ -4,9 +4,14 @@
 # the unigram baseline. copy_gap_ky/_window are left out on purpose: a window of 4 cannot reach 9
 # tokens back (that is their point).
 # Prints one line per config with its wall time. usage: converge.sh <attnlab> <source dir> [config names...]
+# Without names: a quick slice in the test suite (copy, reverse, modadd, copy_gap_mixed: dot and
+# ky, memory and generalisation, about 2 of the 7 minutes), every config with ATTN_CONVERGE_ALL=1
+# (the last full run: docs/guide/hardening.md).
 set -u
 bin=$1; src=$2; shift 2
-names=${*:-"copy reverse sort recall modadd induction fortunes copy_gap_mixed ky_fortunes"}
+all="copy reverse sort recall modadd induction fortunes copy_gap_mixed ky_fortunes"
+quick="copy reverse modadd copy_gap_mixed"
+names=${*:-$([ -n "${ATTN_CONVERGE_ALL:-}" ] && echo "$all" || echo "$quick")}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 new_tmpdir; work=$E2E_TMP
 for name in $names; do
