@@ -137,7 +137,15 @@ fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
   fig::Figure f;
   f.name = "attention";
   f.step = s.attention_step;
-  f.title = "Attention on the probe input, step " + std::to_string(s.attention_step);
+  // The title names what was trained: the task and the mechanism of each distinct layer.
+  std::string what = s.task;
+  std::vector<std::string> kinds;
+  for (const std::string& m : s.mechanisms)
+    if (std::find(kinds.begin(), kinds.end(), m) == kinds.end()) kinds.push_back(m);
+  for (size_t i = 0; i < kinds.size(); ++i)
+    what += (i == 0 ? (what.empty() ? "" : ", ") : "+") + kinds[i];
+  f.title = "Attention on the probe input" + (what.empty() ? "" : " (" + what + ")") + ", step " +
+            std::to_string(s.attention_step);
   f.rows = static_cast<int>(layers.size());
   f.cols = std::max(1, s.heads);
   f.aspect = std::min(1.6, 0.2 + 0.9 * f.rows / f.cols);

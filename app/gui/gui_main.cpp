@@ -271,6 +271,9 @@ int run_gui(const GuiOptions& options) {
   if (!options.follow_runs.empty()) workspace.open("runs");  // whatever the saved layout says
   for (const std::string& name : options.panels) workspace.open(name);
   gui::Timeline timeline;
+  // Benchmark hook: a new recorded step every frame (frame statistics while scrubbing).
+  if (const char* scrub = std::getenv("ATTN_GUI_TIMELINE_SCRUB"); scrub && *scrub == '1')
+    timeline.scrub_every_frame(true);
   if (options.start_step >= 0 && options.follow_runs.size() == 1) {
     ui.open_run_requests.push_back(options.follow_runs.front());  // loaded once it is read
     timeline.start_at(options.follow_runs.front(), options.start_step);

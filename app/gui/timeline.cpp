@@ -58,6 +58,10 @@ void Timeline::update(const Snapshot& live, UiState& ui, double now_s) {
     playing_ = false;
     ui.timeline_request = -1;
   }
+  if (scrub_every_frame_ && pending_dir_.empty() && !steps.empty()) {
+    const int i = latest_ ? -1 : index_of(step_);
+    choose(steps[static_cast<size_t>((i + 1) % static_cast<int>(steps.size()))]);
+  }
   if (!latest_ && steps.empty()) latest_ = true;  // a new model without records yet
   if (!latest_ && !steps.empty() && step_ > steps.back()) step_ = steps.back();  // thinned
   if (playing_ && !latest_ && now_s >= next_play_) {
@@ -160,15 +164,29 @@ float Timeline::draw(float x, float y, float width, float ui_scale) {
 
 std::shared_ptr<const Snapshot> Timeline::view(const std::shared_ptr<const Snapshot>& live) {
   const int64_t key = latest_ ? -1 : step_;
-  if (built_ && built_live_serial_ == live->serial && built_step_ == key) return built_;
+  const size_t recorded = records_.steps().size();
+  if (built_ && built_live_serial_ == live->serial && built_step_ == key &&
+      built_records_ == recorded)
+    return built_;
   std::shared_ptr<const ViewRecord> record = latest_ ? nullptr : records_.record_at(step_);
   auto s = std::make_shared<Snapshot>(
       record ? snapshot_at_record(*live, *record, records_.connection_frames(step_)) : *live);
+  if (!record && !live->source_dir.empty() && recorded > 0) {
+    // An opened run at its latest step: its ky history is the recording's (the loaded model's
+    // own starts at the checkpoint), then what the window trained since.
+    if (auto frames = records_.connection_frames(records_.steps().back())) {
+      auto merged = std::make_shared<std::vector<ConnectionFrame>>(*frames);
+      for (const ConnectionFrame& f : live->connection_history())
+        if (merged->empty() || f.step > merged->back().step) merged->push_back(f);
+      s->connections = std::move(merged);
+    }
+  }
   // Increases with the live serial and with every rebuild (panels compare serials).
   s->serial = (live->serial << 20) | (++counter_ & 0xFFFFF);
   built_ = std::move(s);
   built_live_serial_ = live->serial;
   built_step_ = key;
+  built_records_ = recorded;
   return built_;
 }
 

@@ -30,6 +30,9 @@ namespace attn::gui {
 class Timeline {
  public:
   void start_at(const std::string& dir, int64_t step);
+  // Benchmark hook (ATTN_GUI_TIMELINE_SCRUB=1): the next recorded step every frame, wrapping
+  // around, so frame statistics measure every panel redrawn at a new step each frame.
+  void scrub_every_frame(bool on) { scrub_every_frame_ = on; }
   // Reads new records, applies panel requests and playback. now_s: the frame clock.
   void update(const Snapshot& live, UiState& ui, double now_s);
   // Draws the bar at `pos`, `width` wide; returns its height.
@@ -48,6 +51,7 @@ class Timeline {
   bool latest_ = true;
   int64_t step_ = -1;  // the chosen recorded step (not Latest)
   bool playing_ = false;
+  bool scrub_every_frame_ = false;
   float speed_ = 4.0f;  // records per second
   double next_play_ = 0;
   double now_ = 0;
@@ -60,6 +64,7 @@ class Timeline {
   std::shared_ptr<const Snapshot> built_;
   uint64_t built_live_serial_ = 0;
   int64_t built_step_ = -2;
+  size_t built_records_ = 0;
   uint64_t counter_ = 0;
 };
 

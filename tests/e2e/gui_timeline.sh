@@ -8,7 +8,8 @@
 #     of a history read from the recording (3 frames up to it, where the opened run's own history
 #     has one; at 1280x720), Heads the metrics of all seven steps with its map at step 20 (at
 #     1920x1080).
-#  2. The same run opened without --step follows the loaded model (Latest, its last step).
+#  2. The same run at its last step: Connections has all seven recorded frames (the loaded
+#     model's own history starts at its checkpoint).
 #  3. --step without exactly one --run exits 2 naming the need.
 set -euo pipefail
 
@@ -58,12 +59,13 @@ scrub 1920x1080 heads "$TMP/r1080.json" "$TMP/timeline-1920x1080.png"
 check_report "$TMP/r1080.json" 'r["heads"]["step"] == 20 and r["heads"]["steps"] == 7 and r["heads"]["rows"] > 0' \
   "Heads does not show the seven recorded steps with its map at step 20"
 
-# 2. Without --step: the loaded model, Latest.
+# 2. At the last step: every recorded frame is in the Connections history.
 rc=0
-ATTN_GUI_REPORT=$TMP/latest.json run_xvfb --run "$TMP/run" --panel attention --frames 60 \
-  --layout "$TMP/latest.ini" || rc=$?
-[[ $rc -eq 0 ]] || fail "attnlab gui --run exited with $rc"
-check_report "$TMP/latest.json" 'r["timeline"]["latest"]' "the timeline is not Latest without --step"
+ATTN_GUI_REPORT=$TMP/latest.json run_xvfb --run "$TMP/run" --step 60 --panel connections \
+  --frames 300 --layout "$TMP/latest.ini" || rc=$?
+[[ $rc -eq 0 ]] || fail "attnlab gui --run --step 60 exited with $rc"
+check_report "$TMP/latest.json" 'r["timeline"]["step"] == 60 and r["connections"]["frames"] == 7' \
+  "at the last recorded step Connections does not have the run's seven recorded frames"
 
 # 3. --step needs one --run.
 expect_fail -c 2 -- "--step needs exactly one --run DIR" "$ATTNLAB" gui --step 5
