@@ -207,9 +207,10 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--run", gui.follow_runs,
                       "Open a run directory (or a folder of runs) in the Runs panel and follow "
                       "it while another process writes it (repeatable)");
-  gui_cmd->add_option("--step", gui.start_step,
-                      "With one --run DIR: open DIR's checkpoint with the timeline at the view "
-                      "recorded at or before step N")
+  gui_cmd
+      ->add_option("--step", gui.start_step,
+                   "With one --run DIR: open DIR's checkpoint with the timeline at the view "
+                   "recorded at or before step N")
       ->check(CLI::NonNegativeNumber);
   gui_cmd->add_option("--probe", gui.probe_text,
                       "Probe input of the attention maps: characters (text tasks) or token ids "

@@ -259,7 +259,8 @@ int run_export_command(const ExportArgs& a) {
     const auto views = index_view_records(views_path);
     if (!a.steps.empty() && (a.figure.empty() || a.step >= 0))
       throw Error("--steps draws one --figure at several steps (without --step)");
-    const std::vector<int64_t> film = a.steps.empty() ? std::vector<int64_t>{} : parse_steps(a.steps);
+    const std::vector<int64_t> film =
+        a.steps.empty() ? std::vector<int64_t>{} : parse_steps(a.steps);
     if (!film.empty() && !recorded_figure(a.figure) && a.figure != "connections")
       throw Error("--steps: " + a.figure +
                   " is not recorded over training (--steps applies to attention, "
@@ -317,8 +318,8 @@ int run_export_command(const ExportArgs& a) {
         for (const HeadMetric& m : rows) {
           std::snprintf(value, sizeof value, "%.9g", m.value);
           // The model's metrics (conn's rho(I + C)) belong to no layer or head: empty.
-          csv += std::to_string(m.step) + "," + (m.layer < 0 ? "" : std::to_string(m.layer)) +
-                 "," + (m.head < 0 ? "" : std::to_string(m.head)) + "," + m.metric + "," +
+          csv += std::to_string(m.step) + "," + (m.layer < 0 ? "" : std::to_string(m.layer)) + "," +
+                 (m.head < 0 ? "" : std::to_string(m.head)) + "," + m.metric + "," +
                  (std::isfinite(m.value) ? value : "") + "\n";
         }
         write_file_atomic(jobs[i].second.path, csv);

@@ -334,8 +334,7 @@ fig::Figure heads_at_step_figure(const std::vector<HeadMetric>& rows, int64_t st
   for (const HeadMetric& r : rows)
     if (r.step == step && r.metric == metric && r.layer >= 0 && r.head >= 0)
       layers = std::max(layers, r.layer + 1), heads = std::max(heads, r.head + 1);
-  if (layers == 0)
-    throw Error("no " + metric + " of any head at step " + std::to_string(step));
+  if (layers == 0) throw Error("no " + metric + " of any head at step " + std::to_string(step));
   std::vector<float> values(static_cast<size_t>(layers) * heads, std::nanf(""));
   for (const HeadMetric& r : rows)
     if (r.step == step && r.metric == metric && r.layer >= 0 && r.head >= 0)

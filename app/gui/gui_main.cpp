@@ -301,9 +301,8 @@ int run_gui(const GuiOptions& options) {
       // Pace at ~60 fps while training or just after input, ~4 fps when idle; any event wakes
       // the loop at once. Vsync caps it further where the driver honours it.
       const double now = glfwGetTime();
-      const bool active =
-          trainer->state() == TrainerState::Running || ui.timeline_playing ||
-          now - window->last_event_time() < 0.5;
+      const bool active = trainer->state() == TrainerState::Running || ui.timeline_playing ||
+                          now - window->last_event_time() < 0.5;
       const double wait = (active ? 1.0 / 60 : 0.25) - (now - frame_start);
       if (wait > 0)
         glfwWaitEventsTimeout(wait);

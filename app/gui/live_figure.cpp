@@ -1,9 +1,9 @@
 #include "gui/live_figure.h"
 
-#include "gui/ui_state.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include "gui/ui_state.h"
 
 namespace attn::gui {
 namespace {

@@ -85,10 +85,9 @@ float Timeline::draw(float x, float y, float width, float ui_scale) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding,
                       ImVec2(style.WindowPadding.x, style.WindowPadding.y * 0.5f));
   ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                                 ImGuiWindowFlags_NoSavedSettings |
-                                 ImGuiWindowFlags_NoBringToFrontOnFocus |
-                                 ImGuiWindowFlags_NoScrollWithMouse;
+  const ImGuiWindowFlags flags =
+      ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+      ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse;
   if (ImGui::Begin("##timeline", nullptr, flags)) {
     const auto& steps = records_.steps();
     const int n = static_cast<int>(steps.size());
@@ -131,7 +130,8 @@ float Timeline::draw(float x, float y, float width, float ui_scale) {
     // The slider over recorded steps; its label is the step shown.
     char label[112];
     if (!have && !records_.sources().empty() && records_.sources().front().dir == opened_)
-      std::snprintf(label, sizeof label, "this run recorded no views: no timeline, its last step only");
+      std::snprintf(label, sizeof label,
+                    "this run recorded no views: no timeline, its last step only");
     else if (!have)
       std::snprintf(label, sizeof label, "no recorded steps yet");
     else if (latest_)

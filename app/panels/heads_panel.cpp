@@ -33,7 +33,7 @@ void HeadsPanel::collect(Timeline& timeline) {
   // Steps thinned away leave; new ones are read a few per frame.
   for (auto it = by_step_.begin(); it != by_step_.end();)
     it = std::binary_search(steps.begin(), steps.end(), it->first) ? std::next(it)
-                                                                    : by_step_.erase(it);
+                                                                   : by_step_.erase(it);
   int budget = kRecordsPerFrame;
   for (const int64_t step : steps) {
     if (by_step_.count(step)) continue;
@@ -49,7 +49,8 @@ void HeadsPanel::collect(Timeline& timeline) {
   if (key != rows_key_) {
     rows_key_ = key;
     rows_.clear();
-    for (const auto& [step, metrics] : by_step_) rows_.insert(rows_.end(), metrics.begin(), metrics.end());
+    for (const auto& [step, metrics] : by_step_)
+      rows_.insert(rows_.end(), metrics.begin(), metrics.end());
   }
 }
 
@@ -66,7 +67,8 @@ void HeadsPanel::draw(FrameContext& frame) {
     return;
   }
   // The heatmap's step: the timeline's, or the newest with metrics while it follows the model.
-  const int64_t wanted = frame.ui.timeline_step >= 0 ? frame.ui.timeline_step : by_step_.rbegin()->first;
+  const int64_t wanted =
+      frame.ui.timeline_step >= 0 ? frame.ui.timeline_step : by_step_.rbegin()->first;
   auto at = by_step_.upper_bound(wanted);
   const int64_t step = at == by_step_.begin() ? by_step_.begin()->first : std::prev(at)->first;
 
@@ -89,12 +91,14 @@ void HeadsPanel::draw(FrameContext& frame) {
   ImGui::TextDisabled("  %zu recorded steps; map at step %lld", by_step_.size(),
                       static_cast<long long>(step));
 
-  const uint64_t key = mix(mix(rows_key_, static_cast<uint64_t>(step)), static_cast<uint64_t>(metric_));
+  const uint64_t key =
+      mix(mix(rows_key_, static_cast<uint64_t>(step)), static_cast<uint64_t>(metric_));
   if (key != built_key_) {
     built_key_ = key;
     lines_figure_ = figures::heads_figure(rows_);
     try {
-      grid_figure_ = figures::heads_at_step_figure(rows_, step, labels[static_cast<size_t>(metric_)].first);
+      grid_figure_ =
+          figures::heads_at_step_figure(rows_, step, labels[static_cast<size_t>(metric_)].first);
       grid_ok_ = true;
     } catch (const std::exception& e) {
       grid_ok_ = false;

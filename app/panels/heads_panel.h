@@ -32,7 +32,7 @@ class HeadsPanel : public Panel {
  private:
   void collect(Timeline& timeline);
 
-  std::vector<std::string> sources_;                   // the timeline's, when metrics were read
+  std::vector<std::string> sources_;                    // the timeline's, when metrics were read
   std::map<int64_t, std::vector<HeadMetric>> by_step_;  // recorded step -> its metrics
   uint64_t rows_key_ = 0, built_key_ = ~uint64_t(0);
   int metric_ = 0;  // index into figures::head_metric_labels()

@@ -5,8 +5,8 @@
 // except trainer.config() on "Revert" (a short copy under the trainer's lock, never a training
 // step).
 #pragma once
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "core/training/trainer.h"

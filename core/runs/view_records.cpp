@@ -83,7 +83,10 @@ std::vector<HeadMetric> head_metrics(const ViewRecord& r) {
     add("entropy", map_entropy(m.weights, m.size));
     add("diagonal", map_diagonal(m.weights, m.size));
     add("previous_token", map_previous_token(m.weights, m.size));
-    if (labelled && r.probe_tokens.size() == static_cast<size_t>(m.size))
+    const size_t index = static_cast<size_t>(&m - r.maps.data());
+    if (r.induction.size() == r.maps.size())
+      add("induction", r.induction[index]);
+    else if (labelled && r.probe_tokens.size() == static_cast<size_t>(m.size))
       add("induction", map_induction(m.weights, m.size, r.probe_tokens));
   }
   for (const ConnectionCurves& c : r.connections)
@@ -116,11 +119,15 @@ std::string encode_view_record(const ViewRecord& r) {
             {"layers", r.layers}, {"heads", r.heads},
             {"maps", maps},       {"ky", ky}};
   if (!r.image.empty())
-    j["image"] = {{"rows", r.image.rows},   {"cols", r.image.cols},
-                  {"patch", r.image.patch}, {"index", r.image.index},
-                  {"label", r.image.label}, {"label_name", r.image.label_name},
+    j["image"] = {{"rows", r.image.rows},
+                  {"cols", r.image.cols},
+                  {"patch", r.image.patch},
+                  {"index", r.image.index},
+                  {"label", r.image.label},
+                  {"label_name", r.image.label_name},
                   {"pixels", floats(r.image.pixels)}};
   if (!r.probabilities.empty()) j["probs"] = floats(r.probabilities);
+  if (!r.induction.empty()) j["induction"] = floats(r.induction);
   if (!r.conn.empty())
     j["conn"] = {{"slots", r.conn.slots},
                  {"c", floats(r.conn.matrix)},
@@ -186,6 +193,12 @@ ViewRecord decode_view_record(const std::string& payload) {
                     " pixels");
     }
     if (j.contains("probs")) r.probabilities = floats_of(j.at("probs"), "the class probabilities");
+    if (j.contains("induction")) {
+      r.induction = floats_of(j.at("induction"), "the induction scores");
+      if (r.induction.size() != r.maps.size())
+        throw Error("views.rec: " + std::to_string(r.induction.size()) + " induction scores for " +
+                    std::to_string(r.maps.size()) + " maps");
+    }
     if (j.contains("conn")) {
       const json& c = j.at("conn");
       r.conn.slots = c.at("slots").get<int>();

@@ -50,11 +50,16 @@ struct ViewRecord {
   ProbeImage image;                           // image tasks: the probe image
   std::vector<float> probabilities;           // classifiers: class probabilities on the probe
   ConnRecord conn;                            // model.architecture "conn"
+  // Token tasks: every head's induction score (map_induction, layer-major like `maps`) on the
+  // induction probe (TrainingSession::induction_probe(): n random tokens, then the same n
+  // again). Empty: not measured (image tasks, older records).
+  std::vector<float> induction;
 };
 
 // A head's diagnostic at a recorded step (core/analysis/head_metrics.h): metric is "entropy",
-// "diagonal", "previous_token", "induction" (on the recorded probe's own tokens: NaN when none
-// repeats) for every map, "effective_window" for every ky head, and "spectral_radius" (rho(I+C))
+// "diagonal", "previous_token", "induction" (on the record's induction probe; a record without
+// one, from before it was recorded: on the recorded probe's own tokens, NaN when none repeats)
+// for every map, "effective_window" for every ky head, and "spectral_radius" (rho(I+C))
 // for a conn model, which is the model's, not a head's: layer and head are -1 there.
 struct HeadMetric {
   int64_t step = 0;

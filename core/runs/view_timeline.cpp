@@ -29,7 +29,8 @@ Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& r,
     auto conn = std::make_shared<ConnView>(*base.conn);
     conn->matrix = std::make_shared<const std::vector<float>>(r.conn.matrix);
     conn->matrix_step = r.step;
-    conn->stats = compute_conn_stats(r.conn.matrix.data(), r.conn.slots, base.conn->stats.threshold);
+    conn->stats =
+        compute_conn_stats(r.conn.matrix.data(), r.conn.slots, base.conn->stats.threshold);
     conn->eigen_re = r.conn.eigen_re;
     conn->eigen_im = r.conn.eigen_im;
     conn->eigen_step = r.step;
@@ -139,7 +140,7 @@ void ViewTimeline::merge() {
   // Records no longer indexed (thinned away) leave the cache.
   for (auto it = cache_.begin(); it != cache_.end();)
     it = std::binary_search(steps_.begin(), steps_.end(), it->first) ? std::next(it)
-                                                                      : cache_.erase(it);
+                                                                     : cache_.erase(it);
   cache_order_.erase(std::remove_if(cache_order_.begin(), cache_order_.end(),
                                     [&](int64_t s) { return cache_.count(s) == 0; }),
                      cache_order_.end());

@@ -79,7 +79,7 @@ class ViewTimeline {
   double last_refresh_ = -1e300;
   std::string error_;
   std::map<int64_t, std::shared_ptr<const ViewRecord>> cache_;
-  std::vector<int64_t> cache_order_;  // oldest use first
+  std::vector<int64_t> cache_order_;       // oldest use first
   std::map<int64_t, ConnectionFrame> ky_;  // ky curves of the records decoded for them
   bool has_ky_ = true;                     // false once a record shows no ky layer
   int64_t frames_key_ = -2;

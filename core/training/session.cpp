@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
+#include "core/analysis/head_metrics.h"
 #include "core/attention/fused_attention.h"
 #include "core/attention/kernel/kernel_attention.h"
 #include "core/attention/ky/ky_attention.h"
@@ -415,6 +417,19 @@ void TrainingSession::probe_attention(Snapshot& out) {
   out.connections = connections_;
 }
 
+std::vector<int64_t> TrainingSession::induction_probe() const {
+  const int vocab = task_->vocab_size();
+  const int64_t half = max_length_ / 2;
+  if (task_->patch_dim() > 0 || vocab < 2 || half < 2) return {};
+  constexpr uint32_t kInductionProbeSeed = 0x1d0c7;
+  std::mt19937 rng(kInductionProbeSeed);
+  std::uniform_int_distribution<int> token(0, vocab - 1);
+  std::vector<int64_t> tokens;
+  for (int64_t i = 0; i < half; ++i) tokens.push_back(token(rng));
+  for (int64_t i = 0; i < half; ++i) tokens.push_back(tokens[static_cast<size_t>(i)]);
+  return tokens;
+}
+
 ViewRecord TrainingSession::view_record() {
   ProbeResult probe = probe_model(model_, probe_input());
   ViewRecord r;
@@ -426,6 +441,15 @@ ViewRecord TrainingSession::view_record() {
   r.connections = connection_frame().layers;
   r.image = task_->probe_image();
   r.probabilities = std::move(probe.probabilities);
+  if (const std::vector<int64_t> repeated = induction_probe(); !repeated.empty()) {
+    const ProbeResult rp =
+        probe_model(model_, torch::tensor(repeated, torch::kInt64).unsqueeze(0).to(device_));
+    std::vector<std::string> ids;
+    for (const int64_t t : repeated) ids.push_back(std::to_string(t));
+    for (const AttentionMap& m : rp.maps)
+      r.induction.push_back(static_cast<float>(map_induction(m.weights, m.size, ids)));
+    if (r.induction.size() != r.maps.size()) r.induction.clear();  // maps of another shape
+  }
   if (conn_monitor_) {
     torch::NoGradGuard no_grad;
     ConnModelImpl& conn = *model_->conn();

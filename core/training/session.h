@@ -65,6 +65,11 @@ class TrainingSession {
   // the spectrum of I + C (conn), without probe_attention's side effects (no history, no conn
   // trace); eval mode, no gradients, no random draws, so recording never changes training.
   ViewRecord view_record();
+  // The induction probe of token tasks (empty for image tasks and models shorter than 4): n =
+  // max_probe_length() / 2 tokens drawn uniformly from the vocabulary by a fixed generator (seed
+  // kInductionProbeSeed, never the run's streams), then the same n tokens again, so every token
+  // of the second half has occurred exactly n positions before.
+  std::vector<int64_t> induction_probe() const;
   // Image tasks: make test image `index` the probe (throws attn::Error naming the range).
   void set_probe_index(int64_t index) { task_->set_probe_index(index); }
   // The user's probe (Task::parse_probe) checked against the model: at most max_probe_length()

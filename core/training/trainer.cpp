@@ -513,9 +513,9 @@ struct Trainer::Impl {
           // A run's checkpoint/: the run directory holds its recorded views.
           fs::path loaded_path = fs::path(c.path).lexically_normal();
           if (!loaded_path.has_filename()) loaded_path = loaded_path.parent_path();
-          const std::string loaded_dir =
-              loaded_path.filename() == "checkpoint" ? loaded_path.parent_path().string()
-                                                     : std::string();
+          const std::string loaded_dir = loaded_path.filename() == "checkpoint"
+                                             ? loaded_path.parent_path().string()
+                                             : std::string();
           ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
           auto fresh = std::make_unique<TrainingSession>(loaded);
           fresh->load(c.path);

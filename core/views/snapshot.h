@@ -90,10 +90,11 @@ struct Snapshot {
   // Time the trainer spent publishing snapshots (probes included) over time spent training,
   // since the model was built: the UI's cost to training, measured directly.
   double publish_overhead = 0.0;
-  std::string device;          // "cpu", or "cuda:0 (GPU name)"
-  int threads = 0;             // torch intra-op threads for the next step; 0 = no model yet
-  std::string threads_reason;  // why (core/training/threads/thread_policy.h: fixed, or what was measured)
-  int64_t gpu_memory = 0;      // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
+  std::string device;  // "cpu", or "cuda:0 (GPU name)"
+  int threads = 0;     // torch intra-op threads for the next step; 0 = no model yet
+  std::string
+      threads_reason;  // why (core/training/threads/thread_policy.h: fixed, or what was measured)
+  int64_t gpu_memory = 0;  // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
   std::string task;
   std::vector<std::string> mechanisms;  // per layer
   int64_t parameters = 0;

@@ -134,7 +134,7 @@ struct Figure {
   // per layer). A panel's own legend also goes there when it would cover much of its plot.
   bool shared_legend = false;
   double aspect = 0.75;  // height / width of the whole page when the height is not given
-  int64_t step = -1;  // the training step the data is from (CSV "step"); -1: several or none
+  int64_t step = -1;     // the training step the data is from (CSV "step"); -1: several or none
 };
 
 // A figure of one panel.

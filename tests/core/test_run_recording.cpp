@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/analysis/head_metrics.h"
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/run_list.h"
@@ -262,6 +263,33 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   Snapshot s0;
   initial.probe_attention(s0);
   check_maps(read_view_record(rec, index.front()), s0.attention_maps());
+
+  // The induction scores: each head's on the induction probe (n random tokens, then the same n
+  // again), measured here through the ordinary probe path of the initial model.
+  const std::vector<int64_t> repeated = initial.induction_probe();
+  REQUIRE(repeated.size() >= 4);
+  const size_t half = repeated.size() / 2;
+  for (size_t i = 0; i < half; ++i) {
+    CHECK(repeated[i + half] == repeated[i]);
+    CHECK(repeated[i] >= 0);
+    CHECK(repeated[i] < c.task.vocab);
+  }
+  initial.set_probe_tokens(repeated);
+  Snapshot rs;
+  initial.probe_attention(rs);
+  std::vector<std::string> ids;
+  for (const int64_t t : repeated) ids.push_back(std::to_string(t));
+  const ViewRecord first = read_view_record(rec, index.front());
+  REQUIRE(first.induction.size() == rs.attention_maps().size());
+  for (size_t i = 0; i < first.induction.size(); ++i) {
+    const AttentionMap& m = rs.attention_maps()[i];
+    CHECK(std::abs(first.induction[i] - map_induction(m.weights, m.size, ids)) <= 1e-6);
+  }
+  // ... and they are the head metrics' "induction".
+  for (const HeadMetric& hm : head_metrics(first))
+    if (hm.metric == "induction")
+      CHECK(hm.value ==
+            doctest::Approx(first.induction[static_cast<size_t>(hm.layer * 2 + hm.head)]));
 
   // Recording never changes training: with it off the rows are the same, and there is no file.
   c.train.record_every = 0;

@@ -65,8 +65,9 @@ std::vector<int64_t> steps_of(const std::vector<ViewIndexEntry>& index) {
 
 }  // namespace
 
-TEST_CASE("view records: image, class probabilities and conn fields round trip; old records "
-          "read without them") {
+TEST_CASE(
+    "view records: image, class probabilities and conn fields round trip; old records "
+    "read without them") {
   ViewRecord r = make_record(7, false);
   r.image.rows = 4, r.image.cols = 6, r.image.patch = 2, r.image.index = 11, r.image.label = 3;
   r.image.label_name = "Dress";
@@ -78,7 +79,12 @@ TEST_CASE("view records: image, class probabilities and conn fields round trip; 
   r.conn.eigen_im = {0.0f, -0.5f};
   r.conn.spectral_radius = 1.5;
   r.conn.spectral_norm = 1.75;
+  r.induction = {0.25f, 0.5f};
   const ViewRecord back = decode_view_record(encode_view_record(r));
+  CHECK(back.induction == r.induction);
+  // The induction metric is the record's score on its induction probe, head by head.
+  for (const HeadMetric& m : head_metrics(back))
+    if (m.metric == "induction") CHECK(m.value == (m.head == 0 ? 0.25 : 0.5));
   CHECK(back.image.pixels == r.image.pixels);
   CHECK(back.image.label_name == "Dress");
   CHECK(back.image.patch == 2);
@@ -90,8 +96,11 @@ TEST_CASE("view records: image, class probabilities and conn fields round trip; 
   CHECK(back.conn.spectral_norm == 1.75);
 
   // A record written before these fields existed (the first format's keys only).
-  const nlohmann::json old = {{"step", 3},  {"tokens", {"a", "b"}}, {"layers", 0},
-                              {"heads", 0}, {"maps", nlohmann::json::array()},
+  const nlohmann::json old = {{"step", 3},
+                              {"tokens", {"a", "b"}},
+                              {"layers", 0},
+                              {"heads", 0},
+                              {"maps", nlohmann::json::array()},
                               {"ky", nlohmann::json::array()}};
   const std::vector<uint8_t> cbor = nlohmann::json::to_cbor(old);
   const ViewRecord o = decode_view_record(std::string(cbor.begin(), cbor.end()));
@@ -100,7 +109,12 @@ TEST_CASE("view records: image, class probabilities and conn fields round trip; 
   CHECK(o.probabilities.empty());
   CHECK(o.conn.empty());
 
-  // A conn record whose C does not match its size is refused by name.
+  // Scores that do not match the maps, and a conn record whose C does not match its size, are
+  // refused by name.
+  r.induction.push_back(1);
+  CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(r)),
+                       doctest::Contains("3 induction scores for 2 maps"), Error);
+  r.induction.pop_back();
   r.conn.matrix.pop_back();
   CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(r)),
                        doctest::Contains("conn record of 2 slots"), Error);

@@ -102,8 +102,9 @@ std::string figure_csv(const Figure& figure) {
   for (size_t p = 0; p < figure.panels.size(); ++p) {
     const Panel& panel = figure.panels[p];
     const std::string head = name + "," + std::to_string(p) + "," + field(panel.title) + ",";
-    const std::string step =
-        panel.step >= 0 ? std::to_string(panel.step) : figure.step >= 0 ? std::to_string(figure.step) : "";
+    const std::string step = panel.step >= 0    ? std::to_string(panel.step)
+                             : figure.step >= 0 ? std::to_string(figure.step)
+                                                : "";
     auto points = [&](const std::string& series, const char* kind, const std::vector<double>& x,
                       const std::vector<double>& y) {
       for (size_t i = 0; i < std::min(x.size(), y.size()); ++i)

@@ -12,8 +12,9 @@
 //  - The CSV is long-format, one row per value:
 //    figure,panel,title,series,kind,i,j,x,y,value,step,layer,head,query,key,weight.
 //    kind is line | scatter | polygon | heatmap; heatmap rows give i = row, j = col, value;
-//    the others give i = point index, x, y. step is Panel::step, else Figure::step (empty when both are -1); an attention
-//    map's cells (Heatmap::layer >= 0) also give layer, head, query (= i), key (= j) and weight
+//    the others give i = point index, x, y. step is Panel::step, else Figure::step (empty when both
+//    are -1); an attention map's cells (Heatmap::layer >= 0) also give layer, head, query (= i),
+//    key (= j) and weight
 //    (= value). Values are printed with 9 significant digits, so a float reads back exactly.
 #pragma once
 #include <cstdint>
@@ -67,8 +68,8 @@ Page page_for(const Figure& figure, const ExportRequest& request, const TextMetr
 // The figure's data as CSV text.
 std::string figure_csv(const Figure& figure);
 
-// Encodes RGBA8 pixels as PNG with a pHYs chunk for `dpi` (0: none) through render/plot/export/png.h.
-// Throws FigureError.
+// Encodes RGBA8 pixels as PNG with a pHYs chunk for `dpi` (0: none) through
+// render/plot/export/png.h. Throws FigureError.
 std::string encode_png(const std::vector<render::Rgba8>& rgba, int width, int height, int dpi);
 
 // Writes `files` (path -> contents) all-or-nothing with attn::write_files_atomic
