@@ -51,30 +51,35 @@ std::string human_count(int64_t n) {
   return buf;
 }
 
+// The editors' shared width: nine characters of the current font at least (so fields follow
+// the UI scale), and 45% of the column where that is wider (a wide column shows whole values).
+float field_width() {
+  return std::max(ImGui::GetFontSize() * 9.0f, ImGui::GetContentRegionAvail().x * 0.45f);
+}
+
 // Labelled numeric editors with a shared width. Each returns true when the value changed.
-constexpr float kFieldWidth = 130.0f;
 
 bool edit_int(const char* label, int* v) {
-  ImGui::SetNextItemWidth(kFieldWidth);
+  ImGui::SetNextItemWidth(field_width());
   return ImGui::InputInt(label, v, 0, 0);
 }
 bool edit_i64(const char* label, int64_t* v) {
-  ImGui::SetNextItemWidth(kFieldWidth);
+  ImGui::SetNextItemWidth(field_width());
   return ImGui::InputScalar(label, ImGuiDataType_S64, v);
 }
 bool edit_u64(const char* label, uint64_t* v) {
-  ImGui::SetNextItemWidth(kFieldWidth);
+  ImGui::SetNextItemWidth(field_width());
   return ImGui::InputScalar(label, ImGuiDataType_U64, v);
 }
 bool edit_double(const char* label, double* v, const char* format = "%g") {
-  ImGui::SetNextItemWidth(kFieldWidth);
+  ImGui::SetNextItemWidth(field_width());
   return ImGui::InputDouble(label, v, 0.0, 0.0, format);
 }
 
 bool combo(const char* label, std::string* value, const std::vector<std::string>& options,
            bool mechanism_tooltips = false) {
   bool changed = false;
-  ImGui::SetNextItemWidth(kFieldWidth);
+  ImGui::SetNextItemWidth(field_width());
   if (ImGui::BeginCombo(label, value->c_str())) {
     for (const auto& option : options) {
       const bool selected = option == *value;
@@ -173,7 +178,7 @@ void draw_controls(const Snapshot& snap, TrainerState state, Trainer& trainer, U
   if (button("Reset", state != TrainerState::Stopping, "Fresh model from the current config"))
     trainer.reset();
 
-  ImGui::SetNextItemWidth(kFieldWidth);
+  ImGui::SetNextItemWidth(field_width());
   ImGui::InputDouble("##lr", &ui.lr_input, 0.0, 0.0, "%.3g");
   ImGui::SameLine();
   if (button("Set peak lr", ui.lr_input > 0 && state != TrainerState::Error,
@@ -183,7 +188,11 @@ void draw_controls(const Snapshot& snap, TrainerState state, Trainer& trainer, U
   // Empty: Save (Ctrl+S) writes into this run's own recorded directory. A typed directory gets
   // a whole run, under its lock; one holding another run, or locked by another writer, is
   // refused by the trainer with a message.
-  ImGui::SetNextItemWidth(-110);
+  // Save and Load stay beside the field at any UI scale: it leaves them their own width.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float buttons = ImGui::CalcTextSize("Save").x + ImGui::CalcTextSize("Load").x +
+                        4 * style.FramePadding.x + 2 * style.ItemSpacing.x;
+  ImGui::SetNextItemWidth(-buttons);
   ImGui::InputTextWithHint("##ckpt", "this run's own directory", &ui.checkpoint_dir);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -209,7 +218,7 @@ void normalise_attention(ModelConfig& m) {
 bool draw_task_fields(TaskConfig& t) {
   bool c = combo("task", &t.name, task_names());
   if (t.name == "text") {
-    ImGui::SetNextItemWidth(kFieldWidth);
+    ImGui::SetNextItemWidth(field_width());
     c |= ImGui::InputText("text file", &t.text_path);
     c |= edit_int("context", &t.context);
     c |= edit_double("eval fraction", &t.eval_fraction);
@@ -221,7 +230,7 @@ bool draw_task_fields(TaskConfig& t) {
     c |= edit_int("train images", &t.train_examples);
     c |= edit_int("test images", &t.test_examples);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("0 = all (60000 / 10000)");
-    ImGui::SetNextItemWidth(kFieldWidth);
+    ImGui::SetNextItemWidth(field_width());
     c |= ImGui::InputText("data dir", &t.data_dir);
   } else if (t.name == "modadd") {
     c |= edit_int("modulus", &t.modulus);
@@ -249,7 +258,7 @@ bool edit_attention_options(ModelConfig& m) {
     const std::string current =
         m.attention_options.contains(name) ? m.attention_options.at(name).dump() : "{}";
     if (current != t.synced) t = {current, current, ""};
-    ImGui::SetNextItemWidth(kFieldWidth);
+    ImGui::SetNextItemWidth(field_width());
     if (ImGui::InputText((name + " options").c_str(), &t.text)) {
       try {
         const nlohmann::json j = nlohmann::json::parse(t.text);
@@ -388,7 +397,7 @@ void draw_apply_row(Trainer& trainer, UiState& ui, std::array<float, 4>* apply_r
 void draw_experiment_fields(UiState& ui) {
   ExperimentConfig& p = ui.pending;
   bool changed = false;
-  ImGui::SetNextItemWidth(kFieldWidth);
+  ImGui::SetNextItemWidth(field_width());
   changed |= ImGui::InputText("name", &p.name);
   const std::string task_before = p.task.name;
   changed |= draw_task_fields(p.task);
