@@ -47,7 +47,7 @@ std::vector<CsvCell> parse(const std::string& csv) {
         cur += c;
     }
     f.push_back(cur);
-    REQUIRE(f.size() == 10);
+    REQUIRE(f.size() == 16);
     CsvCell c;
     c.series = f[3], c.kind = f[4];
     c.i = f[5].empty() ? 0 : std::stol(f[5]);

@@ -161,11 +161,14 @@ TEST_CASE("figure export: the CSV holds exactly the figure's values") {
   const auto rows = parse_csv(read_file(req.path));
   REQUIRE(rows.size() > 1);
   CHECK(rows[0] == std::vector<std::string>{"figure", "panel", "title", "series", "kind", "i", "j",
-                                            "x", "y", "value"});
+                                            "x", "y", "value", "step", "layer", "head", "query",
+                                            "key", "weight"});
   size_t heat = 0, line = 0;
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto& c = rows[r];
-    REQUIRE(c.size() == 10);
+    REQUIRE(c.size() == 16);
+    // No step and no attention map in this figure: the new columns stay empty.
+    for (size_t k = 10; k < 16; ++k) CHECK(c[k].empty());
     if (c[4] == "heatmap") {
       const int i = std::stoi(c[5]), j = std::stoi(c[6]);
       CHECK(std::stof(c[9]) == f.panels[1].heatmaps[0].values[i * 4 + j]);
@@ -180,6 +183,31 @@ TEST_CASE("figure export: the CSV holds exactly the figure's values") {
   }
   CHECK(heat == 12);
   CHECK(line == 102);
+
+  // A figure of one step whose heatmap is an attention map (layer 1, head 2), and a panel of
+  // another step (a filmstrip's): step, layer, head, query, key and weight name every cell.
+  Figure a = sample_figure();
+  a.step = 40;
+  a.panels[1].heatmaps[0].layer = 1;
+  a.panels[1].heatmaps[0].head = 2;
+  a.panels[0].step = 7;
+  req.path = (dir / "attention.csv").string();
+  export_figure(a, req, {});
+  const auto cells = parse_csv(read_file(req.path));
+  size_t named = 0;
+  for (size_t r = 1; r < cells.size(); ++r) {
+    const auto& c = cells[r];
+    REQUIRE(c.size() == 16);
+    CHECK(c[10] == (c[1] == "0" ? "7" : "40"));
+    if (c[4] != "heatmap") continue;
+    CHECK(c[11] == "1");
+    CHECK(c[12] == "2");
+    CHECK(c[13] == c[5]);  // query = row
+    CHECK(c[14] == c[6]);  // key = column
+    CHECK(c[15] == c[9]);  // weight = value
+    ++named;
+  }
+  CHECK(named == 12);
 }
 
 TEST_CASE("figure export: heatmap cells are crisp and oriented (row 0 at the top of a matrix)") {
