@@ -3,7 +3,7 @@
 # of core (LibTorch-heavy) that, with the Release build and suite, no longer fits CI's 90 minutes
 # on two cores (measured 2026-11-27: Release build 24 min, Release suite 25-32 min, the ASan
 # build alone 17 min before its suite). Run it before a release and after changing threads,
-# memory handling or a parser; its last output is committed in docs/guide/sanitizers.log.
+# memory handling or a parser (docs/guide/hardening.md says when they last ran).
 #  - ASan + UBSan (build-asan/, no GUI): the core suite, the figure suite and the headless CLI
 #    e2e tests, without the slow and soak labels (configs_converge trains every shipped config:
 #    minutes in Release, far longer instrumented; the soak measures memory, which ASan's shadow

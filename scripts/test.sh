@@ -3,7 +3,7 @@
 # then a short fuzzing run (scripts/fuzz.sh: 30 s per libFuzzer target, clang-14).
 # The sanitizer passes (ASan+UBSan, TSan: scripts/sanitize.sh) are second and third builds of core
 # that no longer fit CI's 90 minutes on two cores beside this one; ATTN_SANITIZE_PASSES=1 runs
-# them here too, and their last output is committed in docs/guide/sanitizers.log.
+# them here too (docs/guide/hardening.md says when they last ran).
 # The slow label's configs_converge trains a quick slice of the shipped configs here
 # (ATTN_CONVERGE_ALL=1: every one; tests/e2e/converge.sh says which and why).
 # ATTN_SKIP_FUZZ=1 skips the fuzzing stage locally; CI runs it.
