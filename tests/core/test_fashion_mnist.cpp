@@ -16,6 +16,7 @@
 #include "core/models/model.h"
 #include "core/training/session.h"
 #include "helpers.h"
+#include "temp_dir.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -81,15 +82,7 @@ void write_bytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("attnlab-" + name + "-" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using TempDir = test::ScopedTempDir;
 
 // A small, valid data set: train image i has every pixel 1 + i (i < 3 of them: 1, 2, 3; label
 // i), test image j every pixel 100 + j (label 9 - j). The two splits never share a value.

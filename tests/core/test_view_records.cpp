@@ -13,21 +13,14 @@
 #include "core/analysis/head_metrics.h"
 #include "core/base/error.h"
 #include "core/runs/view_records.h"
+#include "temp_dir.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("attnlab-views-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using TempDir = test::ScopedTempDir;
 
 // A record whose every number depends on the step, so a mix-up shows.
 ViewRecord record_at(int64_t step, int size = 5, int layers = 2, int heads = 2) {

@@ -16,20 +16,16 @@
 #include "core/runs/view_records.h"
 #include "core/runs/view_timeline.h"
 #include "core/views/conn_view.h"
+#include "temp_dir.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("attnlab-timeline-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+// A run directory of its own for each case, and its views.rec.
+struct TempDir : test::ScopedTempDir {
+  TempDir() : test::ScopedTempDir("timeline") {}
   std::string views() const { return (path / kViewRecordsFile).string(); }
 };
 
