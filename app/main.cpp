@@ -1,4 +1,5 @@
 // attnlab: train and watch attention models. `attnlab` alone opens the window.
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -148,10 +149,26 @@ std::string version_text() {
          "\nconfigs: " + (configs.empty() ? "not found" : configs);
 }
 
+// glibc hands freed blocks above its (dynamic) mmap threshold back to the kernel, trims the heap's
+// top, and maps the memory again at the next training step: on copy.json a third of the run was
+// system time, and a probe between steps (views.rec at every step) made it worse, halving
+// steps/s. Kept in the heap: system time 2.0 s -> 0.4 s, 200 steps 10.4-12.3 s -> 6.5-9.0 s,
+// peak RSS +3% (2026-11-27, docs/guide/performance.md). An environment that sets either knob
+// (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) keeps its own.
+void keep_freed_memory_in_heap() {
+#ifdef __GLIBC__
+  if (!std::getenv("MALLOC_MMAP_THRESHOLD_") && !std::getenv("MALLOC_TRIM_THRESHOLD_")) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest allowed on 64-bit
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  }
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   disarm_startup_guard();
+  keep_freed_memory_in_heap();
   CLI::App app{
       "attnlab: train small attention models and watch what they learn.\n"
       "With no subcommand, opens the window on the default experiment."};
