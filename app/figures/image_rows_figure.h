@@ -1,6 +1,6 @@
 // The Image attention panel's figures (torch-free): where the CLS token looks, over the test
 // image, for several models side by side (the live run and saved runs), and the full S x S map of
-// one head. The panel draws these on screen (gui/live_figure.h) and its Export buttons write the
+// one head. The panel draws these on screen (gui/plot/live_figure.h) and its Export buttons write the
 // same figures. figures::image_attention_figure (figures.h) is `attnlab export`'s figure of one
 // run; this one holds rows of several, with the same pictures and overlays.
 // Contract:

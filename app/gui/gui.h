@@ -65,7 +65,7 @@ const std::vector<std::string>& gui_panel_names();
 // (gui/help/menus.h, opened for tests by ATTN_GUI_OPEN_HELP=guide,experiments); "export": the
 // Export dialog's state; "timeline": {"step", "steps", "latest", "playing", "sources", "error"}
 // (gui/timeline.h). With
-// ATTN_GUI_FIGURES_DIR=dir as well, every live figure of the last frame (gui/live_figure.h) is
+// ATTN_GUI_FIGURES_DIR=dir as well, every live figure of the last frame (gui/plot/live_figure.h) is
 // also written to dir as a PNG of the same page, theme and pixel size, and the report lists them
 // under "live_figures": [{name, file, rect}] (the screen/export agreement test).
 int run_gui(const GuiOptions& options);

@@ -1,6 +1,6 @@
 // Panel: the one interface every view of the window implements, and the panel table.
 // Contract:
-//  - The workspace (gui/workspace.h) owns the ImGui window: it places each open panel in a tile
+//  - The workspace (gui/layout/workspace.h) owns the ImGui window: it places each open panel in a tile
 //    (a child window that fills the tile below its tab bar) and calls draw() inside it. A panel
 //    draws content only: no ImGui::Begin/End of its own, never wider than the region it is given.
 //  - draw() gets everything from one FrameContext: one snapshot and one trainer state per frame,
@@ -25,7 +25,7 @@
 #include "core/training/trainer.h"
 #include "core/views/snapshot.h"
 #include "gui/gui.h"
-#include "gui/tile_layout.h"
+#include "gui/layout/tile_layout.h"
 #include "gui/ui_state.h"
 
 struct ImFont;
@@ -73,7 +73,7 @@ struct PanelSetup {
 struct PanelRow {
   const char* name;   // --panel NAME, the report key, the layout file's tab names
   const char* title;  // tab title
-  TilePlace place;    // the tile it opens in (gui/tile_layout.h)
+  TilePlace place;    // the tile it opens in (gui/layout/tile_layout.h)
   // Shown on a fresh layout (first launch, Reset layout) for this experiment.
   bool (*open_at_start)(const PanelSetup&);
   std::unique_ptr<Panel> (*make)(const PanelSetup&);

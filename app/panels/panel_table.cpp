@@ -5,17 +5,17 @@
 #include <filesystem>
 
 #include "gui/panel.h"
-#include "panels/attention_panel.h"
-#include "panels/compare_panel.h"
-#include "panels/conn_panel.h"
-#include "panels/connection_panel.h"
+#include "panels/attention/attention_panel.h"
+#include "panels/training/compare_panel.h"
+#include "panels/mechanisms/conn_panel.h"
+#include "panels/mechanisms/connection_panel.h"
 #include "panels/geometry/geometry_panel.h"
-#include "panels/heads_panel.h"
-#include "panels/image_attention_panel.h"
-#include "panels/ky_lab_panel.h"
-#include "panels/loss_panel.h"
-#include "panels/neural_panel.h"
-#include "panels/run_panel.h"
+#include "panels/attention/heads_panel.h"
+#include "panels/attention/image_attention_panel.h"
+#include "panels/mechanisms/ky_lab_panel.h"
+#include "panels/training/loss_panel.h"
+#include "panels/mechanisms/neural_panel.h"
+#include "panels/training/run_panel.h"
 #include "panels/runs/runs_panel.h"
 
 namespace attn::gui {

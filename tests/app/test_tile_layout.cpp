@@ -1,4 +1,4 @@
-// TileLayout (app/gui/tile_layout.h): the workspace's tiles partition the window at every size,
+// TileLayout (app/gui/layout/tile_layout.h): the workspace's tiles partition the window at every size,
 // whatever sequence of opens, closes, moves, splits and drags led there; the layout file
 // round-trips and a damaged one never breaks the window.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-#include "gui/tile_layout.h"
+#include "gui/layout/tile_layout.h"
 
 using attn::gui::TileLayout;
 using attn::gui::TilePlace;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GUI test: what a panel shows is what it exports. The real window under Xvfb trains a few
 # shipped experiments; with ATTN_GUI_FIGURES_DIR every live figure of the last frame (the plot
-# areas the panels draw from the figure model: gui/live_figure.h) is also exported as a PNG of
+# areas the panels draw from the figure model: gui/plot/live_figure.h) is also exported as a PNG of
 # the same page and pixel size. For each one, the screenshot cropped to the figure's rectangle
 # (from the exit report) and the exported PNG must agree in coarse grey-level blocks, and agree
 # far better than with another panel's figure, so the comparison can fail.

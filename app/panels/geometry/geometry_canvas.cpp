@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "gui/palette.h"
+#include "gui/window/palette.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::gui {

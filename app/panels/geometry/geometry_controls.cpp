@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "figures/figures.h"
-#include "gui/export_dialog.h"
-#include "gui/palette.h"
+#include "gui/plot/export_dialog.h"
+#include "gui/window/palette.h"
 
 namespace attn::gui {
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <exception>
 
-#include "gui/imgui_texture.h"
-#include "gui/palette.h"
+#include "gui/plot/imgui_texture.h"
+#include "gui/window/palette.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "figures/figures.h"
-#include "gui/palette.h"
+#include "gui/window/palette.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

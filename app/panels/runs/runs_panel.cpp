@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "app/figures/compare_figures.h"
-#include "gui/export_dialog.h"
+#include "gui/plot/export_dialog.h"
 
 namespace attn::gui {
 namespace fs = std::filesystem;

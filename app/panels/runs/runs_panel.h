@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "core/runs/run_list.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 
 namespace attn::gui {

@@ -1,4 +1,4 @@
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,7 +25,7 @@ bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font, uint
   const double pixels_per_point = std::max(0.5, static_cast<double>(f->FontSize) / page_.font_pt);
   page_.width_pt = std::max(40.0, size.x / pixels_per_point);
   page_.height_pt = std::max(30.0, size.y / pixels_per_point);
-  // The window is cleared to this same colour (gui/window.cpp), so the page background is not
+  // The window is cleared to this same colour (gui/window/window.cpp), so the page background is not
   // painted again: one fill fewer per figure for a software rasteriser.
   fig::Page screen_page = page_;
   screen_page.theme.background.a = 0;

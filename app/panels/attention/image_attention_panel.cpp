@@ -1,4 +1,4 @@
-#include "panels/image_attention_panel.h"
+#include "panels/attention/image_attention_panel.h"
 
 #include <imgui.h>
 
@@ -12,9 +12,9 @@
 
 #include "app/figures/figures.h"
 #include "core/training/trainer.h"
-#include "gui/export_dialog.h"
-#include "gui/palette.h"
-#include "gui/widgets.h"
+#include "gui/plot/export_dialog.h"
+#include "gui/window/palette.h"
+#include "gui/window/widgets.h"
 
 namespace attn::gui {
 namespace {

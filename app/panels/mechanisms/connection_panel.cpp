@@ -1,4 +1,4 @@
-#include "panels/connection_panel.h"
+#include "panels/mechanisms/connection_panel.h"
 
 #include <imgui.h>
 
@@ -11,9 +11,9 @@
 
 #include "app/figures/connections_figure.h"
 #include "core/analysis/connections.h"
-#include "gui/export_dialog.h"
-#include "gui/palette.h"
-#include "gui/widgets.h"
+#include "gui/plot/export_dialog.h"
+#include "gui/window/palette.h"
+#include "gui/window/widgets.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

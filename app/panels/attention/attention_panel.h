@@ -2,7 +2,7 @@
 // heads as columns; one layer or all), token labels on the axes where they fit, a hover readout
 // "layer l, head h: query i (tok) -> key j (tok) = w" and one colorbar.
 // Contract: the grid is figures::attention_figure built with the panel's controls (layer, colour
-// scale) as options and drawn by the screen painter (gui/live_figure.h); Export sends that same
+// scale) as options and drawn by the screen painter (gui/plot/live_figure.h); Export sends that same
 // figure to the Export dialog. The figure is rebuilt only when the snapshot (serial) or a
 // control changes. Needs the GL context current; destroy before the window. The probe editor
 // (panels/probe/probe_editor.h) above the maps takes the user's own probe input.
@@ -11,7 +11,7 @@
 
 #include "app/figures/figures.h"
 #include "core/views/snapshot.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 #include "panels/probe/probe_editor.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/analysis/ky_transform.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 
 struct ImFont;

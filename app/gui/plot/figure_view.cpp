@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gui/imgui_texture.h"
+#include "gui/plot/imgui_texture.h"
 
 namespace attn::gui {
 namespace {

@@ -2,7 +2,7 @@
 // loss (line with markers), the unigram baseline when the snapshot has one, and eval accuracy
 // in a second panel. Log-y toggle; hovering shows the nearest point's value and step.
 // Contract: the plot is figures::loss_figure built with the panel's controls as options
-// (smoothing, log y, accuracy) and drawn by the screen painter (gui/live_figure.h); Export sends
+// (smoothing, log y, accuracy) and drawn by the screen painter (gui/plot/live_figure.h); Export sends
 // that same figure to the Export dialog. The figure is rebuilt only when the snapshot
 // (snapshot.serial) or a control changes.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include "app/figures/figures.h"
 #include "core/views/snapshot.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 
 namespace attn::gui {

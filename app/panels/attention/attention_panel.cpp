@@ -1,11 +1,11 @@
-#include "panels/attention_panel.h"
+#include "panels/attention/attention_panel.h"
 
 #include <imgui.h>
 
 #include <cstdio>
 
-#include "gui/export_dialog.h"
-#include "gui/widgets.h"
+#include "gui/plot/export_dialog.h"
+#include "gui/window/widgets.h"
 
 namespace attn::gui {
 namespace {

@@ -1,10 +1,10 @@
-#include "panels/loss_panel.h"
+#include "panels/training/loss_panel.h"
 
 #include <imgui.h>
 
 #include <cstdio>
 
-#include "gui/export_dialog.h"
+#include "gui/plot/export_dialog.h"
 
 namespace attn::gui {
 

@@ -1,4 +1,4 @@
-#include "panels/conn_panel.h"
+#include "panels/mechanisms/conn_panel.h"
 
 #include <imgui.h>
 
@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "app/figures/figures.h"
-#include "gui/export_dialog.h"
+#include "gui/plot/export_dialog.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

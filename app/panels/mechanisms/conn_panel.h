@@ -12,7 +12,7 @@
 //    parameter count beside the seed's formula.
 // rho and the norm are measurements, not convergence guarantees (LayerNorm after each step).
 // Contract: every plot is a figure of the figure model drawn by the screen painter
-// (gui/live_figure.h): C, the eigenvalues and the spectra are figures::conn_matrix_figure,
+// (gui/plot/live_figure.h): C, the eigenvalues and the spectra are figures::conn_matrix_figure,
 // conn_eigenvalues_figure and conn_spectral_figure (the "reorder" control permutes the built
 // matrix figure's rows and columns, relabels its ticks with the real slot indices and says so in
 // its title); the trace is a figure built here ("conn-trace"). Each Export button sends the
@@ -26,7 +26,7 @@
 
 #include "core/views/conn_view.h"
 #include "core/views/snapshot.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 #include "render/plot/figure.h"
 

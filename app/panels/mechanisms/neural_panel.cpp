@@ -1,4 +1,4 @@
-#include "panels/neural_panel.h"
+#include "panels/mechanisms/neural_panel.h"
 
 #include <imgui.h>
 
@@ -10,7 +10,7 @@
 
 #include "app/figures/figures.h"
 #include "core/training/trainer.h"
-#include "gui/export_dialog.h"
+#include "gui/plot/export_dialog.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

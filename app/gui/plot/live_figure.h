@@ -1,5 +1,5 @@
 // LiveFigure: a panel's plot area as a figure of the figure model (render/plot/figure.h), drawn
-// by the screen painter (gui/figure_view.h). The panel builds the figure from the snapshot with
+// by the screen painter (gui/plot/figure_view.h). The panel builds the figure from the snapshot with
 // its controls as builder options, and its Export button sends that same figure to the Export
 // dialog: what is on screen is what gets exported.
 // Contract:
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/figure_view.h"
+#include "gui/plot/figure_view.h"
 #include "render/plot/figure.h"
 #include "render/plot/figure_draw.h"
 

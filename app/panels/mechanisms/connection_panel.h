@@ -33,7 +33,7 @@
 
 #include "app/figures/connections_figure.h"
 #include "core/views/snapshot.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 #include "render/plot/figure.h"
 

@@ -1,4 +1,4 @@
-#include "panels/heads_panel.h"
+#include "panels/attention/heads_panel.h"
 
 #include <imgui.h>
 
@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "app/figures/figures.h"
-#include "gui/export_dialog.h"
+#include "gui/plot/export_dialog.h"
 #include "gui/timeline.h"
 
 namespace attn::gui {

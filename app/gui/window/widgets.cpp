@@ -1,4 +1,4 @@
-#include "gui/widgets.h"
+#include "gui/window/widgets.h"
 
 #include <imgui.h>
 

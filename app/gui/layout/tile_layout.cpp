@@ -1,4 +1,4 @@
-#include "gui/tile_layout.h"
+#include "gui/layout/tile_layout.h"
 
 #include <algorithm>
 #include <functional>

@@ -1,4 +1,4 @@
-#include "gui/workspace.h"
+#include "gui/layout/workspace.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/base/atomic_file.h"
-#include "gui/palette.h"
+#include "gui/window/palette.h"
 
 namespace attn::gui {
 namespace {

@@ -14,7 +14,7 @@
 //    with a colorbar and a hover readout "query -> key = w".
 //  - Each row's title gives the model, its step and its prediction on the image.
 // The grid and the full map are figures of the figure model (app/figures/image_rows_figure.h)
-// drawn by the screen painter (gui/live_figure.h), rebuilt only when a row's maps or a control
+// drawn by the screen painter (gui/plot/live_figure.h), rebuilt only when a row's maps or a control
 // change; each Export button writes the figure on screen.
 // Saved runs are loaded on the UI thread when added (a checkpoint of a small ViT: tens of ms)
 // and probed when the image changes (one forward pass of one image: milliseconds).
@@ -31,7 +31,7 @@
 #include "app/figures/image_rows_figure.h"
 #include "core/training/image_probe.h"
 #include "core/views/snapshot.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 
 struct ImFont;

@@ -1,4 +1,4 @@
-#include "panels/compare_panel.h"
+#include "panels/training/compare_panel.h"
 
 #include <imgui.h>
 
@@ -14,8 +14,8 @@
 #include "core/runs/run_writer.h"  // new_run_dir
 #include "core/training/sweep.h"
 #include "core/training/trainer.h"
-#include "gui/export_dialog.h"
-#include "gui/palette.h"
+#include "gui/plot/export_dialog.h"
+#include "gui/window/palette.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 

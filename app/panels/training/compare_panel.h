@@ -15,7 +15,7 @@
 //  - start_runs()/add_saved_run() return false with error() set (the key, value or file named)
 //    and change nothing on bad input.
 //  - The curves are figures::loss_overlay (the figure `attnlab compare` writes) drawn by the
-//    screen painter (gui/live_figure.h), with a legend, a hover readout, and a log y axis when
+//    screen painter (gui/plot/live_figure.h), with a legend, a hover readout, and a log y axis when
 //    the loss curves span more than a decade (or as the user picks); Export writes that figure.
 #pragma once
 #include <memory>
@@ -26,7 +26,7 @@
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/views/snapshot.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 
 struct ImFont;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/runs/view_records.h"
-#include "gui/live_figure.h"
+#include "gui/plot/live_figure.h"
 #include "gui/panel.h"
 #include "render/plot/figure.h"
 

@@ -1,4 +1,4 @@
-#include "panels/run_panel.h"
+#include "panels/training/run_panel.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>

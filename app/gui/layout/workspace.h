@@ -1,5 +1,5 @@
 // Workspace: the window's tiled work area. ImGui 1.86 has no docking, so this builds it: the
-// panels of the panel table (gui/panel.h) arranged by a TileLayout (gui/tile_layout.h) into
+// panels of the panel table (gui/panel.h) arranged by a TileLayout (gui/layout/tile_layout.h) into
 // opaque tiles with tabs, separated by splitters the user drags.
 // Contract:
 //  - UI thread only. draw() fills the given rectangle (below the menu bar) every frame; no two
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "gui/panel.h"
-#include "gui/tile_layout.h"
+#include "gui/layout/tile_layout.h"
 
 namespace attn::gui {
 

@@ -1,4 +1,4 @@
-#include "gui/window.h"
+#include "gui/window/window.h"
 
 // epoxy must come before GLFW; GLFW_INCLUDE_NONE keeps GLFW from including a GL header itself.
 #include <epoxy/gl.h>
@@ -122,7 +122,7 @@ void Window::build_fonts(float scale) {
   for (const ImGuiCol c : {ImGuiCol_WindowBg, ImGuiCol_PopupBg, ImGuiCol_MenuBarBg})
     style.Colors[c].w = 1.0f;
   // The figures' dark theme background (fig::Theme::dark()): live figures need no fill of their
-  // own (gui/live_figure.cpp).
+  // own (gui/plot/live_figure.cpp).
   style.Colors[ImGuiCol_WindowBg] = ImVec4(0.09f, 0.09f, 0.10f, 1.0f);
 
   // The figure font (DejaVu Sans, or $ATTNLAB_FONT): the same file the exports embed.
