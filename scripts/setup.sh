@@ -31,7 +31,10 @@ if [ "${1:-}" = "--tests" ]; then
 fi
 
 missing=()
-if ! command -v dpkg-query >/dev/null; then
+if [ -n "${ATTN_DEPS_PREFIX:-}" ]; then
+  # A machine without Debian's packages (the GPU machine's image) brings them in a prefix.
+  echo "attnlab setup: packages not checked: ATTN_DEPS_PREFIX=$ATTN_DEPS_PREFIX provides them"
+elif ! command -v dpkg-query >/dev/null; then
   # Not Debian (the GPU machine's image has no apt): CMake says what is missing.
   echo "attnlab setup: no dpkg here, so packages are not checked${ATTN_DEPS_PREFIX:+ (using $ATTN_DEPS_PREFIX)}"
 else

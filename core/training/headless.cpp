@@ -327,6 +327,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   const auto run_start = Clock::now();
   const int64_t first_step = session->step();
   int interrupted_by = 0;
+  bool said_step_path = false;
   try {
     while (session->step() < stop_at) {
       if ((interrupted_by = stop_signal()) != 0) {
@@ -348,6 +349,12 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
         break;
       }
       ++timed_steps;
+      // A GPU run says once how its steps run, when the graph is captured or refused.
+      if (!said_step_path && session->on_gpu() &&
+          session->step_path() != "cuda-graph (warming up)") {
+        log("steps: " + session->step_path());
+        said_step_path = true;
+      }
       if (views) views->after_step(*session);
       const int64_t step = session->step();
       if (step % t.eval_every == 0 || step == stop_at) {

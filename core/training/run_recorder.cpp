@@ -36,6 +36,7 @@ RunSummary summarize_session(const TrainingSession& session, int64_t first_step,
 
 json session_summary_json(TrainingSession& session, const RunSummary& summary, double elapsed) {
   json j = run_summary_json(session.config(), summary, elapsed);
+  j["step_path"] = session.step_path();  // how the steps ran: a CUDA graph or eager, and why
   if (session.task().patch_dim() > 0) {
     // Image tasks evaluate on the shipped test split (never trained on): say so by name.
     int64_t examples = 0;

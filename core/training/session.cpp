@@ -19,6 +19,7 @@
 #include "core/base/version.h"
 #include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
+#include "core/training/graphed_step.h"
 #include "core/training/optimizer/fused_adamw.h"
 #include "core/training/training_errors.h"
 
@@ -224,6 +225,7 @@ void TrainingSession::capture_good_state() {
 
 std::string TrainingSession::recover(const std::string& what) {
   const double lr = lr_at(step_);
+  drop_graph();  // restoring replaces tensors the graph reads
   std::string msg = what + " at step " + std::to_string(step_) + " (lr " + num(lr) + "); ";
   if (recovery_ && !good_.empty() && good_step_ <= step_) {
     good_.restore(*model_, *optimizer_);
@@ -245,7 +247,94 @@ std::string TrainingSession::recover(const std::string& what) {
   return msg + ". Lower the learning rate and resume, or reset.";
 }
 
+bool TrainingSession::graphed_train_step() {
+  if (!device_.is_cuda() || !graph_refusal_.empty()) return false;
+  if (!graphed_) {
+    graphed_ = GraphedStep::create(
+        *model_, *optimizer_,
+        [this](const torch::Tensor& inputs, const torch::Tensor& targets) {
+          auto logits = model_->forward(inputs);
+          classes_ = logits.size(-1);
+          auto loss = masked_loss(logits, targets);
+          auto objective = loss;
+          if (auto c = model_->conn()) objective = loss + c->regularization();
+          return std::make_pair(loss, objective);
+        },
+        config_.train.grad_clip, config_.model.dropout, device_, &graph_refusal_);
+    if (!graphed_) return false;
+    pending_losses_ = torch::zeros({kLossReadEvery}, torch::TensorOptions().device(device_));
+    nonfinite_seen_ = 0;
+    capture_good_state();  // the state a divergence found at the first read-back returns to
+  }
+  model_->train();
+  Batch batch = task_->train_batch(config_.train.batch_size,
+                                   mix_seed(mix_seed(config_.seed, kDataSalt), step_));
+  if (!graphed_->step(batch.inputs, batch.targets, lr_at(step_))) {
+    graph_refusal_ = graphed_->failure();
+    graphed_.reset();
+    return false;
+  }
+  pending_losses_.select(0, pending_).copy_(graphed_->loss());
+  ++pending_;
+  ++step_;
+  if (conn_monitor_)  // control, tracking (tracking reads the spectrum back: a sync per step)
+    conn_monitor_->after_step(*model_->conn(), step_, step_ == config_.train.steps);
+  if (pending_ == kLossReadEvery || step_ % config_.train.eval_every == 0 ||
+      step_ >= config_.train.steps)
+    settle();
+  return true;
+}
+
+void TrainingSession::settle() {
+  if (pending_ == 0) return;
+  const auto losses = pending_losses_.narrow(0, 0, pending_).to(torch::kCPU);  // waits for the GPU
+  const int64_t nonfinite = graphed_ ? graphed_->nonfinite_steps().item<int64_t>() : 0;
+  const int64_t first = step_ - pending_;
+  const int64_t count = pending_;
+  pending_ = 0;
+  const auto values = losses.accessor<float, 1>();
+  const double uniform = std::log(static_cast<double>(std::max<int64_t>(2, classes_)));
+  for (int64_t i = 0; i < count; ++i) {
+    const double value = values[i];
+    if (!std::isfinite(value) || value > kBlowUpFactor * std::max(1.0, uniform)) {
+      step_ = first + i;  // the step whose loss it was, for the message
+      throw DivergedError(recover(
+          "loss became " + num(value) +
+          (std::isfinite(value) ? ", over " + num(kBlowUpFactor) + " x ln(" +
+                                      std::to_string(classes_) + " classes): the run is blowing up"
+                                : std::string())));
+    }
+    last_train_loss_ = value;
+    interval_.sum += value;
+    ++interval_.steps;
+    train_loss_.add(first + i + 1, static_cast<float>(value));
+  }
+  if (nonfinite > nonfinite_seen_) {
+    nonfinite_seen_ = nonfinite;
+    throw DivergedError(recover("weights became non-finite after an update"));
+  }
+  capture_good_state();  // every step up to here checked
+}
+
+std::string TrainingSession::step_path() const {
+  if (!device_.is_cuda()) return "eager (CPU)";
+  if (!graph_refusal_.empty()) return "eager: " + graph_refusal_;
+  if (graphed_ && graphed_->captured()) return "cuda-graph";
+  return "cuda-graph (warming up)";
+}
+
+void TrainingSession::settle_quietly() {
+  try {
+    settle();
+  } catch (const DivergedError& e) {
+    deferred_divergence_ = e.what();
+  }
+}
+
 double TrainingSession::train_step() {
+  if (!deferred_divergence_.empty()) throw DivergedError(std::exchange(deferred_divergence_, ""));
+  if (graphed_train_step()) return last_train_loss_;
+  settle();  // a step of the graph before this one
   model_->train();
   // The run's one dropout generator, reseeded: a reseeded generator's stream depends only on the
   // seed, and making one per step leaked on LibTorch 1.13 (see make_private_generator).
@@ -316,6 +405,7 @@ double TrainingSession::train_step() {
 }
 
 EvalResult TrainingSession::evaluate() {
+  settle_quietly();
   torch::NoGradGuard no_grad;
   model_->eval();
   double loss_sum = 0, correct = 0, count = 0;
@@ -464,6 +554,16 @@ ViewRecord TrainingSession::view_record() {
       r.conn.spectral_radius = std::max(r.conn.spectral_radius, std::abs(e));
     }
   }
+  // Neural layers with d' = 2: every head's surface at the panel's default range.
+  if (const auto first = compute_neural_view(model_->attention_modules(), NeuralViewRequest{}, step_))
+    for (const NeuralLayerInfo& layer : first->layers)
+      for (int head = 0; head < layer.heads; ++head) {
+        NeuralViewRequest q;
+        q.layer = layer.layer;
+        q.head = head;
+        const auto view = compute_neural_view(model_->attention_modules(), q, step_);
+        if (view && view->surface.available) r.neural.push_back(view->surface);
+      }
   return r;
 }
 
@@ -523,6 +623,7 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
   out.device = device_name();
   out.gpu_memory = device_.is_cuda() ? cuda_memory_allocated() : 0;
   out.task = config_.task.name;
+  out.token_legend = task_->label_legend();
   const auto& a = config_.model.attention;
   out.mechanisms = a.size() == 1 ? std::vector<std::string>(config_.model.layers, a[0]) : a;
   if (conn_monitor_) {
@@ -537,7 +638,8 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
   out.baseline_loss = task_->baseline_loss();
 }
 
-void TrainingSession::save(const std::string& dir) const {
+void TrainingSession::save(const std::string& dir) {
+  settle_quietly();
   const fs::path target = fs::absolute(dir);
   const fs::path tmp = target.string() + ".tmp-" + std::to_string(getpid());
   std::error_code ec;
@@ -586,7 +688,13 @@ void TrainingSession::save(const std::string& dir) const {
   }
 }
 
+void TrainingSession::drop_graph() {
+  graphed_.reset();
+  pending_ = 0;
+}
+
 void TrainingSession::release_memory() {
+  drop_graph();
   optimizer_->zero_grad();
   for (auto& p : model_->parameters()) p.mutable_grad() = torch::Tensor();
   good_.clear();
@@ -599,6 +707,7 @@ ExperimentConfig TrainingSession::checkpoint_config(const std::string& dir) {
 }
 
 void TrainingSession::load(const std::string& dir) {
+  drop_graph();
   const json state = read_state(dir);
   // The stored config goes through the parser first, so a checkpoint written before a config key
   // existed compares with that key's default instead of failing as "missing".

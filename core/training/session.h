@@ -15,6 +15,7 @@
 #include "core/data/tasks.h"
 #include "core/models/model.h"
 #include "core/runs/view_records.h"
+#include "core/training/graphed_step.h"
 #include "core/training/optimizer/recovery.h"
 #include "core/views/history.h"
 #include "core/views/neural_view.h"
@@ -45,7 +46,20 @@ class TrainingSession {
 
   // One optimiser step. Returns the training loss. Throws DivergedError, after restoring the
   // last good state (see DivergedError).
+  // On a GPU the step is a replayed CUDA graph where it can be (core/training/graphed_step.h;
+  // step_path() says which and why), and then nothing waits for the GPU: the losses stay on the
+  // device and are read back every kLossReadEvery steps, at every eval_every step and at the
+  // last step, or when settle() asks. Until then the loss books (last_train_loss, the loss
+  // interval, the train-loss history) lag behind step(), and the returned loss is the last one
+  // read back. A divergence is found at the read-back and restores the state of the previous
+  // read-back (checked good), not of the step before the bad one.
   double train_step();
+  // Reads back a graphed run's pending losses and checks them (a no-op otherwise): afterwards
+  // the loss books are up to date with step(). Throws DivergedError as train_step() does.
+  void settle();
+  static constexpr int64_t kLossReadEvery = 32;
+  // How steps run: "cuda-graph", "cuda-graph (warming up)", "eager (CPU)" or "eager: <why>".
+  std::string step_path() const;
   // Recovery keeps a copy of the state before every update (one pass over 3x the parameters
   // per step). Off: a divergence leaves the weights as they were when it was found.
   void set_recovery(bool on) {
@@ -91,7 +105,9 @@ class TrainingSession {
 
   // Checkpoint directory: model.pt, optimizer.pt, state.json. Written to a temporary sibling
   // and renamed into place, so an interrupted save never replaces a good checkpoint.
-  void save(const std::string& dir) const;
+  // A graphed run's pending losses are settled first; a divergence found then has already
+  // restored the last good state (which is what is saved) and is thrown by the next train_step().
+  void save(const std::string& dir);
   // Restores a checkpoint saved by a session with the same config (throws attn::Error).
   void load(const std::string& dir);
   // Reads only the config stored in a checkpoint (throws attn::Error if unreadable).
@@ -116,6 +132,7 @@ class TrainingSession {
   const Task& task() const { return *task_; }
   Transformer& model() { return model_; }
   std::string device_name() const;
+  bool on_gpu() const { return device_.is_cuda(); }
   int64_t parameters() const { return model_->parameter_count(); }
   int64_t attention_parameters() const { return model_->attention_parameter_count(); }
   // Whether a step / an evaluation was ever recorded (in this run, checkpoints included): the
@@ -137,6 +154,10 @@ class TrainingSession {
   // Appends the current connection frame to the history, unless one at this step is there.
   void record_connections();
   void capture_good_state();
+  // The graphed step (graphed_step.h): false when this step must run eagerly.
+  bool graphed_train_step();
+  void drop_graph();  // after anything that replaces the tensors the graph reads
+  void settle_quietly();  // settle(), with a divergence deferred to the next train_step()
   // Restores the last good state if there is one; returns the DivergedError message.
   std::string recover(const std::string& what);
   torch::Tensor masked_loss(const torch::Tensor& logits, const torch::Tensor& targets) const;
@@ -149,6 +170,13 @@ class TrainingSession {
   // CPU float32 models step through core/training/optimizer/fused_adamw.h (the same arithmetic, one
   // loop per tensor instead of ~10 ops); others through its step() and clip_grad_norm_.
   std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<GraphedStep> graphed_;
+  std::string graph_refusal_;     // why steps run eagerly on this GPU run ("" while graphed)
+  torch::Tensor pending_losses_;  // the graphed steps' losses not read back yet (device)
+  int64_t pending_ = 0;
+  int64_t nonfinite_seen_ = 0;  // GraphedStep::nonfinite_steps() at the last read-back
+  int64_t classes_ = 0;         // the logits' width (the blow-up threshold's ln(classes))
+  std::string deferred_divergence_;
   int64_t step_ = 0;
   int64_t max_length_ = 0;             // positions the model takes
   std::vector<int64_t> probe_tokens_;  // the user's probe; empty = the task's

@@ -336,9 +336,11 @@ struct Trainer::Impl {
       session->train_step();
       if (threads->record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
         torch::set_num_threads(threads->threads());
-      record([&] { recorder->on_step(*session); });
       const auto& t = session->config().train;
       const bool last = session->step() >= session->total_steps();
+      // A graphed GPU step leaves its loss on the device: read back before the window sees it.
+      if (last || state.load() != TrainerState::Running || publish_due()) session->settle();
+      record([&] { recorder->on_step(*session); });
       if (session->step() % t.eval_every == 0 || last) {
         const EvalResult eval = session->evaluate();
         record([&] { recorder->on_eval(*session, eval, lr); });

@@ -4,6 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -12,8 +13,11 @@ namespace attn {
 template <class Map>
 typename Map::key_type adamw_state_key(const Map&, const torch::Tensor& p) {
   using Key = typename Map::key_type;
-  if constexpr (std::is_same_v<Key, std::string>)
-    return c10::guts::to_string(p.unsafeGetTensorImpl());
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream key;  // c10::guts::to_string's form (2.x has no c10::guts::to_string)
+    key << p.unsafeGetTensorImpl();
+    return key.str();
+  }
   else
     return static_cast<Key>(p.unsafeGetTensorImpl());
 }
