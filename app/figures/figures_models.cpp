@@ -131,6 +131,7 @@ fig::Figure neural_surface_figure(const Snapshot& s) {
   const NeuralScoreSurface& sf = s.neural->surface;
   fig::Figure f;
   f.name = "neural-surface";
+  f.step = s.neural->step;
   f.title = "Neural Attention score surface, layer " + std::to_string(sf.layer) + ", head " +
             std::to_string(sf.head) + ", step " + std::to_string(s.neural->step);
   f.cols = 3;

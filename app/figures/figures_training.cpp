@@ -2,6 +2,7 @@
 // functions and image attention; the dispatch table.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "app/figures/connections_figure.h"
 #include "app/figures/figures.h"
@@ -144,8 +145,13 @@ fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
     if (std::find(kinds.begin(), kinds.end(), m) == kinds.end()) kinds.push_back(m);
   for (size_t i = 0; i < kinds.size(); ++i)
     what += (i == 0 ? (what.empty() ? "" : ", ") : "+") + kinds[i];
-  f.title = "Attention on the probe input" + (what.empty() ? "" : " (" + what + ")") + ", step " +
-            std::to_string(s.attention_step);
+  // And which run: the directory it is recorded in, else the one it was opened from.
+  const std::string& dir = s.run_dir.empty() ? s.source_dir : s.run_dir;
+  const std::string run = std::filesystem::path(dir).filename().string();
+  f.title = "Attention on the probe input" + (what.empty() ? "" : " (" + what + ")") +
+            (run.empty() ? "" : ", run " + run) + ", step " +
+            std::to_string(s.attention_step) +
+            (s.token_legend.empty() ? "" : "; " + s.token_legend);
   f.rows = static_cast<int>(layers.size());
   f.cols = std::max(1, s.heads);
   f.aspect = std::min(1.6, 0.2 + 0.9 * f.rows / f.cols);

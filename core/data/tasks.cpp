@@ -174,6 +174,11 @@ class TransformTask : public SyntheticTask {
 
  protected:
   std::string special_label(int64_t) const override { return "|"; }
+
+ public:
+  std::string label_legend() const override { return "| = separator"; }
+
+ protected:
   Example example(std::mt19937_64& rng, bool) const override {
     auto x = random_symbols(rng, c_.length, c_.vocab);
     auto y = x;
@@ -203,6 +208,11 @@ class RecallTask : public SyntheticTask {
   std::string special_label(int64_t t) const override {
     return t == 2 * c_.vocab ? "?" : "v" + std::to_string(t - c_.vocab);
   }
+
+ public:
+  std::string label_legend() const override { return "vk = value k, ? = separator"; }
+
+ protected:
   Example example(std::mt19937_64& rng, bool) const override {
     const int n = c_.length;
     auto keys = distinct_symbols(rng, n, c_.vocab);
@@ -249,6 +259,7 @@ class ModAddTask : public SyntheticTask {
   std::string token_label(int64_t t) const override {
     return t == c_.modulus ? "=" : std::to_string(t);
   }
+  std::string label_legend() const override { return "a b = then (a + b) mod p"; }
 
   const std::vector<Batch>& eval_set() const override {
     if (eval_.empty()) {  // every held-out pair exactly once
@@ -291,6 +302,13 @@ class InductionTask : public SyntheticTask {
 
  protected:
   std::string special_label(int64_t t) const override { return "." + std::to_string(t - c_.vocab); }
+
+ public:
+  std::string label_legend() const override {
+    return ".k = filler token k";
+  }
+
+ protected:
   Example example(std::mt19937_64& rng, bool) const override {
     const int n = c_.length;
     auto p = distinct_symbols(rng, n, c_.vocab);
@@ -352,6 +370,7 @@ class TextTask : public Task {
     return {corpus_.tokens.begin() + split_, corpus_.tokens.begin() + split_ + len};
   }
   std::string token_label(int64_t t) const override { return corpus_.label(t); }
+  std::string label_legend() const override { return "\xE2\x90\xA3 = space, \\n = newline"; }
   double baseline_loss() const override { return baseline_; }
   std::vector<int64_t> parse_probe(const std::string& text) const override {
     int64_t invalid = 0;

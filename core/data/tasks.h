@@ -37,6 +37,9 @@ class Task {
   // A fixed input shown in the attention panel (one sequence; empty for image tasks).
   virtual std::vector<int64_t> probe() const = 0;
   virtual std::string token_label(int64_t token) const = 0;
+  // What the labels that are not plain symbols stand for, for a map's legend: "| = separator",
+  // ".k = filler token k", "␣ = space" (empty when every label is a plain symbol).
+  virtual std::string label_legend() const { return ""; }
   // The probe as a model input batch of one: [1, L] int64 by default, [1, S, patch_dim] for
   // image tasks.
   virtual torch::Tensor probe_input() const;

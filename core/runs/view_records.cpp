@@ -128,6 +128,22 @@ std::string encode_view_record(const ViewRecord& r) {
                   {"pixels", floats(r.image.pixels)}};
   if (!r.probabilities.empty()) j["probs"] = floats(r.probabilities);
   if (!r.induction.empty()) j["induction"] = floats(r.induction);
+  if (!r.neural.empty()) {
+    json list = json::array();
+    for (const NeuralScoreSurface& n : r.neural)
+      list.push_back({{"layer", n.layer},
+                      {"head", n.head},
+                      {"grid", n.grid},
+                      {"xs", floats(n.xs)},
+                      {"ys", floats(n.ys)},
+                      {"z", floats(n.learned)},
+                      {"qx", n.query_x},
+                      {"qy", n.query_y},
+                      {"angle", n.key_angle},
+                      {"t", floats(n.slice_t)},
+                      {"slice", floats(n.slice_learned)}});
+    j["neural"] = std::move(list);
+  }
   if (!r.conn.empty())
     j["conn"] = {{"slots", r.conn.slots},
                  {"c", floats(r.conn.matrix)},
@@ -198,6 +214,35 @@ ViewRecord decode_view_record(const std::string& payload) {
       if (r.induction.size() != r.maps.size())
         throw Error("views.rec: " + std::to_string(r.induction.size()) + " induction scores for " +
                     std::to_string(r.maps.size()) + " maps");
+    }
+    if (j.contains("neural")) {
+      for (const json& e : j.at("neural")) {
+        NeuralScoreSurface n;
+        n.available = true;
+        n.layer = e.at("layer").get<int>();
+        n.head = e.at("head").get<int>();
+        n.grid = e.at("grid").get<int>();
+        n.xs = floats_of(e.at("xs"), "a neural surface's x");
+        n.ys = floats_of(e.at("ys"), "a neural surface's y");
+        n.learned = floats_of(e.at("z"), "a neural surface");
+        n.query_x = e.at("qx").get<float>();
+        n.query_y = e.at("qy").get<float>();
+        n.key_angle = e.at("angle").get<float>();
+        n.slice_t = floats_of(e.at("t"), "a neural slice's t");
+        n.slice_learned = floats_of(e.at("slice"), "a neural slice");
+        const size_t g = static_cast<size_t>(std::max(n.grid, 0));
+        if (n.grid < 2 || n.xs.size() != g || n.ys.size() != g || n.learned.size() != g * g ||
+            n.slice_t.size() != n.slice_learned.size())
+          throw Error("views.rec: a neural surface of grid " + std::to_string(n.grid) + " holds " +
+                      std::to_string(n.learned.size()) + " values");
+        // The references are formulas of the coordinates: recomputed, not stored.
+        n.paraboloid.resize(g * g);
+        for (size_t r = 0; r < g; ++r)
+          for (size_t c = 0; c < g; ++c) n.paraboloid[r * g + c] = n.xs[c] * n.xs[c] + n.ys[r] * n.ys[r];
+        const float ux = std::cos(n.key_angle), uy = std::sin(n.key_angle);
+        for (const float t : n.slice_t) n.slice_dot.push_back(n.query_x * t * ux + n.query_y * t * uy);
+        r.neural.push_back(std::move(n));
+      }
     }
     if (j.contains("conn")) {
       const json& c = j.at("conn");

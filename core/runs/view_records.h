@@ -2,7 +2,8 @@
 // every layer and head, the probe's tokens, g_h(t) with beta for ky layers, the probe image and
 // class probabilities of image tasks, and C with the spectrum of I + C for the Connection
 // Transformer), appended to the run directory's views.rec so a run keeps its history, not only
-// its last step. Torch-free. Fields added after the first version ("image", "probs", "conn")
+// its last step. Torch-free. Fields added after the first version ("image", "probs", "conn",
+// "induction", "neural")
 // are optional in a record: older recordings read with them empty.
 // Format (all integers little-endian):
 //   "ATTNVIEWS1\n" (11 bytes), then records, each
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
 
 namespace attn {
@@ -54,6 +56,9 @@ struct ViewRecord {
   // induction probe (TrainingSession::induction_probe(): n random tokens, then the same n
   // again). Empty: not measured (image tasks, older records).
   std::vector<float> induction;
+  // Neural attention with d' = 2: every neural layer's every head's score surface and slice at
+  // the Neural panel's default range (NeuralViewRequest{}), layer-major. Empty otherwise.
+  std::vector<NeuralScoreSurface> neural;
 };
 
 // A head's diagnostic at a recorded step (core/analysis/head_metrics.h): metric is "entropy",

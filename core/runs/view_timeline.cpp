@@ -1,5 +1,7 @@
 #include "core/runs/view_timeline.h"
 
+#include <limits>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -25,6 +27,21 @@ Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& r,
   if (!r.image.empty()) s.probe_image = r.image;
   if (!r.probabilities.empty()) s.probe_probabilities = r.probabilities;
   if (frames) s.connections = std::move(frames);
+  if (!r.neural.empty() && base.neural) {
+    // The recorded surface of the head the panel asked for (the first recorded one otherwise),
+    // recorded at the default range: the view says it was computed for that request.
+    auto neural = std::make_shared<NeuralView>(*base.neural);
+    const NeuralScoreSurface* pick = &r.neural.front();
+    for (const NeuralScoreSurface& n : r.neural)
+      if (n.layer == base.neural->request.layer && n.head == base.neural->request.head) pick = &n;
+    neural->surface = *pick;
+    neural->step = r.step;
+    NeuralViewRequest request;
+    request.layer = pick->layer;
+    request.head = pick->head;
+    neural->request = request;
+    s.neural = std::move(neural);
+  }
   if (!r.conn.empty() && base.conn) {
     auto conn = std::make_shared<ConnView>(*base.conn);
     conn->matrix = std::make_shared<const std::vector<float>>(r.conn.matrix);
@@ -123,7 +140,7 @@ void ViewTimeline::merge() {
   for (size_t i = 0; i < files_.size(); ++i) {
     const File& f = files_[i];
     // A later source's records replace this one's from its first step on.
-    int64_t until = f.source.last_step;
+    int64_t until = std::numeric_limits<int64_t>::max();
     for (size_t j = i + 1; j < files_.size(); ++j)
       if (!files_[j].index.empty()) {
         until = std::min(until, files_[j].index.front().step - 1);

@@ -28,18 +28,17 @@
 namespace attn {
 
 // `base` (the model's snapshot) as it was at the record's step: the probe's maps, tokens, image
-// and class probabilities, attention_step, and for a conn model C, its statistics and the
-// spectrum of I + C (histories, the reasoning trace and the neural surface stay the base's:
-// they are not recorded). `frames`, when given, replaces the ky connection history.
+// and class probabilities, attention_step, for a conn model C, its statistics and the
+// spectrum of I + C, and for neural layers the recorded score surface of the head base.neural
+// asks for (the first recorded one when that head has none). Histories, the reasoning trace and
+// Neural's parameter table stay the base's: they are not recorded. `frames`, when given,
+// replaces the ky connection history.
 Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& record,
                             std::shared_ptr<const std::vector<ConnectionFrame>> frames = nullptr);
 
 struct TimelineSource {
-  std::string dir;
-  int64_t last_step = std::numeric_limits<int64_t>::max();  // records after it are not used
-  bool operator==(const TimelineSource& o) const {
-    return dir == o.dir && last_step == o.last_step;
-  }
+  std::string dir;  // a run directory; its views.rec is read
+  bool operator==(const TimelineSource& o) const { return dir == o.dir; }
 };
 
 class ViewTimeline {

@@ -96,6 +96,7 @@ struct Snapshot {
       threads_reason;  // why (core/training/threads/thread_policy.h: fixed, or what was measured)
   int64_t gpu_memory = 0;  // bytes LibTorch's caching allocator holds on the GPU; 0 on CPU
   std::string task;
+  std::string token_legend;  // what the probe's non-symbol labels mean (Task::label_legend)
   std::vector<std::string> mechanisms;  // per layer
   int64_t parameters = 0;
   int64_t attention_parameters = 0;

@@ -15,6 +15,7 @@
 #include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
 #include "core/runs/view_records.h"
+#include "core/runs/view_timeline.h"
 #include "core/training/headless.h"
 #include "core/training/saved_run.h"
 #include "core/training/session.h"
@@ -299,6 +300,57 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   CHECK(rows_without_speed(root / "on" / "metrics.csv") ==
         rows_without_speed(root / "off" / "metrics.csv"));
   fs::remove_all(root);
+}
+
+TEST_CASE("views.rec: a neural run records every head's score surface, the checkpoint's at the end") {
+  const fs::path root = test::temp_dir("record-neural");
+  ExperimentConfig c = test::tiny_config("copy");
+  c.model.attention.assign(2, "neural");
+  c.model.attention_options = nlohmann::json::parse(
+      R"({"neural": {"down": 2, "hidden": 8, "placement": "all-layers"}})");
+  c.train.steps = 20;
+  c.train.record_every = 10;
+  HeadlessOptions h;
+  h.out_dir = (root / "neural").string();
+  h.threads = 1;
+  train_headless(c, h);
+  const std::string rec = (root / "neural" / kViewRecordsFile).string();
+  const auto index = index_view_records(rec);
+  REQUIRE(index.size() == 3);
+  const ViewRecord first = read_view_record(rec, index.front());
+  const ViewRecord last = read_view_record(rec, index.back());
+  REQUIRE(last.neural.size() == 4);  // 2 layers x 2 heads
+  CHECK(last.neural[3].layer == 1);
+  CHECK(last.neural[3].head == 1);
+  // The last record is the checkpoint's model: its surface for layer 1, head 1 probed again.
+  const auto saved = snapshot_of_run(read_run_directory((root / "neural").string()));
+  ExperimentConfig cc = TrainingSession::checkpoint_config((root / "neural" / "checkpoint").string());
+  cc.device = "cpu";
+  TrainingSession session(cc);
+  session.load((root / "neural" / "checkpoint").string());
+  NeuralViewRequest q;
+  q.layer = 1, q.head = 1;
+  const auto live = session.neural_view(q);
+  REQUIRE(live);
+  REQUIRE(live->surface.learned.size() == last.neural[3].learned.size());
+  double worst = 0;
+  for (size_t i = 0; i < live->surface.learned.size(); ++i)
+    worst = std::max(worst, double(std::abs(live->surface.learned[i] - last.neural[3].learned[i])));
+  CHECK(worst <= 1e-6);
+  CHECK(live->surface.slice_learned == last.neural[3].slice_learned);
+  // Training moved the surface between the first and the last record.
+  CHECK(first.neural[3].learned != last.neural[3].learned);
+  // The timeline shows the recorded surface of the head the panel asks for.
+  Snapshot base = *saved;
+  auto asked = std::make_shared<NeuralView>(*base.neural);
+  asked->request.layer = 1, asked->request.head = 1;
+  base.neural = asked;
+  const Snapshot at_first = snapshot_at_record(base, first, nullptr);
+  REQUIRE(at_first.neural);
+  CHECK(at_first.neural->step == first.step);
+  CHECK(at_first.neural->surface.layer == 1);
+  CHECK(at_first.neural->surface.head == 1);
+  CHECK(at_first.neural->surface.learned == first.neural[3].learned);
 }
 
 TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each step") {

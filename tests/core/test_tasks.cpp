@@ -2,6 +2,7 @@
 // set is fixed (and disjoint from training where the task is finite).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -181,4 +182,24 @@ TEST_CASE("text: a missing corpus names the path and the Debian package") {
   CHECK_THROWS_WITH_AS(make_task(c, 1, 1, 1), doctest::Contains("apt-get install fortunes"), Error);
   c.text_path = "/no/such/file.txt";
   CHECK_THROWS_WITH_AS(make_task(c, 1, 1, 1), doctest::Contains("/no/such/file.txt"), Error);
+}
+
+TEST_CASE("label legends explain every probe label that is not a plain symbol") {
+  // A label is explained when the legend names it, or names its pattern: ".k" for ".3", "vk"
+  // for "v2".
+  auto explained = [](const std::string& label, const std::string& legend) {
+    if (legend.find(label) != std::string::npos) return true;
+    return !label.empty() && legend.find(label.substr(0, 1) + "k") != std::string::npos;
+  };
+  for (const std::string name : {"copy", "reverse", "recall", "induction", "modadd"}) {
+    CAPTURE(name);
+    auto t = make_task(task(name, 4, 6), 1, 1, 4);
+    const std::string legend = t->label_legend();
+    for (const std::string& label : t->probe_labels()) {
+      const bool plain = !label.empty() && std::all_of(label.begin(), label.end(), ::isdigit);
+      if (!plain) CHECK_MESSAGE(explained(label, legend), label << " not in \"" << legend << "\"");
+    }
+  }
+  CHECK(make_task(task("induction", 4, 6), 1, 1, 4)->label_legend().find("filler") !=
+        std::string::npos);
 }

@@ -80,6 +80,44 @@ TEST_CASE("view records: a record survives its encoding bit for bit") {
   CHECK_THROWS_AS(decode_view_record("not cbor at all"), Error);
 }
 
+TEST_CASE("view records: neural surfaces survive the encoding; the references are recomputed") {
+  ViewRecord r = record_at(7);
+  for (int head = 0; head < 2; ++head) {
+    NeuralScoreSurface n;
+    n.available = true;
+    n.layer = 1, n.head = head, n.grid = 3;
+    n.xs = {-1, 0, 2};
+    n.ys = {-2, 0.5f, 1};
+    for (int k = 0; k < 9; ++k) n.learned.push_back(0.25f * k - head);
+    n.query_x = 1, n.query_y = -0.5f, n.key_angle = 0.3f;
+    n.slice_t = {-1, 0, 1, 3};
+    n.slice_learned = {0.5f, -0.25f, 1, head + 0.125f};
+    r.neural.push_back(n);
+  }
+  const ViewRecord back = decode_view_record(encode_view_record(r));
+  check_same(back, r);
+  REQUIRE(back.neural.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const NeuralScoreSurface &a = back.neural[i], &b = r.neural[i];
+    CHECK(a.available);
+    CHECK(a.layer == b.layer);
+    CHECK(a.head == b.head);
+    CHECK(a.learned == b.learned);
+    CHECK(a.slice_learned == b.slice_learned);
+    CHECK(a.slice_t == b.slice_t);
+    // x^2 + y^2 at (xs[c], ys[r]), row r over y; q'.k'(t) = t (qx cos a + qy sin a).
+    REQUIRE(a.paraboloid.size() == 9);
+    CHECK(a.paraboloid[1 * 3 + 2] == doctest::Approx(4 + 0.25));
+    CHECK(a.paraboloid[0 * 3 + 0] == doctest::Approx(1 + 4));
+    REQUIRE(a.slice_dot.size() == 4);
+    CHECK(a.slice_dot[3] == doctest::Approx(3 * (std::cos(0.3) - 0.5 * std::sin(0.3))).epsilon(1e-6));
+  }
+  // A surface whose grid and values disagree is refused, naming what is wrong.
+  r.neural[0].learned.pop_back();
+  CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(r)),
+                       doctest::Contains("neural surface of grid 3"), Error);
+}
+
 TEST_CASE("view records: appended records are indexed and read back, across reopening") {
   TempDir dir;
   const std::string path = (dir.path / kViewRecordsFile).string();

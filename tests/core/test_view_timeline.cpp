@@ -223,15 +223,16 @@ TEST_CASE("timeline: an opened run up to its loaded step, then the window's own 
     for (int64_t step : {100, 120, 140}) b.append(make_record(step + 1000 * 0));
   }
   ViewTimeline timeline;
-  // Loaded at step 100: the opened run's later records (150, 200) belong to its own future.
-  timeline.set_sources({{opened.path.string(), 100}, {own.path.string()}});
+  // Loaded at step 100 and trained on: the window's own records replace the opened run's from
+  // their first step (100), so the opened run's later records (150, 200) are not shown.
+  timeline.set_sources({{opened.path.string()}, {own.path.string()}});
   timeline.refresh(0);
   CHECK(timeline.steps() == std::vector<int64_t>{0, 50, 100, 120, 140});
-  // Step 100 is the window's own record (it replaces the opened run's from its first step).
+  // Opened alone: every record of the opened run.
   ViewTimeline alone;
-  alone.set_sources({{opened.path.string(), 100}});
+  alone.set_sources({{opened.path.string()}});
   alone.refresh(0);
-  CHECK(alone.steps() == std::vector<int64_t>{0, 50, 100});
+  CHECK(alone.steps() == std::vector<int64_t>{0, 50, 100, 150, 200});
 
   // ky history up to the step, oldest first.
   const auto frames = timeline.connection_frames(125);

@@ -56,8 +56,9 @@ void AttentionPanel::draw(FrameContext& frame) {
   ImGui::EndDisabled();
   ImGui::SameLine();
   if (snap.attention_step >= 0)
-    ImGui::TextDisabled("  probe at step %lld, %zu tokens",
-                        static_cast<long long>(snap.attention_step), snap.probe_tokens.size());
+    ImGui::TextDisabled("  probe at step %lld, %zu tokens%s%s",
+                        static_cast<long long>(snap.attention_step), snap.probe_tokens.size(),
+                        snap.token_legend.empty() ? "" : "; ", snap.token_legend.c_str());
   if (!have) {
     ImGui::TextDisabled("No attention maps yet.");
     return;

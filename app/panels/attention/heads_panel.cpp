@@ -72,7 +72,7 @@ void HeadsPanel::draw(FrameContext& frame) {
   auto at = by_step_.upper_bound(wanted);
   const int64_t step = at == by_step_.begin() ? by_step_.begin()->first : std::prev(at)->first;
 
-  ImGui::SetNextItemWidth(170);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11);  // the longest metric name, any UI scale
   std::string preview = labels[static_cast<size_t>(metric_)].second;
   if (ImGui::BeginCombo("##metric", preview.c_str())) {
     for (size_t i = 0; i < labels.size(); ++i)
@@ -87,9 +87,13 @@ void HeadsPanel::draw(FrameContext& frame) {
   ImGui::BeginDisabled(!grid_ok_);
   if (ImGui::SmallButton("Export map...")) request_figure_export(grid_figure_);
   ImGui::EndDisabled();
+  // The status goes beside the buttons where it fits, else on its own line (never clipped).
+  char status[96];
+  std::snprintf(status, sizeof status, "%zu recorded steps; map at step %lld", by_step_.size(),
+                static_cast<long long>(step));
   ImGui::SameLine();
-  ImGui::TextDisabled("  %zu recorded steps; map at step %lld", by_step_.size(),
-                      static_cast<long long>(step));
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(status).x) ImGui::NewLine();
+  ImGui::TextDisabled("%s", status);
 
   const uint64_t key =
       mix(mix(rows_key_, static_cast<uint64_t>(step)), static_cast<uint64_t>(metric_));
@@ -106,10 +110,18 @@ void HeadsPanel::draw(FrameContext& frame) {
     }
   }
   shown_step_ = step;
+  // Wide tiles: the lines with the map beside them. Narrow ones (a 1280x720 window's tile): the
+  // map under the lines at the tile's width, so it is not squeezed to a strip.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float grid_w = grid_ok_ ? std::clamp(avail.x * 0.3f, 160.0f, 420.0f) : 0.0f;
-  const float lines_w = std::max(120.0f, avail.x - grid_w - ImGui::GetStyle().ItemSpacing.x);
-  const float h = std::max(120.0f, avail.y);
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  const bool stacked = grid_ok_ && avail.x < 40 * ImGui::GetFontSize();
+  const float grid_w = !grid_ok_ ? 0.0f
+                       : stacked ? avail.x
+                                 : std::clamp(avail.x * 0.3f, 160.0f, 420.0f);
+  const float lines_w =
+      stacked ? avail.x : std::max(120.0f, avail.x - grid_w - ImGui::GetStyle().ItemSpacing.x);
+  const float h = std::max(120.0f, stacked ? std::floor(0.62f * (avail.y - spacing)) : avail.y);
+  const float grid_h = stacked ? std::max(100.0f, avail.y - h - spacing) : h;
   ImGui::BeginGroup();
   lines_.draw(lines_figure_, ImVec2(lines_w, h), font);
   mark_timeline(lines_, frame.ui);
@@ -120,8 +132,8 @@ void HeadsPanel::draw(FrameContext& frame) {
   }
   ImGui::EndGroup();
   if (grid_ok_) {
-    ImGui::SameLine();
-    grid_.draw(grid_figure_, ImVec2(grid_w, h), font);
+    if (!stacked) ImGui::SameLine();
+    grid_.draw(grid_figure_, ImVec2(grid_w, grid_h), font);
     if (const auto c = grid_.hover_cell(grid_figure_)) {
       ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
       ImGui::SetTooltip("layer %d head %d: %s = %.4f at step %lld", c->row, c->col,
