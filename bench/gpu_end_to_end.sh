@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 24's end-to-end check: for each shipped small config, attnlab's training steps/s and a
 # plain PyTorch eager script's (bench/pytorch_models.py: the same model, parameter count checked
-# equal) on the same device in one run. The device is cuda when `nvidia-smi -L` lists a GPU, else
-# the CPU (a smoke test only). Writes OUT_DIR/end_to_end.{md,json}, the attnlab run directories,
-# the configs both sides ran and every log.
+# equal) on the same device in one run, plus (COMPILE=1) the same script under torch.compile.
+# The device is cuda when `nvidia-smi -L` lists a GPU, else the CPU (a smoke test only). Writes
+# OUT_DIR/end_to_end.{md,json}, the attnlab run directories, the configs both sides ran and every
+# log.
 #
 # usage: bench/gpu_end_to_end.sh OUT_DIR [ATTNLAB_BINARY]
 #   ATTNLAB_BINARY  default: build-cuda/app/attnlab on a GPU (built with scripts/cuda_build.sh
@@ -15,7 +16,10 @@
 #                   one more window first is the untimed warm-up on both sides
 #   THREADS         torch threads on both sides (default 1 on the CPU; on a GPU unset: each side
 #                   uses the config's `threads`, else its default)
-#   CONFIGS         default "copy fortunes ky_fortunes conn_recall fmnist_dot"
+#   CONFIGS         default "copy fortunes ky_fortunes conn_recall fmnist_dot neural_fortunes"
+#   COMPILE         1: one more PyTorch timing per config with --compile (torch.compile, torch
+#                   >= 2.0; ky in its unfold form only), its warm-up window holding the
+#                   compilation; 0: none (default 1 on a GPU, 0 on the CPU)
 #   ATTN_TEXT_PATH, ATTN_FMNIST_DIR   corpus / Fashion-MNIST directory where the machine has no
 #                   /usr/share/games/fortunes or /usr/share/datasets/fashion-mnist
 #   ATTN_DEPS_PREFIX as for scripts/cuda_build.sh
@@ -28,7 +32,9 @@
 # Same model, checked two ways: equal parameter counts (pytorch_models.py --attnlab-summary), and
 # attnlab's final weights loaded into the PyTorch model give attnlab's final eval loss on
 # attnlab's own eval set (--check-run; for ky both PyTorch forms). For ky the faster PyTorch form
-# (the seed's unfold, or dense banded) is the baseline in the table.
+# (the seed's unfold, or dense banded) is the baseline in the table. The compile arm is a column
+# of its own (steps/s and attnlab's ratio to it); a failed torch.compile (it can fail) leaves
+# "-" there and its error string in end_to_end.json, and does not change the exit status.
 # Exit status: 0 when every config ran on both sides on the same device and passed both checks,
 # 1 otherwise.
 set -uo pipefail
@@ -55,14 +61,14 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU
   device_name=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)
   "$py" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
     { echo "gpu_end_to_end.sh: nvidia-smi lists a GPU but $py's torch sees none" >&2; exit 2; }
-  : "${WINDOW:=100}" "${WINDOWS:=5}" "${THREADS:=}"
+  : "${WINDOW:=100}" "${WINDOWS:=5}" "${THREADS:=}" "${COMPILE:=1}"
 else
   device=cpu
   device_name=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
   device_name="${device_name:-unknown CPU}, $(nproc) cores"
-  : "${WINDOW:=5}" "${WINDOWS:=3}" "${THREADS:=1}"
+  : "${WINDOW:=5}" "${WINDOWS:=3}" "${THREADS:=1}" "${COMPILE:=0}"
 fi
-configs=${CONFIGS:-copy fortunes ky_fortunes conn_recall fmnist_dot}
+configs=${CONFIGS:-copy fortunes ky_fortunes conn_recall fmnist_dot neural_fortunes}
 
 bin=${2:-}
 if [ -z "$bin" ]; then
@@ -83,7 +89,7 @@ threads_attnlab=(); threads_py=()
 [ -n "$THREADS" ] && { threads_attnlab=(--threads "$THREADS"); threads_py=(--threads "$THREADS"); }
 
 echo "device: $device ($device_name); attnlab: $bin; python: $py"
-echo "window $WINDOW steps x $WINDOWS timed windows (+1 warm-up window), threads ${THREADS:-default}"
+echo "window $WINDOW steps x $WINDOWS timed windows (+1 warm-up window), threads ${THREADS:-default}, compile arm: $([ "$COMPILE" = 1 ] && echo on || echo off)"
 for c in $configs; do
   # The derived config both sides run (see the header).
   derived=$("$py" - "assets/configs/$c.json" "$out/configs/$c.json" "$WINDOW" "$WINDOWS" <<'PY'
@@ -115,6 +121,7 @@ PY
   ) || { echo "$c: cannot derive its config" >&2; continue; }
   echo "== $c"
   rm -rf "$out/runs/$c"; : >"$out/raw/$c.pytorch.jsonl"; : >"$out/raw/$c.check.jsonl"
+  rm -f "$out/raw/$c.compile.jsonl" "$out/raw/$c.compile.error"
   if [ "${derived#missing}" != "$derived" ]; then
     echo "  skipped: $derived"; echo "$derived" >"$out/raw/$c.skipped"; continue
   fi
@@ -137,12 +144,29 @@ PY
       "${threads_py[@]}" "${summary[@]}" >>"$out/raw/$c.pytorch.jsonl" 2>"$out/logs/$c.pytorch.$impl.log" ||
       { echo "  PyTorch ($impl) failed:"; tail -3 "$out/logs/$c.pytorch.$impl.log"; }
   done
+  if [ "$COMPILE" = 1 ]; then
+    # torch.compile of the unfold form; the warm-up window (untimed) holds the compilation. A
+    # failure is recorded, not fatal: raw/NAME.compile.error holds the exit status and the log's
+    # last exception line (dynamo appends hints after it), else its last line.
+    log=$out/logs/$c.pytorch.compile.log
+    "$py" bench/pytorch_models.py --config "$out/configs/$c.json" --device "$device" \
+      --warmup "$WINDOW" --steps "$((WINDOW * WINDOWS))" --windows "$WINDOWS" --ky-impl unfold \
+      --compile "${threads_py[@]}" "${summary[@]}" >"$out/raw/$c.compile.jsonl" 2>"$log"
+    rc=$?
+    if [ "$rc" != 0 ] || [ ! -s "$out/raw/$c.compile.jsonl" ]; then
+      why=$(grep -E '^(pytorch_models\.py:|[A-Za-z_.]*(Error|Exception|Failed|Unsupported)[A-Za-z_]*:)' "$log" | tail -1)
+      [ -n "$why" ] || why=$(grep -v '^[[:space:]]*$' "$log" | tail -1)
+      echo "exit $rc: ${why:0:500}" >"$out/raw/$c.compile.error"
+      rm -f "$out/raw/$c.compile.jsonl"
+      echo "  PyTorch compile failed (recorded, not fatal): $(cat "$out/raw/$c.compile.error")"
+    fi
+  fi
 done
 
-"$py" - "$out" "$device" "$device_name" "$bin" "$WINDOW" "$WINDOWS" "${THREADS:-default}" "$configs" <<'PY'
+"$py" - "$out" "$device" "$device_name" "$bin" "$WINDOW" "$WINDOWS" "${THREADS:-default}" "$configs" "$COMPILE" <<'PY'
 import csv, json, os, statistics, subprocess, sys, time
-out, device, device_name, binary, window, windows, threads, configs = sys.argv[1:9]
-window, windows = int(window), int(windows)
+out, device, device_name, binary, window, windows, threads, configs, compile_arm = sys.argv[1:10]
+window, windows, compile_arm = int(window), int(windows), compile_arm == "1"
 import torch
 rows, ok = [], True
 for c in configs.split():
@@ -177,6 +201,21 @@ for c in configs.split():
     r["same_model"] = len(checks) == len(py) > 0 and all(isinstance(ch["same_model_check"], dict) for ch in checks)
     a, p = r.get("attnlab_steps_per_s"), r.get("pytorch_steps_per_s")
     r["ratio"] = a / p if a and p else None
+    # The compile arm: reported, never part of all_ok.
+    r["pytorch_compile_steps_per_s"] = r["ratio_vs_compile"] = r["pytorch_compile_error"] = None
+    if not compile_arm:
+        r["pytorch_compile_error"] = "not run (COMPILE=0)"
+    elif r.get("skipped"):
+        r["pytorch_compile_error"] = "skipped: " + r["skipped"]
+    else:
+        comp = [json.loads(l) for l in lines(os.path.join(out, "raw", c + ".compile.jsonl")) if l.strip()]
+        err = os.path.join(out, "raw", c + ".compile.error")
+        if comp:
+            r["pytorch_compile_run"] = comp[0]
+            r["pytorch_compile_steps_per_s"] = cp = comp[0]["steps_per_s"]
+            r["ratio_vs_compile"] = a / cp if a and cp else None
+        else:
+            r["pytorch_compile_error"] = open(err).read().strip() if os.path.exists(err) else "no result"
     r["params_match"] = r.get("attnlab_params") is not None and r.get("attnlab_params") == r.get("pytorch_params")
     r["same_device"] = str(r.get("attnlab_device", "")).startswith(device)
     ok = ok and r["ratio"] is not None and r["params_match"] and r["same_device"] and r["same_model"]
@@ -189,7 +228,8 @@ except OSError:
 report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": device,
           "device_name": device_name, "attnlab": version, "attnlab_binary": binary,
           "python": sys.executable, "torch": torch.__version__, "window_steps": window,
-          "timed_windows": windows, "threads": threads, "rows": rows, "all_ok": ok}
+          "timed_windows": windows, "threads": threads, "compile_arm": compile_arm, "rows": rows,
+          "all_ok": ok}
 json.dump(report, open(os.path.join(out, "end_to_end.json"), "w"), indent=1)
 
 f = lambda x, d=1: "-" if x is None else f"{x:.{d}f}"
@@ -198,8 +238,9 @@ lines = [f"# End-to-end training steps/s: attnlab vs PyTorch eager ({device})", 
          f" PyTorch {torch.__version__}; threads {threads};"
          f" median of {windows} windows of {window} steps after a warm-up window"
          " (bench/gpu_end_to_end.sh, bench/pytorch_models.py).", "",
-         "| config | attnlab steps/s | PyTorch eager steps/s | ratio | params match |",
-         "|---|---|---|---|---|"]
+         "| config | attnlab steps/s | PyTorch eager steps/s | ratio | PyTorch compile steps/s |"
+         " ratio vs compile | params match |",
+         "|---|---|---|---|---|---|---|"]
 for r in rows:
     pm = (f"yes ({r['attnlab_params']:,})" if r["params_match"] else
           f"NO: attnlab {r.get('attnlab_params')}, PyTorch {r.get('pytorch_params')}")
@@ -211,13 +252,18 @@ for r in rows:
     elif not r["same_device"]:
         name += f" (attnlab ran on {r.get('attnlab_device', '?')})"
     ratio = f(r["ratio"], 2) + ("x" if r["ratio"] else "")
-    lines.append(f"| {name} | {f(r.get('attnlab_steps_per_s'))} | {f(r.get('pytorch_steps_per_s'))} | {ratio} | {pm} |")
+    cratio = f(r["ratio_vs_compile"], 2) + ("x" if r["ratio_vs_compile"] else "")
+    lines.append(f"| {name} | {f(r.get('attnlab_steps_per_s'))} | {f(r.get('pytorch_steps_per_s'))} | {ratio}"
+                 f" | {f(r['pytorch_compile_steps_per_s'])} | {cratio} | {pm} |")
 lines += ["", "Issue 24's target: ratio >= 5 on a GPU for every row." if device == "cuda" else
           "CPU run: a smoke test of the scripts, not a measurement of the GPU target.",
           "PyTorch eager: nn.Module, torch.optim.AdamW, no compile or fused kernels; its data are"
           " generated batches of the same shapes (fortunes: real corpus windows; fmnist: random"
           " patches). \"same eval loss\": attnlab's final weights loaded into the PyTorch model"
           " give attnlab's final eval loss on attnlab's eval set (relative 1e-5)."
+          " PyTorch compile: the same script under torch.compile(model) (ky: unfold), compiled"
+          " in its untimed warm-up window; \"-\" when not run (COMPILE=0) or failed, the error"
+          " in end_to_end.json; not part of the exit status."
           " Per-window figures and memory are in end_to_end.json."]
 open(os.path.join(out, "end_to_end.md"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

@@ -25,7 +25,7 @@ packages=(cmake g++ make pkg-config ccache
   libopenblas0-openmp)  # OpenBLAS: Debian's LibTorch is ~25x slower on reference BLAS
 target=attnlab
 if [ "${1:-}" = "--tests" ]; then
-  packages+=(xvfb xauth libgl1-mesa-dri python3 xdotool poppler-utils libxml2-utils
+  packages+=(xvfb xauth libgl1-mesa-dri python3 python3-torch xdotool poppler-utils libxml2-utils
     clang-14 libclang-rt-14-dev)  # libFuzzer targets (fuzz/, scripts/fuzz.sh)
   target=all
 fi

@@ -115,6 +115,7 @@ struct ExportArgs {
   int cols = 0;
   std::string out;
   bool json = false;
+  std::string weights;  // --weights FILE.safetensors: the checkpoint's tensors
 };
 // A failed `attnlab export` writes no file.
 

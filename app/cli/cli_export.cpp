@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/version.h"
 #include "core/runs/view_records.h"
 #include "core/runs/view_timeline.h"
 #include "core/training/saved_run.h"
@@ -86,9 +87,20 @@ int print_steps(const std::string& dir, bool as_json) {
 
 // The figures drawn from what views.rec records, so --step can pick one of its steps
 // (connections reads connections.json's frames through FigureOptions::step instead).
+// The figures views.rec holds over training (--step, --steps); "connections" comes from
+// connections.json. One list for the checks and their messages.
+const std::vector<std::string> kRecordedFigures = {"attention", "image-attention", "connections",
+                                                   "conn-matrix", "conn-eigenvalues",
+                                                   "neural-surface"};
 bool recorded_figure(const std::string& name) {
-  return name == "attention" || name == "image-attention" || name == "conn-matrix" ||
-         name == "conn-eigenvalues";
+  return name != "connections" &&
+         std::find(kRecordedFigures.begin(), kRecordedFigures.end(), name) != kRecordedFigures.end();
+}
+std::string recorded_figure_names() {
+  std::string out;
+  for (size_t i = 0; i < kRecordedFigures.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == kRecordedFigures.size() ? " and " : ", ") + kRecordedFigures[i];
+  return out;
 }
 
 // The run's snapshot as it was at the view recorded at or before `step` (said on stderr): the
@@ -167,9 +179,50 @@ fig::Figure filmstrip(const RunDirectory& run, const Snapshot& saved,
       f = figures::build_figure(figure, *at_recorded_step(run, saved, index, step), options);
     }
     if (!frames.empty() && frames.back().step == f.step) continue;
+    // The paraboloid is the same reference at every step: drawn once per frame it would only
+    // stretch the shared colour scale over the learned surfaces. The filmstrip shows what moves.
+    if (figure == "neural-surface")
+      f.panels.erase(std::remove_if(f.panels.begin(), f.panels.end(),
+                                    [](const fig::Panel& p) {
+                                      return !p.heatmaps.empty() &&
+                                             p.heatmaps.front().name == "paraboloid";
+                                    }),
+                     f.panels.end());
     frames.push_back(std::move(f));
   }
   return figures::filmstrip_figure(frames);
+}
+
+// --weights: the checkpoint's tensors as safetensors, with what a reader needs to rebuild the
+// model (the resolved config) in the metadata.
+int write_weights(const ExportArgs& a) {
+  if (fs::path(a.weights).extension() != ".safetensors")
+    throw Error("--weights " + a.weights + ": the file must end in .safetensors");
+  const RunDirectory run = read_run_directory(a.run);
+  int64_t step = 0;
+  std::vector<std::string> buffers;
+  const auto tensors = weights_of_run(run, &step, &buffers);
+  std::string buffer_list;
+  for (const auto& b : buffers) buffer_list += (buffer_list.empty() ? "" : ",") + b;
+  const std::map<std::string, std::string> metadata = {
+      {"format", "attnlab-weights-1"},
+      {"attnlab_version", version_string()},
+      {"config", to_json(run.config).dump()},
+      {"step", std::to_string(step)},
+      {"run", run.id},
+      {"buffers", buffer_list}};
+  write_file_atomic(a.weights, safetensors_bytes(tensors, metadata));
+  int64_t count = 0;
+  for (const auto& t : tensors) count += static_cast<int64_t>(t.values.size());
+  if (a.json)
+    std::cout << nlohmann::json{{"files", {a.weights}}, {"tensors", tensors.size()},
+                                {"values", count}, {"step", step}}
+                     .dump(2)
+              << "\n";
+  else
+    std::cout << a.weights << "\n"
+              << tensors.size() << " tensors, " << count << " values, step " << step << "\n";
+  return kExitOk;
 }
 
 }  // namespace
@@ -183,12 +236,12 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   cmd->add_flag("--list-steps", a.list_steps,
                 "List the steps the run recorded its views at (views.rec) and exit");
   cmd->add_option("--step", a.step,
-                  "attention, image-attention, connections, conn-matrix, conn-eigenvalues: the "
-                  "view recorded at or before this step (said on stderr)");
+                  recorded_figure_names() +
+                      ": the view recorded at or before this step (said on stderr)");
   cmd->add_option("--steps", a.steps,
-                  "A filmstrip of --figure (attention, image-attention, connections, conn-matrix, "
-                  "conn-eigenvalues) at several recorded steps, one column each, one colour "
-                  "scale: a:b:k or s1,s2,...");
+                  "A filmstrip of --figure (" + recorded_figure_names() +
+                      ") at several recorded steps, one column each, one colour scale: a:b:k or "
+                      "s1,s2,...");
   cmd->add_option("--format", a.format, "pdf, svg, png or csv (default: --out's extension)");
   fig::ExportRequest& r = a.request;
   cmd->add_option("--dpi", r.dpi, "PNG resolution (30..2400, default 300)");
@@ -209,15 +262,20 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   cmd->add_option("--out", a.out, "Output file (--all: output directory)");
   cmd->add_flag("--json", a.json,
                 "Print as one JSON document: with --list the figures, else the files written");
+  cmd->add_option("--weights", a.weights,
+                  "Write the checkpoint's tensors to this .safetensors file (names: "
+                  "docs/guide/python.md; metadata: attnlab version, resolved config, step)");
   return with_footer(cmd, kExportFooter);
 }
 
 int run_export_command(const ExportArgs& a) {
   try {
-    const int modes =
-        (a.list ? 1 : 0) + (a.list_steps ? 1 : 0) + (a.all ? 1 : 0) + (a.figure.empty() ? 0 : 1);
-    if (modes != 1) throw Error("give exactly one of --list, --list-steps, --figure NAME or --all");
+    const int modes = (a.list ? 1 : 0) + (a.list_steps ? 1 : 0) + (a.all ? 1 : 0) +
+                      (a.figure.empty() ? 0 : 1) + (a.weights.empty() ? 0 : 1);
+    if (modes != 1)
+      throw Error("give exactly one of --list, --list-steps, --figure NAME, --all or --weights FILE");
     if (a.list_steps) return print_steps(a.run, a.json);
+    if (!a.weights.empty()) return write_weights(a);
     if (!a.list && a.out.empty()) throw Error("--out is required (a file; with --all a directory)");
     figures::FigureOptions options;
     options.layer = a.layer;
@@ -262,15 +320,13 @@ int run_export_command(const ExportArgs& a) {
     const std::vector<int64_t> film =
         a.steps.empty() ? std::vector<int64_t>{} : parse_steps(a.steps);
     if (!film.empty() && !recorded_figure(a.figure) && a.figure != "connections")
-      throw Error("--steps: " + a.figure +
-                  " is not recorded over training (--steps applies to attention, "
-                  "image-attention, connections, conn-matrix and conn-eigenvalues)");
+      throw Error("--steps: " + a.figure + " is not recorded over training (--steps applies to " +
+                  recorded_figure_names() + ")");
     if (a.step >= 0 && a.figure != "connections" && !a.list) {
       if (!recorded_figure(a.figure))
         throw Error("--step " + std::to_string(a.step) + ": " + a.figure +
-                    " is not recorded over training (--step applies to attention, "
-                    "image-attention, connections, conn-matrix and conn-eigenvalues); the "
-                    "checkpoint is at step " +
+                    " is not recorded over training (--step applies to " +
+                    recorded_figure_names() + "); the checkpoint is at step " +
                     std::to_string(snap->step));
       snap = at_recorded_step(run, *snap, views, a.step);
     }

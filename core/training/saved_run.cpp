@@ -49,12 +49,38 @@ std::shared_ptr<const Snapshot> curves_of_run(const RunDirectory& run) {
   auto s = std::make_shared<Snapshot>();
   fill_curves(run, *s);
   s->task = run.config.task.name;
+  s->source_dir = run.dir;
   s->step = run.train_loss.empty() ? 0 : run.train_loss.steps.back();
   s->total_steps = run.config.train.steps;
   const auto& a = run.config.model.attention;
   s->mechanisms = a.size() == 1 ? std::vector<std::string>(run.config.model.layers, a[0]) : a;
   if (run.config.model.architecture == "conn") s->mechanisms = {"conn"};
   return s;
+}
+
+std::vector<NamedTensor> weights_of_run(const RunDirectory& run, int64_t* step,
+                                        std::vector<std::string>* buffer_names) {
+  const fs::path ckpt = fs::path(run.dir) / "checkpoint";
+  if (!run.has_checkpoint)
+    throw Error("run directory " + run.dir + " has no checkpoint/: there are no weights to write");
+  ExperimentConfig config = TrainingSession::checkpoint_config(ckpt.string());
+  config.device = "cpu";
+  TrainingSession session(config);
+  session.load(ckpt.string());
+  if (step) *step = session.step();
+  std::vector<NamedTensor> out;
+  auto add = [&](const std::string& name, const torch::Tensor& t) {
+    const auto flat = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
+    NamedTensor n{name, flat.sizes().vec(), {}};
+    n.values.assign(flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel());
+    out.push_back(std::move(n));
+  };
+  for (const auto& p : session.model()->named_parameters()) add(p.key(), p.value());
+  for (const auto& b : session.model()->named_buffers()) {
+    add(b.key(), b.value());
+    if (buffer_names) buffer_names->push_back(b.key());
+  }
+  return out;
 }
 
 std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t probe_image) {
@@ -69,6 +95,7 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
   if (probe_image >= 0) session.set_probe_index(probe_image);
   auto s = std::make_shared<Snapshot>();
   session.fill_snapshot(*s);
+  s->source_dir = run.dir;
   session.probe_attention(*s);
   s->neural = session.neural_view(NeuralViewRequest{});
   fill_curves(run, *s);

@@ -11,11 +11,18 @@
 #include <memory>
 
 #include "core/runs/run_dir.h"
+#include "core/runs/safetensors.h"
 #include "core/views/snapshot.h"
 
 namespace attn {
 
 std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t probe_image = -1);
+
+// The checkpoint's tensors by their module names (named_parameters(), then named_buffers() such
+// as conn's fixed "slots"), float32 on the CPU, and the checkpoint's step. Throws attn::Error as
+// snapshot_of_run() does. docs/guide/python.md tabulates the names per mechanism.
+std::vector<NamedTensor> weights_of_run(const RunDirectory& run, int64_t* step,
+                                        std::vector<std::string>* buffer_names);
 
 // The loss curves of a run directory as a snapshot (no checkpoint needed).
 std::shared_ptr<const Snapshot> curves_of_run(const RunDirectory& run);

@@ -230,6 +230,40 @@ sed 's/"eval_every": 20}/"eval_every": 20, "record_every": 0}/' "$work/dot.json"
 "$bin" train --config "$work/norec.json" --out "$work/norec" --threads 2 --quiet >/dev/null 2>&1
 [ ! -e "$work/norec/views.rec" ] && ok "train.record_every 0 records no views" || bad "record_every 0 wrote views.rec"
 rejects "has no recorded views" "$work/fig/n.pdf" --run "$work/norec" --figure attention --step 10 --out "$work/fig/n.pdf"
+# --weights: the checkpoint's tensors as safetensors, read back by a reader written here from the
+# format's definition (no safetensors package), against the model's own numbers.
+for r in dot ky conn; do
+  if "$bin" export --run "$work/$r" --weights "$work/fig/$r.safetensors" >/dev/null 2>"$work/err" &&
+    python3 - "$work/fig/$r.safetensors" "$work/$r/summary.json" "$work/$r/config.json" <<'PY'
+import json, struct, sys
+blob = open(sys.argv[1], "rb").read()
+(n,) = struct.unpack("<Q", blob[:8])
+assert n % 8 == 0 and 8 + n <= len(blob), n
+header = json.loads(blob[8:8 + n])
+meta = header.pop("__metadata__")
+data = blob[8 + n:]
+end, params, buffers = 0, 0, set(meta["buffers"].split(",")) - {""}
+for name, t in header.items():  # in file order: contiguous, no gaps, no overlaps
+    b, e = t["data_offsets"]
+    assert t["dtype"] == "F32" and b == end and e - b == 4 * eval("*".join(map(str, t["shape"])) or "1"), (name, t)
+    end = e
+    vals = struct.unpack(f"<{(e - b) // 4}f", data[b:e])
+    assert all(v == v for v in vals), name  # no NaN
+    if name not in buffers:
+        params += len(vals)
+assert end == len(data), (end, len(data))
+summary = json.load(open(sys.argv[2]))
+assert params == summary["parameters"], (params, summary["parameters"])
+assert meta["format"] == "attnlab-weights-1" and meta["attnlab_version"].startswith("attnlab")
+assert json.loads(meta["config"])["model"] == json.load(open(sys.argv[3]))["model"]
+assert int(meta["step"]) == summary["steps"], (meta["step"], summary["steps"])
+print(len(header), "tensors,", params, "parameters, buffers", sorted(buffers))
+PY
+  then ok "--weights $r: safetensors parses; its parameters are summary.json's count"
+  else bad "--weights $r: $(tail -2 "$work/err")"; fi
+done
+rejects "must end in .safetensors" "$work/fig/w.bin" --run "$work/dot" --weights "$work/fig/w.bin"
+rejects "exactly one of" "$work/fig/w2.safetensors" --run "$work/dot" --weights "$work/fig/w2.safetensors" --figure attention
 leftovers=$(find "$work/fig" -name '*.tmp.*')
 [ -z "$leftovers" ] && ok "no temporary files left" || bad "temporaries left: $leftovers"
 
