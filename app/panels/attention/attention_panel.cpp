@@ -54,11 +54,16 @@ void AttentionPanel::draw(FrameContext& frame) {
   ImGui::BeginDisabled(!have);
   if (ImGui::SmallButton("Export...")) request_figure_export(figure_);
   ImGui::EndDisabled();
-  ImGui::SameLine();
-  if (snap.attention_step >= 0)
-    ImGui::TextDisabled("  probe at step %lld, %zu tokens%s%s",
-                        static_cast<long long>(snap.attention_step), snap.probe_tokens.size(),
-                        snap.token_legend.empty() ? "" : "; ", snap.token_legend.c_str());
+  if (snap.attention_step >= 0) {
+    // Beside the buttons where it fits, else on its own line (never clipped).
+    char status[160];
+    std::snprintf(status, sizeof status, "probe at step %lld, %zu tokens%s%s",
+                  static_cast<long long>(snap.attention_step), snap.probe_tokens.size(),
+                  snap.token_legend.empty() ? "" : "; ", snap.token_legend.c_str());
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(status).x) ImGui::NewLine();
+    ImGui::TextDisabled("%s", status);
+  }
   if (!have) {
     ImGui::TextDisabled("No attention maps yet.");
     return;
