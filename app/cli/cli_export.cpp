@@ -9,7 +9,6 @@
 #include "cli/cli.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "core/base/version.h"
 #include "core/runs/view_records.h"
 #include "core/runs/view_timeline.h"
 #include "core/training/saved_run.h"
@@ -199,29 +198,17 @@ int write_weights(const ExportArgs& a) {
   if (fs::path(a.weights).extension() != ".safetensors")
     throw Error("--weights " + a.weights + ": the file must end in .safetensors");
   const RunDirectory run = read_run_directory(a.run);
-  int64_t step = 0;
-  std::vector<std::string> buffers;
-  const auto tensors = weights_of_run(run, &step, &buffers);
-  std::string buffer_list;
-  for (const auto& b : buffers) buffer_list += (buffer_list.empty() ? "" : ",") + b;
-  const std::map<std::string, std::string> metadata = {
-      {"format", "attnlab-weights-1"},
-      {"attnlab_version", version_string()},
-      {"config", to_json(run.config).dump()},
-      {"step", std::to_string(step)},
-      {"run", run.id},
-      {"buffers", buffer_list}};
-  write_file_atomic(a.weights, safetensors_bytes(tensors, metadata));
-  int64_t count = 0;
-  for (const auto& t : tensors) count += static_cast<int64_t>(t.values.size());
+  int64_t step = 0, count = 0;
+  size_t tensors = 0;
+  write_file_atomic(a.weights, weights_file_of_run(run, &step, &tensors, &count));
   if (a.json)
-    std::cout << nlohmann::json{{"files", {a.weights}}, {"tensors", tensors.size()},
+    std::cout << nlohmann::json{{"files", {a.weights}}, {"tensors", tensors},
                                 {"values", count}, {"step", step}}
                      .dump(2)
               << "\n";
   else
     std::cout << a.weights << "\n"
-              << tensors.size() << " tensors, " << count << " values, step " << step << "\n";
+              << tensors << " tensors, " << count << " values, step " << step << "\n";
   return kExitOk;
 }
 

@@ -75,10 +75,10 @@ ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui)
 // The main menu bar: File (gui/help/menus.h), Training (the keyboard shortcuts' actions), View
 // (panels, tiles, layout, UI scale) and Help. Returns its height: the workspace starts below it.
 float draw_menu_bar(gui::Workspace& workspace, gui::Menus& menus, Trainer& trainer,
-                    TrainerState state, gui::UiState& ui, float* ui_scale) {
+                    TrainerState state, gui::UiState& ui, float* ui_scale, const Snapshot& live) {
   float height = 0;
   if (!ImGui::BeginMainMenuBar()) return height;
-  menus.draw_file_menu(ui);
+  menus.draw_file_menu(ui, live);
   if (ImGui::BeginMenu("Training")) {
     const bool pause = gui::can_pause(state);
     if (ImGui::MenuItem(pause ? "Pause" : "Start", "Space", false, pause || gui::can_start(state)))
@@ -336,7 +336,7 @@ int run_gui(const GuiOptions& options) {
     window->begin_frame();
     ui.small_font = window->small_font();  // rebuilt with the UI scale
     handle_shortcuts(*window, *trainer, state, ui);
-    const float menu_h = draw_menu_bar(workspace, menus, *trainer, state, ui, &ui_scale);
+    const float menu_h = draw_menu_bar(workspace, menus, *trainer, state, ui, &ui_scale, *live);
     // (--run DIR --step N's own request: Runs is open already and the panels asked for keep
     // their tiles' focus.)
     if (!ui.open_run_requests.empty() && !(options.start_step >= 0 && clock.frames() == 0))
@@ -347,7 +347,7 @@ int run_gui(const GuiOptions& options) {
     const std::shared_ptr<const Snapshot> snap = timeline.view(live);
     gui::FrameContext frame{*snap, state, *trainer, ui, ui.small_font, &timeline};
     workspace.draw(frame, ImVec2(0, top), ImVec2(display.x, display.y - top));
-    menus.draw_windows(ui, *trainer);
+    menus.draw_windows(ui, *trainer, *live);
     // --export-figure: the same request a panel button makes, with the figure a drawn panel
     // shows when one does (its controls applied), else the builder's defaults.
     const bool export_ready = snap->attention_step >= options.export_after_step;

@@ -7,6 +7,7 @@
 #include "core/analysis/connections.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "core/base/version.h"
 #include "core/training/session.h"
 #include "core/views/conn_view.h"
 
@@ -81,6 +82,27 @@ std::vector<NamedTensor> weights_of_run(const RunDirectory& run, int64_t* step,
     if (buffer_names) buffer_names->push_back(b.key());
   }
   return out;
+}
+
+std::string weights_file_of_run(const RunDirectory& run, int64_t* step, size_t* tensors,
+                                int64_t* values) {
+  int64_t at = 0;
+  std::vector<std::string> buffers;
+  const auto named = weights_of_run(run, &at, &buffers);
+  std::string buffer_list;
+  for (const auto& b : buffers) buffer_list += (buffer_list.empty() ? "" : ",") + b;
+  if (step) *step = at;
+  if (tensors) *tensors = named.size();
+  if (values) {
+    *values = 0;
+    for (const auto& t : named) *values += static_cast<int64_t>(t.values.size());
+  }
+  return safetensors_bytes(named, {{"format", "attnlab-weights-1"},
+                                   {"attnlab_version", version_string()},
+                                   {"config", to_json(run.config).dump()},
+                                   {"step", std::to_string(at)},
+                                   {"run", run.id},
+                                   {"buffers", buffer_list}});
 }
 
 std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t probe_image) {

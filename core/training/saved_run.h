@@ -24,6 +24,13 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
 std::vector<NamedTensor> weights_of_run(const RunDirectory& run, int64_t* step,
                                         std::vector<std::string>* buffer_names);
 
+// The run's checkpoint as a safetensors file's bytes (core/runs/safetensors.h): weights_of_run's
+// tensors with the metadata a reader needs to rebuild the model (format "attnlab-weights-1",
+// attnlab_version, the resolved config as JSON, step, run, buffers). What `attnlab export
+// --weights` and the window's File > Export weights write. *tensors / *values: the counts.
+std::string weights_file_of_run(const RunDirectory& run, int64_t* step = nullptr,
+                                size_t* tensors = nullptr, int64_t* values = nullptr);
+
 // The loss curves of a run directory as a snapshot (no checkpoint needed).
 std::shared_ptr<const Snapshot> curves_of_run(const RunDirectory& run);
 

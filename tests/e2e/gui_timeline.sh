@@ -10,6 +10,8 @@
 #     1920x1080).
 #  2. The same run at its last step: Connections has all seven recorded frames (the loaded
 #     model's own history starts at its checkpoint).
+#     File > Export weights (ATTN_GUI_EXPORT_WEIGHTS) writes the same bytes as `attnlab export
+#     --weights`, and refuses a file that exists, leaving it unchanged.
 #  3. --step without exactly one --run exits 2 naming the need.
 set -euo pipefail
 
@@ -59,13 +61,28 @@ scrub 1920x1080 heads "$TMP/r1080.json" "$TMP/timeline-1920x1080.png"
 check_report "$TMP/r1080.json" 'r["heads"]["step"] == 20 and r["heads"]["steps"] == 7 and r["heads"]["rows"] > 0' \
   "Heads does not show the seven recorded steps with its map at step 20"
 
-# 2. At the last step: every recorded frame is in the Connections history.
+# 2. At the last step: every recorded frame is in the Connections history. File > Export weights
+# (its test hook) writes the opened run's checkpoint byte for byte as `attnlab export --weights`.
 rc=0
-ATTN_GUI_REPORT=$TMP/latest.json run_xvfb --run "$TMP/run" --step 60 --panel connections \
-  --frames 300 --layout "$TMP/latest.ini" || rc=$?
+ATTN_GUI_EXPORT_WEIGHTS=$TMP/gui.safetensors ATTN_GUI_REPORT=$TMP/latest.json run_xvfb \
+  --run "$TMP/run" --step 60 --panel connections --frames 300 --layout "$TMP/latest.ini" || rc=$?
 [[ $rc -eq 0 ]] || fail "attnlab gui --run --step 60 exited with $rc"
 check_report "$TMP/latest.json" 'r["timeline"]["step"] == 60 and r["connections"]["frames"] == 7' \
   "at the last recorded step Connections does not have the run's seven recorded frames"
+
+check_report "$TMP/latest.json" 'r["help"]["weights_written"].endswith("gui.safetensors") and r["help"]["weights_error"] == ""' \
+  "File > Export weights did not write the opened run's weights"
+"$ATTNLAB" export --run "$TMP/run" --weights "$TMP/cli.safetensors" >/dev/null 2>&1 ||
+  fail "attnlab export --weights failed"
+cmp -s "$TMP/gui.safetensors" "$TMP/cli.safetensors" ||
+  fail "the window's weights file differs from attnlab export --weights"
+# Never over an existing file: the second export is refused and the file is left as it was.
+cp "$TMP/gui.safetensors" "$TMP/before.safetensors"
+ATTN_GUI_EXPORT_WEIGHTS=$TMP/gui.safetensors ATTN_GUI_REPORT=$TMP/again.json run_xvfb \
+  --run "$TMP/run" --step 60 --frames 300 --layout "$TMP/latest.ini" || fail "the second export run failed"
+check_report "$TMP/again.json" '"exists" in r["help"]["weights_error"] and r["help"]["weights_written"] == ""' \
+  "an existing weights file was not refused"
+cmp -s "$TMP/gui.safetensors" "$TMP/before.safetensors" || fail "the existing weights file was changed"
 
 # 3. --step needs one --run.
 expect_fail -c 2 -- "--step needs exactly one --run DIR" "$ATTNLAB" gui --step 5

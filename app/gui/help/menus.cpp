@@ -2,10 +2,15 @@
 
 #include <imgui.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli/data_paths.h"
+#include "core/base/atomic_file.h"
 #include "core/config/config.h"
+#include "core/runs/run_dir.h"
+#include "core/training/saved_run.h"
 #include "gui/help/experiment_notes.h"
 
 namespace attn::gui {
@@ -19,6 +24,14 @@ void place_window(float width_share, float height_share) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   ImGui::SetNextWindowSize(ImVec2(d.x * width_share, d.y * height_share), ImGuiCond_Appearing);
   ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.5f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+}
+
+// The run directory whose checkpoint File > Export weights writes: the window's own recording of
+// the model, else the run it was opened from; "" when neither has a checkpoint.
+std::string weights_source(const Snapshot& live) {
+  for (const std::string& dir : {live.run_dir, live.source_dir})
+    if (!dir.empty() && fs::is_directory(fs::path(dir) / "checkpoint")) return dir;
+  return "";
 }
 
 std::string configs_dir() {
@@ -46,7 +59,7 @@ bool Menus::load_config(const std::string& path, UiState& ui, Trainer& trainer) 
   }
 }
 
-void Menus::draw_file_menu(UiState& ui) {
+void Menus::draw_file_menu(UiState& ui, const Snapshot& live) {
   if (!ImGui::BeginMenu("File")) return;
   if (ImGui::MenuItem("Open config...")) open_config_ = true, error_.clear();
   if (ImGui::MenuItem("Open run...")) open_run_ = true, error_.clear();
@@ -56,7 +69,42 @@ void Menus::draw_file_menu(UiState& ui) {
         ui.open_run_requests.push_back(dir);
     ImGui::EndMenu();
   }
+  const std::string source = weights_source(live);
+  if (ImGui::MenuItem("Export weights...", nullptr, false, !source.empty())) {
+    export_weights_ = true, weights_dir_ = source, error_.clear();
+    std::snprintf(weights_path_, sizeof weights_path_, "%s",
+                  (fs::path(source) / "weights.safetensors").string().c_str());
+  }
+  if (source.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("No checkpoint yet: pause or save the run first");
   ImGui::EndMenu();
+}
+
+std::string Menus::export_weights(const std::string& dir, const std::string& path) {
+  if (fs::path(path).extension() != ".safetensors")
+    return path + ": the file must end in .safetensors";
+  std::error_code ec;
+  if (fs::exists(path, ec))
+    return path + " exists: weights go to a new file only (choose another name)";
+  try {
+    write_file_atomic(path, weights_file_of_run(read_run_directory(dir)));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  weights_written_ = path;
+  return "";
+}
+
+void Menus::draw_export_weights() {
+  const std::string help =
+      "The checkpoint of " + weights_dir_ +
+      " (the run's last save: Pause or Save checkpoint first for the current model) as "
+      "safetensors, with the resolved config; docs/guide/python.md reads it in PyTorch.";
+  if (draw_path_dialog("Export weights", &export_weights_, help, "path/to/weights.safetensors",
+                       weights_path_, sizeof weights_path_, "Write")) {
+    error_ = export_weights(weights_dir_, weights_path_);
+    if (error_.empty()) export_weights_ = false;
+  }
 }
 
 void Menus::draw_help_menu() {
@@ -66,7 +114,16 @@ void Menus::draw_help_menu() {
   ImGui::EndMenu();
 }
 
-void Menus::draw_windows(UiState& ui, Trainer& trainer) {
+void Menus::draw_windows(UiState& ui, Trainer& trainer, const Snapshot& live) {
+  if (!weights_hook_done_)
+    if (const char* hook = std::getenv("ATTN_GUI_EXPORT_WEIGHTS"); hook && *hook) {
+      const std::string source = weights_source(live);
+      if (!source.empty()) {
+        weights_error_ = export_weights(source, hook);
+        weights_hook_done_ = true;
+      }
+    }
+  if (export_weights_) draw_export_weights();
   if (guide_open_) draw_guide();
   if (picker_open_) draw_picker(ui, trainer);
   if (open_config_) draw_open_config(ui, trainer);
@@ -170,14 +227,16 @@ nlohmann::json Menus::report() const {
           {"experiments", picker_open_},
           {"listed", listed_},
           {"configs_dir", listed_dir_},
-          {"error", error_}};
+          {"error", error_},
+          {"weights_written", weights_written_},
+          {"weights_error", weights_error_}};
 }
 
 // A small window asking for one path: its help line, the field and "Open". Returns true when
 // the user asked to open what the field holds (button or Enter); the window stays open until the
 // caller closes it.
 bool Menus::draw_path_dialog(const char* title, bool* open, const std::string& help,
-                             const char* hint, char* path, size_t size) {
+                             const char* hint, char* path, size_t size, const char* button) {
   place_window(0.45f, 0.25f);
   if (!ImGui::Begin(title, open, ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
@@ -188,7 +247,7 @@ bool Menus::draw_path_dialog(const char* title, bool* open, const std::string& h
   const bool enter = ImGui::InputTextWithHint("##path", hint, path, size,
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
-  const bool asked = ImGui::Button("Open") || enter;
+  const bool asked = ImGui::Button(button) || enter;
   if (!error_.empty()) ImGui::TextColored(kRed, "%s", error_.c_str());
   ImGui::End();
   return asked;

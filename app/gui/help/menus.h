@@ -1,6 +1,8 @@
 // The File and Help menus and the windows they open.
 // File: Open config (the shipped experiments, or any path), Open run (a run directory or a
-// folder of runs, listed and followed in the Runs panel), Recent runs (the Runs panel's newest).
+// folder of runs, listed and followed in the Runs panel), Recent runs (the Runs panel's newest),
+// Export weights (the checkpoint of the run on screen as safetensors, as `attnlab export
+// --weights` writes it; never over an existing file).
 // Help: the first-run guide (shown by itself on a first launch) and the experiment picker (every
 // shipped config with what it is meant to show, gui/help/experiment_notes.h).
 // Contract: UI thread only; never waits for the trainer. A config that cannot be loaded is
@@ -22,10 +24,12 @@ class Menus {
   explicit Menus(bool first_launch) : guide_open_(first_launch) {}
 
   // Inside BeginMainMenuBar: the File menu (before Training) and the Help menu (last).
-  void draw_file_menu(UiState& ui);
+  void draw_file_menu(UiState& ui, const Snapshot& live);
   void draw_help_menu();
   // The windows the menus opened; after the workspace, so they float above it.
-  void draw_windows(UiState& ui, Trainer& trainer);
+  // live: the model's snapshot (its run directory for Export weights). ATTN_GUI_EXPORT_WEIGHTS
+  // (test hook): export the weights there once the run on screen has a checkpoint.
+  void draw_windows(UiState& ui, Trainer& trainer, const Snapshot& live);
 
   bool guide_open() const { return guide_open_; }
   bool picker_open() const { return picker_open_; }
@@ -40,11 +44,20 @@ class Menus {
   void draw_picker(UiState& ui, Trainer& trainer);
   void draw_open_config(UiState& ui, Trainer& trainer);
   void draw_open_run(UiState& ui);
+  void draw_export_weights();
+  // Writes the checkpoint of run directory `dir` to `path` (a new .safetensors file); "" or why not.
+  std::string export_weights(const std::string& dir, const std::string& path);
   bool draw_path_dialog(const char* title, bool* open, const std::string& help, const char* hint,
-                        char* path, size_t size);
+                        char* path, size_t size, const char* button = "Open");
   bool load_config(const std::string& path, UiState& ui, Trainer& trainer);
 
   bool guide_open_ = false, picker_open_ = false, open_config_ = false, open_run_ = false;
+  bool export_weights_ = false;
+  char weights_path_[512] = "";
+  std::string weights_dir_;      // the run whose checkpoint Export weights writes
+  std::string weights_written_;  // the last file written (report, and the dialog's note)
+  std::string weights_error_;    // the test hook's outcome when it failed
+  bool weights_hook_done_ = false;
   char config_path_[512] = "";
   char run_path_[512] = "";
   std::string error_;
