@@ -88,12 +88,12 @@ int print_steps(const std::string& dir, bool as_json) {
 // (connections reads connections.json's frames through FigureOptions::step instead).
 // The figures views.rec holds over training (--step, --steps); "connections" comes from
 // connections.json. One list for the checks and their messages.
-const std::vector<std::string> kRecordedFigures = {"attention", "image-attention", "connections",
-                                                   "conn-matrix", "conn-eigenvalues",
-                                                   "neural-surface"};
+const std::vector<std::string> kRecordedFigures = {"attention",        "image-attention",
+                                                   "connections",      "conn-matrix",
+                                                   "conn-eigenvalues", "neural-surface"};
 bool recorded_figure(const std::string& name) {
-  return name != "connections" &&
-         std::find(kRecordedFigures.begin(), kRecordedFigures.end(), name) != kRecordedFigures.end();
+  return name != "connections" && std::find(kRecordedFigures.begin(), kRecordedFigures.end(),
+                                            name) != kRecordedFigures.end();
 }
 std::string recorded_figure_names() {
   std::string out;
@@ -202,8 +202,10 @@ int write_weights(const ExportArgs& a) {
   size_t tensors = 0;
   write_file_atomic(a.weights, weights_file_of_run(run, &step, &tensors, &count));
   if (a.json)
-    std::cout << nlohmann::json{{"files", {a.weights}}, {"tensors", tensors},
-                                {"values", count}, {"step", step}}
+    std::cout << nlohmann::json{{"files", {a.weights}},
+                                {"tensors", tensors},
+                                {"values", count},
+                                {"step", step}}
                      .dump(2)
               << "\n";
   else
@@ -222,9 +224,9 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   cmd->add_flag("--list", a.list, "List the run's figures and exit");
   cmd->add_flag("--list-steps", a.list_steps,
                 "List the steps the run recorded its views at (views.rec) and exit");
-  cmd->add_option("--step", a.step,
-                  recorded_figure_names() +
-                      ": the view recorded at or before this step (said on stderr)");
+  cmd->add_option(
+      "--step", a.step,
+      recorded_figure_names() + ": the view recorded at or before this step (said on stderr)");
   cmd->add_option("--steps", a.steps,
                   "A filmstrip of --figure (" + recorded_figure_names() +
                       ") at several recorded steps, one column each, one colour scale: a:b:k or "
@@ -260,7 +262,8 @@ int run_export_command(const ExportArgs& a) {
     const int modes = (a.list ? 1 : 0) + (a.list_steps ? 1 : 0) + (a.all ? 1 : 0) +
                       (a.figure.empty() ? 0 : 1) + (a.weights.empty() ? 0 : 1);
     if (modes != 1)
-      throw Error("give exactly one of --list, --list-steps, --figure NAME, --all or --weights FILE");
+      throw Error(
+          "give exactly one of --list, --list-steps, --figure NAME, --all or --weights FILE");
     if (a.list_steps) return print_steps(a.run, a.json);
     if (!a.weights.empty()) return write_weights(a);
     if (!a.list && a.out.empty()) throw Error("--out is required (a file; with --all a directory)");
@@ -312,9 +315,8 @@ int run_export_command(const ExportArgs& a) {
     if (a.step >= 0 && a.figure != "connections" && !a.list) {
       if (!recorded_figure(a.figure))
         throw Error("--step " + std::to_string(a.step) + ": " + a.figure +
-                    " is not recorded over training (--step applies to " +
-                    recorded_figure_names() + "); the checkpoint is at step " +
-                    std::to_string(snap->step));
+                    " is not recorded over training (--step applies to " + recorded_figure_names() +
+                    "); the checkpoint is at step " + std::to_string(snap->step));
       snap = at_recorded_step(run, *snap, views, a.step);
     }
     auto specs = figures::figures_for(*snap);

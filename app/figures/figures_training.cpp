@@ -149,8 +149,7 @@ fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o) {
   const std::string& dir = s.run_dir.empty() ? s.source_dir : s.run_dir;
   const std::string run = std::filesystem::path(dir).filename().string();
   f.title = "Attention on the probe input" + (what.empty() ? "" : " (" + what + ")") +
-            (run.empty() ? "" : ", run " + run) + ", step " +
-            std::to_string(s.attention_step) +
+            (run.empty() ? "" : ", run " + run) + ", step " + std::to_string(s.attention_step) +
             (s.token_legend.empty() ? "" : "; " + s.token_legend);
   f.rows = static_cast<int>(layers.size());
   f.cols = std::max(1, s.heads);

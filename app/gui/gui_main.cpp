@@ -1,7 +1,8 @@
 // run_gui(): the window's frame loop. Loads the experiment, starts the trainer thread, and per
-// frame takes one snapshot, draws the menu bar and the workspace (gui/layout/workspace.h: the panels of
-// gui/panel.h's table in tiles) and the Export dialog; never waits for the trainer. Test hooks
-// (exit report, panel cycling, scripted export, screenshots, frame statistics) live here only.
+// frame takes one snapshot, draws the menu bar and the workspace (gui/layout/workspace.h: the
+// panels of gui/panel.h's table in tiles) and the Export dialog; never waits for the trainer. Test
+// hooks (exit report, panel cycling, scripted export, screenshots, frame statistics) live here
+// only.
 #include <imgui.h>
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
@@ -26,15 +27,15 @@
 #include "core/config/config.h"
 #include "core/runs/run_writer.h"
 #include "core/training/trainer.h"
-#include "gui/plot/export_dialog.h"
 #include "gui/gui.h"
 #include "gui/help/menus.h"
-#include "gui/plot/live_figure.h"
+#include "gui/layout/workspace.h"
 #include "gui/panel.h"
+#include "gui/plot/export_dialog.h"
+#include "gui/plot/live_figure.h"
 #include "gui/timeline.h"
 #include "gui/ui_state.h"
 #include "gui/window/window.h"
-#include "gui/layout/workspace.h"
 #include "render/gl/frame_stats.h"
 #include "render/gl/screenshot.h"
 

@@ -304,9 +304,7 @@ class InductionTask : public SyntheticTask {
   std::string special_label(int64_t t) const override { return "." + std::to_string(t - c_.vocab); }
 
  public:
-  std::string label_legend() const override {
-    return ".k = filler token k";
-  }
+  std::string label_legend() const override { return ".k = filler token k"; }
 
  protected:
   Example example(std::mt19937_64& rng, bool) const override {
@@ -350,7 +348,8 @@ class TextTask : public Task {
     for (int b = 0; b < eval_batches; ++b) {
       std::vector<int64_t> starts;
       for (int i = 0; i < batch_size; ++i)
-        starts.push_back(split_ + (span * (b * batch_size + i)) / std::max<int64_t>(1, windows - 1));
+        starts.push_back(split_ +
+                         (span * (b * batch_size + i)) / std::max<int64_t>(1, windows - 1));
       eval_.push_back(windows_at(starts));
     }
     baseline_ = unigram_cross_entropy(corpus_, split_);

@@ -40,7 +40,8 @@ std::string safetensors_bytes(const std::vector<NamedTensor>& tensors,
       throw Error("safetensors: tensor " + t.name + " holds " + std::to_string(t.values.size()) +
                   " values for a shape of " + std::to_string(count));
     const uint64_t bytes = 4 * static_cast<uint64_t>(count);
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[t.name] = {
+        {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   if (!metadata.empty()) header["__metadata__"] = metadata;

@@ -238,9 +238,11 @@ ViewRecord decode_view_record(const std::string& payload) {
         // The references are formulas of the coordinates: recomputed, not stored.
         n.paraboloid.resize(g * g);
         for (size_t r = 0; r < g; ++r)
-          for (size_t c = 0; c < g; ++c) n.paraboloid[r * g + c] = n.xs[c] * n.xs[c] + n.ys[r] * n.ys[r];
+          for (size_t c = 0; c < g; ++c)
+            n.paraboloid[r * g + c] = n.xs[c] * n.xs[c] + n.ys[r] * n.ys[r];
         const float ux = std::cos(n.key_angle), uy = std::sin(n.key_angle);
-        for (const float t : n.slice_t) n.slice_dot.push_back(n.query_x * t * ux + n.query_y * t * uy);
+        for (const float t : n.slice_t)
+          n.slice_dot.push_back(n.query_x * t * ux + n.query_y * t * uy);
         r.neural.push_back(std::move(n));
       }
     }

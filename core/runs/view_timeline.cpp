@@ -1,11 +1,10 @@
 #include "core/runs/view_timeline.h"
 
-#include <limits>
-
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "core/views/conn_view.h"
 

@@ -96,8 +96,9 @@ class CudaGraphedStep final : public GraphedStep {
         replay_now = true;
       }
     } catch (const std::exception& e) {
-      failure_ = std::string(warmups_ < kWarmupSteps ? "a warm-up step failed: " : "capture failed: ") +
-                 first_line(e.what());
+      failure_ =
+          std::string(warmups_ < kWarmupSteps ? "a warm-up step failed: " : "capture failed: ") +
+          first_line(e.what());
       graph_.reset();
       (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
     }

@@ -41,8 +41,8 @@ class GraphedStep {
  public:
   // The step's objective on a batch already on the device: {the loss to record, the loss to
   // minimise} (they differ by a regulariser, e.g. conn's lambda ||C||_F^2).
-  using LossFn =
-      std::function<std::pair<torch::Tensor, torch::Tensor>(const torch::Tensor&, const torch::Tensor&)>;
+  using LossFn = std::function<std::pair<torch::Tensor, torch::Tensor>(const torch::Tensor&,
+                                                                       const torch::Tensor&)>;
   static constexpr int kWarmupSteps = 3;
 
   // nullptr, with *why_not set, when this session's step cannot be graphed (see the contract).

@@ -298,11 +298,11 @@ void TrainingSession::settle() {
     const double value = values[i];
     if (!std::isfinite(value) || value > kBlowUpFactor * std::max(1.0, uniform)) {
       step_ = first + i;  // the step whose loss it was, for the message
-      throw DivergedError(recover(
-          "loss became " + num(value) +
-          (std::isfinite(value) ? ", over " + num(kBlowUpFactor) + " x ln(" +
-                                      std::to_string(classes_) + " classes): the run is blowing up"
-                                : std::string())));
+      throw DivergedError(recover("loss became " + num(value) +
+                                  (std::isfinite(value) ? ", over " + num(kBlowUpFactor) +
+                                                              " x ln(" + std::to_string(classes_) +
+                                                              " classes): the run is blowing up"
+                                                        : std::string())));
     }
     last_train_loss_ = value;
     interval_.sum += value;
@@ -555,7 +555,8 @@ ViewRecord TrainingSession::view_record() {
     }
   }
   // Neural layers with d' = 2: every head's surface at the panel's default range.
-  if (const auto first = compute_neural_view(model_->attention_modules(), NeuralViewRequest{}, step_))
+  if (const auto first =
+          compute_neural_view(model_->attention_modules(), NeuralViewRequest{}, step_))
     for (const NeuralLayerInfo& layer : first->layers)
       for (int head = 0; head < layer.heads; ++head) {
         NeuralViewRequest q;

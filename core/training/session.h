@@ -156,7 +156,7 @@ class TrainingSession {
   void capture_good_state();
   // The graphed step (graphed_step.h): false when this step must run eagerly.
   bool graphed_train_step();
-  void drop_graph();  // after anything that replaces the tensors the graph reads
+  void drop_graph();      // after anything that replaces the tensors the graph reads
   void settle_quietly();  // settle(), with a divergence deferred to the next train_step()
   // Restores the last good state if there is one; returns the DivergedError message.
   std::string recover(const std::string& what);

@@ -302,12 +302,13 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   fs::remove_all(root);
 }
 
-TEST_CASE("views.rec: a neural run records every head's score surface, the checkpoint's at the end") {
+TEST_CASE(
+    "views.rec: a neural run records every head's score surface, the checkpoint's at the end") {
   const fs::path root = test::temp_dir("record-neural");
   ExperimentConfig c = test::tiny_config("copy");
   c.model.attention.assign(2, "neural");
-  c.model.attention_options = nlohmann::json::parse(
-      R"({"neural": {"down": 2, "hidden": 8, "placement": "all-layers"}})");
+  c.model.attention_options =
+      nlohmann::json::parse(R"({"neural": {"down": 2, "hidden": 8, "placement": "all-layers"}})");
   c.train.steps = 20;
   c.train.record_every = 10;
   HeadlessOptions h;
@@ -324,7 +325,8 @@ TEST_CASE("views.rec: a neural run records every head's score surface, the check
   CHECK(last.neural[3].head == 1);
   // The last record is the checkpoint's model: its surface for layer 1, head 1 probed again.
   const auto saved = snapshot_of_run(read_run_directory((root / "neural").string()));
-  ExperimentConfig cc = TrainingSession::checkpoint_config((root / "neural" / "checkpoint").string());
+  ExperimentConfig cc =
+      TrainingSession::checkpoint_config((root / "neural" / "checkpoint").string());
   cc.device = "cpu";
   TrainingSession session(cc);
   session.load((root / "neural" / "checkpoint").string());

@@ -110,7 +110,8 @@ TEST_CASE("view records: neural surfaces survive the encoding; the references ar
     CHECK(a.paraboloid[1 * 3 + 2] == doctest::Approx(4 + 0.25));
     CHECK(a.paraboloid[0 * 3 + 0] == doctest::Approx(1 + 4));
     REQUIRE(a.slice_dot.size() == 4);
-    CHECK(a.slice_dot[3] == doctest::Approx(3 * (std::cos(0.3) - 0.5 * std::sin(0.3))).epsilon(1e-6));
+    CHECK(a.slice_dot[3] ==
+          doctest::Approx(3 * (std::cos(0.3) - 0.5 * std::sin(0.3))).epsilon(1e-6));
   }
   // A surface whose grid and values disagree is refused, naming what is wrong.
   r.neural[0].learned.pop_back();

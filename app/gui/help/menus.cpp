@@ -244,8 +244,8 @@ bool Menus::draw_path_dialog(const char* title, bool* open, const std::string& h
   }
   ImGui::TextWrapped("%s", help.c_str());
   ImGui::SetNextItemWidth(-80);
-  const bool enter = ImGui::InputTextWithHint("##path", hint, path, size,
-                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool enter =
+      ImGui::InputTextWithHint("##path", hint, path, size, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   const bool asked = ImGui::Button(button) || enter;
   if (!error_.empty()) ImGui::TextColored(kRed, "%s", error_.c_str());

@@ -45,7 +45,8 @@ class Menus {
   void draw_open_config(UiState& ui, Trainer& trainer);
   void draw_open_run(UiState& ui);
   void draw_export_weights();
-  // Writes the checkpoint of run directory `dir` to `path` (a new .safetensors file); "" or why not.
+  // Writes the checkpoint of run directory `dir` to `path` (a new .safetensors file); "" or why
+  // not.
   std::string export_weights(const std::string& dir, const std::string& path);
   bool draw_path_dialog(const char* title, bool* open, const std::string& help, const char* hint,
                         char* path, size_t size, const char* button = "Open");

@@ -25,9 +25,12 @@ figures::FigureOptions AttentionPanel::options() const {
 
 void AttentionPanel::update(FrameContext& frame) {
   const Snapshot& s = frame.snap;
-  report_ = {{"probe_text", s.probe_text},        {"probe_error", s.probe_error},
-             {"probe_tokens", s.probe_tokens},    {"attention_step", s.attention_step},
-             {"step", s.step},                    {"state", to_string(s.state)}};
+  report_ = {{"probe_text", s.probe_text},
+             {"probe_error", s.probe_error},
+             {"probe_tokens", s.probe_tokens},
+             {"attention_step", s.attention_step},
+             {"step", s.step},
+             {"state", to_string(s.state)}};
 }
 
 void AttentionPanel::draw(FrameContext& frame) {

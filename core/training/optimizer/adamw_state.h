@@ -17,8 +17,7 @@ typename Map::key_type adamw_state_key(const Map&, const torch::Tensor& p) {
     std::ostringstream key;  // c10::guts::to_string's form (2.x has no c10::guts::to_string)
     key << p.unsafeGetTensorImpl();
     return key.str();
-  }
-  else
+  } else
     return static_cast<Key>(p.unsafeGetTensorImpl());
 }
 
