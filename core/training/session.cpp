@@ -555,15 +555,15 @@ ViewRecord TrainingSession::view_record() {
     }
   }
   // Neural layers with d' = 2: every head's surface at the panel's default range.
-  if (const auto first =
-          compute_neural_view(model_->attention_modules(), NeuralViewRequest{}, step_))
-    for (const NeuralLayerInfo& layer : first->layers)
-      for (int head = 0; head < layer.heads; ++head) {
-        NeuralViewRequest q;
-        q.layer = layer.layer;
-        q.head = head;
-        const auto view = compute_neural_view(model_->attention_modules(), q, step_);
-        if (view && view->surface.available) r.neural.push_back(view->surface);
+  torch::NoGradGuard no_grad;
+  const auto modules = model_->attention_modules();
+  for (size_t l = 0; l < modules.size(); ++l)
+    if (const auto* neural = dynamic_cast<const NeuralAttention*>(modules[l].get()))
+      for (int head = 0; head < static_cast<int>(neural->score_bias().size(0)); ++head) {
+        NeuralScoreSurface surface =
+            neural_score_surface(*neural, static_cast<int>(l), head, NeuralViewRequest{});
+        if (!surface.available) break;  // d' != 2: no head of this layer has one
+        r.neural.push_back(std::move(surface));
       }
   return r;
 }

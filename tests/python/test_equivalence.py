@@ -216,12 +216,18 @@ def check(name, raw, binary, work, export_weights):
                           f"attnlab's {summary['eval_accuracy']}")
 
     # (c) the maps (conn: C)
-    if m["architecture"] == "conn":
-        out = os.path.join(run_dir, "conn_matrix.csv")
-        p = attnlab_cmd(binary, "export", "--run", run_dir, "--figure", "conn-matrix",
+    def export_csv(figure):  # attnlab's CSV of the figure, or None (noted) when export failed
+        out = os.path.join(run_dir, figure + ".csv")
+        p = attnlab_cmd(binary, "export", "--run", run_dir, "--figure", figure,
                         "--format", "csv", "--out", out)
         if p.returncode != 0:
-            r["notes"].append(f"attnlab export conn-matrix failed: {p.stderr.strip()[-300:]}")
+            r["notes"].append(f"attnlab export {figure} failed: {p.stderr.strip()[-300:]}")
+            return None
+        return out
+
+    if m["architecture"] == "conn":
+        out = export_csv("conn-matrix")
+        if out is None:
             ok = False
         else:
             want = read_matrix_csv(out)
@@ -229,11 +235,8 @@ def check(name, raw, binary, work, export_weights):
             r["map_diff"] = (want - have).abs().max().item()
             r["map_what"] = "C"
     else:
-        out = os.path.join(run_dir, "attention.csv")
-        p = attnlab_cmd(binary, "export", "--run", run_dir, "--figure", "attention",
-                        "--format", "csv", "--out", out)
-        if p.returncode != 0:
-            r["notes"].append(f"attnlab export attention failed: {p.stderr.strip()[-300:]}")
+        out = export_csv("attention")
+        if out is None:
             ok = False
         else:
             want = read_map_csv(out)

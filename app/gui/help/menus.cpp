@@ -41,6 +41,10 @@ std::string configs_dir() {
 
 }  // namespace
 
+Menus::Menus(bool first_launch) : guide_open_(first_launch) {
+  if (const char* hook = std::getenv("ATTN_GUI_EXPORT_WEIGHTS")) weights_hook_ = hook;
+}
+
 bool Menus::load_config(const std::string& path, UiState& ui, Trainer& trainer) {
   try {
     ExperimentConfig c = load_config_file(path);
@@ -115,13 +119,10 @@ void Menus::draw_help_menu() {
 }
 
 void Menus::draw_windows(UiState& ui, Trainer& trainer, const Snapshot& live) {
-  if (!weights_hook_done_)
-    if (const char* hook = std::getenv("ATTN_GUI_EXPORT_WEIGHTS"); hook && *hook) {
-      const std::string source = weights_source(live);
-      if (!source.empty()) {
-        weights_error_ = export_weights(source, hook);
-        weights_hook_done_ = true;
-      }
+  if (!weights_hook_.empty())
+    if (const std::string source = weights_source(live); !source.empty()) {
+      weights_error_ = export_weights(source, weights_hook_);
+      weights_hook_.clear();
     }
   if (export_weights_) draw_export_weights();
   if (guide_open_) draw_guide();

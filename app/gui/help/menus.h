@@ -21,7 +21,7 @@ namespace attn::gui {
 class Menus {
  public:
   // first_launch: show the guide at once.
-  explicit Menus(bool first_launch) : guide_open_(first_launch) {}
+  explicit Menus(bool first_launch);
 
   // Inside BeginMainMenuBar: the File menu (before Training) and the Help menu (last).
   void draw_file_menu(UiState& ui, const Snapshot& live);
@@ -58,7 +58,7 @@ class Menus {
   std::string weights_dir_;      // the run whose checkpoint Export weights writes
   std::string weights_written_;  // the last file written (report, and the dialog's note)
   std::string weights_error_;    // the test hook's outcome when it failed
-  bool weights_hook_done_ = false;
+  std::string weights_hook_;     // ATTN_GUI_EXPORT_WEIGHTS, read once; "" when unset or done
   char config_path_[512] = "";
   char run_path_[512] = "";
   std::string error_;
