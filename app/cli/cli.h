@@ -122,4 +122,21 @@ struct ExportArgs {
 CLI::App* add_export_command(CLI::App& app, ExportArgs& args);
 int run_export_command(const ExportArgs& args);
 
+// `attnlab analyze`: ablation, head importance and activation patching of a saved run's heads
+// (core/training/run_interventions.h). Exactly one of ablate / importance / patch.
+struct AnalyzeArgs {
+  std::string run;
+  std::string ablate;  // "L.H[,L.H...]"
+  bool importance = false;
+  bool patch = false;
+  std::string mode = "zero";
+  int batches = 0;  // 0: every eval batch of the run
+  std::string clean, corrupt;
+  std::string figure;
+  fig::ExportRequest request;
+  bool json = false;
+};
+CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& args);
+int run_analyze_command(const AnalyzeArgs& args);
+
 }  // namespace attn

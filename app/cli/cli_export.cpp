@@ -90,7 +90,8 @@ int print_steps(const std::string& dir, bool as_json) {
 // connections.json. One list for the checks and their messages.
 const std::vector<std::string> kRecordedFigures = {"attention",        "image-attention",
                                                    "connections",      "conn-matrix",
-                                                   "conn-eigenvalues", "neural-surface"};
+                                                   "conn-eigenvalues", "neural-surface",
+                                                   "importance"};
 bool recorded_figure(const std::string& name) {
   return name != "connections" && std::find(kRecordedFigures.begin(), kRecordedFigures.end(),
                                             name) != kRecordedFigures.end();

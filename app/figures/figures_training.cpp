@@ -6,6 +6,8 @@
 
 #include "app/figures/connections_figure.h"
 #include "app/figures/figures.h"
+#include "app/figures/intervention_figures.h"
+#include "core/views/intervention_view.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/training/image_probe.h"
@@ -296,6 +298,8 @@ std::vector<FigureSpec> figures_for(const Snapshot& s) {
     out.push_back({"neural-surface", "Neural Attention's learned score surface and a slice"});
   if (!s.probe_image.empty())
     out.push_back({"image-attention", "CLS attention over the probe image, per head"});
+  if (s.interventions && !s.interventions->importance.empty())
+    out.push_back({"importance", "each head ablated alone: the eval loss change, layer x head"});
   return out;
 }
 
@@ -314,6 +318,7 @@ fig::Figure build_figure(const std::string& name, const Snapshot& s, const Figur
   if (name == "conn-eigenvalues") return conn_eigenvalues_figure(s);
   if (name == "conn-spectral") return conn_spectral_figure(s);
   if (name == "neural-surface") return neural_surface_figure(s);
+  if (name == "importance") return importance_figure(s.interventions->importance);
   return image_attention_figure(s, o);
 }
 

@@ -3,12 +3,14 @@
 // Contract: touched only by the UI thread. Actions only queue trainer commands (never wait), and
 // are no-ops in states where the trainer would ignore them.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/config/config.h"
 #include "core/training/trainer.h"
+#include "core/views/intervention_view.h"
 #include "core/views/snapshot.h"
 
 struct ImFont;
@@ -37,7 +39,28 @@ struct UiState {
   bool timeline_playing = false;
   int64_t timeline_request = -1;
   ImFont* small_font = nullptr;
+  // The Interventions panel's request (heads ablated, mode, importance, patch), shared so the
+  // Attention panel can mark and toggle ablated heads; sent with send_interventions.
+  InterventionRequest interventions;
 };
+
+// Sends the shared intervention request to the trainer (which answers in Snapshot::interventions).
+inline void send_interventions(Trainer& trainer, const UiState& ui) {
+  trainer.request_interventions(ui.interventions);
+}
+
+// Ablates the head if it is not ablated, else restores it; sends the request.
+inline void toggle_ablated_head(Trainer& trainer, UiState& ui, HeadRef head) {
+  auto& heads = ui.interventions.ablate;
+  const auto it = std::find(heads.begin(), heads.end(), head);
+  if (it == heads.end()) {
+    heads.push_back(head);
+    std::sort(heads.begin(), heads.end());
+  } else {
+    heads.erase(it);
+  }
+  send_interventions(trainer, ui);
+}
 
 inline bool can_start(TrainerState s) {
   return s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged;

@@ -21,6 +21,53 @@ std::shared_ptr<AttentionModule> make_attention(const std::string& name,
               "\" (allowed: " + join_names(attention_mechanism_names()) + ")");
 }
 
+bool HeadIntervention::active() const {
+  for (const Kind k : kinds)
+    if (k != Kind::keep) return true;
+  return false;
+}
+
+torch::Tensor AttentionModule::intervene(const torch::Tensor& y,
+                                         const std::function<torch::Tensor()>& uniform_output) {
+  if (!intervention) return y;
+  HeadIntervention& iv = *intervention;
+  if (iv.capture) iv.captured = y.detach();
+  if (!iv.active()) return y;
+  const int64_t H = y.size(1);
+  torch::Tensor uniform;
+  std::vector<torch::Tensor> heads = y.unbind(1);
+  for (int64_t h = 0; h < H && h < static_cast<int64_t>(iv.kinds.size()); ++h) {
+    torch::Tensor changed;
+    switch (iv.kinds[h]) {
+      case HeadIntervention::Kind::keep:
+        continue;
+      case HeadIntervention::Kind::zero:
+        changed = torch::zeros_like(heads[h]);
+        break;
+      case HeadIntervention::Kind::replace:
+        if (!iv.replacement.defined())
+          throw Error("head " + std::to_string(h) + ": a replacement was asked for but none given");
+        changed = iv.replacement.select(1, h).to(y.dtype()).expand_as(heads[h]);
+        break;
+      case HeadIntervention::Kind::uniform:
+        if (!uniform.defined()) uniform = uniform_output();
+        changed = uniform.select(1, h);
+        break;
+    }
+    if (iv.positions.defined())  // [L] or [B, L] -> [1 or B, L, 1] against [B, L, Dh]
+      changed = torch::where(iv.positions.view({-1, y.size(2), 1}), changed, heads[h]);
+    heads[h] = changed;
+  }
+  return torch::stack(heads, 1);
+}
+
+torch::Tensor uniform_attention(const torch::Tensor& v, bool causal) {
+  const int64_t L = v.size(2);
+  if (!causal) return v.mean(2, /*keepdim=*/true).expand_as(v);
+  auto count = torch::arange(1, L + 1, v.options()).view({1, 1, L, 1});
+  return v.cumsum(2) / count;
+}
+
 torch::Tensor causal_mask(int64_t length, const torch::Device& device) {
   // Small cache: one model uses one length and device at a time, the probe another.
   static std::mutex mu;

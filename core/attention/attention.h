@@ -13,9 +13,12 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -42,6 +45,26 @@ struct HeadShape {
   }
 };
 
+// An evaluation-time intervention on one layer's per-head outputs, the [B, H, L, Dh] tensor a
+// mechanism computes before its output projection (core/training/interventions.h drives these:
+// ablation, mean ablation, uniform attention, activation patching). Never set while training.
+struct HeadIntervention {
+  enum class Kind : uint8_t {
+    keep,     // the head as it is
+    zero,     // output 0 (the head's slice of the output projection sees nothing)
+    replace,  // output taken from `replacement` (a mean over an eval set, or a clean run)
+    uniform,  // the head attends uniformly over the keys each query may see
+  };
+  std::vector<Kind> kinds;    // one per head of the layer; missing heads keep
+  torch::Tensor replacement;  // [1 or B, H, L, Dh], read for `replace` heads
+  // Optional bool [L] (or [B, L], per example): intervene only at these query positions.
+  torch::Tensor positions;
+  // Store the per-head outputs, before this intervention changes them, in `captured`.
+  bool capture = false;
+  torch::Tensor captured;
+  bool active() const;  // some head is not `keep`
+};
+
 class AttentionModule : public torch::nn::Module {
  public:
   // x: [B, L, D]. Returns [B, L, D].
@@ -55,7 +78,22 @@ class AttentionModule : public torch::nn::Module {
   // Called after the model's GPT-2 initialisation has overwritten every weight matrix: a module
   // whose parameters need another scheme (e.g. KY's connection networks) restores it here.
   virtual void reset_own_parameters() {}
+
+  // Set: forward() applies it to the per-head outputs (and takes no fused path that hides
+  // them). Null in training.
+  std::shared_ptr<HeadIntervention> intervention;
+
+ protected:
+  // Applies `intervention` (if any) to per-head outputs y [B, H, L, Dh]. `uniform_output` gives
+  // every head's output under uniform attention over the keys each query may see, [B, H, L, Dh];
+  // it is called only when some head is ablated that way.
+  torch::Tensor intervene(const torch::Tensor& y,
+                          const std::function<torch::Tensor()>& uniform_output);
 };
+
+// Uniform attention over the keys a query may see in full or causal attention: the running mean
+// of v [B, H, L, Dh] along L (causal) or its mean, at every query (bidirectional).
+torch::Tensor uniform_attention(const torch::Tensor& v, bool causal);
 
 // Builds the named mechanism's module (its row's make_<id>_attention). Throws attn::Error naming
 // an unknown mechanism and the known ones, or a bad option (model.attention_options.<name>.<key>).

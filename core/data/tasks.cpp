@@ -68,6 +68,11 @@ std::vector<int64_t> Task::parse_probe(const std::string& text) const {
   return out;
 }
 
+std::vector<int64_t> Task::corrupted_twin(const std::vector<int64_t>&) const {
+  throw Error("this task has no corrupted twin: type the corrupted probe yourself (one that "
+              "differs from the clean probe where it matters, of the same length)");
+}
+
 void Task::set_probe_index(int64_t) {
   throw Error("this task has no test images to pick: only image tasks (fashion-mnist) do");
 }
@@ -136,6 +141,13 @@ class SyntheticTask : public Task {
     return special_label(t);
   }
 
+  std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
+    if (clean.empty()) throw Error("the clean probe is empty: nothing to corrupt");
+    auto twin = clean;
+    twin[0] = twin[0] < c_.vocab ? (twin[0] + 1) % c_.vocab : 0;
+    return twin;
+  }
+
  protected:
   virtual Example example(std::mt19937_64& rng, bool eval) const = 0;
   virtual std::string special_label(int64_t t) const { return "#"; }
@@ -178,6 +190,18 @@ class TransformTask : public SyntheticTask {
  public:
   std::string label_legend() const override { return "| = separator"; }
 
+  // x SEP y[0..m-1]: the next output is y[m], a copy of x[m] (copy) or x[n-1-m] (reverse).
+  std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
+    const int n = c_.length;
+    const int m = static_cast<int>(clean.size()) - n - 1;
+    if (c_.name == "sort" || m < 0 || m >= n || clean[n] != c_.vocab)
+      return SyntheticTask::corrupted_twin(clean);
+    auto twin = clean;
+    const int source = c_.name == "reverse" ? n - 1 - m : m;
+    twin[source] = (twin[source] + 1) % c_.vocab;
+    return twin;
+  }
+
  protected:
   Example example(std::mt19937_64& rng, bool) const override {
     auto x = random_symbols(rng, c_.length, c_.vocab);
@@ -211,6 +235,21 @@ class RecallTask : public SyntheticTask {
 
  public:
   std::string label_legend() const override { return "vk = value k, ? = separator"; }
+
+  // The probe ends on a query key: bind that key to the next value in the pairs before the
+  // separator, so the answer changes and nothing else does.
+  std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
+    const int n = c_.length;
+    if (clean.size() > static_cast<size_t>(2 * n) && clean[2 * n] == 2 * c_.vocab) {
+      for (int i = 0; i < n; ++i)
+        if (clean[2 * i] == clean.back() && clean.size() > static_cast<size_t>(2 * n + 1)) {
+          auto twin = clean;
+          twin[2 * i + 1] = c_.vocab + (twin[2 * i + 1] - c_.vocab + 1) % c_.vocab;
+          return twin;
+        }
+    }
+    return SyntheticTask::corrupted_twin(clean);
+  }
 
  protected:
   Example example(std::mt19937_64& rng, bool) const override {

@@ -60,6 +60,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
   if (m.position == "learned")  // rope / alibi act inside attention; none has no position at all
     position_ = register_parameter("position", torch::randn({positions, m.d_model}) * 0.02);
   if (classifier_) cls_ = register_parameter("cls", torch::zeros({1, 1, m.d_model}));
+  heads_ = m.heads;
   for (int l = 0; l < m.layers; ++l)
     blocks_.push_back(register_module("block" + std::to_string(l),
                                       Block(m, mechanism_of_layer(m, l), !classifier_, l)));

@@ -40,6 +40,7 @@ class TransformerImpl : public torch::nn::Module {
   int64_t parameter_count() const;
   int64_t attention_parameter_count() const;
   bool is_classifier() const { return classifier_; }
+  int heads() const { return heads_; }  // model.heads: every attention layer's head count
   bool takes_patches() const { return !patch_.is_empty(); }
   // The Connection Transformer when model.architecture is "conn" (then the only submodule).
   ConnModel conn() const { return conn_; }
@@ -47,6 +48,7 @@ class TransformerImpl : public torch::nn::Module {
  private:
   bool classifier_;
   double dropout_;
+  int heads_ = 1;
   torch::nn::Embedding token_{nullptr};
   torch::nn::Linear patch_{nullptr};
   torch::Tensor position_, cls_;  // position_: model.position "learned" only

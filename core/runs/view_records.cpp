@@ -144,6 +144,17 @@ std::string encode_view_record(const ViewRecord& r) {
                       {"slice", floats(n.slice_learned)}});
     j["neural"] = std::move(list);
   }
+  if (!r.importance.empty()) {
+    const ImportanceTable& t = r.importance;
+    j["importance"] = {{"mode", ablation_mode_name(t.mode)},
+                       {"batches", t.batches},
+                       {"layers", t.layers},
+                       {"heads", t.heads},
+                       {"base_loss", t.baseline.loss},
+                       {"base_acc", t.baseline.accuracy},
+                       {"loss", floats(t.loss)},
+                       {"acc", floats(t.accuracy)}};
+  }
   if (!r.conn.empty())
     j["conn"] = {{"slots", r.conn.slots},
                  {"c", floats(r.conn.matrix)},
@@ -245,6 +256,23 @@ ViewRecord decode_view_record(const std::string& payload) {
           n.slice_dot.push_back(n.query_x * t * ux + n.query_y * t * uy);
         r.neural.push_back(std::move(n));
       }
+    }
+    if (j.contains("importance")) {
+      const json& e = j.at("importance");
+      ImportanceTable& t = r.importance;
+      t.step = r.step;
+      t.mode = parse_ablation_mode(e.at("mode").get<std::string>(), "views.rec: importance mode");
+      t.batches = e.at("batches").get<int>();
+      t.layers = e.at("layers").get<int>();
+      t.heads = e.at("heads").get<int>();
+      t.baseline = {e.at("base_loss").get<double>(), e.at("base_acc").get<double>()};
+      t.loss = floats_of(e.at("loss"), "the head importance losses");
+      t.accuracy = floats_of(e.at("acc"), "the head importance accuracies");
+      const size_t cells = static_cast<size_t>(std::max(t.layers, 0)) * std::max(t.heads, 0);
+      if (t.layers <= 0 || t.heads <= 0 || t.loss.size() != cells || t.accuracy.size() != cells)
+        throw Error("views.rec: a head importance table of " + std::to_string(t.layers) + " x " +
+                    std::to_string(t.heads) + " holds " + std::to_string(t.loss.size()) +
+                    " values");
     }
     if (j.contains("conn")) {
       const json& c = j.at("conn");

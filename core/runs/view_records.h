@@ -3,8 +3,8 @@
 // class probabilities of image tasks, and C with the spectrum of I + C for the Connection
 // Transformer), appended to the run directory's views.rec so a run keeps its history, not only
 // its last step. Torch-free. Fields added after the first version ("image", "probs", "conn",
-// "induction", "neural")
-// are optional in a record: older recordings read with them empty.
+// "induction", "neural",
+// "importance") are optional in a record: older recordings read with them empty.
 // Format (all integers little-endian):
 //   "ATTNVIEWS1\n" (11 bytes), then records, each
 //   u32 magic 0x43455256 ("VREC"), u32 payload bytes, i64 step, u32 CRC-32 (IEEE) of the payload,
@@ -25,12 +25,15 @@
 #include <string>
 #include <vector>
 
+#include "core/views/intervention_view.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
 
 namespace attn {
 
 constexpr const char* kViewRecordsFile = "views.rec";
+// Eval batches the recorded head importance uses (the run's first ones; fewer if it has fewer).
+constexpr int kRecordedImportanceBatches = 2;
 constexpr uint64_t kDefaultViewBudget = uint64_t(64) << 20;  // 64 MiB
 
 // The Connection Transformer's C and the spectrum of I + C at a recorded step.
@@ -59,6 +62,9 @@ struct ViewRecord {
   // Neural attention with d' = 2: every neural layer's every head's score surface and slice at
   // the Neural panel's default range (NeuralViewRequest{}), layer-major. Empty otherwise.
   std::vector<NeuralScoreSurface> neural;
+  // Models with attention heads: every head's zero ablation on the run's first
+  // kRecordedImportanceBatches eval batches (core/training/interventions.h). Empty otherwise.
+  ImportanceTable importance;
 };
 
 // A head's diagnostic at a recorded step (core/analysis/head_metrics.h): metric is "entropy",

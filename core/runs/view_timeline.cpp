@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/views/conn_view.h"
+#include "core/views/intervention_view.h"
 
 namespace attn {
 namespace {
@@ -40,6 +41,13 @@ Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& r,
     request.head = pick->head;
     neural->request = request;
     s.neural = std::move(neural);
+  }
+  if (!r.importance.empty()) {
+    // The recorded importance; the ablation and patch the panel asked for stay the model's.
+    auto iv = base.interventions ? std::make_shared<InterventionView>(*base.interventions)
+                                 : std::make_shared<InterventionView>();
+    iv->importance = r.importance;
+    s.interventions = std::move(iv);
   }
   if (!r.conn.empty() && base.conn) {
     auto conn = std::make_shared<ConnView>(*base.conn);

@@ -105,6 +105,24 @@ std::string weights_file_of_run(const RunDirectory& run, int64_t* step, size_t* 
                                    {"buffers", buffer_list}});
 }
 
+// The head importance views.rec recorded at the checkpoint's step, when it did (a damaged or
+// older file: none; the figure is then simply not offered).
+static void attach_recorded_importance(const RunDirectory& run, Snapshot& s) {
+  const std::string path = (fs::path(run.dir) / kViewRecordsFile).string();
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return;
+  try {
+    const auto index = index_view_records(path);
+    if (index.empty() || index.back().step != s.step) return;
+    ViewRecord r = read_view_record(path, index.back());
+    if (r.importance.empty()) return;
+    auto view = std::make_shared<InterventionView>();
+    view->importance = std::move(r.importance);
+    s.interventions = std::move(view);
+  } catch (const Error&) {
+  }
+}
+
 std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t probe_image) {
   const fs::path ckpt = fs::path(run.dir) / "checkpoint";
   if (!run.has_checkpoint)
@@ -120,6 +138,7 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
   s->source_dir = run.dir;
   session.probe_attention(*s);
   s->neural = session.neural_view(NeuralViewRequest{});
+  attach_recorded_importance(run, *s);
   fill_curves(run, *s);
   s->state = TrainerState::Finished;
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/analysis/head_metrics.h"
+#include "core/training/interventions.h"
 #include "core/attention/fused_attention.h"
 #include "core/attention/kernel/kernel_attention.h"
 #include "core/attention/ky/ky_attention.h"
@@ -565,6 +566,12 @@ ViewRecord TrainingSession::view_record() {
         if (!surface.available) break;  // d' != 2: no head of this layer has one
         r.neural.push_back(std::move(surface));
       }
+  // Every head's zero ablation on the first eval batches: when each head became necessary.
+  if (!conn_monitor_ && config_.model.architecture != "conn") {
+    r.importance = head_importance(
+        model_, first_batches(task_->eval_set(), kRecordedImportanceBatches), AblationMode::zero);
+    r.importance.step = step_;
+  }
   return r;
 }
 

@@ -75,8 +75,9 @@ class TrainingSession {
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
   // What views.rec records at this step (core/runs/view_records.h): the probe's maps and tokens,
-  // the ky layers' curves, the probe image and class probabilities (image tasks), and C with
-  // the spectrum of I + C (conn), without probe_attention's side effects (no history, no conn
+  // the ky layers' curves, the probe image and class probabilities (image tasks), C with the
+  // spectrum of I + C (conn), and every head's zero-ablation importance (models with heads),
+  // without probe_attention's side effects (no history, no conn
   // trace); eval mode, no gradients, no random draws, so recording never changes training.
   ViewRecord view_record();
   // The induction probe of token tasks (empty for image tasks and models shorter than 4): n =

@@ -12,6 +12,7 @@
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
+#include "core/training/run_interventions.h"
 #include "core/training/run_recorder.h"
 #include "core/training/session.h"
 #include "core/training/threads/team_check.h"
@@ -36,7 +37,8 @@ struct Command {
     Load,
     SetNeuralView,
     SetProbeImage,
-    SetProbeText
+    SetProbeText,
+    SetInterventions
   };
   explicit Command(Kind k) : kind(k) {}
   Kind kind;
@@ -44,6 +46,7 @@ struct Command {
   std::string path;
   std::optional<ExperimentConfig> config;
   NeuralViewRequest neural_request;
+  InterventionRequest intervention_request;
 };
 
 // The options' threads, else the config's, fix the count; otherwise it adapts between 1 and
@@ -87,6 +90,10 @@ struct Trainer::Impl {
   double steps_per_second = 0;
   NeuralViewRequest neural_request;               // the Neural panel's latest request
   std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
+  // The Interventions panel's request and its answer, recomputed when the request changes and
+  // every record_every (else eval_every) steps while it asks for something.
+  InterventionRequest intervention_request;
+  std::shared_ptr<const InterventionView> intervention_view;
   int64_t probe_index = -1;  // the Image attention panel's test image; -1 = the task's default
   std::string probe_text;    // the user's accepted probe ("" = the task's own)
   std::string probe_error;   // why the last typed probe was refused
@@ -128,6 +135,7 @@ struct Trainer::Impl {
       c = config;
     }
     neural_view.reset();
+    intervention_view.reset();
     use_thread_policy(c);
     try {
       session = std::make_unique<TrainingSession>(c);
@@ -299,6 +307,7 @@ struct Trainer::Impl {
       }
     }
     s->neural = neural_view;  // shared, not copied
+    s->interventions = intervention_view;
     last_publish = Clock::now();
     last_publish_step = s->step;
     publish_seconds += std::chrono::duration<double>(last_publish - t0).count();
@@ -325,6 +334,27 @@ struct Trainer::Impl {
     return since * kProbeBudget >= probe_seconds;
   }
 
+
+  bool interventions_due(bool last) const {
+    if (!session || !intervention_request.asks()) return false;
+    if (!intervention_view || last) return true;
+    const auto& t = session->config().train;
+    const int64_t every = t.record_every > 0 ? t.record_every : t.eval_every;
+    return session->step() - intervention_view->step >= every;
+  }
+
+  // Answers the request on the trainer thread (eval mode, no gradients, no random draws:
+  // training is unchanged), on kInterventionBatches eval batches.
+  void compute_interventions() {
+    if (!session) return;
+    if (!intervention_request.asks()) {
+      intervention_view.reset();
+      return;
+    }
+    intervention_view = std::make_shared<const InterventionView>(
+        session_interventions(*session, intervention_request, kInterventionBatches));
+  }
+
   // One training step with its eval and publish; handles every failure.
   void step() {
     try {
@@ -347,6 +377,7 @@ struct Trainer::Impl {
       }
       train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       update_rate();
+      if (interventions_due(last)) compute_interventions();
       if (last) {
         // The final snapshot is published before state() says Finished, so whoever sees
         // Finished also finds the last step's snapshot in latest().
@@ -481,6 +512,13 @@ struct Trainer::Impl {
         publish(false);
         return;
       }
+      case K::SetInterventions:
+        intervention_request = c.intervention_request;
+        if (session) {
+          compute_interventions();
+          publish(false);
+        }
+        return;
       case K::SetNeuralView:
         neural_request = c.neural_request;
         if (session) {
@@ -534,6 +572,8 @@ struct Trainer::Impl {
             config = loaded;
           }
           source_dir = loaded_dir;
+          intervention_view.reset();
+          compute_interventions();
           message = "loaded checkpoint " + c.path;
           set_state(TrainerState::Paused);
           publish(true);
@@ -616,6 +656,12 @@ void Trainer::save_checkpoint(std::string dir) {
 void Trainer::load_checkpoint(std::string dir) {
   Command cmd(Command::Kind::Load);
   cmd.path = std::move(dir);
+  impl_->post(std::move(cmd));
+}
+
+void Trainer::request_interventions(const InterventionRequest& request) {
+  Command cmd(Command::Kind::SetInterventions);
+  cmd.intervention_request = request;
   impl_->post(std::move(cmd));
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/views/intervention_view.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
 
@@ -78,6 +79,15 @@ class Trainer {
   // What the Neural panel shows (layer, head, range, slice). Kept across resets; the view is
   // recomputed at once and at every later probe (Snapshot::neural).
   void request_neural_view(const NeuralViewRequest& request);
+
+  // What the Interventions panel asks (heads to ablate and how, the importance table, a patch
+  // between two probes). Kept across resets and loads; answered at once, then every
+  // record_every (else eval_every) steps while it asks for something, and at the last step, in
+  // Snapshot::interventions, on the first kInterventionBatches eval batches. Computed on the
+  // trainer thread between steps, in eval mode: training is bit-identical with or without it.
+  // Parts that fail say why in InterventionView::error; training is not disturbed.
+  void request_interventions(const InterventionRequest& request);
+  static constexpr int kInterventionBatches = 2;
 
   // Image tasks: probe test image `test_index` from now on (kept across resets and loads); the
   // snapshot's probe_image says which image the maps belong to. Out of range: a message in the

@@ -9,7 +9,8 @@
 
 namespace attn {
 
-struct NeuralView;  // core/views/neural_view.h
+struct NeuralView;        // core/views/neural_view.h
+struct InterventionView;  // core/views/intervention_view.h
 struct ConnView;    // core/views/conn_view.h
 
 enum class TrainerState { Idle, Running, Paused, Stopping, Finished, Diverged, Error };
@@ -135,6 +136,11 @@ struct Snapshot {
   // computed at every probe and whenever the Neural panel changes its request. Null when no layer
   // is neural (or before the first probe). Shared like `attention`.
   std::shared_ptr<const NeuralView> neural;
+  // The Interventions panel's request answered on the model (Trainer::request_interventions;
+  // core/views/intervention_view.h): the ablation, importance and patching it asked for, at the
+  // step it says. At a recorded step (the timeline) its importance is the recorded one. Null:
+  // nothing asked and nothing recorded.
+  std::shared_ptr<const InterventionView> interventions;
 
   // Connection Transformer (model.architecture "conn"): spectra of I + C over training, C, its
   // eigenvalues, the reasoning trace and statistics (core/views/conn_view.h). Null for other

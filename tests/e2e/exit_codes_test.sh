@@ -51,7 +51,9 @@ exits 2 "reproduce: unknown option" "$bin" reproduce --paper conn --out r --bogu
 exits 2 "reproduce: bad value" "$bin" reproduce --paper nosuch --out r
 exits 2 "export: unknown option" "$bin" export --run x --list --bogus
 exits 2 "export: bad value" "$bin" export --run x --figure loss --out f.pdf --dpi many
-for cmd in train ky geometry spectral compare sweep reproduce export; do
+exits 2 "analyze: unknown option" "$bin" analyze --run x --importance --bogus
+exits 2 "analyze: bad value" "$bin" analyze --run x --importance --batches many
+for cmd in train ky geometry spectral compare sweep reproduce export analyze; do
   exits 0 "$cmd --help" "$bin" "$cmd" --help
   grep -q "Exit codes: 0 ok, 1 run failed, 2 usage or bad input, 3 diverged" out \
     && ok "$cmd --help lists the exit codes" || bad "$cmd --help lacks the exit codes"

@@ -2,6 +2,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "gui/plot/export_dialog.h"
@@ -74,12 +75,30 @@ void AttentionPanel::draw(FrameContext& frame) {
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   plot_.draw(figure_, ImVec2(avail.x, std::max(60.0f, avail.y)), font);
+  // Heads ablated in the Interventions panel are outlined (the maps are the unablated model's).
+  const auto& ablated = frame.ui.interventions.ablate;
+  for (size_t i = 0; i < figure_.panels.size() && !ablated.empty(); ++i)
+    for (const fig::Heatmap& m : figure_.panels[i].heatmaps)
+      if (std::find(ablated.begin(), ablated.end(), HeadRef{m.layer, m.head}) != ablated.end()) {
+        const ImVec2 a = plot_.to_screen(static_cast<int>(i), m.x0, m.y0);
+        const ImVec2 b = plot_.to_screen(static_cast<int>(i), m.x1, m.y1);
+        ImGui::GetWindowDrawList()->AddRect(ImVec2(std::min(a.x, b.x), std::min(a.y, b.y)),
+                                            ImVec2(std::max(a.x, b.x), std::max(a.y, b.y)),
+                                            IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
+      }
   if (const auto c = plot_.hover_cell(figure_)) {
     ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
-    const std::string& title = figure_.panels[static_cast<size_t>(c->panel)].title;
+    const fig::Panel& panel = figure_.panels[static_cast<size_t>(c->panel)];
+    const fig::Heatmap& map = panel.heatmaps[static_cast<size_t>(c->heatmap)];
+    const bool is_ablated =
+        std::find(ablated.begin(), ablated.end(), HeadRef{map.layer, map.head}) != ablated.end();
     // Row 0 is the first query (matrix convention): rows are queries, columns keys.
-    ImGui::SetTooltip("%s: query %d (%s) -> key %d (%s) = %.3f", title.c_str(), c->row,
-                      token(snap, c->row), c->col, token(snap, c->col), c->value);
+    ImGui::SetTooltip("%s: query %d (%s) -> key %d (%s) = %.3f\nright-click: %s this head "
+                      "(Interventions)",
+                      panel.title.c_str(), c->row, token(snap, c->row), c->col,
+                      token(snap, c->col), c->value, is_ablated ? "restore" : "ablate");
+    if (map.layer >= 0 && ImGui::IsMouseClicked(ImGuiMouseButton_Right))
+      toggle_ablated_head(frame.trainer, frame.ui, {map.layer, map.head});
   }
 }
 

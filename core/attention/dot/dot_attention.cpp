@@ -37,7 +37,7 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   // softmax attention itself: no rotation, no logit bias, no weights to record. Dropout's mask
   // is drawn here, from the same stream and of the same shape as softmax_attention draws it.
   if (fused_kernels_enabled() && cpu::accepts(x) && !position_.rope() && !position_.alibi() &&
-      !record_weights) {
+      !record_weights && !intervention) {
     torch::Tensor keep;
     if (shape_.dropout > 0 && is_training())
       keep = run_dropout_scale({B, shape_.heads, L, L}, x.options(), shape_.dropout);
@@ -51,6 +51,7 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   position_.rotate(q, k);
   auto y = softmax_attention(q, k, qkv[2], shape_.causal, shape_.dropout, is_training(),
                              record_weights ? &recorded_weights : nullptr, position_.bias(L, q));
+  y = intervene(y, [&] { return uniform_attention(qkv[2], shape_.causal); });
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }
 

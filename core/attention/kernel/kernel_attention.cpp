@@ -170,7 +170,9 @@ torch::Tensor KernelAttentionBase::attend(const torch::Tensor& map, const torch:
   auto weights = torch::softmax(scores, -1);
   if (record_weights) recorded_weights = weights.detach();
   if (shape_.dropout > 0 && is_training()) weights = run_dropout(weights, shape_.dropout);
-  return torch::matmul(weights, values).transpose(1, 2).reshape({B, L, -1});
+  auto y = intervene(torch::matmul(weights, values),
+                     [&] { return uniform_attention(values, shape_.causal); });
+  return y.transpose(1, 2).reshape({B, L, -1});
 }
 
 torch::Tensor KernelAttentionBase::register_per_head(const std::string& name) {

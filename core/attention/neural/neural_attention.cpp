@@ -334,6 +334,7 @@ torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
             : neural_attention_reference(p, r, w, b, v, options_.activation, scale, shape_.causal,
                                          options_.chunk, weights_out, keep, slopes);
   if (record_weights) recorded_weights = weights.detach();
+  y = intervene(y, [&] { return uniform_attention(v, shape_.causal); });
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }
 

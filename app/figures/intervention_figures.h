@@ -1,0 +1,24 @@
+// The Interventions panel's figures (torch-free), shared by the window's Export buttons and
+// `attnlab analyze --figure`: head importance and activation patching as layer x head heatmaps
+// (core/views/intervention_view.h).
+// Contract:
+//  - importance_figure: the eval loss change (nats; accuracy: the accuracy change in points)
+//    when each head is ablated alone, layer rows (layer 0 on top), head columns, on a diverging
+//    scale centred on 0, each cell's value printed in it (up to 64 cells); the title names the
+//    mode, the batches, the step and the baseline. The heatmap carries the exact changes (the
+//    CSV equals them).
+//  - patch_figure: the share of the clean-minus-corrupted metric each head restores, layer x
+//    head; with by_position a second panel, one row per head ("L0 H1") and one column per
+//    position (the clean probe's tokens as ticks, the positions where the probes differ marked
+//    "*"). Cells without a value (a classifier's CLS alone) are NaN (blank).
+//  - Both throw attn::Error for an empty table.
+#pragma once
+#include "core/views/intervention_view.h"
+#include "render/plot/figure.h"
+
+namespace attn::figures {
+
+fig::Figure importance_figure(const ImportanceTable& table, bool accuracy = false);
+fig::Figure patch_figure(const PatchTable& table, bool by_position = true);
+
+}  // namespace attn::figures

@@ -1,0 +1,49 @@
+// Interventions panel: why the model needs a head. Pick heads (click a cell of the importance
+// map, or right-click a map in the Attention panel) and an ablation mode (zero, mean, uniform),
+// and see the eval loss, accuracy and the probe's prediction with those heads ablated; the
+// importance map (each head ablated alone: the eval loss change) and the activation-patching
+// map (the share of the clean-minus-corrupted metric each head restores; by position below),
+// each with a colorbar and an Export button (figures::importance_figure / patch_figure, the
+// figures `attnlab analyze --figure` writes).
+// Contract: the panel's request lives in UiState::interventions and goes to the trainer
+// (Trainer::request_interventions) whenever a control changes it; the trainer answers on its
+// thread between steps, on Trainer::kInterventionBatches eval batches, and again every recorded
+// step while training. At a recorded step (the timeline) the importance map is the one recorded
+// there (zero ablation); the ablation and the patch are the model's at the step they name.
+// Ablated heads are outlined on the importance map. report(): "ablate", "mode", "importance",
+// "patch", "step", "error", "ablated_loss", "baseline_loss". No torch; GL context current.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "gui/panel.h"
+#include "gui/plot/live_figure.h"
+#include "render/plot/figure.h"
+
+namespace attn::gui {
+
+class InterventionsPanel : public Panel {
+ public:
+  void draw(FrameContext& frame) override;
+  void update(FrameContext& frame) override;
+  nlohmann::json report() const override { return report_; }
+  std::vector<std::string> figures(const Snapshot& snap) const override;
+  const fig::Figure* shown_figure(const std::string& name) const override;
+
+ private:
+  void controls(FrameContext& frame);
+  void summary(const Snapshot& snap);
+
+  bool sent_ = false;      // the first frame drawn asks for the importance table
+  char clean_[256] = {};   // the patch's probes as typed ("": the run's probe / the twin)
+  char corrupt_[256] = {};
+  bool show_accuracy_ = false;  // the importance map shows the accuracy change instead
+  nlohmann::json report_;
+  LiveFigure importance_plot_, patch_plot_;
+  fig::Figure importance_figure_, patch_figure_;
+  bool have_importance_ = false, have_patch_ = false;
+  const void* built_view_ = nullptr;
+  bool built_accuracy_ = false;
+};
+
+}  // namespace attn::gui

@@ -1,0 +1,312 @@
+#include "core/training/interventions.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/base/error.h"
+
+namespace attn {
+
+namespace {
+
+using Kind = HeadIntervention::Kind;
+
+// Eval mode, no gradients and no hooks outside the scope: every function below runs in one.
+class Scope {
+ public:
+  explicit Scope(Transformer& model)
+      : model_(model), modules_(model->attention_modules()), training_(model->is_training()) {
+    model_->eval();
+  }
+  ~Scope() {
+    clear();
+    if (training_) model_->train();
+  }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  int layers() const { return static_cast<int>(modules_.size()); }
+  int heads() const { return model_->heads(); }
+  // The layer's hook, created on first use; layers never asked for keep their usual paths.
+  HeadIntervention& at(int layer) {
+    auto& iv = modules_.at(layer)->intervention;
+    if (!iv) iv = std::make_shared<HeadIntervention>();
+    return *iv;
+  }
+  void clear() {
+    for (auto& m : modules_) m->intervention.reset();
+  }
+  torch::Tensor forward(const torch::Tensor& input) { return model_->forward(input); }
+  torch::Device device() const { return model_->parameters().front().device(); }
+
+ private:
+  Transformer& model_;
+  std::vector<std::shared_ptr<AttentionModule>> modules_;
+  bool training_;
+  torch::NoGradGuard no_grad_;
+};
+
+EvalFigures run_eval(Scope& scope, const std::vector<Batch>& batches) {
+  const torch::Device device = scope.device();
+  double loss_sum = 0, correct = 0, count = 0;
+  for (const Batch& batch : batches) {
+    auto logits = scope.forward(batch.inputs.to(device));
+    auto flat = logits.reshape({-1, logits.size(-1)});
+    auto tg = batch.targets.to(device).reshape({-1});
+    auto scored = tg.ne(-1);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    flat, tg,
+                    torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(
+                        torch::kSum))
+                    .item<double>();
+    correct += flat.argmax(-1).eq(tg).logical_and(scored).sum().item<double>();
+    count += scored.sum().item<double>();
+  }
+  return {loss_sum / std::max(1.0, count), correct / std::max(1.0, count)};
+}
+
+// Every layer's per-head mean output over the batches' examples, [1, H, L, Dh] per layer.
+std::vector<torch::Tensor> head_means(Scope& scope, const std::vector<Batch>& batches) {
+  std::vector<torch::Tensor> sums(scope.layers());
+  double examples = 0;
+  bool pooled = false;
+  const torch::Device device = scope.device();
+  for (const Batch& batch : batches) {
+    for (int l = 0; l < scope.layers(); ++l) scope.at(l).capture = true;
+    scope.forward(batch.inputs.to(device));
+    for (int l = 0; l < scope.layers(); ++l) {
+      auto y = scope.at(l).captured.to(torch::kFloat64);
+      scope.at(l).captured = torch::Tensor();
+      auto s = y.sum(0, /*keepdim=*/true);
+      if (sums[l].defined() && !pooled && sums[l].size(2) != s.size(2)) pooled = true;
+      if (pooled) {  // lengths differ: pool positions as well (weighted by their count)
+        if (sums[l].defined() && sums[l].size(2) != 1)
+          sums[l] = sums[l].sum(2, true) / static_cast<double>(sums[l].size(2));
+        s = s.sum(2, true) / static_cast<double>(s.size(2));
+      }
+      sums[l] = sums[l].defined() ? sums[l] + s : s;
+    }
+    examples += static_cast<double>(batch.inputs.size(0));
+  }
+  scope.clear();
+  for (auto& s : sums) s = (s / std::max(1.0, examples)).to(torch::kFloat32);
+  return sums;
+}
+
+// Sets the hooks that ablate `heads` in `mode` (means: head_means, for mean ablation).
+void set_ablation(Scope& scope, const std::vector<HeadRef>& heads, AblationMode mode,
+                  const std::vector<torch::Tensor>& means) {
+  for (const HeadRef& h : heads) {
+    HeadIntervention& iv = scope.at(h.layer);
+    iv.kinds.resize(scope.heads(), Kind::keep);
+    switch (mode) {
+      case AblationMode::zero: iv.kinds[h.head] = Kind::zero; break;
+      case AblationMode::uniform: iv.kinds[h.head] = Kind::uniform; break;
+      case AblationMode::mean:
+        iv.kinds[h.head] = Kind::replace;
+        iv.replacement = means.at(h.layer);
+        break;
+    }
+  }
+}
+
+void check_heads(const Scope& scope, const std::vector<HeadRef>& heads) {
+  for (const HeadRef& h : heads)
+    if (h.layer < 0 || h.layer >= scope.layers() || h.head < 0 || h.head >= scope.heads())
+      throw Error("head " + std::to_string(h.layer) + "." + std::to_string(h.head) +
+                  " does not exist (this model has layers 0.." +
+                  std::to_string(scope.layers() - 1) + " and heads 0.." +
+                  std::to_string(scope.heads() - 1) + ")");
+}
+
+// Last-position logits [B, V] (classifiers: their class logits).
+torch::Tensor answer_logits(const torch::Tensor& logits) {
+  return logits.dim() == 3 ? logits.select(1, logits.size(1) - 1) : logits;
+}
+
+// The patch metric (see PatchTable) on answer logits [B, V], per row, in double.
+struct Metric {
+  bool logit_diff = true;
+  int64_t clean = 0, corrupt = 0;
+  torch::Tensor of(const torch::Tensor& logits) const {
+    auto z = logits.to(torch::kFloat64);
+    if (logit_diff) return z.select(1, clean) - z.select(1, corrupt);
+    return -torch::log_softmax(z, 1).select(1, clean);
+  }
+};
+
+struct PatchRuns {
+  Metric metric;
+  std::vector<torch::Tensor> clean_heads;  // per layer [1, H, L, Dh]
+  double clean = 0, corrupt = 0;
+};
+
+PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt) {
+  if (clean.dim() != 2 || corrupt.dim() != 2 || clean.size(0) != 1 || corrupt.size(0) != 1)
+    throw Error("patching takes two token probes, each a batch of one");
+  if (clean.size(1) != corrupt.size(1))
+    throw Error("the clean probe has " + std::to_string(clean.size(1)) +
+                " tokens and the corrupted probe " + std::to_string(corrupt.size(1)) +
+                ": patching replaces a head's output position by position, so the two probes "
+                "must have the same length");
+  const torch::Device device = scope.device();
+  PatchRuns r;
+  for (int l = 0; l < scope.layers(); ++l) scope.at(l).capture = true;
+  const torch::Tensor clean_logits = answer_logits(scope.forward(clean.to(device)));
+  for (int l = 0; l < scope.layers(); ++l) r.clean_heads.push_back(scope.at(l).captured);
+  scope.clear();
+  const torch::Tensor corrupt_logits = answer_logits(scope.forward(corrupt.to(device)));
+  r.metric.clean = clean_logits.argmax(1).item<int64_t>();
+  r.metric.corrupt = corrupt_logits.argmax(1).item<int64_t>();
+  r.metric.logit_diff = r.metric.clean != r.metric.corrupt;
+  r.clean = r.metric.of(clean_logits).item<double>();
+  r.corrupt = r.metric.of(corrupt_logits).item<double>();
+  return r;
+}
+
+}  // namespace
+
+void check_interventions_apply(const ExperimentConfig& config) {
+  if (config.model.architecture == "conn")
+    throw Error(
+        "model.architecture \"conn\": the Connection Transformer's connection heads only "
+        "reparametrise one matrix C (their mean), so no head has an output of its own to ablate "
+        "or patch; interventions take models with attention heads");
+}
+
+std::vector<Batch> first_batches(const std::vector<Batch>& set, int batches) {
+  if (batches <= 0 || batches >= static_cast<int>(set.size())) return set;
+  return {set.begin(), set.begin() + batches};
+}
+
+EvalFigures evaluate_model(Transformer& model, const std::vector<Batch>& batches) {
+  Scope scope(model);
+  return run_eval(scope, batches);
+}
+
+AblationResult ablate_heads(Transformer& model, const std::vector<Batch>& batches,
+                            const std::vector<HeadRef>& heads, AblationMode mode) {
+  Scope scope(model);
+  check_heads(scope, heads);
+  AblationResult r;
+  r.mode = mode;
+  r.heads = heads;
+  r.batches = static_cast<int>(batches.size());
+  r.baseline = run_eval(scope, batches);
+  const std::vector<torch::Tensor> means =
+      mode == AblationMode::mean && !heads.empty() ? head_means(scope, batches)
+                                                   : std::vector<torch::Tensor>{};
+  set_ablation(scope, heads, mode, means);
+  r.ablated = run_eval(scope, batches);
+  return r;
+}
+
+ImportanceTable head_importance(Transformer& model, const std::vector<Batch>& batches,
+                                AblationMode mode, const std::function<void(int, int)>& progress) {
+  Scope scope(model);
+  ImportanceTable t;
+  t.mode = mode;
+  t.batches = static_cast<int>(batches.size());
+  t.layers = scope.layers();
+  t.heads = scope.heads();
+  t.baseline = run_eval(scope, batches);
+  const std::vector<torch::Tensor> means =
+      mode == AblationMode::mean ? head_means(scope, batches) : std::vector<torch::Tensor>{};
+  const int total = t.layers * t.heads;
+  for (int l = 0; l < t.layers; ++l)
+    for (int h = 0; h < t.heads; ++h) {
+      set_ablation(scope, {{l, h}}, mode, means);
+      const EvalFigures e = run_eval(scope, batches);
+      scope.clear();
+      t.loss.push_back(static_cast<float>(e.loss));
+      t.accuracy.push_back(static_cast<float>(e.accuracy));
+      if (progress) progress(l * t.heads + h + 1, total);
+    }
+  return t;
+}
+
+std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::Tensor& probe,
+                                              const std::vector<Batch>& batches,
+                                              const std::vector<HeadRef>& heads,
+                                              AblationMode mode) {
+  Scope scope(model);
+  check_heads(scope, heads);
+  const std::vector<torch::Tensor> means =
+      mode == AblationMode::mean && !heads.empty() ? head_means(scope, batches)
+                                                   : std::vector<torch::Tensor>{};
+  set_ablation(scope, heads, mode, means);
+  const torch::Tensor p =
+      torch::softmax(answer_logits(scope.forward(probe.to(scope.device()))).to(torch::kFloat64), 1)[0];
+  const int64_t top = p.argmax().item<int64_t>();
+  return {top, p[top].item<double>()};
+}
+
+PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
+                       const std::function<std::string(int64_t)>& label) {
+  Scope scope(model);
+  const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt);
+  PatchTable t;
+  t.metric = runs.metric.logit_diff ? "logit_diff" : "loss";
+  t.clean_answer = label(runs.metric.clean);
+  t.corrupt_answer = label(runs.metric.corrupt);
+  t.clean_metric = runs.clean;
+  t.corrupt_metric = runs.corrupt;
+  t.layers = scope.layers();
+  t.heads = scope.heads();
+  const int64_t P = runs.clean_heads.front().size(2);  // positions the heads see (CLS included)
+  t.positions = static_cast<int>(P);
+  const int64_t offset = P - clean.size(1);  // 1 for a classifier's CLS
+  if (offset > 0) t.tokens.push_back("CLS"), t.corrupt_tokens.push_back("CLS");
+  auto clean_cpu = clean.to(torch::kCPU), corrupt_cpu = corrupt.to(torch::kCPU);
+  for (int64_t i = 0; i < clean.size(1); ++i) {
+    const int64_t a = clean_cpu[0][i].item<int64_t>(), b = corrupt_cpu[0][i].item<int64_t>();
+    t.tokens.push_back(label(a));
+    t.corrupt_tokens.push_back(label(b));
+    if (a != b) t.differing.push_back(static_cast<int>(i + offset));
+  }
+  const double span = runs.clean - runs.corrupt;
+  auto restored = [&](const torch::Tensor& m) {  // [B] metric -> restored share
+    if (span == 0)  // the probes do not differ in the metric: nothing to restore
+      return torch::full(m.sizes(), std::nan(""), torch::kFloat32);
+    return ((m - runs.corrupt) / span).to(torch::kFloat32).to(torch::kCPU);
+  };
+  const torch::Device device = scope.device();
+  // One batch per head: row p patches position p only; then the head at every position.
+  const torch::Tensor rows = corrupt.to(device).expand({P - offset, corrupt.size(1)}).contiguous();
+  const torch::Tensor one_position =
+      torch::eye(P, torch::dtype(torch::kBool).device(device)).slice(0, offset);
+  t.restored_at.assign(static_cast<size_t>(t.layers) * t.heads * P,
+                       std::numeric_limits<float>::quiet_NaN());
+  for (int l = 0; l < t.layers; ++l)
+    for (int h = 0; h < t.heads; ++h) {
+      HeadIntervention& iv = scope.at(l);
+      iv.kinds.assign(t.heads, Kind::keep);
+      iv.kinds[h] = Kind::replace;
+      iv.replacement = runs.clean_heads[l];
+      const torch::Tensor whole = runs.metric.of(answer_logits(scope.forward(corrupt.to(device))));
+      t.restored.push_back(restored(whole).item<float>());
+      iv.positions = one_position;
+      const torch::Tensor each = restored(runs.metric.of(answer_logits(scope.forward(rows))));
+      const float* e = each.data_ptr<float>();
+      float* out = &t.restored_at[(static_cast<size_t>(l) * t.heads + h) * P];
+      for (int64_t p = 0; p + offset < P; ++p) out[p + offset] = e[p];
+      scope.clear();
+    }
+  return t;
+}
+
+double patched_metric(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
+                      const std::vector<HeadRef>& heads) {
+  Scope scope(model);
+  check_heads(scope, heads);
+  const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt);
+  for (const HeadRef& h : heads) {
+    HeadIntervention& iv = scope.at(h.layer);
+    iv.kinds.resize(scope.heads(), Kind::keep);
+    iv.kinds[h.head] = Kind::replace;
+    iv.replacement = runs.clean_heads[h.layer];
+  }
+  return runs.metric.of(answer_logits(scope.forward(corrupt.to(scope.device())))).item<double>();
+}
+
+}  // namespace attn

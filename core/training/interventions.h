@@ -1,0 +1,67 @@
+// Interventions on attention heads (torch; internal to core): ablation, head importance and
+// activation patching of a Transformer, through the per-head hook every multi-head mechanism
+// applies before its output projection (HeadIntervention, core/attention/attention.h). The
+// plain result types are torch-free (core/views/intervention_view.h).
+// Contract:
+//  - Evaluation only: the model is put in eval mode under NoGradGuard and returned to its mode;
+//    weights, optimiser state and every random stream are untouched, so interventions taken
+//    during training leave the run bit-identical. Hooks are cleared on return, also on a throw.
+//  - Eval figures are evaluate()'s (TrainingSession): summed cross-entropy over scored targets
+//    and the share of correct argmaxes, on the first `batches` batches of the eval set. Layers
+//    without an intervention keep their usual (fused) paths, so the baseline equals the run's
+//    own eval on those batches.
+//  - Mean ablation replaces a head's output by its mean over every example of the same batches,
+//    per position (pooled over positions too when the batches have different lengths).
+//  - A model without attention heads (model.architecture "conn") is refused (attn::Error).
+#pragma once
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/data/tasks.h"
+#include "core/models/model.h"
+#include "core/views/intervention_view.h"
+
+namespace attn {
+
+// Throws attn::Error saying why `config`'s model has no heads to intervene on.
+void check_interventions_apply(const ExperimentConfig& config);
+
+// `batches` <= 0 or beyond the set: the whole set.
+std::vector<Batch> first_batches(const std::vector<Batch>& set, int batches);
+
+EvalFigures evaluate_model(Transformer& model, const std::vector<Batch>& batches);
+
+// `heads` ablated together. An empty list gives baseline == ablated.
+AblationResult ablate_heads(Transformer& model, const std::vector<Batch>& batches,
+                            const std::vector<HeadRef>& heads, AblationMode mode);
+
+// Every head ablated alone (the same batches and, for mean, the same means as ablate_heads).
+// `progress` (optional) is called after each head with (done, total).
+ImportanceTable head_importance(Transformer& model, const std::vector<Batch>& batches,
+                                AblationMode mode,
+                                const std::function<void(int, int)>& progress = {});
+
+// The probe's top prediction at its last position (label, probability), with `heads` ablated
+// (mean ablation's means from `batches`).
+std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::Tensor& probe,
+                                              const std::vector<Batch>& batches,
+                                              const std::vector<HeadRef>& heads,
+                                              AblationMode mode);
+
+// Activation patching between two probes of one length ([1, L] int64 token inputs):
+// clean/corrupted metrics and, for every head, the share of the difference that comes back
+// when the corrupted run takes that head's output from the clean run (at every position, and
+// at each position alone). `label` names a token. Throws attn::Error when the lengths differ.
+PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
+                       const std::function<std::string(int64_t)>& label);
+
+// The patch metric of the corrupted run with `heads` taken from the clean run at every
+// position (empty: the corrupted metric; the answers and the metric kind as patch_heads picks).
+double patched_metric(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
+                      const std::vector<HeadRef>& heads);
+
+}  // namespace attn

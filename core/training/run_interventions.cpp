@@ -1,0 +1,163 @@
+#include "core/training/run_interventions.h"
+
+#include <filesystem>
+
+#include "core/training/interventions.h"
+#include "core/base/error.h"
+#include "core/training/session.h"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+torch::Tensor tokens_tensor(const std::vector<int64_t>& tokens) {
+  return torch::tensor(tokens, torch::kInt64).unsqueeze(0);
+}
+
+std::vector<int64_t> probe_of(const TrainingSession& session) {
+  return session.probe_tokens().empty() ? session.task().probe() : session.probe_tokens();
+}
+
+}  // namespace
+
+PatchProbes patch_probes(const TrainingSession& session, const std::string& clean,
+                         const std::string& corrupt, const std::string& clean_what,
+                         const std::string& corrupt_what) {
+  if (session.task().patch_dim() > 0)
+    throw Error("activation patching compares two token probes; this run's task (" +
+                session.config().task.name +
+                ") feeds images, so only ablation and importance apply to it");
+  auto parse = [&](const std::string& text, const std::string& what) {
+    try {
+      return session.parse_probe(text);
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what());
+    }
+  };
+  PatchProbes p;
+  p.clean = clean.empty() ? probe_of(session) : parse(clean, clean_what);
+  if (p.clean.empty()) throw Error(clean_what + ": the run has no probe; type one");
+  if (corrupt.empty()) {
+    try {
+      p.corrupt = session.task().corrupted_twin(p.clean);
+    } catch (const Error& e) {
+      throw Error(corrupt_what + ": " + e.what());
+    }
+  } else {
+    p.corrupt = parse(corrupt, corrupt_what);
+  }
+  if (p.corrupt.size() != p.clean.size())
+    throw Error(corrupt_what + " has " + std::to_string(p.corrupt.size()) + " tokens and " +
+                clean_what + " " + std::to_string(p.clean.size()) +
+                ": patching swaps a head's output position by position, so the probes must have "
+                "the same length");
+  if (p.corrupt == p.clean)
+    throw Error(corrupt_what + " equals " + clean_what +
+                ": patching needs two probes that differ where it matters");
+  return p;
+}
+
+AblationResult ablate_session(TrainingSession& session, const std::vector<HeadRef>& heads,
+                              AblationMode mode, int batches) {
+  check_interventions_apply(session.config());
+  session.settle();
+  return ablate_heads(session.model(), first_batches(session.task().eval_set(), batches), heads,
+                      mode);
+}
+
+ImportanceTable session_importance(TrainingSession& session, AblationMode mode, int batches,
+                                   const std::function<void(int, int)>& progress) {
+  check_interventions_apply(session.config());
+  session.settle();
+  ImportanceTable t = head_importance(
+      session.model(), first_batches(session.task().eval_set(), batches), mode, progress);
+  t.step = session.step();
+  return t;
+}
+
+PatchTable session_patch(TrainingSession& session, const PatchProbes& probes) {
+  check_interventions_apply(session.config());
+  session.settle();
+  const Task& task = session.task();
+  PatchTable t = patch_heads(session.model(), tokens_tensor(probes.clean),
+                             tokens_tensor(probes.corrupt),
+                             [&](int64_t token) { return task.token_label(token); });
+  t.step = session.step();
+  return t;
+}
+
+InterventionView session_interventions(TrainingSession& session, const InterventionRequest& request,
+                                       int batches) {
+  InterventionView v;
+  v.request = request;
+  v.step = session.step();
+  auto note = [&](const std::string& what, const std::exception& e) {
+    v.error += (v.error.empty() ? "" : "\n") + what + ": " + e.what();
+  };
+  try {
+    check_interventions_apply(session.config());
+  } catch (const Error& e) {
+    v.error = e.what();
+    return v;
+  }
+  try {
+    v.ablation = ablate_session(session, request.ablate, request.mode, batches);
+    {
+      const torch::Tensor probe = session.task().patch_dim() > 0
+                                      ? session.task().probe_input()
+                                      : tokens_tensor(probe_of(session));
+      const auto eval = first_batches(session.task().eval_set(), batches);
+      const auto before = ablated_prediction(session.model(), probe, eval, {}, request.mode);
+      const auto after =
+          ablated_prediction(session.model(), probe, eval, request.ablate, request.mode);
+      auto name = [&](int64_t token) {
+        return session.task().patch_dim() > 0 ? "class " + std::to_string(token)
+                                               : session.task().token_label(token);
+      };
+      v.prediction = name(before.first);
+      v.prediction_probability = before.second;
+      v.ablated_prediction = name(after.first);
+      v.ablated_probability = after.second;
+    }
+  } catch (const std::exception& e) {
+    note("ablation", e);
+  }
+  if (request.importance) try {
+      v.importance = session_importance(session, request.mode, batches);
+    } catch (const std::exception& e) {
+      note("importance", e);
+    }
+  if (request.patch) try {
+      v.patch = session_patch(
+          session, patch_probes(session, request.clean, request.corrupt, "clean probe",
+                                "corrupted probe"));
+    } catch (const std::exception& e) {
+      note("patching", e);
+    }
+  return v;
+}
+
+RunInterventions::RunInterventions(const RunDirectory& run) {
+  if (!run.has_checkpoint)
+    throw Error("run directory " + run.dir + " has no checkpoint/ to analyse");
+  const std::string ckpt = (fs::path(run.dir) / "checkpoint").string();
+  ExperimentConfig config = TrainingSession::checkpoint_config(ckpt);
+  check_interventions_apply(config);
+  config.device = "cpu";
+  session_ = std::make_unique<TrainingSession>(config);
+  session_->load(ckpt);
+}
+
+RunInterventions::~RunInterventions() = default;
+
+int RunInterventions::layers() const { return session_->config().model.layers; }
+int RunInterventions::heads() const { return session_->config().model.heads; }
+int RunInterventions::eval_batches() const {
+  return static_cast<int>(session_->task().eval_set().size());
+}
+int64_t RunInterventions::step() const { return session_->step(); }
+TrainingSession& RunInterventions::session() { return *session_; }
+
+}  // namespace attn

@@ -1,0 +1,64 @@
+// Interventions on a trained model, torch-free for callers (the CLI's `attnlab analyze`, the
+// trainer thread): ablation, head importance and activation patching (core/training/
+// interventions.h holds the arithmetic and its contract; core/views/intervention_view.h the
+// results). Everything runs in eval mode without gradients and leaves the model, its optimiser
+// and its random streams as they were.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/runs/run_dir.h"
+#include "core/views/intervention_view.h"
+
+namespace attn {
+
+class TrainingSession;  // core/training/session.h
+
+// The probes of a patch as token ids: `clean` typed (empty: the session's probe) and `corrupt`
+// typed (empty: the task's corrupted twin of the clean probe, Task::corrupted_twin). Throws
+// attn::Error naming `clean_what` / `corrupt_what` (e.g. "--clean") and the culprit: a token
+// the task does not know, a probe too long, two lengths that differ, a task without twins.
+struct PatchProbes {
+  std::vector<int64_t> clean, corrupt;
+};
+PatchProbes patch_probes(const TrainingSession& session, const std::string& clean,
+                         const std::string& corrupt, const std::string& clean_what,
+                         const std::string& corrupt_what);
+
+// The session's model, on its first `batches` eval batches (<= 0: all of them).
+AblationResult ablate_session(TrainingSession& session, const std::vector<HeadRef>& heads,
+                              AblationMode mode, int batches);
+ImportanceTable session_importance(TrainingSession& session, AblationMode mode, int batches,
+                                   const std::function<void(int, int)>& progress = {});
+PatchTable session_patch(TrainingSession& session, const PatchProbes& probes);
+
+// What the Interventions panel asked for, at the session's step: the ablation with the probe's
+// prediction before and after, the importance table (when asked) and the patch (when probes are
+// given). A part that fails says why in `error`; the others are still filled. Never throws
+// attn::Error.
+InterventionView session_interventions(TrainingSession& session, const InterventionRequest& request,
+                                       int batches);
+
+// A saved run's checkpoint loaded on the CPU, for `attnlab analyze`.
+class RunInterventions {
+ public:
+  // Throws attn::Error naming the directory (no checkpoint) or why the model has no heads.
+  explicit RunInterventions(const RunDirectory& run);
+  ~RunInterventions();
+  RunInterventions(const RunInterventions&) = delete;
+  RunInterventions& operator=(const RunInterventions&) = delete;
+
+  int layers() const;
+  int heads() const;
+  int eval_batches() const;  // the run's eval set (train.eval_batches)
+  int64_t step() const;
+  TrainingSession& session();
+
+ private:
+  std::unique_ptr<TrainingSession> session_;
+};
+
+}  // namespace attn

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# End-to-end checks of `attnlab analyze` (issue 33) on real trained runs: the shipped copy
+# experiment (assets/configs/copy.json) and the shipped recall experiment (assets/configs/
+# recall.json, dot) trained headless, then
+#  - --importance --json follows its contract, and a row equals --ablate L.H with the same mode
+#    (zero, mean, uniform) on the same batches;
+#  - the trained copy model's layer-0 heads are redundant (each alone costs < 0.1 nat, the four
+#    together > 1 nat); on trained recall the heads differ: one costs > 1 nat, another < 0.1;
+#  - on recall, patching the task's corrupted twin (the last queried key rebound) finds heads
+#    that carry the answer: some head restores at least half of the logit difference, and its
+#    by-position row says where;
+#  - --figure writes the heatmap with its CSV and JSON; bad input exits 2 naming the culprit and
+#    writes nothing; a Connection Transformer is refused with the reason.
+# usage: analyze_cli_test.sh <attnlab> <repo>
+set -u
+bin=$1
+repo=$2
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cli_tmpdir
+
+train() {  # train <name> <config>
+  "$bin" train --config "$2" --out "$work/$1" --threads 2 --quiet >"$work/$1.log" 2>&1 \
+    || { bad "training $1 failed: $(tail -3 "$work/$1.log")"; return 1; }
+}
+train copy "$repo/assets/configs/copy.json"
+train recall "$repo/assets/configs/recall.json"
+
+# --- importance: the contract, and rows equal single ablations ---------------------------------
+for mode in zero mean uniform; do
+  if "$bin" analyze --run copy --importance --mode $mode --batches 2 --json >imp_$mode.json 2>err; then
+    ok "analyze --importance --mode $mode"
+  else
+    bad "analyze --importance --mode $mode: $(cat err)"
+  fi
+done
+python3 - imp_zero.json <<'P' && ok "importance JSON: baseline, heads, mode, batches" || bad "importance JSON: $(head -c 400 imp_zero.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert set(j["baseline"]) >= {"eval_loss", "eval_accuracy"}, j["baseline"]
+assert j["mode"] == "zero" and j["batches"] == 2, (j["mode"], j["batches"])
+assert len(j["heads"]) == 2 * 4, len(j["heads"])  # copy.json: 2 layers x 4 heads
+for h in j["heads"]:
+    assert set(h) >= {"layer", "head", "eval_loss", "eval_accuracy"}, h
+P
+# The trained copy model is redundant: every layer-0 head learned the same copy stripe, so no
+# head alone matters, and the four together are the copy. Recall's heads differ.
+python3 - imp_zero.json <<'P' && ok "trained copy: no head alone costs 0.1 nat (redundant heads)" || bad "copy heads: $(head -c 600 imp_zero.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+base = j["baseline"]["eval_loss"]
+assert max(h["eval_loss"] - base for h in j["heads"]) < 0.1, j["heads"]
+P
+"$bin" analyze --run copy --ablate 0.0,0.1,0.2,0.3 --json >group.json 2>err || bad "group ablation: $(cat err)"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); d=j["ablated"]["eval_loss"]-j["baseline"]["eval_loss"]; assert d > 1.0, d' group.json \
+  && ok "trained copy: the four layer-0 heads ablated together cost > 1 nat" || bad "group ablation: $(cat group.json)"
+"$bin" analyze --run recall --importance --json >imp_recall.json 2>err || bad "recall importance: $(cat err)"
+python3 - imp_recall.json <<'P' && ok "trained recall: one head's ablation costs > 1 nat, another's < 0.1" || bad "recall heads do not differ: $(head -c 600 imp_recall.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+base = j["baseline"]["eval_loss"]
+d = [h["eval_loss"] - base for h in j["heads"]]
+assert max(d) > 1.0 and min(d) < 0.1, d
+P
+# The heads that matter most and least, ablated alone, equal their rows, in every mode.
+for mode in zero mean uniform; do
+  for pick in max min; do
+    lh=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); h=$pick(j['heads'], key=lambda h: h['eval_loss']); print(f\"{h['layer']}.{h['head']}\")" imp_$mode.json)
+    if "$bin" analyze --run copy --ablate "$lh" --mode $mode --batches 2 --json >abl.json 2>err; then
+      python3 - imp_$mode.json abl.json "$lh" <<'P' && ok "--ablate $lh --mode $mode equals its importance row" || bad "--ablate $lh --mode $mode differs from its row: $(cat abl.json)"
+import json, sys
+imp, abl, lh = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+layer, head = map(int, lh.split("."))
+row = [h for h in imp["heads"] if h["layer"] == layer and h["head"] == head][0]
+assert abl["heads"] == [{"layer": layer, "head": head}], abl["heads"]
+assert abl["baseline"] == imp["baseline"], (abl["baseline"], imp["baseline"])
+for k in ("eval_loss", "eval_accuracy"):
+    assert abs(abl["ablated"][k] - row[k]) <= 1e-6 * max(1.0, abs(row[k])), (k, abl["ablated"][k], row[k])
+assert abl["mode"] == imp["mode"] and abl["batches"] == imp["batches"]
+P
+    else
+      bad "analyze --ablate $lh --mode $mode: $(cat err)"
+    fi
+  done
+done
+
+# --- patching on recall: the corrupted twin, heads that carry the answer ----------------------
+if "$bin" analyze --run recall --patch --json >patch.json 2>err; then ok "analyze --patch (the task's twin)"; else bad "analyze --patch: $(cat err)"; fi
+python3 - patch.json <<'P' && ok "recall: a head restores >= 0.4 of the logit difference; by position too" || bad "recall patching: $(head -c 600 patch.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["metric"] == "logit_diff", j["metric"]
+assert j["clean_answer"] != j["corrupt_answer"]
+assert j["clean_metric"] > j["corrupt_metric"]
+assert len(j["clean"]) == len(j["corrupt"]) and sum(a != b for a, b in zip(j["clean"], j["corrupt"])) == 1
+best = max(j["heads"], key=lambda h: h["restored"])
+assert best["restored"] >= 0.4, j["heads"]
+rows = [p for p in j["positions"] if p["layer"] == best["layer"] and p["head"] == best["head"]]
+assert len(rows) == len(j["clean"]), len(rows)
+top = max(rows, key=lambda p: p["restored"])
+assert top["restored"] >= 0.25, rows  # one position carries much of it
+print("best head", best, "at position", top["position"], top["token"])
+P
+if "$bin" analyze --run recall --patch --figure patch.png >/dev/null 2>err && [ -s patch.png ] && [ -s patch.csv ] && [ -s patch.json ]; then
+  ok "--figure writes the patching heatmap, its CSV and JSON"
+else
+  bad "--figure patch.png: $(cat err)"
+fi
+if "$bin" analyze --run copy --importance --figure imp.svg >/dev/null 2>err && grep -q "<svg" imp.svg; then
+  ok "--figure writes the importance heatmap"
+else
+  bad "--figure imp.svg: $(cat err)"
+fi
+
+# --- bad input: exit 2, the culprit named, nothing written ------------------------------------
+refuses() {  # refuses WHAT PATTERN ARGS...
+  local what=$1 pattern=$2
+  shift 2
+  "$bin" analyze "$@" >out 2>err
+  local rc=$?
+  if [ $rc = 2 ] && grep -q -- "$pattern" err && [ ! -s out ]; then ok "$what: exit 2, names $pattern"; else bad "$what: rc $rc, $(cat err)"; fi
+}
+refuses "unknown layer" "layer 5" --run copy --ablate 5.0
+refuses "unknown head" "head 9" --run copy --ablate 0.9
+refuses "not LAYER.HEAD" "LAYER.HEAD" --run copy --ablate 0:1
+refuses "bad mode" "zero, mean, uniform" --run copy --importance --mode half
+refuses "two modes" "exactly one" --run copy --importance --ablate 0.0
+refuses "probes of different lengths" "--corrupt has" --run copy --patch --clean "1 2 3" --corrupt "1 2"
+refuses "a token the task lacks" "--clean" --run copy --patch --clean "1 2 77"
+refuses "too many batches" "eval batches" --run copy --importance --batches 99
+refuses "no run" "no_such_run" --run no_such_run --importance
+refuses "--figure with --ablate" "figure" --run copy --ablate 0.0 --figure x.png
+[ ! -e x.png ] && ok "a refused --figure writes nothing" || bad "x.png was written"
+
+cat >conn.json <<'J'
+{"name": "conn", "seed": 1, "task": {"name": "recall", "length": 4, "vocab": 8},
+ "model": {"architecture": "conn", "d_model": 32, "heads": 1,
+           "conn": {"slots": 16, "steps": 2}},
+ "train": {"steps": 10, "batch_size": 8, "warmup": 2, "eval_every": 5}}
+J
+train conn conn.json && refuses "a Connection Transformer" "conn" --run conn --importance
+
+finish
