@@ -24,12 +24,18 @@ fig::Panel head_grid(const std::string& title, const std::string& name, const st
   p.title = title;
   for (int h = 0; h < heads; ++h) p.x.ticks.push_back({h + 0.5, std::to_string(h)});
   for (int l = 0; l < layers; ++l) p.y.ticks.push_back({l + 0.5, std::to_string(l)});
+  // Dark text on the pale cells near 0, white on the saturated ones (either theme).
+  float largest = 0;
+  for (const float v : values)
+    if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
   if (layers * heads <= 64)
     for (int l = 0; l < layers; ++l)
       for (int h = 0; h < heads; ++h) {
         const float v = values[static_cast<size_t>(l) * heads + h];
-        if (std::isfinite(v))
-          p.annotations.push_back({h + 0.5, l + 0.5, fixed(v, digits), fig::Anchor::Center, {}});
+        if (!std::isfinite(v)) continue;
+        const bool saturated = largest > 0 && std::abs(v) > 0.55f * largest;
+        p.annotations.push_back({h + 0.5, l + 0.5, fixed(v, digits), fig::Anchor::Center,
+                                 saturated ? fig::Color::rgb(1, 1, 1) : fig::Color::rgb(0.1f, 0.1f, 0.1f)});
       }
   fig::Heatmap m;
   m.name = name;

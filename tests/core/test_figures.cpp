@@ -12,6 +12,7 @@
 #include "core/models/conn_model.h"
 #include "core/runs/run_dir.h"
 #include "core/training/headless.h"
+#include "core/training/run_interventions.h"
 #include "core/training/saved_run.h"
 #include "core/training/session.h"
 #include "core/views/conn_view.h"
@@ -157,11 +158,24 @@ TEST_CASE("figures: a saved run's snapshot gives the live maps; unknown names li
     CHECK(snap->attention_maps()[k].weights == ref.maps[k].weights);
 
   const auto names = figures::figures_for(*snap);
-  REQUIRE(names.size() == 2);
+  REQUIRE(names.size() == 3);
+  CHECK(names[2].name == "importance");  // recorded in views.rec at the checkpoint's step
   CHECK_THROWS_WITH_AS(
       figures::build_figure("conn-matrix", *snap),
-      doctest::Contains("unknown figure 'conn-matrix' for this run; it has: loss, attention"),
+      doctest::Contains(
+          "unknown figure 'conn-matrix' for this run; it has: loss, attention, importance"),
       Error);
+  // The recorded importance is the checkpoint's, computed afresh on the same batches.
+  const ImportanceTable fresh =
+      session_importance(session, AblationMode::zero, kRecordedImportanceBatches);
+  REQUIRE(snap->interventions);
+  CHECK(snap->interventions->importance.step == 20);
+  CHECK(snap->interventions->importance.loss == fresh.loss);
+  CHECK(snap->interventions->importance.baseline.loss == fresh.baseline.loss);
+  const fig::Figure f = figures::build_figure("importance", *snap);
+  REQUIRE(f.panels.size() == 1);
+  REQUIRE(f.panels[0].heatmaps.size() == 1);
+  CHECK(f.panels[0].heatmaps[0].values[1] == fresh.loss[1] - static_cast<float>(fresh.baseline.loss));
   fs::remove_all(dir);
 }
 

@@ -80,6 +80,31 @@ TEST_CASE("view records: a record survives its encoding bit for bit") {
   CHECK_THROWS_AS(decode_view_record("not cbor at all"), Error);
 }
 
+TEST_CASE("view records: head importance survives the encoding; a short table is refused") {
+  ViewRecord r = record_at(40);
+  ImportanceTable& t = r.importance;
+  t.mode = AblationMode::zero;
+  t.batches = 2;
+  t.layers = 2;
+  t.heads = 2;
+  t.baseline = {0.625, 0.875};
+  t.loss = {0.5f, 7.25f, 0.75f, 1.0f / 3.0f};
+  t.accuracy = {1.0f, 0.25f, 0.875f, 0.9f};
+  const ViewRecord back = decode_view_record(encode_view_record(r));
+  check_same(back, r);
+  CHECK(back.importance.step == 40);
+  CHECK(back.importance.mode == AblationMode::zero);
+  CHECK(back.importance.batches == 2);
+  CHECK(back.importance.loss == t.loss);  // bit-exact floats
+  CHECK(back.importance.accuracy == t.accuracy);
+  CHECK(back.importance.baseline.loss == 0.625);
+  CHECK(back.importance.loss_change(0, 1) == 7.25f - 0.625f);
+  CHECK(decode_view_record(encode_view_record(record_at(41))).importance.empty());  // optional
+  t.loss.pop_back();
+  CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(r)),
+                       doctest::Contains("head importance table of 2 x 2"), Error);
+}
+
 TEST_CASE("view records: neural surfaces survive the encoding; the references are recomputed") {
   ViewRecord r = record_at(7);
   for (int head = 0; head < 2; ++head) {

@@ -84,7 +84,7 @@ void AttentionPanel::draw(FrameContext& frame) {
         const ImVec2 b = plot_.to_screen(static_cast<int>(i), m.x1, m.y1);
         ImGui::GetWindowDrawList()->AddRect(ImVec2(std::min(a.x, b.x), std::min(a.y, b.y)),
                                             ImVec2(std::max(a.x, b.x), std::max(a.y, b.y)),
-                                            IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
+                                            IM_COL32(255, 190, 0, 255), 0, 0, 3.0f);
       }
   if (const auto c = plot_.hover_cell(figure_)) {
     ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));

@@ -39,6 +39,8 @@ void InterventionsPanel::update(FrameContext& frame) {
     report_["baseline_loss"] = v->ablation.baseline.loss;
   }
   if (v && !v->importance.empty()) report_["importance_step"] = v->importance.step;
+  report_["cells"] = cells_;
+  report_["patch_button"] = patch_button_;
 }
 
 void InterventionsPanel::controls(FrameContext& frame) {
@@ -80,7 +82,10 @@ void InterventionsPanel::controls(FrameContext& frame) {
     ImGui::SetTooltip("Empty: the clean probe with one token changed so the answer changes "
                       "(recall: the last queried key's value; copy: the copied symbol)");
   ImGui::SameLine();
-  if (ImGui::SmallButton("Patch")) {
+  const bool patch_pressed = ImGui::SmallButton("Patch");
+  patch_button_ = {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,
+                   ImGui::GetItemRectMax().y};
+  if (patch_pressed) {
     r.patch = true;
     r.clean = clean_;
     r.corrupt = corrupt_;
@@ -114,10 +119,12 @@ void InterventionsPanel::summary(const Snapshot& snap) {
                        v->prediction_probability, v->ablated_prediction.c_str(),
                        v->ablated_probability);
   } else if (v->step >= 0 && !v->prediction.empty()) {
-    ImGui::TextDisabled("No head ablated: click a cell of the importance map (or right-click a map "
-                        "in the Attention panel). Eval loss %.4f, accuracy %s at step %lld.",
-                        a.baseline.loss, percent(a.baseline.accuracy).c_str(),
-                        static_cast<long long>(v->step));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("No head ablated: click a cell of the importance map (or right-click a map "
+                       "in the Attention panel). Eval loss %.4f, accuracy %s at step %lld.",
+                       a.baseline.loss, percent(a.baseline.accuracy).c_str(),
+                       static_cast<long long>(v->step));
+    ImGui::PopStyleColor();
   }
 }
 
@@ -167,6 +174,13 @@ void InterventionsPanel::draw(FrameContext& frame) {
   if (have_importance_) {
     importance_plot_.draw(importance_figure_, ImVec2(w, h), font);
     const ImportanceTable& t = v->importance;
+    cells_ = nlohmann::json::object();
+    for (int l = 0; l < t.layers; ++l)
+      for (int h = 0; h < t.heads; ++h) {
+        const ImVec2 a = importance_plot_.to_screen(0, h, l), b = importance_plot_.to_screen(0, h + 1, l + 1);
+        cells_[std::to_string(l) + "." + std::to_string(h)] = {
+            std::min(a.x, b.x), std::min(a.y, b.y), std::max(a.x, b.x), std::max(a.y, b.y)};
+      }
     // Ablated heads outlined; a click on a cell ablates or restores that head.
     for (const HeadRef& head : frame.ui.interventions.ablate) {
       if (head.layer >= t.layers || head.head >= t.heads) continue;
@@ -174,7 +188,7 @@ void InterventionsPanel::draw(FrameContext& frame) {
       const ImVec2 b = importance_plot_.to_screen(0, head.head + 1, head.layer + 1);
       ImGui::GetWindowDrawList()->AddRect(ImVec2(std::min(a.x, b.x), std::min(a.y, b.y)),
                                           ImVec2(std::max(a.x, b.x), std::max(a.y, b.y)),
-                                          IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
+                                          IM_COL32(255, 190, 0, 255), 0, 0, 3.0f);
     }
     if (const auto c = importance_plot_.hover_cell(importance_figure_)) {
       ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));

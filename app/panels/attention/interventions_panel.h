@@ -11,7 +11,9 @@
 // step while training. At a recorded step (the timeline) the importance map is the one recorded
 // there (zero ablation); the ablation and the patch are the model's at the step they name.
 // Ablated heads are outlined on the importance map. report(): "ablate", "mode", "importance",
-// "patch", "step", "error", "ablated_loss", "baseline_loss". No torch; GL context current.
+// "patch", "step", "error", "ablated_loss", "baseline_loss", "importance_step", and for the
+// GUI tests' clicks the screen rectangles [x0, y0, x1, y1] of the last frame's importance cells
+// ("cells": {"L.H": rect}) and Patch button ("patch_button"). No torch; GL context current.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -39,6 +41,7 @@ class InterventionsPanel : public Panel {
   char corrupt_[256] = {};
   bool show_accuracy_ = false;  // the importance map shows the accuracy change instead
   nlohmann::json report_;
+  nlohmann::json cells_ = nlohmann::json::object(), patch_button_;  // last frame's, for tests
   LiveFigure importance_plot_, patch_plot_;
   fig::Figure importance_figure_, patch_figure_;
   bool have_importance_ = false, have_patch_ = false;
