@@ -89,13 +89,26 @@ fig::Figure patch_figure(const PatchTable& t, bool by_position) {
     fig::Panel p = fig::matrix_panel("position", "head");
     p.equal_aspect = false;
     p.title = "per head and position";
-    const int step = std::max(1, t.positions / 32);
-    for (int i = 0; i < t.positions; i += step) {
-      std::string label = i < static_cast<int>(t.tokens.size()) ? t.tokens[i] : std::to_string(i);
-      if (std::find(t.differing.begin(), t.differing.end(), i) != t.differing.end())
-        label += "*";
-      p.x.ticks.push_back({i + 0.5, label});
+    // Ticks: the positions where the probes differ (starred) and the last one always, then a
+    // spread of the others that keeps a gap around those, so the layout need not thin them.
+    auto differs = [&](int i) {
+      return std::find(t.differing.begin(), t.differing.end(), i) != t.differing.end();
+    };
+    auto label = [&](int i) {
+      return (i < static_cast<int>(t.tokens.size()) ? t.tokens[i] : std::to_string(i)) +
+             (differs(i) ? "*" : "");
+    };
+    const int every = t.positions <= 12 ? 1 : std::max(2, t.positions / 8);
+    std::vector<int> keep;
+    for (int i = 0; i < t.positions; ++i)
+      if (differs(i) || i == t.positions - 1) keep.push_back(i);
+    for (int i = 0; i < t.positions; i += every) {
+      bool near = false;
+      for (const int k : keep) near = near || (k != i && std::abs(k - i) < std::min(every, 2));
+      if (!near && std::find(keep.begin(), keep.end(), i) == keep.end()) keep.push_back(i);
     }
+    std::sort(keep.begin(), keep.end());
+    for (const int i : keep) p.x.ticks.push_back({i + 0.5, label(i)});
     for (int r = 0; r < rows; ++r)
       p.y.ticks.push_back(
           {r + 0.5, "L" + std::to_string(r / t.heads) + " H" + std::to_string(r % t.heads)});
