@@ -310,8 +310,34 @@ def check(name, raw, binary, work, export_weights):
                               f"({same}: run dir, lone file) or the lone file's config from "
                               "config.json")
             ok = False
+    # (e) ablation: attnlab analyze --ablate 0.H (zero) against the twin with its hook_z
+    # zeroing the same head's output: two implementations of one intervention.
+    if m["architecture"] != "conn" and binary_analyzes(binary):
+        head = m["heads"] - 1
+        p = attnlab_cmd(binary, "analyze", "--run", run_dir, "--ablate", f"0.{head}", "--json")
+        if p.returncode != 0:
+            r["notes"].append(f"attnlab analyze failed: {p.stderr.strip()[-300:]}")
+            ok = False
+        else:
+            want = json.loads(p.stdout)["ablated"]["eval_loss"]
+
+            def zero_head(z, hook):  # z: [batch, heads, L, Dh]
+                z = z.clone()
+                z[:, head] = 0
+                return z
+            with attnlab.hooks(run.model, {"block0.attention.hook_z": zero_head}):
+                have = run.evaluate()["eval_loss"]
+            r["ablation_rel"] = abs(have - want) / abs(want)
+            if r["ablation_rel"] > LOSS_RTOL:
+                r["notes"].append(f"head 0.{head} zero-ablated: eval loss {have:.9g}, "
+                                  f"attnlab analyze's {want:.9g}")
+                ok = False
     r["ok"], r["total_s"] = ok, time.time() - t0
     return r
+
+
+def binary_analyzes(binary):
+    return attnlab_cmd(binary, "analyze", "--help").returncode == 0
 
 
 def binary_exports_weights(binary):
@@ -394,6 +420,9 @@ def main():
           f"{time.time() - t0:.0f} s; worst relative loss difference "
           f"{max(losses, default=float('nan')):.2e}, worst map difference "
           f"{max(maps, default=float('nan')):.2e}")
+    ablations = [r["ablation_rel"] for r in results if "ablation_rel" in r]
+    print(f"{len(ablations)} head ablations (attnlab analyze against hook_z) agree to "
+          f"{max(ablations, default=float('nan')):.2e} relative")
     sys.exit(0 if ok else 1)
 
 
