@@ -24,18 +24,15 @@ fig::Panel head_grid(const std::string& title, const std::string& name, const st
   p.title = title;
   for (int h = 0; h < heads; ++h) p.x.ticks.push_back({h + 0.5, std::to_string(h)});
   for (int l = 0; l < layers; ++l) p.y.ticks.push_back({l + 0.5, std::to_string(l)});
-  // Dark text on the pale cells near 0, white on the saturated ones (either theme).
-  float largest = 0;
-  for (const float v : values)
-    if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
+  // Dark text in either theme: readable on the pale cells near 0 and on the saturated ends of
+  // the diverging map alike, whatever scale a filmstrip later puts the frames on.
   if (layers * heads <= 64)
     for (int l = 0; l < layers; ++l)
       for (int h = 0; h < heads; ++h) {
         const float v = values[static_cast<size_t>(l) * heads + h];
-        if (!std::isfinite(v)) continue;
-        const bool saturated = largest > 0 && std::abs(v) > 0.55f * largest;
-        p.annotations.push_back({h + 0.5, l + 0.5, fixed(v, digits), fig::Anchor::Center,
-                                 saturated ? fig::Color::rgb(1, 1, 1) : fig::Color::rgb(0.1f, 0.1f, 0.1f)});
+        if (std::isfinite(v))
+          p.annotations.push_back({h + 0.5, l + 0.5, fixed(v, digits), fig::Anchor::Center,
+                                   fig::Color::rgb(0.08f, 0.08f, 0.08f)});
       }
   fig::Heatmap m;
   m.name = name;
@@ -64,10 +61,10 @@ fig::Figure importance_figure(const ImportanceTable& t, bool accuracy) {
             std::to_string(t.step) + ", " + std::to_string(t.batches) + " eval batch" +
             (t.batches == 1 ? "" : "es") + " (baseline loss " + fixed(t.baseline.loss, 3) +
             ", accuracy " + fixed(100 * t.baseline.accuracy, 1) + "%)";
-  f.panels.push_back(accuracy ? head_grid("accuracy change", "accuracy_change",
+  f.panels.push_back(accuracy ? head_grid("accuracy", "accuracy_change",
                                           "accuracy change (points)", t.layers, t.heads,
                                           std::move(change), 1)
-                              : head_grid("loss change", "loss_change",
+                              : head_grid("loss", "loss_change",
                                           "loss change (nats)", t.layers, t.heads,
                                           std::move(change), 2));
   f.aspect = std::clamp(0.25 + 0.1 * t.layers, 0.3, 0.9);
@@ -82,7 +79,7 @@ fig::Figure patch_figure(const PatchTable& t, bool by_position) {
   f.title = "patching, step " + std::to_string(t.step) + ": " + t.metric + " clean " +
             fixed(t.clean_metric, 2) + " (" + t.clean_answer + "), corrupted " +
             fixed(t.corrupt_metric, 2) + " (" + t.corrupt_answer + ")";
-  f.panels.push_back(head_grid("restored per head", "restored", "share restored", t.layers,
+  f.panels.push_back(head_grid("per head", "restored", "share restored", t.layers,
                                t.heads, t.restored, 2));
   if (by_position && t.positions > 0) {
     const int rows = t.layers * t.heads;
