@@ -186,7 +186,8 @@ int main(int argc, char** argv) {
       subcommand(app, attn::add_sweep_command, attn::run_sweep_command),
       subcommand(app, attn::add_reproduce_command, attn::run_reproduce_command),
       subcommand(app, attn::add_export_command, attn::run_export_command),
-      subcommand(app, attn::add_analyze_command, attn::run_analyze_command)};
+      subcommand(app, attn::add_analyze_command, attn::run_analyze_command),
+      subcommand(app, attn::add_eval_command, attn::run_eval_command)};
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/exit_codes.h"
 #include "core/analysis/ky_transform.h"
@@ -138,5 +139,16 @@ struct AnalyzeArgs {
 };
 CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& args);
 int run_analyze_command(const AnalyzeArgs& args);
+
+// `attnlab eval`: saved runs evaluated at other lengths (core/training/length_eval.h).
+struct EvalArgs {
+  std::vector<std::string> runs;
+  std::string context;  // "L" or "L1,L2,..."
+  std::string figure;
+  fig::ExportRequest request;
+  bool json = false;
+};
+CLI::App* add_eval_command(CLI::App& app, EvalArgs& args);
+int run_eval_command(const EvalArgs& args);
 
 }  // namespace attn

@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/training/run_interventions.h"
+#include "core/training/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
 namespace attn {
@@ -64,7 +65,8 @@ void write_figure(const AnalyzeArgs& a, const fig::Figure& figure, const RunDire
   p.seed = run.config.seed;
   p.step = step;
   for (const auto& m : run.config.model.attention)
-    if (p.mechanism.find(m) == std::string::npos) p.mechanism += (p.mechanism.empty() ? "" : "+") + m;
+    if (p.mechanism.find(m) == std::string::npos)
+      p.mechanism += (p.mechanism.empty() ? "" : "+") + m;
   for (const std::string& f : fig::export_figure(figure, r, p).files)
     std::cerr << "wrote " << f << "\n";
 }
@@ -102,8 +104,9 @@ nlohmann::json patch_json(const PatchTable& t) {
   nlohmann::json heads = nlohmann::json::array(), positions = nlohmann::json::array();
   for (int l = 0; l < t.layers; ++l)
     for (int h = 0; h < t.heads; ++h) {
-      heads.push_back(
-          {{"layer", l}, {"head", h}, {"restored", t.restored[static_cast<size_t>(l) * t.heads + h]}});
+      heads.push_back({{"layer", l},
+                       {"head", h},
+                       {"restored", t.restored[static_cast<size_t>(l) * t.heads + h]}});
       for (int p = 0; p < t.positions; ++p) {
         const float v = t.restored_at[(static_cast<size_t>(l) * t.heads + h) * t.positions + p];
         if (!std::isfinite(v)) continue;  // a classifier's CLS is not patched alone
@@ -114,11 +117,16 @@ nlohmann::json patch_json(const PatchTable& t) {
                              {"restored", v}});
       }
     }
-  return {{"metric", t.metric},           {"clean_metric", t.clean_metric},
-          {"corrupt_metric", t.corrupt_metric}, {"clean_answer", t.clean_answer},
-          {"corrupt_answer", t.corrupt_answer}, {"clean", t.tokens},
-          {"corrupt", t.corrupt_tokens},           {"differing_positions", t.differing},
-          {"heads", heads},               {"positions", positions},
+  return {{"metric", t.metric},
+          {"clean_metric", t.clean_metric},
+          {"corrupt_metric", t.corrupt_metric},
+          {"clean_answer", t.clean_answer},
+          {"corrupt_answer", t.corrupt_answer},
+          {"clean", t.tokens},
+          {"corrupt", t.corrupt_tokens},
+          {"differing_positions", t.differing},
+          {"heads", heads},
+          {"positions", positions},
           {"step", t.step}};
 }
 
@@ -163,7 +171,8 @@ CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
 int run_analyze_command(const AnalyzeArgs& a) {
   try {
     const int modes = (a.ablate.empty() ? 0 : 1) + (a.importance ? 1 : 0) + (a.patch ? 1 : 0);
-    if (modes != 1) throw Error("give exactly one of --ablate L.H[,L.H...], --importance or --patch");
+    if (modes != 1)
+      throw Error("give exactly one of --ablate L.H[,L.H...], --importance or --patch");
     const AblationMode mode = parse_ablation_mode(a.mode, "--mode");
     if (a.batches < 0) throw Error("--batches " + std::to_string(a.batches) + ": must be >= 1");
     if (!a.patch && (!a.clean.empty() || !a.corrupt.empty()))
@@ -176,17 +185,20 @@ int run_analyze_command(const AnalyzeArgs& a) {
       fig::validate(r);
     }
     const RunDirectory run = read_run_directory(a.run);
-    RunInterventions iv(run);
-    if (a.batches > iv.eval_batches())
+    SavedSession saved(run);
+    check_interventions_apply(saved.config());
+    TrainingSession& session = saved.session();
+    const int layers = saved.config().model.layers, head_count = saved.config().model.heads;
+    if (a.batches > saved.eval_batches())
       throw Error("--batches " + std::to_string(a.batches) + ": the run has " +
-                  std::to_string(iv.eval_batches()) + " eval batches (train.eval_batches)");
+                  std::to_string(saved.eval_batches()) + " eval batches (train.eval_batches)");
     nlohmann::json out;
     if (!a.ablate.empty()) {
-      const auto heads = parse_head_list(a.ablate, iv.layers(), iv.heads(), "--ablate");
-      const AblationResult r = ablate_session(iv.session(), heads, mode, a.batches);
-      out = ablation_json(r, iv.step());
+      const auto heads = parse_head_list(a.ablate, layers, head_count, "--ablate");
+      const AblationResult r = ablate_session(session, heads, mode, a.batches);
+      out = ablation_json(r, saved.step());
       if (!a.json)
-        std::cout << "step " << iv.step() << ", " << r.batches << " eval batches, "
+        std::cout << "step " << saved.step() << ", " << r.batches << " eval batches, "
                   << ablation_mode_name(mode) << " ablation of " << head_list_text(heads) << "\n"
                   << "  baseline: loss " << fixed(r.baseline.loss, 4) << ", accuracy "
                   << fixed(100 * r.baseline.accuracy, 2) << "%\n"
@@ -194,7 +206,7 @@ int run_analyze_command(const AnalyzeArgs& a) {
                   << fixed(100 * r.ablated.accuracy, 2) << "%\n";
     } else if (a.importance) {
       const auto start = std::chrono::steady_clock::now();
-      const ImportanceTable t = session_importance(iv.session(), mode, a.batches);
+      const ImportanceTable t = session_importance(session, mode, a.batches);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       out = importance_json(t, seconds);
@@ -210,9 +222,8 @@ int run_analyze_command(const AnalyzeArgs& a) {
       }
       if (!a.figure.empty()) write_figure(a, figures::importance_figure(t), run, t.step);
     } else {
-      const PatchProbes probes = patch_probes(iv.session(), a.clean, a.corrupt, "--clean",
-                                              "--corrupt");
-      const PatchTable t = session_patch(iv.session(), probes);
+      const PatchProbes probes = patch_probes(session, a.clean, a.corrupt, "--clean", "--corrupt");
+      const PatchTable t = session_patch(session, probes);
       if (t.clean_metric == t.corrupt_metric)
         throw Error("the clean and corrupted probes give the same " + t.metric + " (" +
                     fixed(t.clean_metric, 4) +

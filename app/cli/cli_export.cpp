@@ -88,10 +88,9 @@ int print_steps(const std::string& dir, bool as_json) {
 // (connections reads connections.json's frames through FigureOptions::step instead).
 // The figures views.rec holds over training (--step, --steps); "connections" comes from
 // connections.json. One list for the checks and their messages.
-const std::vector<std::string> kRecordedFigures = {"attention",        "image-attention",
-                                                   "connections",      "conn-matrix",
-                                                   "conn-eigenvalues", "neural-surface",
-                                                   "importance"};
+const std::vector<std::string> kRecordedFigures = {
+    "attention",        "image-attention", "connections", "conn-matrix",
+    "conn-eigenvalues", "neural-surface",  "importance"};
 bool recorded_figure(const std::string& name) {
   return name != "connections" && std::find(kRecordedFigures.begin(), kRecordedFigures.end(),
                                             name) != kRecordedFigures.end();

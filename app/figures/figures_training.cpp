@@ -7,11 +7,11 @@
 #include "app/figures/connections_figure.h"
 #include "app/figures/figures.h"
 #include "app/figures/intervention_figures.h"
-#include "core/views/intervention_view.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/training/image_probe.h"
 #include "core/views/conn_view.h"
+#include "core/views/intervention_view.h"
 #include "core/views/neural_view.h"
 #include "render/plot/plot_math.h"
 

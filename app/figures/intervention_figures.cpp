@@ -57,16 +57,14 @@ fig::Figure importance_figure(const ImportanceTable& t, bool accuracy) {
   fig::Figure f;
   f.name = accuracy ? "importance-accuracy" : "importance";
   f.step = t.step;
-  f.title = std::string(ablation_mode_name(t.mode)) + " ablation, step " +
-            std::to_string(t.step) + ", " + std::to_string(t.batches) + " eval batch" +
-            (t.batches == 1 ? "" : "es") + " (baseline loss " + fixed(t.baseline.loss, 3) +
-            ", accuracy " + fixed(100 * t.baseline.accuracy, 1) + "%)";
-  f.panels.push_back(accuracy ? head_grid("accuracy", "accuracy_change",
-                                          "accuracy change (points)", t.layers, t.heads,
-                                          std::move(change), 1)
-                              : head_grid("loss", "loss_change",
-                                          "loss change (nats)", t.layers, t.heads,
-                                          std::move(change), 2));
+  f.title = std::string(ablation_mode_name(t.mode)) + " ablation, step " + std::to_string(t.step) +
+            ", " + std::to_string(t.batches) + " eval batch" + (t.batches == 1 ? "" : "es") +
+            " (baseline loss " + fixed(t.baseline.loss, 3) + ", accuracy " +
+            fixed(100 * t.baseline.accuracy, 1) + "%)";
+  f.panels.push_back(accuracy ? head_grid("accuracy", "accuracy_change", "accuracy change (points)",
+                                          t.layers, t.heads, std::move(change), 1)
+                              : head_grid("loss", "loss_change", "loss change (nats)", t.layers,
+                                          t.heads, std::move(change), 2));
   f.aspect = std::clamp(0.25 + 0.1 * t.layers, 0.3, 0.9);
   return f;
 }
@@ -79,8 +77,8 @@ fig::Figure patch_figure(const PatchTable& t, bool by_position) {
   f.title = "patching, step " + std::to_string(t.step) + ": " + t.metric + " clean " +
             fixed(t.clean_metric, 2) + " (" + t.clean_answer + "), corrupted " +
             fixed(t.corrupt_metric, 2) + " (" + t.corrupt_answer + ")";
-  f.panels.push_back(head_grid("per head", "restored", "share restored", t.layers,
-                               t.heads, t.restored, 2));
+  f.panels.push_back(
+      head_grid("per head", "restored", "share restored", t.layers, t.heads, t.restored, 2));
   if (by_position && t.positions > 0) {
     const int rows = t.layers * t.heads;
     fig::Panel p = fig::matrix_panel("position", "head");

@@ -6,18 +6,18 @@
 
 #include "gui/panel.h"
 #include "panels/attention/attention_panel.h"
-#include "panels/training/compare_panel.h"
-#include "panels/mechanisms/conn_panel.h"
-#include "panels/mechanisms/connection_panel.h"
-#include "panels/geometry/geometry_panel.h"
 #include "panels/attention/heads_panel.h"
 #include "panels/attention/image_attention_panel.h"
 #include "panels/attention/interventions_panel.h"
+#include "panels/geometry/geometry_panel.h"
+#include "panels/mechanisms/conn_panel.h"
+#include "panels/mechanisms/connection_panel.h"
 #include "panels/mechanisms/ky_lab_panel.h"
-#include "panels/training/loss_panel.h"
 #include "panels/mechanisms/neural_panel.h"
-#include "panels/training/run_panel.h"
 #include "panels/runs/runs_panel.h"
+#include "panels/training/compare_panel.h"
+#include "panels/training/loss_panel.h"
+#include "panels/training/run_panel.h"
 
 namespace attn::gui {
 namespace {
@@ -105,8 +105,8 @@ const std::vector<PanelRow>& panel_table() {
        make_compare},
       {"heads", "Heads", TilePlace::Right, [](const PanelSetup&) { return false; },
        make<HeadsPanel>},
-      {"interventions", "Interventions", TilePlace::Right,
-       [](const PanelSetup&) { return false; }, make<InterventionsPanel>},
+      {"interventions", "Interventions", TilePlace::Right, [](const PanelSetup&) { return false; },
+       make<InterventionsPanel>},
       {"runs", "Runs", TilePlace::Right,
        [](const PanelSetup& s) { return !s.options.follow_runs.empty(); }, make_runs},
   };

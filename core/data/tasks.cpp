@@ -69,8 +69,9 @@ std::vector<int64_t> Task::parse_probe(const std::string& text) const {
 }
 
 std::vector<int64_t> Task::corrupted_twin(const std::vector<int64_t>&) const {
-  throw Error("this task has no corrupted twin: type the corrupted probe yourself (one that "
-              "differs from the clean probe where it matters, of the same length)");
+  throw Error(
+      "this task has no corrupted twin: type the corrupted probe yourself (one that "
+      "differs from the clean probe where it matters, of the same length)");
 }
 
 void Task::set_probe_index(int64_t) {

@@ -110,9 +110,10 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& inputs) {
   }
   if (classifier_) x = torch::cat({cls_.expand({B, 1, x.size(2)}), x}, 1);
   const int64_t T = x.size(1);
-  if (T > max_positions_)
+  // Only a learned table bounds the length; rope, alibi and none run at any length.
+  if (position_.defined() && T > max_positions_)
     throw Error("input of " + std::to_string(L) + " tokens is longer than the model's " +
-                std::to_string(max_positions_ - (classifier_ ? 1 : 0)) + " positions");
+                std::to_string(max_positions_ - (classifier_ ? 1 : 0)) + " learned positions");
   if (position_.defined()) x = x + position_.slice(0, 0, T).unsqueeze(0);
   if (dropout_ > 0 && is_training()) x = run_dropout(x, dropout_);
   for (auto& b : blocks_) x = b->forward(x);

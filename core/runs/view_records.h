@@ -32,8 +32,9 @@
 namespace attn {
 
 constexpr const char* kViewRecordsFile = "views.rec";
-// Eval batches the recorded head importance uses (the run's first ones; fewer if it has fewer).
-constexpr int kRecordedImportanceBatches = 2;
+// Eval batches the recorded head importance uses: the run's first (it runs layers x heads + 1
+// passes at every recorded step, so it is kept to one batch).
+constexpr int kRecordedImportanceBatches = 1;
 constexpr uint64_t kDefaultViewBudget = uint64_t(64) << 20;  // 64 MiB
 
 // The Connection Transformer's C and the spectrum of I + C at a recorded step.

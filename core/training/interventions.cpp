@@ -100,8 +100,12 @@ void set_ablation(Scope& scope, const std::vector<HeadRef>& heads, AblationMode 
     HeadIntervention& iv = scope.at(h.layer);
     iv.kinds.resize(scope.heads(), Kind::keep);
     switch (mode) {
-      case AblationMode::zero: iv.kinds[h.head] = Kind::zero; break;
-      case AblationMode::uniform: iv.kinds[h.head] = Kind::uniform; break;
+      case AblationMode::zero:
+        iv.kinds[h.head] = Kind::zero;
+        break;
+      case AblationMode::uniform:
+        iv.kinds[h.head] = Kind::uniform;
+        break;
       case AblationMode::mean:
         iv.kinds[h.head] = Kind::replace;
         iv.replacement = means.at(h.layer);
@@ -141,7 +145,8 @@ struct PatchRuns {
   double clean = 0, corrupt = 0;
 };
 
-PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt) {
+PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean,
+                            const torch::Tensor& corrupt) {
   if (clean.dim() != 2 || corrupt.dim() != 2 || clean.size(0) != 1 || corrupt.size(0) != 1)
     throw Error("patching takes two token probes, each a batch of one");
   if (clean.size(1) != corrupt.size(1))
@@ -193,9 +198,9 @@ AblationResult ablate_heads(Transformer& model, const std::vector<Batch>& batche
   r.heads = heads;
   r.batches = static_cast<int>(batches.size());
   r.baseline = run_eval(scope, batches);
-  const std::vector<torch::Tensor> means =
-      mode == AblationMode::mean && !heads.empty() ? head_means(scope, batches)
-                                                   : std::vector<torch::Tensor>{};
+  const std::vector<torch::Tensor> means = mode == AblationMode::mean && !heads.empty()
+                                               ? head_means(scope, batches)
+                                               : std::vector<torch::Tensor>{};
   set_ablation(scope, heads, mode, means);
   r.ablated = run_eval(scope, batches);
   return r;
@@ -231,12 +236,12 @@ std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::T
                                               AblationMode mode) {
   Scope scope(model);
   check_heads(scope, heads);
-  const std::vector<torch::Tensor> means =
-      mode == AblationMode::mean && !heads.empty() ? head_means(scope, batches)
-                                                   : std::vector<torch::Tensor>{};
+  const std::vector<torch::Tensor> means = mode == AblationMode::mean && !heads.empty()
+                                               ? head_means(scope, batches)
+                                               : std::vector<torch::Tensor>{};
   set_ablation(scope, heads, mode, means);
-  const torch::Tensor p =
-      torch::softmax(answer_logits(scope.forward(probe.to(scope.device()))).to(torch::kFloat64), 1)[0];
+  const torch::Tensor p = torch::softmax(
+      answer_logits(scope.forward(probe.to(scope.device()))).to(torch::kFloat64), 1)[0];
   const int64_t top = p.argmax().item<int64_t>();
   return {top, p[top].item<double>()};
 }

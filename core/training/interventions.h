@@ -23,12 +23,10 @@
 #include "core/config/config.h"
 #include "core/data/tasks.h"
 #include "core/models/model.h"
+#include "core/training/run_interventions.h"  // check_interventions_apply
 #include "core/views/intervention_view.h"
 
 namespace attn {
-
-// Throws attn::Error saying why `config`'s model has no heads to intervene on.
-void check_interventions_apply(const ExperimentConfig& config);
 
 // `batches` <= 0 or beyond the set: the whole set.
 std::vector<Batch> first_batches(const std::vector<Batch>& set, int batches);
@@ -49,8 +47,7 @@ ImportanceTable head_importance(Transformer& model, const std::vector<Batch>& ba
 // (mean ablation's means from `batches`).
 std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::Tensor& probe,
                                               const std::vector<Batch>& batches,
-                                              const std::vector<HeadRef>& heads,
-                                              AblationMode mode);
+                                              const std::vector<HeadRef>& heads, AblationMode mode);
 
 // Activation patching between two probes of one length ([1, L] int64 token inputs):
 // clean/corrupted metrics and, for every head, the share of the difference that comes back

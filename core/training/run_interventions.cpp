@@ -1,14 +1,10 @@
 #include "core/training/run_interventions.h"
 
-#include <filesystem>
-
-#include "core/training/interventions.h"
 #include "core/base/error.h"
+#include "core/training/interventions.h"
 #include "core/training/session.h"
 
 namespace attn {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -81,9 +77,9 @@ PatchTable session_patch(TrainingSession& session, const PatchProbes& probes) {
   check_interventions_apply(session.config());
   session.settle();
   const Task& task = session.task();
-  PatchTable t = patch_heads(session.model(), tokens_tensor(probes.clean),
-                             tokens_tensor(probes.corrupt),
-                             [&](int64_t token) { return task.token_label(token); });
+  PatchTable t =
+      patch_heads(session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
+                  [&](int64_t token) { return task.token_label(token); });
   t.step = session.step();
   return t;
 }
@@ -105,16 +101,15 @@ InterventionView session_interventions(TrainingSession& session, const Intervent
   try {
     v.ablation = ablate_session(session, request.ablate, request.mode, batches);
     {
-      const torch::Tensor probe = session.task().patch_dim() > 0
-                                      ? session.task().probe_input()
-                                      : tokens_tensor(probe_of(session));
+      const torch::Tensor probe = session.task().patch_dim() > 0 ? session.task().probe_input()
+                                                                 : tokens_tensor(probe_of(session));
       const auto eval = first_batches(session.task().eval_set(), batches);
       const auto before = ablated_prediction(session.model(), probe, eval, {}, request.mode);
       const auto after =
           ablated_prediction(session.model(), probe, eval, request.ablate, request.mode);
       auto name = [&](int64_t token) {
         return session.task().patch_dim() > 0 ? "class " + std::to_string(token)
-                                               : session.task().token_label(token);
+                                              : session.task().token_label(token);
       };
       v.prediction = name(before.first);
       v.prediction_probability = before.second;
@@ -130,34 +125,12 @@ InterventionView session_interventions(TrainingSession& session, const Intervent
       note("importance", e);
     }
   if (request.patch) try {
-      v.patch = session_patch(
-          session, patch_probes(session, request.clean, request.corrupt, "clean probe",
-                                "corrupted probe"));
+      v.patch = session_patch(session, patch_probes(session, request.clean, request.corrupt,
+                                                    "clean probe", "corrupted probe"));
     } catch (const std::exception& e) {
       note("patching", e);
     }
   return v;
 }
-
-RunInterventions::RunInterventions(const RunDirectory& run) {
-  if (!run.has_checkpoint)
-    throw Error("run directory " + run.dir + " has no checkpoint/ to analyse");
-  const std::string ckpt = (fs::path(run.dir) / "checkpoint").string();
-  ExperimentConfig config = TrainingSession::checkpoint_config(ckpt);
-  check_interventions_apply(config);
-  config.device = "cpu";
-  session_ = std::make_unique<TrainingSession>(config);
-  session_->load(ckpt);
-}
-
-RunInterventions::~RunInterventions() = default;
-
-int RunInterventions::layers() const { return session_->config().model.layers; }
-int RunInterventions::heads() const { return session_->config().model.heads; }
-int RunInterventions::eval_batches() const {
-  return static_cast<int>(session_->task().eval_set().size());
-}
-int64_t RunInterventions::step() const { return session_->step(); }
-TrainingSession& RunInterventions::session() { return *session_; }
 
 }  // namespace attn

@@ -10,12 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "core/runs/run_dir.h"
+#include "core/config/config.h"
 #include "core/views/intervention_view.h"
 
 namespace attn {
 
 class TrainingSession;  // core/training/session.h
+
+// Throws attn::Error saying why `config`'s model has no heads to intervene on (the Connection
+// Transformer's connection heads only reparametrise one matrix).
+void check_interventions_apply(const ExperimentConfig& config);
 
 // The probes of a patch as token ids: `clean` typed (empty: the session's probe) and `corrupt`
 // typed (empty: the task's corrupted twin of the clean probe, Task::corrupted_twin). Throws
@@ -41,24 +45,5 @@ PatchTable session_patch(TrainingSession& session, const PatchProbes& probes);
 // attn::Error.
 InterventionView session_interventions(TrainingSession& session, const InterventionRequest& request,
                                        int batches);
-
-// A saved run's checkpoint loaded on the CPU, for `attnlab analyze`.
-class RunInterventions {
- public:
-  // Throws attn::Error naming the directory (no checkpoint) or why the model has no heads.
-  explicit RunInterventions(const RunDirectory& run);
-  ~RunInterventions();
-  RunInterventions(const RunInterventions&) = delete;
-  RunInterventions& operator=(const RunInterventions&) = delete;
-
-  int layers() const;
-  int heads() const;
-  int eval_batches() const;  // the run's eval set (train.eval_batches)
-  int64_t step() const;
-  TrainingSession& session();
-
- private:
-  std::unique_ptr<TrainingSession> session_;
-};
 
 }  // namespace attn

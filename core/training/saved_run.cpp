@@ -170,4 +170,24 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
   return s;
 }
 
+SavedSession::SavedSession(const RunDirectory& run) {
+  if (!run.has_checkpoint) throw Error("run directory " + run.dir + " has no checkpoint/");
+  const std::string ckpt = (fs::path(run.dir) / "checkpoint").string();
+  ExperimentConfig config = TrainingSession::checkpoint_config(ckpt);
+  config.device = "cpu";
+  session_ = std::make_unique<TrainingSession>(config);
+  session_->load(ckpt);
+}
+
+SavedSession::~SavedSession() = default;
+const ExperimentConfig& SavedSession::config() const {
+  return session_->config();
+}
+int64_t SavedSession::step() const {
+  return session_->step();
+}
+int SavedSession::eval_batches() const {
+  return static_cast<int>(session_->task().eval_set().size());
+}
+
 }  // namespace attn

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/safetensors.h"
 #include "core/views/snapshot.h"
@@ -30,6 +31,26 @@ std::vector<NamedTensor> weights_of_run(const RunDirectory& run, int64_t* step,
 // --weights` and the window's File > Export weights write. *tensors / *values: the counts.
 std::string weights_file_of_run(const RunDirectory& run, int64_t* step = nullptr,
                                 size_t* tensors = nullptr, int64_t* values = nullptr);
+
+class TrainingSession;  // core/training/session.h
+
+// A saved run's checkpoint loaded on the CPU into a session, for the commands that compute on
+// its model (`attnlab analyze`, `attnlab eval`). Throws attn::Error naming the directory when it
+// has no checkpoint, or what is wrong with the checkpoint.
+class SavedSession {
+ public:
+  explicit SavedSession(const RunDirectory& run);
+  ~SavedSession();
+  SavedSession(const SavedSession&) = delete;
+  SavedSession& operator=(const SavedSession&) = delete;
+  TrainingSession& session() { return *session_; }
+  const ExperimentConfig& config() const;
+  int64_t step() const;
+  int eval_batches() const;  // the run's eval set (train.eval_batches)
+
+ private:
+  std::unique_ptr<TrainingSession> session_;
+};
 
 // The loss curves of a run directory as a snapshot (no checkpoint needed).
 std::shared_ptr<const Snapshot> curves_of_run(const RunDirectory& run);

@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "core/analysis/head_metrics.h"
-#include "core/training/interventions.h"
 #include "core/attention/fused_attention.h"
 #include "core/attention/kernel/kernel_attention.h"
 #include "core/attention/ky/ky_attention.h"
@@ -21,6 +20,7 @@
 #include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
 #include "core/training/graphed_step.h"
+#include "core/training/interventions.h"
 #include "core/training/optimizer/fused_adamw.h"
 #include "core/training/training_errors.h"
 

@@ -334,7 +334,6 @@ struct Trainer::Impl {
     return since * kProbeBudget >= probe_seconds;
   }
 
-
   bool interventions_due(bool last) const {
     if (!session || !intervention_request.asks()) return false;
     if (!intervention_view || last) return true;

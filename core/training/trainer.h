@@ -87,7 +87,7 @@ class Trainer {
   // trainer thread between steps, in eval mode: training is bit-identical with or without it.
   // Parts that fail say why in InterventionView::error; training is not disturbed.
   void request_interventions(const InterventionRequest& request);
-  static constexpr int kInterventionBatches = 2;
+  static constexpr int kInterventionBatches = 1;
 
   // Image tasks: probe test image `test_index` from now on (kept across resets and loads); the
   // snapshot's probe_image says which image the maps belong to. Out of range: a message in the

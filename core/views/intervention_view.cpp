@@ -9,9 +9,12 @@ namespace attn {
 
 const char* ablation_mode_name(AblationMode mode) {
   switch (mode) {
-    case AblationMode::zero: return "zero";
-    case AblationMode::mean: return "mean";
-    case AblationMode::uniform: return "uniform";
+    case AblationMode::zero:
+      return "zero";
+    case AblationMode::mean:
+      return "mean";
+    case AblationMode::uniform:
+      return "uniform";
   }
   return "zero";
 }
@@ -41,10 +44,12 @@ std::vector<HeadRef> parse_head_list(const std::string& text, int layers, int he
     if (dot == std::string::npos)
       throw Error(what + ": \"" + item + "\" is not LAYER.HEAD (e.g. 0.1)" + range);
     const HeadRef ref{number(item.substr(0, dot)), number(item.substr(dot + 1))};
-    if (ref.layer >= layers) throw Error(what + ": layer " + std::to_string(ref.layer) +
-                                         " in \"" + item + "\" does not exist" + range);
-    if (ref.head >= heads) throw Error(what + ": head " + std::to_string(ref.head) + " in \"" +
-                                       item + "\" does not exist" + range);
+    if (ref.layer >= layers)
+      throw Error(what + ": layer " + std::to_string(ref.layer) + " in \"" + item +
+                  "\" does not exist" + range);
+    if (ref.head >= heads)
+      throw Error(what + ": head " + std::to_string(ref.head) + " in \"" + item +
+                  "\" does not exist" + range);
     if (std::find(out.begin(), out.end(), ref) == out.end()) out.push_back(ref);
     if (comma == text.size()) break;
   }

@@ -72,8 +72,8 @@ struct PatchTable {
   // labels, and the positions where they differ.
   std::vector<std::string> tokens, corrupt_tokens;
   std::vector<int> differing;
-  std::vector<float> restored;          // layer-major [layers x heads]
-  std::vector<float> restored_at;       // [layers x heads x positions]: one head at one position
+  std::vector<float> restored;     // layer-major [layers x heads]
+  std::vector<float> restored_at;  // [layers x heads x positions]: one head at one position
   bool empty() const { return layers == 0; }
 };
 
@@ -87,8 +87,8 @@ struct InterventionRequest {
   std::string clean, corrupt;
   bool asks() const { return !ablate.empty() || importance || patch; }
   bool operator==(const InterventionRequest& o) const {
-    return ablate == o.ablate && mode == o.mode && importance == o.importance &&
-           patch == o.patch && clean == o.clean && corrupt == o.corrupt;
+    return ablate == o.ablate && mode == o.mode && importance == o.importance && patch == o.patch &&
+           clean == o.clean && corrupt == o.corrupt;
   }
   bool operator!=(const InterventionRequest& o) const { return !(*this == o); }
 };

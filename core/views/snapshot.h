@@ -11,7 +11,7 @@ namespace attn {
 
 struct NeuralView;        // core/views/neural_view.h
 struct InterventionView;  // core/views/intervention_view.h
-struct ConnView;    // core/views/conn_view.h
+struct ConnView;          // core/views/conn_view.h
 
 enum class TrainerState { Idle, Running, Paused, Stopping, Finished, Diverged, Error };
 const char* to_string(TrainerState s);

@@ -379,7 +379,7 @@ TEST_CASE("fashion-mnist ViT: classifier shape, patch input, every mechanism plu
   CHECK_THROWS_WITH_AS(vit->forward(torch::zeros({1, 16}, torch::kInt64)),
                        doctest::Contains("this model takes float patches [B, S, 49]"), Error);
   CHECK_THROWS_WITH_AS(vit->forward(torch::zeros({1, 17, 49})),
-                       doctest::Contains("longer than the model's 16 positions"), Error);
+                       doctest::Contains("longer than the model's 16 learned positions"), Error);
 }
 
 TEST_CASE("fashion-mnist ViT trains on the real data: loss falls, the probe is test image 0") {

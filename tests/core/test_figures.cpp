@@ -175,7 +175,8 @@ TEST_CASE("figures: a saved run's snapshot gives the live maps; unknown names li
   const fig::Figure f = figures::build_figure("importance", *snap);
   REQUIRE(f.panels.size() == 1);
   REQUIRE(f.panels[0].heatmaps.size() == 1);
-  CHECK(f.panels[0].heatmaps[0].values[1] == fresh.loss[1] - static_cast<float>(fresh.baseline.loss));
+  CHECK(f.panels[0].heatmaps[0].values[1] ==
+        fresh.loss[1] - static_cast<float>(fresh.baseline.loss));
   fs::remove_all(dir);
 }
 

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "core/training/interventions.h"
 #include "core/base/error.h"
+#include "core/training/interventions.h"
 #include "core/training/run_interventions.h"
 #include "core/training/session.h"
 #include "helpers.h"
@@ -39,7 +39,9 @@ torch::Tensor param(TrainingSession& s, const std::string& name) {
   return {};
 }
 
-std::vector<Batch> eval_of(TrainingSession& s) { return s.task().eval_set(); }
+std::vector<Batch> eval_of(TrainingSession& s) {
+  return s.task().eval_set();
+}
 
 }  // namespace
 
@@ -92,12 +94,10 @@ TEST_CASE("uniform ablation equals the mechanism with constant scores for that h
          param(s, "block0.attention.connection.w3")[h].zero_();
          param(s, "block0.attention.connection.b3")[h].zero_();
        }},
-      {"neural", [&](TrainingSession& s, int h) {
-         param(s, "block0.attention.score_weight")[h].zero_();
-       }},
-      {"pseudo", [&](TrainingSession& s, int h) {
-         param(s, "block0.attention.head_kernel")[h].zero_();
-       }}};
+      {"neural",
+       [&](TrainingSession& s, int h) { param(s, "block0.attention.score_weight")[h].zero_(); }},
+      {"pseudo",
+       [&](TrainingSession& s, int h) { param(s, "block0.attention.head_kernel")[h].zero_(); }}};
   for (const Case& c : cases) {
     CAPTURE(c.mechanism);
     auto s = trained(mechanism_config(c.mechanism));
@@ -163,8 +163,8 @@ TEST_CASE("mean ablation replaces the head by its explicit mean over the eval ex
   Batch same = batches.front();
   same.inputs = same.inputs.narrow(0, 0, 1).expand_as(same.inputs).contiguous();
   same.targets = same.targets.narrow(0, 0, 1).expand_as(same.targets).contiguous();
-  const AblationResult unchanged = ablate_heads(s->model(), {same}, {{0, 0}, {1, 1}},
-                                                AblationMode::mean);
+  const AblationResult unchanged =
+      ablate_heads(s->model(), {same}, {{0, 0}, {1, 1}}, AblationMode::mean);
   CHECK(unchanged.ablated.loss == doctest::Approx(unchanged.baseline.loss).epsilon(1e-5));
 }
 
@@ -279,15 +279,17 @@ TEST_CASE("interventions refuse bad input with a message naming the culprit") {
   CHECK(parse_head_list("0.1,1.0,0.1", 2, 2, "--ablate").size() == 2);
   CHECK(message([] { parse_ablation_mode("half", "--mode"); }).find("zero, mean, uniform") !=
         std::string::npos);
-  CHECK(message([&] { ablate_session(*s, {{0, 7}}, AblationMode::zero, 0); })
-            .find("heads 0..1") != std::string::npos);
+  CHECK(message([&] {
+          ablate_session(*s, {{0, 7}}, AblationMode::zero, 0);
+        }).find("heads 0..1") != std::string::npos);
   const std::string lengths =
       message([&] { patch_probes(*s, "1 2 3", "1 2", "--clean", "--corrupt"); });
   CHECK(lengths.find("--corrupt has 2 tokens") != std::string::npos);
-  CHECK(message([&] { patch_probes(*s, "1 2 3", "1 2 3", "--clean", "--corrupt"); })
-            .find("equals") != std::string::npos);
-  CHECK(message([&] { patch_probes(*s, "1 2 99", "", "--clean", "--corrupt"); })
-            .find("--clean") != std::string::npos);
+  CHECK(message([&] {
+          patch_probes(*s, "1 2 3", "1 2 3", "--clean", "--corrupt");
+        }).find("equals") != std::string::npos);
+  CHECK(message([&] { patch_probes(*s, "1 2 99", "", "--clean", "--corrupt"); }).find("--clean") !=
+        std::string::npos);
   ExperimentConfig conn = test::tiny_config("recall");
   conn.model.architecture = "conn";
   CHECK(message([&] { check_interventions_apply(conn); }).find("conn") != std::string::npos);

@@ -103,16 +103,23 @@ assert red > 300 and grey > 200, (red, grey)
 PY
 
 # 1b. A real click (xdotool) on the dot run's first head cell opens its full 17 x 17 map. The
-#     same window size and saved layout put the cell where part 1's report says it was.
+#     same window size and saved layout put the cell where an idle run's report says it was.
+#     The cell is found in a run of the same window in the same state (idle at step 0): the
+#     figure's title, which names each row's step and prediction, wraps to another number of
+#     lines while the live model trains, moving the grid.
 if command -v xdotool >/dev/null; then
-  cell=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["image_attention"]["rows"][1]["first_cell"]; print("%d %d" % ((r[0]+r[2])/2, (r[1]+r[3])/2))' report.json)
+  rc=0
+  ATTN_GUI_REPORT=$TMP/idle.json run_xvfb --config live.json --compare-run runs/dot \
+    --compare-run runs/pseudo --image 123 --frames 200 --layout layout.ini || rc=$?
+  [[ $rc -eq 0 ]] || fail "the idle window exited with $rc"
+  cell=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["image_attention"]["rows"][1]["first_cell"]; print("%d %d" % ((r[0]+r[2])/2, (r[1]+r[3])/2))' idle.json)
   cat >drive.sh <<EOF2
 #!/usr/bin/env bash
 "$ATTNLAB" gui --config live.json --compare-run runs/dot --compare-run runs/pseudo --image 123 \
   --frames 1000000 --layout layout.ini >>"$TMP/log" 2>&1 &
 pid=\$!
 win=\$(timeout 60 xdotool search --sync --onlyvisible --name '^attnlab$' | head -n1)
-sleep 6  # the live run builds and probes: the grid's rows settle
+sleep 12  # the live run builds, records its first view (with head importance) and probes: the grid's rows settle
 xdotool mousemove --window "\$win" $cell click 1
 sleep 2
 kill -INT \$pid

@@ -93,10 +93,11 @@ void AttentionPanel::draw(FrameContext& frame) {
     const bool is_ablated =
         std::find(ablated.begin(), ablated.end(), HeadRef{map.layer, map.head}) != ablated.end();
     // Row 0 is the first query (matrix convention): rows are queries, columns keys.
-    ImGui::SetTooltip("%s: query %d (%s) -> key %d (%s) = %.3f\nright-click: %s this head "
-                      "(Interventions)",
-                      panel.title.c_str(), c->row, token(snap, c->row), c->col,
-                      token(snap, c->col), c->value, is_ablated ? "restore" : "ablate");
+    ImGui::SetTooltip(
+        "%s: query %d (%s) -> key %d (%s) = %.3f\nright-click: %s this head "
+        "(Interventions)",
+        panel.title.c_str(), c->row, token(snap, c->row), c->col, token(snap, c->col), c->value,
+        is_ablated ? "restore" : "ablate");
     if (map.layer >= 0 && ImGui::IsMouseClicked(ImGuiMouseButton_Right))
       toggle_ablated_head(frame.trainer, frame.ui, {map.layer, map.head});
   }

@@ -59,8 +59,9 @@ void InterventionsPanel::controls(FrameContext& frame) {
   ImGui::SameLine();
   if (ImGui::Checkbox("importance", &r.importance)) changed = true;
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Ablate each head alone and map the eval loss change (recomputed at every "
-                      "recorded step while training)");
+    ImGui::SetTooltip(
+        "Ablate each head alone and map the eval loss change (recomputed at every "
+        "recorded step while training)");
   ImGui::SameLine();
   ImGui::Checkbox("accuracy", &show_accuracy_);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Map the accuracy change instead of the loss's");
@@ -79,8 +80,9 @@ void InterventionsPanel::controls(FrameContext& frame) {
   ImGui::SetNextItemWidth(field);
   ImGui::InputTextWithHint("##corrupt", "corrupted: the task's twin", corrupt_, sizeof corrupt_);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Empty: the clean probe with one token changed so the answer changes "
-                      "(recall: the last queried key's value; copy: the copied symbol)");
+    ImGui::SetTooltip(
+        "Empty: the clean probe with one token changed so the answer changes "
+        "(recall: the last queried key's value; copy: the copied symbol)");
   ImGui::SameLine();
   const bool patch_pressed = ImGui::SmallButton("Patch");
   patch_button_ = {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,
@@ -107,23 +109,24 @@ void InterventionsPanel::summary(const Snapshot& snap) {
     ImGui::TextDisabled("Asking the trainer...");
     return;
   }
-  if (!v->error.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", v->error.c_str());
+  if (!v->error.empty())
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", v->error.c_str());
   const AblationResult& a = v->ablation;
   if (!a.heads.empty()) {
-    ImGui::TextWrapped("%s ablation of %s at step %lld (%d eval batches): loss %.4f -> %.4f, "
-                       "accuracy %s -> %s; the probe predicts %s (%.2f) -> %s (%.2f)",
-                       ablation_mode_name(a.mode), head_list_text(a.heads).c_str(),
-                       static_cast<long long>(v->step), a.batches, a.baseline.loss,
-                       a.ablated.loss, percent(a.baseline.accuracy).c_str(),
-                       percent(a.ablated.accuracy).c_str(), v->prediction.c_str(),
-                       v->prediction_probability, v->ablated_prediction.c_str(),
-                       v->ablated_probability);
+    ImGui::TextWrapped(
+        "%s ablation of %s at step %lld (%d eval batches): loss %.4f -> %.4f, "
+        "accuracy %s -> %s; the probe predicts %s (%.2f) -> %s (%.2f)",
+        ablation_mode_name(a.mode), head_list_text(a.heads).c_str(),
+        static_cast<long long>(v->step), a.batches, a.baseline.loss, a.ablated.loss,
+        percent(a.baseline.accuracy).c_str(), percent(a.ablated.accuracy).c_str(),
+        v->prediction.c_str(), v->prediction_probability, v->ablated_prediction.c_str(),
+        v->ablated_probability);
   } else if (v->step >= 0 && !v->prediction.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("No head ablated: click a cell of the importance map (or right-click a map "
-                       "in the Attention panel). Eval loss %.4f, accuracy %s at step %lld.",
-                       a.baseline.loss, percent(a.baseline.accuracy).c_str(),
-                       static_cast<long long>(v->step));
+    ImGui::TextWrapped(
+        "No head ablated: click a cell of the importance map (or right-click a map "
+        "in the Attention panel). Eval loss %.4f, accuracy %s at step %lld.",
+        a.baseline.loss, percent(a.baseline.accuracy).c_str(), static_cast<long long>(v->step));
     ImGui::PopStyleColor();
   }
 }
@@ -144,7 +147,8 @@ void InterventionsPanel::draw(FrameContext& frame) {
     built_accuracy_ = show_accuracy_;
     have_importance_ = v && !v->importance.empty();
     have_patch_ = v && !v->patch.empty();
-    if (have_importance_) importance_figure_ = figures::importance_figure(v->importance, show_accuracy_);
+    if (have_importance_)
+      importance_figure_ = figures::importance_figure(v->importance, show_accuracy_);
     if (have_patch_) patch_figure_ = figures::patch_figure(v->patch, true);
   }
   if (!have_importance_ && !have_patch_) {
@@ -177,7 +181,8 @@ void InterventionsPanel::draw(FrameContext& frame) {
     cells_ = nlohmann::json::object();
     for (int l = 0; l < t.layers; ++l)
       for (int h = 0; h < t.heads; ++h) {
-        const ImVec2 a = importance_plot_.to_screen(0, h, l), b = importance_plot_.to_screen(0, h + 1, l + 1);
+        const ImVec2 a = importance_plot_.to_screen(0, h, l),
+                     b = importance_plot_.to_screen(0, h + 1, l + 1);
         cells_[std::to_string(l) + "." + std::to_string(h)] = {
             std::min(a.x, b.x), std::min(a.y, b.y), std::max(a.x, b.x), std::max(a.y, b.y)};
       }
@@ -193,11 +198,12 @@ void InterventionsPanel::draw(FrameContext& frame) {
     if (const auto c = importance_plot_.hover_cell(importance_figure_)) {
       ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
       const bool is_ablated = ablated(frame.ui.interventions, c->row, c->col);
-      ImGui::SetTooltip("layer %d head %d: %s ablated alone changes the eval %s by %+.4f%s\n"
-                        "click: %s this head",
-                        c->row, c->col, ablation_mode_name(t.mode),
-                        show_accuracy_ ? "accuracy (points)" : "loss (nats)", c->value,
-                        show_accuracy_ ? "" : "", is_ablated ? "restore" : "ablate");
+      ImGui::SetTooltip(
+          "layer %d head %d: %s ablated alone changes the eval %s by %+.4f%s\n"
+          "click: %s this head",
+          c->row, c->col, ablation_mode_name(t.mode),
+          show_accuracy_ ? "accuracy (points)" : "loss (nats)", c->value, show_accuracy_ ? "" : "",
+          is_ablated ? "restore" : "ablate");
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
         toggle_ablated_head(frame.trainer, frame.ui, {c->row, c->col});
     }
@@ -205,8 +211,9 @@ void InterventionsPanel::draw(FrameContext& frame) {
   if (have_patch_) {
     if (have_importance_ && !stacked) ImGui::SameLine();
     const ImVec2 rest = ImGui::GetContentRegionAvail();
-    patch_plot_.draw(patch_figure_, ImVec2(stacked || !have_importance_ ? avail.x : rest.x,
-                                           stacked ? std::max(100.0f, rest.y) : h),
+    patch_plot_.draw(patch_figure_,
+                     ImVec2(stacked || !have_importance_ ? avail.x : rest.x,
+                            stacked ? std::max(100.0f, rest.y) : h),
                      font);
     if (const auto c = patch_plot_.hover_cell(patch_figure_)) {
       ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
@@ -215,19 +222,17 @@ void InterventionsPanel::draw(FrameContext& frame) {
         ImGui::SetTooltip("layer %d head %d restores %.3f of the %s difference", c->row, c->col,
                           c->value, p.metric.c_str());
       else
-        ImGui::SetTooltip("layer %d head %d at position %d (%s): restores %.3f", c->row / p.heads,
-                          c->row % p.heads, c->col,
-                          c->col < static_cast<int>(p.tokens.size()) ? p.tokens[c->col].c_str()
-                                                                      : "?",
-                          c->value);
+        ImGui::SetTooltip(
+            "layer %d head %d at position %d (%s): restores %.3f", c->row / p.heads,
+            c->row % p.heads, c->col,
+            c->col < static_cast<int>(p.tokens.size()) ? p.tokens[c->col].c_str() : "?", c->value);
     }
   }
 }
 
 std::vector<std::string> InterventionsPanel::figures(const Snapshot& snap) const {
   std::vector<std::string> names;
-  if (snap.interventions && !snap.interventions->importance.empty())
-    names.push_back("importance");
+  if (snap.interventions && !snap.interventions->importance.empty()) names.push_back("importance");
   if (snap.interventions && !snap.interventions->patch.empty()) names.push_back("patching");
   return names;
 }

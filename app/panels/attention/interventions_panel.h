@@ -36,8 +36,8 @@ class InterventionsPanel : public Panel {
   void controls(FrameContext& frame);
   void summary(const Snapshot& snap);
 
-  bool sent_ = false;      // the first frame drawn asks for the importance table
-  char clean_[256] = {};   // the patch's probes as typed ("": the run's probe / the twin)
+  bool sent_ = false;     // the first frame drawn asks for the importance table
+  char clean_[256] = {};  // the patch's probes as typed ("": the run's probe / the twin)
   char corrupt_[256] = {};
   bool show_accuracy_ = false;  // the importance map shows the accuracy change instead
   nlohmann::json report_;

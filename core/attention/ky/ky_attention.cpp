@@ -172,10 +172,9 @@ torch::Tensor KyAttention::forward(const torch::Tensor& x) {
   if (record_weights) recorded_weights = band_to_dense(band.detach(), first_offset());
   // Uniform over the window's slots with the run's edge rule: zero scores and no slot bias.
   y = intervene(y, [&] {
-    return windowed_attention_reference(torch::zeros_like(q), k, qkv[2],
-                                        torch::zeros({shape_.heads, options_.window}, q.options()),
-                                        options_.window, first_offset(),
-                                        options_.edges == "masked");
+    return windowed_attention_reference(
+        torch::zeros_like(q), k, qkv[2], torch::zeros({shape_.heads, options_.window}, q.options()),
+        options_.window, first_offset(), options_.edges == "masked");
   });
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
 }

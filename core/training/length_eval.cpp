@@ -1,0 +1,59 @@
+#include "core/training/length_eval.h"
+
+#include "core/base/error.h"
+#include "core/data/tasks.h"
+#include "core/training/interventions.h"
+#include "core/training/session.h"
+
+namespace attn {
+
+std::string length_key(const TaskConfig& task) {
+  if (task.name == "text") return "task.context";
+  if (task.name == "copy" || task.name == "reverse" || task.name == "sort" ||
+      task.name == "recall" || task.name == "induction")
+    return "task.length";
+  throw Error("task \"" + task.name +
+              "\" has no length to change (modadd is always \"a b =\"; fashion-mnist images "
+              "have a fixed number of patches): evaluating at another length applies to text, "
+              "copy, reverse, sort, recall and induction");
+}
+
+int task_length(const TaskConfig& task) {
+  return length_key(task) == "task.context" ? task.context : task.length;
+}
+
+LengthEvalResult evaluate_at_length(TrainingSession& session, int length) {
+  const ExperimentConfig& config = session.config();
+  LengthEvalResult r;
+  r.key = length_key(config.task);
+  r.length = length;
+  if (length < 1)
+    throw Error("length " + std::to_string(length) + ": " + r.key + " must be at least 1");
+  TaskConfig task = config.task;
+  (r.key == "task.context" ? task.context : task.length) = length;
+  const auto rebuilt =
+      make_task(task, config.seed, config.train.eval_batches, config.train.batch_size);
+  const std::vector<Batch>& batches = rebuilt->eval_set();
+  r.batches = static_cast<int>(batches.size());
+  r.tokens = rebuilt->sequence_length();
+  try {
+    session.settle();
+    r.figures = evaluate_model(session.model(), batches);
+  } catch (const std::exception& e) {
+    const std::string trained = std::to_string(task_length(config.task));
+    std::string why = e.what();
+    if (config.model.position == "learned" && why.find("positions") != std::string::npos)
+      why =
+          "model.position is \"learned\": its table has a row per position up to the training "
+          "length (" +
+          r.key + " " + trained +
+          "), and none beyond; rope, alibi and none "
+          "extrapolate (" +
+          why + ")";
+    throw Error(r.key + " " + std::to_string(length) + " (" + std::to_string(r.tokens) +
+                " tokens; trained at " + trained + "): " + why);
+  }
+  return r;
+}
+
+}  // namespace attn

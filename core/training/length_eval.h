@@ -1,0 +1,37 @@
+// A trained run evaluated at another length (train short, test long): the task rebuilt with
+// one length key changed (task.context for text, task.length for copy, reverse, sort, recall
+// and induction), its fixed eval set drawn from the run's seed exactly as at training, and the
+// model evaluated on it (core/training/interventions.h's evaluate_model: eval mode, no
+// gradients, nothing about the run changed). Torch-free for callers (`attnlab eval`).
+// Contract:
+//  - At the training length the figures equal the run's own eval (the same batches).
+//  - A task without a length to change (modadd, fashion-mnist) and a length below 1 throw
+//    attn::Error naming the task or the length. A model that cannot run at that length (a
+//    learned position table shorter than the input, linear-sim's max_len) throws attn::Error
+//    naming the length, the limit and the positions that do extrapolate (rope, alibi, none).
+#pragma once
+#include <string>
+
+#include "core/config/config.h"
+#include "core/views/intervention_view.h"
+
+namespace attn {
+
+class TrainingSession;  // core/training/session.h
+
+struct LengthEvalResult {
+  int length = 0;   // the value of the length key
+  std::string key;  // "task.context" or "task.length"
+  int tokens = 0;   // the model's input length at that length
+  int batches = 0;
+  EvalFigures figures;
+};
+
+// The key a length sets for this task, or throws attn::Error naming the task.
+std::string length_key(const TaskConfig& task);
+// The task's own value of that key (its training length).
+int task_length(const TaskConfig& task);
+
+LengthEvalResult evaluate_at_length(TrainingSession& session, int length);
+
+}  // namespace attn
