@@ -11,7 +11,7 @@ fig::Figure length_figure(const std::vector<LengthCurve>& curves) {
   const std::string key = curves.front().key;
   fig::Figure f;
   f.name = "length";
-  f.title = "evaluated at other lengths (" + key + "; the training length marked)";
+  f.title = "eval at other lengths (squares: the training length)";
   fig::Panel acc = fig::axes_panel(key, "eval accuracy", true);
   fig::Panel loss = fig::axes_panel(key, "eval loss (nats)", true);
   acc.x.log = loss.x.log = true;

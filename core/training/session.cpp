@@ -407,25 +407,9 @@ double TrainingSession::train_step() {
 
 EvalResult TrainingSession::evaluate() {
   settle_quietly();
-  torch::NoGradGuard no_grad;
-  model_->eval();
-  double loss_sum = 0, correct = 0, count = 0;
-  for (const auto& batch : task_->eval_set()) {
-    auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
-    auto logits = model_->forward(inputs);
-    auto flat = logits.reshape({-1, logits.size(-1)});
-    auto tg = targets.reshape({-1});
-    auto scored = tg.ne(-1);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    flat, tg,
-                    torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(
-                        torch::kSum))
-                    .item<double>();
-    correct += flat.argmax(-1).eq(tg).logical_and(scored).sum().item<double>();
-    count += scored.sum().item<double>();
-  }
-  model_->train();
-  last_eval_ = {loss_sum / std::max(1.0, count), correct / std::max(1.0, count)};
+  // The one eval loop (core/training/interventions.h), so interventions' baselines are this.
+  const EvalFigures e = evaluate_model(model_, task_->eval_set());
+  last_eval_ = {e.loss, e.accuracy};
   eval_loss_.add(step_, static_cast<float>(last_eval_.loss));
   eval_accuracy_.add(step_, static_cast<float>(last_eval_.accuracy));
   record_connections();
