@@ -114,11 +114,11 @@ void InterventionsPanel::summary(const Snapshot& snap) {
   const AblationResult& a = v->ablation;
   if (!a.heads.empty()) {
     ImGui::TextWrapped(
-        "%s ablation of %s at step %lld (%d eval batches): loss %.4f -> %.4f, "
+        "%s ablation of %s at step %lld (%d eval batch%s): loss %.4f -> %.4f, "
         "accuracy %s -> %s; the probe predicts %s (%.2f) -> %s (%.2f)",
         ablation_mode_name(a.mode), head_list_text(a.heads).c_str(),
-        static_cast<long long>(v->step), a.batches, a.baseline.loss, a.ablated.loss,
-        percent(a.baseline.accuracy).c_str(), percent(a.ablated.accuracy).c_str(),
+        static_cast<long long>(v->step), a.batches, a.batches == 1 ? "" : "es", a.baseline.loss,
+        a.ablated.loss, percent(a.baseline.accuracy).c_str(), percent(a.ablated.accuracy).c_str(),
         v->prediction.c_str(), v->prediction_probability, v->ablated_prediction.c_str(),
         v->ablated_probability);
   } else if (v->step >= 0 && !v->prediction.empty()) {
@@ -168,14 +168,23 @@ void InterventionsPanel::draw(FrameContext& frame) {
                         static_cast<long long>(v->importance.step));
   }
 
-  // Side by side in wide tiles, stacked in narrow ones.
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // Side by side in wide tiles; in narrow ones (a 1280x720 window's tile) one map at a time,
+  // each the whole tile, chosen beside the Export buttons.
   const bool both = have_importance_ && have_patch_;
-  const bool stacked = both && avail.x < 40 * ImGui::GetFontSize();
+  const bool narrow = both && ImGui::GetContentRegionAvail().x < 40 * ImGui::GetFontSize();
+  if (narrow) {
+    ImGui::SameLine();
+    ImGui::RadioButton("importance##show", &shown_, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("patching##show", &shown_, 1);
+  }
+  const bool draw_importance = have_importance_ && (!narrow || shown_ == 0);
+  const bool draw_patch = have_patch_ && (!narrow || shown_ == 1);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  const float w = both && !stacked ? (avail.x - spacing) * 0.4f : avail.x;
-  const float h = std::max(100.0f, stacked ? (avail.y - spacing) * 0.4f : avail.y);
-  if (have_importance_) {
+  const float w = draw_importance && draw_patch ? (avail.x - spacing) * 0.4f : avail.x;
+  const float h = std::max(100.0f, avail.y);
+  if (draw_importance) {
     importance_plot_.draw(importance_figure_, ImVec2(w, h), font);
     const ImportanceTable& t = v->importance;
     cells_ = nlohmann::json::object();
@@ -208,13 +217,10 @@ void InterventionsPanel::draw(FrameContext& frame) {
         toggle_ablated_head(frame.trainer, frame.ui, {c->row, c->col});
     }
   }
-  if (have_patch_) {
-    if (have_importance_ && !stacked) ImGui::SameLine();
+  if (draw_patch) {
+    if (draw_importance) ImGui::SameLine();
     const ImVec2 rest = ImGui::GetContentRegionAvail();
-    patch_plot_.draw(patch_figure_,
-                     ImVec2(stacked || !have_importance_ ? avail.x : rest.x,
-                            stacked ? std::max(100.0f, rest.y) : h),
-                     font);
+    patch_plot_.draw(patch_figure_, ImVec2(draw_importance ? rest.x : avail.x, h), font);
     if (const auto c = patch_plot_.hover_cell(patch_figure_)) {
       ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
       const PatchTable& p = v->patch;

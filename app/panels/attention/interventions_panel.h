@@ -4,7 +4,8 @@
 // importance map (each head ablated alone: the eval loss change) and the activation-patching
 // map (the share of the clean-minus-corrupted metric each head restores; by position below),
 // each with a colorbar and an Export button (figures::importance_figure / patch_figure, the
-// figures `attnlab analyze --figure` writes).
+// figures `attnlab analyze --figure` writes); side by side in a wide tile, one at a time (chosen
+// by a pair of buttons) in a narrow one.
 // Contract: the panel's request lives in UiState::interventions and goes to the trainer
 // (Trainer::request_interventions) whenever a control changes it; the trainer answers on its
 // thread between steps, on Trainer::kInterventionBatches eval batches, and again every recorded
@@ -40,6 +41,7 @@ class InterventionsPanel : public Panel {
   char clean_[256] = {};  // the patch's probes as typed ("": the run's probe / the twin)
   char corrupt_[256] = {};
   bool show_accuracy_ = false;  // the importance map shows the accuracy change instead
+  int shown_ = 0;               // narrow tiles: 0 shows the importance map, 1 the patching map
   nlohmann::json report_;
   nlohmann::json cells_ = nlohmann::json::object(), patch_button_;  // last frame's, for tests
   LiveFigure importance_plot_, patch_plot_;
