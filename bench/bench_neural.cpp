@@ -35,7 +35,7 @@
 
 #include "bench/bench_child.h"
 #include "core/attention/neural/neural_attention.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 
 using namespace attn;
 using attn::bench::max_rss_mib;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 
 using namespace attn;
 using Clock = std::chrono::steady_clock;

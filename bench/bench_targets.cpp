@@ -29,8 +29,8 @@
 #include "bench/bench_child.h"
 #include "core/attention/fused_attention.h"
 #include "core/base/interrupt.h"
-#include "core/training/headless.h"
-#include "core/training/session.h"
+#include "core/training/headless/headless.h"
+#include "core/training/session/session.h"
 #include "core/training/threads/thread_policy.h"
 
 using namespace attn;

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "core/training/trainer.h"
 
 using namespace attn;

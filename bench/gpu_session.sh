@@ -45,7 +45,7 @@ grep "attnlab setup" "$out/setup.log"
 if [ $rc != 0 ] && grep -q "graphed_step" "$out/setup.log"; then
   grep -E "error" "$out/setup.log" | head -8
   echo "== graphed_step.cpp failed: again without the fused AdamW ($(el))"
-  sed -i '1i #define ATTN_NO_FUSED_ADAMW 1' core/training/graphed_step.cpp
+  sed -i '1i #define ATTN_NO_FUSED_ADAMW 1' core/training/session/graphed_step.cpp
   timeout 150 cmake --build build --target attnlab -j "$(nproc)" >>"$out/setup.log" 2>&1
   rc=$?
 fi

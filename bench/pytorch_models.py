@@ -10,7 +10,7 @@ its placement: "first-layer", the default, puts it in layer 0 and dot-product at
 others, as make_neural_attention) and exactly attnlab's parameter count (checked:
 --expect-params N, or --attnlab-summary FILE whose "parameters" it must equal), the same batch
 shapes, loss (cross-entropy, targets -1 ignored),
-AdamW param groups (weight decay on tensors with dim >= 2 only, as core/training/session.cpp),
+AdamW param groups (weight decay on tensors with dim >= 2 only, as core/training/session/session.cpp),
 betas, warmup + cosine schedule and global-norm grad clipping (train.grad_clip; attnlab's
 default 1.0 applies when a config does not set it). The conn model adds lambda ||C||_F^2 to the
 loss and applies its stability control after each optimiser step, and tracks rho(I+C) and

@@ -13,7 +13,7 @@
 #  - TSan (build-tsan/): the suites that run threads (test_threads: trainer thread, snapshots,
 #    commands, runs side by side).
 # Sanitizer builds are -O1 -g1: half the compile time of -O2 -g (measured: 58 s against 123 s for
-# core/training/session.cpp).
+# core/training/session/session.cpp).
 # usage: scripts/sanitize.sh [asan|tsan ...]   (default: both). Needs scripts/setup.sh --tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."

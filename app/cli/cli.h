@@ -124,7 +124,7 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& args);
 int run_export_command(const ExportArgs& args);
 
 // `attnlab analyze`: ablation, head importance and activation patching of a saved run's heads
-// (core/training/run_interventions.h). Exactly one of ablate / importance / patch.
+// (core/training/interventions/run_interventions.h). Exactly one of ablate / importance / patch.
 struct AnalyzeArgs {
   std::string run;
   std::string ablate;  // "L.H[,L.H...]"
@@ -140,7 +140,7 @@ struct AnalyzeArgs {
 CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& args);
 int run_analyze_command(const AnalyzeArgs& args);
 
-// `attnlab eval`: saved runs evaluated at other lengths (core/training/length_eval.h).
+// `attnlab eval`: saved runs evaluated at other lengths (core/training/interventions/length_eval.h).
 struct EvalArgs {
   std::vector<std::string> runs;
   std::string context;  // "L" or "L1,L2,..."

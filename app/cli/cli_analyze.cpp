@@ -11,8 +11,8 @@
 #include "cli/cli.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
-#include "core/training/run_interventions.h"
-#include "core/training/saved_run.h"
+#include "core/training/interventions/run_interventions.h"
+#include "core/training/recording/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
 namespace attn {

@@ -151,7 +151,7 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
   for (char** e = environ; *e; ++e)
     if (!starts_with(*e, kProgressEnv) && !starts_with(*e, kRunLockHeldEnv)) envp.push_back(*e);
   envp.push_back(progress_env.data());
-  // The sweep holds the cell's lock for the child (core/training/headless.h).
+  // The sweep holds the cell's lock for the child (core/training/headless/headless.h).
   std::string lock_env;
   if (!h.lock) {
     lock_env = std::string(kRunLockHeldEnv) + "=" + fs::absolute(h.out_dir).string();

@@ -9,8 +9,8 @@
 #include "cli/cli.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
-#include "core/training/length_eval.h"
-#include "core/training/saved_run.h"
+#include "core/training/interventions/length_eval.h"
+#include "core/training/recording/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
 namespace attn {

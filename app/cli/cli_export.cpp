@@ -11,7 +11,7 @@
 #include "core/base/error.h"
 #include "core/runs/view_records.h"
 #include "core/runs/view_timeline.h"
-#include "core/training/saved_run.h"
+#include "core/training/recording/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
 namespace attn {

@@ -11,8 +11,8 @@
 #include "core/base/interrupt.h"
 #include "core/config/config.h"
 #include "core/runs/run_files.h"
-#include "core/training/headless.h"
-#include "core/training/training_errors.h"
+#include "core/training/headless/headless.h"
+#include "core/training/session/training_errors.h"
 
 namespace attn {
 namespace {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "core/runs/run_dir.h"
-#include "core/training/sweep.h"
+#include "core/training/headless/sweep.h"
 
 namespace attn {
 

@@ -9,7 +9,7 @@
 #include "app/figures/intervention_figures.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
-#include "core/training/image_probe.h"
+#include "core/training/session/image_probe.h"
 #include "core/views/conn_view.h"
 #include "core/views/intervention_view.h"
 #include "core/views/neural_view.h"

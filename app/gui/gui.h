@@ -29,7 +29,7 @@ struct GuiOptions {
   std::vector<std::string> compare_dirs;  // saved run directories added to the Compare panel
   std::string compare_vary;               // "key=v1,v2": Compare starts one run per value
   std::string compare_out;  // where Compare records its runs ("" = <runs_dir>/compare)
-  // Where runs trained in the window are recorded (core/training/run_recorder.h) and what the
+  // Where runs trained in the window are recorded (core/training/recording/run_recorder.h) and what the
   // Runs panel lists; empty: $XDG_DATA_HOME/attnlab/runs (~/.local/share/attnlab/runs).
   std::string runs_dir;
   std::vector<std::string> follow_runs;  // --run DIR: listed, ticked and followed in Runs

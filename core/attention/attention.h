@@ -46,7 +46,7 @@ struct HeadShape {
 };
 
 // An evaluation-time intervention on one layer's per-head outputs, the [B, H, L, Dh] tensor a
-// mechanism computes before its output projection (core/training/interventions.h drives these:
+// mechanism computes before its output projection (core/training/interventions/interventions.h drives these:
 // ablation, mean ablation, uniform attention, activation patching). Never set while training.
 struct HeadIntervention {
   enum class Kind : uint8_t {

@@ -55,7 +55,7 @@ class Task {
   // the culprit (the unknown character and its position, the id out of range) and what is
   // allowed; image tasks refuse (they pick a test image instead). Length is not checked here.
   virtual std::vector<int64_t> parse_probe(const std::string& text) const;
-  // Activation patching's corrupted probe for a clean one (core/training/interventions.h): the
+  // Activation patching's corrupted probe for a clean one (core/training/interventions/interventions.h): the
   // same length, one token changed so that the answer at the last position changes. Recall
   // rebinds the last queried key to another value; copy and reverse change the symbol the next
   // output copies; other synthetic tasks change the first token. Text and image tasks throw

@@ -1,6 +1,6 @@
 // The one writer of the run-directory format that core/runs/run_dir.h reads back: used by
-// `attnlab train` (core/training/headless.cpp) and by runs trained in the window
-// (RunRecorder and Trainer's save, core/training/run_recorder.h). Torch-free. Every file is written
+// `attnlab train` (core/training/headless/headless.cpp) and by runs trained in the window
+// (RunRecorder and Trainer's save, core/training/recording/run_recorder.h). Torch-free. Every file is written
 // through write_file_atomic (core/base/atomic_file.h): a reader sees the old file or the new one.
 // Layout: config.json (the resolved config), metrics.csv (kMetricsHeader, then a row per
 // evaluation), summary.json (run_summary_json plus the writer's own keys), checkpoint/.

@@ -64,7 +64,7 @@ struct ViewRecord {
   // the Neural panel's default range (NeuralViewRequest{}), layer-major. Empty otherwise.
   std::vector<NeuralScoreSurface> neural;
   // Models with attention heads: every head's zero ablation on the run's first
-  // kRecordedImportanceBatches eval batches (core/training/interventions.h). Empty otherwise.
+  // kRecordedImportanceBatches eval batches (core/training/interventions/interventions.h). Empty otherwise.
   ImportanceTable importance;
 };
 

@@ -12,12 +12,12 @@
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
-#include "core/training/run_interventions.h"
-#include "core/training/run_recorder.h"
-#include "core/training/session.h"
+#include "core/training/interventions/run_interventions.h"
+#include "core/training/recording/run_recorder.h"
+#include "core/training/session/session.h"
 #include "core/training/threads/team_check.h"
 #include "core/training/threads/thread_policy.h"
-#include "core/training/training_errors.h"
+#include "core/training/session/training_errors.h"
 
 namespace attn {
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 //    and joins). Commands are queued and drained by the trainer between steps.
 //  - latest() returns the newest immutable snapshot; it never waits for a training step.
 //  - Failures never escape the thread: a divergence (NaN/Inf loss, gradient or weights, or a
-//    loss blow-up; see DivergedError in core/training/session.h) -> Diverged, with the last good
+//    loss blow-up; see DivergedError in core/training/session/session.h) -> Diverged, with the last good
 //    weights restored: set_learning_rate() then start() resumes from them. Out of (GPU)
 //    memory -> Error with a message saying so; any other exception -> Error. Each with a
 //    message in the snapshot. reset() (or reconfigure()) recovers from any of them.
@@ -30,7 +30,7 @@ struct TrainerOptions {
   int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
   bool probe_attention = true;       // compute attention maps for snapshots
   // Record every model trained into a new run directory under this root ("" = off), in the
-  // format of `attnlab train` (core/training/run_recorder.h): root/<name>-<timestamp>, made at
+  // format of `attnlab train` (core/training/recording/run_recorder.h): root/<name>-<timestamp>, made at
   // the model's first training step and locked while this Trainer has it; a metrics row at
   // every evaluation; checkpoint and summary.json on pause, finish, divergence, error, reset,
   // reconfigure, load and close() (all but finish marked "interrupted"). A recording failure (a

@@ -1,6 +1,6 @@
 // Interventions on attention heads, torch-free: what the Interventions panel asks the trainer
 // for (Trainer::request_interventions), what the trainer and `attnlab analyze` compute
-// (core/training/interventions.h) and what the window, the figures and views.rec read.
+// (core/training/interventions/interventions.h) and what the window, the figures and views.rec read.
 //  - Ablation replaces a head's output, the [B, L, Dh] slice of the per-head outputs before the
 //    output projection: zero (0), mean (its mean over the evaluated batches, per position) or
 //    uniform (it attends uniformly over the keys each query may see). Evaluation only: weights,

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "core/config/config.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "core/training/trainer.h"
 
 namespace attn::test {

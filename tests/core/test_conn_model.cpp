@@ -10,7 +10,7 @@
 #include "core/base/error.h"
 #include "core/models/conn_model.h"
 #include "core/models/model.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
 

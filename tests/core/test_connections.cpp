@@ -5,7 +5,7 @@
 #include "core/analysis/connections.h"
 #include "core/base/error.h"
 #include "core/attention/ky/ky_attention.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

@@ -14,7 +14,7 @@
 #include "core/base/error.h"
 #include "core/data/fashion_mnist.h"
 #include "core/models/model.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "helpers.h"
 #include "temp_dir.h"
 

@@ -1,4 +1,4 @@
-// The graphed GPU training step (core/training/graphed_step.h): which sessions it refuses and
+// The graphed GPU training step (core/training/session/graphed_step.h): which sessions it refuses and
 // why (any machine), and on a GPU (suite "gpu") that a graphed run follows the eager run of the
 // same seed step by step, and that a divergence is still found and undone.
 #include <doctest/doctest.h>
@@ -8,8 +8,8 @@
 #include <cstdlib>
 
 #include "core/attention/fused_attention.h"
-#include "core/training/graphed_step.h"
-#include "core/training/session.h"
+#include "core/training/session/graphed_step.h"
+#include "core/training/session/session.h"
 #include "helpers.h"
 
 using namespace attn;

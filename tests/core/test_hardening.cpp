@@ -13,9 +13,9 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "core/training/trainer.h"
-#include "core/training/training_errors.h"
+#include "core/training/session/training_errors.h"
 #include "helpers.h"
 
 extern char** environ;

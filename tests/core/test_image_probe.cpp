@@ -1,4 +1,4 @@
-// Image attention (core/training/image_probe.h): picking test images by class, saved runs probed on any
+// Image attention (core/training/session/image_probe.h): picking test images by class, saved runs probed on any
 // image against the live session's probe of the same image, and the trainer's image requests.
 #include <doctest/doctest.h>
 
@@ -6,9 +6,9 @@
 #include <numeric>
 
 #include "core/base/error.h"
-#include "core/training/image_probe.h"
+#include "core/training/session/image_probe.h"
 #include "core/data/fashion_mnist.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "core/training/trainer.h"
 #include "tests/core/helpers.h"
 

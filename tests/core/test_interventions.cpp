@@ -1,4 +1,4 @@
-// Interventions on heads (core/training/interventions.h), each against an independent reference:
+// Interventions on heads (core/training/interventions/interventions.h), each against an independent reference:
 // zero ablation against the output projection's head slice set to zero, uniform ablation against
 // the mechanism's own weights edited so its scores are constant, mean ablation against an
 // explicit mean, patching against its two ends, and training left bit-identical.
@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "core/base/error.h"
-#include "core/training/interventions.h"
-#include "core/training/run_interventions.h"
-#include "core/training/session.h"
+#include "core/training/interventions/interventions.h"
+#include "core/training/interventions/run_interventions.h"
+#include "core/training/session/session.h"
 #include "helpers.h"
 
 using namespace attn;

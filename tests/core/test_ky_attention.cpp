@@ -9,7 +9,7 @@
 #include "core/base/error.h"
 #include "core/config/config.h"
 #include "core/models/model.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

@@ -1,4 +1,4 @@
-// Evaluating at another length (core/training/length_eval.h): the training length gives the
+// Evaluating at another length (core/training/interventions/length_eval.h): the training length gives the
 // run's own eval; relative positions run at other lengths; a learned table beyond its length is
 // refused with a message that says what does extrapolate.
 #include <doctest/doctest.h>
@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "core/base/error.h"
-#include "core/training/length_eval.h"
-#include "core/training/session.h"
+#include "core/training/interventions/length_eval.h"
+#include "core/training/session/session.h"
 #include "helpers.h"
 
 using namespace attn;

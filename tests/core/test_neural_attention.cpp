@@ -11,7 +11,7 @@
 #include "core/config/config.h"
 #include "core/models/model.h"
 #include "core/random/run_random.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "tests/core/helpers.h"
 
 using namespace attn;

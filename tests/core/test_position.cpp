@@ -15,7 +15,7 @@
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/config/config.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "tests/core/attention_reference.h"
 #include "tests/core/helpers.h"
 

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "core/base/error.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
 

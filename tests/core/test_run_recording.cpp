@@ -1,4 +1,4 @@
-// Recording runs trained in the window (core/training/run_recorder.h, TrainerOptions::runs_root)
+// Recording runs trained in the window (core/training/recording/run_recorder.h, TrainerOptions::runs_root)
 // and following run directories (core/runs/run_list.h).
 #include <doctest/doctest.h>
 
@@ -16,9 +16,9 @@
 #include "core/runs/run_writer.h"
 #include "core/runs/view_records.h"
 #include "core/runs/view_timeline.h"
-#include "core/training/headless.h"
-#include "core/training/saved_run.h"
-#include "core/training/session.h"
+#include "core/training/headless/headless.h"
+#include "core/training/recording/saved_run.h"
+#include "core/training/session/session.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
 

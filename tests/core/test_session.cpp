@@ -16,7 +16,7 @@
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/random/run_random.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "helpers.h"
 
 using namespace attn;

@@ -1,4 +1,4 @@
-// Sweeps (core/training/sweep.h): --vary parsing, grid expansion and naming, validation that names
+// Sweeps (core/training/headless/sweep.h): --vary parsing, grid expansion and naming, validation that names
 // the assignment, resumability, and the mean/spread aggregation against hand computation.
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 
 #include "core/base/error.h"
 #include "core/runs/run_dir.h"
-#include "core/training/sweep.h"
+#include "core/training/headless/sweep.h"
 #include "helpers.h"
 
 using namespace attn;

@@ -40,12 +40,11 @@ assert all(math.isfinite(r["eval_loss"]) and 0 <= r["eval_accuracy"] <= 1 for r 
 P
 [ -s len.png ] && [ -s len.csv ] && [ -s len.json ] && ok "--figure writes the length figure with its sidecars" || bad "no len.png: $(cat err)"
 
-refuses() {  # refuses WHAT PATTERN ARGS...
-  local what=$1 pattern=$2
-  shift 2
-  "$bin" eval "$@" >out 2>err
-  local rc=$?
-  if [ $rc = 2 ] && grep -q -- "$pattern" err && [ ! -s out ]; then ok "$what: exit 2, names $pattern"; else bad "$what: rc $rc, $(cat err)"; fi
+refuses() {  # refuses WHAT PATTERN ARGS...: exit 2, PATTERN on stderr, nothing on stdout
+  shift
+  local pattern=$1
+  shift
+  expect_fail -c 2 -q -- "$pattern" "$bin" eval "$@"
 }
 refuses "a learned table beyond its length" "rope, alibi and none extrapolate" --run learned --context 24
 refuses "a length that is not a number" "is not a length" --run rope --context 6,x

@@ -10,7 +10,7 @@
 #include "core/base/atomic_file.h"
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
-#include "core/training/saved_run.h"
+#include "core/training/recording/saved_run.h"
 #include "gui/help/experiment_notes.h"
 
 namespace attn::gui {

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "app/figures/image_rows_figure.h"
-#include "core/training/image_probe.h"
+#include "core/training/session/image_probe.h"
 #include "core/views/snapshot.h"
 #include "gui/plot/live_figure.h"
 #include "gui/panel.h"

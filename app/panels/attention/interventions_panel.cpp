@@ -208,10 +208,10 @@ void InterventionsPanel::draw(FrameContext& frame) {
       ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
       const bool is_ablated = ablated(frame.ui.interventions, c->row, c->col);
       ImGui::SetTooltip(
-          "layer %d head %d: %s ablated alone changes the eval %s by %+.4f%s\n"
+          "layer %d head %d: %s ablated alone changes the eval %s by %+.4f\n"
           "click: %s this head",
           c->row, c->col, ablation_mode_name(t.mode),
-          show_accuracy_ ? "accuracy (points)" : "loss (nats)", c->value, show_accuracy_ ? "" : "",
+          show_accuracy_ ? "accuracy (points)" : "loss (nats)", c->value,
           is_ablated ? "restore" : "ablate");
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
         toggle_ablated_head(frame.trainer, frame.ui, {c->row, c->col});

@@ -1,5 +1,5 @@
 // Runs panel: every run directory under the runs root (where the window records its own runs,
-// core/training/run_recorder.h) and under any directory the user adds (`gui --run DIR`, the Add
+// core/training/recording/run_recorder.h) and under any directory the user adds (`gui --run DIR`, the Add
 // field), sweeps expanded to their cells. A table (name, mechanism, task, step, eval loss and
 // accuracy, state, age); ticked runs are overlaid as figures::loss_overlay, the Compare panel's
 // figure, colours and legend; Open loads a run's checkpoint into the window so every view

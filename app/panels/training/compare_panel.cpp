@@ -12,7 +12,7 @@
 #include "app/figures/compare_figures.h"
 #include "core/base/error.h"
 #include "core/runs/run_writer.h"  // new_run_dir
-#include "core/training/sweep.h"
+#include "core/training/headless/sweep.h"
 #include "core/training/trainer.h"
 #include "gui/plot/export_dialog.h"
 #include "gui/window/palette.h"
@@ -92,7 +92,7 @@ bool ComparePanel::start_runs(const ExperimentConfig& base, const std::string& k
     }
     for (auto& r : fresh) {
       r->threads = options.threads;
-      // Recorded like the window's own run (core/training/run_recorder.h): a row per evaluation,
+      // Recorded like the window's own run (core/training/recording/run_recorder.h): a row per evaluation,
       // checkpoint and summary on finish, divergence, error and close.
       options.run_dir = r->out_dir;
       r->trainer = std::make_unique<Trainer>(r->config, options);

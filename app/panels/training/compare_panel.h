@@ -6,7 +6,7 @@
 // Contract:
 //  - Never waits on a trainer: the UI thread only reads snapshots and queues commands.
 //  - Every live run is recorded as it trains, by its Trainer's RunRecorder exactly like the
-//    window's own run (core/training/run_recorder.h; TrainerOptions::run_dir): config.json and a
+//    window's own run (core/training/recording/run_recorder.h; TrainerOptions::run_dir): config.json and a
 //    metrics.csv row per evaluation under save_root/run-<time>/<key=value> (default: the runs
 //    root's compare/, which the Runs panel lists), checkpoint/ and summary.json when it finishes,
 //    diverges or fails and when the window closes (close(): "window closed"), so `attnlab compare`,

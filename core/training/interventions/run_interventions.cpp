@@ -1,8 +1,8 @@
-#include "core/training/run_interventions.h"
+#include "core/training/interventions/run_interventions.h"
 
 #include "core/base/error.h"
-#include "core/training/interventions.h"
-#include "core/training/session.h"
+#include "core/training/interventions/interventions.h"
+#include "core/training/session/session.h"
 
 namespace attn {
 

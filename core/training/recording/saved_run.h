@@ -32,7 +32,7 @@ std::vector<NamedTensor> weights_of_run(const RunDirectory& run, int64_t* step,
 std::string weights_file_of_run(const RunDirectory& run, int64_t* step = nullptr,
                                 size_t* tensors = nullptr, int64_t* values = nullptr);
 
-class TrainingSession;  // core/training/session.h
+class TrainingSession;  // core/training/session/session.h
 
 // A saved run's checkpoint loaded on the CPU into a session, for the commands that compute on
 // its model (`attnlab analyze`, `attnlab eval`). Throws attn::Error naming the directory when it

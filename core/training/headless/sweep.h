@@ -27,7 +27,7 @@
 
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
-#include "core/training/headless.h"
+#include "core/training/headless/headless.h"
 
 namespace attn {
 

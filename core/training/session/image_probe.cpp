@@ -1,4 +1,4 @@
-#include "core/training/image_probe.h"
+#include "core/training/session/image_probe.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "core/data/fashion_mnist.h"
 #include "core/models/model.h"
 #include "core/random/run_random.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 
 namespace attn {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "core/training/sweep.h"
+#include "core/training/headless/sweep.h"
 
 #include <unistd.h>
 
@@ -21,7 +21,7 @@
 #include "core/runs/run_dir.h"
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
-#include "core/training/headless.h"
+#include "core/training/headless/headless.h"
 
 namespace attn {
 namespace fs = std::filesystem;

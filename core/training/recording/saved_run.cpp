@@ -1,4 +1,4 @@
-#include "core/training/saved_run.h"
+#include "core/training/recording/saved_run.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 #include "core/views/conn_view.h"
 
 namespace attn {

@@ -15,7 +15,7 @@
 
 namespace attn {
 
-class TrainingSession;  // core/training/session.h
+class TrainingSession;  // core/training/session/session.h
 
 // Throws attn::Error saying why `config`'s model has no heads to intervene on (the Connection
 // Transformer's connection heads only reparametrise one matrix).

@@ -1,4 +1,4 @@
-#include "core/training/graphed_step.h"
+#include "core/training/session/graphed_step.h"
 
 #include <cstdlib>
 #include <string>

@@ -1,4 +1,4 @@
-#include "core/training/interventions.h"
+#include "core/training/interventions/interventions.h"
 
 #include <cmath>
 #include <limits>

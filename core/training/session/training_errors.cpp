@@ -1,4 +1,4 @@
-#include "core/training/training_errors.h"
+#include "core/training/session/training_errors.h"
 
 #include <cstdio>
 #include <new>

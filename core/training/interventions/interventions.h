@@ -23,7 +23,7 @@
 #include "core/config/config.h"
 #include "core/data/tasks.h"
 #include "core/models/model.h"
-#include "core/training/run_interventions.h"  // check_interventions_apply
+#include "core/training/interventions/run_interventions.h"  // check_interventions_apply
 #include "core/views/intervention_view.h"
 
 namespace attn {

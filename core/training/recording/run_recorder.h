@@ -1,5 +1,5 @@
 // Recording a TrainingSession as a run directory (core/runs/run_writer.h's format), for
-// `attnlab train` (core/training/headless.cpp) and for runs trained in the window (the Trainer,
+// `attnlab train` (core/training/headless/headless.cpp) and for runs trained in the window (the Trainer,
 // TrainerOptions::runs_root). Torch; internal to core.
 // Contract:
 //  - write_run_outputs() writes, in this order, the checkpoint (when asked), conn.json and C.csv
@@ -30,7 +30,7 @@
 
 #include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 
 namespace attn {
 

@@ -1,7 +1,7 @@
 // A trained run evaluated at another length (train short, test long): the task rebuilt with
 // one length key changed (task.context for text, task.length for copy, reverse, sort, recall
 // and induction), its fixed eval set drawn from the run's seed exactly as at training, and the
-// model evaluated on it (core/training/interventions.h's evaluate_model: eval mode, no
+// model evaluated on it (core/training/interventions/interventions.h's evaluate_model: eval mode, no
 // gradients, nothing about the run changed). Torch-free for callers (`attnlab eval`).
 // Contract:
 //  - At the training length the figures equal the run's own eval (the same batches).
@@ -17,7 +17,7 @@
 
 namespace attn {
 
-class TrainingSession;  // core/training/session.h
+class TrainingSession;  // core/training/session/session.h
 
 struct LengthEvalResult {
   int length = 0;   // the value of the length key

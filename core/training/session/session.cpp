@@ -1,4 +1,4 @@
-#include "core/training/session.h"
+#include "core/training/session/session.h"
 
 #include <unistd.h>
 #include <zlib.h>
@@ -19,10 +19,10 @@
 #include "core/base/version.h"
 #include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
-#include "core/training/graphed_step.h"
-#include "core/training/interventions.h"
+#include "core/training/session/graphed_step.h"
+#include "core/training/interventions/interventions.h"
 #include "core/training/optimizer/fused_adamw.h"
-#include "core/training/training_errors.h"
+#include "core/training/session/training_errors.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -407,7 +407,7 @@ double TrainingSession::train_step() {
 
 EvalResult TrainingSession::evaluate() {
   settle_quietly();
-  // The one eval loop (core/training/interventions.h), so interventions' baselines are this.
+  // The one eval loop (core/training/interventions/interventions.h), so interventions' baselines are this.
   const EvalFigures e = evaluate_model(model_, task_->eval_set());
   last_eval_ = {e.loss, e.accuracy};
   eval_loss_.add(step_, static_cast<float>(last_eval_.loss));

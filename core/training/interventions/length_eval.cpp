@@ -1,9 +1,9 @@
-#include "core/training/length_eval.h"
+#include "core/training/interventions/length_eval.h"
 
 #include "core/base/error.h"
 #include "core/data/tasks.h"
-#include "core/training/interventions.h"
-#include "core/training/session.h"
+#include "core/training/interventions/interventions.h"
+#include "core/training/session/session.h"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "core/training/headless.h"
+#include "core/training/headless/headless.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -25,8 +25,8 @@
 #include "core/runs/run_dir.h"
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
-#include "core/training/run_recorder.h"
-#include "core/training/session.h"
+#include "core/training/recording/run_recorder.h"
+#include "core/training/session/session.h"
 #include "core/training/threads/team_check.h"
 #include "core/training/threads/thread_policy.h"
 

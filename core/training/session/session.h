@@ -15,7 +15,7 @@
 #include "core/data/tasks.h"
 #include "core/models/model.h"
 #include "core/runs/view_records.h"
-#include "core/training/graphed_step.h"
+#include "core/training/session/graphed_step.h"
 #include "core/training/optimizer/recovery.h"
 #include "core/views/history.h"
 #include "core/views/neural_view.h"
@@ -46,7 +46,7 @@ class TrainingSession {
 
   // One optimiser step. Returns the training loss. Throws DivergedError, after restoring the
   // last good state (see DivergedError).
-  // On a GPU the step is a replayed CUDA graph where it can be (core/training/graphed_step.h;
+  // On a GPU the step is a replayed CUDA graph where it can be (core/training/session/graphed_step.h;
   // step_path() says which and why), and then nothing waits for the GPU: the losses stay on the
   // device and are read back every kLossReadEvery steps, at every eval_every step and at the
   // last step, or when settle() asks. Until then the loss books (last_train_loss, the loss

@@ -1,4 +1,4 @@
-#include "core/training/run_recorder.h"
+#include "core/training/recording/run_recorder.h"
 
 #include <filesystem>
 
