@@ -185,6 +185,7 @@ int main(int argc, char** argv) {
       subcommand(app, attn::add_compare_command, attn::run_compare_command),
       subcommand(app, attn::add_sweep_command, attn::run_sweep_command),
       subcommand(app, attn::add_reproduce_command, attn::run_reproduce_command),
+      subcommand(app, attn::add_suite_command, attn::run_suite_command),
       subcommand(app, attn::add_export_command, attn::run_export_command),
       subcommand(app, attn::add_analyze_command, attn::run_analyze_command),
       subcommand(app, attn::add_eval_command, attn::run_eval_command)};

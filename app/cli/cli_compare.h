@@ -55,6 +55,16 @@ struct ReproduceArgs {
 CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& args);
 int run_reproduce_command(const ReproduceArgs& args);
 
+// `attnlab suite` (app/cli/cli_suite.cpp, core/training/headless/suite.h).
+struct SuiteArgs {
+  std::string out, manifest, tasks, mechanisms, shard;
+  bool quick = false, json = false, report_only = false;
+  int seeds = 0;  // 0: the manifest's
+  int jobs = 1, threads = 0;
+};
+CLI::App* add_suite_command(CLI::App& app, SuiteArgs& args);
+int run_suite_command(const SuiteArgs& args);
+
 // Runs named in a comparison: the directories given, a sweep directory (its sweep.json)
 // expanding to every cell directory that exists. `label` is the path relative to the sweep for
 // cells, else the directory's name.

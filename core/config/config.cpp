@@ -11,6 +11,7 @@
 
 #include "core/attention/registry.h"
 #include "core/base/error.h"
+#include "core/data/benchmark_tasks.h"
 #include "core/base/file_io.h"
 #include "core/json/json_reader.h"
 
@@ -22,7 +23,7 @@ using nlohmann::json;
 void read_task(JsonReader& r, TaskConfig& t) {
   r.string("name", t.name, task_names());
   r.integer("length", t.length, 1, 256);
-  r.integer("vocab", t.vocab, 2, 512);
+  r.integer("vocab", t.vocab, 2, 8192);
   r.integer("modulus", t.modulus, 2, 1000);
   r.number("train_fraction", t.train_fraction, 0.0, 1.0, true);
   r.string("text_path", t.text_path);
@@ -185,8 +186,12 @@ void read_train(JsonReader& r, TrainConfig& t) {
 }  // namespace
 
 const std::vector<std::string>& task_names() {
-  static const std::vector<std::string> names = {"copy",   "reverse",   "sort", "recall",
-                                                 "modadd", "induction", "text", "fashion-mnist"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = {"copy",   "reverse",   "sort", "recall",
+                                  "modadd", "induction", "text", "fashion-mnist"};
+    for (const auto& b : benchmark_task_names()) n.push_back(b);
+    return n;
+  }();
   return names;
 }
 
@@ -323,6 +328,7 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
     throw Error(where + ": task.length (" + std::to_string(t.length) +
                 ") must not exceed task.vocab (" + std::to_string(t.vocab) + ") for task \"" +
                 t.name + "\": its keys/prefix tokens are distinct symbols");
+  check_benchmark_task(t, where);
   if (t.name == "text" && t.text_path.empty())
     throw Error(where + ": task.text_path must name a UTF-8 file or a directory of them");
   return c;

@@ -12,14 +12,18 @@
 namespace attn {
 
 struct TaskConfig {
-  // copy | reverse | sort | recall | modadd | induction | text | fashion-mnist
+  // copy | reverse | sort | recall | modadd | induction | text | fashion-mnist, and the standard
+  // benchmarks (core/data/benchmark_tasks.h): mqar | selective_copy | induction_head | parity |
+  // reverse_string | duplicate_string
   std::string name = "copy";
-  int length = 8;    // copy/reverse/sort: symbols; recall: key-value pairs; induction: prefix
-  int vocab = 10;    // number of symbols of a synthetic task
+  // copy/reverse/sort: symbols; recall, mqar: key-value pairs; induction: prefix;
+  // selective_copy: tokens to copy; parity/reverse_string/duplicate_string: the longest string
+  int length = 8;
+  int vocab = 10;  // symbols of a synthetic task (mqar, selective_copy, induction_head: in all)
   int modulus = 23;  // modadd: p in (a + b) mod p
   double train_fraction = 0.8;  // modadd: share of the p*p pairs used for training
   std::string text_path = "/usr/share/games/fortunes";  // text: a UTF-8 file or a directory
-  int context = 128;                                    // text: tokens per window
+  int context = 128;  // text: tokens per window; mqar, selective_copy, induction_head: length
   double eval_fraction = 0.1;  // text: tail share of the corpus held out for eval
   // fashion-mnist: the IDX files' directory (Debian's dataset-fashion-mnist by default), the
   // patch side in pixels (must divide 28: 7 -> 16 patch tokens, 4 -> 49), training-time random

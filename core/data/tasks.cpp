@@ -6,7 +6,9 @@
 #include <random>
 
 #include "core/base/error.h"
+#include "core/data/benchmark_tasks.h"
 #include "core/data/fashion_mnist.h"
+#include "core/data/synthetic_task.h"
 #include "core/data/text_corpus.h"
 
 namespace attn {
@@ -80,103 +82,7 @@ void Task::set_probe_index(int64_t) {
 
 namespace {
 
-constexpr uint64_t kEvalSalt = 0xE7A1;
-
-// One example: a full token sequence and, per position, whether predicting it is scored.
-struct Example {
-  std::vector<int64_t> tokens;
-  std::vector<bool> scored;  // scored[t]: token t is a target (t >= 1)
-};
-
-Batch to_batch(const std::vector<Example>& examples) {
-  const int64_t B = examples.size(), L = examples.at(0).tokens.size() - 1;
-  auto inputs = torch::empty({B, L}, torch::kInt64);
-  auto targets = torch::empty({B, L}, torch::kInt64);
-  auto in = inputs.accessor<int64_t, 2>();
-  auto tg = targets.accessor<int64_t, 2>();
-  for (int64_t b = 0; b < B; ++b) {
-    const auto& e = examples[b];
-    for (int64_t t = 0; t < L; ++t) {
-      in[b][t] = e.tokens[t];
-      tg[b][t] = e.scored[t + 1] ? e.tokens[t + 1] : -1;
-    }
-  }
-  return {inputs, targets};
-}
-
-// Synthetic tasks: symbols 0..V-1 plus task-specific special tokens after them.
-class SyntheticTask : public Task {
- public:
-  SyntheticTask(const TaskConfig& c, uint64_t seed, int eval_batches, int batch_size)
-      : c_(c), seed_(seed), eval_batches_(eval_batches), batch_size_(batch_size) {}
-
-  Batch train_batch(int batch_size, uint64_t seed) const override {
-    std::mt19937_64 rng(seed);
-    std::vector<Example> ex;
-    ex.reserve(batch_size);
-    for (int i = 0; i < batch_size; ++i) ex.push_back(example(rng, /*eval=*/false));
-    return to_batch(ex);
-  }
-
-  const std::vector<Batch>& eval_set() const override {
-    if (eval_.empty()) {
-      std::mt19937_64 rng(mix_seed(seed_, kEvalSalt));
-      for (int b = 0; b < eval_batches_; ++b) {
-        std::vector<Example> ex;
-        for (int i = 0; i < batch_size_; ++i) ex.push_back(example(rng, /*eval=*/true));
-        eval_.push_back(to_batch(ex));
-      }
-    }
-    return eval_;
-  }
-
-  std::vector<int64_t> probe() const override {
-    std::mt19937_64 rng(mix_seed(seed_, 0x9806E));
-    auto e = example(rng, true);
-    e.tokens.pop_back();
-    return e.tokens;
-  }
-
-  std::string token_label(int64_t t) const override {
-    if (t < c_.vocab) return std::to_string(t);
-    return special_label(t);
-  }
-
-  std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
-    if (clean.empty()) throw Error("the clean probe is empty: nothing to corrupt");
-    auto twin = clean;
-    twin[0] = twin[0] < c_.vocab ? (twin[0] + 1) % c_.vocab : 0;
-    return twin;
-  }
-
- protected:
-  virtual Example example(std::mt19937_64& rng, bool eval) const = 0;
-  virtual std::string special_label(int64_t t) const { return "#"; }
-
-  std::vector<int64_t> random_symbols(std::mt19937_64& rng, int n, int vocab) const {
-    std::uniform_int_distribution<int64_t> d(0, vocab - 1);
-    std::vector<int64_t> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-  }
-
-  std::vector<int64_t> distinct_symbols(std::mt19937_64& rng, int n, int vocab) const {
-    std::vector<int64_t> all(vocab);
-    std::iota(all.begin(), all.end(), 0);
-    // Partial Fisher-Yates with our own draws (std::shuffle is implementation-defined).
-    for (int i = 0; i < n; ++i) {
-      std::uniform_int_distribution<int> d(i, vocab - 1);
-      std::swap(all[i], all[d(rng)]);
-    }
-    all.resize(n);
-    return all;
-  }
-
-  TaskConfig c_;
-  uint64_t seed_;
-  int eval_batches_, batch_size_;
-  mutable std::vector<Batch> eval_;
-};
+using namespace detail;
 
 // x SEP f(x): copy, reverse or sort the n symbols after the separator.
 class TransformTask : public SyntheticTask {
@@ -317,7 +223,10 @@ class ModAddTask : public SyntheticTask {
  protected:
   Example make(int pair) const {
     const int p = c_.modulus, a = pair / p, b = pair % p;
-    return {{a, b, p, (a + b) % p}, {false, false, false, true}};
+    Example e;
+    e.tokens = {a, b, p, (a + b) % p};
+    e.scored = {false, false, false, true};
+    return e;
   }
   Example example(std::mt19937_64& rng, bool eval) const override {
     const auto& pool = eval ? heldout_ : train_;
@@ -463,6 +372,7 @@ std::unique_ptr<Task> make_task(const TaskConfig& c, uint64_t seed, int eval_bat
     return std::make_unique<InductionTask>(c, seed, eval_batches, batch_size);
   if (c.name == "text") return std::make_unique<TextTask>(c, seed, eval_batches, batch_size);
   if (c.name == "fashion-mnist") return make_fashion_mnist_task(c);
+  if (auto task = make_benchmark_task(c, seed, eval_batches, batch_size)) return task;
   throw Error("task.name: unknown task \"" + c.name + "\"");
 }
 

@@ -12,6 +12,7 @@
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
+#include "core/training/interventions/length_eval.h"
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/run_recorder.h"
 #include "core/training/session/session.h"
@@ -38,7 +39,8 @@ struct Command {
     SetNeuralView,
     SetProbeImage,
     SetProbeText,
-    SetInterventions
+    SetInterventions,
+    SetLengthEval
   };
   explicit Command(Kind k) : kind(k) {}
   Kind kind;
@@ -94,6 +96,8 @@ struct Trainer::Impl {
   // every record_every (else eval_every) steps while it asks for something.
   InterventionRequest intervention_request;
   std::shared_ptr<const InterventionView> intervention_view;
+  int length_eval_request = 0;  // the Loss panel's eval length; 0 = none
+  std::shared_ptr<const LengthEvalView> length_eval_view;
   int64_t probe_index = -1;  // the Image attention panel's test image; -1 = the task's default
   std::string probe_text;    // the user's accepted probe ("" = the task's own)
   std::string probe_error;   // why the last typed probe was refused
@@ -136,6 +140,7 @@ struct Trainer::Impl {
     }
     neural_view.reset();
     intervention_view.reset();
+    length_eval_view.reset();
     use_thread_policy(c);
     try {
       session = std::make_unique<TrainingSession>(c);
@@ -308,6 +313,7 @@ struct Trainer::Impl {
     }
     s->neural = neural_view;  // shared, not copied
     s->interventions = intervention_view;
+    s->length_eval = length_eval_view;
     last_publish = Clock::now();
     last_publish_step = s->step;
     publish_seconds += std::chrono::duration<double>(last_publish - t0).count();
@@ -354,6 +360,29 @@ struct Trainer::Impl {
         session_interventions(*session, intervention_request, kInterventionBatches));
   }
 
+  // Answers the eval-length field on the trainer thread (eval mode, no gradients): training is
+  // unchanged.
+  void compute_length_eval() {
+    if (!session || length_eval_request <= 0) {
+      length_eval_view.reset();
+      return;
+    }
+    auto v = std::make_shared<LengthEvalView>();
+    v->length = length_eval_request;
+    v->step = session->step();
+    try {
+      v->key = length_key(session->config().task);
+      v->trained = task_length(session->config().task);
+      const LengthEvalResult r = evaluate_at_length(*session, length_eval_request);
+      v->tokens = r.tokens;
+      v->batches = r.batches;
+      v->figures = r.figures;
+    } catch (const std::exception& e) {
+      v->error = e.what();
+    }
+    length_eval_view = std::move(v);
+  }
+
   // One training step with its eval and publish; handles every failure.
   void step() {
     try {
@@ -373,6 +402,7 @@ struct Trainer::Impl {
       if (session->step() % t.eval_every == 0 || last) {
         const EvalResult eval = session->evaluate();
         record([&] { recorder->on_eval(*session, eval, lr); });
+        if (length_eval_request > 0) compute_length_eval();
       }
       train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       update_rate();
@@ -518,6 +548,13 @@ struct Trainer::Impl {
           publish(false);
         }
         return;
+      case K::SetLengthEval:
+        length_eval_request = static_cast<int>(c.value);
+        if (session) {
+          compute_length_eval();
+          publish(false);
+        }
+        return;
       case K::SetNeuralView:
         neural_request = c.neural_request;
         if (session) {
@@ -573,6 +610,7 @@ struct Trainer::Impl {
           source_dir = loaded_dir;
           intervention_view.reset();
           compute_interventions();
+          compute_length_eval();
           message = "loaded checkpoint " + c.path;
           set_state(TrainerState::Paused);
           publish(true);
@@ -661,6 +699,12 @@ void Trainer::load_checkpoint(std::string dir) {
 void Trainer::request_interventions(const InterventionRequest& request) {
   Command cmd(Command::Kind::SetInterventions);
   cmd.intervention_request = request;
+  impl_->post(std::move(cmd));
+}
+
+void Trainer::request_length_eval(int length) {
+  Command cmd(Command::Kind::SetLengthEval);
+  cmd.value = length;
   impl_->post(std::move(cmd));
 }
 

@@ -89,6 +89,12 @@ class Trainer {
   void request_interventions(const InterventionRequest& request);
   static constexpr int kInterventionBatches = 1;
 
+  // The Loss panel's eval-length field: evaluate the model on its task rebuilt at `length`
+  // (task.context or task.length; length_eval.h), at once and again at every evaluation, in
+  // Snapshot::length_eval. 0 stops asking. Kept across resets and loads. A length the model
+  // cannot run at (a learned position table) says why in LengthEvalView::error.
+  void request_length_eval(int length);
+
   // Image tasks: probe test image `test_index` from now on (kept across resets and loads); the
   // snapshot's probe_image says which image the maps belong to. Out of range: a message in the
   // snapshot, the previous image kept.

@@ -38,6 +38,19 @@ struct EvalFigures {
   double loss = 0, accuracy = 0;
 };
 
+// The model evaluated on its task rebuilt at another length (Trainer::request_length_eval, the
+// Loss panel's eval-length field; core/training/interventions/length_eval.h).
+struct LengthEvalView {
+  int length = 0;       // the value asked for
+  std::string key;      // "task.context" or "task.length"
+  int trained = 0;      // the run's own value of that key
+  int tokens = 0;       // model input length at `length`
+  int batches = 0;
+  int64_t step = -1;    // the model's step when computed
+  EvalFigures figures;  // valid when error is empty
+  std::string error;    // why it cannot run (a learned position table, a task without length)
+};
+
 // Eval loss and accuracy with `heads` ablated, beside the unablated ones, on `batches` batches.
 struct AblationResult {
   AblationMode mode = AblationMode::zero;

@@ -10,7 +10,8 @@
 namespace attn {
 
 struct NeuralView;        // core/views/neural_view.h
-struct InterventionView;  // core/views/intervention_view.h
+struct InterventionView;
+struct LengthEvalView;  // core/views/intervention_view.h
 struct ConnView;          // core/views/conn_view.h
 
 enum class TrainerState { Idle, Running, Paused, Stopping, Finished, Diverged, Error };
@@ -141,6 +142,8 @@ struct Snapshot {
   // step it says. At a recorded step (the timeline) its importance is the recorded one. Null:
   // nothing asked and nothing recorded.
   std::shared_ptr<const InterventionView> interventions;
+  // The Loss panel's eval-length field answered (Trainer::request_length_eval); null: not asked.
+  std::shared_ptr<const LengthEvalView> length_eval;
 
   // Connection Transformer (model.architecture "conn"): spectra of I + C over training, C, its
   // eigenvalues, the reasoning trace and statistics (core/views/conn_view.h). Null for other

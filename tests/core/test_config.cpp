@@ -27,7 +27,7 @@ TEST_CASE("bad configs are rejected with a message naming the culprit") {
       {R"({"task": {"name": "copyy"}})", "task.name must be one of copy, reverse"},
       {R"({"task": {"lenght": 4}})", "unknown key 'task.lenght' (allowed: name, length"},
       {R"({"task": {"length": 0}})", "task.length must be in [1, 256], got 0"},
-      {R"({"task": {"vocab": 1}})", "task.vocab must be in [2, 512], got 1"},
+      {R"({"task": {"vocab": 1}})", "task.vocab must be in [2, 8192], got 1"},
       {R"({"task": {"name": "modadd", "train_fraction": 0}})",
        "task.train_fraction must be in (0, 1]"},
       {R"({"task": {"name": "recall", "length": 20, "vocab": 10}})",

@@ -4,7 +4,10 @@
 
 #include <cstdio>
 
+#include "core/training/interventions/length_eval.h"
+#include "core/training/trainer.h"
 #include "gui/plot/export_dialog.h"
+#include "gui/ui_state.h"
 
 namespace attn::gui {
 
@@ -14,6 +17,53 @@ figures::FigureOptions LossPanel::options() const {
   o.log_y = log_y_;
   o.show_accuracy = show_accuracy_;
   return o;
+}
+
+void LossPanel::draw_length_eval(FrameContext& frame) {
+  const ExperimentConfig config = frame.trainer.config();
+  std::string key;
+  try {
+    key = length_key(config.task);
+  } catch (const std::exception&) {
+    report_.erase("length_eval");
+    return;  // modadd, images: no length to change
+  }
+  if (eval_length_ <= 0) eval_length_ = 2 * task_length(config.task);
+  ImGui::TextUnformatted("eval at");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
+  const bool entered = ImGui::InputInt("##eval_length", &eval_length_, 0, 0,
+                                       ImGuiInputTextFlags_EnterReturnsTrue);
+  const ImVec2 f0 = ImGui::GetItemRectMin(), f1 = ImGui::GetItemRectMax();
+  eval_length_ = std::max(1, eval_length_);
+  ImGui::SameLine();
+  const bool clicked = ImGui::SmallButton("Evaluate");
+  const ImVec2 b0 = ImGui::GetItemRectMin(), b1 = ImGui::GetItemRectMax();
+  if (entered || clicked) frame.trainer.request_length_eval(eval_length_);
+  ImGui::SameLine();
+  nlohmann::json r = {{"key", key},
+                      {"field", {f0.x, f0.y, f1.x, f1.y}},
+                      {"button", {b0.x, b0.y, b1.x, b1.y}},
+                      {"asked", eval_length_}};
+  if (const auto& v = frame.snap.length_eval) {
+    r["length"] = v->length;
+    r["step"] = v->step;
+    r["error"] = v->error;
+    if (v->error.empty()) {
+      r["eval_loss"] = v->figures.loss;
+      r["eval_accuracy"] = v->figures.accuracy;
+      ImGui::Text("%s %d (trained %d): loss %.4f, accuracy %.1f%% at step %lld", key.c_str(),
+                  v->length, v->trained, v->figures.loss, 100 * v->figures.accuracy,
+                  static_cast<long long>(v->step));
+    } else {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(ImVec4(1.0f, 0.62f, 0.25f, 1.0f), "%s", v->error.c_str());
+      ImGui::PopTextWrapPos();
+    }
+  } else {
+    ImGui::TextDisabled("%s of the model's task; Evaluate or Enter", key.c_str());
+  }
+  report_["length_eval"] = r;
 }
 
 void LossPanel::draw(FrameContext& frame) {
@@ -40,6 +90,7 @@ void LossPanel::draw(FrameContext& frame) {
   if (!snap.train_loss.empty())
     ImGui::TextDisabled("  step %lld  loss %.4f", static_cast<long long>(snap.step),
                         snap.train_loss.values.back());
+  draw_length_eval(frame);
   if (empty) {
     ImGui::Dummy(ImVec2(0, ImGui::GetContentRegionAvail().y * 0.4f));
     ImGui::TextDisabled("No training steps yet: press Start (Space) or Step (S).");

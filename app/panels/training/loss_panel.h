@@ -5,6 +5,9 @@
 // (smoothing, log y, accuracy) and drawn by the screen painter (gui/plot/live_figure.h); Export sends
 // that same figure to the Export dialog. The figure is rebuilt only when the snapshot
 // (snapshot.serial) or a control changes.
+// The eval-length row (token tasks with a length: length_eval.h) asks the trainer to evaluate the
+// model at another length (Trainer::request_length_eval) and shows Snapshot::length_eval: loss
+// and accuracy there beside the training length, or why the model cannot run there.
 #pragma once
 #include <cstdint>
 
@@ -19,9 +22,11 @@ class LossPanel : public Panel {
  public:
   void draw(FrameContext& frame) override;
   std::vector<std::string> figures(const Snapshot&) const override { return {"loss"}; }
+  nlohmann::json report() const override { return report_; }
 
  private:
   figures::FigureOptions options() const;
+  void draw_length_eval(FrameContext& frame);
 
   float smoothing_ = 0.6f;  // TensorBoard's default: smooth, but no long lag
   bool log_y_ = true;
@@ -31,6 +36,8 @@ class LossPanel : public Panel {
   uint64_t figure_serial_ = ~uint64_t(0);
   float built_smoothing_ = -1;
   bool built_log_y_ = false, built_accuracy_ = false;
+  int eval_length_ = 0;  // the field; 0 until the run's own length fills it
+  nlohmann::json report_ = nlohmann::json::object();
 };
 
 }  // namespace attn::gui

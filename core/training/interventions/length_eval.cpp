@@ -1,6 +1,7 @@
 #include "core/training/interventions/length_eval.h"
 
 #include "core/base/error.h"
+#include "core/data/benchmark_tasks.h"
 #include "core/data/tasks.h"
 #include "core/training/interventions/interventions.h"
 #include "core/training/session/session.h"
@@ -8,14 +9,16 @@
 namespace attn {
 
 std::string length_key(const TaskConfig& task) {
-  if (task.name == "text") return "task.context";
-  if (task.name == "copy" || task.name == "reverse" || task.name == "sort" ||
-      task.name == "recall" || task.name == "induction")
+  const std::string& n = task.name;
+  if (n == "text" || n == "mqar" || n == "selective_copy" || n == "induction_head")
+    return "task.context";
+  if (n == "copy" || n == "reverse" || n == "sort" || n == "recall" || n == "induction" ||
+      is_length_generalisation_task(n))
     return "task.length";
   throw Error("task \"" + task.name +
               "\" has no length to change (modadd is always \"a b =\"; fashion-mnist images "
-              "have a fixed number of patches): evaluating at another length applies to text, "
-              "copy, reverse, sort, recall and induction");
+              "have a fixed number of patches): evaluating at another length applies to every "
+              "other token task");
 }
 
 int task_length(const TaskConfig& task) {
@@ -54,6 +57,20 @@ LengthEvalResult evaluate_at_length(TrainingSession& session, int length) {
                 " tokens; trained at " + trained + "): " + why);
   }
   return r;
+}
+
+EvalFigures evaluate_validation(TrainingSession& session) {
+  const ExperimentConfig& config = session.config();
+  const std::string& n = config.task.name;
+  if (n == "text" || n == "modadd" || n == "fashion-mnist")
+    throw Error("task \"" + n +
+                "\" has no validation set apart from its eval set (only the synthetic tasks that "
+                "draw fresh sequences do): choose its hyperparameters another way");
+  constexpr uint64_t kValidationSalt = 0x7A11DA7E;
+  const auto task = make_task(config.task, mix_seed(config.seed, kValidationSalt),
+                              config.train.eval_batches, config.train.batch_size);
+  session.settle();
+  return evaluate_model(session.model(), task->eval_set());
 }
 
 }  // namespace attn

@@ -1,6 +1,7 @@
 // A trained run evaluated at another length (train short, test long): the task rebuilt with
-// one length key changed (task.context for text, task.length for copy, reverse, sort, recall
-// and induction), its fixed eval set drawn from the run's seed exactly as at training, and the
+// one length key changed (task.context for text, mqar, selective_copy and induction_head: the
+// sequence; task.length for copy, reverse, sort, recall, induction, parity, reverse_string and
+// duplicate_string: the string or the pairs), its fixed eval set drawn from the run's seed exactly as at training, and the
 // model evaluated on it (core/training/interventions/interventions.h's evaluate_model: eval mode, no
 // gradients, nothing about the run changed). Torch-free for callers (`attnlab eval`).
 // Contract:
@@ -33,5 +34,12 @@ std::string length_key(const TaskConfig& task);
 int task_length(const TaskConfig& task);
 
 LengthEvalResult evaluate_at_length(TrainingSession& session, int length);
+
+// A validation set for choosing hyperparameters without looking at the reported eval set: the
+// task's eval set drawn from another seed (the run seed mixed with a fixed salt), the same size.
+// Only tasks that draw fresh sequences have one: text (its eval set is the corpus tail whatever
+// the seed), modadd (another seed splits the pairs differently, so it would score trained pairs)
+// and fashion-mnist (its eval set is the test split) throw attn::Error naming the task.
+EvalFigures evaluate_validation(TrainingSession& session);
 
 }  // namespace attn

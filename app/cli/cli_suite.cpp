@@ -1,0 +1,324 @@
+// `attnlab suite`: every mechanism of assets/configs/suite/suite.json trained on every standard
+// synthetic task (core/training/headless/suite.h), then a leaderboard under --out:
+// leaderboard.md, leaderboard.json and its figures (PDF, PNG, CSV, JSON).
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "app/figures/leaderboard_figures.h"
+#include "cli/cli.h"
+#include "cli/cli_compare.h"
+#include "cli/data_paths.h"
+#include "cli/progress.h"
+#include "core/base/error.h"
+#include "core/base/interrupt.h"
+#include "core/base/version.h"
+#include "core/training/headless/suite.h"
+#include "render/plot/export/figure_export.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSuiteFooter =
+    R"(Trains every mechanism of the suite manifest on every task, each (task, mechanism) pair at its
+own learning rate: seed 0 at each rate of the grid (the manifest's multipliers of the task's
+train.lr), the rate with the best accuracy on a validation set of fresh sequences from another
+seed (never the reported eval set), then the remaining seeds at that rate. Writes OUT/
+leaderboard.md, leaderboard.json and figures; runs live under OUT/<task>/<mechanism>/. Finished
+runs are skipped and interrupted ones resume, so rerunning the same command continues. --shard
+i/n runs every n-th pair (a Slurm array: one shard per task id; run once more without --shard,
+or with --report-only, to write the whole leaderboard). --quick runs the manifest's quick slice
+(seconds per run) for tests.)";
+
+json member(const json& j, const std::string& key, const json& fallback) {
+  if (j.is_object()) {
+    const auto it = j.find(key);
+    if (it != j.end()) return *it;
+  }
+  return fallback;
+}
+
+std::string num(double v, int precision) {
+  if (!std::isfinite(v)) return "-";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+const json* find_cell(const json& board, const std::string& task, const std::string& mech) {
+  for (const auto& c : board["cells"])
+    if (c["task"] == task && c["mechanism"] == mech) return &c;
+  return nullptr;
+}
+
+// "97.3 ± 1.2": the mean and the half-width of its 95% interval, in accuracy points.
+std::string cell_text(const json& c) {
+  if (c.value("status", "") == "diverged") return "diverged";
+  if (!member(c, "mean", json()).is_number()) return "pending";
+  std::string s = num(100 * c["mean"].get<double>(), 1);
+  if (c["ci95"].is_array())
+    s += " ± " + num(50 * (c["ci95"][1].get<double>() - c["ci95"][0].get<double>()), 1);
+  if (c.value("status", "") == "pending") s += " (" + std::to_string(c["seeds"].get<int>()) + " seeds)";
+  return s;
+}
+
+std::string markdown(const json& board, const std::string& command, const std::string& when,
+                     double wall_minutes, bool extrapolation_figure) {
+  std::ostringstream md;
+  md << "# " << board["title"].get<std::string>() << "\n\n";
+  md << "`" << command << "`: " << when << ", " << version_string() << ", "
+     << std::thread::hardware_concurrency() << " cores, " << num(wall_minutes, 1)
+     << " min for this invocation.\n\n";
+  if (board["quick"].get<bool>())
+    md << "> **Quick mode**: tiny runs that check the pipeline; the numbers say nothing about "
+          "the mechanisms.\n\n";
+  md << "Eval accuracy (%) at the training length: the mean over " << board["seeds"].get<int>()
+     << " seeds ± the half-width of its 95% t-interval. Each mechanism trains at its own learning "
+        "rate, chosen from the grid ×";
+  for (size_t i = 0; i < board["lr_grid"].size(); ++i)
+    md << (i ? ", ×" : "") << board["lr_grid"][i].get<double>();
+  md << " of the task's rate on a validation set (fresh sequences from another seed) with the "
+        "first seed; the other seeds then train at that rate.\n\n";
+  md << "| task |";
+  for (const auto& m : board["mechanisms"]) md << " " << m["name"].get<std::string>() << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < board["mechanisms"].size(); ++i) md << "---|";
+  md << "\n";
+  for (const auto& t : board["tasks"]) {
+    md << "| " << t["name"].get<std::string>() << " |";
+    for (const auto& m : board["mechanisms"]) {
+      const json* c = find_cell(board, t["name"], m["name"]);
+      md << " " << (c ? cell_text(*c) : "-") << " |";
+    }
+    md << "\n";
+  }
+  md << "\n![leaderboard](leaderboard.png)\n\n([PDF](leaderboard.pdf), [data CSV](leaderboard.csv))"
+        "\n\n";
+
+  bool any_length = false;
+  for (const auto& t : board["tasks"]) any_length |= !t["extrapolate"].empty();
+  if (any_length) {
+    md << "## Train short, test long\n\nEval accuracy (%) of the same models on longer inputs "
+          "(mean ± 95% half-width over seeds). \"table\": a learned position table has no rows "
+          "beyond the training length, so the model cannot run there.\n\n| task | length |";
+    for (const auto& m : board["mechanisms"]) md << " " << m["name"].get<std::string>() << " |";
+    md << "\n|---|---|";
+    for (size_t i = 0; i < board["mechanisms"].size(); ++i) md << "---|";
+    md << "\n";
+    for (const auto& t : board["tasks"])
+      for (size_t k = 0; k < t["extrapolate"].size(); ++k) {
+        md << "| " << t["name"].get<std::string>() << " | " << t["extrapolate"][k].get<int>()
+           << " (trained " << t.value("trained_length", 0) << ") |";
+        for (const auto& m : board["mechanisms"]) {
+          const json* c = find_cell(board, t["name"], m["name"]);
+          std::string text = "-";
+          if (c && c->contains("length_eval") && k < (*c)["length_eval"].size()) {
+            const json& l = (*c)["length_eval"][k];
+            if (l.contains("refused"))
+              text = "table";
+            else if (l["mean"].is_number()) {
+              text = num(100 * l["mean"].get<double>(), 1);
+              if (l["ci95"].is_array())
+                text += " ± " +
+                        num(50 * (l["ci95"][1].get<double>() - l["ci95"][0].get<double>()), 1);
+            }
+          }
+          md << " " << text << " |";
+        }
+        md << "\n";
+      }
+    if (extrapolation_figure)
+      md << "\n![extrapolation](extrapolation.png)\n\n([PDF](extrapolation.pdf), [data "
+            "CSV](extrapolation.csv))\n\n";
+  }
+
+  md << "## Learning rates and speed of learning\n\nPer cell: the grid's validation accuracy "
+        "(%) at each rate (the chosen one in bold), and the mean step at which eval accuracy "
+        "first reached "
+     << num(100 * board["threshold"].get<double>(), 0)
+     << "% (over the seeds that reached it: k/n).\n\n| task | mechanism | learning rates "
+        "(validation accuracy) | steps to threshold | eval loss |\n|---|---|---|---|---|\n";
+  for (const auto& c : board["cells"]) {
+    md << "| " << c["task"].get<std::string>() << " | " << c["mechanism"].get<std::string>()
+       << " | ";
+    bool first = true;
+    for (const auto& g : c["lr_grid"]) {
+      md << (first ? "" : ", ");
+      first = false;
+      const bool chosen = c["lr_chosen"].is_number() && g["lr"] == c["lr_chosen"];
+      std::ostringstream lr;
+      lr << g["lr"].get<double>();
+      std::string acc = g.contains("validation_accuracy")
+                            ? num(100 * g["validation_accuracy"].get<double>(), 1)
+                            : (g["diverged"].get<bool>() ? "diverged" : "pending");
+      md << (chosen ? "**" : "") << lr.str() << ": " << acc << (chosen ? "**" : "");
+    }
+    md << " | ";
+    if (member(c, "steps_to_threshold", json()).is_number())
+      md << num(c["steps_to_threshold"].get<double>(), 0) << " (" << c["threshold_reached"].get<int>()
+         << "/" << c["seeds"].get<int>() << ")";
+    else
+      md << "never (0/" << c["seeds"].get<int>() << ")";
+    md << " | " << (member(c, "eval_loss", json()).is_number() ? num(c["eval_loss"].get<double>(), 3) : "-")
+       << " |\n";
+  }
+  md << "\n## Tasks\n\n";
+  for (const auto& t : board["tasks"])
+    md << "- **" << t["name"].get<std::string>() << "** (`" << t["task"].get<std::string>()
+       << "`): " << t.value("source", "") << "\n";
+  md << "\nPositions: ";
+  bool first = true;
+  for (const auto& m : board["mechanisms"]) {
+    md << (first ? "" : "; ") << m["name"].get<std::string>() << " "
+       << m["position"].get<std::string>();
+    first = false;
+  }
+  md << ".\n";
+  return md.str();
+}
+
+}  // namespace
+
+CLI::App* add_suite_command(CLI::App& app, SuiteArgs& a) {
+  auto* cmd = app.add_subcommand(
+      "suite",
+      "Train every mechanism on the standard synthetic tasks and write a leaderboard");
+  cmd->add_option("--out", a.out, "Leaderboard directory (runs under OUT/<task>/<mechanism>)")
+      ->required();
+  cmd->add_flag("--quick", a.quick, "The manifest's quick slice: checks the pipeline");
+  cmd->add_option("--manifest", a.manifest,
+                  "Suite manifest (default: the installed configs/suite/suite.json)");
+  cmd->add_option("--tasks", a.tasks, "Only these tasks (comma-separated names)");
+  cmd->add_option("--mechanisms", a.mechanisms, "Only these mechanisms (comma-separated names)");
+  cmd->add_option("--seeds", a.seeds, "Seeds per cell (default: the manifest's)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--jobs,-j", a.jobs, "Pairs at a time, each run its own process (default 1)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--threads", a.threads, "Torch threads per run (default: the configs')")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--shard", a.shard, "i/n: run every n-th pair, starting at i (Slurm arrays)");
+  cmd->add_flag("--report-only", a.report_only, "Train nothing: write the leaderboard of what ran");
+  cmd->add_flag("--json", a.json, "Print leaderboard.json instead of the table");
+  return with_footer(cmd, kSuiteFooter);
+}
+
+int run_suite_command(const SuiteArgs& a) {
+  SuitePlan plan;
+  SuiteRunOptions o;
+  try {
+    std::string manifest = a.manifest;
+    if (manifest.empty()) {
+      manifest = find_data_path("configs/suite/suite.json");
+      if (manifest.empty()) {
+        std::string tried;
+        for (const auto& p : data_path_candidates("configs/suite/suite.json")) tried += " " + p;
+        throw Error("cannot find the suite manifest (tried" + tried + "); give --manifest FILE");
+      }
+    }
+    SuiteFilter filter;
+    filter.tasks = split_list(a.tasks);
+    filter.mechanisms = split_list(a.mechanisms);
+    filter.seeds = a.seeds;
+    plan = load_suite(manifest, a.quick, filter);
+    if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab suite: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  o.out_dir = a.out;
+  o.jobs = a.jobs;
+  o.threads = a.threads;
+  o.checkpoint_every = a.quick ? 0 : 500;
+  CellExits exits;
+  o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
+    return exits.run(c, h, true, a.jobs);
+  };
+  ProgressPrinter progress;
+  o.log = [&](const std::string& line) { progress(line); };
+  const auto start = std::chrono::steady_clock::now();
+  SuiteOutcome outcome;
+  install_stop_signals();
+  if (!a.report_only) {
+    try {
+      outcome = run_suite(plan, o);
+    } catch (const Interrupted& i) {
+      progress.finish();
+      std::cerr << "attnlab suite: interrupted (signal " << i.signal
+                << "); finished runs and checkpoints are kept under "
+                << fs::absolute(a.out).string()
+                << ". Run the same command again to continue.\n";
+      return 128 + i.signal;
+    } catch (const std::exception& e) {
+      progress.finish();
+      std::cerr << "attnlab suite: " << e.what() << "\n";
+      return exits.code_for_failure();
+    }
+  }
+  progress.finish();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  try {
+    json board = suite_leaderboard(plan, a.out);
+    board["wall_seconds"] = wall;
+    std::string command = "attnlab suite";
+    if (a.quick) command += " --quick";
+    if (!a.tasks.empty()) command += " --tasks " + a.tasks;
+    if (!a.mechanisms.empty()) command += " --mechanisms " + a.mechanisms;
+    if (a.seeds > 0) command += " --seeds " + std::to_string(a.seeds);
+    if (a.jobs > 1) command += " -j " + std::to_string(a.jobs);
+    command += " --out " + a.out;
+    const std::time_t now = std::time(nullptr);
+    char when[32];
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    board["command"] = command;
+    board["date"] = when;
+    board["machine"] = std::to_string(std::thread::hardware_concurrency()) + " cores";
+    std::vector<std::string> figures;
+    bool drew_extrapolation = false;
+    try {
+      export_report_figure(figures::leaderboard_figure(board), a.out, "leaderboard", 7.5);
+      figures.push_back("leaderboard");
+      if (figures::has_extrapolation(board)) {
+        export_report_figure(figures::extrapolation_figure(board), a.out, "extrapolation", 7.5);
+        figures.push_back("extrapolation");
+        drew_extrapolation = true;
+      }
+    } catch (const Error& e) {
+      std::cerr << "attnlab suite: no figure yet (" << e.what() << ")\n";
+    }
+    board["figures"] = figures;
+    const std::string md = markdown(board, command, when, wall / 60, drew_extrapolation);
+    fig::write_files_atomically({{(fs::path(a.out) / "leaderboard.md").string(), md},
+                                 {(fs::path(a.out) / "leaderboard.json").string(),
+                                  board.dump(2) + "\n"}});
+    if (a.json)
+      std::cout << board.dump(2) << "\n";
+    else
+      std::cout << md.substr(0, md.find("## Learning rates")) << "leaderboard: "
+                << (fs::path(a.out) / "leaderboard.md").string() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab suite: writing the leaderboard: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  return outcome.diverged ? kExitDiverged : kExitOk;
+}
+
+}  // namespace attn

@@ -1,0 +1,259 @@
+// The field's standard synthetic tasks, generated as their reference code generates them
+// (docs/guide/benchmarks.md cites each file): Zoology's MQAR, MAD's selective copying, Safari's
+// induction head, and three length-generalisation tasks of the Chomsky-hierarchy benchmark.
+// Deviations from the reference code are named where they happen.
+#include "core/data/benchmark_tasks.h"
+
+#include <algorithm>
+
+#include "core/base/error.h"
+#include "core/data/synthetic_task.h"
+
+namespace attn {
+namespace {
+
+using namespace detail;
+
+// Zoology (HazyResearch/zoology, zoology/data/multiquery_ar.py, multiquery_ar): keys are ids
+// 1..V/2-1 and values V/2..V-1, n distinct of each; the context k1 v1 .. kn vn; then n queries
+// at even offsets 2*gap after the context, gaps drawn without replacement with weights
+// a*i^(a-1), i = 1..space (a = 0.01: small gaps are far likelier). The target at a query key is
+// its value; every other target is ignored, so accuracy counts the queried positions only.
+// Filler positions hold token 0 (the paper's figure-2 configs set random_non_queries False).
+class MqarTask : public SyntheticTask {
+ public:
+  using SyntheticTask::SyntheticTask;
+  static constexpr double kPowerA = 0.01;
+  int vocab_size() const override { return c_.vocab; }
+  int sequence_length() const override { return c_.context; }
+  std::string token_label(int64_t t) const override {
+    if (t == 0) return ".";
+    return t < c_.vocab / 2 ? "k" + std::to_string(t) : "v" + std::to_string(t - c_.vocab / 2);
+  }
+  std::string label_legend() const override { return "kN = key, vN = value, . = filler"; }
+
+ protected:
+  Example example(std::mt19937_64& rng, bool) const override {
+    const int L = c_.context, n = c_.length, V = c_.vocab, half = V / 2, context = 2 * n;
+    auto keys = distinct_symbols(rng, n, half - 1);
+    auto values = distinct_symbols(rng, n, V - half);
+    Example e;
+    e.tokens.assign(L, 0);
+    e.targets.assign(L, -1);
+    for (int i = 0; i < n; ++i) {
+      e.tokens[2 * i] = keys[i] + 1;
+      e.tokens[2 * i + 1] = values[i] + half;
+    }
+    const int space = (L - context) / 2;
+    std::vector<double> weight(space);
+    for (int i = 0; i < space; ++i) weight[i] = kPowerA * std::pow(i + 1.0, kPowerA - 1.0);
+    for (int j = 0; j < n; ++j) {  // np.random.choice(replace=False, p): draw, remove, renormalise
+      double total = 0;
+      for (double w : weight) total += w;
+      std::uniform_real_distribution<double> u(0.0, total);
+      double r = u(rng);
+      int gap = space - 1;
+      for (int i = 0; i < space; ++i) {
+        if (weight[i] <= 0) continue;
+        if (r < weight[i]) {
+          gap = i;
+          break;
+        }
+        r -= weight[i];
+      }
+      while (weight[gap] <= 0) --gap;  // rounding past the end: the last one still open
+      weight[gap] = 0;
+      e.tokens[context + 2 * gap] = keys[j] + 1;
+      e.targets[context + 2 * gap] = values[j] + half;
+    }
+    return e;
+  }
+};
+
+// MAD (athms/mad-lab, mad/data/instances.py, generate_selective_copying_instance): n tokens to
+// copy, drawn with replacement from 0..V-3, with L-2n-1 blanks (V-2) scattered before them (each
+// blank goes before a uniformly chosen one of the n tokens, as np.insert does, so none follows
+// the last), then the copy token (V-1) and n blanks. The targets of those last n blanks are the
+// n tokens in order; nothing else is scored.
+class SelectiveCopyTask : public SyntheticTask {
+ public:
+  using SyntheticTask::SyntheticTask;
+  int vocab_size() const override { return c_.vocab; }
+  int sequence_length() const override { return c_.context; }
+  std::string token_label(int64_t t) const override {
+    if (t == c_.vocab - 2) return "_";
+    if (t == c_.vocab - 1) return ">";
+    return std::to_string(t);
+  }
+  std::string label_legend() const override { return "_ = blank (noise), > = copy"; }
+
+ protected:
+  Example example(std::mt19937_64& rng, bool) const override {
+    const int L = c_.context, n = c_.length, blank = c_.vocab - 2, copy = c_.vocab - 1;
+    const auto data = random_symbols(rng, n, c_.vocab - 2);
+    std::vector<int> blanks_before(n, 0);
+    std::uniform_int_distribution<int> where(0, n - 1);
+    for (int b = 0; b < L - 2 * n - 1; ++b) ++blanks_before[where(rng)];
+    Example e;
+    for (int i = 0; i < n; ++i) {
+      e.tokens.insert(e.tokens.end(), blanks_before[i], blank);
+      e.tokens.push_back(data[i]);
+    }
+    e.tokens.push_back(copy);
+    e.targets.assign(e.tokens.size(), -1);
+    for (int i = 0; i < n; ++i) {
+      e.tokens.push_back(blank);
+      e.targets.push_back(data[i]);
+    }
+    return e;
+  }
+};
+
+// Safari (HazyResearch/safari, src/dataloaders/synthetics.py, generate_induction_head): L tokens
+// uniform over the V-2 ordinary symbols, then the trigger "=>" (V-2); a trigger also replaces
+// position p, uniform in 0..L-3, and the answer is the token after it. Inputs are the L+1 tokens;
+// training scores every next token (Safari's training loss is the plain LM loss), the eval set
+// only the last (the answer). Safari's vocabulary also holds a no-op token (V-1, unused) and
+// numbers its tokens by sorting their strings; ids here are plain. Safari also regenerates
+// duplicate sequences; at 18^30 possible sequences that never matters, so it is not done here.
+class InductionHeadTask : public SyntheticTask {
+ public:
+  using SyntheticTask::SyntheticTask;
+  int vocab_size() const override { return c_.vocab; }
+  int sequence_length() const override { return c_.context + 1; }
+  std::string token_label(int64_t t) const override {
+    if (t == c_.vocab - 2) return "=>";
+    if (t == c_.vocab - 1) return ".";
+    return std::to_string(t);
+  }
+  std::string label_legend() const override { return "=> = trigger"; }
+
+ protected:
+  Example example(std::mt19937_64& rng, bool eval) const override {
+    const int L = c_.context, trigger = c_.vocab - 2;
+    std::vector<int64_t> seq = random_symbols(rng, L, c_.vocab - 2);
+    seq.push_back(trigger);
+    std::uniform_int_distribution<int> where(0, L - 3);
+    const int p = where(rng);
+    seq[p] = trigger;
+    seq.push_back(seq[p + 1]);
+    Example e;
+    e.tokens.assign(seq.begin(), seq.end() - 1);
+    if (eval) {
+      e.targets.assign(e.tokens.size(), -1);
+      e.targets.back() = seq.back();
+    } else {
+      e.targets.assign(seq.begin() + 1, seq.end());
+    }
+    return e;
+  }
+};
+
+// The Chomsky-hierarchy benchmark (google-deepmind/neural_networks_chomsky_hierarchy: tasks/
+// regular/parity_check.py, tasks/dcf/reverse_string.py, tasks/cs/duplicate_string.py, and
+// experiments/utils.py's make_model_with_empty_targets): n symbols of 0..V-1, then one
+// placeholder (id V) per output token; the outputs are read at the placeholders and scored per
+// token. Parity answers sum mod 2 (one token), reverse the n symbols reversed, duplicate them
+// twice (2n). Training draws n uniformly in 1..N for each sequence (the reference draws one n
+// per batch) and pads with placeholders to the longest (the model is causal, so padding after
+// the outputs changes nothing before them); the eval set is at n = N exactly, and `attnlab eval
+// --context` sets N to test longer strings.
+class ChomskyTask : public SyntheticTask {
+ public:
+  using SyntheticTask::SyntheticTask;
+  int vocab_size() const override { return c_.vocab + 1; }
+  int sequence_length() const override { return c_.length + outputs(c_.length); }
+  std::string token_label(int64_t t) const override {
+    return t == c_.vocab ? "_" : std::to_string(t);
+  }
+  std::string label_legend() const override { return "_ = output placeholder"; }
+
+ protected:
+  int outputs(int n) const {
+    if (c_.name == "parity") return 1;
+    return c_.name == "duplicate_string" ? 2 * n : n;
+  }
+  Example example(std::mt19937_64& rng, bool eval) const override {
+    std::uniform_int_distribution<int> length(1, c_.length);
+    const int n = eval ? c_.length : length(rng);
+    const auto x = random_symbols(rng, n, c_.vocab);
+    std::vector<int64_t> y;
+    if (c_.name == "parity") {
+      int64_t sum = 0;
+      for (auto s : x) sum += s;
+      y = {sum % 2};
+    } else {
+      y = x;
+      if (c_.name == "reverse_string") std::reverse(y.begin(), y.end());
+      if (c_.name == "duplicate_string") y.insert(y.end(), x.begin(), x.end());
+    }
+    Example e;
+    e.tokens = x;
+    e.targets.assign(n, -1);
+    for (auto s : y) {
+      e.tokens.push_back(c_.vocab);
+      e.targets.push_back(s);
+    }
+    const int total = sequence_length();
+    e.tokens.resize(total, c_.vocab);
+    e.targets.resize(total, -1);
+    return e;
+  }
+};
+
+}  // namespace
+
+const std::vector<std::string>& benchmark_task_names() {
+  static const std::vector<std::string> names = {"mqar",   "selective_copy", "induction_head",
+                                                 "parity", "reverse_string", "duplicate_string"};
+  return names;
+}
+
+bool is_length_generalisation_task(const std::string& name) {
+  return name == "parity" || name == "reverse_string" || name == "duplicate_string";
+}
+
+void check_benchmark_task(const TaskConfig& t, const std::string& where) {
+  const auto fail = [&](const std::string& what) {
+    throw Error(where + ": " + what + " for task \"" + t.name + "\"");
+  };
+  const std::string n = std::to_string(t.length), L = std::to_string(t.context),
+                    V = std::to_string(t.vocab);
+  if (t.name == "mqar") {
+    if (t.context % 2 != 0) fail("task.context (" + L + ") must be even (queries sit at even offsets)");
+    if (t.vocab < 2 * t.length + 2)
+      fail("task.vocab (" + V + ") must be at least 2 * task.length + 2 (" +
+           std::to_string(2 * t.length + 2) + "): ids 1..V/2-1 are keys, V/2..V-1 values");
+    if (4 * t.length > t.context)
+      fail("task.length (" + n + " key-value pairs) must be at most task.context / 4 (" +
+           std::to_string(t.context / 4) + ")");
+    if (t.length > t.vocab / 2 - 1)
+      fail("task.length (" + n + " distinct keys) must be at most task.vocab / 2 - 1 (" +
+           std::to_string(t.vocab / 2 - 1) + ")");
+  } else if (t.name == "selective_copy") {
+    if (t.vocab < 3) fail("task.vocab (" + V + ") must be at least 3 (symbols, blank, copy)");
+    if (t.context < 2 * t.length + 1)
+      fail("task.context (" + L + ") must be at least 2 * task.length + 1 (" +
+           std::to_string(2 * t.length + 1) + ")");
+  } else if (t.name == "induction_head") {
+    if (t.vocab < 3) fail("task.vocab (" + V + ") must be at least 3 (symbols, trigger, no-op)");
+    if (t.context < 3) fail("task.context (" + L + ") must be at least 3");
+  } else if (t.name == "parity") {
+    if (t.vocab != 2) fail("task.vocab (" + V + ") must be 2: parity is of a bit string");
+  }
+}
+
+std::unique_ptr<Task> make_benchmark_task(const TaskConfig& c, uint64_t seed, int eval_batches,
+                                          int batch_size) {
+  check_benchmark_task(c, "task");
+  if (c.name == "mqar") return std::make_unique<MqarTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "selective_copy")
+    return std::make_unique<SelectiveCopyTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "induction_head")
+    return std::make_unique<InductionHeadTask>(c, seed, eval_batches, batch_size);
+  if (is_length_generalisation_task(c.name))
+    return std::make_unique<ChomskyTask>(c, seed, eval_batches, batch_size);
+  return nullptr;
+}
+
+}  // namespace attn

@@ -1,0 +1,121 @@
+// The benchmark suite (`attnlab suite`): every mechanism of a manifest trained on every task of
+// it, each (task, mechanism) pair at its own learning rate, and a leaderboard of the results.
+// Built on sweep.h's machinery (run directories, resumption, child processes). Torch-free header.
+// Contract:
+//  - load_suite() reads a manifest (assets/configs/suite/suite.json): "tasks" [{"name", "config"
+//    (a file beside the manifest), "source", "extrapolate" [lengths], "quick",
+//    "quick_extrapolate", "per_mechanism" {mechanism: overrides}}], "mechanisms"
+//    [{"name", "position", "set" {key: value}, "quick"}], "seeds", "lr_grid" (multipliers of
+//    each task's train.lr), "threshold" (eval accuracy for steps_to_threshold) and "quick"
+//    (overrides for every run, and optionally the "tasks" and "mechanisms" of the quick slice).
+//    Every pair's config is validated before anything trains; errors name the manifest, the task
+//    or mechanism and the key.
+//  - A pair's directory is "<task>/<mechanism>" under the out dir, holding grid/ (seed 0 of the
+//    pair, once per learning rate) and seeds/ (seeds 1..S-1 at the chosen rate). Pairs are
+//    independent: --shard i/n runs the pairs with index % n == i, both phases, so shards never
+//    wait on each other.
+//  - The rate is chosen on a validation set: fresh sequences drawn from another seed than the
+//    reported eval set (length_eval.h's evaluate_validation), highest accuracy, ties (within
+//    1e-9) to the lower loss. The reported eval set is never read for the choice. Diverged grid
+//    runs are left out; a pair whose every grid run diverged reports no seeds.
+//  - Finished runs are never retrained; an interrupted one resumes from its checkpoint.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/training/headless/sweep.h"
+
+namespace attn {
+
+struct SuiteTask {
+  std::string name;            // the leaderboard's row: "mqar-64"
+  nlohmann::json config;       // the base config, quick overrides applied
+  std::string source;          // where the setting comes from (cited in the leaderboard)
+  std::vector<int> extrapolate;  // lengths (of length_key) to evaluate every run at, beyond training
+  // {mechanism name: overrides} applied after the mechanism's own: settings that depend on the
+  // task, such as ky's window covering the whole training sequence.
+  nlohmann::json per_mechanism = nlohmann::json::object();
+};
+
+struct SuiteMechanism {
+  std::string name;          // the leaderboard's column: "dot-rope"
+  std::string position;      // learned | rope | alibi | none | "slots" (conn)
+  nlohmann::json set = nlohmann::json::object();  // its config overrides
+};
+
+struct SuitePair {
+  int index = 0;
+  int task = 0, mechanism = 0;  // into SuitePlan::tasks, ::mechanisms
+  std::string dir;              // "<task>/<mechanism>"
+  nlohmann::json config;        // the base config with the mechanism's overrides
+};
+
+struct SuitePlan {
+  std::string title, manifest;
+  bool quick = false;
+  int seeds = 3;
+  std::vector<double> lr_grid = {0.5, 1.0, 2.0};
+  double threshold = 0.9;
+  std::vector<SuiteTask> tasks;
+  std::vector<SuiteMechanism> mechanisms;
+  std::vector<SuitePair> pairs;  // task-major
+};
+
+struct SuiteFilter {
+  std::vector<std::string> tasks, mechanisms;  // empty: all (of the quick slice with --quick)
+  int seeds = 0;                               // 0: the manifest's
+};
+
+SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFilter& filter = {});
+
+// The pair's grid: one arm per learning rate ("lr=0.001"), at the config's seed.
+SweepPlan suite_grid_plan(const SuitePlan& plan, const SuitePair& pair);
+// The remaining seeds (config seed + 1 .. + seeds - 1) at learning rate `lr`; no cells when
+// seeds is 1.
+SweepPlan suite_seeds_plan(const SuitePlan& plan, const SuitePair& pair, double lr);
+
+struct LrTrial {
+  double lr = 0;
+  std::string run;  // directory, relative to the suite's out dir
+  bool finished = false, diverged = false;
+  double validation_loss = 0, validation_accuracy = 0;
+};
+struct LrChoice {
+  std::vector<LrTrial> trials;  // in grid order
+  int chosen = -1;              // into trials; -1: none finished without diverging
+};
+// Reads the pair's finished grid runs and evaluates each on the validation set.
+LrChoice choose_learning_rate(const SuitePlan& plan, const SuitePair& pair,
+                              const std::string& out_dir);
+
+struct SuiteRunOptions {
+  std::string out_dir;
+  int shard_index = 0, shard_count = 1;
+  int jobs = 1;  // pairs at a time, each run its own process (runner)
+  int threads = 0;
+  int64_t checkpoint_every = 0;
+  std::function<void(const std::string&)> log;  // called from several threads, serialised here
+  // Trains one run (sweep.h's runner); null: in this process, one pair at a time.
+  std::function<int(const SweepCell&, const HeadlessOptions&)> runner;
+};
+struct SuiteOutcome {
+  int pairs = 0, ran = 0, resumed = 0, skipped = 0, diverged = 0;
+};
+// Writes suite.json (the plan) and runs the selected pairs, `jobs` at a time. Rethrows the first
+// error or interruption of any pair after the others have stopped.
+SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& options);
+
+// The leaderboard of whatever has finished under out_dir: {"title", "quick", "seeds",
+// "threshold", "lr_grid", "tasks" [{"name", "task", "source", "key", "trained_length",
+// "extrapolate"}], "mechanisms" [{"name", "position"}], "cells" [{"task", "mechanism",
+// "position", "seeds", "metric" ("eval_accuracy"), "values", "mean", "sd", "ci95" [lo, hi]
+// (null with fewer than 2 seeds), "eval_loss", "lr_chosen", "lr_grid" [trials],
+// "steps_to_threshold" (mean over the seeds that reached it, or null), "threshold_reached",
+// "length_eval" [{"length", "mean", "ci95", "values"} or {"length", "refused"}], "status"
+// ("done", "pending", "diverged")}]}. Evaluates checkpoints for the validation choice and the
+// extrapolation lengths (on the CPU).
+nlohmann::json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir);
+
+}  // namespace attn

@@ -1,0 +1,179 @@
+// The benchmark suite (core/training/headless/suite.h) on a tiny manifest trained in this process:
+// the per-pair learning-rate grid, the choice on the validation set (never the reported eval
+// figures), the seeds at the chosen rate, the leaderboard's statistics against the runs' own
+// summaries, length evaluation, and resumption.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/analysis/statistics.h"
+#include "core/base/error.h"
+#include "core/config/config.h"
+#include "core/runs/run_dir.h"
+#include "core/training/headless/suite.h"
+#include "core/training/interventions/length_eval.h"
+#include "core/training/recording/saved_run.h"
+#include "core/training/session/session.h"
+#include "temp_dir.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+void write(const fs::path& p, const json& j) {
+  std::ofstream(p) << j.dump(2) << "\n";
+}
+
+json tiny_task(const json& task) {
+  return {{"seed", 1},
+          {"threads", 1},
+          {"task", task},
+          {"model", {{"d_model", 16}, {"heads", 2}, {"layers", 1}, {"attention", "dot"}}},
+          {"train",
+           {{"steps", 24},
+            {"batch_size", 8},
+            {"lr", 3e-3},
+            {"warmup", 2},
+            {"eval_every", 8},
+            {"eval_batches", 2},
+            {"record_every", 0}}}};
+}
+
+fs::path tiny_manifest(const fs::path& dir) {
+  write(dir / "parity.json", tiny_task({{"name", "parity"}, {"length", 4}, {"vocab", 2}}));
+  write(dir / "mqar.json",
+        tiny_task({{"name", "mqar"}, {"context", 16}, {"length", 2}, {"vocab", 32}}));
+  const json manifest = {
+      {"title", "tiny"},
+      {"seeds", 2},
+      {"lr_grid", {0.25, 4}},
+      {"threshold", 0.4},
+      {"tasks",
+       {{{"name", "parity"}, {"config", "parity.json"}, {"source", "test"}, {"extrapolate", {8}}},
+        {{"name", "mqar"}, {"config", "mqar.json"}, {"source", "test"}}}},
+      {"mechanisms",
+       {{{"name", "dot"}, {"position", "learned"}, {"set", {{"model.position", "learned"}}}},
+        {{"name", "dot-rope"}, {"position", "rope"}, {"set", {{"model.position", "rope"}}}}}}};
+  write(dir / "suite.json", manifest);
+  return dir / "suite.json";
+}
+
+}  // namespace
+
+TEST_CASE("suite: grid, validation choice, seeds at the chosen rate, leaderboard, resume") {
+  test::ScopedTempDir tmp("suite");
+  const SuitePlan plan = load_suite(tiny_manifest(tmp.path).string(), false);
+  REQUIRE(plan.pairs.size() == 4);
+  CHECK(plan.pairs[0].dir == "parity/dot");
+  CHECK(plan.pairs[3].dir == "mqar/dot-rope");
+  const SweepPlan grid = suite_grid_plan(plan, plan.pairs[0]);
+  REQUIRE(grid.cells.size() == 2);
+  CHECK(grid.cells[0].config.train.lr == doctest::Approx(7.5e-4));
+  CHECK(grid.cells[1].config.train.lr == doctest::Approx(0.012));
+  CHECK(grid.cells[0].config.seed == 1);
+
+  SuiteRunOptions o;
+  o.out_dir = (tmp.path / "out").string();
+  const SuiteOutcome first = run_suite(plan, o);
+  CHECK(first.ran == 4 * 3);  // 2 grid runs + 1 further seed per pair
+
+  const json board = suite_leaderboard(plan, o.out_dir);
+  REQUIRE(board["cells"].size() == 4);
+  for (const auto& cell : board["cells"]) {
+    CAPTURE(cell.dump());
+    CHECK(cell["status"] == "done");
+    CHECK(cell["seeds"] == 2);
+    // The chosen rate is the grid's best on the validation set (ties to the lower loss).
+    const auto& trials = cell["lr_grid"];
+    REQUIRE(trials.size() == 2);
+    const auto& a = trials[0];
+    const auto& b = trials[1];
+    const bool first_wins =
+        a["validation_accuracy"].get<double>() > b["validation_accuracy"].get<double>() + 1e-9 ||
+        (std::fabs(a["validation_accuracy"].get<double>() - b["validation_accuracy"].get<double>()) <=
+             1e-9 &&
+         a["validation_loss"].get<double>() <= b["validation_loss"].get<double>());
+    CHECK(cell["lr_chosen"] == (first_wins ? a["lr"] : b["lr"]));
+    // The values are the runs' own summaries; the interval is the t-interval of them.
+    std::vector<double> values;
+    for (const auto& rel : cell["runs"]) {
+      const RunDirectory run = read_run_directory((fs::path(o.out_dir) / rel.get<std::string>()).string());
+      CHECK(run.config.train.lr == doctest::Approx(cell["lr_chosen"].get<double>()));
+      values.push_back(run.summary["eval_accuracy"].get<double>());
+    }
+    CHECK(cell["values"].get<std::vector<double>>() == values);
+    const MeanInterval m = mean_interval(values);
+    CHECK(cell["mean"].get<double>() == doctest::Approx(m.mean));
+    if (m.sd > 0) {
+      CHECK(cell["ci95"][0].get<double>() == doctest::Approx(m.lo));
+      CHECK(cell["ci95"][1].get<double>() == doctest::Approx(m.hi));
+    }
+    if (cell["task"] == "parity") {
+      REQUIRE(cell["length_eval"].size() == 1);
+      const auto& l = cell["length_eval"][0];
+      CHECK(l["length"] == 8);
+      if (cell["mechanism"] == "dot")
+        CHECK(l["refused"].get<std::string>().find("learned") != std::string::npos);
+      else
+        CHECK(l["values"].size() == 2);
+    }
+  }
+  CHECK(board["tasks"][0]["key"] == "task.length");
+  CHECK(board["tasks"][0]["trained_length"] == 4);
+
+  // Nothing is retrained.
+  const SuiteOutcome again = run_suite(plan, o);
+  CHECK(again.ran == 0);
+  CHECK(again.skipped == 4 * 3);
+
+  // The choice never reads the reported eval figures: reverse them in every grid run's summary
+  // and metrics (the better rate now looks worse) and choose again.
+  for (const auto& pair : plan.pairs) {
+    const LrChoice before = choose_learning_rate(plan, pair, o.out_dir);
+    REQUIRE(before.chosen >= 0);
+    for (size_t i = 0; i < before.trials.size(); ++i) {
+      const fs::path summary = fs::path(o.out_dir) / before.trials[i].run / "summary.json";
+      json s = json::parse(std::ifstream(summary));
+      const bool chosen = static_cast<int>(i) == before.chosen;
+      s["eval_accuracy"] = chosen ? 0.0 : 1.0;
+      s["eval_loss"] = chosen ? 99.0 : 0.0;
+      write(summary, s);
+    }
+    const LrChoice after = choose_learning_rate(plan, pair, o.out_dir);
+    CHECK(after.chosen == before.chosen);
+  }
+}
+
+TEST_CASE("suite: the validation set is not the eval set; tasks without one are refused") {
+  ExperimentConfig c = parse_config(tiny_task({{"name", "mqar"}, {"context", 16}, {"length", 2}, {"vocab", 32}}));
+  TrainingSession s(c);
+  for (int i = 0; i < 5; ++i) s.train_step();
+  const EvalFigures v = evaluate_validation(s);
+  const EvalResult e = s.evaluate();
+  CHECK(std::isfinite(v.loss));
+  CHECK(v.loss != e.loss);
+  CHECK(evaluate_validation(s).loss == v.loss);  // fixed, like the eval set
+  ExperimentConfig m = c;
+  m.task = TaskConfig{};
+  m.task.name = "modadd";
+  TrainingSession mod(m);
+  CHECK_THROWS_WITH_AS(evaluate_validation(mod), doctest::Contains("no validation set"), Error);
+}
+
+TEST_CASE("suite: manifest errors name the culprit") {
+  test::ScopedTempDir tmp("suite-bad");
+  const fs::path manifest = tiny_manifest(tmp.path);
+  SuiteFilter f;
+  f.tasks = {"nope"};
+  CHECK_THROWS_WITH_AS(load_suite(manifest.string(), false, f),
+                       doctest::Contains("task \"nope\" is not in the suite (it has: parity, mqar)"),
+                       Error);
+  json j = json::parse(std::ifstream(manifest));
+  j["mechanisms"][1]["set"]["model.position"] = "sideways";
+  write(manifest, j);
+  CHECK_THROWS_WITH_AS(load_suite(manifest.string(), false),
+                       doctest::Contains("mechanism \"dot-rope\""), Error);
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# End-to-end checks of `attnlab suite` (issue 35) on the shipped manifest's quick slice: the
+# leaderboard's files and JSON contract, every cell trained at its own learning rate chosen from
+# the grid, the length evaluation (refused for a learned table), resumption (a second run trains
+# nothing), shards, and bad input (exit 2, the culprit named, nothing written).
+# usage: suite_cli_test.sh <attnlab>
+set -u
+bin=$1
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cli_tmpdir
+
+if "$bin" suite --quick --out lb -j 2 --json >board.json 2>err; then ok "suite --quick"; else bad "suite --quick: $(tail -5 err)"; fi
+for f in leaderboard.md leaderboard.json leaderboard.png leaderboard.pdf leaderboard.csv extrapolation.png; do
+  [ -s "lb/$f" ] || bad "lb/$f missing"
+done
+python3 - board.json lb <<'P' && ok "leaderboard.json: tasks x mechanisms, the contract's fields, lr chosen from the grid" || bad "contract: $(head -c 800 board.json)"
+import json, math, os, sys
+b = json.load(open(sys.argv[1]))
+root = sys.argv[2]
+assert b == json.load(open(os.path.join(root, "leaderboard.json"))), "stdout differs from the file"
+tasks = [t["name"] for t in b["tasks"]]
+mechs = [m["name"] for m in b["mechanisms"]]
+assert tasks == ["mqar-64", "parity"], tasks
+assert mechs == ["dot", "dot-rope", "ky", "conn"], mechs
+assert len(b["cells"]) == len(tasks) * len(mechs)
+for c in b["cells"]:
+    for k in ("task", "mechanism", "position", "seeds", "metric", "mean", "ci95", "lr_chosen", "steps_to_threshold"):
+        assert k in c, (k, c)
+    assert c["status"] == "done" and c["seeds"] == 2, c
+    assert len(c["lr_grid"]) == 3
+    assert c["lr_chosen"] in [g["lr"] for g in c["lr_grid"]]
+    best = max(c["lr_grid"], key=lambda g: (round(g["validation_accuracy"], 9), -g["validation_loss"]))
+    assert c["lr_chosen"] == best["lr"], (c["lr_chosen"], c["lr_grid"])
+    vals = []
+    for r in c["runs"]:
+        s = json.load(open(os.path.join(root, r, "summary.json")))
+        cfg = json.load(open(os.path.join(root, r, "config.json")))
+        assert abs(cfg["train"]["lr"] - c["lr_chosen"]) < 1e-12, (r, cfg["train"]["lr"])
+        vals.append(s["eval_accuracy"])
+    assert vals == c["values"], (vals, c["values"])
+    assert abs(c["mean"] - sum(vals) / len(vals)) < 1e-12
+    if c["ci95"] is not None:
+        lo, hi = c["ci95"]
+        # t_{0.975, 1} = 12.706 for 2 seeds
+        sd = math.sqrt(sum((v - c["mean"]) ** 2 for v in vals))
+        assert abs((hi - lo) / 2 - 12.7062 * sd / math.sqrt(2)) < 1e-3 * max(1e-9, sd) + 1e-12, (lo, hi, sd)
+    if c["task"] == "parity":
+        le = c["length_eval"]
+        assert [l["length"] for l in le] == [8], le
+        if c["position"] == "learned" or c["mechanism"] == "conn":
+            assert "refused" in le[0] and "learned" in le[0]["refused"], le
+        else:
+            assert len(le[0]["values"]) == 2 and all(0 <= v <= 1 for v in le[0]["values"]), le
+P
+grep -q "| mqar-64 |" lb/leaderboard.md && grep -q "Train short, test long" lb/leaderboard.md \
+  && ok "leaderboard.md has the table and the length section" || bad "leaderboard.md: $(head -20 lb/leaderboard.md)"
+
+before=$(stat -c %Y lb/mqar-64/dot/seeds/*/seed-2/summary.json)
+if "$bin" suite --quick --out lb -j 2 >again.out 2>again.err; then ok "suite --quick again"; else bad "again: $(tail -3 again.err)"; fi
+after=$(stat -c %Y lb/mqar-64/dot/seeds/*/seed-2/summary.json)
+[ "$before" = "$after" ] && ! grep -q "training\|started" again.err && ok "a second run retrains nothing" || bad "retrained: $(tail -5 again.err)"
+
+if "$bin" suite --quick --out shards --shard 0/2 --tasks parity --mechanisms dot,dot-rope >/dev/null 2>err0 \
+   && "$bin" suite --quick --out shards --shard 1/2 --tasks parity --mechanisms dot,dot-rope >/dev/null 2>err1; then
+  [ -d shards/parity/dot/seeds ] && [ -d shards/parity/dot-rope/seeds ] && ok "two shards run the two pairs" || bad "shards: $(ls -R shards | head)"
+  python3 -c "import json,sys; b=json.load(open('shards/leaderboard.json')); assert all(c['status']=='done' for c in b['cells']), b['cells']" \
+    && ok "the last shard's leaderboard covers both" || bad "shard leaderboard: $(head -c 300 shards/leaderboard.json)"
+else
+  bad "shards: $(tail -3 err0 err1)"
+fi
+
+expect_fail -c 2 -q -- 'task "nope" is not in the suite' "$bin" suite --quick --out none1 --tasks nope
+[ ! -e none1 ] && ok "an unknown task writes nothing" || bad "none1 was created"
+expect_fail -c 2 -q -- "shard" "$bin" suite --quick --out none2 --shard 3/2
+echo '{"tasks": [], "mechanisms": []}' >empty.json
+expect_fail -c 2 -q -- "no task and mechanism" "$bin" suite --manifest empty.json --out none3
+expect_fail -c 2 -q -- "cannot open config file" "$bin" suite --manifest missing.json --out none4
+finish
