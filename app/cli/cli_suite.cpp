@@ -17,6 +17,7 @@
 #include "cli/data_paths.h"
 #include "cli/progress.h"
 #include "core/base/error.h"
+#include "core/json/json_member.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"
 #include "core/training/headless/suite.h"
@@ -38,14 +39,6 @@ runs are skipped and interrupted ones resume, so rerunning the same command cont
 i/n runs every n-th pair (a Slurm array: one shard per task id; run once more without --shard,
 or with --report-only, to write the whole leaderboard). --quick runs the manifest's quick slice
 (seconds per run) for tests.)";
-
-json member(const json& j, const std::string& key, const json& fallback) {
-  if (j.is_object()) {
-    const auto it = j.find(key);
-    if (it != j.end()) return *it;
-  }
-  return fallback;
-}
 
 std::string num(double v, int precision) {
   if (!std::isfinite(v)) return "-";
@@ -72,7 +65,7 @@ const json* find_cell(const json& board, const std::string& task, const std::str
 // "97.3 ± 1.2": the mean and the half-width of its 95% interval, in accuracy points.
 std::string cell_text(const json& c) {
   if (c.value("status", "") == "diverged") return "diverged";
-  if (!member(c, "mean", json()).is_number()) return "pending";
+  if (!json_member(c, "mean", json()).is_number()) return "pending";
   std::string s = num(100 * c["mean"].get<double>(), 1);
   if (c["ci95"].is_array())
     s += " ± " + num(50 * (c["ci95"][1].get<double>() - c["ci95"][0].get<double>()), 1);
@@ -172,12 +165,12 @@ std::string markdown(const json& board, const std::string& command, const std::s
       md << (chosen ? "**" : "") << lr.str() << ": " << acc << (chosen ? "**" : "");
     }
     md << " | ";
-    if (member(c, "steps_to_threshold", json()).is_number())
+    if (json_member(c, "steps_to_threshold", json()).is_number())
       md << num(c["steps_to_threshold"].get<double>(), 0) << " (" << c["threshold_reached"].get<int>()
          << "/" << c["seeds"].get<int>() << ")";
     else
       md << "never (0/" << c["seeds"].get<int>() << ")";
-    md << " | " << (member(c, "eval_loss", json()).is_number() ? num(c["eval_loss"].get<double>(), 3) : "-")
+    md << " | " << (json_member(c, "eval_loss", json()).is_number() ? num(c["eval_loss"].get<double>(), 3) : "-")
        << " |\n";
   }
   md << "\n## Tasks\n\n";

@@ -6,6 +6,7 @@
 
 #include "app/figures/compare_figures.h"
 #include "core/base/error.h"
+#include "core/json/json_member.h"
 
 namespace attn::figures {
 namespace {
@@ -16,14 +17,6 @@ const json* find_cell(const json& board, const std::string& task, const std::str
   for (const auto& c : board.at("cells"))
     if (c.value("task", "") == task && c.value("mechanism", "") == mechanism) return &c;
   return nullptr;
-}
-
-json member(const json& j, const std::string& key, const json& fallback) {
-  if (j.is_object()) {
-    const auto it = j.find(key);
-    if (it != j.end()) return *it;
-  }
-  return fallback;
 }
 
 double number_or_nan(const json& j, const char* key) {
@@ -81,14 +74,14 @@ fig::Figure leaderboard_figure(const json& board) {
 
 bool has_extrapolation(const json& board) {
   for (const auto& t : board.at("tasks"))
-    if (!member(t, "extrapolate", json::array()).empty()) return true;
+    if (!json_member(t, "extrapolate", json::array()).empty()) return true;
   return false;
 }
 
 fig::Figure extrapolation_figure(const json& board) {
   std::vector<const json*> tasks;
   for (const auto& t : board.at("tasks"))
-    if (!member(t, "extrapolate", json::array()).empty()) tasks.push_back(&t);
+    if (!json_member(t, "extrapolate", json::array()).empty()) tasks.push_back(&t);
   if (tasks.empty()) throw Error("no task of the leaderboard is evaluated beyond its length");
   fig::Figure f;
   f.name = "extrapolation";
@@ -101,15 +94,15 @@ fig::Figure extrapolation_figure(const json& board) {
     p.x.log = true;
     for (size_t k = 0; k < mechanisms.size(); ++k) {
       const json* c = find_cell(board, task, mechanisms[k]["name"]);
-      if (!c || !member(*c, "mean", json()).is_number()) continue;
+      if (!c || !json_member(*c, "mean", json()).is_number()) continue;
       fig::LineSeries line;
       line.name = mechanisms[k]["name"];
       line.color = compare_color(static_cast<int>(k));
       const double trained = t->value("trained_length", 0);
       line.x.push_back(trained);
       line.y.push_back(c->at("mean").get<double>());
-      for (const auto& l : member(*c, "length_eval", json::array()))
-        if (member(l, "mean", json()).is_number()) {
+      for (const auto& l : json_member(*c, "length_eval", json::array()))
+        if (json_member(l, "mean", json()).is_number()) {
           line.x.push_back(l["length"].get<double>());
           line.y.push_back(l["mean"].get<double>());
         }

@@ -60,6 +60,12 @@ void check_df(double df) {
 double student_t_cdf(double t, double df) {
   check_df(df);
   if (std::isnan(t)) return kNaN;
+  // Near 0, P(|T| < |t|) = I_{t^2/(df+t^2)}(1/2, df/2) keeps its digits; in the tails the
+  // complement I_{df/(df+t^2)}(df/2, 1/2) does.
+  if (t * t < df) {
+    const double centre = incomplete_beta(0.5, df / 2, t * t / (df + t * t));
+    return t >= 0 ? 0.5 + 0.5 * centre : 0.5 - 0.5 * centre;
+  }
   const double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
   return t > 0 ? 1 - tail : tail;
 }

@@ -55,7 +55,9 @@ exits 2 "analyze: unknown option" "$bin" analyze --run x --importance --bogus
 exits 2 "analyze: bad value" "$bin" analyze --run x --importance --batches many
 exits 2 "eval: unknown option" "$bin" eval --run x --context 4 --bogus
 exits 2 "eval: bad value" "$bin" eval --run x --context 4 --dpi many
-for cmd in train ky geometry spectral compare sweep reproduce export analyze eval; do
+exits 2 "suite: unknown option" "$bin" suite --out s --quick --bogus
+exits 2 "suite: bad value" "$bin" suite --out s --quick --jobs 0
+for cmd in train ky geometry spectral compare sweep reproduce suite export analyze eval; do
   exits 0 "$cmd --help" "$bin" "$cmd" --help
   grep -q "Exit codes: 0 ok, 1 run failed, 2 usage or bad input, 3 diverged" out \
     && ok "$cmd --help lists the exit codes" || bad "$cmd --help lacks the exit codes"

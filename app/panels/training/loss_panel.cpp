@@ -28,7 +28,13 @@ void LossPanel::draw_length_eval(FrameContext& frame) {
     report_.erase("length_eval");
     return;  // modadd, images: no length to change
   }
-  if (eval_length_ <= 0) eval_length_ = 2 * task_length(config.task);
+  // A new model (a loaded run, another config) refills the field: twice its training length.
+  const int trained = task_length(config.task);
+  if (trained != field_trained_ || key != field_key_) {
+    eval_length_ = 2 * trained;
+    field_trained_ = trained;
+    field_key_ = key;
+  }
   ImGui::TextUnformatted("eval at");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);

@@ -36,7 +36,9 @@ class LossPanel : public Panel {
   uint64_t figure_serial_ = ~uint64_t(0);
   float built_smoothing_ = -1;
   bool built_log_y_ = false, built_accuracy_ = false;
-  int eval_length_ = 0;  // the field; 0 until the run's own length fills it
+  int eval_length_ = 0;  // the field
+  int field_trained_ = -1;  // the training length the field was filled for
+  std::string field_key_;
   nlohmann::json report_ = nlohmann::json::object();
 };
 

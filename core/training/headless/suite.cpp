@@ -13,6 +13,7 @@
 #include "core/analysis/statistics.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/json/json_member.h"
 #include "core/runs/run_dir.h"
 #include "core/training/interventions/length_eval.h"
 #include "core/training/recording/saved_run.h"
@@ -27,16 +28,6 @@ std::string lr_text(double lr) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", lr);
   return buf;
-}
-
-// j[key] when j is an object holding it, else `fallback` (json's value() with a json default is
-// ambiguous to the compiler).
-json member(const json& j, const std::string& key, const json& fallback) {
-  if (j.is_object()) {
-    const auto it = j.find(key);
-    if (it != j.end()) return *it;
-  }
-  return fallback;
 }
 
 void apply_overrides(json& config, const json& overrides) {
@@ -108,7 +99,7 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
     if (!(g > 0 && g < 1000))
       throw Error(manifest_path + ": lr_grid multiplier " + lr_text(g) + " must be in (0, 1000)");
   plan.threshold = m.value("threshold", 0.9);
-  const json quick_overrides = quick && m.contains("quick") ? member(m["quick"], "set", json::object())
+  const json quick_overrides = quick && m.contains("quick") ? json_member(m["quick"], "set", json::object())
                                                             : json::object();
 
   std::vector<SuiteTask> tasks;
@@ -118,11 +109,11 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
     task.source = t.value("source", "");
     const std::string file = (dir / t.at("config").get<std::string>()).string();
     task.config = read_config_json(file);
-    task.per_mechanism = member(t, "per_mechanism", json::object());
+    task.per_mechanism = json_member(t, "per_mechanism", json::object());
     if (t.contains("extrapolate")) task.extrapolate = t["extrapolate"].get<std::vector<int>>();
     if (quick) {
       apply_overrides(task.config, quick_overrides);
-      apply_overrides(task.config, member(t, "quick", json::object()));
+      apply_overrides(task.config, json_member(t, "quick", json::object()));
       if (t.contains("quick_extrapolate"))
         task.extrapolate = t["quick_extrapolate"].get<std::vector<int>>();
     }
@@ -134,8 +125,8 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
     SuiteMechanism mech;
     mech.name = x.at("name").get<std::string>();
     mech.position = x.value("position", "learned");
-    mech.set = member(x, "set", json::object());
-    if (quick) apply_overrides(mech.set, member(x, "quick", json::object()));
+    mech.set = json_member(x, "set", json::object());
+    if (quick) apply_overrides(mech.set, json_member(x, "quick", json::object()));
     mechanisms.push_back(std::move(mech));
   }
   for (const auto& t : tasks)
@@ -146,9 +137,9 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
                     "\", which is not a mechanism of the suite");
   std::vector<std::string> want_tasks = filter.tasks, want_mechanisms = filter.mechanisms;
   if (quick && m.contains("quick")) {
-    if (want_tasks.empty()) want_tasks = names_of(member(m["quick"], "tasks", json()), "quick.tasks");
+    if (want_tasks.empty()) want_tasks = names_of(json_member(m["quick"], "tasks", json()), "quick.tasks");
     if (want_mechanisms.empty())
-      want_mechanisms = names_of(member(m["quick"], "mechanisms", json()), "quick.mechanisms");
+      want_mechanisms = names_of(json_member(m["quick"], "mechanisms", json()), "quick.mechanisms");
   }
   plan.tasks = select(tasks, want_tasks, "task");
   plan.mechanisms = select(mechanisms, want_mechanisms, "mechanism");
@@ -162,7 +153,7 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
               sanitize_run_name(plan.mechanisms[k].name);
       p.config = plan.tasks[t].config;
       apply_overrides(p.config, plan.mechanisms[k].set);
-      apply_overrides(p.config, member(plan.tasks[t].per_mechanism, plan.mechanisms[k].name, json::object()));
+      apply_overrides(p.config, json_member(plan.tasks[t].per_mechanism, plan.mechanisms[k].name, json::object()));
       p.config["name"] = sanitize_run_name(plan.tasks[t].name + "_" + plan.mechanisms[k].name);
       const std::string where = manifest_path + ": task \"" + plan.tasks[t].name +
                                 "\" with mechanism \"" + plan.mechanisms[k].name + "\"";
@@ -259,13 +250,13 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
     const json old = read_config_json(manifest_file.string());
     // Pairs of another slice (a --tasks filter) may share the directory; the same pair must
     // mean the same config.
-    for (const auto& p : member(old, "pairs", json::array()))
+    for (const auto& p : json_member(old, "pairs", json::array()))
       for (const auto& q : manifest["pairs"])
-        if (p.value("dir", "") == q["dir"] && member(p, "config", json()) != q["config"])
+        if (p.value("dir", "") == q["dir"] && json_member(p, "config", json()) != q["config"])
           throw Error(manifest_file.string() + " trained " + q["dir"].get<std::string>() +
                       " with another config; use another --out (attnlab never overwrites runs "
                       "it did not plan)");
-    for (const auto& p : member(old, "pairs", json::array())) {
+    for (const auto& p : json_member(old, "pairs", json::array())) {
       bool present = false;
       for (const auto& q : manifest["pairs"]) present |= p.value("dir", "") == q["dir"];
       if (!present) manifest["pairs"].push_back(p);
