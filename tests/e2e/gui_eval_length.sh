@@ -4,8 +4,8 @@
 # usage: gui_eval_length.sh <path-to-attnlab>
 # Checks:
 #  1. The field shows at once, filled with twice the training length.
-#  2. Real keys (xdotool): click the field, type 12, Enter: the trainer answers with the eval at
-#     task.length 12, finite; at the training length (6) it equals the run's own eval.
+#  2. Real keys (xdotool): click the field, type 18, Enter: the trainer answers with the eval at
+#     task.length 18, finite; at the training length (6) it equals the run's own eval.
 #  3. The learned-table run answers with the reason instead of a number; the window keeps running.
 set -euo pipefail
 
@@ -51,11 +51,18 @@ print(int((f[0] + f[2]) / 2), int((f[1] + f[3]) / 2))' "$TMP/open.json")
 pid=\$!
 win=\$(timeout 60 xdotool search --sync --onlyvisible --name '^attnlab\$' | head -n1)
 sleep 4
-xdotool mousemove --window "\$win" $fx $fy click --repeat 2 1
+xdotool mousemove --window "\$win" $fx $fy click 1
 sleep 1
-xdotool key --window "\$win" ctrl+a BackSpace BackSpace BackSpace
-xdotool type --window "\$win" "$2"
-xdotool key --window "\$win" Return
+# Real key events (not XSendEvent's synthetic ones, which GLFW ignores) go to the focus.
+xdotool windowfocus --sync "\$win" 2>/dev/null || true
+# ImGui 1.86 reads keys as held at each frame: a press and release inside one frame is lost, so
+# control keys are held for a few frames (typed characters are queued and need no holding).
+hold() { xdotool keydown "\$1"; sleep 0.3; xdotool keyup "\$1"; sleep 0.2; }
+xdotool keydown ctrl; hold a; xdotool keyup ctrl
+hold BackSpace
+xdotool type --delay 80 "$2"
+sleep 0.5
+hold Return
 sleep 4
 kill -INT \$pid
 wait \$pid
@@ -65,18 +72,18 @@ EOF2
   ATTN_GUI_REPORT=$TMP/$3 timeout 240 "${XVFB_RUN[@]}" "$TMP/drive.sh" || rc=$?
   [[ $rc -eq 0 ]] || fatal "the driven window exited with $rc: $(tail -5 "$TMP/log")"
 }
-drive "$TMP/rope" 12 rope12.json
-check_report rope12.json 'r["loss"]["length_eval"]["length"] == 12 and r["loss"]["length_eval"]["error"] == "" and 0 <= r["loss"]["length_eval"]["eval_accuracy"] <= 1' \
-  "typing 12 and Enter gave no eval at length 12"
-ok "typing 12 + Enter evaluates the rope run at task.length 12"
+drive "$TMP/rope" 18 rope18.json
+check_report rope18.json 'r["loss"]["length_eval"]["length"] == 18 and r["loss"]["length_eval"]["error"] == "" and 0 <= r["loss"]["length_eval"]["eval_accuracy"] <= 1' \
+  "typing 18 and Enter gave no eval at length 18"
+ok "typing 18 + Enter evaluates the rope run at task.length 18"
 drive "$TMP/rope" 6 rope6.json
 python3 - "$TMP/rope6.json" "$TMP/rope/summary.json" <<'P' && ok "at the training length: the run's own eval" || fail "length 6 differs from summary.json"
 import json, sys
 r, s = json.load(open(sys.argv[1]))["loss"]["length_eval"], json.load(open(sys.argv[2]))
 assert r["length"] == 6 and abs(r["eval_loss"] - s["eval_loss"]) <= 1e-6 * abs(s["eval_loss"]), (r, s["eval_loss"])
 P
-drive "$TMP/learned" 12 learned12.json
-check_report learned12.json 'r["loss"]["length_eval"]["length"] == 12 and "rope, alibi and none extrapolate" in r["loss"]["length_eval"]["error"]' \
+drive "$TMP/learned" 24 learned24.json
+check_report learned24.json 'r["loss"]["length_eval"]["length"] == 24 and "rope, alibi and none extrapolate" in r["loss"]["length_eval"]["error"]' \
   "the learned table past its length gave no reason"
 ok "a learned table past its length says why"
 finish

@@ -38,8 +38,11 @@ void LossPanel::draw_length_eval(FrameContext& frame) {
   ImGui::TextUnformatted("eval at");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
+  // Enter evaluates even when the value did not change (InputInt then returns false).
   const bool entered = ImGui::InputInt("##eval_length", &eval_length_, 0, 0,
-                                       ImGuiInputTextFlags_EnterReturnsTrue);
+                                       ImGuiInputTextFlags_EnterReturnsTrue) ||
+                       (ImGui::IsItemDeactivated() &&
+                        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)));
   const ImVec2 f0 = ImGui::GetItemRectMin(), f1 = ImGui::GetItemRectMax();
   eval_length_ = std::max(1, eval_length_);
   ImGui::SameLine();
