@@ -19,8 +19,10 @@ namespace fs = std::filesystem;
 
 constexpr const char* kEvalFooter =
     R"(Evaluates each --run's checkpoint on its task rebuilt at every --context length: task.context
-for text, task.length for copy, reverse, sort (symbols), recall (key-value pairs) and induction
-(the repeated prefix). The eval set is drawn from the run's seed as at training, so the
+for text, mqar, selective_copy and induction_head (the sequence), task.length for copy, reverse,
+sort (symbols), recall (key-value pairs), induction (the repeated prefix), parity,
+reverse_string and duplicate_string (the string; their eval set is at exactly that length).
+The eval set is drawn from the run's seed as at training, so the
 training length gives the run's own eval. Models with learned positions cannot run beyond their
 table and are refused with the reason; rope, alibi, none, ky and neural run at any length.
 --json prints {"run", "context", "key", "tokens", "eval_loss", "eval_accuracy", "batches"} for

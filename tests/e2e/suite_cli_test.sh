@@ -6,6 +6,7 @@
 # usage: suite_cli_test.sh <attnlab>
 set -u
 bin=$1
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cli_tmpdir
 
@@ -58,7 +59,7 @@ grep -q "| mqar-64 |" lb/leaderboard.md && grep -q "Train short, test long" lb/l
 before=$(stat -c %Y lb/mqar-64/dot/seeds/*/seed-2/summary.json)
 if "$bin" suite --quick --out lb -j 2 >again.out 2>again.err; then ok "suite --quick again"; else bad "again: $(tail -3 again.err)"; fi
 after=$(stat -c %Y lb/mqar-64/dot/seeds/*/seed-2/summary.json)
-[ "$before" = "$after" ] && ! grep -q "training\|started" again.err && ok "a second run retrains nothing" || bad "retrained: $(tail -5 again.err)"
+[ -n "$before" ] && [ "$before" = "$after" ] && ! grep -q "training\|started" again.err && ok "a second run retrains nothing" || bad "retrained: $(tail -5 again.err)"
 
 if "$bin" suite --quick --out shards --shard 0/2 --tasks parity --mechanisms dot,dot-rope >/dev/null 2>err0 \
    && "$bin" suite --quick --out shards --shard 1/2 --tasks parity --mechanisms dot,dot-rope >/dev/null 2>err1; then
@@ -72,7 +73,6 @@ fi
 # A known result as a check (not a target tuned to): a 2-layer dot model solves MQAR at (64, 4)
 # with the shipped setting, trained twice as long as the leaderboard does (at 1,000 steps some seeds
 # are still on the 25% plateau; Zoology figure 2: attention solves it at every width).
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if "$bin" train --config "$repo/assets/configs/suite/mqar_64.json" --steps 2000 --threads 1 --out mqar --quiet >mqar.log 2>&1; then
   python3 -c "import json; a=json.load(open('mqar/summary.json'))['eval_accuracy']; assert a >= 0.9, a" \
     && ok "dot solves MQAR (64, 4): eval accuracy >= 0.9" || bad "MQAR (64, 4): $(grep -o '"eval_accuracy": [0-9.]*' mqar/summary.json)"
