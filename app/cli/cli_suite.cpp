@@ -69,7 +69,10 @@ std::string cell_text(const json& c) {
   std::string s = num(100 * c["mean"].get<double>(), 1);
   if (c["ci95"].is_array())
     s += " ± " + num(50 * (c["ci95"][1].get<double>() - c["ci95"][0].get<double>()), 1);
-  if (c.value("status", "") == "pending") s += " (" + std::to_string(c["seeds"].get<int>()) + " seeds)";
+  if (c.value("status", "") == "pending") {
+    const int n = c["seeds"].get<int>();
+    s += " (" + std::to_string(n) + (n == 1 ? " seed)" : " seeds)");
+  }
   return s;
 }
 
@@ -270,7 +273,6 @@ int run_suite_command(const SuiteArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {
     json board = suite_leaderboard(plan, a.out);
-    board["wall_seconds"] = wall;
     std::string command = "attnlab suite";
     if (a.quick) command += " --quick";
     if (!a.tasks.empty()) command += " --tasks " + a.tasks;
@@ -281,8 +283,26 @@ int run_suite_command(const SuiteArgs& a) {
     const std::time_t now = std::time(nullptr);
     char when[32];
     std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    // --report-only rewrites the leaderboard of an earlier invocation: its command, date and wall
+    // time are the ones that trained the runs.
+    double wall_shown = wall;
+    std::string when_shown = when;
+    if (a.report_only) {
+      try {
+        const json previous = read_json_file((fs::path(a.out) / "leaderboard.json").string());
+        if (previous.contains("wall_seconds") && previous.contains("command")) {
+          wall_shown = previous["wall_seconds"].get<double>();
+          when_shown = previous.value("date", when_shown);
+          command = previous["command"].get<std::string>();
+          board["rewritten"] = when;
+        }
+      } catch (const std::exception&) {
+        // no earlier leaderboard: this invocation's own figures
+      }
+    }
+    board["wall_seconds"] = wall_shown;
     board["command"] = command;
-    board["date"] = when;
+    board["date"] = when_shown;
     board["machine"] = std::to_string(std::thread::hardware_concurrency()) + " cores";
     std::vector<std::string> figures;
     bool drew_extrapolation = false;
@@ -298,7 +318,8 @@ int run_suite_command(const SuiteArgs& a) {
       std::cerr << "attnlab suite: no figure yet (" << e.what() << ")\n";
     }
     board["figures"] = figures;
-    const std::string md = markdown(board, command, when, wall / 60, drew_extrapolation);
+    const std::string md =
+        markdown(board, command, when_shown, wall_shown / 60, drew_extrapolation);
     fig::write_files_atomically({{(fs::path(a.out) / "leaderboard.md").string(), md},
                                  {(fs::path(a.out) / "leaderboard.json").string(),
                                   board.dump(2) + "\n"}});
