@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/figures/compare_figures.h"
+#include "render/plot/colormap.h"
 #include "core/base/error.h"
 #include "core/json/json_member.h"
 
@@ -97,7 +98,10 @@ fig::Figure extrapolation_figure(const json& board) {
       if (!c || !json_member(*c, "mean", json()).is_number()) continue;
       fig::LineSeries line;
       line.name = mechanisms[k]["name"];
-      line.color = compare_color(static_cast<int>(k));
+      // Past the palette's 7 colours grey, not a repeat of the first (dot and conn were one blue).
+      line.color = static_cast<int>(k) < render::okabe_ito_count()
+                       ? compare_color(static_cast<int>(k))
+                       : fig::Color::rgb(0.45f, 0.45f, 0.45f);
       const double trained = t->value("trained_length", 0);
       line.x.push_back(trained);
       line.y.push_back(c->at("mean").get<double>());
