@@ -11,7 +11,7 @@
 
 #include "core/attention/registry.h"
 #include "core/base/error.h"
-#include "core/data/benchmark_tasks.h"
+#include "core/config/benchmark_settings.h"
 #include "core/base/file_io.h"
 #include "core/json/json_reader.h"
 

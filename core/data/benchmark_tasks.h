@@ -4,25 +4,19 @@
 // task.context, task.length the tokens to copy), induction_head (Safari: task.vocab,
 // task.context), and the Chomsky-hierarchy length tasks parity, reverse_string and
 // duplicate_string (task.vocab symbols, trained on lengths 1..task.length, evaluated at
-// task.length). Torch-free: the config parser includes it.
+// task.length). Names and setting checks: core/config/benchmark_settings.h.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/config/config.h"
+#include "core/config/benchmark_settings.h"
 
 namespace attn {
 
 class Task;  // core/data/tasks.h
 
-const std::vector<std::string>& benchmark_task_names();
-// parity, reverse_string, duplicate_string: trained on every length up to task.length.
-bool is_length_generalisation_task(const std::string& name);
-// Throws attn::Error naming `where`, the key, its value and the allowed range when the task's
-// settings cannot make an example (an odd MQAR length, too many pairs for the vocabulary...).
-void check_benchmark_task(const TaskConfig& task, const std::string& where);
 // The task, or null when `task.name` is not one of benchmark_task_names().
 std::unique_ptr<Task> make_benchmark_task(const TaskConfig& task, uint64_t seed, int eval_batches,
                                           int batch_size);
