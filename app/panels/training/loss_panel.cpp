@@ -20,16 +20,24 @@ figures::FigureOptions LossPanel::options() const {
 }
 
 void LossPanel::draw_length_eval(FrameContext& frame) {
-  const ExperimentConfig config = frame.trainer.config();
-  std::string key;
-  try {
-    key = length_key(config.task);
-  } catch (const std::exception&) {
-    report_.erase("length_eval");
-    return;  // modadd, images: no length to change
+  // The model's task is read once per snapshot, not copied every frame.
+  if (frame.snap.serial != task_serial_) {
+    task_serial_ = frame.snap.serial;
+    const ExperimentConfig config = frame.trainer.config();
+    try {
+      task_key_ = length_key(config.task);
+      task_trained_ = task_length(config.task);
+    } catch (const std::exception&) {
+      task_key_.clear();  // modadd, images: no length to change
+    }
   }
+  if (task_key_.empty()) {
+    report_.erase("length_eval");
+    return;
+  }
+  const std::string& key = task_key_;
   // A new model (a loaded run, another config) refills the field: twice its training length.
-  const int trained = task_length(config.task);
+  const int trained = task_trained_;
   if (trained != field_trained_ || key != field_key_) {
     eval_length_ = 2 * trained;
     field_trained_ = trained;

@@ -39,6 +39,9 @@ class LossPanel : public Panel {
   int eval_length_ = 0;  // the field
   int field_trained_ = -1;  // the training length the field was filled for
   std::string field_key_;
+  uint64_t task_serial_ = ~uint64_t(0);  // the snapshot the task's length key was read at
+  std::string task_key_;                 // "" when the task has no length
+  int task_trained_ = 0;
   nlohmann::json report_ = nlohmann::json::object();
 };
 
