@@ -151,4 +151,14 @@ struct EvalArgs {
 CLI::App* add_eval_command(CLI::App& app, EvalArgs& args);
 int run_eval_command(const EvalArgs& args);
 
+// `attnlab bench-step` (app/cli/cli_bench_step.cpp).
+struct BenchStepArgs {
+  std::string config;
+  std::vector<std::string> set;
+  int warmup = 3, steps = 20;
+  bool unfused = false;
+};
+CLI::App* add_bench_step_command(CLI::App& app, BenchStepArgs& args);
+int run_bench_step_command(const BenchStepArgs& args);
+
 }  // namespace attn

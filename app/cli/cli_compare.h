@@ -51,6 +51,7 @@ struct ReproduceArgs {
   std::string configs;  // the repro configs' directory (default: find_data_path's)
   int threads = 0;
   int jobs = 1;
+  bool report_only = false;
 };
 CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& args);
 int run_reproduce_command(const ReproduceArgs& args);

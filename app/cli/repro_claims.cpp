@@ -2,71 +2,48 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <iomanip>
 #include <map>
 #include <sstream>
 
+#include "core/analysis/statistics.h"
+#include "core/analysis/verdict.h"
 #include "core/base/error.h"
 #include "core/json/json_reader.h"
 
 namespace attn {
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
 const std::vector<std::string> kKinds = {"better", "within", "ratio_at_most", "ratio_at_least",
                                          "at_most"};
-const std::vector<std::string> kMetrics = {
-    "eval_loss",        "eval_accuracy", "parameters",           "attention_parameters",
-    "steps_per_second", "peak_rss_mib",  "final_spectral_radius"};
+const std::vector<std::string> kRunMetrics = {"eval_loss", "eval_accuracy",
+                                              "final_spectral_radius"};
+const std::vector<std::string> kCountMetrics = {"parameters", "attention_parameters",
+                                                "parameters_at_paper_size",
+                                                "attention_parameters_at_paper_size"};
+const std::vector<std::string> kBenchMetrics = {"steps_per_second", "memory_increment_mib"};
+
+bool one_of(const std::string& v, const std::vector<std::string>& allowed) {
+  return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+}
 
 std::string num(double v, int precision) {
+  if (!std::isfinite(v)) return "-";
   std::ostringstream s;
   s << std::fixed << std::setprecision(precision) << v;
   return s.str();
 }
 
-// Whether larger is better for `better` claims.
 bool larger_is_better(const std::string& metric) {
   return metric == "eval_accuracy" || metric == "steps_per_second";
 }
 
 int precision_of(const std::string& metric) {
-  if (metric == "parameters" || metric == "attention_parameters") return 0;
-  if (metric == "peak_rss_mib" || metric == "steps_per_second") return 2;
+  if (one_of(metric, kCountMetrics)) return 0;
+  if (one_of(metric, kBenchMetrics)) return 2;
   return 4;
-}
-
-// The final rho(I+C) of every finished conn run, by group (the cell directory's parent name).
-std::map<std::string, Stat> final_spectral_radius(const std::vector<RunDirectory>& runs) {
-  std::map<std::string, std::vector<double>> values;
-  for (const auto& r : runs)
-    if (r.finished && r.summary.contains("conn"))
-      values[fs::path(r.dir).parent_path().filename().string()].push_back(
-          r.summary["conn"].value("spectral_radius", 0.0));
-  std::map<std::string, Stat> out;
-  for (const auto& [group, v] : values) out[group] = mean_sd(v);
-  return out;
-}
-
-const GroupSummary* find(const std::vector<GroupSummary>& g, const std::string& name) {
-  for (const auto& s : g)
-    if (s.group == name) return &s;
-  return nullptr;
-}
-
-Stat metric_of(const GroupSummary& g, const std::string& metric,
-               const std::map<std::string, Stat>& rho) {
-  if (metric == "eval_loss") return g.eval_loss;
-  if (metric == "eval_accuracy") return g.eval_accuracy;
-  if (metric == "parameters") return g.parameters;
-  if (metric == "attention_parameters") return g.attention_parameters;
-  if (metric == "steps_per_second") return g.steps_per_second;
-  if (metric == "peak_rss_mib") return g.peak_rss_mib;
-  auto it = rho.find(g.group);
-  return it == rho.end() ? Stat{} : it->second;
 }
 
 std::string string_key(const json& c, const char* key, size_t index, bool required = true) {
@@ -86,14 +63,52 @@ double number_key(const json& c, const char* key, size_t index) {
   return c.at(key).get<double>();
 }
 
+// An arm's values keyed by seed (runs) or by round (benchmark).
+using Keyed = KeyedValues;
+
+Keyed run_values(const ReproRuns& runs, const std::string& arm, const std::string& metric,
+                 int* diverged) {
+  Keyed out;
+  for (const RunDirectory* r : runs.of(arm)) {
+    if (!r->finished) continue;
+    const json& s = r->summary;
+    if (s.value("diverged", false)) {
+      ++*diverged;
+      continue;
+    }
+    double v = NAN;
+    if (metric == "final_spectral_radius") {
+      if (s.contains("conn")) v = s["conn"].value("spectral_radius", NAN);
+    } else if (s.contains(metric) && s[metric].is_number()) {
+      v = s[metric].get<double>();
+    }
+    if (std::isfinite(v)) out[static_cast<long long>(r->config.seed)] = v;
+  }
+  return out;
+}
+
+std::vector<double> values_of(const Keyed& k) {
+  std::vector<double> out;
+  for (const auto& [key, v] : k) out.push_back(v);
+  return out;
+}
+
+Keyed bench_keyed(const ArmBench& a, const std::string& metric, const std::string& path) {
+  Keyed out;
+  const auto v = bench_values(a, metric, path);
+  for (size_t i = 0; i < v.size(); ++i) out[static_cast<long long>(i)] = v[i];
+  return out;
+}
+
 }  // namespace
 
-void validate_claims(const json& claims, const std::vector<std::string>& groups) {
+void validate_claims(const json& claims, const std::vector<std::string>& arms,
+                     const std::vector<std::string>& bench_arms) {
   if (claims.is_null()) return;
   if (!claims.is_array()) throw Error("repro.json claims must be an array");
-  auto one_of = [](const std::string& v, const std::vector<std::string>& allowed) {
-    return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
-  };
+  std::vector<std::string> metrics = kRunMetrics;
+  metrics.insert(metrics.end(), kCountMetrics.begin(), kCountMetrics.end());
+  metrics.insert(metrics.end(), kBenchMetrics.begin(), kBenchMetrics.end());
   for (size_t i = 0; i < claims.size(); ++i) {
     const json& c = claims[i];
     const std::string where = "repro.json claims[" + std::to_string(i) + "]";
@@ -103,70 +118,174 @@ void validate_claims(const json& claims, const std::vector<std::string>& groups)
     const std::string kind = c.at("kind"), metric = c.at("metric");
     if (!one_of(kind, kKinds))
       throw Error(where + ".kind \"" + kind + "\": allowed: " + join_names(kKinds));
-    if (!one_of(metric, kMetrics))
-      throw Error(where + ".metric \"" + metric + "\": allowed: " + join_names(kMetrics));
-    std::vector<std::string> arms = {c.at("arm")};
-    if (kind != "at_most") arms.push_back(string_key(c, "than", i));
-    for (const auto& a : arms)
-      if (!one_of(a, groups))
+    if (!one_of(metric, metrics))
+      throw Error(where + ".metric \"" + metric + "\": allowed: " + join_names(metrics) +
+                  (metric == "peak_rss_mib" ? " (memory claims come from the benchmark: "
+                                              "memory_increment_mib)"
+                                            : ""));
+    std::vector<std::string> named = {c.at("arm")};
+    if (kind != "at_most") named.push_back(string_key(c, "than", i));
+    for (const auto& a : named) {
+      if (!one_of(a, arms))
         throw Error(where + " names the arm \"" + a +
-                    "\", which repro.json does not have (arms: " + join_names(groups) + ")");
+                    "\", which repro.json does not have (arms: " + join_names(arms) + ")");
+      if (one_of(metric, kBenchMetrics) && !one_of(a, bench_arms))
+        throw Error(where + ": metric " + metric + " comes from the benchmark, which does not "
+                    "measure arm \"" + a + "\" (add it to repro.json's benchmark.arms)");
+    }
+    if (c.contains("path") && string_key(c, "path", i) != "libtorch" &&
+        c["path"] != "as_trained")
+      throw Error(where + ".path must be \"libtorch\" or \"as_trained\"");
     if (kind == "within") number_key(c, "tolerance", i);
     if (kind.rfind("ratio", 0) == 0 || kind == "at_most") number_key(c, "value", i);
+    if (kind.rfind("ratio", 0) == 0 && kind != "at_most" && c.at("value").get<double>() <= 0)
+      throw Error(where + ".value must be positive for a ratio");
   }
 }
 
-std::vector<ClaimResult> evaluate_claims(const json& claims,
-                                         const std::vector<GroupSummary>& groups,
-                                         const std::vector<RunDirectory>& runs) {
+std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& runs,
+                                         const ReproBench* bench) {
   std::vector<ClaimResult> out;
   if (!claims.is_array()) return out;
-  const auto rho = final_spectral_radius(runs);
   for (const json& c : claims) {
-    ClaimResult r{c.at("claim"), c.at("paper"), "", c.at("setting"), "not checked"};
-    const std::string kind = c.at("kind"), metric = c.at("metric");
-    const int p = precision_of(metric);
-    const GroupSummary* a = find(groups, c.at("arm"));
-    const GroupSummary* b = kind == "at_most" ? nullptr : find(groups, c.at("than"));
-    const Stat x = a ? metric_of(*a, metric, rho) : Stat{};
-    const Stat y = b ? metric_of(*b, metric, rho) : Stat{};
-    if (x.n == 0 || (kind != "at_most" && y.n == 0)) {
+    ClaimResult r;
+    r.claim = c.at("claim");
+    r.paper = c.at("paper");
+    r.setting = c.at("setting");
+    r.kind = c.at("kind");
+    r.metric = c.at("metric");
+    r.arm = c.at("arm");
+    r.than = r.kind == "at_most" ? "" : c.at("than").get<std::string>();
+    r.verdict = "not checked";
+    const int p = precision_of(r.metric);
+    const bool ratio = r.kind.rfind("ratio", 0) == 0;
+    const double value = c.value("value", NAN);
+
+    // The values of both sides.
+    Keyed a, b;
+    int diverged = 0;
+    std::string path_note;
+    if (one_of(r.metric, kBenchMetrics)) {
+      const ArmBench* x = bench ? bench->find(r.arm) : nullptr;
+      const ArmBench* y = bench && !r.than.empty() ? bench->find(r.than) : nullptr;
+      if (!x || (!r.than.empty() && !y)) {
+        r.ours = "the benchmark has not run";
+        out.push_back(r);
+        continue;
+      }
+      const std::string path = c.contains("path") ? c["path"].get<std::string>()
+                               : x->fused() && (!y || y->fused()) ? "as_trained"
+                                                                  : "libtorch";
+      a = bench_keyed(*x, r.metric, path);
+      if (y) b = bench_keyed(*y, r.metric, path);
+      r.source = "benchmark, " + std::string(path == "libtorch" ? "LibTorch ops on both sides"
+                                                                 : "as trained (fused kernels)");
+      // The other path's point ratio, so a reader sees what the fused kernel changes.
+      if (y && ratio) {
+        const std::string other = path == "libtorch" ? "as_trained" : "libtorch";
+        const Verdict o = judge_ratio(bench_keyed(*x, r.metric, other),
+                                      bench_keyed(*y, r.metric, other), 1.0, true);
+        if (o.n > 0 && (x->fused() || y->fused()))
+          path_note = "; " + std::string(other == "libtorch" ? "LibTorch ops" : "as trained") +
+                      ": " + num(o.estimate, 3);
+      }
+    } else if (r.metric.find("_at_paper_size") != std::string::npos) {
+      auto count = [&](const std::string& arm) {
+        Keyed k;
+        const auto it = runs.paper_size.find(arm);
+        if (it != runs.paper_size.end())
+          k[0] = static_cast<double>(r.metric == "parameters_at_paper_size" ? it->second.total
+                                                                            : it->second.attention);
+        return k;
+      };
+      a = count(r.arm);
+      if (!r.than.empty()) b = count(r.than);
+      r.source = "parameter count at the paper's dimensions, by formula";
+    } else if (one_of(r.metric, kCountMetrics)) {
+      a = run_values(runs, r.arm, r.metric, &diverged);
+      if (!r.than.empty()) b = run_values(runs, r.than, r.metric, &diverged);
+      r.source = "parameter count";
+    } else {
+      a = run_values(runs, r.arm, r.metric, &diverged);
+      if (!r.than.empty()) b = run_values(runs, r.than, r.metric, &diverged);
+    }
+    if (a.empty() || (!r.than.empty() && b.empty())) {
       r.ours = "a run did not finish";
       out.push_back(r);
       continue;
     }
-    const std::string name_a = c.at("arm").get<std::string>();
-    if (kind == "at_most") {
-      const double value = c.at("value");
-      r.ours = name_a + " " + metric + " " + format_stat(x, p) + " (bound " + num(value, 3) + ")";
-      r.verdict = x.mean <= value ? "held" : "did not hold";
+    const std::string div = diverged ? " (" + std::to_string(diverged) + " diverged run(s) left out)"
+                                     : std::string();
+
+    // Counted metrics are exact: the ratio or difference decides.
+    if (one_of(r.metric, kCountMetrics)) {
+      const double x = a.begin()->second, y = b.empty() ? NAN : b.begin()->second;
+      r.seeds = 1;
+      if (r.kind == "at_most") {
+        r.difference = r.lo = r.hi = x;
+        r.verdict = x <= value ? "held" : "did not hold";
+      } else if (ratio) {
+        r.difference = r.lo = r.hi = x / y;
+        r.verdict = (r.kind == "ratio_at_most" ? r.difference <= value : r.difference >= value)
+                        ? "held"
+                        : "did not hold";
+      } else {
+        r.difference = r.lo = r.hi = x - y;
+        const double tol = c.value("tolerance", 0.0);
+        r.verdict = r.kind == "within" ? (std::fabs(r.difference) <= tol ? "held" : "did not hold")
+                    : (larger_is_better(r.metric) ? r.difference > 0 : r.difference < 0)
+                        ? "held"
+                        : "did not hold";
+      }
+      r.ours = r.arm + " " + num(x, 0) + (r.than.empty() ? "" : " vs " + r.than + " " + num(y, 0)) +
+               (ratio ? "; ratio " + num(r.difference, 3) : "");
       out.push_back(r);
       continue;
     }
-    const std::string name_b = c.at("than").get<std::string>();
-    const std::string pair = name_a + " " + format_stat(x, p) + " vs " + name_b + " " +
-                             format_stat(y, p) + " (" + metric + ", " +
-                             std::to_string(std::min(x.n, y.n)) + " seeds)";
-    if (kind == "better") {
-      const double diff = x.mean - y.mean, spread = std::sqrt(x.sd * x.sd + y.sd * y.sd);
-      const bool better = larger_is_better(metric) ? diff > 0 : diff < 0;
-      r.ours = pair + "; difference " + num(diff, p) +
-               (x.n >= 2 && y.n >= 2 ? ", spread " + num(spread, p) : "");
-      if (x.n >= 2 && y.n >= 2 && std::abs(diff) <= spread)
-        r.verdict = "not resolved";
-      else
-        r.verdict = better ? "held" : "did not hold";
-    } else if (kind == "within") {
-      const double tolerance = c.at("tolerance"), diff = x.mean - y.mean;
-      r.ours = pair + "; difference " + num(diff, p) + " (tolerance " + num(tolerance, p) + ")";
-      r.verdict = std::abs(diff) <= tolerance ? "held" : "did not hold";
-    } else {
-      const double value = c.at("value"), ratio = y.mean != 0 ? x.mean / y.mean : INFINITY;
-      r.ours = pair + "; ratio " + num(ratio, 3) + " (" +
-               (kind == "ratio_at_most" ? "at most " : "at least ") + num(value, 3) + ")";
-      const bool ok = kind == "ratio_at_most" ? ratio <= value : ratio >= value;
-      r.verdict = ok ? "held" : "did not hold";
+
+    Verdict v;
+    if (r.kind == "at_most")
+      v = judge_at_most(a, value);
+    else if (ratio)
+      v = judge_ratio(a, b, value, r.kind == "ratio_at_most");
+    else if (r.kind == "better")
+      v = judge_better(a, b, larger_is_better(r.metric));
+    else
+      v = judge_within(a, b, c.at("tolerance").get<double>());
+    r.verdict = v.verdict;
+    r.paired = v.paired;
+    r.seeds = v.n;
+    r.difference = v.estimate;
+    r.lo = v.lo;
+    r.hi = v.hi;
+    r.boot_lo = v.boot_lo;
+    r.boot_hi = v.boot_hi;
+    r.p_value = v.p_value;
+    r.seeds_to_resolve = v.seeds_to_resolve;
+    const bool from_bench = !r.source.empty();
+    if (!from_bench)
+      r.source = r.kind == "at_most" ? "runs" : v.paired ? "runs, paired by seed"
+                                                         : "runs, unpaired (Welch)";
+    else if (v.paired)
+      r.source += ", paired by round";
+    const MeanInterval xa = mean_interval(values_of(a));
+    if (r.kind == "at_most") {
+      r.ours = r.arm + " " + r.metric + " " + num(xa.mean, p) + " ± " + num(xa.sd, p) + " (" +
+               std::to_string(xa.n) + " seeds; bound " + num(value, 3) + ")" + div;
+      out.push_back(r);
+      continue;
     }
+    const MeanInterval yb = mean_interval(values_of(b));
+    const std::string sides = r.arm + " " + num(xa.mean, p) + " ± " + num(xa.sd, p) + " vs " +
+                              r.than + " " + num(yb.mean, p) + " ± " + num(yb.sd, p);
+    if (ratio)
+      r.ours = sides + "; ratio " + num(r.difference, 3) + path_note + " (" +
+               (r.kind == "ratio_at_most" ? "at most " : "at least ") + num(value, 3) + ")" + div;
+    else if (r.kind == "better")
+      r.ours = sides + "; difference " + num(r.difference, p) + div;
+    else
+      r.ours = sides + "; difference " + num(r.difference, p) + " (tolerance ±" +
+               num(c.at("tolerance").get<double>(), p) + ")" + div;
     out.push_back(r);
   }
   return out;
@@ -175,21 +294,61 @@ std::vector<ClaimResult> evaluate_claims(const json& claims,
 std::string claims_markdown(const std::vector<ClaimResult>& results) {
   if (results.empty()) return "";
   std::ostringstream md;
-  md << "| claim | the paper | ours | same setting? | verdict |\n|---|---|---|---|---|\n";
-  for (const auto& r : results)
-    md << "| " << r.claim << " | " << r.paper << " | " << r.ours << " | " << r.setting << " | **"
-       << r.verdict << "** |\n";
+  md << "| claim | the paper | ours | 95% interval (bootstrap) | p | same setting? | verdict "
+        "|\n|---|---|---|---|---|---|---|\n";
+  for (const auto& r : results) {
+    const int q = r.kind.rfind("ratio", 0) == 0 ? 3 : precision_of(r.metric);
+    std::string interval = "-";
+    if (r.source.rfind("parameter count", 0) == 0)
+      interval = "exact (a count)";
+    else if (std::isfinite(r.lo))
+      interval = "[" + num(r.lo, q) + ", " + num(r.hi, q) + "]" +
+                 (std::isfinite(r.boot_lo)
+                      ? " ([" + num(r.boot_lo, q) + ", " + num(r.boot_hi, q) + "])"
+                      : std::string()) +
+                 ", " + std::to_string(r.seeds) + (r.source.rfind("benchmark", 0) == 0
+                                                       ? " rounds"
+                                                       : r.paired ? " pairs" : " seeds");
+    std::string verdict = "**" + r.verdict + "**";
+    if (r.verdict == "not resolved" && r.seeds_to_resolve > 0)
+      verdict += " (about " + std::to_string(r.seeds_to_resolve) +
+                 (r.source.rfind("benchmark", 0) == 0 ? " rounds" : " seeds") +
+                 " would resolve it at this spread)";
+    std::ostringstream pv;
+    if (std::isfinite(r.p_value)) pv << std::setprecision(2) << r.p_value;
+    md << "| " << r.claim << " | " << r.paper << " | " << r.ours << " (" << r.source << ") | "
+       << interval << " | " << (std::isfinite(r.p_value) ? pv.str() : "-") << " | " << r.setting
+       << " | " << verdict << " |\n";
+  }
   return md.str();
 }
 
 json claims_json(const std::vector<ClaimResult>& results) {
+  auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  auto interval = [&](double lo, double hi) {
+    return std::isfinite(lo) && std::isfinite(hi) ? json::array({lo, hi}) : json(nullptr);
+  };
   json out = json::array();
-  for (const auto& r : results)
+  for (const auto& r : results) {
+    json arms = json::array({r.arm});
+    if (!r.than.empty()) arms.push_back(r.than);
     out.push_back({{"claim", r.claim},
                    {"paper", r.paper},
-                   {"ours", r.ours},
                    {"setting", r.setting},
-                   {"verdict", r.verdict}});
+                   {"kind", r.kind},
+                   {"metric", r.metric},
+                   {"arms", arms},
+                   {"paired", r.paired},
+                   {"seeds", r.seeds},
+                   {"difference", number(r.difference)},
+                   {"ci95", interval(r.lo, r.hi)},
+                   {"bootstrap_ci95", interval(r.boot_lo, r.boot_hi)},
+                   {"p_value", number(r.p_value)},
+                   {"verdict", r.verdict},
+                   {"source", r.source},
+                   {"seeds_to_resolve", r.seeds_to_resolve},
+                   {"ours", r.ours}});
+  }
   return out;
 }
 

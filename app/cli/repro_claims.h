@@ -1,49 +1,77 @@
-// The claim-by-claim table of `attnlab reproduce` (app/cli/cli_reproduce.cpp). Each paper's
-// repro.json lists the claims taken from its seed document under "claims"; each becomes one row:
-// the claim, the paper's number, ours (mean ± sd over seeds), whether the setting is the
-// paper's, and the verdict.
+// The claim-by-claim verdicts of `attnlab reproduce` (app/cli/cli_reproduce.cpp). Each paper's
+// repro.json lists the claims taken from its seed document under "claims"; each becomes one row
+// with an interval and a verdict.
 //
 // A claim (JSON object):
 //   "claim"    what the paper says, in one sentence
 //   "paper"    the paper's number(s) and where they are ("Table 1: 6.33 vs 6.57")
 //   "setting"  "same" or what differs ("no: character LM on fortunes, 64 wide, ...")
-//   "kind"     better     arm beats `than` on `metric` (lower loss, higher accuracy, ...):
-//                         held; did not hold; or not resolved when the difference of the means
-//                         is within the seeds' spread (root of the summed variances)
-//              within     |arm - than| <= `tolerance` on `metric`
+//   "kind"     better          arm beats `than` on `metric` (lower loss, higher accuracy, ...)
+//              within          |arm - than| <= `tolerance` on `metric`
 //              ratio_at_most / ratio_at_least
-//                         arm / than on `metric` against `value` (parameter and cost claims)
-//              at_most    arm's `metric` <= `value` (e.g. final_spectral_radius <= 0.95)
-//   "metric"   eval_loss | eval_accuracy | parameters | attention_parameters | steps_per_second |
-//              peak_rss_mib | final_spectral_radius (conn runs: summary.json's conn section)
-//   "arm", "than"  group names of the plan
-// Throws attn::Error naming the claim's index and key when the manifest is malformed; a claim
-// whose arm did not finish is reported "not checked".
+//                              arm / than on `metric` against `value`
+//              at_most         arm's `metric` <= `value` (e.g. final_spectral_radius <= 0.95)
+//   "metric"   from the runs:  eval_loss | eval_accuracy | final_spectral_radius (conn runs)
+//              counted:        parameters | attention_parameters (exact; no interval needed),
+//                              and the same "_at_paper_size" (repro.json's paper_size, by
+//                              formula: repro_plan.h)
+//              benchmarked:    steps_per_second | memory_increment_mib (repro_bench.h, one
+//                              value per round; never the training runs' own figures)
+//   "arm", "than"  arm names of repro.json
+//   "path"     benchmarked metrics only: "libtorch" (every arm on LibTorch ops) or "as_trained"
+//              (fused kernels where an arm has them). Default: as_trained when both arms took a
+//              fused kernel, else libtorch, so the two sides are equally optimised.
+// Statistics: runs are paired by seed (the same seed gives arms the same data order), benchmark
+// figures by round. The interval is the 95% t-interval of the mean paired difference (Welch's
+// when fewer than two seeds pair), with a percentile bootstrap interval beside it as a check;
+// ratio kinds use the mean of the log ratios, exponentiated. Verdicts:
+//   better   held when the interval excludes zero in the claimed direction, did not hold when it
+//            excludes zero the other way, else not resolved;
+//   within   held when the interval lies inside [-tolerance, tolerance], did not hold when it
+//            lies wholly outside it, else not resolved;
+//   ratio_*  held / did not hold when the interval lies wholly on one side of `value`;
+//   at_most  the same for the arm's own interval against `value`.
+// A "not resolved" row says how many seeds (pairs) would resolve it if the mean and spread
+// stayed as observed. Fewer than 2 values leave it not resolved. A claim whose arm has no
+// finished run is "not checked".
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "core/runs/run_dir.h"
-#include "core/training/headless/sweep.h"
+#include "cli/repro_bench.h"
+#include "cli/repro_plan.h"
 
 namespace attn {
 
 struct ClaimResult {
-  std::string claim, paper, ours, setting;
+  std::string claim, paper, setting, kind, metric, arm, than;
+  std::string ours;     // the figures in words
   std::string verdict;  // "held" | "did not hold" | "not resolved" | "not checked"
+  std::string source;   // "runs, paired by seed", "benchmark, LibTorch ops", "parameter count"
+  bool paired = false;
+  int seeds = 0;  // pairs (or values) the interval rests on
+  // better/within: mean of arm - than; ratio kinds: the ratio arm / than; at_most: arm's mean.
+  double difference = NAN;
+  double lo = NAN, hi = NAN;            // 95% t-interval of `difference`
+  double boot_lo = NAN, boot_hi = NAN;  // 95% percentile bootstrap interval
+  double p_value = NAN;                 // two-sided, against no difference (ratio: against 1)
+  int seeds_to_resolve = 0;             // not resolved only; 0 when it cannot say
 };
 
-// Checks the manifest's claims against the plan's groups (throws attn::Error on a malformed
-// claim or an arm the plan does not have), before anything trains.
-void validate_claims(const nlohmann::json& claims, const std::vector<std::string>& groups);
+// Checks the manifest's claims against the arm names before anything trains (throws attn::Error
+// naming the claim's index and key). bench_arms: the arms the benchmark measures.
+void validate_claims(const nlohmann::json& claims, const std::vector<std::string>& arms,
+                     const std::vector<std::string>& bench_arms);
 
-std::vector<ClaimResult> evaluate_claims(const nlohmann::json& claims,
-                                         const std::vector<GroupSummary>& groups,
-                                         const std::vector<RunDirectory>& runs);
+std::vector<ClaimResult> evaluate_claims(const nlohmann::json& claims, const ReproRuns& runs,
+                                         const ReproBench* bench);
 
-// "| claim | the paper | ours | same setting? | verdict |" with one row per claim.
+// "| claim | the paper | ours | 95% interval | same setting? | verdict |", one row per claim.
 std::string claims_markdown(const std::vector<ClaimResult>& results);
+// [{"claim", "paper", "setting", "kind", "metric", "arms": [a, b], "paired", "seeds",
+//   "difference", "ci95": [lo, hi], "bootstrap_ci95", "p_value", "verdict", "source",
+//   "seeds_to_resolve", "ours"}]; unknown numbers are null.
 nlohmann::json claims_json(const std::vector<ClaimResult>& results);
 
 }  // namespace attn

@@ -1,6 +1,8 @@
 #include "core/analysis/statistics.h"
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <limits>
 #include <string>
 
@@ -128,6 +130,80 @@ PairedDifference paired_difference(const std::vector<double>& a, const std::vect
     r.p_value = 2 * student_t_cdf(-std::fabs(t), r.difference.n - 1);
   }
   return r;
+}
+
+PairedDifference welch_difference(const std::vector<double>& a, const std::vector<double>& b,
+                                  double level) {
+  const MeanInterval x = mean_interval(a, level), y = mean_interval(b, level);
+  PairedDifference r;
+  r.difference.n = std::min(x.n, y.n);
+  r.difference.mean = x.mean - y.mean;
+  r.difference.lo = r.difference.hi = r.p_value = kNaN;
+  if (x.n < 2 || y.n < 2) return r;
+  const double vx = x.sd * x.sd / x.n, vy = y.sd * y.sd / y.n, se = std::sqrt(vx + vy);
+  r.difference.sd = se;
+  if (se == 0) {
+    r.difference.lo = r.difference.hi = r.difference.mean;
+    r.p_value = r.difference.mean == 0 ? 1.0 : 0.0;
+    return r;
+  }
+  const double df = (vx + vy) * (vx + vy) /
+                    (vx * vx / (x.n - 1) + vy * vy / (y.n - 1));
+  const double half = student_t_quantile(0.5 + level / 2, df) * se;
+  r.difference.lo = r.difference.mean - half;
+  r.difference.hi = r.difference.mean + half;
+  r.p_value = 2 * student_t_cdf(-std::fabs(r.difference.mean / se), df);
+  return r;
+}
+
+namespace {
+
+std::vector<double> finite_values(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v)
+    if (std::isfinite(x)) out.push_back(x);
+  return out;
+}
+
+double resampled_mean(const std::vector<double>& v, std::mt19937& rng) {
+  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+  double sum = 0;
+  for (size_t i = 0; i < v.size(); ++i) sum += v[pick(rng)];
+  return sum / v.size();
+}
+
+Interval percentile_interval(std::vector<double> means, double level) {
+  std::sort(means.begin(), means.end());
+  const double tail = (1 - level) / 2;
+  auto at = [&](double q) {
+    const double pos = q * (means.size() - 1);
+    const size_t i = static_cast<size_t>(pos);
+    const double f = pos - i;
+    return i + 1 < means.size() ? means[i] * (1 - f) + means[i + 1] * f : means[i];
+  };
+  return {at(tail), at(1 - tail)};
+}
+
+}  // namespace
+
+Interval bootstrap_mean_interval(const std::vector<double>& values, double level, int resamples,
+                                 unsigned seed) {
+  const std::vector<double> v = finite_values(values);
+  if (v.size() < 2 || resamples < 2) return {kNaN, kNaN};
+  std::mt19937 rng(seed);
+  std::vector<double> means(resamples);
+  for (auto& m : means) m = resampled_mean(v, rng);
+  return percentile_interval(std::move(means), level);
+}
+
+Interval bootstrap_difference_interval(const std::vector<double>& a, const std::vector<double>& b,
+                                       double level, int resamples, unsigned seed) {
+  const std::vector<double> x = finite_values(a), y = finite_values(b);
+  if (x.size() < 2 || y.size() < 2 || resamples < 2) return {kNaN, kNaN};
+  std::mt19937 rng(seed);
+  std::vector<double> diffs(resamples);
+  for (auto& d : diffs) d = resampled_mean(x, rng) - resampled_mean(y, rng);
+  return percentile_interval(std::move(diffs), level);
 }
 
 int pairs_to_resolve(double mean, double sd, double level) {

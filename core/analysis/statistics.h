@@ -29,6 +29,26 @@ struct PairedDifference {
 PairedDifference paired_difference(const std::vector<double>& a, const std::vector<double>& b,
                                    double level = 0.95);
 
+// Two arms whose values are not paired: Welch's interval for mean(a) - mean(b) (the
+// Welch-Satterthwaite degrees of freedom) and its two-sided p-value. difference.n is the smaller
+// sample; difference.sd the standard error times sqrt(n) of that sample is not meaningful, so it
+// holds the standard error itself. Needs two finite values on each side, else lo = hi = NaN.
+PairedDifference welch_difference(const std::vector<double>& a, const std::vector<double>& b,
+                                  double level = 0.95);
+
+// Percentile bootstrap interval of the mean of `values` (finite ones), from `resamples`
+// resamples drawn with a fixed seed, so that a report reproduces: a check on the t-interval
+// that assumes no normality. NaN bounds with fewer than 2 values.
+struct Interval {
+  double lo = 0, hi = 0;
+};
+Interval bootstrap_mean_interval(const std::vector<double>& values, double level = 0.95,
+                                 int resamples = 10000, unsigned seed = 12345);
+// The same for mean(a) - mean(b), resampling each side on its own (unpaired).
+Interval bootstrap_difference_interval(const std::vector<double>& a, const std::vector<double>& b,
+                                       double level = 0.95, int resamples = 10000,
+                                       unsigned seed = 12345);
+
 // The smallest number of pairs whose `level` interval would exclude zero if the mean difference
 // and sd stayed as observed (0 when the mean is 0 or the sd is not finite; capped at 10000).
 int pairs_to_resolve(double mean, double sd, double level = 0.95);

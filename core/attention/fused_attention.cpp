@@ -62,6 +62,19 @@ bool fused_kernels_enabled() {
   return g_fused_enabled;
 }
 
+namespace {
+std::atomic<bool> g_fused_path_taken{false};
+}
+void note_fused_path() {
+  g_fused_path_taken.store(true, std::memory_order_relaxed);
+}
+bool fused_path_taken() {
+  return g_fused_path_taken.load(std::memory_order_relaxed);
+}
+void reset_fused_path_taken() {
+  g_fused_path_taken.store(false, std::memory_order_relaxed);
+}
+
 bool neural_cpu_kernel_applies(const torch::Tensor& p, NeuralActivation act) {
   return fused_kernels_enabled() && cpu::accepts(p) && act == NeuralActivation::relu;
 }
@@ -70,7 +83,10 @@ torch::Tensor gaussian_kernel_map(const torch::Tensor& x, double sigma) {
 #ifdef ATTN_WITH_CUDA
   if (fused_path(x)) return cuda::gaussian_map(x, sigma);
 #endif
-  if (fused_kernels_enabled() && cpu::accepts(x)) return cpu::gaussian_map(x, sigma);
+  if (fused_kernels_enabled() && cpu::accepts(x)) {
+    note_fused_path();
+    return cpu::gaussian_map(x, sigma);
+  }
   return gaussian_kernel_map_reference(x, sigma);
 }
 
@@ -87,6 +103,7 @@ torch::Tensor neural_attention(const torch::Tensor& p, const torch::Tensor& r,
     return cuda::neural(p, r, w, b, v, act, scale, causal);
 #endif
   if (neural_cpu_kernel_applies(p, act)) {
+    note_fused_path();
     // Scores from the kernel ([B, H, n, n], like dot's), then ALiBi, mask, softmax, dropout and
     // values as the reference's blocks do.
     const int64_t n = p.size(2);

@@ -66,6 +66,11 @@ bool fused_kernels_available();
 // comparisons and benchmarks. On by default. Process-wide.
 void set_fused_kernels_enabled(bool enabled);
 bool fused_kernels_enabled();
+// Whether a fused CPU kernel (dot's packed softmax, neural's ReLU scorer, gaussian's map) ran
+// since the last reset: the step benchmark's path label. Process-wide.
+void note_fused_path();
+bool fused_path_taken();
+void reset_fused_path_taken();
 
 // The GPU LibTorch computes on: its name, and the bytes the caching allocator holds there.
 // Empty and 0 in builds without CUDA or without a GPU.

@@ -29,6 +29,12 @@ void read_task(JsonReader& r, TaskConfig& t) {
   r.string("text_path", t.text_path);
   r.integer("context", t.context, 2, 4096);
   r.number("eval_fraction", t.eval_fraction, 0.0, 0.5, true);
+  r.string("split", t.split, {"tail", "blocks"});
+  r.number("validation_fraction", t.validation_fraction, 0.0, 0.5, true);
+  if (t.split == "blocks" && t.eval_fraction + t.validation_fraction > 0.5)
+    r.fail("task.validation_fraction",
+           "with task.eval_fraction " + std::to_string(t.eval_fraction) +
+               " holds out more than half of the corpus (their sum must be at most 0.5)");
   r.string("data_dir", t.data_dir);
   r.integer("patch", t.patch, 1, 28);
   if (28 % t.patch != 0)
@@ -37,6 +43,7 @@ void read_task(JsonReader& r, TaskConfig& t) {
   r.integer("shift", t.shift, 0, 8);
   r.integer("train_examples", t.train_examples, 0, 60000);
   r.integer("test_examples", t.test_examples, 0, 10000);
+  r.integer("validation_examples", t.validation_examples, 0, 30000);
   r.finish();
 }
 
@@ -376,8 +383,18 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ra
                                    record_every)
 
 json to_json(const ExperimentConfig& c) {
+  json task = c.task;
+  // Keys added after runs were recorded appear only when set, so an older run's config (and its
+  // config_hash, which a resume and a sweep compare) reads the same as before.
+  const TaskConfig defaults;
+  if (c.task.split != defaults.split) {
+    task["split"] = c.task.split;
+    task["validation_fraction"] = c.task.validation_fraction;
+  }
+  if (c.task.validation_examples != defaults.validation_examples)
+    task["validation_examples"] = c.task.validation_examples;
   return json{{"name", c.name}, {"seed", c.seed},   {"device", c.device}, {"threads", c.threads},
-              {"task", c.task}, {"model", c.model}, {"train", c.train}};
+              {"task", task},   {"model", c.model}, {"train", c.train}};
 }
 
 std::string config_hash(const ExperimentConfig& c) {

@@ -24,7 +24,15 @@ struct TaskConfig {
   double train_fraction = 0.8;  // modadd: share of the p*p pairs used for training
   std::string text_path = "/usr/share/games/fortunes";  // text: a UTF-8 file or a directory
   int context = 128;  // text: tokens per window; mqar, selective_copy, induction_head: length
-  double eval_fraction = 0.1;  // text: tail share of the corpus held out for eval
+  double eval_fraction = 0.1;  // text: share of the corpus held out for eval
+  // text: how the held-out shares are cut. tail: eval is the last eval_fraction of the corpus
+  // (its files in name order), evaluated at eval_batches x batch_size evenly spaced windows.
+  // blocks: the corpus is cut into 4096-character blocks and a fixed permutation (the same for
+  // every seed and arm) gives eval_fraction of them to eval and validation_fraction to a
+  // validation set, the rest to training; eval and validation tile their blocks with
+  // non-overlapping windows, so every held-out character is scored (eval_batches is ignored).
+  std::string split = "tail";
+  double validation_fraction = 0.05;  // text, split "blocks": share held out for validation
   // fashion-mnist: the IDX files' directory (Debian's dataset-fashion-mnist by default), the
   // patch side in pixels (must divide 28: 7 -> 16 patch tokens, 4 -> 49), training-time random
   // shifts of up to `shift` pixels (0 = no augmentation), and caps on the training and test
@@ -34,6 +42,9 @@ struct TaskConfig {
   int shift = 0;
   int train_examples = 0;
   int test_examples = 0;
+  // fashion-mnist: the last N training images held out as a validation set (never trained on),
+  // for choosing hyperparameters without looking at the test set. 0 = none.
+  int validation_examples = 0;
 };
 
 // The Connection Transformer (model.architecture "conn", seed 001; core/models/conn_model.h):

@@ -228,14 +228,25 @@ class FashionMnistTask : public Task {
  public:
   // Batches depend only on the per-step seed: the run seed enters through it.
   explicit FashionMnistTask(const TaskConfig& c) : c_(c), data_(shared_fashion_mnist(c.data_dir)) {
-    n_train_ = c.train_examples > 0 ? std::min<int64_t>(c.train_examples, data_->train_images.count)
-                                    : data_->train_images.count;
+    // The last validation_examples training images are held out; training draws from the rest.
+    const int64_t pool = data_->train_images.count - c.validation_examples;
+    if (pool < 1)
+      throw Error("task.validation_examples " + std::to_string(c.validation_examples) +
+                  " leaves no training images of " +
+                  std::to_string(data_->train_images.count) + " in " + c.data_dir);
+    n_train_ = c.train_examples > 0 ? std::min<int64_t>(c.train_examples, pool) : pool;
     n_test_ = c.test_examples > 0 ? std::min<int64_t>(c.test_examples, data_->test_images.count)
                                   : data_->test_images.count;
     for (int64_t i = 0; i < n_test_; i += kEvalChunk) {
       std::vector<int64_t> idx;
       for (int64_t j = i; j < std::min(n_test_, i + kEvalChunk); ++j) idx.push_back(j);
       eval_.push_back(gather(data_->test_images, data_->test_labels, idx, nullptr));
+    }
+    for (int64_t i = pool; i < data_->train_images.count; i += kEvalChunk) {
+      std::vector<int64_t> idx;
+      for (int64_t j = i; j < std::min(data_->train_images.count, i + kEvalChunk); ++j)
+        idx.push_back(j);
+      validation_.push_back(gather(data_->train_images, data_->train_labels, idx, nullptr));
     }
   }
 
@@ -257,6 +268,7 @@ class FashionMnistTask : public Task {
   }
 
   const std::vector<Batch>& eval_set() const override { return eval_; }
+  std::vector<Batch> validation_set() const override { return validation_; }
 
   // The probe defaults to test image 0 (an ankle boot, label 9, in the shipped t10k file): fixed
   // across runs, mechanisms and seeds, so their maps can be compared on the same picture.
@@ -315,7 +327,7 @@ class FashionMnistTask : public Task {
   TaskConfig c_;
   std::shared_ptr<const FashionMnist> data_;
   int64_t n_train_ = 0, n_test_ = 0;
-  std::vector<Batch> eval_;
+  std::vector<Batch> eval_, validation_;
   int64_t probe_index_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "core/data/tasks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <random>
@@ -280,17 +281,24 @@ class InductionTask : public SyntheticTask {
   }
 };
 
-// Character-level language model over a UTF-8 corpus; eval is the corpus tail.
+// Character-level language model over a UTF-8 corpus. split "tail": eval is the corpus tail;
+// split "blocks": eval and validation are blocks spread over the whole corpus (TaskConfig::split).
 class TextTask : public Task {
  public:
   TextTask(const TaskConfig& c, uint64_t seed, int eval_batches, int batch_size)
       : c_(c), corpus_(load_text_corpus(c.text_path)) {
     const int64_t n = corpus_.tokens.size();
+    if (c.split == "blocks") {
+      cut_blocks(batch_size);
+      return;
+    }
     split_ = static_cast<int64_t>(n * (1.0 - c.eval_fraction));
     if (split_ < c.context + 1 || n - split_ < c.context + 1)
       throw Error("task.text_path: " + c.text_path + " has " + std::to_string(n) +
                   " characters, too few for task.context " + std::to_string(c.context) +
                   " with eval_fraction " + std::to_string(c.eval_fraction));
+    train_ = {{0, split_}};
+    index_training();
     // Fixed eval windows evenly spaced over the held-out tail.
     const int64_t windows = static_cast<int64_t>(eval_batches) * batch_size;
     const int64_t span = n - split_ - (c.context + 1);
@@ -302,20 +310,28 @@ class TextTask : public Task {
       eval_.push_back(windows_at(starts));
     }
     baseline_ = unigram_cross_entropy(corpus_, split_);
+    probe_start_ = split_;
   }
   int vocab_size() const override { return corpus_.alphabet.size(); }
   int sequence_length() const override { return c_.context; }
   Batch train_batch(int batch_size, uint64_t seed) const override {
     std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<int64_t> d(0, split_ - (c_.context + 1));
+    // Uniform over every window that lies inside one training span.
+    std::uniform_int_distribution<int64_t> d(0, train_windows_.back() - 1);
     std::vector<int64_t> starts(batch_size);
-    for (auto& s : starts) s = d(rng);
+    for (auto& s : starts) {
+      const int64_t k = d(rng);
+      const size_t span = std::upper_bound(train_windows_.begin(), train_windows_.end(), k) -
+                          train_windows_.begin();
+      s = train_[span].begin + k - (span == 0 ? 0 : train_windows_[span - 1]);
+    }
     return windows_at(starts);
   }
   const std::vector<Batch>& eval_set() const override { return eval_; }
+  std::vector<Batch> validation_set() const override { return validation_; }
   std::vector<int64_t> probe() const override {
     const int64_t len = std::min(c_.context, 48);
-    return {corpus_.tokens.begin() + split_, corpus_.tokens.begin() + split_ + len};
+    return {corpus_.tokens.begin() + probe_start_, corpus_.tokens.begin() + probe_start_ + len};
   }
   std::string token_label(int64_t t) const override { return corpus_.label(t); }
   std::string label_legend() const override { return "\xE2\x90\xA3 = space, \\n = newline"; }
@@ -353,10 +369,99 @@ class TextTask : public Task {
     return {inputs, targets};
   }
 
+  struct Span {
+    int64_t begin = 0, end = 0;  // token indices, [begin, end)
+  };
+
+  // split "blocks": a fixed permutation of the 4096-character blocks (salted, not the run's
+  // seed, so every arm and seed holds out the same text) gives the first eval_fraction of them
+  // to eval, the next validation_fraction to validation, the rest to training. Adjacent blocks
+  // of one kind merge into spans, so windows may cross block boundaries within a span.
+  void cut_blocks(int batch_size) {
+    constexpr int64_t kBlock = 4096;
+    constexpr uint64_t kBlockSalt = 0xB10C5EED;
+    const int64_t n = corpus_.tokens.size(), L = c_.context;
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<int64_t> order(blocks);
+    for (int64_t b = 0; b < blocks; ++b) order[b] = b;
+    std::mt19937_64 rng(kBlockSalt);
+    std::shuffle(order.begin(), order.end(), rng);
+    const auto n_eval = static_cast<int64_t>(std::llround(blocks * c_.eval_fraction));
+    const auto n_validation = static_cast<int64_t>(std::llround(blocks * c_.validation_fraction));
+    std::vector<int> kind(blocks, 0);  // 0 train, 1 eval, 2 validation
+    for (int64_t i = 0; i < blocks; ++i)
+      kind[order[i]] = i < n_eval ? 1 : i < n_eval + n_validation ? 2 : 0;
+    std::vector<Span> spans[3];
+    for (int64_t b = 0; b < blocks; ++b) {
+      const Span block{b * kBlock, std::min(n, (b + 1) * kBlock)};
+      auto& list = spans[kind[b]];
+      if (!list.empty() && list.back().end == block.begin)
+        list.back().end = block.end;
+      else
+        list.push_back(block);
+    }
+    const char* names[3] = {"training", "eval", "validation"};
+    for (int k = 0; k < 3; ++k) {
+      int64_t longest = 0;
+      for (const auto& s : spans[k]) longest = std::max(longest, s.end - s.begin);
+      if (longest < L + 1)
+        throw Error("task.text_path: " + c_.text_path + " has " + std::to_string(n) +
+                    " characters (" + std::to_string(blocks) +
+                    " blocks of 4096): task.split \"blocks\" with eval_fraction " +
+                    std::to_string(c_.eval_fraction) + " and validation_fraction " +
+                    std::to_string(c_.validation_fraction) + " leaves no " + names[k] +
+                    " text of task.context + 1 = " + std::to_string(L + 1) +
+                    " characters; use a larger corpus or task.split \"tail\"");
+    }
+    train_ = spans[0];
+    index_training();
+    eval_ = tile(spans[1], batch_size);
+    validation_ = tile(spans[2], batch_size);
+    probe_start_ = spans[1].front().begin;
+    // Unigram baseline: trained on the training spans, scored on the eval spans' targets.
+    std::vector<double> counts(corpus_.alphabet.size(), 1.0);  // add-one
+    double total = counts.size();
+    for (const auto& s : train_)
+      for (int64_t i = s.begin; i < s.end; ++i, total += 1) counts[corpus_.tokens[i]] += 1;
+    double loss = 0, scored = 0;
+    for (const auto& s : spans[1])
+      for (int64_t i = s.begin + 1; i < s.end; ++i, scored += 1)
+        loss -= std::log(counts[corpus_.tokens[i]] / total);
+    baseline_ = loss / std::max(1.0, scored);
+  }
+
+  // train_windows_[i]: the windows that start in training spans 0..i (a span of m characters
+  // holds m - context windows of context + 1).
+  void index_training() {
+    int64_t total = 0;
+    for (const auto& s : train_) {
+      total += std::max<int64_t>(0, s.end - s.begin - c_.context);
+      train_windows_.push_back(total);
+    }
+  }
+
+  // Non-overlapping windows over every span (each window's targets continue where the previous
+  // one's stopped), batch_size to a batch (the last one may be smaller): every character after a
+  // span's first is a target exactly once, except a span's tail shorter than a window.
+  std::vector<Batch> tile(const std::vector<Span>& spans, int batch_size) const {
+    std::vector<int64_t> starts;
+    for (const auto& s : spans)
+      for (int64_t at = s.begin; at + c_.context + 1 <= s.end; at += c_.context)
+        starts.push_back(at);
+    std::vector<Batch> out;
+    for (size_t i = 0; i < starts.size(); i += batch_size)
+      out.push_back(windows_at({starts.begin() + i,
+                                starts.begin() + std::min(starts.size(), i + batch_size)}));
+    return out;
+  }
+
   TaskConfig c_;
   TextCorpus corpus_;
   int64_t split_ = 0;
-  std::vector<Batch> eval_;
+  std::vector<Span> train_;
+  std::vector<int64_t> train_windows_;  // cumulative window starts per training span
+  std::vector<Batch> eval_, validation_;
+  int64_t probe_start_ = 0;
   double baseline_ = 0;
 };
 

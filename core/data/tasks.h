@@ -5,7 +5,8 @@
 // Batches are pure functions of a seed, so a run is reproducible and a resumed run sees exactly
 // the data it would have seen (the trainer derives each step's seed from (run seed, step)).
 // The eval set is fixed by the run seed and disjoint from training where the task is finite
-// (modadd holds out pairs; text holds out the corpus tail).
+// (modadd holds out pairs; text holds out the corpus tail or spread blocks; fashion-mnist
+// evaluates on its test files).
 #pragma once
 #include <torch/torch.h>
 
@@ -34,6 +35,11 @@ class Task {
   virtual Batch train_batch(int batch_size, uint64_t seed) const = 0;
   // The fixed eval set, as batches.
   virtual const std::vector<Batch>& eval_set() const = 0;
+  // A held-out validation set for choosing hyperparameters, disjoint from both training and the
+  // eval set: text with task.split "blocks", fashion-mnist with task.validation_examples. Empty
+  // for the others (the synthetic tasks draw one from another seed instead: length_eval.h's
+  // evaluate_validation).
+  virtual std::vector<Batch> validation_set() const { return {}; }
   // A fixed input shown in the attention panel (one sequence; empty for image tasks).
   virtual std::vector<int64_t> probe() const = 0;
   virtual std::string token_label(int64_t token) const = 0;

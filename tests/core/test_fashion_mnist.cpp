@@ -343,6 +343,23 @@ TEST_CASE(
     }
     CHECK(seen == std::set<int64_t>{0, 1, 2});
     CHECK(shifted > 200);  // of 320 images, most are shifted (P(no shift) = 1/25)
+  }  {  // Issue 34: validation_examples holds out the last training images: never trained on,
+     // never the test set.
+    t.train_examples = 0;
+    t.shift = 0;
+    t.validation_examples = 1;
+    auto task = make_task(t, 1, 1, 1);
+    std::set<int64_t> trained;
+    for (uint64_t s = 0; s < 20; ++s)
+      for (auto v : values(task->train_batch(16, s).inputs)) trained.insert(v);
+    CHECK(trained == std::set<int64_t>{1, 2});
+    const auto held = task->validation_set();
+    REQUIRE(held.size() == 1);
+    CHECK(values(held[0].inputs) == std::set<int64_t>{3});
+    CHECK(values(task->eval_set()[0].inputs) == std::set<int64_t>{100, 101});
+    t.validation_examples = 3;  // every training image
+    CHECK_THROWS_WITH_AS(make_task(t, 1, 1, 1), doctest::Contains("task.validation_examples 3"),
+                         Error);
   }
 }
 

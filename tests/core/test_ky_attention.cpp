@@ -348,3 +348,49 @@ TEST_CASE("ky init xavier: Glorot-uniform g_h layers and zero biases, after the 
   CHECK_THROWS_WITH_AS(validate_attention_options("ky", {{"init", "he"}}),
                        doctest::Contains("model.attention_options.ky.init"), Error);
 }
+
+// Issue 34: connection "table", a free H x W slot bias in place of the g_h networks.
+TEST_CASE("ky connection table: starts as the plain window, is the bias it holds, learns") {
+  torch::manual_seed(21);
+  const int D = 8, H = 2, W = 4, L = 7;
+  KyAttention table(spec(D, H, true, {{"window", W}, {"connection", "table"}}));
+  KyAttention none(spec(D, H, true, {{"window", W}, {"connection", "none"}}));
+  table.to(torch::kDouble);
+  none.to(torch::kDouble);
+  copy_projections(none, table);
+  CHECK(table.has_connection());
+  CHECK(table.connection().is_empty());  // no networks
+  // Parameters: the projections plus H * W, and the descriptor's count agrees.
+  int64_t own = 0;
+  for (const auto& p : table.parameters()) own += p.numel();
+  CHECK(own == 4 * D * D + 4 * D + H * W);
+  CHECK(attention_parameter_count("ky", D, H, {{"window", W}, {"connection", "table"}}) == own);
+  // At zero the table is the plain window (connection "none").
+  auto x = torch::randn({2, L, D}, kDouble);
+  CHECK((table.forward(x) - none.forward(x)).abs().max().item<double>() < 1e-12);
+  // Filled, it is exactly the bias windowed_attention adds, checked against the literal loop.
+  auto values = torch::randn({H, W}, kDouble);
+  {
+    torch::NoGradGuard no_grad;
+    table.bias_table().copy_(values);
+  }
+  CHECK((table.bias_table() - values).abs().max().item<double>() == 0.0);
+  auto q = random_qkv(1, H, L, D / H);
+  auto got = windowed_attention(q.q, q.k, q.v, table.bias_table(), W, W - 1, true);
+  auto want = literal_ky(q.q, q.k, q.v, values, W, W - 1, true, 0.0);
+  CHECK((got - want).abs().max().item<double>() < 1e-9);
+  // The drawn curve passes through the slots and is straight between them.
+  auto t = torch::tensor({0.0, 1.0 / 3, 0.5, 1.0}, kDouble);
+  auto curve = table.connection_curve(t);
+  CHECK(curve[1][0].item<double>() == doctest::Approx(values[1][0].item<double>()));
+  CHECK(curve[1][1].item<double>() == doctest::Approx(values[1][1].item<double>()));
+  CHECK(curve[0][2].item<double>() ==
+        doctest::Approx(0.5 * (values[0][1].item<double>() + values[0][2].item<double>())));
+  CHECK(curve[0][3].item<double>() == doctest::Approx(values[0][3].item<double>()));
+  // Gradients reach the table.
+  table.forward(x).pow(2).sum().backward();
+  CHECK(table.bias_table().grad().abs().sum().item<double>() > 0);
+  // reset zeroes it again.
+  table.reset_own_parameters();
+  CHECK(table.bias_table().abs().max().item<double>() == 0.0);
+}

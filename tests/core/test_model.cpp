@@ -3,6 +3,7 @@
 
 #include "core/attention/dot/dot_attention.h"
 #include "core/models/model.h"
+#include "core/models/model_size.h"
 
 using namespace attn;
 
@@ -64,6 +65,44 @@ TEST_CASE("parameter counts equal the closed form") {
   const int64_t total = V * D + P * D + layers * block + 2 * D + D * V + V;
   CHECK(t->attention_parameter_count() == layers * attention);
   CHECK(t->parameter_count() == total);
+}
+
+// Issue 34: the kernel family's whole-model claim is counted at the paper's ViT size by formula;
+// the formula must be the built model's count for every shape it covers.
+TEST_CASE("model_parameter_count equals the built model's count") {
+  struct Case {
+    ModelConfig m;
+    int vocab, length, patch;
+  };
+  std::vector<Case> cases;
+  cases.push_back({small_model(), 11, 9, 0});
+  ModelConfig vit = small_model("classifier");
+  vit.classes = 10;
+  vit.mlp_ratio = 2;
+  vit.attention = {"pseudo", "semi-fusion", "dot"};
+  cases.push_back({vit, 0, 16, 49});
+  ModelConfig mixed = small_model();
+  mixed.attention = {"neural", "ky", "gaussian"};
+  mixed.attention_options = {{"ky", {{"window", 4}, {"connection", "table"}}},
+                             {"neural", {{"down", "none"}}}};
+  cases.push_back({mixed, 7, 12, 0});
+  ModelConfig neural = small_model();
+  neural.attention = {"neural"};  // placement first-layer: dot after layer 0
+  cases.push_back({neural, 9, 10, 0});
+  ModelConfig rope = small_model();
+  rope.position = "rope";  // no position table
+  cases.push_back({rope, 5, 8, 0});
+  ModelConfig linear = small_model();
+  linear.attention = {"linear-sim"};
+  cases.push_back({linear, 5, 8, 0});
+  for (const auto& c : cases) {
+    CAPTURE(c.m.attention[0]);
+    CAPTURE(c.m.attention.size());
+    Transformer t(c.m, c.vocab, c.length, c.patch);
+    const ModelSize s = model_parameter_count(c.m, c.vocab, c.length, c.patch);
+    CHECK(s.total == t->parameter_count());
+    CHECK(s.attention == t->attention_parameter_count());
+  }
 }
 
 TEST_CASE("per-layer mechanism list and attention modules") {

@@ -4,14 +4,17 @@
 // summaries, length evaluation, and resumption.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/analysis/statistics.h"
 #include "core/base/error.h"
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/training/headless/suite.h"
+#include "core/training/headless/tuned_arms.h"
 #include "core/training/interventions/length_eval.h"
 #include "core/training/recording/saved_run.h"
 #include "core/training/session/session.h"
@@ -176,4 +179,78 @@ TEST_CASE("suite: manifest errors name the culprit") {
   write(manifest, j);
   CHECK_THROWS_WITH_AS(load_suite(manifest.string(), false),
                        doctest::Contains("mechanism \"dot-rope\""), Error);
+}
+
+// Issue 34: reproduce's arms choose their rate on text held out in spread blocks. Poisoning every
+// block but the validation ones (the eval blocks included) after training leaves the choice
+// and its figures unchanged.
+TEST_CASE("tuned arms: the rate chosen on a text validation split ignores the eval split") {
+  test::ScopedTempDir tmp("tuned-text");
+  const int blocks = 24;
+  // Which blocks validate: one distinct character per block names them (the permutation
+  // depends only on the number of blocks).
+  auto corpus = [&](const fs::path& file, auto&& block_text) {
+    std::string text;
+    for (int b = 0; b < blocks; ++b) text += block_text(b);
+    std::ofstream(file) << text;
+  };
+  corpus(tmp.path / "marked.txt",
+         [](int b) { return std::string(4096, static_cast<char>('A' + b)); });
+  json task = {{"name", "text"},         {"text_path", (tmp.path / "marked.txt").string()},
+               {"context", 16},          {"split", "blocks"},
+               {"eval_fraction", 0.1},   {"validation_fraction", 0.1}};
+  std::set<int> validation_blocks;
+  {
+    const ExperimentConfig c = parse_config(tiny_task(task));
+    TrainingSession s(c);
+    for (const auto& b : s.task().validation_set()) {
+      auto v = b.inputs.flatten().contiguous();
+      for (int64_t i = 0; i < v.numel(); ++i)
+        validation_blocks.insert(static_cast<int>(v.data_ptr<int64_t>()[i]));  // token = block
+    }
+  }
+  REQUIRE(validation_blocks.size() == 2);
+  // A learnable corpus of the same length; the poisoned copy reverses every other block.
+  const std::string sentence = "the cat sat on the mat and the dog sat on the log. ";
+  auto plain = [&](int) {
+    std::string s;
+    while (s.size() < 4096) s += sentence;
+    return s.substr(0, 4096);
+  };
+  const fs::path text = tmp.path / "text.txt";
+  corpus(text, plain);
+  task["text_path"] = text.string();
+  TunedArm arm;
+  arm.name = "dot";
+  arm.dir = "dot";
+  arm.config = tiny_task(task);
+  arm.lr_grid = {0.3, 3.0};
+  arm.seeds = 1;
+  TunedRunOptions o;
+  o.out_dir = (tmp.path / "runs").string();
+  run_tuned_arms({arm}, o);
+  const LrChoice before = choose_tuned_rate(arm, o.out_dir);
+  REQUIRE(before.chosen >= 0);
+  REQUIRE(before.trials.size() == 2);
+  CHECK(before.trials[0].validated);
+  corpus(text, [&](int b) {
+    std::string s = plain(b);
+    if (!validation_blocks.count(b)) std::reverse(s.begin(), s.end());
+    return s;
+  });
+  const LrChoice after = choose_tuned_rate(arm, o.out_dir);
+  CHECK(after.chosen == before.chosen);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(after.trials[i].validation_loss == before.trials[i].validation_loss);
+    CHECK(after.trials[i].validation_accuracy == before.trials[i].validation_accuracy);
+  }
+  // The poison reached the eval split: the chosen run scores differently on it now.
+  const RunDirectory run =
+      read_run_directory((fs::path(o.out_dir) / before.trials[before.chosen].run).string());
+  SavedSession saved(run);
+  CHECK(saved.session().evaluate().loss != doctest::Approx(run.summary["eval_loss"].get<double>()));
+  // A grid on a task without a validation set is refused by name.
+  ExperimentConfig m = parse_config(tiny_task(task));
+  m.task.split = "tail";
+  CHECK(validation_refusal(m.task).find("task.split \"blocks\"") != std::string::npos);
 }

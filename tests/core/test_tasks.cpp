@@ -203,3 +203,66 @@ TEST_CASE("label legends explain every probe label that is not a plain symbol") 
   CHECK(make_task(task("induction", 4, 6), 1, 1, 4)->label_legend().find("filler") !=
         std::string::npos);
 }
+
+// Issue 34: task.split "blocks". Each 4096-character block is one distinct character, so a
+// token id names its block (the alphabet is sorted by code point).
+TEST_CASE("text split blocks: eval, validation and training hold disjoint blocks, the same for every seed") {
+  const auto dir = std::filesystem::temp_directory_path() / "attnlab-text-blocks-test";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "blocks.txt";
+  const int blocks = 40;
+  {
+    std::string text;
+    for (int b = 0; b < blocks; ++b)
+      for (int i = 0; i < 4096; ++i) text += utf8_encode(0x4E00 + b);
+    std::ofstream(file) << text;
+  }
+  TaskConfig c;
+  c.name = "text";
+  c.text_path = file.string();
+  c.context = 16;
+  c.split = "blocks";
+  c.eval_fraction = 0.1;
+  c.validation_fraction = 0.05;
+  auto task = make_task(c, 1, 2, 8);
+  auto blocks_of = [](const std::vector<Batch>& batches) {
+    std::set<int64_t> s;
+    for (const auto& b : batches)
+      for (const auto& t : {b.inputs, b.targets}) {
+        auto v = t.flatten().contiguous();
+        s.insert(v.data_ptr<int64_t>(), v.data_ptr<int64_t>() + v.numel());
+      }
+    return s;
+  };
+  const auto eval = blocks_of(task->eval_set());
+  const auto validation = blocks_of(task->validation_set());
+  std::vector<Batch> train;
+  for (uint64_t s = 0; s < 200; ++s) train.push_back(task->train_batch(8, s));
+  const auto trained = blocks_of(train);
+  CHECK(eval.size() == 4);        // round(40 * 0.1)
+  CHECK(validation.size() == 2);  // round(40 * 0.05)
+  for (int64_t b : eval) CHECK(validation.count(b) + trained.count(b) == 0);
+  for (int64_t b : validation) CHECK(trained.count(b) == 0);
+  CHECK(trained.size() == 34);  // 1600 windows reach every training block
+  // Eval tiles its blocks: every eval character after a span's first is scored once (spans of
+  // 4096 or more characters lose at most a tail shorter than a window of 16).
+  int64_t scored = 0;
+  for (const auto& b : task->eval_set()) scored += b.targets.numel();
+  CHECK(scored <= 4 * 4096);
+  CHECK(scored >= 4 * 4096 - 4 * 17);
+  // The batches are batch_size windows (the last may be smaller), whatever eval_batches says.
+  CHECK(task->eval_set().front().inputs.size(0) == 8);
+  // Another seed holds out the same text.
+  auto other = make_task(c, 99, 5, 8);
+  REQUIRE(other->eval_set().size() == task->eval_set().size());
+  CHECK(torch::equal(other->eval_set()[0].inputs, task->eval_set()[0].inputs));
+  CHECK(blocks_of(other->validation_set()) == validation);
+  // The unigram baseline is finite and positive; a tail split has no validation set.
+  CHECK(task->baseline_loss() > 0);
+  c.split = "tail";
+  CHECK(make_task(c, 1, 2, 8)->validation_set().empty());
+  // Too small a corpus for the shares names the keys.
+  c.split = "blocks";
+  c.eval_fraction = 0.01;
+  CHECK_THROWS_WITH_AS(make_task(c, 1, 2, 8), doctest::Contains("leaves no eval text"), Error);
+}

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `attnlab reproduce --quick` for every paper: each writes report.md with its tables, the
-# claim-by-claim table (every claim of repro.json, each with a verdict) and every figure it
-# promises (PDF that renders, PNG, non-empty CSV, JSON sidecar). Also: the shipped manifests ask
-# for 3 seeds, and a manifest whose arms train different step counts is refused.
+# claim-by-claim table (every claim of repro.json, each with an interval and a verdict) and every
+# figure it promises (PDF that renders, PNG, non-empty CSV, JSON sidecar); report.json follows
+# issue 34's contract (arms with learning-rate grids chosen on validation, claims with
+# intervals, speed from the benchmark with path labels). Also: a manifest whose arms train
+# different step counts is refused.
 # usage: reproduce_quick_test.sh <attnlab> [paper...]
 set -u
 bin=$1; shift
@@ -16,15 +18,15 @@ figures_of() {  # the figures each report promises
     condor) echo "loss window_ablation connections" ;;
     conn)   echo "loss spectral_radius" ;;
     kernel) echo "loss params_accuracy" ;;
-    neural) echo "loss_fortunes loss_fmnist speed_memory" ;;
+    neural) echo "loss_fortunes loss_fmnist" ;;
   esac
 }
 sections_of() {  # text each report must contain
   case $1 in
-    condor) echo "ky|window|dot|dot-rope|dot-alibi|ky-w4|ky-w8|ky-w32|## Claims" ;;
-    conn)   echo "conn-norm-bound|conn-none|conn-spec|dot|rho(I + C) under each stability control" ;;
-    kernel) echo "## Parameters|attention, one layer|pseudo|semi-fusion|gaussian|linear-sim" ;;
-    neural) echo "## Speed and memory (neural over dot)|fortunes-neural|fortunes-neural-shared|fmnist-dot|time per step" ;;
+    condor) echo "ky-rope|ky-table|dot-alibi|ky-w32|## Arms|## Claims|## Speed and memory (isolated benchmark)|LibTorch ops" ;;
+    conn)   echo "conn-norm-bound|conn-none|conn-spec|rho(I + C) under each stability control|## Arms" ;;
+    kernel) echo "## Parameters|attention, one layer|pseudo|semi-fusion|gaussian|linear-sim|## Arms" ;;
+    neural) echo "fortunes-neural-d16|fortunes-neural-nodown|fortunes-neural-shared|## Speed and memory (isolated benchmark)|fused CPU kernel" ;;
   esac
 }
 
@@ -32,31 +34,77 @@ total_start=$(date +%s)
 for p in $papers; do
   out="$work/$p"
   start=$(date +%s)
-  if ! "$bin" reproduce --paper "$p" --quick --seeds 2 --jobs 2 --out "$out" > "$work/$p.log" 2>&1; then
+  if ! "$bin" reproduce --paper "$p" --quick --jobs 2 --out "$out" > "$work/$p.log" 2>&1; then
     bad "$p: reproduce --quick failed: $(tail -20 "$work/$p.log")"; continue
   fi
   echo "     $p --quick took $(( $(date +%s) - start )) s"
   [ -s "$out/report.md" ] && ok "$p: report.md" || bad "$p: no report.md"
-  # Every arm x 2 seeds finished and appears with mean ± sd.
-  python3 - "$out/report.json" "$configs/$p/repro.json" <<'PY' && ok "$p: every group finished both seeds, every claim has a verdict, one step budget" || bad "$p: report.json groups/claims"
-import json, sys
-r = json.load(open(sys.argv[1]))
-m = json.load(open(sys.argv[2]))
-assert r["quick"] and r["seeds"] == 2
-assert m["seeds"] == 3, "the full run asks for 3 seeds"
-assert [g["group"] for g in r["groups"]] == [a["name"] for a in m["arms"]]
-for g in r["groups"]:
-    assert g["finished"] == 2 == g["runs"], g
-    assert g["eval_loss"]["n"] == 2 and "sd" in g["eval_loss"], g
+  # The report.json contract (issue 34): arms with their grids, chosen rates and seeds; claims
+  # with intervals and verdicts; speed claims from the benchmark with path labels.
+  python3 - "$out" "$configs/$p/repro.json" <<'PY' && ok "$p: arms (grid, chosen rate, seeds), claims (interval, verdict), benchmark paths" || bad "$p: report.json contract"
+import json, math, os, sys
+out, manifest = sys.argv[1], sys.argv[2]
+r = json.load(open(os.path.join(out, "report.json")))
+m = json.load(open(manifest))
+assert r["quick"]
+assert [a["name"] for a in r["arms"]] == [a["name"] for a in m["arms"]]
+for arm, want in zip(r["arms"], m["arms"]):
+    grid = arm["lr_grid"]
+    quick_grid = m["quick"]["lr_grid"]
+    assert len(grid) == len(quick_grid), arm
+    assert all(t["finished"] and not t["diverged"] for t in grid), arm
+    # The chosen rate is the best validation accuracy, ties to the lower loss.
+    best = max(grid, key=lambda t: (round(t["validation_accuracy"], 9), -t["validation_loss"]))
+    assert math.isclose(arm["lr_chosen"], best["lr"]), (arm["name"], arm["lr_chosen"], best)
+    assert arm["config"]["file"] == want["config"] and arm["config"]["set"] == want.get("set", {})
+    assert len(arm["seeds"]) == m["quick"]["seeds"], arm
+    seeds = [s["seed"] for s in arm["seeds"]]
+    assert seeds == sorted(set(seeds)), seeds
+    for s in arm["seeds"]:
+        assert "eval_loss" in s and "eval_accuracy" in s, s
+        assert "/grid/" in s["run"] or "/seeds/" in s["run"], s
+    # Every seed trained at the chosen rate: its config says so.
+    for s in arm["seeds"]:
+        c = json.load(open(os.path.join(s["run"], "config.json")))
+        assert math.isclose(c["train"]["lr"], arm["lr_chosen"]), (s, arm["lr_chosen"])
 assert len(r["claims"]) == len(m["claims"]) > 0
 for c, want in zip(r["claims"], m["claims"]):
     assert c["claim"] == want["claim"] and c["paper"] == want["paper"], c
     assert c["verdict"] in ("held", "did not hold", "not resolved"), c
+    assert c["metric"] == want["metric"] and c["arms"][0] == want["arm"], c
     assert c["ours"] and c["setting"], c
+    if want["metric"] in ("parameters", "attention_parameters"):
+        assert c["source"] == "parameter count", c
+    elif want["metric"] in ("steps_per_second", "memory_increment_mib"):
+        assert c["source"].startswith("benchmark"), c
+        assert c["ci95"] is not None and c["ci95"][0] <= c["difference"] <= c["ci95"][1], c
+    elif want["kind"] != "at_most":
+        assert c["paired"] and c["seeds"] == 2, c
+        lo, hi = c["ci95"]
+        assert lo <= c["difference"] <= hi, c
+        # held only when the interval excludes zero on the claimed side
+        if c["verdict"] == "held" and want["kind"] == "better":
+            assert lo > 0 or hi < 0, c
+b = r["benchmark"]
+if "benchmark" in m:
+    assert b and [a["arm"] for a in b["arms"]] == m["benchmark"]["arms"], b
+    for a in b["arms"]:
+        assert len(a["as_trained"]) == len(a["libtorch"]) == b["rounds"], a
+        fused = any(x["fused_path"] for x in a["as_trained"])
+        assert a["path"] == ("fused" if fused else "libtorch"), a
+        assert not any(x["fused_path"] for x in a["libtorch"]), a
+        assert all(x["increment_mib"] > 0 and x["floor_mib"] > 50 for x in a["as_trained"]), a
+    paths = {a["arm"]: a["path"] for a in b["arms"]}
+    want = {"condor": {"ky": "libtorch", "dot": "fused"},
+            "neural": {"fortunes-neural": "fused", "fortunes-dot": "fused",
+                       "fortunes-neural-nodown": "fused"}}.get(m["paper"], {})
+    for arm, path in want.items():
+        assert paths[arm] == path, (arm, paths)
+else:
+    assert b is None
 PY
   grep -q "± " "$out/report.md" && ok "$p: table shows the spread" || bad "$p: no ± in the table"
-  grep -qF "| claim | the paper | ours | same setting? | verdict |" "$out/report.md" && grep -Eq "\*\*(held|did not hold|not resolved)\*\* \|" "$out/report.md" && ok "$p: claim table with verdicts" || bad "$p: no claim table"
-  ! grep -q "matches or beats dot" "$out/report.md" && ok "$p: no claim the paper never made" || bad "$p: a 'matches or beats dot' claim"
+  grep -qF "| claim | the paper | ours | 95% interval (bootstrap) | p | same setting? | verdict |" "$out/report.md" && grep -Eq "\*\*(held|did not hold|not resolved)\*\*" "$out/report.md" && ok "$p: claim table with intervals and verdicts" || bad "$p: no claim table"
   IFS='|' read -ra want <<< "$(sections_of "$p")"
   for w in "${want[@]}"; do grep -qF -- "$w" "$out/report.md" && ok "$p: report mentions '$w'" || bad "$p: report lacks '$w'"; done
   for f in $(figures_of "$p"); do
@@ -65,8 +113,12 @@ PY
     [ "$(tail -n +2 "$out/$f.csv" | wc -l)" -gt 0 ] || bad "$p: $f.csv has no data rows"
     if pdftoppm -r 40 -png "$out/$f.pdf" "$work/$p-$f" && [ -s "$work/$p-$f-1.png" ]; then ok "$p: $f.pdf renders, png/csv/json present"; else bad "$p: $f.pdf does not render"; fi
   done
-  # A second invocation redoes nothing.
-  "$bin" reproduce --paper "$p" --quick --seeds 2 --jobs 2 --out "$out" > "$work/$p.again.log" 2>&1 && grep -q "0 trained, 0 resumed" "$out/report.md" && ok "$p: re-run reuses every finished run" || bad "$p: re-run: $(tail -5 "$work/$p.again.log")"
+  # A second invocation redoes nothing (nor the benchmark: benchmark.json is kept).
+  cp "$out/report.json" "$work/$p.first.json"
+  "$bin" reproduce --paper "$p" --quick --jobs 2 --out "$out" > "$work/$p.again.log" 2>&1 && grep -q "0 trained, 0 resumed" "$out/report.md" && ok "$p: re-run reuses every finished run" || bad "$p: re-run: $(tail -5 "$work/$p.again.log")"
+  python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert a['claims']==b['claims'] and a['benchmark']==b['benchmark']" "$work/$p.first.json" "$out/report.json" && ok "$p: the same verdicts and benchmark on the re-run" || bad "$p: re-run changed the verdicts"
+  # --report-only trains nothing and keeps the training invocation's header.
+  if "$bin" reproduce --paper "$p" --quick --out "$out" --report-only > /dev/null 2>&1 && grep -qF -- " -j 2" "$out/report.md"; then ok "$p: --report-only keeps the training command"; else bad "$p: --report-only"; fi
 done
 echo "     all papers --quick: $(( $(date +%s) - total_start )) s"
 # Unequal step budgets are refused before anything trains, naming the arm and train.steps.

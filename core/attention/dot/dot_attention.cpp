@@ -41,6 +41,7 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
     torch::Tensor keep;
     if (shape_.dropout > 0 && is_training())
       keep = run_dropout_scale({B, shape_.heads, L, L}, x.options(), shape_.dropout);
+    note_fused_path();
     return out_->forward(
         cpu::packed_softmax_attention(qkv_->forward(x), shape_.heads, shape_.causal, keep));
   }

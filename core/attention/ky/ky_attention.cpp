@@ -138,6 +138,8 @@ KyAttention::KyAttention(const AttentionSpec& spec)
   if (options_.connection == "learned")
     connection_ = register_module(
         "connection", ConnectionNet(spec.heads, options_.hidden, options_.init == "xavier"));
+  if (options_.connection == "table")
+    table_ = register_parameter("table", torch::zeros({spec.heads, options_.window}));
 }
 
 torch::Tensor KyAttention::slot_positions() const {
@@ -145,9 +147,21 @@ torch::Tensor KyAttention::slot_positions() const {
 }
 
 torch::Tensor KyAttention::bias_table() {
-  if (!has_connection())
+  if (table_.defined()) return table_;
+  if (connection_.is_empty())
     return torch::zeros({shape_.heads, options_.window}, qkv_->weight.options());
   return connection_->forward(slot_positions());
+}
+
+torch::Tensor KyAttention::connection_curve(const torch::Tensor& t) {
+  if (!connection_.is_empty()) return connection_->forward(t);
+  TORCH_CHECK(table_.defined(), "ky: connection \"none\" has no curve");
+  // Slot j sits at t = j / (W-1): interpolate between the two slots around each t.
+  const int64_t W = options_.window;
+  auto x = (t.to(table_.dtype()) * (W - 1)).clamp(0, W - 1);
+  auto lo = x.floor().clamp(0, W - 2).to(torch::kLong);
+  auto frac = (x - lo.to(x.dtype())).unsqueeze(0);
+  return table_.index_select(1, lo) * (1 - frac) + table_.index_select(1, lo + 1) * frac;
 }
 
 torch::Tensor KyAttention::logit_bias_table() {

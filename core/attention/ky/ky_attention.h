@@ -73,19 +73,26 @@ class KyAttention : public AttentionModule {
   explicit KyAttention(const AttentionSpec& spec);
   torch::Tensor forward(const torch::Tensor& x) override;
   void reset_own_parameters() override {
-    if (has_connection()) connection_->reset_parameters();
+    if (!connection_.is_empty()) connection_->reset_parameters();
+    if (table_.defined()) {
+      torch::NoGradGuard no_grad;
+      table_.zero_();
+    }
   }
 
   // t_j = j / (W-1) for the W window slots, on the module's device.
   torch::Tensor slot_positions() const;
   // g_h at the slots: [H, W] (the bias table one forward adds to the logits); zeros when
-  // connection is "none".
+  // connection is "none"; the free table itself when it is "table".
   torch::Tensor bias_table();
+  // g_h at positions t in [0, 1] ([T] -> [H, T]), for drawing: the network itself, or for a
+  // free table its values at the slots joined by straight lines. Needs has_connection().
+  torch::Tensor connection_curve(const torch::Tensor& t);
   // What forward() adds to the logits: bias_table() plus, with model.position "alibi",
   // -m_h |i - j| for each slot's offset i - j (first_offset() - slot).
   torch::Tensor logit_bias_table();
-  bool has_connection() const { return !connection_.is_empty(); }
-  ConnectionNet& connection() { return connection_; }
+  bool has_connection() const { return !connection_.is_empty() || table_.defined(); }
+  ConnectionNet& connection() { return connection_; }  // null unless connection is "learned"
   const KyOptions& options() const { return options_; }
   bool causal_window() const { return options_.placement == "causal"; }
   int first_offset() const { return ky_first_offset(options_.window, causal_window()); }
@@ -96,6 +103,7 @@ class KyAttention : public AttentionModule {
   RelativePosition position_;
   torch::nn::Linear qkv_{nullptr}, out_{nullptr};
   ConnectionNet connection_{nullptr};
+  torch::Tensor table_;  // [H, W], connection "table" only
 };
 
 }  // namespace attn

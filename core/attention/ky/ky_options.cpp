@@ -12,7 +12,7 @@ KyOptions parse_ky_options(const nlohmann::json& options) {
     r.string("placement", o.placement, {"causal", "centered"});
     r.string("edges", o.edges, {"masked", "zero-pad"});
     r.integer("hidden", o.hidden, 1, 4096);
-    r.string("connection", o.connection, {"learned", "none"});
+    r.string("connection", o.connection, {"learned", "none", "table"});
     r.string("init", o.init, {"uniform", "xavier"});
   });
 }
@@ -32,13 +32,15 @@ const MechanismDescriptor& ky_mechanism() {
       "Neural KY-Attention (Condor): window-W attention plus a learned per-head bias g_h(t) over "
       "window slots",
       "window (16, >= 2), placement (causal | centered), edges (masked | zero-pad), hidden (32), "
-      "connection (learned | none), init (uniform | xavier, g_h's initialisation)",
+      "connection (learned | none | table: a free H x W slot bias), init (uniform | xavier, g_h's initialisation)",
       [](const nlohmann::json& o) { parse_ky_options(o); },
       [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
         const KyOptions o = parse_ky_options(options);
         const int64_t h = o.hidden;
         // w1, b1, w3 [n, h], w2 [n, h, h], b2 [n, h], b3 [n] per connection network.
-        const int64_t connection = o.connection == "learned" ? n * (h * h + 4 * h + 1) : 0;
+        const int64_t connection = o.connection == "learned" ? n * (h * h + 4 * h + 1)
+                                   : o.connection == "table" ? n * o.window
+                                                             : 0;
         return 4 * D * D + 4 * D + connection;
       },
       /*supports_rope=*/true,

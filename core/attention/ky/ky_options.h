@@ -12,7 +12,9 @@ struct KyOptions {
   std::string edges = "masked";      // masked | zero-pad
   int hidden = 32;                   // width of each g_h's two hidden layers
   // learned: the connection networks g_h; none: g = 0, i.e. plain sliding-window attention
-  // (the baseline that isolates what the learned bias adds).
+  // (the baseline that isolates what the learned bias adds); table: a free per-head bias over
+  // the W slots, an H x W parameter table starting at zero (the baseline that isolates what
+  // g_h's smooth MLP form adds over any slot bias at all).
   std::string connection = "learned";
   // Initialisation of g_h's layers. uniform (default): torch::nn::Linear's, U(+-1/sqrt(fan_in))
   // for weights and biases, so g starts as a small random curve. xavier: the seed's (§5, Thm 5.6

@@ -24,12 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string lr_text(double lr) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", lr);
-  return buf;
-}
-
 void apply_overrides(json& config, const json& overrides) {
   if (overrides.is_object())
     for (const auto& [key, value] : overrides.items()) set_dotted(config, key, value);
@@ -59,17 +53,6 @@ std::vector<T> select(const std::vector<T>& all, const std::vector<std::string>&
     out.push_back(*it);
   }
   return out;
-}
-
-double base_lr(const json& config) {
-  const json lr = get_dotted(config, "train.lr");
-  return lr.is_number() ? lr.get<double>() : TrainConfig{}.lr;
-}
-
-uint64_t base_seed(const json& config) {
-  return config.contains("seed") && config["seed"].is_number_unsigned()
-             ? config["seed"].get<uint64_t>()
-             : ExperimentConfig{}.seed;
 }
 
 json interval_json(const MeanInterval& m) {
@@ -168,67 +151,27 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
   return plan;
 }
 
+TunedArm suite_arm(const SuitePlan& plan, const SuitePair& pair) {
+  TunedArm arm;
+  arm.name = pair.dir;
+  arm.dir = pair.dir;
+  arm.config = pair.config;
+  arm.lr_grid = plan.lr_grid;
+  arm.seeds = plan.seeds;
+  return arm;
+}
+
 SweepPlan suite_grid_plan(const SuitePlan& plan, const SuitePair& pair) {
-  std::vector<SweepArm> arms;
-  const double lr = base_lr(pair.config);
-  for (double g : plan.lr_grid) {
-    SweepArm arm;
-    arm.name = "lr=" + lr_text(lr * g);
-    arm.config = pair.config;
-    set_dotted(arm.config, "train.lr", std::stod(lr_text(lr * g)));
-    arms.push_back(std::move(arm));
-  }
-  return plan_sweep(arms, {}, 1);
+  return tuned_grid_plan(suite_arm(plan, pair));
 }
 
 SweepPlan suite_seeds_plan(const SuitePlan& plan, const SuitePair& pair, double lr) {
-  SweepPlan out;
-  if (plan.seeds < 2) return out;
-  SweepArm arm;
-  arm.name = "lr=" + lr_text(lr);
-  arm.config = pair.config;
-  set_dotted(arm.config, "train.lr", lr);
-  arm.config["seed"] = base_seed(pair.config) + 1;
-  return plan_sweep({arm}, {}, plan.seeds - 1);
+  return tuned_seeds_plan(suite_arm(plan, pair), lr);
 }
 
 LrChoice choose_learning_rate(const SuitePlan& plan, const SuitePair& pair,
                               const std::string& out_dir) {
-  LrChoice choice;
-  const SweepPlan grid = suite_grid_plan(plan, pair);
-  for (const auto& cell : grid.cells) {
-    LrTrial trial;
-    trial.lr = cell.config.train.lr;
-    trial.run = pair.dir + "/grid/" + cell.dir;
-    const std::string dir = (fs::path(out_dir) / trial.run).string();
-    if (cell_state(out_dir + "/" + pair.dir + "/grid", cell) == CellState::Done) {
-      const RunDirectory run = read_run_directory(dir);
-      trial.finished = true;
-      trial.diverged = run.summary.value("diverged", false);
-      if (!trial.diverged) {
-        SavedSession saved(run);
-        const EvalFigures v = evaluate_validation(saved.session());
-        trial.validation_loss = v.loss;
-        trial.validation_accuracy = v.accuracy;
-        if (!std::isfinite(v.loss)) trial.diverged = true;
-      }
-    }
-    choice.trials.push_back(trial);
-  }
-  for (int i = 0; i < static_cast<int>(choice.trials.size()); ++i) {
-    const LrTrial& t = choice.trials[i];
-    if (!t.finished || t.diverged) continue;
-    if (choice.chosen < 0) {
-      choice.chosen = i;
-      continue;
-    }
-    const LrTrial& best = choice.trials[choice.chosen];
-    if (t.validation_accuracy > best.validation_accuracy + 1e-9 ||
-        (std::fabs(t.validation_accuracy - best.validation_accuracy) <= 1e-9 &&
-         t.validation_loss < best.validation_loss))
-      choice.chosen = i;
-  }
-  return choice;
+  return choose_tuned_rate(suite_arm(plan, pair), out_dir);
 }
 
 SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
@@ -264,70 +207,24 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
   }
   write_file_atomic(manifest_file.string(), manifest.dump(2) + "\n");
 
-  std::vector<const SuitePair*> mine;
-  for (const auto& p : plan.pairs)
-    if (p.index % o.shard_count == o.shard_index) mine.push_back(&p);
-  std::mutex log_mutex, outcome_mutex;
-  auto log = [&](const std::string& line) {
-    if (!o.log) return;
-    std::lock_guard<std::mutex> lock(log_mutex);
-    o.log(line);
-  };
+  std::vector<TunedArm> arms;
+  for (const auto& p : plan.pairs) arms.push_back(suite_arm(plan, p));
+  TunedRunOptions to;
+  to.out_dir = o.out_dir;
+  to.shard_index = o.shard_index;
+  to.shard_count = o.shard_count;
+  to.jobs = o.jobs;
+  to.threads = o.threads;
+  to.checkpoint_every = o.checkpoint_every;
+  to.log = o.log;
+  to.runner = o.runner;
+  const TunedOutcome t = run_tuned_arms(arms, to);
   SuiteOutcome outcome;
-  outcome.pairs = static_cast<int>(mine.size());
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr failure;
-  auto run_pair = [&](const SuitePair& pair) {
-    const std::string pair_dir = (fs::path(o.out_dir) / pair.dir).string();
-    auto sweep = [&](const SweepPlan& sp, const std::string& sub) {
-      if (sp.cells.empty()) return;
-      SweepRunOptions so;
-      so.out_dir = pair_dir + "/" + sub;
-      so.threads = o.threads;
-      so.jobs = 1;
-      so.checkpoint_every = o.checkpoint_every;
-      so.runner = o.runner;
-      so.log = [&](const std::string& line) { log(pair.dir + ": " + line); };
-      const SweepOutcome r = run_sweep(sp, so);
-      std::lock_guard<std::mutex> lock(outcome_mutex);
-      outcome.ran += r.ran;
-      outcome.resumed += r.resumed;
-      outcome.skipped += r.skipped;
-      outcome.diverged += r.diverged;
-    };
-    sweep(suite_grid_plan(plan, pair), "grid");
-    const LrChoice choice = choose_learning_rate(plan, pair, o.out_dir);
-    if (choice.chosen < 0) {
-      log(pair.dir + ": every learning rate of the grid diverged; no further seeds");
-      return;
-    }
-    const double lr = choice.trials[choice.chosen].lr;
-    log(pair.dir + ": learning rate " + lr_text(lr) + " chosen on the validation set");
-    sweep(suite_seeds_plan(plan, pair, lr), "seeds");
-  };
-  auto worker = [&] {
-    for (;;) {
-      if (stop) return;
-      const size_t i = next++;
-      if (i >= mine.size()) return;
-      try {
-        run_pair(*mine[i]);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(outcome_mutex);
-        if (!failure) failure = std::current_exception();
-        stop = true;
-        return;
-      }
-    }
-  };
-  // In-process training (no runner) sets torch's global thread count: one pair at a time.
-  const int jobs =
-      o.runner ? std::max(1, std::min<int>(o.jobs, static_cast<int>(mine.size()))) : 1;
-  std::vector<std::thread> workers;
-  for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
-  for (auto& w : workers) w.join();
-  if (failure) std::rethrow_exception(failure);
+  outcome.pairs = t.arms;
+  outcome.ran = t.ran;
+  outcome.resumed = t.resumed;
+  outcome.skipped = t.skipped;
+  outcome.diverged = t.diverged;
   return outcome;
 }
 
@@ -359,36 +256,18 @@ json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
                  {"metric", "eval_accuracy"},
                  {"seeds", 0},
                  {"status", "pending"}};
-    const LrChoice choice = choose_learning_rate(plan, pair, out_dir);
-    json trials = json::array();
-    bool grid_done = true;
-    for (const auto& t : choice.trials) {
-      grid_done &= t.finished;
-      json j = {{"lr", t.lr}, {"run", t.run}, {"finished", t.finished}, {"diverged", t.diverged}};
-      if (t.finished && !t.diverged) {
-        j["validation_loss"] = t.validation_loss;
-        j["validation_accuracy"] = t.validation_accuracy;
-      }
-      trials.push_back(j);
-    }
-    cell["lr_grid"] = trials;
+    const TunedRuns tuned = tuned_runs(suite_arm(plan, pair), out_dir);
+    const LrChoice& choice = tuned.choice;
+    cell["lr_grid"] = lr_trials_json(choice);
     cell["lr_chosen"] = nullptr;
     if (choice.chosen < 0) {
-      if (grid_done) cell["status"] = "diverged";
+      if (tuned.grid_done) cell["status"] = "diverged";
       board["cells"].push_back(cell);
       continue;
     }
-    const LrTrial& chosen = choice.trials[choice.chosen];
-    cell["lr_chosen"] = chosen.lr;
-    std::vector<std::string> runs = {chosen.run};
-    const SweepPlan seeds = suite_seeds_plan(plan, pair, chosen.lr);
-    bool all_done = true;
-    for (const auto& c : seeds.cells) {
-      if (cell_state(out_dir + "/" + pair.dir + "/seeds", c) == CellState::Done)
-        runs.push_back(pair.dir + "/seeds/" + c.dir);
-      else
-        all_done = false;
-    }
+    cell["lr_chosen"] = choice.trials[choice.chosen].lr;
+    const std::vector<std::string>& runs = tuned.runs;
+    const bool all_done = tuned.all_done;
     std::vector<double> accuracy, loss, reached_at;
     std::vector<std::vector<double>> at_length(task.extrapolate.size());
     std::vector<std::string> refused(task.extrapolate.size());

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/training/headless/sweep.h"
+#include "core/training/headless/tuned_arms.h"
 
 namespace attn {
 
@@ -70,22 +71,12 @@ struct SuiteFilter {
 
 SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFilter& filter = {});
 
-// The pair's grid: one arm per learning rate ("lr=0.001"), at the config's seed.
+// The pair as a tuned arm (tuned_arms.h): its dir, config, the plan's grid and seeds.
+TunedArm suite_arm(const SuitePlan& plan, const SuitePair& pair);
+// The pair's grid (one arm per learning rate, "lr=0.001", at the config's seed) and its other
+// seeds at rate `lr`: tuned_arms.h's plans of suite_arm.
 SweepPlan suite_grid_plan(const SuitePlan& plan, const SuitePair& pair);
-// The remaining seeds (config seed + 1 .. + seeds - 1) at learning rate `lr`; no cells when
-// seeds is 1.
 SweepPlan suite_seeds_plan(const SuitePlan& plan, const SuitePair& pair, double lr);
-
-struct LrTrial {
-  double lr = 0;
-  std::string run;  // directory, relative to the suite's out dir
-  bool finished = false, diverged = false;
-  double validation_loss = 0, validation_accuracy = 0;
-};
-struct LrChoice {
-  std::vector<LrTrial> trials;  // in grid order
-  int chosen = -1;              // into trials; -1: none finished without diverging
-};
 // Reads the pair's finished grid runs and evaluates each on the validation set.
 LrChoice choose_learning_rate(const SuitePlan& plan, const SuitePair& pair,
                               const std::string& out_dir);
@@ -93,7 +84,7 @@ LrChoice choose_learning_rate(const SuitePlan& plan, const SuitePair& pair,
 struct SuiteRunOptions {
   std::string out_dir;
   int shard_index = 0, shard_count = 1;
-  int jobs = 1;  // pairs at a time, each run its own process (runner)
+  int jobs = 1;  // runs at a time, each its own process (runner)
   int threads = 0;
   int64_t checkpoint_every = 0;
   std::function<void(const std::string&)> log;  // called from several threads, serialised here
@@ -103,8 +94,8 @@ struct SuiteRunOptions {
 struct SuiteOutcome {
   int pairs = 0, ran = 0, resumed = 0, skipped = 0, diverged = 0;
 };
-// Writes suite.json (the plan) and runs the selected pairs, `jobs` at a time. Rethrows the first
-// error or interruption of any pair after the others have stopped.
+// Writes suite.json (the plan) and runs the selected pairs' runs, `jobs` at a time
+// (run_tuned_arms). Rethrows the first error or interruption after the running runs have stopped.
 SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& options);
 
 // The leaderboard of whatever has finished under out_dir: {"title", "quick", "seeds",

@@ -245,12 +245,8 @@ Interrupted cell_interrupted(int exit_code) {
 
 }  // namespace
 
-SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
-  if (o.out_dir.empty()) throw Error("--out: a sweep needs an output directory");
-  if (o.index && (*o.index < 0 || *o.index >= static_cast<int>(plan.cells.size())))
-    throw Error("--index " + std::to_string(*o.index) + ": the sweep has cells 0.." +
-                std::to_string(plan.cells.size() - 1));
-  const fs::path out = o.out_dir;
+void open_sweep_dir(const SweepPlan& plan, const std::string& out_dir) {
+  const fs::path out = out_dir;
   const json manifest = sweep_manifest(plan);
   const fs::path manifest_path = out / "sweep.json";
   std::error_code ec;
@@ -265,6 +261,15 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     if (ec) throw Error("--out: cannot create " + out.string() + ": " + ec.message());
     write_file_atomic(fs::path(manifest_path).string(), manifest.dump(2) + "\n");
   }
+}
+
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
+  if (o.out_dir.empty()) throw Error("--out: a sweep needs an output directory");
+  if (o.index && (*o.index < 0 || *o.index >= static_cast<int>(plan.cells.size())))
+    throw Error("--index " + std::to_string(*o.index) + ": the sweep has cells 0.." +
+                std::to_string(plan.cells.size() - 1));
+  const fs::path out = o.out_dir;
+  open_sweep_dir(plan, o.out_dir);
   auto log = [&](const std::string& s) {
     if (o.log) o.log(s);
   };

@@ -104,6 +104,9 @@ struct SweepOutcome {
 };
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& options);
+// The first part of run_sweep: writes out_dir/sweep.json when absent, or refuses (attn::Error)
+// when the one there describes another plan.
+void open_sweep_dir(const SweepPlan& plan, const std::string& out_dir);
 
 // Mean and sample standard deviation (n - 1; 0 when n < 2) of the finite values.
 struct Stat {

@@ -59,17 +59,30 @@ LengthEvalResult evaluate_at_length(TrainingSession& session, int length) {
   return r;
 }
 
+std::string validation_refusal(const TaskConfig& t) {
+  if (t.name == "text" && t.split != "blocks")
+    return "task \"text\" with task.split \"" + t.split +
+           "\" has no validation set apart from its eval set: set task.split \"blocks\" (it "
+           "holds out task.validation_fraction of the corpus for validation)";
+  if (t.name == "fashion-mnist" && t.validation_examples == 0)
+    return "task \"fashion-mnist\" has no validation set apart from its test set: set "
+           "task.validation_examples (training images held out for validation, e.g. 5000)";
+  if (t.name == "modadd")
+    return "task \"modadd\" has no validation set apart from its eval set (another seed splits "
+           "the pairs differently, so it would score trained pairs): choose its "
+           "hyperparameters another way";
+  return "";
+}
+
 EvalFigures evaluate_validation(TrainingSession& session) {
   const ExperimentConfig& config = session.config();
-  const std::string& n = config.task.name;
-  if (n == "text" || n == "modadd" || n == "fashion-mnist")
-    throw Error("task \"" + n +
-                "\" has no validation set apart from its eval set (only the synthetic tasks that "
-                "draw fresh sequences do): choose its hyperparameters another way");
+  if (const std::string why = validation_refusal(config.task); !why.empty()) throw Error(why);
+  const std::vector<Batch> held_out = session.task().validation_set();
+  session.settle();
+  if (!held_out.empty()) return evaluate_model(session.model(), held_out);
   constexpr uint64_t kValidationSalt = 0x7A11DA7E;
   const auto task = make_task(config.task, mix_seed(config.seed, kValidationSalt),
                               config.train.eval_batches, config.train.batch_size);
-  session.settle();
   return evaluate_model(session.model(), task->eval_set());
 }
 

@@ -36,10 +36,15 @@ int task_length(const TaskConfig& task);
 LengthEvalResult evaluate_at_length(TrainingSession& session, int length);
 
 // A validation set for choosing hyperparameters without looking at the reported eval set: the
-// task's eval set drawn from another seed (the run seed mixed with a fixed salt), the same size.
-// Only tasks that draw fresh sequences have one: text (its eval set is the corpus tail whatever
-// the seed), modadd (another seed splits the pairs differently, so it would score trained pairs)
-// and fashion-mnist (its eval set is the test split) throw attn::Error naming the task.
+// task's own held-out validation set where it has one (text with task.split "blocks",
+// fashion-mnist with task.validation_examples: never trained on), else, for the synthetic tasks
+// that draw fresh sequences, the eval set drawn from another seed (the run seed mixed with a
+// fixed salt), the same size. Text split "tail", fashion-mnist without validation_examples and
+// modadd (another seed splits the pairs differently, so it would score trained pairs) throw
+// attn::Error naming the task and the key that would give it one.
 EvalFigures evaluate_validation(TrainingSession& session);
+// Why a task has no validation set (the message evaluate_validation throws), or "" when it has
+// one: for checking a plan before anything trains.
+std::string validation_refusal(const TaskConfig& task);
 
 }  // namespace attn

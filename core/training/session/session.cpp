@@ -574,11 +574,11 @@ ConnectionFrame TrainingSession::connection_frame() {
     c.query_slot = ky->first_offset();
     c.causal = ky->causal_window();
     c.edges = ky->options().edges;
-    auto t = torch::linspace(0.0, 1.0, kConnectionSamples, ky->connection()->w1.options());
+    auto slots = ky->bias_table();
+    auto t = torch::linspace(0.0, 1.0, kConnectionSamples, slots.options());
     // Slot positions and the fine grid share t = 0 and t = 1 exactly.
     c.t = to_floats(t);
-    c.g = to_floats(ky->connection()->forward(t));
-    auto slots = ky->bias_table();
+    c.g = to_floats(ky->connection_curve(t));
     c.slot_g = to_floats(slots);
     c.beta = to_floats(torch::softmax(slots, -1));
     frame.layers.push_back(std::move(c));

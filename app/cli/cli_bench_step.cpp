@@ -1,0 +1,59 @@
+// `attnlab bench-step`: one config's training step timed and measured alone
+// (core/training/headless/step_benchmark.h), one JSON object on stdout. `attnlab reproduce`
+// runs it in a fresh process per arm and round for its speed and memory claims.
+#include <iostream>
+
+#include "cli/cli.h"
+#include "core/base/error.h"
+#include "core/training/headless/step_benchmark.h"
+#include "core/training/headless/sweep.h"
+
+namespace attn {
+using nlohmann::json;
+
+CLI::App* add_bench_step_command(CLI::App& app, BenchStepArgs& a) {
+  auto* cmd = app.add_subcommand(
+      "bench-step",
+      "Time one config's training step alone (1 thread, CPU) and measure its memory increment");
+  cmd->add_option("--config", a.config, "Experiment config (JSON)")->required();
+  cmd->add_option("--set", a.set, "key=value override (repeatable), e.g. model.attention=ky");
+  cmd->add_option("--warmup", a.warmup, "Steps before timing (default 3)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--steps", a.steps, "Timed steps (default 20)")->check(CLI::Range(1, 100000));
+  cmd->add_flag("--unfused", a.unfused,
+                "Turn attnlab's fused CPU kernels off: every mechanism runs LibTorch ops");
+  return with_footer(cmd,
+                     "Prints {\"mean_seconds\", \"best_seconds\", \"floor_mib\", \"peak_mib\", "
+                     "\"increment_mib\", \"fused_path\", ...}: the increment is the peak resident "
+                     "memory over the floor measured before the first step (Linux).");
+}
+
+int run_bench_step_command(const BenchStepArgs& a) {
+  try {
+    json config = read_config_json(a.config);
+    for (const auto& s : a.set) {
+      const VaryAxis axis = parse_vary(s);
+      if (axis.values.size() != 1)
+        throw Error("--set " + s + ": one value (key=value), not a list");
+      set_dotted(config, axis.key, axis.values[0]);
+    }
+    const StepBenchmark b = benchmark_training_steps(parse_config(config, a.config), a.warmup,
+                                                     a.steps, !a.unfused);
+    const json out = {{"steps", b.steps},
+                      {"warmup", b.warmup},
+                      {"mean_seconds", b.mean_seconds},
+                      {"best_seconds", b.best_seconds},
+                      {"floor_mib", b.floor_mib},
+                      {"peak_mib", b.peak_mib},
+                      {"increment_mib", b.increment_mib},
+                      {"fused_enabled", b.fused_enabled},
+                      {"fused_path", b.fused_path}};
+    std::cout << out.dump() << "\n";
+    return kExitOk;
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab bench-step: " << e.what() << "\n";
+    return kExitUsage;
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,229 @@
+#include "cli/repro_bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/base/interrupt.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string num(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+int spec_int(const json& spec, const char* key, int fallback, int lo, int hi,
+             const std::string& where) {
+  if (!spec.contains(key)) return fallback;
+  const json& v = spec[key];
+  if (!v.is_number_integer() || v.get<int>() < lo || v.get<int>() > hi)
+    throw Error(where + ".benchmark." + key + " must be an integer from " + std::to_string(lo) +
+                " to " + std::to_string(hi) + ", got " + v.dump());
+  return v.get<int>();
+}
+
+// Runs `attnlab bench-step` on the arm's config in a fresh process; its one JSON line.
+BenchRound bench_once(const std::string& exe, const std::string& config_file, int warmup,
+                      int steps, bool unfused) {
+  const std::string cmd = shell_quote(exe) + " bench-step --config " + shell_quote(config_file) +
+                          " --warmup " + std::to_string(warmup) + " --steps " +
+                          std::to_string(steps) + (unfused ? " --unfused" : "");
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) throw Error("cannot start " + cmd);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  if (status != 0) throw Error(cmd + " failed (exit status " + std::to_string(status) + ")");
+  const json j = json::parse(out);
+  BenchRound r;
+  r.mean_seconds = j.at("mean_seconds");
+  r.best_seconds = j.at("best_seconds");
+  r.increment_mib = j.value("increment_mib", std::nan(""));
+  r.floor_mib = j.value("floor_mib", std::nan(""));
+  r.fused_path = j.at("fused_path");
+  return r;
+}
+
+json round_json(const BenchRound& r) {
+  return {{"mean_seconds", r.mean_seconds}, {"best_seconds", r.best_seconds},
+          {"increment_mib", r.increment_mib}, {"floor_mib", r.floor_mib},
+          {"fused_path", r.fused_path}};
+}
+
+BenchRound round_from(const json& j) {
+  BenchRound r;
+  r.mean_seconds = j.at("mean_seconds");
+  r.best_seconds = j.at("best_seconds");
+  r.increment_mib = j.at("increment_mib").is_number() ? j["increment_mib"].get<double>() : NAN;
+  r.floor_mib = j.at("floor_mib").is_number() ? j["floor_mib"].get<double>() : NAN;
+  r.fused_path = j.at("fused_path");
+  return r;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-_./=+,:@%") == std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+bool ArmBench::fused() const {
+  return std::any_of(as_trained.begin(), as_trained.end(),
+                     [](const BenchRound& r) { return r.fused_path; });
+}
+
+const ArmBench* ReproBench::find(const std::string& arm) const {
+  for (const auto& a : arms)
+    if (a.arm == arm) return &a;
+  return nullptr;
+}
+
+void validate_bench_spec(const json& spec, const std::vector<std::string>& arms,
+                         const std::string& where) {
+  if (spec.is_null()) return;
+  if (!spec.is_object() || !spec.contains("arms") || !spec["arms"].is_array())
+    throw Error(where + ".benchmark must be an object with a list \"arms\"");
+  for (const auto& a : spec["arms"])
+    if (!a.is_string() || std::find(arms.begin(), arms.end(), a.get<std::string>()) == arms.end())
+      throw Error(where + ".benchmark.arms names " + a.dump() + ", which is not an arm");
+  spec_int(spec, "rounds", 5, 1, 100, where);
+  spec_int(spec, "warmup", 3, 0, 10000, where);
+  spec_int(spec, "steps", 20, 1, 100000, where);
+}
+
+ReproBench run_repro_bench(const ReproPlan& plan, const json& spec, const std::string& work_dir,
+                           const std::function<void(const std::string&)>& log) {
+  ReproBench b;
+  const std::string where = plan.dir + "/repro.json";
+  b.rounds = spec_int(spec, "rounds", 5, 1, 100, where);
+  b.warmup = spec_int(spec, "warmup", 3, 0, 10000, where);
+  b.steps = spec_int(spec, "steps", 20, 1, 100000, where);
+  std::error_code ec;
+  const std::string exe = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) throw Error("the benchmark needs this executable's path (/proc/self/exe): " + ec.message());
+  fs::create_directories(work_dir);
+  std::vector<std::string> files;
+  for (const auto& name : spec.at("arms")) {
+    const auto it = std::find_if(plan.arms.begin(), plan.arms.end(),
+                                 [&](const TunedArm& a) { return a.name == name; });
+    ArmBench arm;
+    arm.arm = it->name;
+    b.arms.push_back(arm);
+    files.push_back((fs::path(work_dir) / (it->dir + ".json")).string());
+    write_file_atomic(files.back(), it->config.dump(2) + "\n");
+  }
+  const size_t n = b.arms.size();
+  for (int r = 0; r < b.rounds; ++r)
+    for (size_t k = 0; k < n; ++k) {
+      if (const int sig = stop_signal()) throw Interrupted{sig};
+      const size_t i = r % 2 == 0 ? k : n - 1 - k;  // A B, then B A
+      ArmBench& arm = b.arms[i];
+      const BenchRound fused = bench_once(exe, files[i], b.warmup, b.steps, false);
+      arm.as_trained.push_back(fused);
+      arm.libtorch.push_back(fused.fused_path
+                                 ? bench_once(exe, files[i], b.warmup, b.steps, true)
+                                 : fused);
+      if (log)
+        log("benchmark round " + std::to_string(r + 1) + "/" + std::to_string(b.rounds) + ": " +
+            arm.arm + " " + num(1.0 / fused.mean_seconds, 2) + " steps/s" +
+            (fused.fused_path ? " (fused), " + num(1.0 / arm.libtorch.back().mean_seconds, 2) +
+                                    " steps/s (libtorch)"
+                              : ""));
+    }
+  return b;
+}
+
+json bench_json(const ReproBench& b) {
+  json arms = json::array();
+  for (const auto& a : b.arms) {
+    json t = json::array(), l = json::array();
+    for (const auto& r : a.as_trained) t.push_back(round_json(r));
+    for (const auto& r : a.libtorch) l.push_back(round_json(r));
+    arms.push_back({{"arm", a.arm},
+                    {"path", a.fused() ? "fused" : "libtorch"},
+                    {"as_trained", t},
+                    {"libtorch", l}});
+  }
+  return {{"rounds", b.rounds},
+          {"warmup", b.warmup},
+          {"steps", b.steps},
+          {"threads", 1},
+          {"how", "attnlab bench-step: a fresh process per arm and round, one torch thread, CPU; "
+                  "rounds alternate the arms"},
+          {"arms", arms}};
+}
+
+ReproBench bench_from_json(const json& j) {
+  ReproBench b;
+  b.rounds = j.at("rounds");
+  b.warmup = j.at("warmup");
+  b.steps = j.at("steps");
+  for (const auto& a : j.at("arms")) {
+    ArmBench arm;
+    arm.arm = a.at("arm");
+    for (const auto& r : a.at("as_trained")) arm.as_trained.push_back(round_from(r));
+    for (const auto& r : a.at("libtorch")) arm.libtorch.push_back(round_from(r));
+    b.arms.push_back(std::move(arm));
+  }
+  return b;
+}
+
+std::vector<double> bench_values(const ArmBench& arm, const std::string& metric,
+                                 const std::string& path) {
+  const auto& rounds = path == "libtorch" ? arm.libtorch : arm.as_trained;
+  std::vector<double> out;
+  for (const auto& r : rounds)
+    out.push_back(metric == "steps_per_second" ? 1.0 / r.mean_seconds : r.increment_mib);
+  return out;
+}
+
+std::string bench_markdown(const ReproBench& b) {
+  std::ostringstream md;
+  md << "| arm | path as trained | steps/s as trained (best, mean) | steps/s LibTorch ops (best, "
+        "mean) | memory increment MiB as trained | memory increment MiB LibTorch ops | process "
+        "floor MiB |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& a : b.arms) {
+    auto cell = [](const std::vector<double>& v, int p) {
+      if (v.empty()) return std::string("-");
+      double best = v[0], sum = 0;
+      for (double x : v) best = std::max(best, x), sum += x;
+      return num(best, p) + ", " + num(sum / v.size(), p);
+    };
+    auto min_of = [](const std::vector<double>& v) {
+      double m = INFINITY;
+      for (double x : v) m = std::min(m, x);
+      return v.empty() ? std::string("-") : num(m, 1);
+    };
+    std::vector<double> floors;
+    for (const auto& r : a.as_trained) floors.push_back(r.floor_mib);
+    md << "| " << a.arm << " | " << (a.fused() ? "fused CPU kernel" : "LibTorch ops") << " | "
+       << cell(bench_values(a, "steps_per_second", "as_trained"), 2) << " | "
+       << cell(bench_values(a, "steps_per_second", "libtorch"), 2) << " | "
+       << min_of(bench_values(a, "memory_increment_mib", "as_trained")) << " | "
+       << min_of(bench_values(a, "memory_increment_mib", "libtorch")) << " | " << min_of(floors)
+       << " |\n";
+  }
+  md << "\nEach figure is " << b.rounds << " rounds of `attnlab bench-step` (a fresh process, one "
+     << "torch thread, " << b.warmup << " warm-up steps, then " << b.steps
+     << " timed steps); memory is the smallest increment of the peak resident memory over the "
+        "process's floor before the first step, across rounds.\n";
+  return md.str();
+}
+
+}  // namespace attn

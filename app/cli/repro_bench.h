@@ -1,0 +1,62 @@
+// The speed and memory benchmark of `attnlab reproduce` (app/cli/cli_reproduce.cpp): each arm's
+// training step timed alone, in a fresh process per arm and round (`attnlab bench-step`, one
+// torch thread), never from the training runs, which share the cores.
+//
+// repro.json "benchmark": {"arms": [names], "rounds" (5), "warmup" (3), "steps" (20)}.
+// Contract:
+//  - Rounds alternate the arms (A B, then B A, ...) so that drift on a busy machine falls on
+//    both. An arm whose default run took a fused CPU kernel (dot with a learned or no position,
+//    neural with ReLU, gaussian) is measured a second time with the kernels off, so a claim can
+//    compare equally optimised paths: `libtorch` is every arm's LibTorch-ops figure, `default`
+//    its figure as it trains (fused where it can be).
+//  - A round's figures: the mean seconds per timed step and the memory increment over the
+//    process floor (step_benchmark.h).
+//  - bench_values() gives one value per round: steps per second (1 / mean seconds) or
+//    memory_increment_mib.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/repro_plan.h"
+
+namespace attn {
+
+struct BenchRound {
+  double mean_seconds = 0, best_seconds = 0, increment_mib = 0, floor_mib = 0;
+  bool fused_path = false;
+};
+struct ArmBench {
+  std::string arm;
+  std::vector<BenchRound> as_trained;  // fused kernels on: the path its runs took
+  std::vector<BenchRound> libtorch;    // fused kernels off (the same as as_trained when unfused)
+  bool fused() const;                  // as_trained took a fused kernel
+};
+struct ReproBench {
+  int rounds = 5, warmup = 3, steps = 20;
+  std::vector<ArmBench> arms;
+  const ArmBench* find(const std::string& arm) const;
+};
+
+// Checks repro.json's "benchmark" (arms known, counts in range); throws attn::Error naming it.
+void validate_bench_spec(const nlohmann::json& spec, const std::vector<std::string>& arms,
+                         const std::string& where);
+ReproBench run_repro_bench(const ReproPlan& plan, const nlohmann::json& spec,
+                           const std::string& work_dir,
+                           const std::function<void(const std::string&)>& log);
+nlohmann::json bench_json(const ReproBench& b);
+ReproBench bench_from_json(const nlohmann::json& j);
+
+// Per round: "steps_per_second" or "memory_increment_mib", on path "as_trained" or "libtorch".
+std::vector<double> bench_values(const ArmBench& arm, const std::string& metric,
+                                 const std::string& path);
+
+// The benchmark's table (Markdown): per arm, its path, steps/s and memory increment on both
+// paths, best and mean over rounds.
+std::string bench_markdown(const ReproBench& b);
+
+// `arg`, quoted for a POSIX shell when it needs it.
+std::string shell_quote(const std::string& arg);
+
+}  // namespace attn

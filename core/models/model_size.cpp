@@ -1,0 +1,39 @@
+#include "core/models/model_size.h"
+
+#include "core/attention/neural/neural_options.h"
+#include "core/attention/registry.h"
+#include "core/base/error.h"
+
+namespace attn {
+
+ModelSize model_parameter_count(const ModelConfig& m, int vocab, int max_length, int patch_dim) {
+  if (m.architecture == "conn")
+    throw Error("model_parameter_count: conn models are counted by building them");
+  const int64_t D = m.d_model, hidden = static_cast<int64_t>(m.mlp_ratio) * D;
+  const bool classifier = m.head == "classifier";
+  ModelSize s;
+  for (int l = 0; l < m.layers; ++l) {
+    std::string mech = m.attention.size() == 1 ? m.attention[0] : m.attention.at(l);
+    nlohmann::json options =
+        m.attention_options.contains(mech) ? m.attention_options[mech] : nlohmann::json::object();
+    // Neural attention placed "first-layer" (its default) builds dot-product attention deeper.
+    if (mech == "neural" && l > 0 && parse_neural_options(options).first_layer_only) {
+      mech = "dot";
+      options = nlohmann::json::object();
+    }
+    s.attention += attention_parameter_count(mech, m.d_model, m.heads, options);
+  }
+  const int64_t block_rest = 2 * 2 * D                      // ln1, ln2
+                             + D * hidden + hidden          // fc1
+                             + hidden * D + D;              // fc2
+  const int64_t input = patch_dim > 0 ? patch_dim * D + D : static_cast<int64_t>(vocab) * D;
+  const int64_t positions = max_length + (classifier ? 1 : 0);
+  const int64_t position = m.position == "learned" ? positions * D : 0;
+  const int64_t cls = classifier ? D : 0;
+  const int64_t out = classifier ? m.classes : vocab;
+  s.total = input + position + cls + s.attention + m.layers * block_rest + 2 * D  // final_ln
+            + D * out + out;                                                        // head
+  return s;
+}
+
+}  // namespace attn

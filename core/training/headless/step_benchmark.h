@@ -1,0 +1,30 @@
+// One arm's training step timed and measured alone, for speed and memory claims
+// (`attnlab bench-step`, which `attnlab reproduce` runs once per arm and round, each in a fresh
+// process). Torch-free header.
+// Contract:
+//  - Builds the training session (task, model, optimiser) on the CPU with one torch thread,
+//    then records the floor (resident memory before the first step, Linux: VmRSS), resets the
+//    process's peak (writing 5 to /proc/self/clear_refs), runs `warmup` steps, times `steps`
+//    more (wall clock, the best of them and their mean), and reads the peak (VmHWM). The
+//    increment, peak - floor, is what training adds over the process, its libraries, the
+//    dataset and the parameters: gradients, optimiser state, activations, allocator caches.
+//  - fused false turns attnlab's fused CPU kernels off (attention/fused_attention.h), so every
+//    mechanism runs LibTorch ops; `fused_path` says whether a fused kernel ran at all during
+//    the timed steps (dot with a learned or no position, neural with ReLU, gaussian).
+//  - Where the peak cannot be reset or read (not Linux), memory figures are NaN.
+#pragma once
+#include "core/config/config.h"
+
+namespace attn {
+
+struct StepBenchmark {
+  int steps = 0, warmup = 0;
+  double mean_seconds = 0;  // per step, over the timed steps
+  double best_seconds = 0;  // the fastest timed step
+  double floor_mib = 0, peak_mib = 0, increment_mib = 0;
+  bool fused_enabled = true, fused_path = false;
+};
+
+StepBenchmark benchmark_training_steps(ExperimentConfig config, int warmup, int steps, bool fused);
+
+}  // namespace attn

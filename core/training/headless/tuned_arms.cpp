@@ -1,0 +1,248 @@
+#include "core/training/headless/tuned_arms.h"
+
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "core/base/error.h"
+#include "core/base/interrupt.h"
+#include "core/runs/run_dir.h"
+#include "core/training/interventions/length_eval.h"
+#include "core/training/recording/saved_run.h"
+
+namespace attn {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+double base_lr(const json& config) {
+  const json lr = get_dotted(config, "train.lr");
+  return lr.is_number() ? lr.get<double>() : TrainConfig{}.lr;
+}
+
+uint64_t base_seed(const json& config) {
+  return config.contains("seed") && config["seed"].is_number_unsigned()
+             ? config["seed"].get<uint64_t>()
+             : ExperimentConfig{}.seed;
+}
+
+std::string grid_dir(const TunedArm& arm) { return arm.dir + "/grid"; }
+std::string seeds_dir(const TunedArm& arm) { return arm.dir + "/seeds"; }
+
+}  // namespace
+
+std::string lr_text(double lr) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", lr);
+  return buf;
+}
+
+SweepPlan tuned_grid_plan(const TunedArm& a) {
+  std::vector<SweepArm> arms;
+  const double lr = base_lr(a.config);
+  for (double g : a.lr_grid) {
+    SweepArm arm;
+    arm.name = "lr=" + lr_text(lr * g);
+    arm.config = a.config;
+    set_dotted(arm.config, "train.lr", std::stod(lr_text(lr * g)));
+    arms.push_back(std::move(arm));
+  }
+  return plan_sweep(arms, {}, 1);
+}
+
+SweepPlan tuned_seeds_plan(const TunedArm& a, double lr) {
+  SweepPlan out;
+  if (a.seeds < 2) return out;
+  SweepArm arm;
+  arm.name = "lr=" + lr_text(lr);
+  arm.config = a.config;
+  set_dotted(arm.config, "train.lr", lr);
+  arm.config["seed"] = base_seed(a.config) + 1;
+  return plan_sweep({arm}, {}, a.seeds - 1);
+}
+
+LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir) {
+  LrChoice choice;
+  const SweepPlan grid = tuned_grid_plan(arm);
+  const bool validate = grid.cells.size() > 1;
+  for (const auto& cell : grid.cells) {
+    LrTrial trial;
+    trial.lr = cell.config.train.lr;
+    trial.run = grid_dir(arm) + "/" + cell.dir;
+    if (cell_state(out_dir + "/" + grid_dir(arm), cell) == CellState::Done) {
+      const RunDirectory run = read_run_directory((fs::path(out_dir) / trial.run).string());
+      trial.finished = true;
+      trial.diverged = run.summary.value("diverged", false);
+      if (!trial.diverged && validate) {
+        SavedSession saved(run);
+        const EvalFigures v = evaluate_validation(saved.session());
+        trial.validated = true;
+        trial.validation_loss = v.loss;
+        trial.validation_accuracy = v.accuracy;
+        if (!std::isfinite(v.loss)) trial.diverged = true;
+      }
+    }
+    choice.trials.push_back(trial);
+  }
+  for (int i = 0; i < static_cast<int>(choice.trials.size()); ++i) {
+    const LrTrial& t = choice.trials[i];
+    if (!t.finished || t.diverged) continue;
+    if (choice.chosen < 0) {
+      choice.chosen = i;
+      continue;
+    }
+    const LrTrial& best = choice.trials[choice.chosen];
+    if (t.validation_accuracy > best.validation_accuracy + 1e-9 ||
+        (std::fabs(t.validation_accuracy - best.validation_accuracy) <= 1e-9 &&
+         t.validation_loss < best.validation_loss))
+      choice.chosen = i;
+  }
+  return choice;
+}
+
+TunedRuns tuned_runs(const TunedArm& arm, const std::string& out_dir) {
+  TunedRuns r;
+  r.choice = choose_tuned_rate(arm, out_dir);
+  r.grid_done = true;
+  for (const auto& t : r.choice.trials) r.grid_done &= t.finished;
+  if (r.choice.chosen < 0) return r;
+  const double lr = r.choice.trials[r.choice.chosen].lr;
+  r.runs.push_back(r.choice.trials[r.choice.chosen].run);
+  r.all_done = r.grid_done;
+  for (const auto& c : tuned_seeds_plan(arm, lr).cells) {
+    if (cell_state(out_dir + "/" + seeds_dir(arm), c) == CellState::Done)
+      r.runs.push_back(seeds_dir(arm) + "/" + c.dir);
+    else
+      r.all_done = false;
+  }
+  return r;
+}
+
+json lr_trials_json(const LrChoice& choice) {
+  json trials = json::array();
+  for (const auto& t : choice.trials) {
+    json j = {{"lr", t.lr}, {"run", t.run}, {"finished", t.finished}, {"diverged", t.diverged}};
+    if (t.validated && !t.diverged) {
+      j["validation_loss"] = t.validation_loss;
+      j["validation_accuracy"] = t.validation_accuracy;
+    }
+    trials.push_back(j);
+  }
+  return trials;
+}
+
+TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOptions& o) {
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
+    throw Error("--shard: index must be in [0, count)");
+  struct Job {
+    size_t arm;
+    bool grid;
+    SweepPlan plan;  // shared by an arm's cells of one phase (copied: plans are small)
+    int cell;
+  };
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < arms.size(); ++i)
+    if (static_cast<int>(i) % o.shard_count == o.shard_index) mine.push_back(i);
+
+  std::mutex mu;  // everything below, and the log
+  std::condition_variable wake;
+  std::deque<Job> queue;
+  std::vector<int> grid_left(arms.size(), 0);
+  int running = 0;
+  bool stop = false;
+  std::exception_ptr failure;
+  TunedOutcome outcome;
+  outcome.arms = static_cast<int>(mine.size());
+  auto log = [&](const std::string& line) {  // called with mu held
+    if (o.log) o.log(line);
+  };
+
+  // Every phase's sweep.json is written here, by one thread, before any of its cells runs
+  // (run_sweep writes it when absent; two threads of one process would share its temporary).
+  auto enqueue = [&](size_t a, bool grid, const SweepPlan& plan) {
+    open_sweep_dir(plan, o.out_dir + "/" + (grid ? grid_dir(arms[a]) : seeds_dir(arms[a])));
+    for (int c = 0; c < static_cast<int>(plan.cells.size()); ++c)
+      queue.push_back({a, grid, plan, c});
+  };
+  for (size_t a : mine) {
+    const SweepPlan grid = tuned_grid_plan(arms[a]);
+    grid_left[a] = static_cast<int>(grid.cells.size());
+    enqueue(a, true, grid);
+  }
+
+  // After an arm's last grid run: choose its rate and queue its seeds (called with mu held).
+  auto grid_finished = [&](size_t a) {
+    const TunedArm& arm = arms[a];
+    const LrChoice choice = choose_tuned_rate(arm, o.out_dir);
+    if (choice.chosen < 0) {
+      log(arm.dir + ": every learning rate of the grid diverged; no further seeds");
+      return;
+    }
+    const double lr = choice.trials[choice.chosen].lr;
+    if (choice.trials.size() > 1)
+      log(arm.dir + ": learning rate " + lr_text(lr) + " chosen on the validation set");
+    const SweepPlan seeds = tuned_seeds_plan(arm, lr);
+    if (!seeds.cells.empty()) enqueue(a, false, seeds);
+  };
+
+  auto worker = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      wake.wait(lock, [&] { return stop || !queue.empty() || running == 0; });
+      if (stop || queue.empty()) return;  // stopped, or nothing queued and nothing running
+      Job job = std::move(queue.front());
+      queue.pop_front();
+      ++running;
+      lock.unlock();
+      SweepOutcome r;
+      std::exception_ptr error;
+      try {
+        const TunedArm& arm = arms[job.arm];
+        SweepRunOptions so;
+        so.out_dir = o.out_dir + "/" + (job.grid ? grid_dir(arm) : seeds_dir(arm));
+        so.index = job.cell;
+        so.threads = o.threads;
+        so.checkpoint_every = o.checkpoint_every;
+        so.runner = o.runner;
+        so.log = [&](const std::string& line) {
+          std::lock_guard<std::mutex> guard(mu);
+          log(arm.dir + "/" + (job.grid ? "grid" : "seeds") + ": " + line);
+        };
+        r = run_sweep(job.plan, so);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      outcome.ran += r.ran;
+      outcome.resumed += r.resumed;
+      outcome.skipped += r.skipped;
+      outcome.diverged += r.diverged;
+      if (!error && job.grid && --grid_left[job.arm] == 0) {
+        try {
+          grid_finished(job.arm);
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+      if (error && !failure) failure = error;
+      if (error) stop = true;
+      --running;
+      wake.notify_all();
+    }
+  };
+  // In-process training (no runner) sets torch's global thread count: one run at a time.
+  const int jobs = o.runner ? std::max(1, o.jobs) : 1;
+  std::vector<std::thread> workers;
+  for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+  return outcome;
+}
+
+}  // namespace attn

@@ -1,0 +1,89 @@
+// Arms trained at their own learning rate, for `attnlab reproduce` and `attnlab suite`: each
+// arm's first seed (its config's seed) trains once per rate of a grid, the rate is chosen on a
+// validation set, and the arm's other seeds train at that rate. Built on sweep.h's machinery
+// (run directories, resumption, child processes). Torch-free header.
+// Contract:
+//  - An arm's directory holds grid/ (one cell per rate, "lr=<rate>/seed-<seed>") and seeds/
+//    (seeds config seed + 1 .. + seeds - 1 at the chosen rate). The chosen grid run is the
+//    arm's first seed: no run is trained twice.
+//  - The rate is chosen on the validation set (length_eval.h's evaluate_validation: held-out
+//    data that is neither trained on nor the reported eval set), highest accuracy, ties (within
+//    1e-9) to the lower loss. A grid of one rate is chosen without evaluating anything (so a
+//    task without a validation set can still run untuned). Diverged grid runs are left out; an
+//    arm whose every grid run diverged trains no further seeds.
+//  - run_tuned_arms() runs cells, not arms, `jobs` at a time: every arm's grid first, then an
+//    arm's seeds as soon as its grid is done, so no core idles while work remains. --shard i/n
+//    takes the arms with index % n == i, both phases, so shards never wait on each other.
+//  - Finished runs are never retrained; an interrupted one resumes from its checkpoint.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/training/headless/sweep.h"
+
+namespace attn {
+
+struct TunedArm {
+  std::string name;
+  std::string dir;                       // relative to the out dir
+  nlohmann::json config;                 // the arm's config (overrides applied)
+  std::vector<double> lr_grid = {1.0};   // multipliers of config's train.lr
+  int seeds = 3;
+};
+
+// The grid: one sweep arm per rate ("lr=0.001"), at the config's seed. Rates are rounded to
+// three significant digits, as their directory names show them.
+SweepPlan tuned_grid_plan(const TunedArm& arm);
+// The other seeds (config seed + 1 .. + seeds - 1) at rate `lr`; no cells when seeds is 1.
+SweepPlan tuned_seeds_plan(const TunedArm& arm, double lr);
+
+struct LrTrial {
+  double lr = 0;
+  std::string run;  // directory, relative to the out dir
+  bool finished = false, diverged = false;
+  bool validated = false;  // validation figures computed (grids of more than one rate)
+  double validation_loss = 0, validation_accuracy = 0;
+};
+struct LrChoice {
+  std::vector<LrTrial> trials;  // in grid order
+  int chosen = -1;              // into trials; -1: none finished without diverging
+};
+// Reads the arm's finished grid runs and (for a grid of more than one rate) evaluates each on
+// the validation set. Throws attn::Error when the task has no validation set.
+LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir);
+
+// What has finished of an arm: the choice, and the runs at the chosen rate in seed order (the
+// grid's run first), relative to the out dir.
+struct TunedRuns {
+  LrChoice choice;
+  std::vector<std::string> runs;
+  bool grid_done = false, all_done = false;
+};
+TunedRuns tuned_runs(const TunedArm& arm, const std::string& out_dir);
+// The trials as JSON: [{"lr", "run", "finished", "diverged", "validation_loss",
+// "validation_accuracy" (when validated)}].
+nlohmann::json lr_trials_json(const LrChoice& choice);
+
+struct TunedRunOptions {
+  std::string out_dir;
+  int shard_index = 0, shard_count = 1;
+  int jobs = 1;  // runs at a time (> 1 only with a runner: each run its own process)
+  int threads = 0;
+  int64_t checkpoint_every = 0;
+  // Progress lines, called from several threads, serialised here; prefixed with the arm's dir.
+  std::function<void(const std::string&)> log;
+  // Trains one run (sweep.h's runner); null: in this process, one run at a time.
+  std::function<int(const SweepCell&, const HeadlessOptions&)> runner;
+};
+struct TunedOutcome {
+  int arms = 0, ran = 0, resumed = 0, skipped = 0, diverged = 0;
+};
+// Rethrows the first error or interruption of any run after the running ones have stopped.
+TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOptions& options);
+
+// "0.001", "0.0025": a rate as the grid names it.
+std::string lr_text(double lr);
+
+}  // namespace attn
