@@ -23,10 +23,12 @@
 #include "cli/cli.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
+#include "core/analysis/verdict.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"
+#include "core/runs/seed_groups.h"
 #include "core/training/threads/thread_policy.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
@@ -337,7 +339,69 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
   cmd->add_option("--export", a.export_path,
                   "Write the loss/accuracy overlay: FILE.pdf|svg|png|csv (CSV and JSON beside)");
   cmd->add_option("--width", a.width_in, "Figure width in inches (default 7)");
-  return with_footer(cmd, "With --json the table is the only thing on stdout.");
+  cmd->add_option("--seed-bands", a.seed_bands,
+                  "In the exported figure, runs that differ only in their seed as one mean line "
+                  "with a band: sd | ci95 (default: each run its own line)")
+      ->check(CLI::IsMember({"sd", "ci95"}));
+  return with_footer(cmd,
+                     "Runs that differ only in their seed are grouped below the table: mean ± sd "
+                     "per group and each group's paired 95% interval against the first. With "
+                     "--json the table is the only thing on stdout.");
+}
+
+std::string seed_groups_text(const std::vector<ComparedRun>& runs) {
+  std::vector<const RunDirectory*> dirs;
+  for (const auto& r : runs)
+    if (r.run.finished && !r.run.summary.value("diverged", false)) dirs.push_back(&r.run);
+  const auto groups = group_by_seed(dirs);
+  bool any = false;
+  for (const auto& g : groups) any |= g.members.size() > 1;
+  if (!any) return "";
+  // The group's name: the sweep cell's group directory, else its first run's label.
+  std::vector<std::string> names;
+  for (const auto& g : groups) {
+    const RunDirectory* first = dirs[g.members[0]];
+    std::string label;
+    for (const auto& r : runs)
+      if (&r.run == first) label = r.label;
+    const auto cut = label.rfind("/seed-");
+    names.push_back(cut != std::string::npos ? label.substr(0, cut) : label);
+  }
+  auto keyed = [&](const SeedGroup& g, const char* metric) {
+    KeyedValues k;
+    for (size_t m : g.members) {
+      const auto& s = dirs[m]->summary;
+      if (s.contains(metric) && s[metric].is_number())
+        k[static_cast<long long>(dirs[m]->config.seed)] = s[metric].get<double>();
+    }
+    return k;
+  };
+  std::vector<std::vector<std::string>> rows = {
+      {"seed group", "mechanism", "seeds", "eval loss (mean ± sd)", "eval acc (mean ± sd)"}};
+  for (size_t i = 0; i < groups.size(); ++i) {
+    std::vector<double> loss, acc;
+    for (const auto& [seed, v] : keyed(groups[i], "eval_loss")) loss.push_back(v);
+    for (const auto& [seed, v] : keyed(groups[i], "eval_accuracy")) acc.push_back(v);
+    rows.push_back({names[i], dirs[groups[i].members[0]]->mechanism(),
+                    std::to_string(groups[i].members.size()), format_stat(mean_sd(loss), 4),
+                    format_stat(mean_sd(acc), 4)});
+  }
+  std::ostringstream out;
+  out << "\nSeed groups (runs that differ only in their seed):\n" << align(rows);
+  if (groups.size() < 2) return out.str();
+  out << "\nAgainst " << names[0]
+      << " (mean difference, 95% t-interval; paired by seed where seeds match, else Welch):\n";
+  for (size_t i = 1; i < groups.size(); ++i)
+    for (const char* metric : {"eval_loss", "eval_accuracy"}) {
+      const Verdict v = judge_better(keyed(groups[i], metric), keyed(groups[0], metric), false);
+      out << "  " << names[i] << " - " << names[0] << " " << metric << ": "
+          << cell(v.estimate, 4) << " [" << cell(v.lo, 4) << ", " << cell(v.hi, 4) << "], "
+          << v.n << (v.paired ? " pairs" : " seeds (unpaired)") << ", p "
+          << (std::isfinite(v.p_value) ? cell(v.p_value, 3) : std::string("-"))
+          << (std::isfinite(v.lo) && (v.lo > 0 || v.hi < 0) ? "" : " (interval includes 0)")
+          << "\n";
+    }
+  return out.str();
 }
 
 int run_compare_command(const CompareArgs& a) {
@@ -359,13 +423,16 @@ int run_compare_command(const CompareArgs& a) {
     if (a.json)
       std::cout << compare_table_json(runs).dump(2) << "\n";
     else
-      std::cout << compare_table_text(runs);
+      std::cout << compare_table_text(runs) << seed_groups_text(runs);
     if (!a.export_path.empty()) {
       std::vector<figures::CompareCurve> curves;
       for (size_t i = 0; i < runs.size(); ++i)
         curves.push_back(
             {&runs[i].run, runs[i].label, figures::compare_color(static_cast<int>(i)), true});
-      const auto figure = figures::loss_overlay(curves, "");
+      figures::CompareOptions options;
+      if (a.seed_bands == "sd") options.seed_bands = figures::SeedBands::Sd;
+      if (a.seed_bands == "ci95") options.seed_bands = figures::SeedBands::Ci95;
+      const auto figure = figures::loss_overlay(curves, "", options);
       fig::Provenance p;
       p.program_version = version_string();
       p.run_id = "compare";

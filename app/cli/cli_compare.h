@@ -21,6 +21,7 @@ struct CompareArgs {
   bool json = false;
   std::string export_path;
   double width_in = 7.0;
+  std::string seed_bands;  // "", "sd" or "ci95"
 };
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);
 int run_compare_command(const CompareArgs& args);
@@ -78,6 +79,9 @@ std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs
 // The per-run table (text, aligned columns) and its JSON rows (summary.json values unrounded).
 std::string compare_table_text(const std::vector<ComparedRun>& runs);
 nlohmann::json compare_table_json(const std::vector<ComparedRun>& runs);
+// Runs that differ only by seed, grouped (core/runs/seed_groups.h): mean ± sd per group and the
+// paired interval of each group against the first; "" when no group has two finished runs.
+std::string seed_groups_text(const std::vector<ComparedRun>& runs);
 // The per-group mean ± sd table as Markdown (reproduce reports, sweep's closing table), and as
 // JSON rows (report.json, --json).
 std::string group_table_markdown(const std::vector<GroupSummary>& groups);

@@ -1,6 +1,7 @@
 #include "app/figures/compare_figures.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "core/analysis/connections.h"
 #include "core/base/error.h"
 #include "core/config/config.h"
+#include "core/runs/seed_groups.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
@@ -28,6 +30,26 @@ fig::LineSeries series_line(const Series& s, const std::string& name, fig::Color
     l.y.push_back(s.values[i]);
   }
   return l;
+}
+
+// A band as a closed polygon: along lo, back along hi (NaN bounds leave no band).
+fig::Polygon band_polygon(const MeanCurve& m, const std::string& name, fig::Color c) {
+  fig::Polygon p;
+  p.name = name;
+  for (size_t i = 0; i < m.steps.size(); ++i)
+    if (std::isfinite(m.lo[i])) {
+      p.x.push_back(m.steps[i]);
+      p.y.push_back(m.lo[i]);
+    }
+  for (size_t i = m.steps.size(); i-- > 0;)
+    if (std::isfinite(m.hi[i])) {
+      p.x.push_back(m.steps[i]);
+      p.y.push_back(m.hi[i]);
+    }
+  p.stroke = fig::Color::rgb(c.r, c.g, c.b, 0.35);  // alpha 0 would mean "automatic"
+  p.fill = fig::Color::rgb(c.r, c.g, c.b, 0.22);
+  p.width_pt = 0.5;
+  return p;
 }
 
 }  // namespace
@@ -57,8 +79,64 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
   acc.y.max = 1.05;
   bool want_accuracy = false;
   render::Range losses;
-  for (const auto& c : curves) {
-    if (!c.run) continue;
+  // Seed groups of two or more runs become one mean line and a band each.
+  std::vector<bool> grouped(curves.size(), false);
+  if (options.seed_bands != SeedBands::Off) {
+    std::vector<const RunDirectory*> dirs;
+    std::vector<size_t> index;
+    for (size_t i = 0; i < curves.size(); ++i)
+      if (curves[i].run) {
+        dirs.push_back(curves[i].run);
+        index.push_back(i);
+      }
+    const BandKind kind = options.seed_bands == SeedBands::Sd ? BandKind::sd : BandKind::ci95;
+    const std::string band_name = kind == BandKind::sd ? "± sd" : "95% CI";
+    for (const SeedGroup& g : group_by_seed(dirs)) {
+      if (g.members.size() < 2) continue;
+      const CompareCurve& first = curves[index[g.members[0]]];
+      // A sweep cell's label ends in its seed ("dot/seed-5"): the group is the rest.
+      std::string base = first.label;
+      if (const auto cut = base.rfind("/seed-"); cut != std::string::npos) base.erase(cut);
+      // A cell's directory alone ("seed-5", a saved run's id): its parent names the group.
+      if (base.rfind("seed-", 0) == 0 && !first.run->dir.empty()) {
+        const std::string parent =
+            fs::path(first.run->dir).lexically_normal().parent_path().filename().string();
+        if (!parent.empty()) base = parent;
+      }
+      const std::string label =
+          base + " (mean of " + std::to_string(g.members.size()) + " seeds)";
+      for (size_t m : g.members) grouped[index[m]] = true;
+      if (first.run->config.model.head == "classifier" || first.run->config.task.name != "text")
+        want_accuracy = true;
+      struct Target {
+        Series RunDirectory::*series;
+        fig::Panel* panel;
+        double width;
+      };
+      for (const Target& t : {Target{&RunDirectory::eval_loss, &eval, 1.5},
+                              Target{&RunDirectory::train_loss, &train, 1.0},
+                              Target{&RunDirectory::eval_accuracy, &acc, 1.5}}) {
+        const MeanCurve mc = mean_curve(dirs, g, t.series, kind);
+        if (mc.steps.empty()) continue;
+        if (t.panel != &acc)
+          for (const auto* v : {&mc.lo, &mc.hi, &mc.mean}) {
+            const std::vector<float> f(v->begin(), v->end());
+            losses = render::merge(losses, render::value_range(f.data(), f.size(), true));
+          }
+        t.panel->polygons.push_back(band_polygon(mc, label + " " + band_name, first.color));
+        fig::LineSeries line;
+        line.name = label;
+        line.color = first.color;
+        line.width_pt = t.width;
+        line.x = mc.steps;
+        line.y = mc.mean;
+        t.panel->lines.push_back(std::move(line));
+      }
+    }
+  }
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const auto& c = curves[i];
+    if (!c.run || grouped[i]) continue;
     const auto& cfg = c.run->config;
     // Accuracy means something for classifiers and the synthetic tasks; a character LM's
     // next-token accuracy is left out (its loss says more).

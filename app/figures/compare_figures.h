@@ -29,15 +29,24 @@ fig::Color compare_color(int index);
 
 enum class YScale { Auto, Linear, Log };
 
+// Runs that differ only by seed (core/runs/seed_groups.h): each its own line, or one mean line
+// per group with a shaded band (the sample sd, or the 95% t-interval of the mean) over the steps
+// every member has. A group of one run is drawn as its run either way.
+enum class SeedBands { Off, Sd, Ci95 };
+
 struct CompareOptions {
   // The loss panels' y axis: Auto is logarithmic when the curves span more than a decade
   // (largest / smallest positive value > 10), else linear.
   YScale y_scale = YScale::Auto;
+  SeedBands seed_bands = SeedBands::Off;
 };
 
 // Three panels side by side: eval loss, train loss (the mean since the previous evaluation, as
 // metrics.csv has it) and, when any run is a classifier or a synthetic token task, eval accuracy
-// (its axis padded past 0 and 1). One legend below the panels names every run, always.
+// (its axis padded past 0 and 1). One legend below the panels names every run, always. With
+// seed bands, a seed group is named "<its first curve's label, less a trailing /seed-N> (mean of
+// N seeds)", its band
+// "± sd" or "95% CI" (in the CSV, a polygon series).
 fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title,
                          const CompareOptions& options = {});
 

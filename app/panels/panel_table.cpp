@@ -55,6 +55,7 @@ std::unique_ptr<Panel> make_compare(const PanelSetup& s) {
     p->set_save_root(s.options.compare_out);
   else if (!s.options.runs_dir.empty())
     p->set_save_root((std::filesystem::path(s.options.runs_dir) / "compare").string());
+  p->set_seed_bands(s.options.compare_bands);
   for (const std::string& dir : s.options.compare_dirs)
     if (!p->add_saved_run(dir))
       std::fprintf(stderr, "attnlab: --compare-dir: %s\n", p->error().c_str());

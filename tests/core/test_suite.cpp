@@ -238,6 +238,13 @@ TEST_CASE("tuned arms: the rate chosen on a text validation split ignores the ev
     if (!validation_blocks.count(b)) std::reverse(s.begin(), s.end());
     return s;
   });
+  // The figures were cached beside each grid run; drop the cache so that they are computed
+  // again, on the poisoned corpus.
+  for (const auto& t : before.trials) {
+    const fs::path cache = fs::path(o.out_dir) / t.run / "validation.json";
+    REQUIRE(fs::exists(cache));
+    fs::remove(cache);
+  }
   const LrChoice after = choose_tuned_rate(arm, o.out_dir);
   CHECK(after.chosen == before.chosen);
   for (size_t i = 0; i < 2; ++i) {

@@ -127,4 +127,55 @@ rejects "describes a different sweep" "$bin" sweep --config "$work/long.json" --
 # compare on a sweep directory expands its cells.
 "$bin" compare "$work/arr" --json | python3 -c "import json,sys; r=json.load(sys.stdin); assert [x['run'] for x in r]==['model.attention=ky/seed-6'], r" && ok "compare expands a sweep directory" || bad "compare on a sweep dir"
 
+# Issue 34: seed groups. Three seeds each of dot and ky: compare groups them (mean ± sd equal to
+# the runs' own values), prints each group's paired interval against the first (t table: 4.303
+# for 2 degrees of freedom), and --seed-bands draws one mean line and band per group.
+"$bin" sweep --config "$work/tiny.json" --vary model.attention=dot,ky --seeds 3 --out "$work/seeds" -j 2 -q >/dev/null 2>&1 || bad "seed sweep failed"
+"$bin" compare "$work/seeds" > "$work/groups.txt" || bad "compare on the seed sweep failed"
+python3 - "$work/groups.txt" "$work/seeds" <<'PY' && ok "compare: seed groups with mean ± sd and the paired interval by hand" || bad "seed groups: $(cat "$work/groups.txt")"
+import json, math, os, statistics as st, sys
+text = open(sys.argv[1]).read()
+assert "Seed groups (runs that differ only in their seed):" in text, text
+loss = {}
+for mech in ("dot", "ky"):
+    for seed in (5, 6, 7):
+        s = json.load(open(os.path.join(sys.argv[2], f"model.attention={mech}", f"seed-{seed}", "summary.json")))
+        loss.setdefault(mech, {})[seed] = s["eval_loss"]
+rows = [l for l in text.splitlines() if l.startswith("model.attention=")]
+rows = [l for l in rows if "/seed-" not in l.split()[0]]
+assert [r.split()[0] for r in rows] == ["model.attention=dot", "model.attention=ky"], rows
+for r, mech in zip(rows, ("dot", "ky")):
+    c = r.split()
+    assert c[2] == "3", r
+    v = list(loss[mech].values())
+    assert abs(float(c[3]) - st.mean(v)) <= 5.01e-5 and abs(float(c[5]) - st.stdev(v)) <= 5.01e-5, (r, v)
+d = [loss["ky"][s] - loss["dot"][s] for s in (5, 6, 7)]
+m, sd = st.mean(d), st.stdev(d)
+half = 4.303 * sd / math.sqrt(3)
+line = [l for l in text.splitlines() if "model.attention=ky - model.attention=dot eval_loss" in l][0]
+nums = line.split(": ", 1)[1].replace("[", " ").replace("]", " ").replace(",", " ").split()
+assert abs(float(nums[0]) - m) <= 5.01e-5, (line, m)
+assert abs(float(nums[1]) - (m - half)) <= 2e-4 and abs(float(nums[2]) - (m + half)) <= 2e-4, (line, m, half)
+assert "3 pairs" in line, line
+PY
+"$bin" compare "$work/seeds" --export "$work/fig/bands.csv" --seed-bands sd >/dev/null || bad "compare --seed-bands failed"
+python3 - "$work/fig/bands.csv" "$work/seeds" <<'PY' && ok "compare --seed-bands: one mean line per group, equal to the seeds' mean, with its band" || bad "seed bands CSV"
+import csv, os, statistics as st, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+series = {r["series"] for r in rows}
+for mech in ("dot", "ky"):
+    name = f"model.attention={mech} (mean of 3 seeds)"
+    assert name in series and name + " ± sd" in series, series
+    assert not any(s.startswith(f"model.attention={mech}/seed-6") for s in series), series
+    per_step = {}
+    for seed in (5, 6, 7):
+        for r in csv.DictReader(open(os.path.join(sys.argv[2], f"model.attention={mech}", f"seed-{seed}", "metrics.csv"))):
+            if r["eval_loss"]:
+                per_step.setdefault(float(r["step"]), []).append(float(r["eval_loss"]))
+    pts = [(float(r["x"]), float(r["y"])) for r in rows if r["series"] == name and r["panel"] == "0"]
+    assert len(pts) == len(per_step), (pts, per_step)
+    for x, y in pts:
+        assert abs(y - st.mean(per_step[x])) < 1e-5, (x, y, per_step[x])
+PY
+
 summary

@@ -65,6 +65,25 @@ ATTN_GUI_REPORT=$TMP/r3.json run_xvfb --config "$TMP/tiny.json" "${args[@]}" --f
 [[ $rc -eq 0 ]] || fail "attnlab gui (--compare-dir) exited with $rc"
 check_report "$TMP/r3.json" '[x["kind"] for x in c["runs"]] == ["saved", "saved"] and all(x["eval_points"] == 6 for x in c["runs"])' "saved runs not shown with their curves"
 
+# Issue 34: seed groups as a mean line with a band. Three seeds each of dot and ky, saved by a
+# sweep, added with --compare-bands 2 (mean ± 95% CI): one line and one band per group, named by
+# the group; with 0 every run is its own line.
+"$ATTNLAB" sweep --config "$TMP/tiny.json" --vary model.attention=dot,ky --seeds 3 --out "$TMP/seeds" -j 2 -q >/dev/null 2>&1 || fail "seed sweep failed"
+args=()
+for m in dot ky; do for s in 4 5 6; do args+=(--compare-dir "$TMP/seeds/model.attention=$m/seed-$s"); done; done
+for bands in 2 0; do
+  rc=0
+  ATTN_GUI_REPORT=$TMP/r5.json run_xvfb --config "$TMP/tiny.json" "${args[@]}" --compare-bands $bands \
+    --panel compare --frames 30 --screenshot "$TMP/bands$bands.png" || rc=$?
+  [[ $rc -eq 0 ]] || fail "attnlab gui (--compare-bands $bands) exited with $rc"
+  if [[ $bands == 2 ]]; then
+    check_report "$TMP/r5.json" 'c["seed_bands"] == 2 and c["eval_lines"] == ["model.attention=dot (mean of 3 seeds)", "model.attention=ky (mean of 3 seeds)"] and c["eval_bands"] == [n + " (mean of 3 seeds) 95% CI" for n in ("model.attention=dot", "model.attention=ky")]' "seed groups not drawn as mean lines with bands"
+  else
+    check_report "$TMP/r5.json" 'c["seed_bands"] == 0 and len(c["eval_lines"]) == 6 and c["eval_bands"] == []' "runs not drawn one by one"
+  fi
+  screenshot_ok "$TMP/bands$bands.png" >/dev/null || fail "the bands screenshot looks blank"
+done
+
 # A bad key: refused, named, the window still runs.
 rc=0
 ATTN_GUI_REPORT=$TMP/r4.json run_xvfb --config "$TMP/tiny.json" --compare-vary model.attentoin=dot --frames 10 || rc=$?

@@ -73,8 +73,9 @@ for c, want in zip(r["claims"], m["claims"]):
     assert c["verdict"] in ("held", "did not hold", "not resolved"), c
     assert c["metric"] == want["metric"] and c["arms"][0] == want["arm"], c
     assert c["ours"] and c["setting"], c
-    if want["metric"] in ("parameters", "attention_parameters"):
-        assert c["source"] == "parameter count", c
+    if want["metric"].startswith(("parameters", "attention_parameters")):
+        assert c["source"].startswith("parameter count"), c
+        assert c["ci95"][0] == c["ci95"][1] == c["difference"], c  # a count is exact
     elif want["metric"] in ("steps_per_second", "memory_increment_mib"):
         assert c["source"].startswith("benchmark"), c
         assert c["ci95"] is not None and c["ci95"][0] <= c["difference"] <= c["ci95"][1], c

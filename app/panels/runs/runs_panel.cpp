@@ -356,7 +356,8 @@ void RunsPanel::draw(FrameContext& frame) {
   // The key is a hash of (entry, version) of every ticked run: no allocation per frame, the
   // curves and the figure are rebuilt only when it changes.
   // The labels name the window's own run, so its directory is part of the key.
-  uint64_t key = 1469598103934665603ull ^ std::hash<std::string>{}(own_dir_);  // FNV-1a basis
+  uint64_t key = (1469598103934665603ull ^ std::hash<std::string>{}(own_dir_)) +  // FNV-1a basis
+                 static_cast<uint64_t>(seed_bands_);
   bool any = false;
   for (const auto& e : entries_) {
     if (!e->selected || !e->run.readable) continue;
@@ -376,11 +377,19 @@ void RunsPanel::draw(FrameContext& frame) {
       if (e->selected && e->run.readable)
         curves.push_back(
             {e->run.run.get(), label(*e), figures::compare_color(color_index++), true});
-    overlay_ = figures::loss_overlay(curves, "Runs");
+    figures::CompareOptions options;
+    options.seed_bands = static_cast<figures::SeedBands>(seed_bands_);
+    overlay_ = figures::loss_overlay(curves, "Runs", options);
     overlay_key_ = key;
     ++overlay_serial_;
   }
   if (ImGui::SmallButton("Export...")) request_figure_export(overlay_, false);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(150);
+  ImGui::Combo("seeds", &seed_bands_, "each run\0mean ± sd\0mean ± 95% CI\0");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Ticked runs that differ only in their seed: each its own line, or one mean "
+                      "line with a band (the sample sd, or the 95%% t-interval of the mean)");
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Drawn into a texture while nothing changes: two thousand runs are six thousand lines.

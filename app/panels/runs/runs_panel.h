@@ -2,7 +2,8 @@
 // core/training/recording/run_recorder.h) and under any directory the user adds (`gui --run DIR`, the Add
 // field), sweeps expanded to their cells. A table (name, mechanism, task, step, eval loss and
 // accuracy, state, age); ticked runs are overlaid as figures::loss_overlay, the Compare panel's
-// figure, colours and legend; Open loads a run's checkpoint into the window so every view
+// figure, colours and legend (runs that differ only in their seed optionally as one mean line
+// with an sd or 95% band, the "seeds" combo); Open loads a run's checkpoint into the window so every view
 // (attention, connections, C, surface) shows it.
 // Contract:
 //  - Follows directories another process is writing: a background thread (RunWatcher,
@@ -89,6 +90,7 @@ class RunsPanel : public Panel {
   fig::Figure overlay_;
   uint64_t overlay_key_ = 0;
   uint64_t overlay_serial_ = 0;  // bumped with each new overlay_ (the screen's cache key)
+  int seed_bands_ = 0;  // figures::SeedBands: each run, mean ± sd, mean ± 95% CI
   LiveFigure curves_;
 };
 

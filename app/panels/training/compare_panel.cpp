@@ -115,6 +115,12 @@ bool ComparePanel::add_saved_run(const std::string& dir) {
     auto r = std::make_unique<Run>();
     r->dir = read_run_directory(dir);
     r->label = r->dir.id;
+    // A sweep cell ("seed-5") is named with its group directory, as `attnlab compare` does.
+    if (r->label.rfind("seed-", 0) == 0) {
+      const std::string group =
+          fs::path(r->dir.dir).lexically_normal().parent_path().filename().string();
+      if (!group.empty()) r->label = group + "/" + r->label;
+    }
     r->config = r->dir.config;
     r->saved = true;
     r->out_dir = dir;
@@ -186,9 +192,16 @@ void ComparePanel::draw(FrameContext& frame) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("auto: log when the loss curves span more than a decade");
   ImGui::SameLine();
+  ImGui::SetNextItemWidth(150);
+  ImGui::Combo("seeds", &seed_bands_, "each run\0mean ± sd\0mean ± 95% CI\0");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Runs that differ only in their seed: each its own line, or one mean line "
+                      "with a band (the sample sd, or the 95%% t-interval of the mean)");
+  ImGui::SameLine();
   // Rebuilt only when a run publishes, is added, is saved or recoloured, or the scale changes:
   // the overlay copies every run's series.
-  uint64_t key = 1469598103934665603ull ^ static_cast<uint64_t>(y_scale_);
+  uint64_t key = 1469598103934665603ull ^ static_cast<uint64_t>(y_scale_) ^
+                 (static_cast<uint64_t>(seed_bands_) << 8);
   auto mix = [&key](uint64_t v) { key = (key ^ v) * 1099511628211ull; };
   for (const auto& r : runs_) {
     mix(reinterpret_cast<uintptr_t>(r->snap.get()));
@@ -268,6 +281,7 @@ fig::Figure ComparePanel::overlay_figure() {
     const Run& r = *runs_[i];
     RunDirectory& d = overlay_dirs_[i];
     d.id = r.label;
+    d.dir = r.is_live() ? r.out_dir : r.dir.dir;  // names a seed group by its parent directory
     d.config = r.is_live() ? r.config : r.dir.config;
     d.finished = r.dir.finished;
     d.train_loss = r.train_loss();
@@ -277,6 +291,7 @@ fig::Figure ComparePanel::overlay_figure() {
   }
   figures::CompareOptions options;
   options.y_scale = static_cast<figures::YScale>(y_scale_);  // the combo's order: auto, linear, log
+  options.seed_bands = static_cast<figures::SeedBands>(seed_bands_);  // off, sd, ci95
   fig::Figure f = figures::loss_overlay(curves, "Comparison", options);
   log_y_shown_ = !f.panels.empty() && f.panels.front().y.log;
   return f;
@@ -362,7 +377,14 @@ nlohmann::json ComparePanel::report() const {
     if (!r->save_error.empty()) j["save_error"] = r->save_error;
     runs.push_back(j);
   }
-  return {{"runs", runs}, {"error", error_}, {"log_y", log_y_shown_}};
+  // What the curves show: the eval panel's line names and its bands (seed groups).
+  nlohmann::json lines = nlohmann::json::array(), bands = nlohmann::json::array();
+  if (!overlay_.panels.empty()) {
+    for (const auto& l : overlay_.panels.front().lines) lines.push_back(l.name);
+    for (const auto& b : overlay_.panels.front().polygons) bands.push_back(b.name);
+  }
+  return {{"runs", runs},       {"error", error_},   {"log_y", log_y_shown_},
+          {"seed_bands", seed_bands_}, {"eval_lines", lines}, {"eval_bands", bands}};
 }
 
 }  // namespace attn::gui

@@ -17,6 +17,8 @@
 //  - The curves are figures::loss_overlay (the figure `attnlab compare` writes) drawn by the
 //    screen painter (gui/plot/live_figure.h), with a legend, a hover readout, and a log y axis when
 //    the loss curves span more than a decade (or as the user picks); Export writes that figure.
+//  - Runs that differ only in their seed can be drawn as one mean line with a band (sd or 95%
+//    interval, the "seeds" combo), in the window and in the exported figure alike.
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -50,6 +52,8 @@ class ComparePanel : public Panel {
   bool start_runs(const ExperimentConfig& base, const std::string& key, const std::string& values);
   bool add_saved_run(const std::string& dir);
   const std::string& error() const { return error_; }
+  // 0: each run its own line; 1: seed groups as mean ± sd; 2: mean ± 95% CI.
+  void set_seed_bands(int bands) { seed_bands_ = bands; }
 
   // base: the experiment the window edits. Also saves finished live runs.
   void draw(FrameContext& frame) override;
@@ -76,6 +80,7 @@ class ComparePanel : public Panel {
   std::string save_root_ = "runs/compare";  // set_save_root(): the runs root's compare/
   bool closed_ = false;
   std::string error_;
+  int seed_bands_ = 0;  // figures::SeedBands: each run, mean ± sd, mean ± 95% CI
   char key_[128] = "model.attention";
   char values_[256] = "dot,ky";
   char dir_[512] = "";

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/runs/run_dir.h"
@@ -34,6 +35,35 @@ uint64_t base_seed(const json& config) {
 
 std::string grid_dir(const TunedArm& arm) { return arm.dir + "/grid"; }
 std::string seeds_dir(const TunedArm& arm) { return arm.dir + "/seeds"; }
+
+// The run's validation figures, from its validation.json when that was computed for this very
+// run (its config hash and final step), else evaluated now and written there: a finished run
+// never changes, and evaluating a corpus's held-out blocks costs seconds per run.
+EvalFigures cached_validation(const RunDirectory& run) {
+  const fs::path file = fs::path(run.dir) / "validation.json";
+  const json step = run.summary.value("steps", json());
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    try {
+      const json j = read_json_file(file.string());
+      if (j.value("config_hash", "") == run.config_hash && j.value("step", json()) == step &&
+          j.at("loss").is_number() && j.at("accuracy").is_number())
+        return {j["loss"].get<double>(), j["accuracy"].get<double>()};
+    } catch (const std::exception&) {
+      // unreadable: evaluate again and rewrite it
+    }
+  }
+  SavedSession saved(run);
+  const EvalFigures v = evaluate_validation(saved.session());
+  if (std::isfinite(v.loss))
+    write_file_atomic(file.string(), json{{"config_hash", run.config_hash},
+                                          {"step", step},
+                                          {"loss", v.loss},
+                                          {"accuracy", v.accuracy}}
+                                         .dump(2) +
+                                         "\n");
+  return v;
+}
 
 }  // namespace
 
@@ -80,8 +110,7 @@ LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir) {
       trial.finished = true;
       trial.diverged = run.summary.value("diverged", false);
       if (!trial.diverged && validate) {
-        SavedSession saved(run);
-        const EvalFigures v = evaluate_validation(saved.session());
+        const EvalFigures v = cached_validation(run);
         trial.validated = true;
         trial.validation_loss = v.loss;
         trial.validation_accuracy = v.accuracy;

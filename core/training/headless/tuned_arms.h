@@ -10,7 +10,8 @@
 //    data that is neither trained on nor the reported eval set), highest accuracy, ties (within
 //    1e-9) to the lower loss. A grid of one rate is chosen without evaluating anything (so a
 //    task without a validation set can still run untuned). Diverged grid runs are left out; an
-//    arm whose every grid run diverged trains no further seeds.
+//    arm whose every grid run diverged trains no further seeds. The figures are kept in the grid
+//    run's validation.json (with its config hash and step), so a report does not evaluate again.
 //  - run_tuned_arms() runs cells, not arms, `jobs` at a time: every arm's grid first, then an
 //    arm's seeds as soon as its grid is done, so no core idles while work remains. --shard i/n
 //    takes the arms with index % n == i, both phases, so shards never wait on each other.
