@@ -19,6 +19,9 @@ inline CLI::App* with_footer(CLI::App* cmd, const std::string& text) {
   return cmd;
 }
 
+// v with `precision` decimals ("0.8720"), or "-" when it is not finite: the tables' number.
+std::string fixed_number(double v, int precision);
+
 // Torch threads for each of `jobs` runs at a time: the cores shared out, at least one each.
 int threads_per_job(int jobs);
 

@@ -107,6 +107,13 @@ std::string align(const std::vector<std::vector<std::string>>& rows) {
 
 }  // namespace
 
+std::string fixed_number(double v, int precision) {
+  if (!std::isfinite(v)) return "-";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
 int threads_per_job(int jobs) {
   return std::max(1, usable_cores() / std::max(1, jobs));
 }
@@ -471,6 +478,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--shard", a.shard, "Run cells whose index % n == i (i/n)");
   cmd->add_flag("--list", a.list, "Print the cells and their state, run nothing");
+  cmd->add_option("--lr-grid", a.lr_grid,
+                  "Multipliers of train.lr, e.g. 0.5,1,2: each grid point trains its first seed "
+                  "at every rate, the rate with the best validation accuracy is chosen (never the "
+                  "eval set), and its other seeds train at it (OUT/<group>/grid, OUT/<group>/seeds)")
+      ->delimiter(',');
   cmd->add_option("--threads", a.threads,
                   "Torch threads per run (default: the config's, else chosen by measurement; "
                   "with -j N, at most cores/N)")
@@ -500,6 +512,7 @@ int run_sweep_command(const SweepArgs& a) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
     return kExitUsage;
   }
+  if (a.lr_grid.size() > 1) return run_tuned_sweep(a, plan);
   if (a.list) {
     json cells = json::array();
     for (const auto& c : plan.cells) {

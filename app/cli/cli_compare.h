@@ -39,9 +39,14 @@ struct SweepArgs {
   int jobs = 1;
   bool quiet = false;
   bool json = false;
+  std::vector<double> lr_grid;  // --lr-grid: tuned per group (app/cli/sweep_tuned.cpp)
 };
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args);
+// `attnlab sweep --lr-grid`: every group of the plan (its cells less the seed) as a tuned arm
+// (core/training/headless/tuned_arms.h), under OUT/<group>/{grid,seeds}; the closing table
+// holds each group's chosen rate.
+int run_tuned_sweep(const SweepArgs& args, const SweepPlan& plan);
 
 struct ReproduceArgs {
   std::string paper;

@@ -38,13 +38,6 @@ namespace {
 
 const std::vector<std::string> kPapers = {"condor", "conn", "kernel", "neural"};
 
-std::string num(double v, int precision) {
-  if (!std::isfinite(v)) return "-";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
-
 constexpr const char* kReproduceFooter =
     R"(Each arm trains its first seed at every rate of its learning-rate grid, the rate with the
 best validation accuracy (ties: loss) is chosen on held-out data that is not the reported eval
@@ -138,7 +131,7 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
       else if (trial.diverged)
         grid += " (diverged)";
       else if (trial.validated)
-        grid += " (" + num(trial.validation_accuracy, 4) + ", " + num(trial.validation_loss, 4) +
+        grid += " (" + fixed_number(trial.validation_accuracy, 4) + ", " + fixed_number(trial.validation_loss, 4) +
                 ")";
     }
     const double chosen = t.choice.chosen >= 0 ? t.choice.trials[t.choice.chosen].lr : NAN;
@@ -313,7 +306,7 @@ int run_reproduce_command(const ReproduceArgs& a) {
                            : " (this invocation: " + std::to_string(outcome.ran) + " trained, " +
                                  std::to_string(outcome.resumed) + " resumed, " +
                                  std::to_string(outcome.skipped) + " already done)")
-         << "; " << num(wall / 60, 1) << " min. Configs: `assets/configs/repro/" << a.paper
+         << "; " << fixed_number(wall / 60, 1) << " min. Configs: `assets/configs/repro/" << a.paper
          << "/`; runs: `runs/`.\n\n";
     if (a.quick)
       r.md << "> **Quick mode**: tens of steps on tiny models. This checks that the pipeline "

@@ -40,13 +40,6 @@ i/n runs every n-th pair (a Slurm array: one shard per task id; run once more wi
 or with --report-only, to write the whole leaderboard). --quick runs the manifest's quick slice
 (seconds per run) for tests.)";
 
-std::string num(double v, int precision) {
-  if (!std::isfinite(v)) return "-";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
-
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream in(text);
@@ -66,9 +59,9 @@ const json* find_cell(const json& board, const std::string& task, const std::str
 std::string cell_text(const json& c) {
   if (c.value("status", "") == "diverged") return "diverged";
   if (!json_member(c, "mean", json()).is_number()) return "pending";
-  std::string s = num(100 * c["mean"].get<double>(), 1);
+  std::string s = fixed_number(100 * c["mean"].get<double>(), 1);
   if (c["ci95"].is_array())
-    s += " ± " + num(50 * (c["ci95"][1].get<double>() - c["ci95"][0].get<double>()), 1);
+    s += " ± " + fixed_number(50 * (c["ci95"][1].get<double>() - c["ci95"][0].get<double>()), 1);
   if (c.value("status", "") == "pending") {
     const int n = c["seeds"].get<int>();
     s += " (" + std::to_string(n) + (n == 1 ? " seed)" : " seeds)");
@@ -81,7 +74,7 @@ std::string markdown(const json& board, const std::string& command, const std::s
   std::ostringstream md;
   md << "# " << board["title"].get<std::string>() << "\n\n";
   md << "`" << command << "`: " << when << ", " << version_string() << ", "
-     << std::thread::hardware_concurrency() << " cores, " << num(wall_minutes, 1)
+     << std::thread::hardware_concurrency() << " cores, " << fixed_number(wall_minutes, 1)
      << " min for this invocation.\n\n";
   if (board["quick"].get<bool>())
     md << "> **Quick mode**: tiny runs that check the pipeline; the numbers say nothing about "
@@ -131,10 +124,10 @@ std::string markdown(const json& board, const std::string& command, const std::s
             if (l.contains("refused"))
               text = "table";
             else if (l["mean"].is_number()) {
-              text = num(100 * l["mean"].get<double>(), 1);
+              text = fixed_number(100 * l["mean"].get<double>(), 1);
               if (l["ci95"].is_array())
                 text += " ± " +
-                        num(50 * (l["ci95"][1].get<double>() - l["ci95"][0].get<double>()), 1);
+                        fixed_number(50 * (l["ci95"][1].get<double>() - l["ci95"][0].get<double>()), 1);
             }
           }
           md << " " << text << " |";
@@ -149,7 +142,7 @@ std::string markdown(const json& board, const std::string& command, const std::s
   md << "## Learning rates and speed of learning\n\nPer cell: the grid's validation accuracy "
         "(%) at each rate (the chosen one in bold), and the mean step at which eval accuracy "
         "first reached "
-     << num(100 * board["threshold"].get<double>(), 0)
+     << fixed_number(100 * board["threshold"].get<double>(), 0)
      << "% (over the seeds that reached it: k/n).\n\n| task | mechanism | learning rates "
         "(validation accuracy) | steps to threshold | eval loss |\n|---|---|---|---|---|\n";
   for (const auto& c : board["cells"]) {
@@ -163,17 +156,17 @@ std::string markdown(const json& board, const std::string& command, const std::s
       std::ostringstream lr;
       lr << g["lr"].get<double>();
       std::string acc = g.contains("validation_accuracy")
-                            ? num(100 * g["validation_accuracy"].get<double>(), 1)
+                            ? fixed_number(100 * g["validation_accuracy"].get<double>(), 1)
                             : (g["diverged"].get<bool>() ? "diverged" : "pending");
       md << (chosen ? "**" : "") << lr.str() << ": " << acc << (chosen ? "**" : "");
     }
     md << " | ";
     if (json_member(c, "steps_to_threshold", json()).is_number())
-      md << num(c["steps_to_threshold"].get<double>(), 0) << " (" << c["threshold_reached"].get<int>()
+      md << fixed_number(c["steps_to_threshold"].get<double>(), 0) << " (" << c["threshold_reached"].get<int>()
          << "/" << c["seeds"].get<int>() << ")";
     else
       md << "never (0/" << c["seeds"].get<int>() << ")";
-    md << " | " << (json_member(c, "eval_loss", json()).is_number() ? num(c["eval_loss"].get<double>(), 3) : "-")
+    md << " | " << (json_member(c, "eval_loss", json()).is_number() ? fixed_number(c["eval_loss"].get<double>(), 3) : "-")
        << " |\n";
   }
   md << "\n## Tasks\n\n";

@@ -1,3 +1,4 @@
+#include "cli/cli.h"
 #include "cli/repro_bench.h"
 
 #include <algorithm>
@@ -16,12 +17,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string num(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
 
 int spec_int(const json& spec, const char* key, int fallback, int lo, int hi,
              const std::string& where) {
@@ -141,8 +136,8 @@ ReproBench run_repro_bench(const ReproPlan& plan, const json& spec, const std::s
                                  : fused);
       if (log)
         log("benchmark round " + std::to_string(r + 1) + "/" + std::to_string(b.rounds) + ": " +
-            arm.arm + " " + num(1.0 / fused.mean_seconds, 2) + " steps/s" +
-            (fused.fused_path ? " (fused), " + num(1.0 / arm.libtorch.back().mean_seconds, 2) +
+            arm.arm + " " + fixed_number(1.0 / fused.mean_seconds, 2) + " steps/s" +
+            (fused.fused_path ? " (fused), " + fixed_number(1.0 / arm.libtorch.back().mean_seconds, 2) +
                                     " steps/s (libtorch)"
                               : ""));
     }
@@ -203,12 +198,12 @@ std::string bench_markdown(const ReproBench& b) {
       if (v.empty()) return std::string("-");
       double best = v[0], sum = 0;
       for (double x : v) best = std::max(best, x), sum += x;
-      return num(best, p) + ", " + num(sum / v.size(), p);
+      return fixed_number(best, p) + ", " + fixed_number(sum / v.size(), p);
     };
     auto min_of = [](const std::vector<double>& v) {
       double m = INFINITY;
       for (double x : v) m = std::min(m, x);
-      return v.empty() ? std::string("-") : num(m, 1);
+      return v.empty() ? std::string("-") : fixed_number(m, 1);
     };
     std::vector<double> floors;
     for (const auto& r : a.as_trained) floors.push_back(r.floor_mib);

@@ -1,3 +1,4 @@
+#include "cli/cli.h"
 #include "cli/repro_claims.h"
 
 #include <algorithm>
@@ -27,13 +28,6 @@ const std::vector<std::string> kBenchMetrics = {"steps_per_second", "memory_incr
 
 bool one_of(const std::string& v, const std::vector<std::string>& allowed) {
   return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
-}
-
-std::string num(double v, int precision) {
-  if (!std::isfinite(v)) return "-";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
 }
 
 bool larger_is_better(const std::string& metric) {
@@ -187,7 +181,7 @@ std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& ru
                                       bench_keyed(*y, r.metric, other), 1.0, true);
         if (o.n > 0 && (x->fused() || y->fused()))
           path_note = "; " + std::string(other == "libtorch" ? "LibTorch ops" : "as trained") +
-                      ": " + num(o.estimate, 3);
+                      ": " + fixed_number(o.estimate, 3);
       }
     } else if (r.metric.find("_at_paper_size") != std::string::npos) {
       auto count = [&](const std::string& arm) {
@@ -237,8 +231,8 @@ std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& ru
                         ? "held"
                         : "did not hold";
       }
-      r.ours = r.arm + " " + num(x, 0) + (r.than.empty() ? "" : " vs " + r.than + " " + num(y, 0)) +
-               (ratio ? "; ratio " + num(r.difference, 3) : "");
+      r.ours = r.arm + " " + fixed_number(x, 0) + (r.than.empty() ? "" : " vs " + r.than + " " + fixed_number(y, 0)) +
+               (ratio ? "; ratio " + fixed_number(r.difference, 3) : "");
       out.push_back(r);
       continue;
     }
@@ -270,22 +264,22 @@ std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& ru
       r.source += ", paired by round";
     const MeanInterval xa = mean_interval(values_of(a));
     if (r.kind == "at_most") {
-      r.ours = r.arm + " " + r.metric + " " + num(xa.mean, p) + " ± " + num(xa.sd, p) + " (" +
-               std::to_string(xa.n) + " seeds; bound " + num(value, 3) + ")" + div;
+      r.ours = r.arm + " " + r.metric + " " + fixed_number(xa.mean, p) + " ± " + fixed_number(xa.sd, p) + " (" +
+               std::to_string(xa.n) + " seeds; bound " + fixed_number(value, 3) + ")" + div;
       out.push_back(r);
       continue;
     }
     const MeanInterval yb = mean_interval(values_of(b));
-    const std::string sides = r.arm + " " + num(xa.mean, p) + " ± " + num(xa.sd, p) + " vs " +
-                              r.than + " " + num(yb.mean, p) + " ± " + num(yb.sd, p);
+    const std::string sides = r.arm + " " + fixed_number(xa.mean, p) + " ± " + fixed_number(xa.sd, p) + " vs " +
+                              r.than + " " + fixed_number(yb.mean, p) + " ± " + fixed_number(yb.sd, p);
     if (ratio)
-      r.ours = sides + "; ratio " + num(r.difference, 3) + path_note + " (" +
-               (r.kind == "ratio_at_most" ? "at most " : "at least ") + num(value, 3) + ")" + div;
+      r.ours = sides + "; ratio " + fixed_number(r.difference, 3) + path_note + " (" +
+               (r.kind == "ratio_at_most" ? "at most " : "at least ") + fixed_number(value, 3) + ")" + div;
     else if (r.kind == "better")
-      r.ours = sides + "; difference " + num(r.difference, p) + div;
+      r.ours = sides + "; difference " + fixed_number(r.difference, p) + div;
     else
-      r.ours = sides + "; difference " + num(r.difference, p) + " (tolerance ±" +
-               num(c.at("tolerance").get<double>(), p) + ")" + div;
+      r.ours = sides + "; difference " + fixed_number(r.difference, p) + " (tolerance ±" +
+               fixed_number(c.at("tolerance").get<double>(), p) + ")" + div;
     out.push_back(r);
   }
   return out;
@@ -302,9 +296,9 @@ std::string claims_markdown(const std::vector<ClaimResult>& results) {
     if (r.source.rfind("parameter count", 0) == 0)
       interval = "exact (a count)";
     else if (std::isfinite(r.lo))
-      interval = "[" + num(r.lo, q) + ", " + num(r.hi, q) + "]" +
+      interval = "[" + fixed_number(r.lo, q) + ", " + fixed_number(r.hi, q) + "]" +
                  (std::isfinite(r.boot_lo)
-                      ? " ([" + num(r.boot_lo, q) + ", " + num(r.boot_hi, q) + "])"
+                      ? " ([" + fixed_number(r.boot_lo, q) + ", " + fixed_number(r.boot_hi, q) + "])"
                       : std::string()) +
                  ", " + std::to_string(r.seeds) + (r.source.rfind("benchmark", 0) == 0
                                                        ? " rounds"

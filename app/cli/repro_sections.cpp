@@ -1,3 +1,4 @@
+#include "cli/cli.h"
 #include "cli/repro_sections.h"
 
 #include <algorithm>
@@ -15,12 +16,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string num(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
 
 const GroupSummary* find_group(const std::vector<GroupSummary>& g, const std::string& name) {
   for (const auto& s : g)
@@ -113,8 +108,8 @@ void conn_section(ReproReport& r, const ReproPlan& plan, const std::vector<Group
       for (const auto& pt : read_json_file(cj).value("spectral_radius_estimate", json::array()))
         if (pt.at(0).get<double>() >= 1) max_rho = std::max(max_rho, pt.at(1).get<double>());
     r.md << "| " << runs.group_of[i] << "/" << run.id << " | "
-         << c.value("control", std::string("?")) << " | " << num(c.value("spectral_radius", 0.0), 3)
-         << " | " << num(max_rho, 3) << " | " << num(c.value("spectral_norm", 0.0), 3) << " | "
+         << c.value("control", std::string("?")) << " | " << fixed_number(c.value("spectral_radius", 0.0), 3)
+         << " | " << fixed_number(max_rho, 3) << " | " << fixed_number(c.value("spectral_norm", 0.0), 3) << " | "
          << c.value("control_events", 0) << " |\n";
   }
   r.md << "\n(max over steps >= 1: step 0 is the initial C.) Only norm-bound guarantees "
@@ -144,9 +139,9 @@ void kernel_section(ReproReport& r, const ReproPlan& plan, const std::vector<Gro
         break;
       }
     const double a = s.attention_parameters.mean, p = s.parameters.mean;
-    auto ratio = [](double x, double y) { return y > 0 ? num(x / y, 2) + "x" : "-"; };
-    r.md << "| " << s.group << " | " << d << " | " << (s.finished ? num(a / layers, 0) : "-")
-         << " | " << (s.finished ? num(a, 0) : "-") << " | " << (s.finished ? num(p, 0) : "-")
+    auto ratio = [](double x, double y) { return y > 0 ? fixed_number(x / y, 2) + "x" : "-"; };
+    r.md << "| " << s.group << " | " << d << " | " << (s.finished ? fixed_number(a / layers, 0) : "-")
+         << " | " << (s.finished ? fixed_number(a, 0) : "-") << " | " << (s.finished ? fixed_number(p, 0) : "-")
          << " | " << (dot && s.finished ? ratio(a, dot->attention_parameters.mean) : "-") << " | "
          << (dot && s.finished ? ratio(p, dot->parameters.mean) : "-") << " |\n";
   }
@@ -164,7 +159,7 @@ void kernel_section(ReproReport& r, const ReproPlan& plan, const std::vector<Gro
       r.md << "| " << arm.name << " | " << it->second.attention << " | " << it->second.total
            << " | "
            << (dot_size != runs.paper_size.end()
-                   ? num(static_cast<double>(it->second.total) / dot_size->second.total, 3) + "x"
+                   ? fixed_number(static_cast<double>(it->second.total) / dot_size->second.total, 3) + "x"
                    : std::string("-"))
            << " |\n";
     }

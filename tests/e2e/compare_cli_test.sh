@@ -178,4 +178,26 @@ for mech in ("dot", "ky"):
         assert abs(y - st.mean(per_step[x])) < 1e-5, (x, y, per_step[x])
 PY
 
+# Issue 34: sweep --lr-grid tunes each group: its first seed at every rate, the rate chosen on
+# the validation set, its other seeds at that rate.
+"$bin" sweep --config "$work/tiny.json" --vary model.attention=dot,ky --seeds 2 --lr-grid 0.5,2 --out "$work/tuned" -j 2 -q > "$work/tuned.txt" 2>"$work/tuned.err" || bad "sweep --lr-grid failed: $(cat "$work/tuned.err")"
+python3 - "$work/tuned.txt" "$work/tuned" <<'PY' && ok "sweep --lr-grid: a grid per group, the chosen rate for its other seeds" || bad "sweep --lr-grid: $(cat "$work/tuned.txt")"
+import json, os, re, sys
+text, out = open(sys.argv[1]).read(), sys.argv[2]
+for mech in ("dot", "ky"):
+    g = f"model.attention={mech}"
+    m = re.search(re.escape(g) + r": learning rate ([0-9.e-]+) chosen on the validation set", text)
+    assert m, text
+    lr = float(m.group(1))
+    grid = sorted(os.listdir(os.path.join(out, g, "grid")))
+    assert [d for d in grid if d.startswith("lr=")] == ["lr=0.0015", "lr=0.006"], grid
+    seeds = os.listdir(os.path.join(out, g, "seeds"))
+    assert [d for d in seeds if d.startswith("lr=")] == [f"lr={m.group(1)}"], seeds
+    c = json.load(open(os.path.join(out, g, "seeds", f"lr={m.group(1)}", "seed-6", "config.json")))
+    assert abs(c["train"]["lr"] - lr) < 1e-12 and c["seed"] == 6, c
+    for d in ("lr=0.0015", "lr=0.006"):
+        assert os.path.exists(os.path.join(out, g, "grid", d, "seed-5", "validation.json"))
+PY
+rejects "--lr-grid runs each group's grid" "$bin" sweep --config "$work/tiny.json" --lr-grid 0.5,2 --out "$work/t2" --index 0
+
 summary

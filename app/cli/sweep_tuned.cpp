@@ -1,0 +1,123 @@
+// `attnlab sweep --lr-grid`: each group of a sweep at its own learning rate
+// (app/cli/cli_compare.h, core/training/headless/tuned_arms.h).
+#include <iostream>
+
+#include "cli/cli.h"
+#include "cli/cli_compare.h"
+#include "cli/progress.h"
+#include "core/base/error.h"
+#include "core/base/interrupt.h"
+#include "core/training/headless/tuned_arms.h"
+#include "core/training/interventions/length_eval.h"
+
+namespace attn {
+using nlohmann::json;
+
+int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
+  std::vector<TunedArm> arms;
+  try {
+    if (a.index >= 0)
+      throw Error("--lr-grid runs each group's grid, then its seeds at the chosen rate: split it "
+                  "with --shard i/n (whole groups), not --index");
+    for (double g : a.lr_grid)
+      if (!(g > 0 && g < 1000))
+        throw Error("--lr-grid " + lr_text(g) + ": each multiplier must be in (0, 1000)");
+    for (const auto& group : plan.groups) {
+      const SweepCell* first = nullptr;
+      for (const auto& c : plan.cells)
+        if (c.group == group) {
+          first = &c;
+          break;
+        }
+      if (const std::string why = validation_refusal(first->config.task); !why.empty())
+        throw Error("--lr-grid needs a validation set: " + why);
+      TunedArm arm;
+      arm.name = group;
+      arm.dir = sanitize_run_name(group);
+      arm.config = to_json(first->config);  // its seed is the first seed of the group
+      arm.lr_grid = a.lr_grid;
+      arm.seeds = plan.seeds;
+      arms.push_back(std::move(arm));
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (a.list) {
+    for (const auto& arm : arms) {
+      const TunedRuns t = tuned_runs(arm, a.out);
+      std::cout << arm.dir << "  " << (t.all_done ? "done" : t.grid_done ? "grid done" : "pending")
+                << "\n";
+    }
+    return kExitOk;
+  }
+  install_stop_signals();
+  CellExits exits;
+  ProgressPrinter progress;
+  TunedRunOptions o;
+  o.out_dir = a.out;
+  o.threads = a.threads;
+  o.checkpoint_every = a.checkpoint_every;
+  o.jobs = a.jobs;
+  o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
+    return exits.run(c, h, a.quiet, a.jobs);
+  };
+  o.log = [&](const std::string& line) {
+    if (!a.quiet || line.find(": step ") == std::string::npos) progress(line);
+  };
+  TunedOutcome outcome;
+  try {
+    if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
+    outcome = run_tuned_arms(arms, o);
+  } catch (const Interrupted& i) {
+    std::cerr << "attnlab sweep: interrupted; finished and checkpointed runs are kept, run the "
+                 "same command again to continue\n";
+    return 128 + i.signal;
+  } catch (const std::exception& e) {
+    progress.finish();
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return exits.code_for_failure();
+  }
+  progress.finish();
+  try {
+    std::vector<RunDirectory> runs;
+    std::vector<std::string> group_of;
+    json chosen = json::object();
+    for (const auto& arm : arms) {
+      const TunedRuns t = tuned_runs(arm, a.out);
+      chosen[arm.name] = {{"lr_grid", lr_trials_json(t.choice)},
+                          {"lr_chosen", t.choice.chosen >= 0
+                                            ? json(t.choice.trials[t.choice.chosen].lr)
+                                            : json(nullptr)}};
+      for (const auto& rel : t.runs) {
+        runs.push_back(read_run_directory(a.out + "/" + rel));
+        group_of.push_back(arm.name);
+      }
+    }
+    const auto groups = aggregate_runs(runs, group_of);
+    if (a.json) {
+      std::cout << json{{"ran", outcome.ran},           {"resumed", outcome.resumed},
+                        {"skipped", outcome.skipped},   {"diverged", outcome.diverged},
+                        {"groups", group_table_json(groups)}, {"learning_rates", chosen}}
+                       .dump(2)
+                << "\n";
+    } else {
+      std::cout << "sweep: " << outcome.ran << " run, " << outcome.resumed << " resumed, "
+                << outcome.skipped << " already done"
+                << (outcome.diverged ? ", " + std::to_string(outcome.diverged) + " diverged" : "")
+                << "\n";
+      for (const auto& [name, c] : chosen.items())
+        std::cout << name << ": learning rate "
+                  << (c["lr_chosen"].is_null() ? std::string("none (every rate diverged)")
+                                               : lr_text(c["lr_chosen"].get<double>()))
+                  << " chosen on the validation set\n";
+      std::cout << group_table_markdown(groups);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  return outcome.diverged ? kExitDiverged : kExitOk;
+}
+
+}  // namespace attn
