@@ -222,8 +222,8 @@ int main(int argc, char** argv) {
                       "Run directory to add to the Compare panel (repeatable)");
   gui_cmd
       ->add_option("--compare-bands", gui.compare_bands,
-                   "Compare: runs that differ only in their seed as one mean line with a band: "
-                   "0 each run (default), 1 mean ± sd, 2 mean ± 95% CI")
+                   "Compare and Runs: runs that differ only in their seed as one mean line with "
+                   "a band: 0 each run (default), 1 mean ± sd, 2 mean ± 95% CI")
       ->check(CLI::Range(0, 2));
   gui_cmd->add_option("--compare-vary", gui.compare_vary,
                       "key=v1,v2: the Compare panel starts one run per value from --config");

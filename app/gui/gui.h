@@ -28,7 +28,7 @@ struct GuiOptions {
   int64_t export_after_step = 0;
   std::vector<std::string> compare_dirs;  // saved run directories added to the Compare panel
   std::string compare_vary;               // "key=v1,v2": Compare starts one run per value
-  int compare_bands = 0;  // Compare's seed groups: 0 each run, 1 mean ± sd, 2 mean ± 95% CI
+  int compare_bands = 0;  // Compare's and Runs' seed groups: 0 each run, 1 mean ± sd, 2 ± 95% CI
   std::string compare_out;  // where Compare records its runs ("" = <runs_dir>/compare)
   // Where runs trained in the window are recorded (core/training/recording/run_recorder.h) and what the
   // Runs panel lists; empty: $XDG_DATA_HOME/attnlab/runs (~/.local/share/attnlab/runs).

@@ -72,6 +72,7 @@ std::unique_ptr<Panel> make_compare(const PanelSetup& s) {
 // Runs: the runs root (resolved by run_gui into options.runs_dir) and every --run DIR.
 std::unique_ptr<Panel> make_runs(const PanelSetup& s) {
   auto p = std::make_unique<RunsPanel>(s.options.runs_dir);
+  p->set_seed_bands(s.options.compare_bands);
   for (const std::string& dir : s.options.follow_runs)
     if (!p->add_dir(dir, /*select=*/true))
       std::fprintf(stderr, "attnlab: --run: %s\n", p->error().c_str());

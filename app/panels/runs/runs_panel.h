@@ -49,6 +49,8 @@ class RunsPanel : public Panel {
   // overlay.
   bool add_dir(const std::string& dir, bool select);
   const std::string& error() const { return error_; }
+  // 0: each ticked run its own line; 1: seed groups as mean ± sd; 2: mean ± 95% CI.
+  void set_seed_bands(int bands) { seed_bands_ = bands; }
 
   void draw(FrameContext& frame) override;
   void update(FrameContext& frame) override;
