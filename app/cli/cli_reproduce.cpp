@@ -104,8 +104,9 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
   json arms = json::array();
   md << "## Arms\n\nEvery arm trains its first seed once per learning rate of its grid; the rate "
         "with the best accuracy on a held-out validation set (never the reported eval set) is "
-        "chosen, and the other seeds train at it. \"differs\" lists every resolved config key "
-        "in which the arm differs from the first arm of its task.\n\n"
+        "chosen, and the other seeds train at it (a rate marked \"the grid's edge\" is the "
+        "grid's lowest or highest: a wider grid might find a better one). \"differs\" lists every "
+        "resolved config key in which the arm differs from the first arm of its task.\n\n"
         "| arm | differs from the first arm of its task | grid: rate (validation accuracy, loss) "
         "| chosen rate | seeds |\n|---|---|---|---|---|\n";
   std::map<std::string, size_t> first_of_task;
@@ -145,8 +146,12 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
         s["final_spectral_radius"] = r->summary["conn"].value("spectral_radius", NAN);
       seeds.push_back(s);
     }
+    // A choice at the grid's end may not be the best rate: a wider grid could do better.
+    const int last = static_cast<int>(t.choice.trials.size()) - 1;
+    const bool edge = last > 0 && (t.choice.chosen == 0 || t.choice.chosen == last);
     md << "| " << arm.name << " | " << differ_text << " | " << grid << " | "
-       << (std::isfinite(chosen) ? lr_text(chosen) : "-") << " | " << seeds.size() << " of "
+       << (std::isfinite(chosen) ? lr_text(chosen) + (edge ? " (the grid's edge)" : "") : "-")
+       << " | " << seeds.size() << " of "
        << arm.seeds << " |\n";
     const json& entry = plan.manifest.at("arms").at(k);
     arms.push_back({{"name", arm.name},
@@ -156,6 +161,7 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
                     {"note", plan.notes[k]},
                     {"lr_grid", lr_trials_json(t.choice)},
                     {"lr_chosen", std::isfinite(chosen) ? json(chosen) : json(nullptr)},
+                    {"lr_at_grid_edge", edge},
                     {"seeds_planned", arm.seeds},
                     {"seeds", seeds}});
   }
