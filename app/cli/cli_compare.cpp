@@ -483,6 +483,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
                   "at every rate, the rate with the best validation accuracy is chosen (never the "
                   "eval set), and its other seeds train at it (OUT/<group>/grid, OUT/<group>/seeds)")
       ->delimiter(',');
+  cmd->add_option("--lr-extend", a.lr_extend,
+                  "With --lr-grid: when the best rate is the grid's lowest or highest, try one "
+                  "more a grid step beyond it, up to N times (default 2)")
+      ->check(CLI::Range(0, 10));
   cmd->add_option("--threads", a.threads,
                   "Torch threads per run (default: the config's, else chosen by measurement; "
                   "with -j N, at most cores/N)")

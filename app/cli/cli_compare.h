@@ -40,6 +40,7 @@ struct SweepArgs {
   bool quiet = false;
   bool json = false;
   std::vector<double> lr_grid;  // --lr-grid: tuned per group (app/cli/sweep_tuned.cpp)
+  int lr_extend = 2;            // --lr-extend
 };
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args);

@@ -104,8 +104,9 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
   json arms = json::array();
   md << "## Arms\n\nEvery arm trains its first seed once per learning rate of its grid; the rate "
         "with the best accuracy on a held-out validation set (never the reported eval set) is "
-        "chosen, and the other seeds train at it (a rate marked \"the grid's edge\" is the "
-        "grid's lowest or highest: a wider grid might find a better one). \"differs\" lists every "
+        "chosen, and the other seeds train at it. When the best rate is the lowest or highest "
+        "tried, one more rate a grid step beyond it is tried (up to repro.json's lr_extend, 2); "
+        "a rate still marked \"the grid's edge\" might be bettered by a wider grid. \"differs\" lists every "
         "resolved config key in which the arm differs from the first arm of its task.\n\n"
         "| arm | differs from the first arm of its task | grid: rate (validation accuracy, loss) "
         "| chosen rate | seeds |\n|---|---|---|---|---|\n";
@@ -146,9 +147,8 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
         s["final_spectral_radius"] = r->summary["conn"].value("spectral_radius", NAN);
       seeds.push_back(s);
     }
-    // A choice at the grid's end may not be the best rate: a wider grid could do better.
-    const int last = static_cast<int>(t.choice.trials.size()) - 1;
-    const bool edge = last > 0 && (t.choice.chosen == 0 || t.choice.chosen == last);
+    // A choice still at the edge after the grid's extensions may not be the best rate.
+    const bool edge = t.choice.at_edge;
     md << "| " << arm.name << " | " << differ_text << " | " << grid << " | "
        << (std::isfinite(chosen) ? lr_text(chosen) + (edge ? " (the grid's edge)" : "") : "-")
        << " | " << seeds.size() << " of "

@@ -56,12 +56,21 @@ ReproPlan load_repro_plan(const std::string& configs_dir, const std::string& pap
   if (quick_block && member(*quick_block, "lr_grid"))
     grid = read_grid((*quick_block)["lr_grid"], file + ": quick.lr_grid");
   int seeds = m.contains("seeds") ? read_seeds(m["seeds"], file + ": seeds") : 3;
+  int extend = 2;
+  for (const json* block : {static_cast<const json*>(&m), quick_block})
+    if (block && member(*block, "lr_extend")) {
+      const json& e = (*block)["lr_extend"];
+      if (!e.is_number_integer() || e.get<int>() < 0 || e.get<int>() > 10)
+        throw Error(file + ": lr_extend must be an integer from 0 to 10, got " + e.dump());
+      extend = e.get<int>();
+    }
   if (quick_block && member(*quick_block, "seeds"))
     seeds = read_seeds((*quick_block)["seeds"], file + ": quick.seeds");
   // quick's own keys that are not config overrides.
   json quick_set = quick_block ? *quick_block : json::object();
   quick_set.erase("lr_grid");
   quick_set.erase("seeds");
+  quick_set.erase("lr_extend");
 
   std::map<std::string, std::pair<std::string, int64_t>> steps_of_task;  // task -> (arm, steps)
   for (const auto& a : m.at("arms")) {
@@ -82,6 +91,7 @@ ReproPlan load_repro_plan(const std::string& configs_dir, const std::string& pap
                                                   : grid;
     arm.seeds = a.contains("seeds") && !quick ? read_seeds(a["seeds"], where + ".seeds") : seeds;
     if (seeds_override > 0) arm.seeds = seeds_override;
+    arm.extend = extend;
     const ExperimentConfig parsed = parse_config(arm.config, where);
     if (arm.lr_grid.size() > 1)
       if (const std::string why = validation_refusal(parsed.task); !why.empty())

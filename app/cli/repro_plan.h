@@ -2,7 +2,9 @@
 // tuned arms (core/training/headless/tuned_arms.h), and the finished runs of each arm.
 //
 // repro.json: "title", "seeds" (default 3), "lr_grid" (multipliers of each arm's train.lr,
-// default [0.5, 1, 2]), "quick" (overrides of --quick, with optional "lr_grid" and "seeds"),
+// default [0.5, 1, 2]), "lr_extend" (how many rates beyond the grid's edge an arm may try when
+// its best rate is the edge, default 2), "quick" (overrides of --quick, with optional
+// "lr_grid", "seeds" and "lr_extend"),
 // "arms" [{"name", "config" (a file beside repro.json), "set" {key: value}, "quick" {key: value},
 // "seeds" (this arm's count, e.g. 5 where a verdict hinges on it), "lr_grid", "note" (how the
 // arm differs from the others beyond its mechanism, a line of the report)}], "claims"

@@ -37,6 +37,7 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
       arm.config = to_json(first->config);  // its seed is the first seed of the group
       arm.lr_grid = a.lr_grid;
       arm.seeds = plan.seeds;
+      arm.extend = a.lr_extend;
       arms.push_back(std::move(arm));
     }
   } catch (const std::exception& e) {

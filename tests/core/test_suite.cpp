@@ -261,3 +261,52 @@ TEST_CASE("tuned arms: the rate chosen on a text validation split ignores the ev
   m.task.split = "tail";
   CHECK(validation_refusal(m.task).find("task.split \"blocks\"") != std::string::npos);
 }
+
+// A best rate at the grid's edge grows the grid by a grid step, up to `extend` times. The grid
+// runs train for real; their cached validation figures are then set so that the top rate wins,
+// which makes the extension certain.
+TEST_CASE("tuned arms: a choice at the grid's top edge tries the next rate up") {
+  test::ScopedTempDir tmp("tuned-extend");
+  TunedArm arm;
+  arm.name = "dot";
+  arm.dir = "dot";
+  arm.config = tiny_task({{"name", "copy"}, {"length", 4}, {"vocab", 8}});
+  arm.lr_grid = {0.01, 0.02};  // 3e-5, 6e-5: barely learns in 24 steps (accuracy near 1/8)
+  arm.seeds = 1;
+  arm.extend = 0;
+  TunedRunOptions o;
+  o.out_dir = (tmp.path / "runs").string();
+  run_tuned_arms({arm}, o);
+  const LrChoice grid = choose_tuned_rate(arm, o.out_dir);
+  REQUIRE(grid.trials.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const fs::path cache = fs::path(o.out_dir) / grid.trials[i].run / "validation.json";
+    json v = json::parse(std::ifstream(cache));
+    v["accuracy"] = i == 1 ? 0.9 : 0.1;  // the top rate wins
+    write(cache, v);
+  }
+  CHECK(choose_tuned_rate(arm, o.out_dir).at_edge);
+  arm.extend = 2;
+  arm.seeds = 2;
+  const LrChoice pending = choose_tuned_rate(arm, o.out_dir);
+  CHECK(pending.next_rate == doctest::Approx(1.2e-4));  // a grid step (x2) above 6e-5
+  CHECK(pending.next_extension == 1);
+  CHECK_FALSE(tuned_runs(arm, o.out_dir).grid_done);
+  run_tuned_arms({arm}, o);
+  const TunedRuns r = tuned_runs(arm, o.out_dir);
+  REQUIRE(r.choice.trials.size() == 3);
+  CHECK(r.choice.trials[2].run.find("dot/grid-ext1/lr=0.00012/") == 0);
+  // 1.2e-4 trained for real (accuracy far below the cached 0.9): 6e-5 stays the best, inside.
+  CHECK(r.choice.trials[2].validation_accuracy < 0.9);
+  CHECK(r.choice.chosen == 1);
+  CHECK_FALSE(r.choice.at_edge);
+  CHECK(r.grid_done);
+  CHECK(r.all_done);
+  REQUIRE(r.runs.size() == 2);
+  const RunDirectory second = read_run_directory((fs::path(o.out_dir) / r.runs[1]).string());
+  CHECK(second.config.train.lr == doctest::Approx(6e-5));
+  CHECK(second.config.seed == 2);
+  // Without extension the choice stops at the grid's own edge.
+  arm.extend = 0;
+  CHECK(choose_tuned_rate(arm, o.out_dir).trials.size() == 2);
+}

@@ -51,7 +51,14 @@ assert [a["name"] for a in r["arms"]] == [a["name"] for a in m["arms"]]
 for arm, want in zip(r["arms"], m["arms"]):
     grid = arm["lr_grid"]
     quick_grid = m["quick"]["lr_grid"]
-    assert len(grid) == len(quick_grid), arm
+    # The grid, then at most lr_extend rates beyond its edge (grid-ext<k>), each a grid step on.
+    assert len(quick_grid) <= len(grid) <= len(quick_grid) + m["quick"]["lr_extend"], arm
+    for k, t in enumerate(grid[len(quick_grid):], 1):
+        assert f"/grid-ext{k}/" in t["run"], t
+    if len(grid) > len(quick_grid):  # extended: the choice before it was an edge
+        prev = grid[:len(grid) - 1]
+        best_prev = max(prev, key=lambda t: (round(t["validation_accuracy"], 9), -t["validation_loss"]))
+        assert best_prev["lr"] in (min(t["lr"] for t in prev), max(t["lr"] for t in prev)), grid
     assert all(t["finished"] and not t["diverged"] for t in grid), arm
     # The chosen rate is the best validation accuracy, ties to the lower loss.
     best = max(grid, key=lambda t: (round(t["validation_accuracy"], 9), -t["validation_loss"]))
@@ -62,7 +69,7 @@ for arm, want in zip(r["arms"], m["arms"]):
     assert seeds == sorted(set(seeds)), seeds
     for s in arm["seeds"]:
         assert "eval_loss" in s and "eval_accuracy" in s, s
-        assert "/grid/" in s["run"] or "/seeds/" in s["run"], s
+        assert "/grid/" in s["run"] or "/grid-ext" in s["run"] or "/seeds/" in s["run"], s
     # Every seed trained at the chosen rate: its config says so.
     for s in arm["seeds"]:
         c = json.load(open(os.path.join(s["run"], "config.json")))

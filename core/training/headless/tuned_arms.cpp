@@ -1,5 +1,6 @@
 #include "core/training/headless/tuned_arms.h"
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -34,6 +35,29 @@ uint64_t base_seed(const json& config) {
 }
 
 std::string grid_dir(const TunedArm& arm) { return arm.dir + "/grid"; }
+std::string extension_dir(const TunedArm& arm, int k) {
+  return arm.dir + "/grid-ext" + std::to_string(k);
+}
+
+// The best finished, undiverged trial: highest validation accuracy, ties (1e-9) to the lower
+// loss; -1 when none.
+int best_trial(const std::vector<LrTrial>& trials) {
+  int chosen = -1;
+  for (int i = 0; i < static_cast<int>(trials.size()); ++i) {
+    const LrTrial& t = trials[i];
+    if (!t.finished || t.diverged) continue;
+    if (chosen < 0) {
+      chosen = i;
+      continue;
+    }
+    const LrTrial& best = trials[chosen];
+    if (t.validation_accuracy > best.validation_accuracy + 1e-9 ||
+        (std::fabs(t.validation_accuracy - best.validation_accuracy) <= 1e-9 &&
+         t.validation_loss < best.validation_loss))
+      chosen = i;
+  }
+  return chosen;
+}
 std::string seeds_dir(const TunedArm& arm) { return arm.dir + "/seeds"; }
 
 // The run's validation figures, from its validation.json when that was computed for this very
@@ -97,15 +121,24 @@ SweepPlan tuned_seeds_plan(const TunedArm& a, double lr) {
   return plan_sweep({arm}, {}, a.seeds - 1);
 }
 
+SweepPlan tuned_extension_plan(const TunedArm& a, double lr) {
+  SweepArm arm;
+  arm.name = "lr=" + lr_text(lr);
+  arm.config = a.config;
+  set_dotted(arm.config, "train.lr", lr);
+  return plan_sweep({arm}, {}, 1);
+}
+
 LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir) {
   LrChoice choice;
   const SweepPlan grid = tuned_grid_plan(arm);
   const bool validate = grid.cells.size() > 1;
-  for (const auto& cell : grid.cells) {
+  // A trial of one cell of a phase directory.
+  auto trial_of = [&](const SweepCell& cell, const std::string& dir) {
     LrTrial trial;
     trial.lr = cell.config.train.lr;
-    trial.run = grid_dir(arm) + "/" + cell.dir;
-    if (cell_state(out_dir + "/" + grid_dir(arm), cell) == CellState::Done) {
+    trial.run = dir + "/" + cell.dir;
+    if (cell_state(out_dir + "/" + dir, cell) == CellState::Done) {
       const RunDirectory run = read_run_directory((fs::path(out_dir) / trial.run).string());
       trial.finished = true;
       trial.diverged = run.summary.value("diverged", false);
@@ -117,28 +150,47 @@ LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir) {
         if (!std::isfinite(v.loss)) trial.diverged = true;
       }
     }
-    choice.trials.push_back(trial);
-  }
-  for (int i = 0; i < static_cast<int>(choice.trials.size()); ++i) {
-    const LrTrial& t = choice.trials[i];
-    if (!t.finished || t.diverged) continue;
-    if (choice.chosen < 0) {
-      choice.chosen = i;
-      continue;
+    return trial;
+  };
+  for (const auto& cell : grid.cells) choice.trials.push_back(trial_of(cell, grid_dir(arm)));
+  choice.chosen = best_trial(choice.trials);
+  // The grid's step: the ratio of its two outermost multipliers on each side.
+  std::vector<double> g = arm.lr_grid;
+  std::sort(g.begin(), g.end());
+  const double up = g.size() > 1 ? g[g.size() - 1] / g[g.size() - 2] : 2.0;
+  const double down = g.size() > 1 ? g[1] / g[0] : 2.0;
+  auto edge_of = [&]() -> int {  // +1 highest rate tried, -1 lowest, 0 inside
+    if (choice.chosen < 0 || choice.trials.size() < 2) return 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& t : choice.trials) lo = std::min(lo, t.lr), hi = std::max(hi, t.lr);
+    const double c = choice.trials[choice.chosen].lr;
+    return c >= hi ? 1 : c <= lo ? -1 : 0;
+  };
+  for (int k = 1; validate && k <= arm.extend; ++k) {
+    for (const auto& t : choice.trials)
+      if (!t.finished) return choice;  // the choice waits for every trial
+    const int edge = edge_of();
+    if (edge == 0 || up <= 1 || down <= 1) break;
+    const double edge_lr = choice.trials[choice.chosen].lr;
+    const double next = std::stod(lr_text(edge > 0 ? edge_lr * up : edge_lr / down));
+    const SweepPlan ext = tuned_extension_plan(arm, next);
+    LrTrial trial = trial_of(ext.cells.front(), extension_dir(arm, k));
+    if (!trial.finished) {
+      choice.next_rate = next;
+      choice.next_extension = k;
+      break;
     }
-    const LrTrial& best = choice.trials[choice.chosen];
-    if (t.validation_accuracy > best.validation_accuracy + 1e-9 ||
-        (std::fabs(t.validation_accuracy - best.validation_accuracy) <= 1e-9 &&
-         t.validation_loss < best.validation_loss))
-      choice.chosen = i;
+    choice.trials.push_back(trial);
+    choice.chosen = best_trial(choice.trials);
   }
+  choice.at_edge = edge_of() != 0;
   return choice;
 }
 
 TunedRuns tuned_runs(const TunedArm& arm, const std::string& out_dir) {
   TunedRuns r;
   r.choice = choose_tuned_rate(arm, out_dir);
-  r.grid_done = true;
+  r.grid_done = r.choice.next_rate == 0;
   for (const auto& t : r.choice.trials) r.grid_done &= t.finished;
   if (r.choice.chosen < 0) return r;
   const double lr = r.choice.trials[r.choice.chosen].lr;
@@ -171,7 +223,8 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
     throw Error("--shard: index must be in [0, count)");
   struct Job {
     size_t arm;
-    bool grid;
+    bool grid;        // a grid run (or an extension of it): the choice follows it
+    std::string dir;  // its phase directory, relative to the out dir
     SweepPlan plan;  // shared by an arm's cells of one phase (copied: plans are small)
     int cell;
   };
@@ -194,21 +247,29 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
 
   // Every phase's sweep.json is written here, by one thread, before any of its cells runs
   // (run_sweep writes it when absent; two threads of one process would share its temporary).
-  auto enqueue = [&](size_t a, bool grid, const SweepPlan& plan) {
-    open_sweep_dir(plan, o.out_dir + "/" + (grid ? grid_dir(arms[a]) : seeds_dir(arms[a])));
+  auto enqueue = [&](size_t a, bool grid, const std::string& dir, const SweepPlan& plan) {
+    open_sweep_dir(plan, o.out_dir + "/" + dir);
     for (int c = 0; c < static_cast<int>(plan.cells.size()); ++c)
-      queue.push_back({a, grid, plan, c});
+      queue.push_back({a, grid, dir, plan, c});
   };
   for (size_t a : mine) {
     const SweepPlan grid = tuned_grid_plan(arms[a]);
     grid_left[a] = static_cast<int>(grid.cells.size());
-    enqueue(a, true, grid);
+    enqueue(a, true, grid_dir(arms[a]), grid);
   }
 
   // After an arm's last grid run: choose its rate and queue its seeds (called with mu held).
   auto grid_finished = [&](size_t a) {
     const TunedArm& arm = arms[a];
     const LrChoice choice = choose_tuned_rate(arm, o.out_dir);
+    if (choice.next_rate > 0) {  // the best rate is the grid's edge: try one beyond it
+      log(arm.dir + ": the best rate so far, " + lr_text(choice.trials[choice.chosen].lr) +
+          ", is the edge of the rates tried: trying " + lr_text(choice.next_rate));
+      grid_left[a] = 1;
+      enqueue(a, true, extension_dir(arm, choice.next_extension),
+              tuned_extension_plan(arm, choice.next_rate));
+      return;
+    }
     if (choice.chosen < 0) {
       log(arm.dir + ": every learning rate of the grid diverged; no further seeds");
       return;
@@ -217,7 +278,7 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
     if (choice.trials.size() > 1)
       log(arm.dir + ": learning rate " + lr_text(lr) + " chosen on the validation set");
     const SweepPlan seeds = tuned_seeds_plan(arm, lr);
-    if (!seeds.cells.empty()) enqueue(a, false, seeds);
+    if (!seeds.cells.empty()) enqueue(a, false, seeds_dir(arm), seeds);
   };
 
   auto worker = [&] {
@@ -234,14 +295,14 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
       try {
         const TunedArm& arm = arms[job.arm];
         SweepRunOptions so;
-        so.out_dir = o.out_dir + "/" + (job.grid ? grid_dir(arm) : seeds_dir(arm));
+        so.out_dir = o.out_dir + "/" + job.dir;
         so.index = job.cell;
         so.threads = o.threads;
         so.checkpoint_every = o.checkpoint_every;
         so.runner = o.runner;
         so.log = [&](const std::string& line) {
           std::lock_guard<std::mutex> guard(mu);
-          log(arm.dir + "/" + (job.grid ? "grid" : "seeds") + ": " + line);
+          log(job.dir + ": " + line);
         };
         r = run_sweep(job.plan, so);
       } catch (...) {

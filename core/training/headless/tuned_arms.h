@@ -12,6 +12,9 @@
 //    task without a validation set can still run untuned). Diverged grid runs are left out; an
 //    arm whose every grid run diverged trains no further seeds. The figures are kept in the grid
 //    run's validation.json (with its config hash and step), so a report does not evaluate again.
+//  - With `extend` > 0 a choice at the grid's edge grows the grid: the next rate a grid step
+//    (the ratio of the two outermost multipliers) beyond the edge trains in grid-ext<k>/, and the
+//    choice is made again over every trial, until it lies inside or `extend` steps are used.
 //  - run_tuned_arms() runs cells, not arms, `jobs` at a time: every arm's grid first, then an
 //    arm's seeds as soon as its grid is done, so no core idles while work remains. --shard i/n
 //    takes the arms with index % n == i, both phases, so shards never wait on each other.
@@ -32,11 +35,16 @@ struct TunedArm {
   nlohmann::json config;                 // the arm's config (overrides applied)
   std::vector<double> lr_grid = {1.0};   // multipliers of config's train.lr
   int seeds = 3;
+  // When the chosen rate is the grid's highest (lowest), train one more rate a grid step above
+  // (below) it, up to this many times, so that the choice is not cut off by the grid.
+  int extend = 0;
 };
 
 // The grid: one sweep arm per rate ("lr=0.001"), at the config's seed. Rates are rounded to
 // three significant digits, as their directory names show them.
 SweepPlan tuned_grid_plan(const TunedArm& arm);
+// One more rate at the config's seed: extension k of the grid.
+SweepPlan tuned_extension_plan(const TunedArm& arm, double lr);
 // The other seeds (config seed + 1 .. + seeds - 1) at rate `lr`; no cells when seeds is 1.
 SweepPlan tuned_seeds_plan(const TunedArm& arm, double lr);
 
@@ -48,8 +56,11 @@ struct LrTrial {
   double validation_loss = 0, validation_accuracy = 0;
 };
 struct LrChoice {
-  std::vector<LrTrial> trials;  // in grid order
+  std::vector<LrTrial> trials;  // in grid order, then the extensions in the order trained
   int chosen = -1;              // into trials; -1: none finished without diverging
+  double next_rate = 0;         // an extension still to train (0: none)
+  int next_extension = 0;       // its number k (grid-ext<k>)
+  bool at_edge = false;         // chosen is the lowest or highest rate tried
 };
 // Reads the arm's finished grid runs and (for a grid of more than one rate) evaluates each on
 // the validation set. Throws attn::Error when the task has no validation set.
