@@ -37,8 +37,8 @@ int run_bench_step_command(const BenchStepArgs& a) {
         throw Error("--set " + s + ": one value (key=value), not a list");
       set_dotted(config, axis.key, axis.values[0]);
     }
-    const StepBenchmark b = benchmark_training_steps(parse_config(config, a.config), a.warmup,
-                                                     a.steps, !a.unfused);
+    const StepBenchmark b =
+        benchmark_training_steps(parse_config(config, a.config), a.warmup, a.steps, !a.unfused);
     const json out = {{"steps", b.steps},
                       {"warmup", b.warmup},
                       {"mean_seconds", b.mean_seconds},

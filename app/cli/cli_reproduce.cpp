@@ -106,7 +106,8 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
         "with the best accuracy on a held-out validation set (never the reported eval set) is "
         "chosen, and the other seeds train at it. When the best rate is the lowest or highest "
         "tried, one more rate a grid step beyond it is tried (up to repro.json's lr_extend, 2); "
-        "a rate still marked \"the grid's edge\" might be bettered by a wider grid. \"differs\" lists every "
+        "a rate still marked \"the grid's edge\" might be bettered by a wider grid. \"differs\" "
+        "lists every "
         "resolved config key in which the arm differs from the first arm of its task.\n\n"
         "| arm | differs from the first arm of its task | grid: rate (validation accuracy, loss) "
         "| chosen rate | seeds |\n|---|---|---|---|---|\n";
@@ -133,8 +134,8 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
       else if (trial.diverged)
         grid += " (diverged)";
       else if (trial.validated)
-        grid += " (" + fixed_number(trial.validation_accuracy, 4) + ", " + fixed_number(trial.validation_loss, 4) +
-                ")";
+        grid += " (" + fixed_number(trial.validation_accuracy, 4) + ", " +
+                fixed_number(trial.validation_loss, 4) + ")";
     }
     const double chosen = t.choice.chosen >= 0 ? t.choice.trials[t.choice.chosen].lr : NAN;
     json seeds = json::array();
@@ -151,13 +152,13 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
     const bool edge = t.choice.at_edge;
     md << "| " << arm.name << " | " << differ_text << " | " << grid << " | "
        << (std::isfinite(chosen) ? lr_text(chosen) + (edge ? " (the grid's edge)" : "") : "-")
-       << " | " << seeds.size() << " of "
-       << arm.seeds << " |\n";
+       << " | " << seeds.size() << " of " << arm.seeds << " |\n";
     const json& entry = plan.manifest.at("arms").at(k);
     arms.push_back({{"name", arm.name},
-                    {"config", {{"file", entry.at("config")},
-                                {"set", entry.value("set", json::object())},
-                                {"differs", differs}}},
+                    {"config",
+                     {{"file", entry.at("config")},
+                      {"set", entry.value("set", json::object())},
+                      {"differs", differs}}},
                     {"note", plan.notes[k]},
                     {"lr_grid", lr_trials_json(t.choice)},
                     {"lr_chosen", std::isfinite(chosen) ? json(chosen) : json(nullptr)},
@@ -299,14 +300,16 @@ int run_reproduce_command(const ReproduceArgs& a) {
       wall = old.value("wall_seconds", wall);
     }
     int total_runs = 0;
-    for (const auto& arm : plan.arms) total_runs += static_cast<int>(arm.lr_grid.size()) + arm.seeds - 1;
+    for (const auto& arm : plan.arms)
+      total_runs += static_cast<int>(arm.lr_grid.size()) + arm.seeds - 1;
 
     ReproReport r;
     r.dir = out.string();
     r.md << "# " << plan.title << "\n\n";
     r.md << "`" << command << "` — " << date << ", " << version_string() << ", "
          << std::thread::hardware_concurrency() << " cores; " << total_runs << " runs"
-         << (a.jobs > 1 ? ", " + std::to_string(a.jobs) + " at a time" : std::string(" one at a time"))
+         << (a.jobs > 1 ? ", " + std::to_string(a.jobs) + " at a time"
+                        : std::string(" one at a time"))
          << ", " << (a.threads > 0 ? a.threads : 1) << " torch thread(s) each"
          << (a.report_only ? std::string()
                            : " (this invocation: " + std::to_string(outcome.ran) + " trained, " +
@@ -330,9 +333,11 @@ int run_reproduce_command(const ReproduceArgs& a) {
             "**did not hold** when it lies on the other, **not resolved** otherwise (with the "
             "seeds that would resolve it at the observed spread).\n\n"
          << claims_markdown(claims) << "\n";
-    if (bench) r.md << "## Speed and memory (isolated benchmark)\n\n" << bench_markdown(*bench) << "\n";
+    if (bench)
+      r.md << "## Speed and memory (isolated benchmark)\n\n" << bench_markdown(*bench) << "\n";
     else if (bench_spec.is_object())
-      r.md << "## Speed and memory\n\nThe benchmark has not run yet (benchmark.json is absent).\n\n";
+      r.md
+          << "## Speed and memory\n\nThe benchmark has not run yet (benchmark.json is absent).\n\n";
     paper_section(r, plan, runs, groups);
     json report = {{"paper", a.paper},
                    {"quick", a.quick},

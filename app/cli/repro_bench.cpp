@@ -1,4 +1,3 @@
-#include "cli/cli.h"
 #include "cli/repro_bench.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "cli/cli.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
@@ -29,8 +29,8 @@ int spec_int(const json& spec, const char* key, int fallback, int lo, int hi,
 }
 
 // Runs `attnlab bench-step` on the arm's config in a fresh process; its one JSON line.
-BenchRound bench_once(const std::string& exe, const std::string& config_file, int warmup,
-                      int steps, bool unfused) {
+BenchRound bench_once(const std::string& exe, const std::string& config_file, int warmup, int steps,
+                      bool unfused) {
   const std::string cmd = shell_quote(exe) + " bench-step --config " + shell_quote(config_file) +
                           " --warmup " + std::to_string(warmup) + " --steps " +
                           std::to_string(steps) + (unfused ? " --unfused" : "");
@@ -52,8 +52,10 @@ BenchRound bench_once(const std::string& exe, const std::string& config_file, in
 }
 
 json round_json(const BenchRound& r) {
-  return {{"mean_seconds", r.mean_seconds}, {"best_seconds", r.best_seconds},
-          {"increment_mib", r.increment_mib}, {"floor_mib", r.floor_mib},
+  return {{"mean_seconds", r.mean_seconds},
+          {"best_seconds", r.best_seconds},
+          {"increment_mib", r.increment_mib},
+          {"floor_mib", r.floor_mib},
           {"fused_path", r.fused_path}};
 }
 
@@ -111,7 +113,8 @@ ReproBench run_repro_bench(const ReproPlan& plan, const json& spec, const std::s
   b.steps = spec_int(spec, "steps", 20, 1, 100000, where);
   std::error_code ec;
   const std::string exe = fs::read_symlink("/proc/self/exe", ec).string();
-  if (ec) throw Error("the benchmark needs this executable's path (/proc/self/exe): " + ec.message());
+  if (ec)
+    throw Error("the benchmark needs this executable's path (/proc/self/exe): " + ec.message());
   fs::create_directories(work_dir);
   std::vector<std::string> files;
   for (const auto& name : spec.at("arms")) {
@@ -131,15 +134,15 @@ ReproBench run_repro_bench(const ReproPlan& plan, const json& spec, const std::s
       ArmBench& arm = b.arms[i];
       const BenchRound fused = bench_once(exe, files[i], b.warmup, b.steps, false);
       arm.as_trained.push_back(fused);
-      arm.libtorch.push_back(fused.fused_path
-                                 ? bench_once(exe, files[i], b.warmup, b.steps, true)
-                                 : fused);
+      arm.libtorch.push_back(fused.fused_path ? bench_once(exe, files[i], b.warmup, b.steps, true)
+                                              : fused);
       if (log)
         log("benchmark round " + std::to_string(r + 1) + "/" + std::to_string(b.rounds) + ": " +
             arm.arm + " " + fixed_number(1.0 / fused.mean_seconds, 2) + " steps/s" +
-            (fused.fused_path ? " (fused), " + fixed_number(1.0 / arm.libtorch.back().mean_seconds, 2) +
-                                    " steps/s (libtorch)"
-                              : ""));
+            (fused.fused_path
+                 ? " (fused), " + fixed_number(1.0 / arm.libtorch.back().mean_seconds, 2) +
+                       " steps/s (libtorch)"
+                 : ""));
     }
   return b;
 }
@@ -159,8 +162,9 @@ json bench_json(const ReproBench& b) {
           {"warmup", b.warmup},
           {"steps", b.steps},
           {"threads", 1},
-          {"how", "attnlab bench-step: a fresh process per arm and round, one torch thread, CPU; "
-                  "rounds alternate the arms"},
+          {"how",
+           "attnlab bench-step: a fresh process per arm and round, one torch thread, CPU; "
+           "rounds alternate the arms"},
           {"arms", arms}};
 }
 

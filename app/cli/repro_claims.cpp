@@ -1,4 +1,3 @@
-#include "cli/cli.h"
 #include "cli/repro_claims.h"
 
 #include <algorithm>
@@ -7,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/cli.h"
 #include "core/analysis/statistics.h"
 #include "core/analysis/verdict.h"
 #include "core/base/error.h"
@@ -124,11 +124,12 @@ void validate_claims(const json& claims, const std::vector<std::string>& arms,
         throw Error(where + " names the arm \"" + a +
                     "\", which repro.json does not have (arms: " + join_names(arms) + ")");
       if (one_of(metric, kBenchMetrics) && !one_of(a, bench_arms))
-        throw Error(where + ": metric " + metric + " comes from the benchmark, which does not "
-                    "measure arm \"" + a + "\" (add it to repro.json's benchmark.arms)");
+        throw Error(where + ": metric " + metric +
+                    " comes from the benchmark, which does not "
+                    "measure arm \"" +
+                    a + "\" (add it to repro.json's benchmark.arms)");
     }
-    if (c.contains("path") && string_key(c, "path", i) != "libtorch" &&
-        c["path"] != "as_trained")
+    if (c.contains("path") && string_key(c, "path", i) != "libtorch" && c["path"] != "as_trained")
       throw Error(where + ".path must be \"libtorch\" or \"as_trained\"");
     if (kind == "within") number_key(c, "tolerance", i);
     if (kind.rfind("ratio", 0) == 0 || kind == "at_most") number_key(c, "value", i);
@@ -167,13 +168,13 @@ std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& ru
         out.push_back(r);
         continue;
       }
-      const std::string path = c.contains("path") ? c["path"].get<std::string>()
+      const std::string path = c.contains("path")                 ? c["path"].get<std::string>()
                                : x->fused() && (!y || y->fused()) ? "as_trained"
                                                                   : "libtorch";
       a = bench_keyed(*x, r.metric, path);
       if (y) b = bench_keyed(*y, r.metric, path);
       r.source = "benchmark, " + std::string(path == "libtorch" ? "LibTorch ops on both sides"
-                                                                 : "as trained (fused kernels)");
+                                                                : "as trained (fused kernels)");
       // The other path's point ratio, so a reader sees what the fused kernel changes.
       if (y && ratio) {
         const std::string other = path == "libtorch" ? "as_trained" : "libtorch";
@@ -208,8 +209,8 @@ std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& ru
       out.push_back(r);
       continue;
     }
-    const std::string div = diverged ? " (" + std::to_string(diverged) + " diverged run(s) left out)"
-                                     : std::string();
+    const std::string div =
+        diverged ? " (" + std::to_string(diverged) + " diverged run(s) left out)" : std::string();
 
     // Counted metrics are exact: the ratio or difference decides.
     if (one_of(r.metric, kCountMetrics)) {
@@ -231,7 +232,8 @@ std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& ru
                         ? "held"
                         : "did not hold";
       }
-      r.ours = r.arm + " " + fixed_number(x, 0) + (r.than.empty() ? "" : " vs " + r.than + " " + fixed_number(y, 0)) +
+      r.ours = r.arm + " " + fixed_number(x, 0) +
+               (r.than.empty() ? "" : " vs " + r.than + " " + fixed_number(y, 0)) +
                (ratio ? "; ratio " + fixed_number(r.difference, 3) : "");
       out.push_back(r);
       continue;
@@ -258,23 +260,27 @@ std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& ru
     r.seeds_to_resolve = v.seeds_to_resolve;
     const bool from_bench = !r.source.empty();
     if (!from_bench)
-      r.source = r.kind == "at_most" ? "runs" : v.paired ? "runs, paired by seed"
-                                                         : "runs, unpaired (Welch)";
+      r.source = r.kind == "at_most" ? "runs"
+                 : v.paired          ? "runs, paired by seed"
+                                     : "runs, unpaired (Welch)";
     else if (v.paired)
       r.source += ", paired by round";
     const MeanInterval xa = mean_interval(values_of(a));
     if (r.kind == "at_most") {
-      r.ours = r.arm + " " + r.metric + " " + fixed_number(xa.mean, p) + " ± " + fixed_number(xa.sd, p) + " (" +
-               std::to_string(xa.n) + " seeds; bound " + fixed_number(value, 3) + ")" + div;
+      r.ours = r.arm + " " + r.metric + " " + fixed_number(xa.mean, p) + " ± " +
+               fixed_number(xa.sd, p) + " (" + std::to_string(xa.n) + " seeds; bound " +
+               fixed_number(value, 3) + ")" + div;
       out.push_back(r);
       continue;
     }
     const MeanInterval yb = mean_interval(values_of(b));
-    const std::string sides = r.arm + " " + fixed_number(xa.mean, p) + " ± " + fixed_number(xa.sd, p) + " vs " +
-                              r.than + " " + fixed_number(yb.mean, p) + " ± " + fixed_number(yb.sd, p);
+    const std::string sides = r.arm + " " + fixed_number(xa.mean, p) + " ± " +
+                              fixed_number(xa.sd, p) + " vs " + r.than + " " +
+                              fixed_number(yb.mean, p) + " ± " + fixed_number(yb.sd, p);
     if (ratio)
       r.ours = sides + "; ratio " + fixed_number(r.difference, 3) + path_note + " (" +
-               (r.kind == "ratio_at_most" ? "at most " : "at least ") + fixed_number(value, 3) + ")" + div;
+               (r.kind == "ratio_at_most" ? "at most " : "at least ") + fixed_number(value, 3) +
+               ")" + div;
     else if (r.kind == "better")
       r.ours = sides + "; difference " + fixed_number(r.difference, p) + div;
     else
@@ -297,12 +303,13 @@ std::string claims_markdown(const std::vector<ClaimResult>& results) {
       interval = "exact (a count)";
     else if (std::isfinite(r.lo))
       interval = "[" + fixed_number(r.lo, q) + ", " + fixed_number(r.hi, q) + "]" +
-                 (std::isfinite(r.boot_lo)
-                      ? " ([" + fixed_number(r.boot_lo, q) + ", " + fixed_number(r.boot_hi, q) + "])"
-                      : std::string()) +
-                 ", " + std::to_string(r.seeds) + (r.source.rfind("benchmark", 0) == 0
-                                                       ? " rounds"
-                                                       : r.paired ? " pairs" : " seeds");
+                 (std::isfinite(r.boot_lo) ? " ([" + fixed_number(r.boot_lo, q) + ", " +
+                                                 fixed_number(r.boot_hi, q) + "])"
+                                           : std::string()) +
+                 ", " + std::to_string(r.seeds) +
+                 (r.source.rfind("benchmark", 0) == 0 ? " rounds"
+                  : r.paired                          ? " pairs"
+                                                      : " seeds");
     std::string verdict = "**" + r.verdict + "**";
     if (r.verdict == "not resolved" && r.seeds_to_resolve > 0)
       verdict += " (about " + std::to_string(r.seeds_to_resolve) +

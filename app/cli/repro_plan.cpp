@@ -80,15 +80,16 @@ ReproPlan load_repro_plan(const std::string& configs_dir, const std::string& pap
     for (const auto& other : plan.arms)
       if (other.name == arm.name) throw Error(where + " appears twice");
     arm.dir = sanitize_run_name(arm.name);
-    arm.config = read_config_json((fs::path(plan.dir) / a.at("config").get<std::string>()).string());
+    arm.config =
+        read_config_json((fs::path(plan.dir) / a.at("config").get<std::string>()).string());
     // The arm's own keys (a window, a position), then --quick's (the manifest's, the arm's).
     apply_overrides(arm.config, member(a, "set"));
     if (quick) {
       apply_overrides(arm.config, &quick_set);
       apply_overrides(arm.config, member(a, "quick"));
     }
-    arm.lr_grid = a.contains("lr_grid") && !quick ? read_grid(a["lr_grid"], where + ".lr_grid")
-                                                  : grid;
+    arm.lr_grid =
+        a.contains("lr_grid") && !quick ? read_grid(a["lr_grid"], where + ".lr_grid") : grid;
     arm.seeds = a.contains("seeds") && !quick ? read_seeds(a["seeds"], where + ".seeds") : seeds;
     if (seeds_override > 0) arm.seeds = seeds_override;
     arm.extend = extend;
@@ -100,10 +101,9 @@ ReproPlan load_repro_plan(const std::string& configs_dir, const std::string& pap
     const auto [it, fresh] =
         steps_of_task.emplace(parsed.task.name, std::make_pair(arm.name, parsed.train.steps));
     if (!fresh && it->second.second != parsed.train.steps)
-      throw Error(file + ": arm \"" + arm.name + "\" trains " +
-                  std::to_string(parsed.train.steps) + " steps (train.steps) but arm \"" +
-                  it->second.first + "\" trains " + std::to_string(it->second.second) +
-                  " on the same task (" + parsed.task.name +
+      throw Error(file + ": arm \"" + arm.name + "\" trains " + std::to_string(parsed.train.steps) +
+                  " steps (train.steps) but arm \"" + it->second.first + "\" trains " +
+                  std::to_string(it->second.second) + " on the same task (" + parsed.task.name +
                   "): every arm of a task must train the same number of steps");
     plan.notes.push_back(a.value("note", ""));
     plan.arms.push_back(std::move(arm));
@@ -127,9 +127,8 @@ ReproRuns collect_repro_runs(const ReproPlan& plan, const std::string& runs_dir)
       apply_overrides(config, member(*size, "set"));
       apply_overrides(config, member(plan.manifest["arms"][k], "paper_size_set"));
       const ExperimentConfig c = parse_config(config, plan.dir + "/repro.json: paper_size");
-      r.paper_size[plan.arms[k].name] =
-          model_parameter_count(c.model, size->value("vocab", 0), size->value("length", 0),
-                                size->value("patch_dim", 0));
+      r.paper_size[plan.arms[k].name] = model_parameter_count(
+          c.model, size->value("vocab", 0), size->value("length", 0), size->value("patch_dim", 0));
     }
   }
   for (const auto& arm : plan.arms) {

@@ -1,4 +1,3 @@
-#include "cli/cli.h"
 #include "cli/repro_sections.h"
 
 #include <algorithm>
@@ -7,6 +6,7 @@
 #include <set>
 
 #include "app/figures/compare_figures.h"
+#include "cli/cli.h"
 #include "cli/cli_compare.h"
 #include "core/base/error.h"
 #include "render/plot/colormap.h"
@@ -108,8 +108,9 @@ void conn_section(ReproReport& r, const ReproPlan& plan, const std::vector<Group
       for (const auto& pt : read_json_file(cj).value("spectral_radius_estimate", json::array()))
         if (pt.at(0).get<double>() >= 1) max_rho = std::max(max_rho, pt.at(1).get<double>());
     r.md << "| " << runs.group_of[i] << "/" << run.id << " | "
-         << c.value("control", std::string("?")) << " | " << fixed_number(c.value("spectral_radius", 0.0), 3)
-         << " | " << fixed_number(max_rho, 3) << " | " << fixed_number(c.value("spectral_norm", 0.0), 3) << " | "
+         << c.value("control", std::string("?")) << " | "
+         << fixed_number(c.value("spectral_radius", 0.0), 3) << " | " << fixed_number(max_rho, 3)
+         << " | " << fixed_number(c.value("spectral_norm", 0.0), 3) << " | "
          << c.value("control_events", 0) << " |\n";
   }
   r.md << "\n(max over steps >= 1: step 0 is the initial C.) Only norm-bound guarantees "
@@ -140,15 +141,18 @@ void kernel_section(ReproReport& r, const ReproPlan& plan, const std::vector<Gro
       }
     const double a = s.attention_parameters.mean, p = s.parameters.mean;
     auto ratio = [](double x, double y) { return y > 0 ? fixed_number(x / y, 2) + "x" : "-"; };
-    r.md << "| " << s.group << " | " << d << " | " << (s.finished ? fixed_number(a / layers, 0) : "-")
-         << " | " << (s.finished ? fixed_number(a, 0) : "-") << " | " << (s.finished ? fixed_number(p, 0) : "-")
-         << " | " << (dot && s.finished ? ratio(a, dot->attention_parameters.mean) : "-") << " | "
+    r.md << "| " << s.group << " | " << d << " | "
+         << (s.finished ? fixed_number(a / layers, 0) : "-") << " | "
+         << (s.finished ? fixed_number(a, 0) : "-") << " | "
+         << (s.finished ? fixed_number(p, 0) : "-") << " | "
+         << (dot && s.finished ? ratio(a, dot->attention_parameters.mean) : "-") << " | "
          << (dot && s.finished ? ratio(p, dot->parameters.mean) : "-") << " |\n";
   }
   r.md << "\n(gaussian runs at d_model 32 and batch 64, as the paper had to shrink it.)\n\n";
   if (!runs.paper_size.empty()) {
     const json& size = plan.manifest["paper_size"];
-    r.md << "### At the paper's size, by formula\n\n" << size.value("note", std::string())
+    r.md << "### At the paper's size, by formula\n\n"
+         << size.value("note", std::string())
          << ". Counted by core/models/model_size.h, whose formula equals the built model's count "
             "(tests/core/test_model.cpp).\n\n| mechanism | attention, all layers | whole model | "
             "whole model vs dot |\n|---|---|---|---|\n";
@@ -159,7 +163,9 @@ void kernel_section(ReproReport& r, const ReproPlan& plan, const std::vector<Gro
       r.md << "| " << arm.name << " | " << it->second.attention << " | " << it->second.total
            << " | "
            << (dot_size != runs.paper_size.end()
-                   ? fixed_number(static_cast<double>(it->second.total) / dot_size->second.total, 3) + "x"
+                   ? fixed_number(static_cast<double>(it->second.total) / dot_size->second.total,
+                                  3) +
+                         "x"
                    : std::string("-"))
            << " |\n";
     }
@@ -188,8 +194,8 @@ void neural_section(ReproReport& r, const ReproPlan& plan, const std::vector<Gro
 
 }  // namespace
 
-void ReproReport::figure(const fig::Figure& f, const std::string& stem,
-                         const std::string& caption, double width_in) {
+void ReproReport::figure(const fig::Figure& f, const std::string& stem, const std::string& caption,
+                         double width_in) {
   export_report_figure(f, dir, stem, width_in);
   figures.push_back(stem);
   md << "![" << caption << "](" << stem << ".png)\n\n"

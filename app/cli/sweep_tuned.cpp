@@ -17,8 +17,9 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
   std::vector<TunedArm> arms;
   try {
     if (a.index >= 0)
-      throw Error("--lr-grid runs each group's grid, then its seeds at the chosen rate: split it "
-                  "with --shard i/n (whole groups), not --index");
+      throw Error(
+          "--lr-grid runs each group's grid, then its seeds at the chosen rate: split it "
+          "with --shard i/n (whole groups), not --index");
     for (double g : a.lr_grid)
       if (!(g > 0 && g < 1000))
         throw Error("--lr-grid " + lr_text(g) + ": each multiplier must be in (0, 1000)");
@@ -47,7 +48,10 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
   if (a.list) {
     for (const auto& arm : arms) {
       const TunedRuns t = tuned_runs(arm, a.out);
-      std::cout << arm.dir << "  " << (t.all_done ? "done" : t.grid_done ? "grid done" : "pending")
+      std::cout << arm.dir << "  "
+                << (t.all_done    ? "done"
+                    : t.grid_done ? "grid done"
+                                  : "pending")
                 << "\n";
     }
     return kExitOk;
@@ -86,10 +90,10 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
     json chosen = json::object();
     for (const auto& arm : arms) {
       const TunedRuns t = tuned_runs(arm, a.out);
-      chosen[arm.name] = {{"lr_grid", lr_trials_json(t.choice)},
-                          {"lr_chosen", t.choice.chosen >= 0
-                                            ? json(t.choice.trials[t.choice.chosen].lr)
-                                            : json(nullptr)}};
+      chosen[arm.name] = {
+          {"lr_grid", lr_trials_json(t.choice)},
+          {"lr_chosen",
+           t.choice.chosen >= 0 ? json(t.choice.trials[t.choice.chosen].lr) : json(nullptr)}};
       for (const auto& rel : t.runs) {
         runs.push_back(read_run_directory(a.out + "/" + rel));
         group_of.push_back(arm.name);
@@ -97,9 +101,12 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
     }
     const auto groups = aggregate_runs(runs, group_of);
     if (a.json) {
-      std::cout << json{{"ran", outcome.ran},           {"resumed", outcome.resumed},
-                        {"skipped", outcome.skipped},   {"diverged", outcome.diverged},
-                        {"groups", group_table_json(groups)}, {"learning_rates", chosen}}
+      std::cout << json{{"ran", outcome.ran},
+                        {"resumed", outcome.resumed},
+                        {"skipped", outcome.skipped},
+                        {"diverged", outcome.diverged},
+                        {"groups", group_table_json(groups)},
+                        {"learning_rates", chosen}}
                        .dump(2)
                 << "\n";
     } else {

@@ -30,10 +30,10 @@ using KeyedValues = std::map<long long, double>;
 struct Verdict {
   std::string verdict = "not resolved";  // "held" | "did not hold" | "not resolved"
   bool paired = false;
-  int n = 0;                 // pairs (paired), the smaller side (Welch) or values (one arm)
-  double estimate = NAN;     // mean difference a - b, the ratio, or the arm's mean
-  double sd = NAN;           // of the differences (log ratios; the values for one arm)
-  double lo = NAN, hi = NAN;            // 95% t-interval of the estimate
+  int n = 0;                  // pairs (paired), the smaller side (Welch) or values (one arm)
+  double estimate = NAN;      // mean difference a - b, the ratio, or the arm's mean
+  double sd = NAN;            // of the differences (log ratios; the values for one arm)
+  double lo = NAN, hi = NAN;  // 95% t-interval of the estimate
   double boot_lo = NAN, boot_hi = NAN;  // 95% percentile bootstrap interval
   double p_value = NAN;                 // two-sided, against no difference (ratio 1)
   int seeds_to_resolve = 0;

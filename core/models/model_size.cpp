@@ -23,16 +23,16 @@ ModelSize model_parameter_count(const ModelConfig& m, int vocab, int max_length,
     }
     s.attention += attention_parameter_count(mech, m.d_model, m.heads, options);
   }
-  const int64_t block_rest = 2 * 2 * D                      // ln1, ln2
-                             + D * hidden + hidden          // fc1
-                             + hidden * D + D;              // fc2
+  const int64_t block_rest = 2 * 2 * D              // ln1, ln2
+                             + D * hidden + hidden  // fc1
+                             + hidden * D + D;      // fc2
   const int64_t input = patch_dim > 0 ? patch_dim * D + D : static_cast<int64_t>(vocab) * D;
   const int64_t positions = max_length + (classifier ? 1 : 0);
   const int64_t position = m.position == "learned" ? positions * D : 0;
   const int64_t cls = classifier ? D : 0;
   const int64_t out = classifier ? m.classes : vocab;
   s.total = input + position + cls + s.attention + m.layers * block_rest + 2 * D  // final_ln
-            + D * out + out;                                                        // head
+            + D * out + out;                                                      // head
   return s;
 }
 

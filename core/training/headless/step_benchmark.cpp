@@ -31,8 +31,7 @@ bool reset_peak() {
 
 }  // namespace
 
-StepBenchmark benchmark_training_steps(ExperimentConfig config, int warmup, int steps,
-                                       bool fused) {
+StepBenchmark benchmark_training_steps(ExperimentConfig config, int warmup, int steps, bool fused) {
   if (steps < 1) throw Error("bench-step: --steps must be at least 1");
   if (warmup < 0) throw Error("bench-step: --warmup must be at least 0");
   config.device = "cpu";

@@ -34,7 +34,9 @@ uint64_t base_seed(const json& config) {
              : ExperimentConfig{}.seed;
 }
 
-std::string grid_dir(const TunedArm& arm) { return arm.dir + "/grid"; }
+std::string grid_dir(const TunedArm& arm) {
+  return arm.dir + "/grid";
+}
 std::string extension_dir(const TunedArm& arm, int k) {
   return arm.dir + "/grid-ext" + std::to_string(k);
 }
@@ -58,7 +60,9 @@ int best_trial(const std::vector<LrTrial>& trials) {
   }
   return chosen;
 }
-std::string seeds_dir(const TunedArm& arm) { return arm.dir + "/seeds"; }
+std::string seeds_dir(const TunedArm& arm) {
+  return arm.dir + "/seeds";
+}
 
 // The run's validation figures, from its validation.json when that was computed for this very
 // run (its config hash and final step), else evaluated now and written there: a finished run
@@ -84,7 +88,7 @@ EvalFigures cached_validation(const RunDirectory& run) {
                                           {"step", step},
                                           {"loss", v.loss},
                                           {"accuracy", v.accuracy}}
-                                         .dump(2) +
+                                             .dump(2) +
                                          "\n");
   return v;
 }
@@ -225,7 +229,7 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
     size_t arm;
     bool grid;        // a grid run (or an extension of it): the choice follows it
     std::string dir;  // its phase directory, relative to the out dir
-    SweepPlan plan;  // shared by an arm's cells of one phase (copied: plans are small)
+    SweepPlan plan;   // shared by an arm's cells of one phase (copied: plans are small)
     int cell;
   };
   std::vector<size_t> mine;

@@ -31,9 +31,9 @@ namespace attn {
 
 struct TunedArm {
   std::string name;
-  std::string dir;                       // relative to the out dir
-  nlohmann::json config;                 // the arm's config (overrides applied)
-  std::vector<double> lr_grid = {1.0};   // multipliers of config's train.lr
+  std::string dir;                      // relative to the out dir
+  nlohmann::json config;                // the arm's config (overrides applied)
+  std::vector<double> lr_grid = {1.0};  // multipliers of config's train.lr
   int seeds = 3;
   // When the chosen rate is the grid's highest (lowest), train one more rate a grid step above
   // (below) it, up to this many times, so that the choice is not cut off by the grid.
