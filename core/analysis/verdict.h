@@ -1,6 +1,6 @@
 // Verdicts on a claim from per-seed (or per-round) values of two arms: the interval of the
 // difference (or ratio), its bootstrap check, and held / did not hold / not resolved. What
-// `attnlab reproduce` (app/cli/repro_claims.h) judges each claim by. Torch-free.
+// `attnlab reproduce` (app/cli/repro/repro_claims.h) judges each claim by. Torch-free.
 // Contract:
 //  - Values are keyed (seed, or benchmark round); keys present on both sides pair. With at
 //    least two pairs the interval is the paired t-interval of the mean difference; otherwise

@@ -1,5 +1,5 @@
 // `attnlab reproduce --paper P`: a seed paper's headline comparison from the shipped configs
-// under assets/configs/repro/<paper>/ (repro.json: app/cli/repro_plan.h), every arm at its own
+// under assets/configs/repro/<paper>/ (repro.json: app/cli/repro/repro_plan.h), every arm at its own
 // learning rate chosen on a validation set (core/training/headless/tuned_arms.h), the speed and
 // memory claims from an isolated benchmark (repro_bench.h), then a report directory: report.md
 // (the arms and their rates, mean ± sd over seeds, the claim-by-claim verdicts with intervals of
@@ -20,10 +20,10 @@
 #include "cli/cli_compare.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
-#include "cli/repro_bench.h"
-#include "cli/repro_claims.h"
-#include "cli/repro_plan.h"
-#include "cli/repro_sections.h"
+#include "cli/repro/repro_bench.h"
+#include "cli/repro/repro_claims.h"
+#include "cli/repro/repro_plan.h"
+#include "cli/repro/repro_sections.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"

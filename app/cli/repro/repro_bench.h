@@ -1,4 +1,4 @@
-// The speed and memory benchmark of `attnlab reproduce` (app/cli/cli_reproduce.cpp): each arm's
+// The speed and memory benchmark of `attnlab reproduce` (app/cli/repro/cli_reproduce.cpp): each arm's
 // training step timed alone, in a fresh process per arm and round (`attnlab bench-step`, one
 // torch thread), never from the training runs, which share the cores.
 //
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/repro_plan.h"
+#include "cli/repro/repro_plan.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
-// The paper-specific parts of `attnlab reproduce`'s report (app/cli/cli_reproduce.cpp): each
+// The paper-specific parts of `attnlab reproduce`'s report (app/cli/repro/cli_reproduce.cpp): each
 // paper's tables and figures, appended to the report's Markdown. Torch-free.
 #pragma once
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "cli/repro_plan.h"
+#include "cli/repro/repro_plan.h"
 #include "render/plot/figure.h"
 
 namespace attn {

@@ -1,4 +1,4 @@
-#include "cli/repro_claims.h"
+#include "cli/repro/repro_claims.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "cli/repro_bench.h"
+#include "cli/repro/repro_bench.h"
 
 #include <algorithm>
 #include <cmath>

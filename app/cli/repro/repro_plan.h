@@ -1,4 +1,4 @@
-// What `attnlab reproduce` trains (app/cli/cli_reproduce.cpp): a paper's repro.json read into
+// What `attnlab reproduce` trains (app/cli/repro/cli_reproduce.cpp): a paper's repro.json read into
 // tuned arms (core/training/headless/tuned_arms.h), and the finished runs of each arm.
 //
 // repro.json: "title", "seeds" (default 3), "lr_grid" (multipliers of each arm's train.lr,

@@ -1,4 +1,4 @@
-#include "cli/repro_sections.h"
+#include "cli/repro/repro_sections.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-// The claim-by-claim verdicts of `attnlab reproduce` (app/cli/cli_reproduce.cpp). Each paper's
+// The claim-by-claim verdicts of `attnlab reproduce` (app/cli/repro/cli_reproduce.cpp). Each paper's
 // repro.json lists the claims taken from its seed document under "claims"; each becomes one row
 // with an interval and a verdict.
 //
@@ -39,8 +39,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/repro_bench.h"
-#include "cli/repro_plan.h"
+#include "cli/repro/repro_bench.h"
+#include "cli/repro/repro_plan.h"
 
 namespace attn {
 
