@@ -92,8 +92,8 @@ bool ComparePanel::start_runs(const ExperimentConfig& base, const std::string& k
     }
     for (auto& r : fresh) {
       r->threads = options.threads;
-      // Recorded like the window's own run (core/training/recording/run_recorder.h): a row per evaluation,
-      // checkpoint and summary on finish, divergence, error and close.
+      // Recorded like the window's own run (core/training/recording/run_recorder.h): a row per
+      // evaluation, checkpoint and summary on finish, divergence, error and close.
       options.run_dir = r->out_dir;
       r->trainer = std::make_unique<Trainer>(r->config, options);
       r->trainer->start();
@@ -195,8 +195,9 @@ void ComparePanel::draw(FrameContext& frame) {
   ImGui::SetNextItemWidth(150);
   ImGui::Combo("seeds", &seed_bands_, "each run\0mean ± sd\0mean ± 95% CI\0");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Runs that differ only in their seed: each its own line, or one mean line "
-                      "with a band (the sample sd, or the 95%% t-interval of the mean)");
+    ImGui::SetTooltip(
+        "Runs that differ only in their seed: each its own line, or one mean line "
+        "with a band (the sample sd, or the 95%% t-interval of the mean)");
   ImGui::SameLine();
   // Rebuilt only when a run publishes, is added, is saved or recoloured, or the scale changes:
   // the overlay copies every run's series.
@@ -214,14 +215,26 @@ void ComparePanel::draw(FrameContext& frame) {
   }
   const fig::Figure& figure = overlay_;
   if (ImGui::SmallButton("Export...")) request_figure_export(figure, false);
-  draw_curves(figure, font, std::max(140.0f, ImGui::GetContentRegionAvail().y * 0.45f));
+  // Saved runs have no attention maps: the curves then take the whole rest of the panel.
+  bool maps = false;
+  for (const auto& r : runs_) maps |= r->snap && !r->snap->attention_maps().empty();
+  const float avail = ImGui::GetContentRegionAvail().y;
+  draw_curves(figure, font, maps ? std::max(140.0f, avail * 0.45f) : std::max(140.0f, avail - 4));
   draw_maps(font);
 }
 
 void ComparePanel::draw_table() {
-  const ImGuiTableFlags flags =
-      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("runs", 10, flags)) return;
+  // Scrolls both ways inside at most a third of the panel (at least three rows): long seed-group
+  // labels and many runs then cost the table its width and height, never the plots theirs.
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_ScrollY;
+  const float row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1;
+  const float wanted = (static_cast<float>(runs_.size()) + 1) * row + 2 * row / 3;
+  const float height =
+      std::min(wanted, std::max(4 * row, ImGui::GetContentRegionAvail().y * 0.33f));
+  if (!ImGui::BeginTable("runs", 10, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(2, 1);  // colour and run name stay while the rest scrolls
   for (const char* h : {"", "run", "state", "step", "eval loss", "eval acc", "parameters",
                         "attn params", "steps/s", "saved"})
     ImGui::TableSetupColumn(h);
@@ -383,8 +396,9 @@ nlohmann::json ComparePanel::report() const {
     for (const auto& l : overlay_.panels.front().lines) lines.push_back(l.name);
     for (const auto& b : overlay_.panels.front().polygons) bands.push_back(b.name);
   }
-  return {{"runs", runs},       {"error", error_},   {"log_y", log_y_shown_},
-          {"seed_bands", seed_bands_}, {"eval_lines", lines}, {"eval_bands", bands}};
+  return {{"runs", runs},          {"error", error_},
+          {"log_y", log_y_shown_}, {"seed_bands", seed_bands_},
+          {"eval_lines", lines},   {"eval_bands", bands}};
 }
 
 }  // namespace attn::gui
