@@ -72,7 +72,8 @@ for arm, want in zip(r["arms"], m["arms"]):
         assert "/grid/" in s["run"] or "/grid-ext" in s["run"] or "/seeds/" in s["run"], s
     # Every seed trained at the chosen rate: its config says so.
     for s in arm["seeds"]:
-        c = json.load(open(os.path.join(s["run"], "config.json")))
+        assert not os.path.isabs(s["run"]), s  # named within OUT/runs, as the grid's trials
+        c = json.load(open(os.path.join(out, "runs", s["run"], "config.json")))
         assert math.isclose(c["train"]["lr"], arm["lr_chosen"]), (s, arm["lr_chosen"])
 assert len(r["claims"]) == len(m["claims"]) > 0
 for c, want in zip(r["claims"], m["claims"]):

@@ -1,6 +1,6 @@
 // `attnlab reproduce --paper P`: a seed paper's headline comparison from the shipped configs
-// under assets/configs/repro/<paper>/ (repro.json: app/cli/repro/repro_plan.h), every arm at its own
-// learning rate chosen on a validation set (core/training/headless/tuned_arms.h), the speed and
+// under assets/configs/repro/<paper>/ (repro.json: app/cli/repro/repro_plan.h), every arm at its
+// own learning rate chosen on a validation set (core/training/headless/tuned_arms.h), the speed and
 // memory claims from an isolated benchmark (repro_bench.h), then a report directory: report.md
 // (the arms and their rates, mean ± sd over seeds, the claim-by-claim verdicts with intervals of
 // repro_claims.h, the benchmark) and its figures (PDF, PNG, CSV, JSON), and report.json.
@@ -100,7 +100,10 @@ std::string value_text(const json& v) {
 }
 
 // The arms table and each arm's part of report.json.
-json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns& runs) {
+// Each seed's run is named relative to `runs_dir` (OUT/runs), as the grid's trials are, so that a
+// committed report does not carry the machine's paths.
+json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns& runs,
+                  const fs::path& runs_dir) {
   json arms = json::array();
   md << "## Arms\n\nEvery arm trains its first seed once per learning rate of its grid; the rate "
         "with the best accuracy on a held-out validation set (never the reported eval set) is "
@@ -140,7 +143,8 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
     const double chosen = t.choice.chosen >= 0 ? t.choice.trials[t.choice.chosen].lr : NAN;
     json seeds = json::array();
     for (const RunDirectory* r : runs.of(arm.name)) {
-      json s = {{"seed", r->config.seed}, {"run", r->dir}};
+      json s = {{"seed", r->config.seed},
+                {"run", fs::path(r->dir).lexically_relative(runs_dir).generic_string()}};
       for (const char* key : {"eval_loss", "eval_accuracy", "parameters", "attention_parameters",
                               "steps_per_second", "peak_rss_mib", "diverged"})
         if (r->summary.contains(key)) s[key] = r->summary[key];
@@ -320,7 +324,7 @@ int run_reproduce_command(const ReproduceArgs& a) {
     if (a.quick)
       r.md << "> **Quick mode**: tens of steps on tiny models. This checks that the pipeline "
               "works; the numbers below say nothing about the paper's claims.\n\n";
-    const json arms = arms_section(r.md, plan, runs);
+    const json arms = arms_section(r.md, plan, runs, runs_dir);
     r.md << "## Results (mean ± sample sd over seeds, each arm at its chosen rate)\n\n"
          << group_table_markdown(groups)
          << "\nsteps/s and peak RSS here are the training runs' own (runs shared the cores); the "
