@@ -128,6 +128,23 @@ PY
   python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert a['claims']==b['claims'] and a['benchmark']==b['benchmark']" "$work/$p.first.json" "$out/report.json" && ok "$p: the same verdicts and benchmark on the re-run" || bad "$p: re-run changed the verdicts"
   # --report-only trains nothing and keeps the training invocation's header.
   if "$bin" reproduce --paper "$p" --quick --out "$out" --report-only > /dev/null 2>&1 && grep -qF -- " -j 2" "$out/report.md"; then ok "$p: --report-only keeps the training command"; else bad "$p: --report-only"; fi
+  # Both training invocations are recorded, and the report's time is their sum.
+  python3 -c "
+import json, math, sys
+inv = json.load(open(sys.argv[1] + '/invocations.json')); r = json.load(open(sys.argv[1] + '/report.json'))
+assert [i['ended'] for i in inv] == ['finished', 'finished'] and inv[1]['trained'] == 0, inv
+assert r['invocations'] == inv and math.isclose(r['wall_seconds'], sum(i['wall_seconds'] for i in inv)), r['wall_seconds']
+" "$out" && grep -qF "over 2 invocations" "$out/report.md" && ok "$p: invocations recorded, their time summed" || bad "$p: invocations.json"
+  # The slim copy that docs/repro keeps (scripts/repro_runs.sh: no checkpoints, no views)
+  # rewrites the same report on its own.
+  slim="$work/$p.slim"
+  eval "$(sed -n '/^slim_copy()/,/^}/p' "$(dirname "${BASH_SOURCE[0]}")/../../scripts/repro_runs.sh")"
+  slim_copy "$out" "$slim"
+  [ -z "$(find "$slim/runs" -name checkpoint -o -name views.rec)" ] || bad "$p: the slim copy kept checkpoints or views"
+  if "$bin" reproduce --paper "$p" --quick --out "$slim" --report-only > /dev/null 2>"$work/$p.slim.err" &&
+     python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert a['claims']==b['claims'] and a['arms']==b['arms'], 'differs'" "$out/report.json" "$slim/report.json"; then
+    ok "$p: the slim copy of the runs rewrites the same report"
+  else bad "$p: slim copy: $(tail -3 "$work/$p.slim.err")"; fi
 done
 echo "     all papers --quick: $(( $(date +%s) - total_start )) s"
 # Unequal step budgets are refused before anything trains, naming the arm and train.steps.

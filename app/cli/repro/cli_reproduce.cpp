@@ -67,6 +67,41 @@ std::string utc_now() {
   return buf;
 }
 
+// OUT/invocations.json: one entry per invocation that trained (or tried to), so that a
+// reproduction continued across several invocations reports its whole training time. A file
+// that cannot be read is not overwritten: its record is skipped with a warning.
+json record_invocation(const fs::path& out, const ReproduceArgs& a, double wall,
+                       const TunedOutcome* outcome, const std::string& ended) {
+  const fs::path file = out / "invocations.json";
+  json all = json::array();
+  std::error_code ec;
+  try {
+    if (fs::exists(file, ec)) all = read_json_file(file.string());
+    if (!all.is_array()) throw Error(file.string() + " is not a list");
+    json entry = {{"date", utc_now()},
+                  {"command", continue_command(a)},
+                  {"wall_seconds", wall},
+                  {"cores", std::thread::hardware_concurrency()},
+                  {"ended", ended}};
+    if (outcome)
+      entry.update({{"trained", outcome->ran},
+                    {"resumed", outcome->resumed},
+                    {"already_done", outcome->skipped}});
+    all.push_back(entry);
+    write_file_atomic(file.string(), all.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab reproduce: warning: this invocation's time is not recorded: " << e.what()
+              << "\n";
+  }
+  return all;
+}
+
+double total_wall_seconds(const json& invocations) {
+  double total = 0;
+  for (const auto& i : invocations) total += i.value("wall_seconds", 0.0);
+  return total;
+}
+
 // Every leaf of a JSON object as "a.b.c" -> value.
 void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
   if (j.is_object()) {  // an empty object has no leaf to differ in
@@ -258,6 +293,9 @@ int run_reproduce_command(const ReproduceArgs& a) {
     }
   } catch (const Interrupted& i) {
     progress.finish();
+    record_invocation(
+        out, a, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+        nullptr, "interrupted");
     const int sig = i.signal;
     std::cerr << "attnlab reproduce: interrupted by "
               << (sig == SIGINT    ? "SIGINT"
@@ -297,15 +335,23 @@ int run_reproduce_command(const ReproduceArgs& a) {
       bench = std::make_unique<ReproBench>(bench_from_json(read_json_file(bench_file.string())));
     // --report-only keeps the training invocation's command, date and time.
     std::string command = continue_command(a), date = utc_now();
+    json invocations = json::array();
+    if (!a.report_only)
+      invocations = record_invocation(out, a, wall, &outcome, "finished");
+    else if (fs::exists(out / "invocations.json", ec))
+      invocations = read_json_file((out / "invocations.json").string());
     if (a.report_only && fs::exists(out / "report.json", ec)) {
       const json old = read_json_file((out / "report.json").string());
       command = old.value("command", command);
       date = old.value("date", date);
       wall = old.value("wall_seconds", wall);
     }
-    int total_runs = 0;
-    for (const auto& arm : plan.arms)
-      total_runs += static_cast<int>(arm.lr_grid.size()) + arm.seeds - 1;
+    // Continued across invocations: the time of them all (an interrupted one included).
+    if (invocations.is_array() && !invocations.empty()) wall = total_wall_seconds(invocations);
+    int total_runs = 0;  // the grid's trials (with its extensions) and the other seeds
+    for (size_t k = 0; k < plan.arms.size(); ++k)
+      total_runs += static_cast<int>(runs.tuned[k].choice.trials.size()) + plan.arms[k].seeds - 1;
+    const size_t invocation_count = invocations.is_array() ? invocations.size() : 0;
 
     ReproReport r;
     r.dir = out.string();
@@ -319,8 +365,11 @@ int run_reproduce_command(const ReproduceArgs& a) {
                            : " (this invocation: " + std::to_string(outcome.ran) + " trained, " +
                                  std::to_string(outcome.resumed) + " resumed, " +
                                  std::to_string(outcome.skipped) + " already done)")
-         << "; " << fixed_number(wall / 60, 1) << " min. Configs: `assets/configs/repro/" << a.paper
-         << "/`; runs: `runs/`.\n\n";
+         << "; " << fixed_number(wall / 60, 1) << " min"
+         << (invocation_count > 1
+                 ? " over " + std::to_string(invocation_count) + " invocations (invocations.json)"
+                 : std::string())
+         << ". Configs: `assets/configs/repro/" << a.paper << "/`; runs: `runs/`.\n\n";
     if (a.quick)
       r.md << "> **Quick mode**: tens of steps on tiny models. This checks that the pipeline "
               "works; the numbers below say nothing about the paper's claims.\n\n";
@@ -352,7 +401,8 @@ int run_reproduce_command(const ReproduceArgs& a) {
                    {"benchmark", bench ? bench_json(*bench) : json(nullptr)},
                    {"groups", group_table_json(groups)},
                    {"figures", r.figures},
-                   {"wall_seconds", wall}};
+                   {"wall_seconds", wall},
+                   {"invocations", invocations}};
     fig::write_files_atomically({{(out / "report.md").string(), r.md.str()},
                                  {(out / "report.json").string(), report.dump(2) + "\n"}});
     if (a.json) {
