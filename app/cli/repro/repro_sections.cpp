@@ -52,6 +52,15 @@ std::vector<figures::CompareCurve> group_curves(const ReproPlan& plan, const Rep
   return out;
 }
 
+// A report's loss figure: each arm's seeds as their mean with the 95% interval of the mean shaded
+// (five seeds of five arms as 25 lines hid every difference).
+fig::Figure seed_band_overlay(const std::vector<figures::CompareCurve>& curves,
+                              const std::string& title) {
+  figures::CompareOptions options;
+  options.seed_bands = figures::SeedBands::Ci95;
+  return figures::loss_overlay(curves, title, options);
+}
+
 // One point per finished group at (x, y) of its means, coloured as its curves.
 std::vector<figures::ScatterPoint> group_points(const std::vector<GroupSummary>& groups,
                                                 Stat GroupSummary::*x, Stat GroupSummary::*y) {
@@ -69,17 +78,18 @@ void condor_section(ReproReport& r, const ReproPlan& plan, const std::vector<Gro
           "token it predicts; the seed's centred window leaks it. dot-rope and dot-alibi are dot "
           "with model.position rope / alibi instead of the learned table: the relative-position "
           "baselines. ky-w4 .. ky-w32 vary the window W (ky itself is W 16).\n\n## Figures\n\n";
-  r.figure(figures::loss_overlay(
-               group_curves(plan, runs, {"ky", "window", "dot", "dot-rope", "dot-alibi"}),
-               "fortunes, character LM"),
-           "loss",
-           "Eval loss, train loss (mean since the previous evaluation) over steps; a group's first "
-           "seed solid, later ones dashed.");
+  r.figure(
+      seed_band_overlay(group_curves(plan, runs, {"ky", "window", "dot", "dot-rope", "dot-alibi"}),
+                        "fortunes, character LM"),
+      "loss",
+      "Eval loss, train loss (mean since the previous evaluation) over steps: each arm's mean "
+      "over its seeds, the 95% interval of the mean shaded.");
   if (find_group(g, "ky-w4"))
-    r.figure(figures::loss_overlay(group_curves(plan, runs, {"ky-w4", "ky-w8", "ky", "ky-w32"}),
-                                   "fortunes, ky window ablation (W 4, 8, 16, 32)"),
+    r.figure(seed_band_overlay(group_curves(plan, runs, {"ky-w4", "ky-w8", "ky", "ky-w32"}),
+                               "fortunes, ky window ablation (W 4, 8, 16, 32)"),
              "window_ablation",
-             "ky at window W 4, 8, 16 (the ky arm) and 32: eval and train loss.");
+             "ky at window W 4, 8, 16 (the ky arm) and 32: eval and train loss, mean over seeds "
+             "with the 95% interval shaded.");
   for (const RunDirectory* run : runs.of("ky"))
     if (run->finished) {
       r.figure(figures::connection_curves_figure(*run, ""), "connections",
@@ -116,8 +126,8 @@ void conn_section(ReproReport& r, const ReproPlan& plan, const std::vector<Group
   r.md << "\n(max over steps >= 1: step 0 is the initial C.) Only norm-bound guarantees "
           "rho(I+C) <= r; the seed's spec control rescales C, which moves the eigenvalues of "
           "I + C toward 1, never below.\n\n## Figures\n\n";
-  r.figure(figures::loss_overlay(group_curves(plan, runs, {}), "recall"), "loss",
-           "Eval loss and accuracy over steps, every seed.");
+  r.figure(seed_band_overlay(group_curves(plan, runs, {}), "recall"), "loss",
+           "Eval loss and accuracy over steps: mean over seeds, the 95% interval shaded.");
   r.figure(figures::spectral_radius_figure(
                group_curves(plan, runs, {"conn-norm-bound", "conn-none", "conn-spec"}), ""),
            "spectral_radius",
@@ -172,8 +182,8 @@ void kernel_section(ReproReport& r, const ReproPlan& plan, const std::vector<Gro
     r.md << "\n";
   }
   r.md << "## Figures\n\n";
-  r.figure(figures::loss_overlay(group_curves(plan, runs, {}), "Fashion-MNIST ViT"), "loss",
-           "Loss and test accuracy over steps, every seed.");
+  r.figure(seed_band_overlay(group_curves(plan, runs, {}), "Fashion-MNIST ViT"), "loss",
+           "Loss and test accuracy over steps: mean over seeds, the 95% interval shaded.");
   const auto pts = group_points(g, &GroupSummary::parameters, &GroupSummary::eval_accuracy);
   if (!pts.empty())
     r.figure(figures::scatter_figure("params_accuracy", "", "parameters (whole model)",
@@ -184,12 +194,17 @@ void kernel_section(ReproReport& r, const ReproPlan& plan, const std::vector<Gro
 void neural_section(ReproReport& r, const ReproPlan& plan, const std::vector<GroupSummary>& g,
                     const ReproRuns& runs) {
   r.md << "## Figures\n\n";
-  r.figure(figures::loss_overlay(group_curves(plan, runs, {"fortunes-neural", "fortunes-dot"}),
-                                 "fortunes, character LM"),
-           "loss_fortunes", "fortunes: eval and train loss; first seed solid, later ones dashed.");
-  r.figure(figures::loss_overlay(group_curves(plan, runs, {"fmnist-neural", "fmnist-dot"}),
-                                 "Fashion-MNIST ViT"),
-           "loss_fmnist", "Fashion-MNIST: loss and test accuracy, every seed.");
+  r.figure(seed_band_overlay(
+               group_curves(plan, runs,
+                            {"fortunes-neural", "fortunes-neural-shared", "fortunes-neural-d16",
+                             "fortunes-neural-nodown", "fortunes-dot"}),
+               "fortunes, character LM"),
+           "loss_fortunes",
+           "fortunes: eval and train loss, mean over seeds with the 95% interval shaded.");
+  r.figure(seed_band_overlay(group_curves(plan, runs, {"fmnist-neural", "fmnist-dot"}),
+                             "Fashion-MNIST ViT"),
+           "loss_fmnist",
+           "Fashion-MNIST: loss and test accuracy, mean over seeds with the 95% interval shaded.");
 }
 
 }  // namespace
