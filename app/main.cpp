@@ -14,7 +14,7 @@
 
 #include "attnlab_build_info.h"
 #include "cli/cli.h"
-#include "cli/cli_compare.h"
+#include "cli/compare/cli_compare.h"
 #include "cli/data_paths.h"
 #include "cli/exit_codes.h"
 #include "core/base/memory.h"

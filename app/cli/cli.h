@@ -154,7 +154,7 @@ struct EvalArgs {
 CLI::App* add_eval_command(CLI::App& app, EvalArgs& args);
 int run_eval_command(const EvalArgs& args);
 
-// `attnlab bench-step` (app/cli/cli_bench_step.cpp).
+// `attnlab bench-step` (app/cli/run/cli_bench_step.cpp).
 struct BenchStepArgs {
   std::string config;
   std::vector<std::string> set;

@@ -1,4 +1,4 @@
-#include "cli/cli_compare.h"
+#include "cli/compare/cli_compare.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -401,9 +401,9 @@ std::string seed_groups_text(const std::vector<ComparedRun>& runs) {
   for (size_t i = 1; i < groups.size(); ++i)
     for (const char* metric : {"eval_loss", "eval_accuracy"}) {
       const Verdict v = judge_better(keyed(groups[i], metric), keyed(groups[0], metric), false);
-      out << "  " << names[i] << " - " << names[0] << " " << metric << ": "
-          << cell(v.estimate, 4) << " [" << cell(v.lo, 4) << ", " << cell(v.hi, 4) << "], "
-          << v.n << (v.paired ? " pairs" : " seeds (unpaired)") << ", p "
+      out << "  " << names[i] << " - " << names[0] << " " << metric << ": " << cell(v.estimate, 4)
+          << " [" << cell(v.lo, 4) << ", " << cell(v.hi, 4) << "], " << v.n
+          << (v.paired ? " pairs" : " seeds (unpaired)") << ", p "
           << (std::isfinite(v.p_value) ? cell(v.p_value, 3) : std::string("-"))
           << (std::isfinite(v.lo) && (v.lo > 0 || v.hi < 0) ? "" : " (interval includes 0)")
           << "\n";
@@ -478,10 +478,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--shard", a.shard, "Run cells whose index % n == i (i/n)");
   cmd->add_flag("--list", a.list, "Print the cells and their state, run nothing");
-  cmd->add_option("--lr-grid", a.lr_grid,
-                  "Multipliers of train.lr, e.g. 0.5,1,2: each grid point trains its first seed "
-                  "at every rate, the rate with the best validation accuracy is chosen (never the "
-                  "eval set), and its other seeds train at it (OUT/<group>/grid, OUT/<group>/seeds)")
+  cmd->add_option(
+         "--lr-grid", a.lr_grid,
+         "Multipliers of train.lr, e.g. 0.5,1,2: each grid point trains its first seed "
+         "at every rate, the rate with the best validation accuracy is chosen (never the "
+         "eval set), and its other seeds train at it (OUT/<group>/grid, OUT/<group>/seeds)")
       ->delimiter(',');
   cmd->add_option("--lr-extend", a.lr_extend,
                   "With --lr-grid: when the best rate is the grid's lowest or highest, try one "
@@ -536,15 +537,9 @@ int run_sweep_command(const SweepArgs& a) {
   o.threads = a.threads;
   o.checkpoint_every = a.checkpoint_every;
   o.jobs = a.jobs;
-  CellExits exits;
-  o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
-    return exits.run(c, h, a.quiet, a.jobs);
-  };
-  ProgressPrinter progress;
-  o.log = [&](const std::string& line) {
-    // Quiet: only the per-cell lines (they have no "step " progress after the tag).
-    if (!a.quiet || line.find(": step ") == std::string::npos) progress(line);
-  };
+  CellConsole console(a.quiet, a.jobs);
+  o.runner = console.runner();
+  o.log = console.log();
   SweepOutcome outcome;
   try {
     if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
@@ -555,29 +550,18 @@ int run_sweep_command(const SweepArgs& a) {
     return 128 + i.signal;
   } catch (const Error& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return exits.code_for_failure();
+    return console.exits.code_for_failure();
   } catch (const std::exception& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
     return kExitRunFailed;
   }
-  progress.finish();
+  console.progress.finish();
   try {
     const auto groups = aggregate_sweep(plan, a.out);
-    if (a.json) {
-      std::cout << json{{"ran", outcome.ran},
-                        {"resumed", outcome.resumed},
-                        {"skipped", outcome.skipped},
-                        {"diverged", outcome.diverged},
-                        {"groups", group_table_json(groups)}}
-                       .dump(2)
-                << "\n";
-    } else {
-      std::cout << "sweep: " << outcome.ran << " run, " << outcome.resumed << " resumed, "
-                << outcome.skipped << " already done"
-                << (outcome.diverged ? ", " + std::to_string(outcome.diverged) + " diverged" : "")
-                << "\n"
-                << group_table_markdown(groups);
-    }
+    if (a.json)
+      std::cout << outcome_json(outcome, groups).dump(2) << "\n";
+    else
+      std::cout << outcome_line(outcome) << "\n" << group_table_markdown(groups);
   } catch (const std::exception& e) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
     return kExitRunFailed;

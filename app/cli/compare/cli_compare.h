@@ -3,9 +3,12 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cli/progress.h"
 #include "core/runs/run_dir.h"
 #include "core/training/headless/sweep.h"
 #include "render/plot/figure.h"
@@ -39,7 +42,7 @@ struct SweepArgs {
   int jobs = 1;
   bool quiet = false;
   bool json = false;
-  std::vector<double> lr_grid;  // --lr-grid: tuned per group (app/cli/sweep_tuned.cpp)
+  std::vector<double> lr_grid;  // --lr-grid: tuned per group (app/cli/compare/sweep_tuned.cpp)
   int lr_extend = 2;            // --lr-extend
 };
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
@@ -63,7 +66,7 @@ struct ReproduceArgs {
 CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& args);
 int run_reproduce_command(const ReproduceArgs& args);
 
-// `attnlab suite` (app/cli/cli_suite.cpp, core/training/headless/suite.h).
+// `attnlab suite` (app/cli/compare/cli_suite.cpp, core/training/headless/suite.h).
 struct SuiteArgs {
   std::string out, manifest, tasks, mechanisms, shard;
   bool quick = false, json = false, report_only = false;
@@ -114,6 +117,44 @@ class CellExits {
   std::atomic<int> interrupted_{0};
   std::atomic<bool> failed_{false};
 };
+
+// What every command that trains cells shares (sweep, sweep --lr-grid, suite, reproduce): each
+// cell a child process whose exit CellExits keeps, and progress on stderr (quiet: only the
+// per-cell lines, not each run's "step" lines).
+struct CellConsole {
+  CellExits exits;
+  ProgressPrinter progress;
+  bool quiet = false;
+  int jobs = 1;
+  CellConsole(bool quiet_, int jobs_) : quiet(quiet_), jobs(jobs_) {}
+  std::function<int(const SweepCell&, const HeadlessOptions&)> runner() {
+    return [this](const SweepCell& c, const HeadlessOptions& h) {
+      return exits.run(c, h, quiet, jobs);
+    };
+  }
+  std::function<void(const std::string&)> log() {
+    return [this](const std::string& line) {
+      if (!quiet || line.find(": step ") == std::string::npos) progress(line);
+    };
+  }
+};
+
+// A sweep's outcome (SweepOutcome, TunedOutcome: ran, resumed, skipped, diverged) as the line
+// "sweep: 3 run, 1 resumed, 0 already done[, 1 diverged]" and as JSON with `groups` beside.
+template <class Outcome>
+std::string outcome_line(const Outcome& o) {
+  return "sweep: " + std::to_string(o.ran) + " run, " + std::to_string(o.resumed) + " resumed, " +
+         std::to_string(o.skipped) + " already done" +
+         (o.diverged ? ", " + std::to_string(o.diverged) + " diverged" : "");
+}
+template <class Outcome>
+nlohmann::json outcome_json(const Outcome& o, const std::vector<GroupSummary>& groups) {
+  return {{"ran", o.ran},
+          {"resumed", o.resumed},
+          {"skipped", o.skipped},
+          {"diverged", o.diverged},
+          {"groups", group_table_json(groups)}};
+}
 
 // Writes `figure` as PDF, PNG and (beside them) CSV + JSON under dir/<stem>; returns the files.
 std::vector<std::string> export_report_figure(const fig::Figure& figure, const std::string& dir,

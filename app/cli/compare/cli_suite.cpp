@@ -13,13 +13,13 @@
 
 #include "app/figures/leaderboard_figures.h"
 #include "cli/cli.h"
-#include "cli/cli_compare.h"
+#include "cli/compare/cli_compare.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
 #include "core/base/error.h"
-#include "core/json/json_member.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"
+#include "core/json/json_member.h"
 #include "core/training/headless/suite.h"
 #include "render/plot/export/figure_export.h"
 
@@ -126,8 +126,9 @@ std::string markdown(const json& board, const std::string& command, const std::s
             else if (l["mean"].is_number()) {
               text = fixed_number(100 * l["mean"].get<double>(), 1);
               if (l["ci95"].is_array())
-                text += " ± " +
-                        fixed_number(50 * (l["ci95"][1].get<double>() - l["ci95"][0].get<double>()), 1);
+                text +=
+                    " ± " +
+                    fixed_number(50 * (l["ci95"][1].get<double>() - l["ci95"][0].get<double>()), 1);
             }
           }
           md << " " << text << " |";
@@ -162,11 +163,14 @@ std::string markdown(const json& board, const std::string& command, const std::s
     }
     md << " | ";
     if (json_member(c, "steps_to_threshold", json()).is_number())
-      md << fixed_number(c["steps_to_threshold"].get<double>(), 0) << " (" << c["threshold_reached"].get<int>()
-         << "/" << c["seeds"].get<int>() << ")";
+      md << fixed_number(c["steps_to_threshold"].get<double>(), 0) << " ("
+         << c["threshold_reached"].get<int>() << "/" << c["seeds"].get<int>() << ")";
     else
       md << "never (0/" << c["seeds"].get<int>() << ")";
-    md << " | " << (json_member(c, "eval_loss", json()).is_number() ? fixed_number(c["eval_loss"].get<double>(), 3) : "-")
+    md << " | "
+       << (json_member(c, "eval_loss", json()).is_number()
+               ? fixed_number(c["eval_loss"].get<double>(), 3)
+               : "-")
        << " |\n";
   }
   md << "\n## Tasks\n\n";
@@ -188,8 +192,7 @@ std::string markdown(const json& board, const std::string& command, const std::s
 
 CLI::App* add_suite_command(CLI::App& app, SuiteArgs& a) {
   auto* cmd = app.add_subcommand(
-      "suite",
-      "Train every mechanism on the standard synthetic tasks and write a leaderboard");
+      "suite", "Train every mechanism on the standard synthetic tasks and write a leaderboard");
   cmd->add_option("--out", a.out, "Leaderboard directory (runs under OUT/<task>/<mechanism>)")
       ->required();
   cmd->add_flag("--quick", a.quick, "The manifest's quick slice: checks the pipeline");
@@ -236,12 +239,11 @@ int run_suite_command(const SuiteArgs& a) {
   o.jobs = a.jobs;
   o.threads = a.threads;
   o.checkpoint_every = a.quick ? 0 : 500;
-  CellExits exits;
-  o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
-    return exits.run(c, h, true, a.jobs);
-  };
-  ProgressPrinter progress;
-  o.log = [&](const std::string& line) { progress(line); };
+  CellConsole console(true, a.jobs);  // the children quiet, every line of the suite's own
+  o.runner = console.runner();
+  o.log = console.log();
+  ProgressPrinter& progress = console.progress;
+  CellExits& exits = console.exits;
   const auto start = std::chrono::steady_clock::now();
   SuiteOutcome outcome;
   install_stop_signals();
@@ -252,8 +254,7 @@ int run_suite_command(const SuiteArgs& a) {
       progress.finish();
       std::cerr << "attnlab suite: interrupted (signal " << i.signal
                 << "); finished runs and checkpoints are kept under "
-                << fs::absolute(a.out).string()
-                << ". Run the same command again to continue.\n";
+                << fs::absolute(a.out).string() << ". Run the same command again to continue.\n";
       return 128 + i.signal;
     } catch (const std::exception& e) {
       progress.finish();
@@ -313,14 +314,14 @@ int run_suite_command(const SuiteArgs& a) {
     board["figures"] = figures;
     const std::string md =
         markdown(board, command, when_shown, wall_shown / 60, drew_extrapolation);
-    fig::write_files_atomically({{(fs::path(a.out) / "leaderboard.md").string(), md},
-                                 {(fs::path(a.out) / "leaderboard.json").string(),
-                                  board.dump(2) + "\n"}});
+    fig::write_files_atomically(
+        {{(fs::path(a.out) / "leaderboard.md").string(), md},
+         {(fs::path(a.out) / "leaderboard.json").string(), board.dump(2) + "\n"}});
     if (a.json)
       std::cout << board.dump(2) << "\n";
     else
-      std::cout << md.substr(0, md.find("## Learning rates")) << "leaderboard: "
-                << (fs::path(a.out) / "leaderboard.md").string() << "\n";
+      std::cout << md.substr(0, md.find("## Learning rates"))
+                << "leaderboard: " << (fs::path(a.out) / "leaderboard.md").string() << "\n";
   } catch (const std::exception& e) {
     std::cerr << "attnlab suite: writing the leaderboard: " << e.what() << "\n";
     return kExitRunFailed;

@@ -1,10 +1,9 @@
 // `attnlab sweep --lr-grid`: each group of a sweep at its own learning rate
-// (app/cli/cli_compare.h, core/training/headless/tuned_arms.h).
+// (app/cli/compare/cli_compare.h, core/training/headless/tuned_arms.h).
 #include <iostream>
 
 #include "cli/cli.h"
-#include "cli/cli_compare.h"
-#include "cli/progress.h"
+#include "cli/compare/cli_compare.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/training/headless/tuned_arms.h"
@@ -57,19 +56,14 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
     return kExitOk;
   }
   install_stop_signals();
-  CellExits exits;
-  ProgressPrinter progress;
+  CellConsole console(a.quiet, a.jobs);
   TunedRunOptions o;
   o.out_dir = a.out;
   o.threads = a.threads;
   o.checkpoint_every = a.checkpoint_every;
   o.jobs = a.jobs;
-  o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
-    return exits.run(c, h, a.quiet, a.jobs);
-  };
-  o.log = [&](const std::string& line) {
-    if (!a.quiet || line.find(": step ") == std::string::npos) progress(line);
-  };
+  o.runner = console.runner();
+  o.log = console.log();
   TunedOutcome outcome;
   try {
     if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
@@ -79,11 +73,11 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
                  "same command again to continue\n";
     return 128 + i.signal;
   } catch (const std::exception& e) {
-    progress.finish();
+    console.progress.finish();
     std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return exits.code_for_failure();
+    return console.exits.code_for_failure();
   }
-  progress.finish();
+  console.progress.finish();
   try {
     std::vector<RunDirectory> runs;
     std::vector<std::string> group_of;
@@ -101,19 +95,11 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
     }
     const auto groups = aggregate_runs(runs, group_of);
     if (a.json) {
-      std::cout << json{{"ran", outcome.ran},
-                        {"resumed", outcome.resumed},
-                        {"skipped", outcome.skipped},
-                        {"diverged", outcome.diverged},
-                        {"groups", group_table_json(groups)},
-                        {"learning_rates", chosen}}
-                       .dump(2)
-                << "\n";
+      json out = outcome_json(outcome, groups);
+      out["learning_rates"] = chosen;
+      std::cout << out.dump(2) << "\n";
     } else {
-      std::cout << "sweep: " << outcome.ran << " run, " << outcome.resumed << " resumed, "
-                << outcome.skipped << " already done"
-                << (outcome.diverged ? ", " + std::to_string(outcome.diverged) + " diverged" : "")
-                << "\n";
+      std::cout << outcome_line(outcome) << "\n";
       for (const auto& [name, c] : chosen.items())
         std::cout << name << ": learning rate "
                   << (c["lr_chosen"].is_null() ? std::string("none (every rate diverged)")

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "cli/cli.h"
-#include "cli/cli_compare.h"
+#include "cli/compare/cli_compare.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
 #include "cli/repro/repro_bench.h"
@@ -265,8 +265,9 @@ int run_reproduce_command(const ReproduceArgs& a) {
   }
 
   const fs::path out = a.out, runs_dir = out / "runs", bench_file = out / "benchmark.json";
-  CellExits exits;
-  ProgressPrinter progress;
+  CellConsole console(true, a.jobs);
+  CellExits& exits = console.exits;
+  ProgressPrinter& progress = console.progress;
   const auto start = std::chrono::steady_clock::now();
   TunedOutcome outcome;
   // Ctrl-C, kill and a closed terminal: the running runs checkpoint, no new run starts, and the
@@ -279,10 +280,8 @@ int run_reproduce_command(const ReproduceArgs& a) {
       o.threads = a.threads;
       o.checkpoint_every = a.quick ? 0 : 250;  // a long reproduction resumes mid-run
       o.jobs = a.jobs;
-      o.runner = [&](const SweepCell& c, const HeadlessOptions& h) {
-        return exits.run(c, h, true, a.jobs);
-      };
-      o.log = [&](const std::string& line) { progress(line); };
+      o.runner = console.runner();
+      o.log = console.log();
       outcome = run_tuned_arms(plan.arms, o);
       std::error_code ec;
       if (bench_spec.is_object() && !fs::exists(bench_file, ec)) {

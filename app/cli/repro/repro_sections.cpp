@@ -7,7 +7,7 @@
 
 #include "app/figures/compare_figures.h"
 #include "cli/cli.h"
-#include "cli/cli_compare.h"
+#include "cli/compare/cli_compare.h"
 #include "core/base/error.h"
 #include "render/plot/colormap.h"
 

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "cli/cli_compare.h"
+#include "cli/compare/cli_compare.h"
 #include "cli/progress.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
