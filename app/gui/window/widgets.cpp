@@ -38,4 +38,15 @@ void table_row_label(const char* label) {
   ImGui::TextUnformatted(label);
 }
 
+bool seed_bands_combo(int* choice, const char* what) {
+  ImGui::SetNextItemWidth(150);
+  const bool changed = ImGui::Combo("seeds", choice, "each run\0mean ± sd\0mean ± 95% CI\0");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "%s that differ only in their seed: each its own line, or one mean line "
+        "with a band (the sample sd, or the 95%% t-interval of the mean)",
+        what);
+  return changed;
+}
+
 }  // namespace attn::gui

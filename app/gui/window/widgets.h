@@ -14,4 +14,10 @@ bool dimmable_checkbox(const char* label, bool* value, bool dimmed);
 // Starts a table row whose first cell is `label`; the caller fills the next columns.
 void table_row_label(const char* label);
 
+// The "seeds" combo of the Runs and Compare panels: 0 each run its own line, 1 each seed group
+// (runs that differ only in their seed) as a mean line with a band of the sample sd, 2 with the
+// 95% t-interval of the mean (figures::SeedBands' order). `what` names the runs in the tooltip
+// ("Runs", "Ticked runs"). Returns true when it changed.
+bool seed_bands_combo(int* choice, const char* what);
+
 }  // namespace attn::gui

@@ -3,14 +3,15 @@
 #include <imgui.h>
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 
 #include "app/figures/compare_figures.h"
 #include "gui/plot/export_dialog.h"
+#include "gui/window/widgets.h"
 
 namespace attn::gui {
 namespace fs = std::filesystem;
@@ -385,11 +386,7 @@ void RunsPanel::draw(FrameContext& frame) {
   }
   if (ImGui::SmallButton("Export...")) request_figure_export(overlay_, false);
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(150);
-  ImGui::Combo("seeds", &seed_bands_, "each run\0mean ± sd\0mean ± 95% CI\0");
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Ticked runs that differ only in their seed: each its own line, or one mean "
-                      "line with a band (the sample sd, or the 95%% t-interval of the mean)");
+  seed_bands_combo(&seed_bands_, "Ticked runs");
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Drawn into a texture while nothing changes: two thousand runs are six thousand lines.

@@ -16,6 +16,7 @@
 #include "core/training/trainer.h"
 #include "gui/plot/export_dialog.h"
 #include "gui/window/palette.h"
+#include "gui/window/widgets.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
@@ -192,12 +193,7 @@ void ComparePanel::draw(FrameContext& frame) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("auto: log when the loss curves span more than a decade");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(150);
-  ImGui::Combo("seeds", &seed_bands_, "each run\0mean ± sd\0mean ± 95% CI\0");
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(
-        "Runs that differ only in their seed: each its own line, or one mean line "
-        "with a band (the sample sd, or the 95%% t-interval of the mean)");
+  seed_bands_combo(&seed_bands_, "Runs");
   ImGui::SameLine();
   // Rebuilt only when a run publishes, is added, is saved or recoloured, or the scale changes:
   // the overlay copies every run's series.
