@@ -1,11 +1,13 @@
-// Sweeps (core/training/headless/sweep.h): --vary parsing, grid expansion and naming, validation that names
-// the assignment, resumability, and the mean/spread aggregation against hand computation.
+// Sweeps (core/training/headless/sweep.h): --vary parsing, grid expansion and naming, validation
+// that names the assignment, resumability, and the mean/spread aggregation against hand
+// computation.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "core/base/error.h"
+#include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/training/headless/sweep.h"
 #include "helpers.h"
@@ -188,6 +190,16 @@ TEST_CASE("run_sweep: runs each cell once, skips finished cells, resumes a check
   REQUIRE(groups.size() == 2);
   CHECK(groups[1].finished == 1);
   CHECK(groups[1].eval_loss.mean == doctest::Approx(resumed.summary["eval_loss"].get<double>()));
+
+  // The same sweep with a second seed grows: sweep.json is rewritten, the two finished runs are
+  // kept untouched, only the new seeds train. Fewer seeds than there were is another sweep.
+  const auto more = plan_sweep({{"", tiny_json()}}, {parse_vary("model.attention=dot,ky")}, 2);
+  const auto third = run_sweep(more, o);
+  CHECK(third.skipped == 2);
+  CHECK(third.ran == 2);
+  CHECK(fs::last_write_time(fs::path(dir) / plan.cells[0].dir / "summary.json") == mtime);
+  CHECK(read_json_file(dir + "/sweep.json")["cells"].size() == 4);
+  CHECK_THROWS_WITH_AS(run_sweep(plan, o), doctest::Contains("describes a different sweep"), Error);
   fs::remove_all(dir);
 }
 

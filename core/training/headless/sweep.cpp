@@ -252,10 +252,26 @@ void open_sweep_dir(const SweepPlan& plan, const std::string& out_dir) {
   std::error_code ec;
   if (fs::exists(manifest_path, ec)) {
     const json old = read_json_file(manifest_path.string());  // names the file when invalid
-    if (old.value("cells", json()) != manifest["cells"])
+    const json& old_cells = old.value("cells", json());
+    if (old_cells == manifest["cells"]) return;
+    // The same sweep with more seeds (a verdict that more seeds would resolve): every cell it
+    // had is still planned, with the same config, so its runs stay valid; only indices move.
+    auto same_cell = [](json a, json b) {
+      a.erase("index");
+      b.erase("index");
+      return a == b;
+    };
+    bool grown = old_cells.is_array() && old_cells.size() < manifest["cells"].size();
+    for (size_t i = 0; grown && i < old_cells.size(); ++i) {
+      bool found = false;
+      for (const auto& c : manifest["cells"]) found = found || same_cell(old_cells[i], c);
+      grown = found;
+    }
+    if (!grown)
       throw Error(manifest_path.string() +
                   " describes a different sweep (other configs, values or seeds); give another "
                   "--out or remove that directory");
+    write_file_atomic(manifest_path.string(), manifest.dump(2) + "\n");
   } else {
     fs::create_directories(out, ec);
     if (ec) throw Error("--out: cannot create " + out.string() + ": " + ec.message());

@@ -105,7 +105,9 @@ struct SweepOutcome {
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& options);
 // The first part of run_sweep: writes out_dir/sweep.json when absent, or refuses (attn::Error)
-// when the one there describes another plan.
+// when the one there describes another plan. A plan that keeps every cell of the one there
+// (same directory, seed and config) and adds cells (more seeds) grows it: sweep.json is
+// rewritten, the finished runs count.
 void open_sweep_dir(const SweepPlan& plan, const std::string& out_dir);
 
 // Mean and sample standard deviation (n - 1; 0 when n < 2) of the finite values.
