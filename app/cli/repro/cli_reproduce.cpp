@@ -143,8 +143,9 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
   md << "## Arms\n\nEvery arm trains its first seed once per learning rate of its grid; the rate "
         "with the best accuracy on a held-out validation set (never the reported eval set) is "
         "chosen, and the other seeds train at it. When the best rate is the lowest or highest "
-        "tried, one more rate a grid step beyond it is tried (up to repro.json's lr_extend, 2); "
-        "a rate still marked \"the grid's edge\" might be bettered by a wider grid. \"differs\" "
+        "tried, one more rate a grid step beyond it is tried (up to repro.json's lr_extend, "
+     << (plan.arms.empty() ? 0 : plan.arms.front().extend)
+     << "); a rate still marked \"the grid's edge\" might be bettered by a wider grid. \"differs\" "
         "lists every "
         "resolved config key in which the arm differs from the first arm of its task.\n\n"
         "| arm | differs from the first arm of its task | grid: rate (validation accuracy, loss) "

@@ -311,9 +311,13 @@ std::string claims_markdown(const std::vector<ClaimResult>& results) {
                   : r.paired                          ? " pairs"
                                                       : " seeds");
     std::string verdict = "**" + r.verdict + "**";
-    if (r.verdict == "not resolved" && r.seeds_to_resolve > 0)
-      verdict += " (about " + std::to_string(r.seeds_to_resolve) +
-                 (r.source.rfind("benchmark", 0) == 0 ? " rounds" : " seeds") +
+    const std::string unit = r.source.rfind("benchmark", 0) == 0 ? " rounds" : " seeds";
+    if (r.verdict == "not resolved" && r.seeds_to_resolve > 100)
+      verdict += " (more than 100" + unit +
+                 " would be needed at this spread: the difference is "
+                 "near nothing)";
+    else if (r.verdict == "not resolved" && r.seeds_to_resolve > 0)
+      verdict += " (about " + std::to_string(r.seeds_to_resolve) + unit +
                  " would resolve it at this spread)";
     std::ostringstream pv;
     if (std::isfinite(r.p_value)) pv << std::setprecision(2) << r.p_value;
