@@ -335,6 +335,7 @@ int run_reproduce_command(const ReproduceArgs& a) {
       bench = std::make_unique<ReproBench>(bench_from_json(read_json_file(bench_file.string())));
     // --report-only keeps the training invocation's command, date and time.
     std::string command = continue_command(a), date = utc_now();
+    int jobs = a.jobs, threads = a.threads > 0 ? a.threads : 1;
     json invocations = json::array();
     if (!a.report_only)
       invocations = record_invocation(out, a, wall, &outcome, "finished");
@@ -345,6 +346,8 @@ int run_reproduce_command(const ReproduceArgs& a) {
       command = old.value("command", command);
       date = old.value("date", date);
       wall = old.value("wall_seconds", wall);
+      jobs = old.value("jobs", jobs);
+      threads = old.value("threads", threads);
     }
     // Continued across invocations: the time of them all (an interrupted one included).
     if (invocations.is_array() && !invocations.empty()) wall = total_wall_seconds(invocations);
@@ -358,9 +361,8 @@ int run_reproduce_command(const ReproduceArgs& a) {
     r.md << "# " << plan.title << "\n\n";
     r.md << "`" << command << "` — " << date << ", " << version_string() << ", "
          << std::thread::hardware_concurrency() << " cores; " << total_runs << " runs"
-         << (a.jobs > 1 ? ", " + std::to_string(a.jobs) + " at a time"
-                        : std::string(" one at a time"))
-         << ", " << (a.threads > 0 ? a.threads : 1) << " torch thread(s) each"
+         << (jobs > 1 ? ", " + std::to_string(jobs) + " at a time" : std::string(" one at a time"))
+         << ", " << threads << " torch thread(s) each"
          << (a.report_only ? std::string()
                            : " (this invocation: " + std::to_string(outcome.ran) + " trained, " +
                                  std::to_string(outcome.resumed) + " resumed, " +
@@ -402,6 +404,8 @@ int run_reproduce_command(const ReproduceArgs& a) {
                    {"groups", group_table_json(groups)},
                    {"figures", r.figures},
                    {"wall_seconds", wall},
+                   {"jobs", jobs},
+                   {"threads", threads},
                    {"invocations", invocations}};
     fig::write_files_atomically({{(out / "report.md").string(), r.md.str()},
                                  {(out / "report.json").string(), report.dump(2) + "\n"}});
