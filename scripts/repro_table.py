@@ -25,7 +25,7 @@ def ours(c):
         "pairs" if c.get("paired") else "seeds")
     if c.get("source", "").startswith("parameter count"):
         return f'{c["ours"]} (a count)'
-    what = "ratio" if kind.startswith("ratio") else "difference"
+    what = "ratio" if kind.startswith("ratio") else ("mean" if kind == "at_most" else "difference")
     text = f'{c["arms"][0]}'
     if len(c["arms"]) > 1:
         text += f' − {c["arms"][1]}' if what == "difference" else f' / {c["arms"][1]}'
