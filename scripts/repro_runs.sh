@@ -67,6 +67,11 @@ PY
     tmp=$(mktemp -d "docs/repro/.$paper.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     slim_copy "$out" "$tmp"
+    # An interrupted run's checkpoint is not kept, so it trains again from the start: its
+    # directory goes, rather than a summary that says "interrupted" without the checkpoint.
+    grep -rl '"interrupted": true' "$tmp/runs" --include=summary.json | while read -r f; do
+      rm -rf "$(dirname "$f")"
+    done
     # Only what continuing needs: the paper's last report stays the paper's.
     find "$tmp" -maxdepth 1 -type f -not -name benchmark.json -not -name invocations.json -delete
     rm -rf "$dest"
