@@ -158,6 +158,43 @@ assert abs(float(nums[0]) - m) <= 5.01e-5, (line, m)
 assert abs(float(nums[1]) - (m - half)) <= 2e-4 and abs(float(nums[2]) - (m + half)) <= 2e-4, (line, m, half)
 assert "3 pairs" in line, line
 PY
+"$bin" compare "$work/seeds" --json-groups > "$work/groups.json" || bad "compare --json-groups failed"
+python3 - "$work/groups.json" "$work/seeds" <<'PY' && ok "compare --json-groups: groups, paired interval and p-value by hand" || bad "json groups: $(cat "$work/groups.json")"
+import json, math, os, statistics as st, sys
+g = json.load(open(sys.argv[1]))
+val = {}
+for mech in ("dot", "ky"):
+    for seed in (5, 6, 7):
+        s = json.load(open(os.path.join(sys.argv[2], f"model.attention={mech}", f"seed-{seed}", "summary.json")))
+        val.setdefault(mech, {})[seed] = s
+assert [x["group"] for x in g["groups"]] == ["model.attention=dot", "model.attention=ky"], g["groups"]
+for x, mech in zip(g["groups"], ("dot", "ky")):
+    assert x["mechanism"] == mech and x["seeds"] == [5, 6, 7], x
+    assert x["runs"] == [f"model.attention={mech}/seed-{s}" for s in (5, 6, 7)], x
+    v = [val[mech][s]["eval_loss"] for s in (5, 6, 7)]
+    assert abs(x["eval_loss"]["mean"] - st.mean(v)) < 1e-12 and abs(x["eval_loss"]["sd"] - st.stdev(v)) < 1e-12, (x, v)
+diffs = {d["metric"]: d for d in g["differences"]}
+assert set(diffs) == {"eval_loss", "eval_accuracy"} and len(g["differences"]) == 2, g["differences"]
+for metric, d in diffs.items():
+    assert d["group"] == "model.attention=ky" and d["against"] == "model.attention=dot" and d["paired"] and d["n"] == 3, d
+    x = [val["ky"][s][metric] - val["dot"][s][metric] for s in (5, 6, 7)]
+    m, sd = st.mean(x), st.stdev(x)
+    half = 4.303 * sd / math.sqrt(3)  # t table, 2 degrees of freedom
+    assert abs(d["difference"] - m) < 1e-12, (d, m)
+    assert abs(d["ci95"][0] - (m - half)) < 1e-3 * max(half, 1e-9) + 1e-9 and abs(d["ci95"][1] - (m + half)) < 1e-3 * max(half, 1e-9) + 1e-9, (d, m, half)
+    t = m / (sd / math.sqrt(3))
+    p = 1 - abs(t) / math.sqrt(t * t + 2)  # two-sided, Student t with 2 degrees of freedom
+    assert abs(d["p_value"] - p) < 1e-6, (d, p)
+PY
+"$bin" compare "$work/seeds" "$work/arr" --json > "$work/two.json" || bad "compare of two sweeps failed"
+python3 - "$work/two.json" "$work/seeds" "$work/arr" <<'PY' && ok "compare: cells of the same name in two sweeps keep apart (named by their sweep)" || bad "two sweeps: $(cat "$work/two.json")"
+import json, os, sys
+rows = json.load(open(sys.argv[1]))
+labels = [r["run"] for r in rows]
+assert len(labels) == 7 and len(set(labels)) == 7, labels
+assert os.path.normpath(sys.argv[3]) + "/model.attention=ky/seed-6" in labels, labels
+assert os.path.normpath(sys.argv[2]) + "/model.attention=ky/seed-6" in labels, labels
+PY
 "$bin" compare "$work/seeds" --export "$work/fig/bands.csv" --seed-bands sd >/dev/null || bad "compare --seed-bands failed"
 python3 - "$work/fig/bands.csv" "$work/seeds" <<'PY' && ok "compare --seed-bands: one mean line per group, equal to the seeds' mean, with its band" || bad "seed bands CSV"
 import csv, os, statistics as st, sys

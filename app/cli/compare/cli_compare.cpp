@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -230,6 +231,7 @@ int CellExits::code_for_failure() const {
 
 std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs) {
   std::vector<ComparedRun> out;
+  std::vector<std::string> sweep_of;  // per run: the sweep directory given, or "" for a run
   for (const auto& d : dirs) {
     std::error_code ec;
     const fs::path manifest = fs::path(d) / "sweep.json";
@@ -242,13 +244,24 @@ std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs
         const fs::path cd = fs::path(d) / rel;
         if (!fs::exists(cd / "config.json", ec) || !fs::exists(cd / "metrics.csv", ec)) continue;
         out.push_back({read_run_directory(cd.string()), rel});
+        sweep_of.push_back(d);
       }
       continue;
     }
     ComparedRun r{read_run_directory(d), ""};
     r.label = r.run.id;
     out.push_back(std::move(r));
+    sweep_of.push_back("");
   }
+  // Two sweeps hold cells of the same name (lr=0.008/seed-2 in each arm's sweep): name every
+  // sweep cell by its sweep directory too, so that rows and seed groups stay apart.
+  std::set<std::string> labels;
+  bool collide = false;
+  for (const auto& r : out) collide |= !labels.insert(r.label).second;
+  if (collide)
+    for (size_t i = 0; i < out.size(); ++i)
+      if (!sweep_of[i].empty())
+        out[i].label = (fs::path(sweep_of[i]) / out[i].label).lexically_normal().string();
   return out;
 }
 
@@ -342,7 +355,12 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
       "compare", "Table of final metrics of run directories (or sweep directories) side by side");
   cmd->add_option("dirs", a.dirs, "Run directories (attnlab train --out) or sweep directories")
       ->required();
-  cmd->add_flag("--json", a.json, "Print the table as JSON (summary.json values, unrounded)");
+  auto* as_json =
+      cmd->add_flag("--json", a.json, "Print the table as JSON (summary.json values, unrounded)");
+  cmd->add_flag("--json-groups", a.json_groups,
+                "Print the seed groups as JSON instead: each group's runs, seeds and mean ± sd, and "
+                "each group's paired 95% interval and p-value against the first")
+      ->excludes(as_json);
   cmd->add_option("--export", a.export_path,
                   "Write the loss/accuracy overlay: FILE.pdf|svg|png|csv (CSV and JSON beside)");
   cmd->add_option("--width", a.width_in, "Figure width in inches (default 7)");
@@ -352,28 +370,24 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
       ->check(CLI::IsMember({"sd", "ci95"}));
   return with_footer(cmd,
                      "Runs that differ only in their seed are grouped below the table: mean ± sd "
-                     "per group and each group's paired 95% interval against the first. With "
-                     "--json the table is the only thing on stdout.");
+                     "per group and each group's paired 95% interval against the first "
+                     "(--json-groups prints them as JSON). With --json or --json-groups the JSON "
+                     "is the only thing on stdout.");
 }
 
-std::string seed_groups_text(const std::vector<ComparedRun>& runs) {
+SeedGroupComparison compare_seed_groups(const std::vector<ComparedRun>& runs) {
+  SeedGroupComparison out;
   std::vector<const RunDirectory*> dirs;
+  std::vector<const ComparedRun*> compared;
   for (const auto& r : runs)
-    if (r.run.finished && !r.run.summary.value("diverged", false)) dirs.push_back(&r.run);
+    if (r.run.finished && !r.run.summary.value("diverged", false)) {
+      dirs.push_back(&r.run);
+      compared.push_back(&r);
+    }
   const auto groups = group_by_seed(dirs);
   bool any = false;
   for (const auto& g : groups) any |= g.members.size() > 1;
-  if (!any) return "";
-  // The group's name: the sweep cell's group directory, else its first run's label.
-  std::vector<std::string> names;
-  for (const auto& g : groups) {
-    const RunDirectory* first = dirs[g.members[0]];
-    std::string label;
-    for (const auto& r : runs)
-      if (&r.run == first) label = r.label;
-    const auto cut = label.rfind("/seed-");
-    names.push_back(cut != std::string::npos ? label.substr(0, cut) : label);
-  }
+  if (!any) return out;
   auto keyed = [&](const SeedGroup& g, const char* metric) {
     KeyedValues k;
     for (size_t m : g.members) {
@@ -383,32 +397,83 @@ std::string seed_groups_text(const std::vector<ComparedRun>& runs) {
     }
     return k;
   };
+  auto values = [](const KeyedValues& k) {
+    std::vector<double> v;
+    for (const auto& [seed, x] : k) v.push_back(x);
+    return v;
+  };
+  for (const auto& g : groups) {
+    ComparedSeedGroup row;
+    // The group's name: the sweep cell's group directory, else its first run's label.
+    const std::string& label = compared[g.members[0]]->label;
+    const auto cut = label.rfind("/seed-");
+    row.name = cut != std::string::npos ? label.substr(0, cut) : label;
+    row.mechanism = dirs[g.members[0]]->mechanism();
+    for (size_t m : g.members) {
+      row.runs.push_back(compared[m]->label);
+      row.seeds.push_back(static_cast<long long>(dirs[m]->config.seed));
+    }
+    row.eval_loss = mean_sd(values(keyed(g, "eval_loss")));
+    row.eval_accuracy = mean_sd(values(keyed(g, "eval_accuracy")));
+    out.groups.push_back(std::move(row));
+  }
+  for (size_t i = 1; i < groups.size(); ++i)
+    for (const char* metric : {"eval_loss", "eval_accuracy"})
+      out.against_first.push_back(
+          {i, metric, judge_better(keyed(groups[i], metric), keyed(groups[0], metric), false)});
+  return out;
+}
+
+std::string seed_groups_text(const std::vector<ComparedRun>& runs) {
+  const SeedGroupComparison c = compare_seed_groups(runs);
+  if (c.groups.empty()) return "";
   std::vector<std::vector<std::string>> rows = {
       {"seed group", "mechanism", "seeds", "eval loss (mean ± sd)", "eval acc (mean ± sd)"}};
-  for (size_t i = 0; i < groups.size(); ++i) {
-    std::vector<double> loss, acc;
-    for (const auto& [seed, v] : keyed(groups[i], "eval_loss")) loss.push_back(v);
-    for (const auto& [seed, v] : keyed(groups[i], "eval_accuracy")) acc.push_back(v);
-    rows.push_back({names[i], dirs[groups[i].members[0]]->mechanism(),
-                    std::to_string(groups[i].members.size()), format_stat(mean_sd(loss), 4),
-                    format_stat(mean_sd(acc), 4)});
-  }
+  for (const auto& g : c.groups)
+    rows.push_back({g.name, g.mechanism, std::to_string(g.runs.size()),
+                    format_stat(g.eval_loss, 4), format_stat(g.eval_accuracy, 4)});
   std::ostringstream out;
   out << "\nSeed groups (runs that differ only in their seed):\n" << align(rows);
-  if (groups.size() < 2) return out.str();
-  out << "\nAgainst " << names[0]
+  if (c.groups.size() < 2) return out.str();
+  out << "\nAgainst " << c.groups[0].name
       << " (mean difference, 95% t-interval; paired by seed where seeds match, else Welch):\n";
-  for (size_t i = 1; i < groups.size(); ++i)
-    for (const char* metric : {"eval_loss", "eval_accuracy"}) {
-      const Verdict v = judge_better(keyed(groups[i], metric), keyed(groups[0], metric), false);
-      out << "  " << names[i] << " - " << names[0] << " " << metric << ": " << cell(v.estimate, 4)
-          << " [" << cell(v.lo, 4) << ", " << cell(v.hi, 4) << "], " << v.n
-          << (v.paired ? " pairs" : " seeds (unpaired)") << ", p "
-          << (std::isfinite(v.p_value) ? cell(v.p_value, 3) : std::string("-"))
-          << (std::isfinite(v.lo) && (v.lo > 0 || v.hi < 0) ? "" : " (interval includes 0)")
-          << "\n";
-    }
+  for (const auto& d : c.against_first) {
+    const Verdict& v = d.verdict;
+    out << "  " << c.groups[d.group].name << " - " << c.groups[0].name << " " << d.metric << ": "
+        << cell(v.estimate, 4) << " [" << cell(v.lo, 4) << ", " << cell(v.hi, 4) << "], " << v.n
+        << (v.paired ? " pairs" : " seeds (unpaired)") << ", p "
+        << (std::isfinite(v.p_value) ? cell(v.p_value, 3) : std::string("-"))
+        << (std::isfinite(v.lo) && (v.lo > 0 || v.hi < 0) ? "" : " (interval includes 0)")
+        << "\n";
+  }
   return out.str();
+}
+
+json seed_groups_json(const std::vector<ComparedRun>& runs) {
+  const SeedGroupComparison c = compare_seed_groups(runs);
+  auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+  json groups = json::array();
+  for (const auto& g : c.groups)
+    groups.push_back({{"group", g.name},
+                      {"mechanism", g.mechanism},
+                      {"runs", g.runs},
+                      {"seeds", g.seeds},
+                      {"eval_loss", stat_json(g.eval_loss)},
+                      {"eval_accuracy", stat_json(g.eval_accuracy)}});
+  json differences = json::array();
+  for (const auto& d : c.against_first) {
+    const Verdict& v = d.verdict;
+    differences.push_back({{"group", c.groups[d.group].name},
+                           {"against", c.groups[0].name},
+                           {"metric", d.metric},
+                           {"paired", v.paired},
+                           {"n", v.n},
+                           {"difference", number(v.estimate)},
+                           {"ci95", {number(v.lo), number(v.hi)}},
+                           {"bootstrap_ci95", {number(v.boot_lo), number(v.boot_hi)}},
+                           {"p_value", number(v.p_value)}});
+  }
+  return {{"groups", groups}, {"differences", differences}};
 }
 
 int run_compare_command(const CompareArgs& a) {
@@ -427,7 +492,9 @@ int run_compare_command(const CompareArgs& a) {
     const auto runs = load_compared_runs(a.dirs);
     if (runs.empty()) throw Error("compare: no run directory found in the directories given");
     warn_non_numbers(runs);
-    if (a.json)
+    if (a.json_groups)
+      std::cout << seed_groups_json(runs).dump(2) << "\n";
+    else if (a.json)
       std::cout << compare_table_json(runs).dump(2) << "\n";
     else
       std::cout << compare_table_text(runs) << seed_groups_text(runs);
@@ -444,7 +511,7 @@ int run_compare_command(const CompareArgs& a) {
       p.program_version = version_string();
       p.run_id = "compare";
       const auto result = fig::export_figure(figure, request, p);
-      std::ostream& note = a.json ? std::cerr : std::cout;
+      std::ostream& note = a.json || a.json_groups ? std::cerr : std::cout;
       note << "wrote";
       for (const auto& f : result.files) note << " " << f;
       note << "\n";

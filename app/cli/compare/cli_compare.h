@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/progress.h"
+#include "core/analysis/verdict.h"
 #include "core/runs/run_dir.h"
 #include "core/training/headless/sweep.h"
 #include "render/plot/figure.h"
@@ -22,6 +23,7 @@ namespace attn {
 struct CompareArgs {
   std::vector<std::string> dirs;
   bool json = false;
+  bool json_groups = false;  // the seed groups instead of the table
   std::string export_path;
   double width_in = 7.0;
   std::string seed_bands;  // "", "sd" or "ci95"
@@ -90,7 +92,28 @@ std::string compare_table_text(const std::vector<ComparedRun>& runs);
 nlohmann::json compare_table_json(const std::vector<ComparedRun>& runs);
 // Runs that differ only by seed, grouped (core/runs/seed_groups.h): mean ± sd per group and the
 // paired interval of each group against the first; "" when no group has two finished runs.
+struct ComparedSeedGroup {
+  std::string name;               // the sweep cell's directory, else the first run's label
+  std::string mechanism;
+  std::vector<std::string> runs;  // the members' labels, in the order given
+  std::vector<long long> seeds;
+  Stat eval_loss, eval_accuracy;  // over the members' summary.json values
+};
+struct SeedGroupDifference {
+  size_t group;        // index into groups; the difference is group - groups[0]
+  const char* metric;  // "eval_loss" | "eval_accuracy"
+  Verdict verdict;     // estimate, t-interval, bootstrap interval, p (judge_better)
+};
+struct SeedGroupComparison {
+  std::vector<ComparedSeedGroup> groups;  // empty when no group has two finished runs
+  std::vector<SeedGroupDifference> against_first;
+};
+SeedGroupComparison compare_seed_groups(const std::vector<ComparedRun>& runs);
 std::string seed_groups_text(const std::vector<ComparedRun>& runs);
+// {"groups": [{group, mechanism, runs, seeds, eval_loss, eval_accuracy}], "differences":
+// [{group, against, metric, paired, n, difference, ci95, bootstrap_ci95, p_value}]}; both
+// arrays empty when no group has two finished runs.
+nlohmann::json seed_groups_json(const std::vector<ComparedRun>& runs);
 // The per-group mean ± sd table as Markdown (reproduce reports, sweep's closing table), and as
 // JSON rows (report.json, --json).
 std::string group_table_markdown(const std::vector<GroupSummary>& groups);
