@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <cstdio>
+#include <string>
 
 #include "core/training/interventions/length_eval.h"
 #include "core/training/trainer.h"
@@ -57,11 +58,15 @@ void LossPanel::draw_length_eval(FrameContext& frame) {
   const bool clicked = ImGui::SmallButton("Evaluate");
   const ImVec2 b0 = ImGui::GetItemRectMin(), b1 = ImGui::GetItemRectMax();
   if (entered || clicked) frame.trainer.request_length_eval(eval_length_);
-  ImGui::SameLine();
   nlohmann::json r = {{"key", key},
                       {"field", {f0.x, f0.y, f1.x, f1.y}},
                       {"button", {b0.x, b0.y, b1.x, b1.y}},
                       {"asked", eval_length_}};
+  // The result (or the hint) follows the button when it fits, else takes the next line and
+  // wraps there: at 1280x720 the panel is narrower than the hint.
+  char line[256];
+  std::string text;
+  bool disabled = false, warning = false;
   if (const auto& v = frame.snap.length_eval) {
     r["length"] = v->length;
     r["step"] = v->step;
@@ -69,17 +74,28 @@ void LossPanel::draw_length_eval(FrameContext& frame) {
     if (v->error.empty()) {
       r["eval_loss"] = v->figures.loss;
       r["eval_accuracy"] = v->figures.accuracy;
-      ImGui::Text("%s %d (trained %d): loss %.4f, accuracy %.1f%% at step %lld", key.c_str(),
-                  v->length, v->trained, v->figures.loss, 100 * v->figures.accuracy,
-                  static_cast<long long>(v->step));
+      std::snprintf(line, sizeof line, "%s %d (trained %d): loss %.4f, accuracy %.1f%% at step %lld",
+                    key.c_str(), v->length, v->trained, v->figures.loss,
+                    100 * v->figures.accuracy, static_cast<long long>(v->step));
+      text = line;
     } else {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextColored(ImVec4(1.0f, 0.62f, 0.25f, 1.0f), "%s", v->error.c_str());
-      ImGui::PopTextWrapPos();
+      text = v->error;  // may be long: it wraps
+      warning = true;
     }
   } else {
-    ImGui::TextDisabled("%s of the model's task; Evaluate or Enter", key.c_str());
+    text = key + " of the model's task; Evaluate or Enter";
+    disabled = true;
   }
+  ImGui::SameLine();
+  if (ImGui::CalcTextSize(text.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+  ImGui::PushTextWrapPos(0);
+  if (warning)
+    ImGui::TextColored(ImVec4(1.0f, 0.62f, 0.25f, 1.0f), "%s", text.c_str());
+  else if (disabled)
+    ImGui::TextDisabled("%s", text.c_str());
+  else
+    ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
   report_["length_eval"] = r;
 }
 
