@@ -36,6 +36,7 @@ fig::LineSeries series_line(const Series& s, const std::string& name, fig::Color
 fig::Polygon band_polygon(const MeanCurve& m, const std::string& name, fig::Color c) {
   fig::Polygon p;
   p.name = name;
+  p.in_legend = false;  // its mean line names the group; the figure's title names the band
   for (size_t i = 0; i < m.steps.size(); ++i)
     if (std::isfinite(m.lo[i])) {
       p.x.push_back(m.steps[i]);
@@ -81,6 +82,7 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
   render::Range losses;
   // Seed groups of two or more runs become one mean line and a band each.
   std::vector<bool> grouped(curves.size(), false);
+  bool banded = false;
   if (options.seed_bands != SeedBands::Off) {
     std::vector<const RunDirectory*> dirs;
     std::vector<size_t> index;
@@ -124,6 +126,7 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
             losses = render::merge(losses, render::value_range(f.data(), f.size(), true));
           }
         t.panel->polygons.push_back(band_polygon(mc, label + " " + band_name, first.color));
+        banded = true;
         fig::LineSeries line;
         line.name = label;
         line.color = first.color;
@@ -151,6 +154,12 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
     if (!t.x.empty()) train.lines.push_back(std::move(t));
     auto a = series_line(c.run->eval_accuracy, c.label, c.color);
     if (!a.x.empty()) acc.lines.push_back(std::move(a));
+  }
+  if (banded) {
+    const char* band = options.seed_bands == SeedBands::Sd
+                           ? "shaded: ± one sd over seeds"
+                           : "shaded: 95% interval of the mean over seeds";
+    f.title = f.title.empty() ? band : f.title + " (" + band + ")";
   }
   const bool log =
       options.y_scale == YScale::Log ||

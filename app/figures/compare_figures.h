@@ -45,8 +45,8 @@ struct CompareOptions {
 // metrics.csv has it) and, when any run is a classifier or a synthetic token task, eval accuracy
 // (its axis padded past 0 and 1). One legend below the panels names every run, always. With
 // seed bands, a seed group is named "<its first curve's label, less a trailing /seed-N> (mean of
-// N seeds)", its band
-// "± sd" or "95% CI" (in the CSV, a polygon series).
+// N seeds)", its band "<that> ± sd" or "<that> 95% CI" (a polygon series in the CSV, not in the
+// legend: the figure's title says what the shading is).
 fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title,
                          const CompareOptions& options = {});
 

@@ -72,7 +72,8 @@ struct ScatterSeries {
 };
 
 struct Polygon {
-  std::string name;  // legend entry; empty: not in the legend
+  std::string name;  // legend entry and CSV series; empty: not in the legend
+  bool in_legend = true;  // false: drawn and in the CSV, not in the legend (a line's band)
   std::vector<double> x, y;
   Color stroke;               // automatic: the next palette colour
   Color fill = {0, 0, 0, 0};  // alpha 0: not filled (fill is never automatic)

@@ -243,7 +243,7 @@ void Layout::prepare() {
     const SeriesColors colors = series_colors(p);
     auto& e = plans_[i].entries;
     for (size_t k = 0; k < p.polygons.size(); ++k)
-      if (!p.polygons[k].name.empty())
+      if (!p.polygons[k].name.empty() && p.polygons[k].in_legend)
         e.push_back({p.polygons[k].name, colors.polygons[k], 2, p.polygons[k].style});
     for (size_t k = 0; k < p.lines.size(); ++k)
       if (!p.lines[k].name.empty())

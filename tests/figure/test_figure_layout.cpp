@@ -95,6 +95,36 @@ TEST_CASE("figure drawing: every label, legend entry and image reaches the paint
   CHECK(rec.max_clip_depth == 1);
 }
 
+TEST_CASE("figure legend: a polygon with in_legend false is drawn but not listed") {
+  auto font = FigureFont::load(default_font_path());
+  Figure f;
+  for (bool shared : {false, true}) {
+    f.shared_legend = shared;
+    f.panels.clear();
+    Panel p;
+    p.lines.push_back({"group mean", {0, 1, 2}, {1, 2, 1.5}, {}, 1.0, LineStyle::Solid});
+    Polygon band;
+    band.name = "group mean 95% CI";
+    band.x = {0, 1, 2, 2, 1, 0};
+    band.y = {0.8, 1.7, 1.2, 1.8, 2.3, 1.2};
+    band.fill = Color::rgb(0.2, 0.4, 0.8, 0.2);
+    band.in_legend = false;
+    p.polygons.push_back(band);
+    Polygon hull = band;
+    hull.name = "hull";
+    hull.in_legend = true;
+    p.polygons.push_back(hull);
+    f.panels.push_back(p);
+    Recorder rec;
+    Page page;
+    page.width_pt = 400, page.height_pt = 240;
+    draw_figure(f, page, *font, rec);
+    CHECK_MESSAGE(has(rec.texts, "group mean"), shared);
+    CHECK_MESSAGE(has(rec.texts, "hull"), shared);
+    CHECK_MESSAGE(!has(rec.texts, "group mean 95% CI"), shared);
+  }
+}
+
 TEST_CASE("figure layout: small multiples with shared axes get equal plot areas") {
   auto font = FigureFont::load(default_font_path());
   Figure f;
