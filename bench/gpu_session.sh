@@ -8,6 +8,8 @@
 # Needs .devcarry/ (carried to the machine): deps/ from scripts/device_deps.sh, and copies of
 # /usr/share/games/fortunes and /usr/share/datasets/fashion-mnist, which it puts in place.
 # WINDOW (default 100) steps per timed window, 3 timed windows after one warm-up window.
+# SPEED=0 skips the speed stage; REPRO_QUICK="neural kernel ..." runs those papers'
+# `reproduce --quick` after the build (the reproduction pipeline on this LibTorch).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/gpu_session.sh OUT_DIR}
@@ -52,6 +54,15 @@ fi
 echo "build exit $rc ($(el))"
 [ $rc != 0 ] && { grep -E "error" "$out/setup.log" | head -30; exit 1; }
 
+for paper in ${REPRO_QUICK:-}; do
+  echo "== reproduce --paper $paper --quick ($(el))"
+  timeout "${REPRO_S:-240}" build/app/attnlab reproduce --paper "$paper" --quick -j 4 --out "$out/repro-$paper" \
+    >"$out/repro-$paper.log" 2>&1
+  echo "reproduce $paper exit $?"
+  grep -E "^\| .*\*\*(held|did not hold|not resolved)" "$out/repro-$paper/report.md" | cut -c1-160
+done
+
+if [ "${SPEED:-1}" = 1 ]; then
 echo "== training steps/s ($(el))"
 W=${WINDOW:-100}
 cfgdir=$out/configs
@@ -108,6 +119,8 @@ for c in configs:
     print(f"| {c} | {f(g)} | {f(e)} | {f(p)} | {r(g, p)} | {r(e, p)} | {gs.get('step_path', gs.get('error', '?'))} |"
           f" {gs.get('eval_loss', '-')} / {es.get('eval_loss', '-')} |")
 PY
+
+fi
 
 echo "== GPU tests ($(el))"
 timeout 200 cmake --build build --target test_core -j "$(nproc)" >"$out/build_tests.log" 2>&1 ||
