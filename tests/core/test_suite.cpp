@@ -100,6 +100,7 @@ TEST_CASE("suite: grid, validation choice, seeds at the chosen rate, leaderboard
              1e-9 &&
          a["validation_loss"].get<double>() <= b["validation_loss"].get<double>());
     CHECK(cell["lr_chosen"] == (first_wins ? a["lr"] : b["lr"]));
+    CHECK(cell["lr_at_edge"] == true);  // a grid of two rates, not extended: either is an edge
     // The values are the runs' own summaries; the interval is the t-interval of them.
     std::vector<double> values;
     for (const auto& rel : cell["runs"]) {
@@ -175,6 +176,29 @@ TEST_CASE("suite: manifest errors name the culprit") {
                        doctest::Contains("task \"nope\" is not in the suite (it has: parity, mqar)"),
                        Error);
   json j = json::parse(std::ifstream(manifest));
+  // lr_extend: each pair's grid may grow past its edge; quick.lr_extend for the quick slice.
+  CHECK(load_suite(manifest.string(), false).lr_extend == 0);
+  j["lr_extend"] = 2;
+  j["quick"] = {{"lr_extend", 1}};
+  write(manifest, j);
+  const SuitePlan extended = load_suite(manifest.string(), false);
+  CHECK(extended.lr_extend == 2);
+  CHECK(suite_arm(extended, extended.pairs[0]).extend == 2);
+  CHECK(load_suite(manifest.string(), true).lr_extend == 1);
+  for (const json& bad : {json(-1), json(11), json(1.5), json("2")}) {
+    j["lr_extend"] = bad;
+    write(manifest, j);
+    const std::string message = "lr_extend must be an integer from 0 to 10, got " + bad.dump();
+    CHECK_THROWS_WITH_AS(load_suite(manifest.string(), false),
+                         doctest::Contains(message.c_str()), Error);
+  }
+  j["lr_extend"] = 0;
+  j["quick"]["lr_extend"] = 12;
+  write(manifest, j);
+  CHECK_THROWS_WITH_AS(load_suite(manifest.string(), true),
+                       doctest::Contains("quick.lr_extend must be an integer"), Error);
+  j.erase("lr_extend");
+  j.erase("quick");
   j["mechanisms"][1]["set"]["model.position"] = "sideways";
   write(manifest, j);
   CHECK_THROWS_WITH_AS(load_suite(manifest.string(), false),

@@ -85,7 +85,11 @@ std::string markdown(const json& board, const std::string& command, const std::s
   for (size_t i = 0; i < board["lr_grid"].size(); ++i)
     md << (i ? ", ×" : "") << board["lr_grid"][i].get<double>();
   md << " of the task's rate on a validation set (fresh sequences from another seed) with the "
-        "first seed; the other seeds then train at that rate.\n\n";
+        "first seed; the other seeds then train at that rate.";
+  if (const int extend = json_member(board, "lr_extend", json(0)).get<int>(); extend > 0)
+    md << " A best rate at the grid's edge grows the grid a grid step at a time, up to " << extend
+       << (extend == 1 ? " time" : " times") << ".";
+  md << " A chosen rate marked \"edge\" is still the lowest or highest tried.\n\n";
   md << "| task |";
   for (const auto& m : board["mechanisms"]) md << " " << m["name"].get<std::string>() << " |";
   md << "\n|---|";
@@ -160,6 +164,7 @@ std::string markdown(const json& board, const std::string& command, const std::s
                             ? fixed_number(100 * g["validation_accuracy"].get<double>(), 1)
                             : (g["diverged"].get<bool>() ? "diverged" : "pending");
       md << (chosen ? "**" : "") << lr.str() << ": " << acc << (chosen ? "**" : "");
+      if (chosen && json_member(c, "lr_at_edge", json(false)).get<bool>()) md << " (edge)";
     }
     md << " | ";
     if (json_member(c, "steps_to_threshold", json()).is_number())

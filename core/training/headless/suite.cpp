@@ -81,6 +81,14 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
   for (double g : plan.lr_grid)
     if (!(g > 0 && g < 1000))
       throw Error(manifest_path + ": lr_grid multiplier " + lr_text(g) + " must be in (0, 1000)");
+  for (const json* block : {&m, quick && m.contains("quick") ? &m["quick"] : nullptr})
+    if (block && block->is_object() && block->contains("lr_extend")) {
+      const json& e = (*block)["lr_extend"];
+      if (!e.is_number_integer() || e.get<int>() < 0 || e.get<int>() > 10)
+        throw Error(manifest_path + ": " + (block == &m ? "" : "quick.") +
+                    "lr_extend must be an integer from 0 to 10, got " + e.dump());
+      plan.lr_extend = e.get<int>();
+    }
   plan.threshold = m.value("threshold", 0.9);
   const json quick_overrides = quick && m.contains("quick") ? json_member(m["quick"], "set", json::object())
                                                             : json::object();
@@ -158,6 +166,7 @@ TunedArm suite_arm(const SuitePlan& plan, const SuitePair& pair) {
   arm.config = pair.config;
   arm.lr_grid = plan.lr_grid;
   arm.seeds = plan.seeds;
+  arm.extend = plan.lr_extend;
   return arm;
 }
 
@@ -180,7 +189,8 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
   fs::create_directories(o.out_dir);
   json manifest = {{"title", plan.title},     {"quick", plan.quick},
                    {"seeds", plan.seeds},     {"lr_grid", plan.lr_grid},
-                   {"threshold", plan.threshold}, {"pairs", json::array()}};
+                   {"lr_extend", plan.lr_extend}, {"threshold", plan.threshold},
+                   {"pairs", json::array()}};
   for (const auto& p : plan.pairs)
     manifest["pairs"].push_back({{"index", p.index},
                                  {"task", plan.tasks[p.task].name},
@@ -231,7 +241,8 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
 json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
   json board = {{"title", plan.title},         {"quick", plan.quick},
                 {"seeds", plan.seeds},         {"threshold", plan.threshold},
-                {"lr_grid", plan.lr_grid},     {"tasks", json::array()},
+                {"lr_grid", plan.lr_grid},     {"lr_extend", plan.lr_extend},
+                {"tasks", json::array()},
                 {"mechanisms", json::array()}, {"cells", json::array()}};
   for (const auto& t : plan.tasks) {
     const ExperimentConfig c = parse_config(t.config, t.name);
@@ -266,6 +277,7 @@ json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
       continue;
     }
     cell["lr_chosen"] = choice.trials[choice.chosen].lr;
+    cell["lr_at_edge"] = choice.at_edge;  // the lowest or highest rate tried
     const std::vector<std::string>& runs = tuned.runs;
     const bool all_done = tuned.all_done;
     std::vector<double> accuracy, loss, reached_at;

@@ -6,8 +6,10 @@
 //    (a file beside the manifest), "source", "extrapolate" [lengths], "quick",
 //    "quick_extrapolate", "per_mechanism" {mechanism: overrides}}], "mechanisms"
 //    [{"name", "position", "set" {key: value}, "quick"}], "seeds", "lr_grid" (multipliers of
-//    each task's train.lr), "threshold" (eval accuracy for steps_to_threshold) and "quick"
-//    (overrides for every run, and optionally the "tasks" and "mechanisms" of the quick slice).
+//    each task's train.lr), "lr_extend" (0..10, default 0: how many grid steps a choice at the
+//    grid's edge may grow it, as reproduce does; quick.lr_extend for the quick slice),
+//    "threshold" (eval accuracy for steps_to_threshold) and "quick" (overrides for every run,
+//    and optionally the "tasks" and "mechanisms" of the quick slice).
 //    Every pair's config is validated before anything trains; errors name the manifest, the task
 //    or mechanism and the key.
 //  - A pair's directory is "<task>/<mechanism>" under the out dir, holding grid/ (seed 0 of the
@@ -58,6 +60,7 @@ struct SuitePlan {
   bool quick = false;
   int seeds = 3;
   std::vector<double> lr_grid = {0.5, 1.0, 2.0};
+  int lr_extend = 0;  // TunedArm::extend of every pair
   double threshold = 0.9;
   std::vector<SuiteTask> tasks;
   std::vector<SuiteMechanism> mechanisms;
