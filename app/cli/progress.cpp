@@ -31,7 +31,9 @@ void ProgressPrinter::operator()(const std::string& line) {
   const double fraction = redraw_ ? step_fraction(line) : -1;
   if (fraction < 0) {
     finish();
-    std::cerr << line << std::endl;
+    // One write per line: the cells of `sweep -j N` share this stderr, and a line written in two
+    // pieces (text, then newline) can have another process's line land between them.
+    std::cerr << (line + "\n") << std::flush;
     return;
   }
   constexpr int kWidth = 24;
