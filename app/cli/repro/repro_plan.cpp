@@ -56,14 +56,7 @@ ReproPlan load_repro_plan(const std::string& configs_dir, const std::string& pap
   if (quick_block && member(*quick_block, "lr_grid"))
     grid = read_grid((*quick_block)["lr_grid"], file + ": quick.lr_grid");
   int seeds = m.contains("seeds") ? read_seeds(m["seeds"], file + ": seeds") : 3;
-  int extend = 2;
-  for (const json* block : {static_cast<const json*>(&m), quick_block})
-    if (block && member(*block, "lr_extend")) {
-      const json& e = (*block)["lr_extend"];
-      if (!e.is_number_integer() || e.get<int>() < 0 || e.get<int>() > 10)
-        throw Error(file + ": lr_extend must be an integer from 0 to 10, got " + e.dump());
-      extend = e.get<int>();
-    }
+  const int extend = read_lr_extend(m, quick_block, file, 2);
   if (quick_block && member(*quick_block, "seeds"))
     seeds = read_seeds((*quick_block)["seeds"], file + ": quick.seeds");
   // quick's own keys that are not config overrides.

@@ -81,14 +81,8 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
   for (double g : plan.lr_grid)
     if (!(g > 0 && g < 1000))
       throw Error(manifest_path + ": lr_grid multiplier " + lr_text(g) + " must be in (0, 1000)");
-  for (const json* block : {&m, quick && m.contains("quick") ? &m["quick"] : nullptr})
-    if (block && block->is_object() && block->contains("lr_extend")) {
-      const json& e = (*block)["lr_extend"];
-      if (!e.is_number_integer() || e.get<int>() < 0 || e.get<int>() > 10)
-        throw Error(manifest_path + ": " + (block == &m ? "" : "quick.") +
-                    "lr_extend must be an integer from 0 to 10, got " + e.dump());
-      plan.lr_extend = e.get<int>();
-    }
+  plan.lr_extend =
+      read_lr_extend(m, quick && m.contains("quick") ? &m["quick"] : nullptr, manifest_path, 0);
   plan.threshold = m.value("threshold", 0.9);
   const json quick_overrides = quick && m.contains("quick") ? json_member(m["quick"], "set", json::object())
                                                             : json::object();

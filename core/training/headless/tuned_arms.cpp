@@ -101,6 +101,20 @@ std::string lr_text(double lr) {
   return buf;
 }
 
+int read_lr_extend(const json& manifest, const json* quick, const std::string& file,
+                   int fallback) {
+  int extend = fallback;
+  for (const json* block : {&manifest, quick})
+    if (block && block->is_object() && block->contains("lr_extend")) {
+      const json& e = (*block)["lr_extend"];
+      if (!e.is_number_integer() || e.get<int>() < 0 || e.get<int>() > 10)
+        throw Error(file + ": " + (block == &manifest ? "" : "quick.") +
+                    "lr_extend must be an integer from 0 to 10, got " + e.dump());
+      extend = e.get<int>();
+    }
+  return extend;
+}
+
 SweepPlan tuned_grid_plan(const TunedArm& a) {
   std::vector<SweepArm> arms;
   const double lr = base_lr(a.config);

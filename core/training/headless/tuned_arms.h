@@ -40,6 +40,12 @@ struct TunedArm {
   int extend = 0;
 };
 
+// A manifest's "lr_extend" (reproduce's repro.json, the suite's suite.json): `manifest`, then
+// `quick` (null when not in quick mode), the later one winning; `fallback` when neither has it.
+// Throws attn::Error naming `file` and the key ("quick.lr_extend") unless it is 0..10.
+int read_lr_extend(const nlohmann::json& manifest, const nlohmann::json* quick,
+                   const std::string& file, int fallback);
+
 // The grid: one sweep arm per rate ("lr=0.001"), at the config's seed. Rates are rounded to
 // three significant digits, as their directory names show them.
 SweepPlan tuned_grid_plan(const TunedArm& arm);
