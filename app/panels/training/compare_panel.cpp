@@ -226,7 +226,10 @@ void ComparePanel::draw_table() {
                                 ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX |
                                 ImGuiTableFlags_ScrollY;
   const float row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1;
-  const float wanted = (static_cast<float>(runs_.size()) + 1) * row + 2 * row / 3;
+  // Header and rows, plus the horizontal scrollbar's own height (ScrollX draws it under the last
+  // row; two-thirds of a row left the last row half hidden).
+  const float wanted = (static_cast<float>(runs_.size()) + 1) * row +
+                       ImGui::GetStyle().ScrollbarSize + ImGui::GetStyle().CellPadding.y;
   const float height =
       std::min(wanted, std::max(4 * row, ImGui::GetContentRegionAvail().y * 0.33f));
   if (!ImGui::BeginTable("runs", 10, flags, ImVec2(0, height))) return;
