@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -136,6 +138,25 @@ Subcommand subcommand(CLI::App& app, CLI::App* (*add)(CLI::App&, Args&), int (*r
   return {cmd, [args, run] { return run(*args); }};
 }
 
+// Every command's results go to standard output: a write that failed there (a full disk,
+// `> /dev/full`, a closed pipe's EIO) must not end in exit 0 and an empty file. Flushes what is
+// still buffered, both std::cout and C stdio (some commands printf), and checks both error
+// states; a failure is said on stderr naming standard output and exits 1 (kExitRunFailed),
+// unless the command already failed with its own code.
+int stdout_checked(int rc, const std::string& command) {
+  errno = 0;
+  std::cout.flush();
+  int err = errno;
+  const bool stream_failed = !std::cout.good();
+  if (std::fflush(stdout) != 0 && err == 0) err = errno;
+  if (!stream_failed && !std::ferror(stdout) && err == 0) return rc;
+  std::cerr << "attnlab" << (command.empty() ? "" : " " + command)
+            << ": cannot write to standard output"
+            << (err ? std::string(": ") + std::strerror(err) : "")
+            << " (the results were not written; free space or redirect them elsewhere)\n";
+  return rc == attn::kExitOk || rc == attn::kExitDiverged ? attn::kExitRunFailed : rc;
+}
+
 // `attnlab --version`: the version, the LibTorch it was built with, and where it computes.
 std::string version_text() {
   std::string compute = "CPU";
@@ -252,6 +273,12 @@ int main(int argc, char** argv) {
       ->add_option("--ui-scale", gui.ui_scale,
                    "UI scale, fonts included, in [0.5, 4] (default: saved, else the monitor's)")
       ->check(CLI::Range(0.5f, 4.0f));
+  gui_cmd
+      ->add_option("--checkpoint-every", gui.checkpoint_every_s,
+                   "While training, checkpoint the recorded run at least every this many seconds "
+                   "of training (default 60; 0: only on pause, finish and close), so a window "
+                   "that dies loses at most that much")
+      ->check(CLI::Range(0.0, 1e9));
 #endif
 
   try {
@@ -259,7 +286,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // app.exit prints the message (or --help, --version); every usage error exits 2, not
     // CLI11's own codes (100+).
-    return app.exit(e) == 0 ? attn::kExitOk : attn::kExitUsage;
+    return stdout_checked(app.exit(e) == 0 ? attn::kExitOk : attn::kExitUsage, "");
   }
 
   // A malformed ATTNLAB_MEMORY_LIMIT is refused before any work, not ignored.
@@ -275,7 +302,7 @@ int main(int argc, char** argv) {
     // Each command prints its own errors; this is the net under them, so that nothing LibTorch,
     // the file system or an allocation throws ever ends attnlab with an abort.
     try {
-      return c.run();
+      return stdout_checked(c.run(), c.cmd->get_name());
     } catch (const std::bad_alloc&) {
       std::cerr << "attnlab " << c.cmd->get_name()
                 << ": out of memory (make the model, batch or output smaller)\n";

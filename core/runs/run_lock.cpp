@@ -83,4 +83,11 @@ std::string run_lock_holder(const std::string& dir) {
   return free ? "" : describe_holder(path);
 }
 
+bool run_lock_held_by(const std::string& dir, long pid) {
+  const std::string holder = run_lock_holder(dir);
+  const std::string mine = "pid " + std::to_string(pid);
+  return holder.compare(0, mine.size(), mine) == 0 &&
+         (holder.size() == mine.size() || holder[mine.size()] == ':');
+}
+
 }  // namespace attn

@@ -33,4 +33,9 @@ class RunDirLock {
 // Who holds dir's lock now ("pid 123: attnlab train"), or "" when nobody does.
 std::string run_lock_holder(const std::string& dir);
 
+// Whether dir's lock is held now by process `pid` (its lock file names that pid). A sweep's child
+// trains its cell under the sweep's lock only when this holds for its parent: an environment
+// variable alone would turn any process's lock off.
+bool run_lock_held_by(const std::string& dir, long pid);
+
 }  // namespace attn

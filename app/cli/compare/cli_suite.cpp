@@ -272,6 +272,19 @@ int run_suite_command(const SuiteArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {
     json board = suite_leaderboard(plan, a.out);
+    // A run whose summary is damaged would be dropped from its cell in silence: refused, naming
+    // each file, before any leaderboard is written.
+    if (!board["damaged"].empty()) {
+      for (const auto& problem : board["damaged"])
+        std::cerr << "attnlab suite: " << problem.get<std::string>() << "\n";
+      std::cerr
+          << "attnlab suite: no leaderboard written: " << board["damaged"].size()
+          << (board["damaged"].size() == 1 ? " run's summary.json is" : " runs' summary.json are")
+          << " damaged. Restore the file, or remove it: that seed then counts as unfinished and "
+             "`attnlab suite` (without --report-only) resumes or retrains it\n";
+      return kExitUsage;
+    }
+    board.erase("damaged");
     std::string command = "attnlab suite";
     if (a.quick) command += " --quick";
     if (!a.tasks.empty()) command += " --tasks " + a.tasks;

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
+#include "core/models/memory_estimate.h"
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/saved_run.h"
 #include "render/plot/export/figure_export.h"
@@ -154,8 +155,23 @@ CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_flag("--importance", a.importance, "Ablate each head alone: a layer x head table");
   cmd->add_flag("--patch", a.patch, "Activation patching from --clean into --corrupt");
   cmd->add_option("--mode", a.mode, "Ablation: zero, mean or uniform (default zero)");
+  // 0 is the default's "all" inside AnalyzeArgs, never a value to give: --batches 0 would run
+  // no batch, so it is refused like -1 (CLI11 checks only a given value).
   cmd->add_option("--batches", a.batches,
-                  "Eval batches to use (default: all of the run's, train.eval_batches)");
+                  "Eval batches to use, 1 or more (default: all of the run's, train.eval_batches)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            long long n = 0;
+            size_t used = 0;
+            try {
+              n = std::stoll(v, &used);
+            } catch (const std::exception&) {
+            }
+            if (used == v.size() && n >= 1) return "";
+            return "got " + v +
+                   "; give 1 or more eval batches (leave --batches out to use all of the run's)";
+          },
+          "INT>=1"));
   cmd->add_option("--clean", a.clean, "--patch: the clean probe (default: the run's probe)");
   cmd->add_option("--corrupt", a.corrupt,
                   "--patch: the corrupted probe (default: the task's corrupted twin of --clean)");
@@ -187,6 +203,9 @@ int run_analyze_command(const AnalyzeArgs& a) {
     const RunDirectory run = read_run_directory(a.run);
     SavedSession saved(run);
     check_interventions_apply(saved.config());
+    // Its eval batches with every layer's weights kept: refused before they are allocated.
+    require_memory_for(saved.config(), task_shape(saved.config().task), MemoryUse::analyze,
+                       "analyze");
     TrainingSession& session = saved.session();
     const int layers = saved.config().model.layers, head_count = saved.config().model.heads;
     if (a.batches > saved.eval_batches())

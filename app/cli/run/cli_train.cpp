@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +13,7 @@
 #include "core/base/interrupt.h"
 #include "core/config/config.h"
 #include "core/runs/run_files.h"
+#include "core/runs/run_lock.h"
 #include "core/training/headless/headless.h"
 #include "core/training/session/training_errors.h"
 
@@ -137,9 +140,12 @@ int run_train_command(const TrainArgs& a) {
     o.checkpoint_every = a.checkpoint_every;
     o.force = a.force;
     o.wait = a.wait;
-    // A sweep that started this process holds the cell's lock for it.
+    // A sweep that started this process holds the cell's lock for it: the variable names the
+    // cell, and the lock must really be held by the parent (anyone can set a variable; two
+    // resumes that both skipped the lock once wrote the same run).
     if (const char* held = std::getenv(kRunLockHeldEnv))
-      o.lock = std::filesystem::absolute(o.out_dir).string() != held;
+      o.lock = std::filesystem::absolute(o.out_dir).string() != held ||
+               !run_lock_held_by(o.out_dir, static_cast<long>(getppid()));
     // Ctrl-C, kill and a closed terminal checkpoint the run and say so (a second Ctrl-C ends
     // it at once).
     install_stop_signals();

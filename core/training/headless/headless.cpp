@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "core/analysis/connections.h"
 #include "core/base/atomic_file.h"
@@ -22,9 +25,11 @@
 #include "core/base/interrupt.h"
 #include "core/base/memory.h"
 #include "core/base/version.h"
+#include "core/models/memory_estimate.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
+#include "core/runs/view_records.h"
 #include "core/training/recording/run_recorder.h"
 #include "core/training/session/session.h"
 #include "core/training/threads/team_check.h"
@@ -86,10 +91,29 @@ const char* signal_name(int sig) {
                           : "a signal";
 }
 
-// A resumed run's config.json must describe the model its checkpoint holds: a checkpoint copied
-// from another run (another mechanism, another size) would otherwise resume silently under the
-// wrong name.
-void check_checkpoint_matches_run(const fs::path& run_dir, const ExperimentConfig& checkpoint) {
+// The keys (dotted paths) where two configs differ, with both values: "train.lr (0.01 here,
+// 0.003 there)".
+void config_differences(const json& here, const json& there, const std::string& prefix,
+                        std::vector<std::string>& out) {
+  if (here.is_object() && there.is_object()) {
+    for (const auto& [key, value] : here.items())
+      config_differences(value, there.contains(key) ? there[key] : json(), prefix + key + ".", out);
+    for (const auto& [key, value] : there.items())
+      if (!here.contains(key)) config_differences(json(), value, prefix + key + ".", out);
+    return;
+  }
+  if (here != there)
+    out.push_back(prefix.substr(0, prefix.size() - 1) + ": " + here.dump() + " in config.json, " +
+                  there.dump() + " in the checkpoint");
+}
+
+// A resumed run's config.json must state the config its checkpoint holds. Another model means a
+// checkpoint copied from another run (it would resume under the wrong name); any other edit would
+// be silently written back by the resume, so it is refused naming the keys. train.steps alone may
+// differ (an extension killed before its first save wrote the new total there): the checkpoint's
+// is kept, and `notice` says so.
+void check_checkpoint_matches_run(const fs::path& run_dir, const ExperimentConfig& checkpoint,
+                                  std::string& notice) {
   const fs::path path = run_dir / "config.json";
   if (!regular_file_or_absent(path.string())) return;
   ExperimentConfig written;
@@ -105,6 +129,47 @@ void check_checkpoint_matches_run(const fs::path& run_dir, const ExperimentConfi
                 " holds another model than " + path.string() +
                 " describes (checkpoint: " + b.dump() + "; config.json: " + a.dump() +
                 "); it was copied from another run. Resume that run instead.");
+  if (written.train.steps != checkpoint.train.steps)
+    notice = path.string() + " says train.steps " + std::to_string(written.train.steps) +
+             "; the checkpoint's " + std::to_string(checkpoint.train.steps) +
+             " is kept (give --steps N to change the run's length)";
+  written.train.steps = checkpoint.train.steps;
+  std::vector<std::string> edits;
+  config_differences(to_json(written), to_json(checkpoint), "", edits);
+  if (edits.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < edits.size() && i < 6; ++i) list += (i ? "; " : "") + edits[i];
+  if (edits.size() > 6) list += "; and " + std::to_string(edits.size() - 6) + " more";
+  throw Error(path.string() + " was edited after the run was saved (" + list +
+              "). A resumed run keeps its checkpoint's config, so --resume would write that back "
+              "over the edit: undo it to continue the run, or train the edited config as a new "
+              "run (attnlab train --config " +
+              path.string() + " --out NEW_DIR)");
+}
+
+// The run's own files at the top of out, before anything is written: each must be a regular file
+// (a directory, a FIFO or a device there is refused, and so is a symbolic link, which a write
+// would follow or replace: attnlab writes only files it made). With `replace` (--force) links and
+// special files go with the run (clear_run_files removes the link, never its target); a
+// directory is still refused, as clearing never removes one.
+void check_run_file_types(const fs::path& out, bool replace) {
+  for (const char* name : kRunFiles) {
+    const fs::path path = out / name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;
+      throw Error("cannot read " + path.string() + ": " + std::strerror(errno));
+    }
+    if (S_ISREG(st.st_mode) || (replace && !S_ISDIR(st.st_mode))) continue;
+    const std::string kind = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                             : S_ISDIR(st.st_mode)  ? "a directory"
+                             : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                             : S_ISSOCK(st.st_mode) ? "a socket"
+                                                    : "a device";
+    throw Error(path.string() + " is " + kind + ", not a file attnlab wrote; attnlab writes " +
+                name + " itself and never through or over what it did not make: move it away, " +
+                "or choose another --out");
+  }
 }
 
 // The out directory before training writes into it. Only attnlab's own run (its marker, see
@@ -152,29 +217,10 @@ bool check_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as_r
   return replace;
 }
 
-// Under the lock: the checks again (another process may have written since), then only
-// attnlab's run is replaced (core/runs/run_files.h), and a run being continued loses its summary
-// first, so that a kill while extending it never leaves an old summary beside a newer checkpoint.
-void prepare_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as_resume) {
-  if (check_out_dir(out, o, same_as_resume)) clear_run_files(out.string());
-  std::error_code ec;
-  fs::remove(out / "summary.json", ec);
-  if (ec) throw Error("cannot remove " + (out / "summary.json").string() + ": " + ec.message());
-}
-
-// What training this config holds at least: each layer's attention (~4 D^2) and MLP
-// (2 mlp_ratio D^2) weights, times weights, gradients, AdamW's two moments and the recovery copy.
-// Embeddings and activations come on top, so this only refuses what can never fit.
+// Before the session and the out directory: the step's peak (core/models/memory_estimate.h),
+// so a size that cannot fit is refused with the keys that set it and nothing on disk changes.
 void check_training_memory(const ExperimentConfig& c) {
-  const double D = c.model.d_model, L = c.model.layers, R = c.model.mlp_ratio;
-  const double parameters = L * (4 + 2 * R) * D * D;
-  const double bytes = parameters * sizeof(float) * 5;
-  if (bytes < 1e9) return;  // not worth a look at /proc
-  char what[160];
-  std::snprintf(what, sizeof what, "training d_model %d x %d layers (~%.3g parameters)",
-                c.model.d_model, c.model.layers, parameters);
-  require_memory(static_cast<uint64_t>(bytes), what,
-                 "lower model.d_model or model.layers (or train on a machine with more memory)");
+  require_memory_for(c, task_shape(c.task), MemoryUse::train, "training");
 }
 
 // --until past the run's end would be ignored (the run stops at train.steps): refused instead.
@@ -189,6 +235,69 @@ void save_checkpoint(TrainingSession& session, const fs::path& out) {
   session.save((out / "checkpoint").string());
 }
 
+// The checks of a --resume before anything is written: the checkpoint, its config against the
+// run's config.json, the options against the run's step. Returns the loaded session; sets
+// complete_only for a finished checkpoint whose summary was never written, and `notice` to what the
+// user should hear before training (see check_checkpoint_matches_run).
+std::unique_ptr<TrainingSession> load_resumed(ExperimentConfig& config, const HeadlessOptions& o,
+                                              bool& complete_only, std::string& notice) {
+  std::error_code ec;
+  const fs::path ckpt = fs::path(o.resume_dir) / "checkpoint";
+  // A save killed between its two renames left attnlab's own checkpoint beside its place.
+  if (!fs::exists(ckpt / "state.json", ec)) recover_directory(ckpt.string());
+  if (!fs::exists(ckpt / "state.json", ec)) {
+    if (!fs::is_directory(o.resume_dir, ec))
+      throw Error("--resume " + o.resume_dir + " is not an attnlab checkpoint: no such directory");
+    if (!is_run_directory(o.resume_dir) && !fs::exists(fs::path(o.resume_dir) / "config.json", ec))
+      throw Error(
+          "--resume " + o.resume_dir +
+          " is not an attnlab checkpoint: not a run directory (no checkpoint/, no config.json)");
+    throw Error("--resume " + o.resume_dir +
+                ": the run has no checkpoint yet (it was stopped before its first save; "
+                "checkpoints are written at the end, at --until, on Ctrl-C or SIGTERM, and every "
+                "--checkpoint-every N steps), so there is nothing to resume. Start it over: "
+                "attnlab train --config " +
+                (fs::path(o.resume_dir) / "config.json").string() + " --out " + o.resume_dir +
+                " --force");
+  }
+  config = TrainingSession::checkpoint_config(ckpt.string());
+  check_checkpoint_matches_run(o.resume_dir, config, notice);
+  check_training_memory(config);
+  if (o.steps) config.train.steps = *o.steps;
+  check_until(o, config);
+  if (o.seed && *o.seed != config.seed)
+    throw Error("--seed " + std::to_string(*o.seed) + " differs from the resumed run's seed " +
+                std::to_string(config.seed) + "; a resumed run keeps its seed");
+  auto session = std::make_unique<TrainingSession>(config);
+  session->load(ckpt.string());
+  if (o.steps && *o.steps < session->step())
+    throw Error("--steps " + std::to_string(*o.steps) +
+                " is shorter than the run, which is at step " + std::to_string(session->step()) +
+                " already; with --resume, --steps is the run's new total: give more than " +
+                std::to_string(session->step()));
+  if (session->step() >= config.train.steps && !o.steps) {
+    if (summary_finished(o.resume_dir, session->step()))
+      throw Error("run " + o.resume_dir + " already finished its " +
+                  std::to_string(config.train.steps) + " steps; pass --steps N to extend it");
+    complete_only = true;  // killed between the final checkpoint and its summary
+  }
+  return session;
+}
+
+// Every check of the out directory that needs no lock, in the order a user would fix them: the
+// process writing it, whose run it is, the run files' types, its recording. Changes nothing.
+// Returns whether a run there is to be replaced (--force).
+bool check_out_dir_files(const fs::path& out, const HeadlessOptions& o, bool same_as_resume,
+                         bool records) {
+  const bool replace = check_out_dir(out, o, same_as_resume);
+  check_run_file_types(out, replace);
+  // The recording is appended to (a resume) or started: one it cannot read is refused here, not
+  // after config.json and metrics.csv were rewritten. (Bytes it can skip are the recorder's to
+  // move aside, after every check.)
+  if (records && !replace) index_view_records((out / kViewRecordsFile).string());
+  return replace;
+}
+
 }  // namespace
 
 RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
@@ -198,49 +307,20 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   std::error_code ec;
   const bool same_as_resume =
       resuming && fs::exists(out, ec) && fs::equivalent(out, o.resume_dir, ec);
+  // Every check comes before anything in either directory is written, removed or renamed: a
+  // refused command leaves every file as it was (tests/e2e/train_refusals.sh checks each path).
+  // Another writer is named first: what it is doing says more than the files it has written.
+  if (o.lock && !o.wait) {
+    const std::string holder = run_lock_holder(out.string());
+    if (!holder.empty())
+      throw Error("run directory " + out.string() + " is being written by " + holder +
+                  "; wait for it (--wait), or choose another --out");
+  }
   std::unique_ptr<TrainingSession> session;
   bool complete_only = false;  // a finished checkpoint whose summary was never written
+  std::string notice;
   if (resuming) {
-    const fs::path ckpt = fs::path(o.resume_dir) / "checkpoint";
-    recover_directory(ckpt.string());  // a save killed between its two renames
-    if (!fs::exists(ckpt / "state.json", ec)) {
-      if (!fs::is_directory(o.resume_dir, ec))
-        throw Error("--resume " + o.resume_dir +
-                    " is not an attnlab checkpoint: no such directory");
-      if (!is_run_directory(o.resume_dir) &&
-          !fs::exists(fs::path(o.resume_dir) / "config.json", ec))
-        throw Error(
-            "--resume " + o.resume_dir +
-            " is not an attnlab checkpoint: not a run directory (no checkpoint/, no config.json)");
-      throw Error("--resume " + o.resume_dir +
-                  ": the run has no checkpoint yet (it was stopped before its first save; "
-                  "checkpoints are written at the end, at --until, on Ctrl-C or SIGTERM, and every "
-                  "--checkpoint-every N steps), so there is nothing to resume. Start it over: "
-                  "attnlab train --config " +
-                  (fs::path(o.resume_dir) / "config.json").string() + " --out " + o.resume_dir +
-                  " --force");
-    }
-    config = TrainingSession::checkpoint_config(ckpt.string());
-    check_checkpoint_matches_run(o.resume_dir, config);
-    check_training_memory(config);
-    if (o.steps) config.train.steps = *o.steps;
-    check_until(o, config);
-    if (o.seed && *o.seed != config.seed)
-      throw Error("--seed " + std::to_string(*o.seed) + " differs from the resumed run's seed " +
-                  std::to_string(config.seed) + "; a resumed run keeps its seed");
-    session = std::make_unique<TrainingSession>(config);
-    session->load(ckpt.string());
-    if (o.steps && *o.steps < session->step())
-      throw Error("--steps " + std::to_string(*o.steps) +
-                  " is shorter than the run, which is at step " + std::to_string(session->step()) +
-                  " already; with --resume, --steps is the run's new total: give more than " +
-                  std::to_string(session->step()));
-    if (session->step() >= config.train.steps && !o.steps) {
-      if (summary_finished(o.resume_dir, session->step()))
-        throw Error("run " + o.resume_dir + " already finished its " +
-                    std::to_string(config.train.steps) + " steps; pass --steps N to extend it");
-      complete_only = true;  // killed between the final checkpoint and its summary
-    }
+    session = load_resumed(config, o, complete_only, notice);
   } else {
     if (o.steps) config.train.steps = *o.steps;
     if (o.seed) config.seed = *o.seed;
@@ -259,7 +339,6 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   torch::set_num_threads(threads.threads());
   if (!session) session = std::make_unique<TrainingSession>(config);
 
-  // Checked before the out directory is touched: a refused request changes nothing.
   const int64_t stop_at = o.until ? std::min(*o.until, config.train.steps) : config.train.steps;
   if (!complete_only && o.until && stop_at <= session->step())
     throw Error("--until " + std::to_string(stop_at) + " is not after the run's current step " +
@@ -273,34 +352,35 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   // here to refuse a damaged file before anything changes, and again under the lock (--wait).
   const fs::path resumed_metrics = fs::path(o.resume_dir) / "metrics.csv";
   if (resuming) metrics_prefix(resumed_metrics, session->step());
-  // Another writer is named first: what it is doing says more than the files it has written.
-  if (o.lock && !o.wait) {
-    const std::string holder = run_lock_holder(out.string());
-    if (!holder.empty())
-      throw Error("run directory " + out.string() + " is being written by " + holder +
-                  "; wait for it (--wait), or choose another --out");
-  }
-  check_out_dir(out, o, same_as_resume);  // before the lock creates anything there
+  const bool records = config.train.record_every > 0 && !complete_only;
+  check_out_dir_files(out, o, same_as_resume, records);  // before the lock creates anything there
   std::optional<RunDirLock> lock;
   if (o.lock) lock.emplace(out.string(), "attnlab train " + config.name, o.wait);
-  prepare_out_dir(out, o, same_as_resume);
+  // Under the lock, the checks again (another process may have written since); then the writes.
+  const bool replace = check_out_dir_files(out, o, same_as_resume, records);
+  const std::string previous = resuming ? metrics_prefix(resumed_metrics, session->step()) : "";
+  if (replace) clear_run_files(out.string());
+  std::optional<SessionViews> views;  // views.rec, train.record_every > 0
+  if (records) {
+    views.emplace(out.string(), *session);
+    views->take_seconds();  // before any timed interval
+  }
+  // A run being continued loses its summary first, so that a kill while extending it never
+  // leaves an old summary beside a newer checkpoint.
+  fs::remove(out / "summary.json", ec);
+  if (ec) throw Error("cannot remove " + (out / "summary.json").string() + ": " + ec.message());
   write_run_config(out.string(), config);
 
   const fs::path metrics_path = out / "metrics.csv";
-  const std::string previous = resuming ? metrics_prefix(resumed_metrics, session->step()) : "";
   // The kept rows are rewritten whole first, then appended to row by row: a crash loses at most
   // the row being written, which the next resume drops.
   write_file_atomic(metrics_path.string(), std::string(kMetricsHeader) + "\n" + previous);
   MetricsAppender metrics(metrics_path.string());
-  std::optional<SessionViews> views;  // views.rec, train.record_every > 0
-  if (config.train.record_every > 0 && !complete_only) {
-    views.emplace(out.string(), *session);
-    views->take_seconds();  // before any timed interval
-  }
 
   auto log = [&](const std::string& s) {
     if (o.log) o.log(s);
   };
+  if (!notice.empty()) log(notice);
   const bool conn = config.model.architecture == "conn";
   if (!complete_only)
     log("training " + config.task.name + " with " +

@@ -28,7 +28,9 @@
 namespace attn {
 
 // A sweep holds each cell's lock while a child process trains it and names the cell in this
-// environment variable; `attnlab train` into that directory then does not lock it again.
+// environment variable; `attnlab train` into that directory then does not lock it again, but only
+// when the lock is held by its parent process (run_lock_held_by): set by anyone else, the variable
+// changes nothing.
 inline constexpr const char* kRunLockHeldEnv = "ATTNLAB_RUN_LOCK_HELD";
 
 struct HeadlessOptions {

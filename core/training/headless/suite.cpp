@@ -13,6 +13,7 @@
 #include "core/analysis/statistics.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/json/json_member.h"
 #include "core/runs/run_dir.h"
 #include "core/training/interventions/length_eval.h"
@@ -84,8 +85,9 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
   plan.lr_extend =
       read_lr_extend(m, quick && m.contains("quick") ? &m["quick"] : nullptr, manifest_path, 0);
   plan.threshold = m.value("threshold", 0.9);
-  const json quick_overrides = quick && m.contains("quick") ? json_member(m["quick"], "set", json::object())
-                                                            : json::object();
+  const json quick_overrides = quick && m.contains("quick")
+                                   ? json_member(m["quick"], "set", json::object())
+                                   : json::object();
 
   std::vector<SuiteTask> tasks;
   for (const auto& t : m.at("tasks")) {
@@ -122,7 +124,8 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
                     "\", which is not a mechanism of the suite");
   std::vector<std::string> want_tasks = filter.tasks, want_mechanisms = filter.mechanisms;
   if (quick && m.contains("quick")) {
-    if (want_tasks.empty()) want_tasks = names_of(json_member(m["quick"], "tasks", json()), "quick.tasks");
+    if (want_tasks.empty())
+      want_tasks = names_of(json_member(m["quick"], "tasks", json()), "quick.tasks");
     if (want_mechanisms.empty())
       want_mechanisms = names_of(json_member(m["quick"], "mechanisms", json()), "quick.mechanisms");
   }
@@ -134,11 +137,12 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
       p.index = static_cast<int>(plan.pairs.size());
       p.task = t;
       p.mechanism = k;
-      p.dir = sanitize_run_name(plan.tasks[t].name) + "/" +
-              sanitize_run_name(plan.mechanisms[k].name);
+      p.dir =
+          sanitize_run_name(plan.tasks[t].name) + "/" + sanitize_run_name(plan.mechanisms[k].name);
       p.config = plan.tasks[t].config;
       apply_overrides(p.config, plan.mechanisms[k].set);
-      apply_overrides(p.config, json_member(plan.tasks[t].per_mechanism, plan.mechanisms[k].name, json::object()));
+      apply_overrides(p.config, json_member(plan.tasks[t].per_mechanism, plan.mechanisms[k].name,
+                                            json::object()));
       p.config["name"] = sanitize_run_name(plan.tasks[t].name + "_" + plan.mechanisms[k].name);
       const std::string where = manifest_path + ": task \"" + plan.tasks[t].name +
                                 "\" with mechanism \"" + plan.mechanisms[k].name + "\"";
@@ -181,8 +185,8 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     throw Error("--shard: index must be in [0, count)");
   fs::create_directories(o.out_dir);
-  json manifest = {{"title", plan.title},     {"quick", plan.quick},
-                   {"seeds", plan.seeds},     {"lr_grid", plan.lr_grid},
+  json manifest = {{"title", plan.title},         {"quick", plan.quick},
+                   {"seeds", plan.seeds},         {"lr_grid", plan.lr_grid},
                    {"lr_extend", plan.lr_extend}, {"threshold", plan.threshold},
                    {"pairs", json::array()}};
   for (const auto& p : plan.pairs)
@@ -232,15 +236,47 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
   return outcome;
 }
 
+namespace {
+
+// What is wrong with the summary.json of a run the leaderboard counts on: "" when it is absent
+// (the run is unfinished) or a JSON object, else the reader's message. A damaged summary makes a
+// finished seed look unfinished: it must be named, never dropped in silence.
+std::string damaged_summary(const fs::path& run) {
+  const std::string path = (run / "summary.json").string();
+  try {
+    if (!regular_file_or_absent(path)) return "";
+    if (!read_json_file(path).is_object()) return path + " is not a JSON object";
+    return "";
+  } catch (const std::exception& e) {
+    return std::string(e.what()).find(path) == std::string::npos ? path + ": " + e.what()
+                                                                 : e.what();
+  }
+}
+
+// A finished run's eval_accuracy must be an accuracy: a number in [0, 1] (an edited 7.5 showed
+// as "425.0 ± 4129.5"). "" when it is (or absent), else the problem naming the file.
+std::string bad_accuracy(const fs::path& run, const json& summary) {
+  if (!summary.contains("eval_accuracy") || summary["eval_accuracy"].is_null()) return "";
+  const json& v = summary["eval_accuracy"];
+  if (v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1) return "";
+  return (run / "summary.json").string() + ": eval_accuracy " + v.dump() +
+         " is not an accuracy (a number from 0 to 1)";
+}
+
+}  // namespace
+
 json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
-  json board = {{"title", plan.title},         {"quick", plan.quick},
-                {"seeds", plan.seeds},         {"threshold", plan.threshold},
-                {"lr_grid", plan.lr_grid},     {"lr_extend", plan.lr_extend},
-                {"tasks", json::array()},
-                {"mechanisms", json::array()}, {"cells", json::array()}};
+  json board = {{"title", plan.title},     {"quick", plan.quick},
+                {"seeds", plan.seeds},     {"threshold", plan.threshold},
+                {"lr_grid", plan.lr_grid}, {"lr_extend", plan.lr_extend},
+                {"tasks", json::array()},  {"mechanisms", json::array()},
+                {"cells", json::array()},  {"damaged", json::array()}};
+  auto damaged = [&](const std::string& problem) { board["damaged"].push_back(problem); };
   for (const auto& t : plan.tasks) {
     const ExperimentConfig c = parse_config(t.config, t.name);
-    json row = {{"name", t.name}, {"task", c.task.name}, {"source", t.source},
+    json row = {{"name", t.name},
+                {"task", c.task.name},
+                {"source", t.source},
                 {"extrapolate", t.extrapolate}};
     try {
       row["key"] = length_key(c.task);
@@ -263,6 +299,11 @@ json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
                  {"status", "pending"}};
     const TunedRuns tuned = tuned_runs(suite_arm(plan, pair), out_dir);
     const LrChoice& choice = tuned.choice;
+    for (const auto& t : choice.trials)
+      if (!t.finished)
+        if (std::string p = damaged_summary(fs::path(out_dir) / t.run); !p.empty()) damaged(p);
+    for (const auto& rel : tuned.unfinished)
+      if (std::string p = damaged_summary(fs::path(out_dir) / rel); !p.empty()) damaged(p);
     cell["lr_grid"] = lr_trials_json(choice);
     cell["lr_chosen"] = nullptr;
     if (choice.chosen < 0) {
@@ -281,6 +322,10 @@ json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
     json run_list = json::array();
     for (const auto& rel : runs) {
       const RunDirectory run = read_run_directory((fs::path(out_dir) / rel).string());
+      if (std::string p = bad_accuracy(run.dir, run.summary); !p.empty()) {
+        damaged(p);
+        continue;
+      }
       run_list.push_back(rel);
       if (run.summary.value("diverged", false)) {
         ++diverged;

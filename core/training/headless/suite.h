@@ -33,18 +33,19 @@
 namespace attn {
 
 struct SuiteTask {
-  std::string name;            // the leaderboard's row: "mqar-64"
-  nlohmann::json config;       // the base config, quick overrides applied
-  std::string source;          // where the setting comes from (cited in the leaderboard)
-  std::vector<int> extrapolate;  // lengths (of length_key) to evaluate every run at, beyond training
+  std::string name;       // the leaderboard's row: "mqar-64"
+  nlohmann::json config;  // the base config, quick overrides applied
+  std::string source;     // where the setting comes from (cited in the leaderboard)
+  std::vector<int>
+      extrapolate;  // lengths (of length_key) to evaluate every run at, beyond training
   // {mechanism name: overrides} applied after the mechanism's own: settings that depend on the
   // task, such as ky's window covering the whole training sequence.
   nlohmann::json per_mechanism = nlohmann::json::object();
 };
 
 struct SuiteMechanism {
-  std::string name;          // the leaderboard's column: "dot-rope"
-  std::string position;      // learned | rope | alibi | none | "slots" (conn)
+  std::string name;                               // the leaderboard's column: "dot-rope"
+  std::string position;                           // learned | rope | alibi | none | "slots" (conn)
   nlohmann::json set = nlohmann::json::object();  // its config overrides
 };
 
@@ -108,8 +109,10 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& options);
 // (null with fewer than 2 seeds), "eval_loss", "lr_chosen", "lr_grid" [trials],
 // "steps_to_threshold" (mean over the seeds that reached it, or null), "threshold_reached",
 // "length_eval" [{"length", "mean", "ci95", "values"} or {"length", "refused"}], "status"
-// ("done", "pending", "diverged")}]}. Evaluates checkpoints for the validation choice and the
-// extrapolation lengths (on the CPU).
+// ("done", "pending", "diverged")}], "damaged" [messages]}. "damaged" names each run whose
+// summary.json cannot be read or whose eval_accuracy is not in [0, 1]; such a run is left out of
+// its cell (a caller must say so, not publish the board as whole). Evaluates checkpoints for the
+// validation choice and the extrapolation lengths (on the CPU).
 nlohmann::json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir);
 
 }  // namespace attn

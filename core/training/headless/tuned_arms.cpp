@@ -101,8 +101,7 @@ std::string lr_text(double lr) {
   return buf;
 }
 
-int read_lr_extend(const json& manifest, const json* quick, const std::string& file,
-                   int fallback) {
+int read_lr_extend(const json& manifest, const json* quick, const std::string& file, int fallback) {
   int extend = fallback;
   for (const json* block : {&manifest, quick})
     if (block && block->is_object() && block->contains("lr_extend")) {
@@ -217,8 +216,10 @@ TunedRuns tuned_runs(const TunedArm& arm, const std::string& out_dir) {
   for (const auto& c : tuned_seeds_plan(arm, lr).cells) {
     if (cell_state(out_dir + "/" + seeds_dir(arm), c) == CellState::Done)
       r.runs.push_back(seeds_dir(arm) + "/" + c.dir);
-    else
+    else {
       r.all_done = false;
+      r.unfinished.push_back(seeds_dir(arm) + "/" + c.dir);
+    }
   }
   return r;
 }

@@ -77,6 +77,7 @@ LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir);
 struct TunedRuns {
   LrChoice choice;
   std::vector<std::string> runs;
+  std::vector<std::string> unfinished;  // the chosen rate's seed runs not done (relative dirs)
   bool grid_done = false, all_done = false;
 };
 TunedRuns tuned_runs(const TunedArm& arm, const std::string& out_dir);
