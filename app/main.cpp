@@ -210,6 +210,7 @@ int main(int argc, char** argv) {
       subcommand(app, attn::add_export_command, attn::run_export_command),
       subcommand(app, attn::add_analyze_command, attn::run_analyze_command),
       subcommand(app, attn::add_eval_command, attn::run_eval_command),
+      subcommand(app, attn::add_migrate_command, attn::run_migrate_command),
       subcommand(app, attn::add_bench_step_command, attn::run_bench_step_command)};
 
 #ifdef ATTN_HAVE_GUI

@@ -154,6 +154,15 @@ struct EvalArgs {
 CLI::App* add_eval_command(CLI::App& app, EvalArgs& args);
 int run_eval_command(const EvalArgs& args);
 
+// `attnlab migrate` (app/cli/run/cli_migrate.cpp): an old-format checkpoint (TorchScript) to
+// the data-only one; without --trust it refuses (exit 2) and changes nothing.
+struct MigrateArgs {
+  std::string run;
+  bool trust = false;
+};
+CLI::App* add_migrate_command(CLI::App& app, MigrateArgs& args);
+int run_migrate_command(const MigrateArgs& args);
+
 // `attnlab bench-step` (app/cli/run/cli_bench_step.cpp).
 struct BenchStepArgs {
   std::string config;

@@ -21,7 +21,9 @@ inline constexpr const char* kRunMarkerName = ".attnlab-run";
 inline constexpr const char* kRunFiles[] = {"config.json", "metrics.csv",      "summary.json",
                                             "views.rec",   "connections.json", "conn.json",
                                             "C.csv"};
-inline constexpr const char* kCheckpointFiles[] = {"model.pt", "optimizer.pt", "state.json"};
+// model.pt and optimizer.pt: the old format's (`attnlab migrate` converts them), still attnlab's.
+inline constexpr const char* kCheckpointFiles[] = {"model.safetensors", "optimizer.safetensors",
+                                                   "state.json", "model.pt", "optimizer.pt"};
 
 // Whether dir is an attnlab run (see the contract).
 bool is_run_directory(const std::string& dir);
@@ -34,8 +36,15 @@ std::vector<std::string> run_files_present(const std::string& dir);
 // a checkpoint save replaces the whole directory, so such entries must be moved away first.
 std::vector<std::string> foreign_checkpoint_entries(const std::string& dir);
 
-// Writes the marker (creating dir): this directory is an attnlab run. Throws attn::Error.
-void mark_run_directory(const std::string& dir);
+// Writes the marker (creating dir): this directory is an attnlab run. The marker also holds the
+// run's identity, "run_id" (32 random hex digits): made when the marker is first written and kept
+// by every later write (a resume), so that a file recorded by another run (views.rec,
+// core/runs/view_records.h) is told apart from this run's. Returns the identity. Throws
+// attn::Error.
+std::string mark_run_directory(const std::string& dir);
+// The run's identity from its marker; "" when it has none (no marker, or a run written before
+// identities existed). Never throws.
+std::string run_identity(const std::string& dir);
 
 // Removes one run's files from dir: summary.json first (the mark of a finished run), then
 // checkpoint/state.json (of a resumable one), then the other kRunFiles, checkpoint/'s files and

@@ -94,12 +94,7 @@ SavedImageRun::SavedImageRun(const std::string& dir) : impl_(std::make_unique<Im
     m.model =
         Transformer(m.config.model, 0, grid * grid, m.config.task.patch * m.config.task.patch);
   }
-  try {
-    torch::load(m.model, (fs::path(ckpt) / "model.pt").string());
-  } catch (const c10::Error& e) {
-    const std::string what = e.what();
-    throw Error(ckpt + "/model.pt does not match its config: " + what.substr(0, what.find('\n')));
-  }
+  load_checkpoint_weights(*m.model, ckpt);  // data only (safetensors), checked against the model
   m.model->to(torch::kCPU);
   m.model->eval();
   m.description = describe(m.config, m.step);

@@ -15,8 +15,8 @@
 #include "core/data/tasks.h"
 #include "core/models/model.h"
 #include "core/runs/view_records.h"
-#include "core/training/session/graphed_step.h"
 #include "core/training/optimizer/recovery.h"
+#include "core/training/session/graphed_step.h"
 #include "core/views/history.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
@@ -46,13 +46,13 @@ class TrainingSession {
 
   // One optimiser step. Returns the training loss. Throws DivergedError, after restoring the
   // last good state (see DivergedError).
-  // On a GPU the step is a replayed CUDA graph where it can be (core/training/session/graphed_step.h;
-  // step_path() says which and why), and then nothing waits for the GPU: the losses stay on the
-  // device and are read back every kLossReadEvery steps, at every eval_every step and at the
-  // last step, or when settle() asks. Until then the loss books (last_train_loss, the loss
-  // interval, the train-loss history) lag behind step(), and the returned loss is the last one
-  // read back. A divergence is found at the read-back and restores the state of the previous
-  // read-back (checked good), not of the step before the bad one.
+  // On a GPU the step is a replayed CUDA graph where it can be
+  // (core/training/session/graphed_step.h; step_path() says which and why), and then nothing waits
+  // for the GPU: the losses stay on the device and are read back every kLossReadEvery steps, at
+  // every eval_every step and at the last step, or when settle() asks. Until then the loss books
+  // (last_train_loss, the loss interval, the train-loss history) lag behind step(), and the
+  // returned loss is the last one read back. A divergence is found at the read-back and restores
+  // the state of the previous read-back (checked good), not of the step before the bad one.
   double train_step();
   // Reads back a graphed run's pending losses and checks them (a no-op otherwise): afterwards
   // the loss books are up to date with step(). Throws DivergedError as train_step() does.
@@ -104,15 +104,36 @@ class TrainingSession {
   // neural.
   std::shared_ptr<const NeuralView> neural_view(const NeuralViewRequest& request);
 
-  // Checkpoint directory: model.pt, optimizer.pt, state.json. Written to a temporary sibling
-  // and renamed into place, so an interrupted save never replaces a good checkpoint.
+  // Checkpoint directory (docs/guide/runs.md), data only, so that opening one never runs code:
+  // model.safetensors (every parameter and buffer by its named_parameters()/named_buffers() name,
+  // in its own dtype), optimizer.safetensors (AdamW's "<name>.exp_avg", ".exp_avg_sq" and, with
+  // amsgrad, ".max_exp_avg_sq"), state.json (format_version 2: step, histories, config, AdamW's
+  // per-parameter steps and group options under "optimizer", each file's size and CRC-32).
+  // Written to a temporary sibling and renamed into place, so an interrupted save never replaces
+  // a good checkpoint.
   // A graphed run's pending losses are settled first; a divergence found then has already
   // restored the last good state (which is what is saved) and is thrown by the next train_step().
   void save(const std::string& dir);
-  // Restores a checkpoint saved by a session with the same config (throws attn::Error).
+  // Restores a checkpoint saved by a session with the same config (throws attn::Error). Both
+  // files are read by the bounded safetensors reader (core/runs/safetensors.h) against this
+  // model's own names, dtypes and shapes, and checked against state.json's records, before
+  // anything is touched: a refused checkpoint leaves the session as it was. A checkpoint in the
+  // old format (format_version 1: model.pt, optimizer.pt, TorchScript archives that can run code
+  // when opened) is refused, unopened, with a message naming `attnlab migrate`.
   void load(const std::string& dir);
-  // Reads only the config stored in a checkpoint (throws attn::Error if unreadable).
+  // Reads only the config stored in a checkpoint (throws attn::Error if unreadable; the old
+  // format is refused as by load).
   static ExperimentConfig checkpoint_config(const std::string& dir);
+  // state.json's format_version (1: the old TorchScript format; 2: the current one), without
+  // refusing either. Throws attn::Error when dir holds no attnlab checkpoint.
+  static int checkpoint_format_version(const std::string& dir);
+  // `attnlab migrate --run DIR --trust`: converts checkpoint `dir` from the old format to the
+  // current one and returns its step. It OPENS the TorchScript archives (torch::load: this can
+  // run code from the files), so only on the user's word that the run is trusted; it is the
+  // only caller of torch::load in attnlab. The new checkpoint replaces `dir` whole, the old
+  // files going only once it is complete. Throws attn::Error (a checkpoint not in the old
+  // format, a damaged one).
+  static int64_t migrate_old_format(const std::string& dir);
 
   // The train losses since the last metrics row, summed in step order: train_step adds each, the
   // writer of a row takes them (and so resets them). Saved in checkpoints, so the row a resumed
@@ -198,6 +219,17 @@ class TrainingSession {
     EvalResult last_eval;
     MetricHistory train_loss, eval_loss, eval_accuracy;
   };
+  // What a checkpoint's state.json restores besides the tensors (load, load_old_format).
+  struct Checkpointed {
+    int64_t step = 0;
+    double peak_lr = 0;
+    Books books;
+  };
+  void check_checkpoint_config(const nlohmann::json& state, const std::string& dir) const;
+  Checkpointed read_checkpointed(const nlohmann::json& state, const std::string& dir) const;
+  void install(Checkpointed&& c);
+  // The old format (TorchScript): only for migrate_old_format.
+  void load_old_format(const std::string& dir, const nlohmann::json& state);
   bool recovery_ = true;
   GoodState good_;
   int64_t good_step_ = -1;
@@ -216,6 +248,11 @@ struct ProbeResult {
   std::vector<float> probabilities;  // classifiers only
 };
 ProbeResult probe_model(Transformer& model, const torch::Tensor& input);
+
+// Reads checkpoint `dir`'s model.safetensors into `model` in place (every parameter and buffer,
+// checked as TrainingSession::load checks it; the old format is refused the same way). For
+// readers that need the weights only (core/training/session/image_probe.h). Throws attn::Error.
+void load_checkpoint_weights(torch::nn::Module& model, const std::string& dir);
 
 // Whether AdamW decays this parameter (name as in named_parameters()): matrices only, and not
 // the matrices that are per-head biases (a trailing "bias", ky's b1/b2/b3) or the CLS token.
