@@ -178,16 +178,16 @@ def breakdown(model):
 
 
 def check_against_run(model, data, c, run_dir, device):
-    """Loads attnlab's final weights (RUN_DIR/checkpoint/model.pt, a TorchScript archive, read by
-    the package by attnlab's parameter names) into this model and recomputes attnlab's final
+    """Loads attnlab's final weights (RUN_DIR/checkpoint/model.safetensors, read by the package
+    by attnlab's parameter names) into this model and recomputes attnlab's final
     eval loss on its own eval set: the architectures agree when the two losses do. The synthetic
     eval sets come from StdRng, which follows libstdc++ (GCC >= 11): a binary built otherwise
     draws other examples and fails the check."""
     with open(os.path.join(run_dir, "summary.json")) as f:
         want = json.load(f)["eval_loss"]
-    path = os.path.join(run_dir, "checkpoint", "model.pt")
+    path = os.path.join(run_dir, "checkpoint", "model.safetensors")
     try:
-        attnlab.load_state(model, attnlab.read_model_pt(path), path)
+        attnlab.load_state(model, attnlab.read_weights(path)[0], path)
     except ValueError as e:  # unreadable, or names / shapes that do not fit this model
         print(f"pytorch_models.py: {c['name']}: cannot load attnlab's weights in {run_dir}: {e}",
               file=sys.stderr)

@@ -10,17 +10,22 @@
 
 Pure Python on torch and numpy; no build step: put python/ on PYTHONPATH. The guide is
 docs/guide/python.md (hook names, the parameter naming scheme, what matches attnlab and how
-closely).
+closely, the limits a run's files are checked against). Weights are read from safetensors
+files only: nothing this package reads from a run directory can run code.
 """
+from . import limits
 from .config import load_config, resolve
 from .data import make_task
+from .errors import (AttnlabError, ConfigError, OldFormatError, SafetensorsError,
+                     WeightsError)
 from .hooks import HookPoint, hook_names, hooks
 from .models import build_model
 from .run import Run, load
-from .safetensors import read_safetensors
-from .weights import load_state, read_model_pt, read_weights, saved_buffers
+from .safetensors import read_safetensors, read_safetensors_metadata
+from .weights import expected_tensors, load_state, read_weights, saved_buffers
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["load", "Run", "hooks", "hook_names", "HookPoint", "build_model", "make_task",
-           "load_config", "resolve", "read_safetensors", "read_model_pt", "read_weights",
-           "load_state", "saved_buffers"]
+           "load_config", "resolve", "read_safetensors", "read_safetensors_metadata",
+           "read_weights", "expected_tensors", "load_state", "saved_buffers", "limits",
+           "AttnlabError", "ConfigError", "WeightsError", "SafetensorsError", "OldFormatError"]

@@ -9,6 +9,8 @@ import copy
 import json
 import os
 
+from .errors import ConfigError
+
 DEFAULTS = {
     "name": "experiment", "seed": 1, "device": "auto", "threads": 0,
     "task": {"name": "copy", "length": 8, "vocab": 10, "modulus": 23, "train_fraction": 0.8,
@@ -36,13 +38,58 @@ def merged(base, over):
     return out
 
 
-def resolve(raw):
+# attnlab's ranges (core/config/config.cpp) of the keys that size a model, its task or its eval
+# set: checked before anything is built from them (a config may come from a file sent to you).
+RANGES = {("task", "length"): (1, 256), ("task", "vocab"): (2, 8192),
+          ("task", "modulus"): (2, 1000), ("task", "context"): (2, 4096),
+          ("task", "patch"): (1, 28), ("task", "test_examples"): (0, 10000),
+          ("model", "d_model"): (1, 8192), ("model", "heads"): (1, 128),
+          ("model", "layers"): (1, 64), ("model", "mlp_ratio"): (1, 16),
+          ("model", "classes"): (0, 100000), ("model", "conn", "slots"): (1, 4096),
+          ("model", "conn", "steps"): (0, 64), ("model", "conn", "connection_heads"): (1, 64),
+          ("train", "batch_size"): (1, 65536), ("train", "eval_batches"): (1, 100000),
+          ("seed",): (0, 1 << 53)}
+
+
+def check_sizes(c, source="the config"):
+    """Raises ConfigError naming `source` and the key when a section is not an object, or a key
+    of RANGES is not an integer in attnlab's range (or model.d_model is not a multiple of
+    model.heads, or model.attention is not a name or a list of names)."""
+    for section in ("task", "model", "train"):
+        if not isinstance(c.get(section), dict):
+            raise ConfigError(f"{source}: \"{section}\" must be a JSON object")
+    for key in ("conn", "attention_options"):
+        if not isinstance(c["model"].get(key), dict):
+            raise ConfigError(f"{source}: \"model.{key}\" must be a JSON object")
+    for path, (lo, hi) in RANGES.items():
+        v = c
+        for k in path:
+            v = v.get(k) if isinstance(v, dict) else None
+        if type(v) is not int or not lo <= v <= hi:
+            raise ConfigError(f"{source}: {'.'.join(path)} is {str(v)[:40]}, not an integer in "
+                              f"attnlab's range {lo}..{hi}")
+    m = c["model"]
+    if m["d_model"] % m["heads"]:
+        raise ConfigError(f"{source}: model.d_model {m['d_model']} is not a multiple of "
+                          f"model.heads {m['heads']}")
+    names = m["attention"]
+    if not (isinstance(names, str) or (isinstance(names, list) and 1 <= len(names) <= 64
+                                       and all(isinstance(n, str) for n in names))):
+        raise ConfigError(f"{source}: model.attention must be a mechanism name or a list of "
+                          "1 to 64 names")
+
+
+def resolve(raw, source="the config"):
     """A config dict as attnlab resolves it: defaults filled in, ``model.attention`` one name per
     layer, and neural attention's "first-layer" placement (the default) expanded to
     neural, dot, dot, ... when one name was given for every layer (resolve_neural_layout).
     Validation is attnlab's job: this trusts the config it is given, but for the one refusal
-    that would otherwise build another model than attnlab's."""
+    that would otherwise build another model than attnlab's, and the sizes (check_sizes):
+    ConfigError naming `source` (the file the config came from) and the key."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: a config is a JSON object, not a {type(raw).__name__}")
     c = merged(DEFAULTS, raw)
+    check_sizes(c, source)
     if "record_every" not in raw.get("train", {}):
         c["train"]["record_every"] = c["train"]["eval_every"]
     m = c["model"]
@@ -57,9 +104,9 @@ def resolve(raw):
         if first_layer:
             names = [n if i == 0 or n != "neural" else "dot" for i, n in enumerate(names)]
     elif first_layer and "neural" in names[1:]:
-        raise ValueError("model.attention names \"neural\" after layer 0 with "
-                         "model.attention_options.neural.placement \"first-layer\" (the "
-                         "default), which attnlab refuses: set the placement to \"all-layers\"")
+        raise ConfigError(f"{source}: model.attention names \"neural\" after layer 0 with "
+                          "model.attention_options.neural.placement \"first-layer\" (the "
+                          "default), which attnlab refuses: set the placement to \"all-layers\"")
     m["attention"] = list(names)
     if m["head"] == "classifier" and not m["classes"]:
         m["classes"] = 10  # the task's class count (Fashion-MNIST's, the only image task)
@@ -69,7 +116,7 @@ def resolve(raw):
 def load_config(path):
     """A config file (hand-written or resolved) as a resolved dict."""
     with open(path) as f:
-        return resolve(json.load(f))
+        return resolve(json.load(f), path)
 
 
 def shipped_config_path(name, repo=None):

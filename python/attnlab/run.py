@@ -1,25 +1,36 @@
 """``attnlab.load``: an attnlab run directory as a PyTorch model, its config, task and probe.
 
 A run directory (``attnlab train --out DIR``) holds config.json (the resolved config: every
-key), summary.json (final metrics, "parameters"), checkpoint/model.pt (the final weights) and,
-after ``attnlab export --run DIR --weights DIR/weights.safetensors``, the same weights as
-safetensors. ``load`` rebuilds the task from the config (the eval set and probe exactly as
-attnlab builds them), builds the twin of attnlab's model and loads the weights into it.
+key), summary.json (final metrics, "parameters"), checkpoint/ (state.json and
+model.safetensors: the final weights) and, after ``attnlab export --run DIR --weights
+DIR/weights.safetensors``, the same weights in a file of their own. ``load`` rebuilds the task
+from the config (the eval set and probe exactly as attnlab builds them), builds the twin of
+attnlab's model and loads the weights into it.
+
+A run directory is data someone may have sent: nothing here opens a file that can run code
+(a run in attnlab's old checkpoint format, a TorchScript model.pt, is refused), and every size
+a file claims is checked against the run's config and attnlab.limits before it is allocated.
 """
 import json
 import os
+import stat
 import warnings
+import zlib
 
 import torch
 import torch.nn.functional as F
 
+from . import limits
 from .config import resolve
 from .data import make_task
+from .errors import AttnlabError, ConfigError, OldFormatError, WeightsError
 from .models import build_model
-from .weights import WeightsError, load_state, read_model_pt, read_weights, saved_buffers
+from .safetensors import read_safetensors_metadata
+from .weights import SizingBug, expected_tensors, load_state, read_weights
 
 SAFETENSORS_NAME = "weights.safetensors"
-MODEL_PT = os.path.join("checkpoint", "model.pt")
+CHECKPOINT = os.path.join("checkpoint", "model.safetensors")
+FORMAT_VERSION = 2  # checkpoint/state.json's format_version this package reads
 
 
 class Run:
@@ -89,8 +100,104 @@ class Run:
 
 
 def _read_json(path):
-    with open(path) as f:
-        return json.load(f)
+    """A JSON file of the run, bounded (attnlab.limits.MAX_JSON_BYTES, regular files only).
+    Raises AttnlabError naming the file."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise AttnlabError(f"{path}: cannot read it ({e.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise AttnlabError(f"{path}: not a regular file")
+    if st.st_size > limits.MAX_JSON_BYTES:
+        raise AttnlabError(f"{path}: {st.st_size:,} bytes, more than the "
+                           f"{limits.MAX_JSON_BYTES:,} a run's JSON file may have "
+                           "(attnlab.limits.MAX_JSON_BYTES)")
+    with open(path, "rb") as f:
+        return _json_loads(f.read(limits.MAX_JSON_BYTES + 1), path)
+
+
+def _json_loads(text, source):
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return json.loads(text)
+    except UnicodeDecodeError as e:
+        raise AttnlabError(f"{source}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except (ValueError, RecursionError) as e:  # json.JSONDecodeError is a ValueError
+        raise AttnlabError(f"{source}: not valid JSON ({e})") from None
+
+
+def _checkpoint_state(run_dir):
+    """checkpoint/state.json as a dict (None when the run has no checkpoint). Refuses a run in
+    attnlab's old format (OldFormatError) before anything of it is opened: state.json's
+    format_version below 2, or a model.pt / optimizer.pt without model.safetensors."""
+    ckpt = os.path.join(run_dir, "checkpoint")
+    state_path = os.path.join(ckpt, "state.json")
+    state = _read_json(state_path) if os.path.lexists(state_path) else None
+    if state is not None and not isinstance(state, dict):
+        raise AttnlabError(f"{state_path}: not attnlab's checkpoint state (a JSON object)")
+    version = state.get("format_version") if state is not None else None
+    archives = [n for n in ("model.pt", "optimizer.pt")
+                if os.path.lexists(os.path.join(ckpt, n))]
+    old_version = state is not None and (type(version) is not int or version < FORMAT_VERSION)
+    if old_version or (archives and not os.path.lexists(os.path.join(ckpt, "model.safetensors"))):
+        exported = os.path.join(run_dir, SAFETENSORS_NAME)
+        hint = (f" (its export {exported} is data only: attnlab.load({exported!r}) opens it)"
+                if os.path.isfile(exported) else "")
+        raise OldFormatError(
+            f"{run_dir}: the checkpoint is in attnlab's old format (checkpoint/"
+            f"{archives[0] if archives else 'state.json'}: format_version "
+            f"{version if version is not None else 'none'}), a TorchScript archive that can "
+            "run code when opened, so it is not opened. Convert it with `attnlab migrate --run "
+            f"{run_dir} --trust` only if you trust where it came from{hint}")
+    if state is not None and version != FORMAT_VERSION:
+        raise AttnlabError(f"{state_path}: checkpoint format_version {version}; this package "
+                           f"reads {FORMAT_VERSION} (a newer attnlab wrote it: update python/)")
+    return state
+
+
+def _check_recorded(path, state):
+    """The size and CRC-32 state.json recorded for checkpoint/model.safetensors at the save:
+    a file damaged or replaced since is refused (WeightsError) before it is parsed."""
+    files = state.get("files") if isinstance(state, dict) else None
+    want = files.get("model.safetensors") if isinstance(files, dict) else None
+    if not isinstance(want, dict) or "size" not in want or "crc32" not in want:
+        return
+    size = os.stat(path).st_size
+    if size != want["size"]:
+        raise WeightsError(f"{path}: {size:,} bytes, but state.json recorded {want['size']} at "
+                           "the save (damaged or replaced since)")
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    if crc != want["crc32"]:
+        raise WeightsError(f"{path}: CRC-32 {crc}, but state.json recorded {want['crc32']} at "
+                           "the save (damaged or replaced since)")
+
+
+def _sized(config, source, ky_impl):
+    """(task, {name: (shape, dtype)} of the model's tensors, buffer names), from the config
+    alone, nothing allocated for the model. ConfigError naming `source` when it cannot be
+    built or is beyond the limits."""
+    try:
+        task = make_task(config)
+        expect, buffers = expected_tensors(config, task, ky_impl, True, source)
+    except (AttnlabError, FileNotFoundError, SizingBug):
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError,
+            RuntimeError) as e:
+        raise ConfigError(f"{source}: attnlab's model cannot be built from this config "
+                          f"({type(e).__name__}: {e})") from None
+    return task, expect, buffers
+
+
+def _metadata_int(metadata, key, source):
+    try:
+        return int(metadata[key])
+    except ValueError:
+        raise WeightsError(f"{source}: its metadata {key} {metadata[key][:40]!r} is not an "
+                           "integer") from None
 
 
 def load(path, weights=None, device="cpu", ky_impl="dense"):
@@ -98,55 +205,75 @@ def load(path, weights=None, device="cpu", ky_impl="dense"):
 
     path     a run directory written by ``attnlab train --out DIR``, or a lone safetensors
              file written by ``attnlab export --weights`` (its metadata carries the config)
-    weights  the weights file to load: default DIR/weights.safetensors when present, else
-             DIR/checkpoint/model.pt
+    weights  the weights file to load (safetensors): default DIR/weights.safetensors when
+             present, else DIR/checkpoint/model.safetensors
     device   where the model goes ("cpu", "cuda", a torch.device)
     ky_impl  ky attention's form, "dense" (L x L hooks) or "unfold" (O(L W) memory)
-    Raises FileNotFoundError / ValueError saying what is missing or does not fit."""
-    run_dir = None
+    Raises FileNotFoundError for what is not there; OldFormatError for a run in attnlab's old
+    checkpoint format (never opened: it can run code); ConfigError, WeightsError or
+    SafetensorsError (all attnlab.AttnlabError, a ValueError) naming the file, and the tensor
+    or config key, for anything that does not fit or is beyond attnlab.limits. Warns
+    (RuntimeWarning) naming tensors that hold NaN or infinite values."""
+    path = os.fspath(path)
+    run_dir = state = None
     if os.path.isdir(path):
         run_dir = path
         cfg_path = os.path.join(path, "config.json")
         if not os.path.isfile(cfg_path):
             raise FileNotFoundError(f"{path} is not an attnlab run directory: it has no "
                                     "config.json (written by `attnlab train --out DIR`)")
-        config = resolve(_read_json(cfg_path))
+        state = _checkpoint_state(run_dir)
+        config = resolve(_read_json(cfg_path), cfg_path)
         if weights is None:
             exported = os.path.join(path, SAFETENSORS_NAME)
-            weights = exported if os.path.isfile(exported) else os.path.join(path, MODEL_PT)
+            weights = exported if os.path.isfile(exported) else os.path.join(path, CHECKPOINT)
         if not os.path.isfile(weights):
             raise FileNotFoundError(
-                f"{path} has no weights: neither {SAFETENSORS_NAME} nor {MODEL_PT} (a run "
+                f"{path} has no weights: neither {SAFETENSORS_NAME} nor {CHECKPOINT} (a run "
                 "stopped before its first checkpoint, or its checkpoint/ was removed)")
+        config_source = cfg_path
     elif os.path.isfile(path) and path.endswith(".safetensors"):
         weights, config = weights or path, None
     else:
         raise FileNotFoundError(f"{path}: no such run directory or safetensors file")
+    weights = os.fspath(weights)
 
-    tensors, metadata = read_weights(weights)
+    metadata = read_safetensors_metadata(weights)  # the header alone, bounded
     if config is None:
         if "config" not in metadata:
-            raise ValueError(f"{weights} carries no config in its metadata: load its run "
-                             "directory instead (attnlab.load(DIR, weights=FILE))")
-        config = resolve(json.loads(metadata["config"]))
+            raise WeightsError(f"{weights} carries no config in its metadata: load its run "
+                               "directory instead (attnlab.load(DIR, weights=FILE))")
+        config_source = f"{weights} (its metadata's config)"
+        config = resolve(_json_loads(metadata["config"], config_source), config_source)
     elif "config" in metadata:
-        theirs = resolve(json.loads(metadata["config"]))
+        source = f"{weights} (its metadata's config)"
+        theirs = resolve(_json_loads(metadata["config"], source), source)
         if (theirs["model"], theirs["task"]) != (config["model"], config["task"]):
             warnings.warn(f"{weights} was exported from a run with another model or task "
                           f"config than {run_dir}/config.json; loading it into this run's model")
 
-    task = make_task(config)
-    model = build_model(config, task, ky_impl)
-    # A file without buffers (conn.slots: fixed, not a parameter) takes them from model.pt.
+    task, expect, buffers = _sized(config, config_source, ky_impl)
+    checkpoint = os.path.join(run_dir, CHECKPOINT) if run_dir else None
+    is_checkpoint = bool(checkpoint) and os.path.isfile(checkpoint) and \
+        os.path.samefile(weights, checkpoint)
+    if is_checkpoint:
+        _check_recorded(weights, state)
+    tensors, metadata = read_weights(weights, expect, optional=buffers)
+    # A file without buffers (conn.slots: fixed, not a parameter) takes them from the run's
+    # checkpoint.
     fallback = None
-    model_pt = os.path.join(run_dir, MODEL_PT) if run_dir else None
-    lacking = [k for k in saved_buffers(model) if k not in tensors]
-    if lacking and weights.endswith(".safetensors") and model_pt and os.path.isfile(model_pt):
-        fallback = read_model_pt(model_pt)
-    if run_dir is None and lacking:  # (a run directory says it in load_state)
-        raise WeightsError(f"{weights} has no {', '.join(lacking)} (a buffer, not a parameter): "
-                           "a lone file cannot rebuild this model; load its run directory, "
-                           "attnlab.load(DIR, weights=FILE), which takes it from model.pt")
+    lacking = [k for k in buffers if k not in tensors]
+    if lacking and checkpoint and os.path.isfile(checkpoint) and not is_checkpoint:
+        _check_recorded(checkpoint, state)
+        fallback = read_weights(checkpoint, expect)[0]
+    elif lacking:
+        raise WeightsError(f"{weights}: tensor {lacking[0]!r} (a buffer, not a parameter) is "
+                           "missing, and " + (
+                               "the run has no checkpoint/model.safetensors to take it from"
+                               if run_dir else "a lone file cannot rebuild this model without "
+                               "it; load its run directory, attnlab.load(DIR, weights=FILE), "
+                               "which takes it from the checkpoint"))
+    model = build_model(config, task, ky_impl)
     try:
         load_state(model, tensors, weights, fallback)
     except WeightsError as e:
@@ -155,17 +282,19 @@ def load(path, weights=None, device="cpu", ky_impl="dense"):
     model.to(device).eval()
 
     summary = step = None
-    if run_dir and os.path.isfile(os.path.join(run_dir, "summary.json")):
-        summary = _read_json(os.path.join(run_dir, "summary.json"))
+    summary_path = os.path.join(run_dir, "summary.json") if run_dir else None
+    if summary_path and os.path.isfile(summary_path):
+        try:
+            summary = _read_json(summary_path)
+        except AttnlabError as e:  # the metrics are extra: the model loads all the same
+            warnings.warn(f"{e}; run.summary is None")
     if "step" in metadata:
-        step = int(metadata["step"])
-    elif run_dir and os.path.isfile(os.path.join(run_dir, "checkpoint", "state.json")):
-        step = _read_json(os.path.join(run_dir, "checkpoint", "state.json")).get("step")
-    if run_dir and weights.endswith(".safetensors") and "step" in metadata:
-        state = os.path.join(run_dir, "checkpoint", "state.json")
-        ckpt_step = _read_json(state).get("step") if os.path.isfile(state) else None
-        if ckpt_step is not None and ckpt_step != step:
-            warnings.warn(f"{weights} holds step {step}, the run's checkpoint step {ckpt_step} "
-                          "(trained on after the export?): pass weights=.../checkpoint/model.pt "
-                          "for the newest")
+        step = _metadata_int(metadata, "step", weights)
+    elif isinstance(state, dict):
+        step = state.get("step")
+    ckpt_step = state.get("step") if isinstance(state, dict) else None
+    if run_dir and "step" in metadata and ckpt_step is not None and ckpt_step != step:
+        warnings.warn(f"{weights} holds step {step}, the run's checkpoint step {ckpt_step} "
+                      "(trained on after the export?): pass weights=.../checkpoint/"
+                      "model.safetensors for the newest")
     return Run(run_dir, config, task, model, weights, step, summary)

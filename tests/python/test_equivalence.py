@@ -13,9 +13,9 @@ trains a short derived run, and with the run's weights loaded by ``attnlab.load`
       draw no maps: their connection matrix C is compared with the conn-matrix CSV instead);
       ky models are checked in both of the twin's forms, dense and unfold, for (a) and (c);
   (d) the weights load the same from a safetensors file: `attnlab export --run DIR --weights
-      FILE` where the binary has it, else a file written here from model.pt in the documented
-      layout; load(DIR) must then take it, and it and the lone file (load(FILE): the config
-      from its metadata) must give the very tensors model.pt gives;
+      FILE` where the binary has it, else a file written here from the checkpoint in the
+      documented layout; load(DIR) must then take it, and it and the lone file (load(FILE): the
+      config from its metadata) must give the very tensors checkpoint/model.safetensors gives;
 and tests/python/example.py runs on one of the runs.
 
 A derived config: train.steps 20 (30 for ky and neural, whose scorer and bias start nearly
@@ -165,8 +165,8 @@ def read_matrix_csv(path):
 
 
 def write_safetensors(path, tensors, metadata):
-    """The layout attnlab export --weights writes (docs/guide/python.md), from model.pt: for
-    testing the reader where the binary cannot export yet."""
+    """The layout attnlab export --weights writes (docs/guide/python.md), from the checkpoint:
+    for testing the reader where the binary cannot export yet."""
     header, offset, blobs = {}, 0, []
     for name, t in tensors.items():
         data = t.detach().contiguous().float().numpy().tobytes()
@@ -253,7 +253,8 @@ def check(name, raw, binary, work, export_weights):
     # ky's other form (the seed's unfold, O(L W)): the same loss and maps
     if any(isinstance(b.attention, attnlab.models.KyAttention) for b in run.model.blocks) \
             and "map_diff" in r:
-        unfold = attnlab.load(run_dir, weights=os.path.join(run_dir, "checkpoint", "model.pt"),
+        unfold = attnlab.load(run_dir, weights=os.path.join(run_dir, "checkpoint",
+                                                            "model.safetensors"),
                               ky_impl="unfold")
         u_loss = unfold.evaluate()["eval_loss"]
         u_maps = unfold.attention()
@@ -279,8 +280,9 @@ def check(name, raw, binary, work, export_weights):
             r["notes"].append(f"attnlab export --weights failed: {p.stderr.strip()[-300:]}")
             ok = False
     if not os.path.exists(st):
-        how = "written here from model.pt"
-        tensors = attnlab.read_model_pt(os.path.join(run_dir, "checkpoint", "model.pt"))
+        how = "written here from checkpoint/model.safetensors"
+        tensors = attnlab.read_safetensors(
+            os.path.join(run_dir, "checkpoint", "model.safetensors"))[0]
         write_safetensors(st, tensors, {"attnlab_version": summary["attnlab"],
                                         "config": json.dumps(run.config),
                                         "step": str(summary["steps"])})
@@ -289,7 +291,7 @@ def check(name, raw, binary, work, export_weights):
         st_run = attnlab.load(run_dir)  # prefers DIR/weights.safetensors
         loaded = [st_run]
         # A file of parameters only lacks the conn model's fixed slots (a buffer): load(DIR)
-        # takes them from model.pt, a lone file cannot. Said, not failed: the run dir is the
+        # takes them from the checkpoint, a lone file cannot. Said, not failed: the run dir is the
         # way such a file loads.
         buffers = [k for k in attnlab.saved_buffers(run.model)
                    if k not in attnlab.read_safetensors(st)[0]]
@@ -306,7 +308,7 @@ def check(name, raw, binary, work, export_weights):
             r["notes"].append(f"load() took {st_run.weights}, not {st}")
             ok = False
         if not all(same) or loaded[-1].config != run.config:
-            r["notes"].append(f"safetensors ({how}): the tensors differ from model.pt's "
+            r["notes"].append(f"safetensors ({how}): the tensors differ from the checkpoint's "
                               f"({same}: run dir, lone file) or the lone file's config from "
                               "config.json")
             ok = False
@@ -375,7 +377,7 @@ def main():
     export_weights = binary_exports_weights(binary)
     print(f"attnlab: {binary}; torch {torch.__version__}; {len(names)} configs into {work}; "
           "safetensors: " + ("attnlab export --weights" if export_weights else
-                             "written from model.pt (this binary has no export --weights)"))
+                             "written from the checkpoint (this binary has no export --weights)"))
     print(f"{'config':<22} {'mechanism':<34} {'params':>8} {'eval loss':>10} {'rel diff':>9} "
           f"{'map diff':>9} {'maps':<12} {'s':>5}")
     results, ok = [], True

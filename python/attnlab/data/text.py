@@ -11,6 +11,9 @@ import os
 import numpy as np
 import torch
 
+from .. import limits
+from ..errors import ConfigError
+
 _CORPORA = {}  # path -> (alphabet, tokens): a process reads a corpus once
 
 
@@ -50,6 +53,8 @@ def corpus_files(path):
     if not os.path.isdir(path):
         if not os.path.exists(path):
             raise FileNotFoundError(f"task.text_path: {path} does not exist")
+        if not os.path.isfile(path):  # a FIFO would block, /dev/zero never ends
+            raise ConfigError(f"task.text_path: {path} is not a regular file or a directory")
         return [path]
     files = []
     for name in os.listdir(path):
@@ -66,8 +71,12 @@ def corpus_files(path):
 def load_corpus(path):
     """(alphabet [V] uint32 code points, tokens [N] int64) of a corpus; cached per path."""
     if path not in _CORPORA:
-        parts = []
-        for f in corpus_files(path):
+        parts, files = [], corpus_files(path)
+        size = sum(os.path.getsize(f) for f in files)
+        if size > limits.MAX_CORPUS_BYTES:
+            raise ConfigError(f"task.text_path: {path} holds {size:,} bytes, more than "
+                              f"attnlab.limits.MAX_CORPUS_BYTES ({limits.MAX_CORPUS_BYTES:,})")
+        for f in files:
             with open(f, "rb") as fh:
                 parts.append(_code_points(fh.read()))
         cps = np.concatenate(parts)
