@@ -61,6 +61,27 @@ if "$bin" suite --quick --out lb -j 2 >again.out 2>again.err; then ok "suite --q
 after=$(stat -c %Y lb/mqar-64/dot/seeds/*/seed-2/summary.json)
 [ -n "$before" ] && [ "$before" = "$after" ] && ! grep -q "training\|started" again.err && ok "a second run retrains nothing" || bad "retrained: $(tail -5 again.err)"
 
+# Issue 46 (11): --report-only names a seed whose summary.json is not valid JSON instead of
+# dropping it from its cell, and refuses an eval_accuracy that is no accuracy (7.5 showed as
+# "425.0 ± 4129.5"); both exit 2 and leave the leaderboard as it was.
+cp -a lb damaged
+seed=$(ls -d damaged/mqar-64/dot/seeds/*/seed-* | head -n1)
+cp "$seed/summary.json" good_summary.json
+boards=$(sha256sum damaged/leaderboard.md damaged/leaderboard.json)
+printf '{"eval_accuracy": 0.9,' >"$seed/summary.json"
+expect_fail -c 2 -q -- "$seed/summary.json" "$bin" suite --quick --out damaged --report-only
+grep -q "Restore the file, or remove it" "$E2E_TMP/err" && ok "the message says what to do" || bad "no advice: $(cat "$E2E_TMP/err")"
+python3 - good_summary.json "$seed/summary.json" <<'P'
+import json, sys
+s = json.load(open(sys.argv[1])); s["eval_accuracy"] = 7.5
+json.dump(s, open(sys.argv[2], "w"), indent=2)
+P
+expect_fail -c 2 -q -- "eval_accuracy 7.5 is not an accuracy" "$bin" suite --quick --out damaged --report-only
+[ "$boards" = "$(sha256sum damaged/leaderboard.md damaged/leaderboard.json)" ] \
+  && ok "a refused --report-only leaves the leaderboard as it was" || bad "the leaderboard changed"
+cp good_summary.json "$seed/summary.json"
+if "$bin" suite --quick --out damaged --report-only >/dev/null 2>err; then ok "restored: --report-only writes the board"; else bad "restored: $(tail -3 err)"; fi
+
 if "$bin" suite --quick --out shards --shard 0/2 --tasks parity --mechanisms dot,dot-rope >/dev/null 2>err0 \
    && "$bin" suite --quick --out shards --shard 1/2 --tasks parity --mechanisms dot,dot-rope >/dev/null 2>err1; then
   [ -d shards/parity/dot/seeds ] && [ -d shards/parity/dot-rope/seeds ] && ok "two shards run the two pairs" || bad "shards: $(ls -R shards | head)"
