@@ -288,13 +288,18 @@ std::unique_ptr<TrainingSession> load_resumed(ExperimentConfig& config, const He
 // process writing it, whose run it is, the run files' types, its recording. Changes nothing.
 // Returns whether a run there is to be replaced (--force).
 bool check_out_dir_files(const fs::path& out, const HeadlessOptions& o, bool same_as_resume,
-                         bool records) {
+                         const TrainingSession& session, bool records) {
   const bool replace = check_out_dir(out, o, same_as_resume);
   check_run_file_types(out, replace);
-  // The recording is appended to (a resume) or started: one it cannot read is refused here, not
-  // after config.json and metrics.csv were rewritten. (Bytes it can skip are the recorder's to
-  // move aside, after every check.)
-  if (records && !replace) index_view_records((out / kViewRecordsFile).string());
+  // The recording is appended to (a resume) or started: one SessionViews would refuse (not a
+  // recording, another run's, another model's) is refused here by the same reading-only plan,
+  // not after config.json and metrics.csv were rewritten. (Bytes it can skip are the recorder's
+  // to move aside, after every check.)
+  std::error_code ec;
+  const fs::path views = out / kViewRecordsFile;
+  if (records && !replace && fs::exists(fs::symlink_status(views, ec)))
+    plan_view_recording(views.string(), view_run_of(out.string(), session.config()),
+                        session.step() + 1);
   return replace;
 }
 
@@ -353,11 +358,12 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   const fs::path resumed_metrics = fs::path(o.resume_dir) / "metrics.csv";
   if (resuming) metrics_prefix(resumed_metrics, session->step());
   const bool records = config.train.record_every > 0 && !complete_only;
-  check_out_dir_files(out, o, same_as_resume, records);  // before the lock creates anything there
+  check_out_dir_files(out, o, same_as_resume, *session,
+                      records);  // before the lock creates anything there
   std::optional<RunDirLock> lock;
   if (o.lock) lock.emplace(out.string(), "attnlab train " + config.name, o.wait);
   // Under the lock, the checks again (another process may have written since); then the writes.
-  const bool replace = check_out_dir_files(out, o, same_as_resume, records);
+  const bool replace = check_out_dir_files(out, o, same_as_resume, *session, records);
   const std::string previous = resuming ? metrics_prefix(resumed_metrics, session->step()) : "";
   if (replace) clear_run_files(out.string());
   std::optional<SessionViews> views;  // views.rec, train.record_every > 0
@@ -381,6 +387,8 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     if (o.log) o.log(s);
   };
   if (!notice.empty()) log(notice);
+  if (views)
+    for (const auto& note : views->notes()) log(note);  // what the recorder moved aside
   const bool conn = config.model.architecture == "conn";
   if (!complete_only)
     log("training " + config.task.name + " with " +
