@@ -159,6 +159,7 @@ int run_eval_command(const EvalArgs& args);
 struct MigrateArgs {
   std::string run;
   bool trust = false;
+  bool to_old_format = false;  // hidden, tests only: the reverse conversion
 };
 CLI::App* add_migrate_command(CLI::App& app, MigrateArgs& args);
 int run_migrate_command(const MigrateArgs& args);

@@ -29,11 +29,18 @@ CLI::App* add_migrate_command(CLI::App& app, MigrateArgs& a) {
   cmd->add_flag("--trust", a.trust,
                 "Open the old checkpoint (this can run code from its files): only for runs you "
                 "trust");
+  // Tests only (an empty group hides it from --help): makes an honest old-format run.
+  cmd->add_flag("--to-old-format-for-tests", a.to_old_format, "")->group("");
   return with_footer(cmd, kMigrateFooter);
 }
 
 int run_migrate_command(const MigrateArgs& a) {
   try {
+    if (a.to_old_format) {
+      std::cout << "attnlab migrate: wrote " << a.run << "/checkpoint in the old format (step "
+                << downgrade_run_for_tests(a.run) << "; tests only)\n";
+      return kExitOk;
+    }
     const CheckpointFormat f = checkpoint_format_of(a.run);
     if (f.version != 1) {
       std::cout << "attnlab migrate: " << f.checkpoint << " is already in the current format "

@@ -36,4 +36,10 @@ int64_t migrate_run(const std::string& run) {
   return TrainingSession::migrate_old_format(f.checkpoint);
 }
 
+int64_t downgrade_run_for_tests(const std::string& run) {
+  const CheckpointFormat f = checkpoint_format_of(run);
+  RunDirLock lock(fs::path(f.checkpoint).parent_path().string(), "attnlab migrate (tests)", false);
+  return TrainingSession::downgrade_for_tests(f.checkpoint);
+}
+
 }  // namespace attn

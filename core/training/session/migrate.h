@@ -27,4 +27,8 @@ CheckpointFormat checkpoint_format_of(const std::string& run);
 // Converts run `run`'s old-format checkpoint (see the contract); returns the checkpoint's step.
 int64_t migrate_run(const std::string& run);
 
+// Tests only: rewrites run `run`'s current checkpoint in the old format (writing runs nothing),
+// to make honest old runs for the tests of migrate and of the refusals. Holds the run's lock.
+int64_t downgrade_run_for_tests(const std::string& run);
+
 }  // namespace attn

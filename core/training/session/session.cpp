@@ -905,6 +905,23 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
 }
 
 void TrainingSession::save(const std::string& dir) {
+  save_checkpoint(dir, false);
+}
+
+// Writes the old format's files (model.pt, optimizer.pt) into tmp; returns their records.
+json TrainingSession::write_old_format(const fs::path& tmp) {
+  std::ostringstream model_bytes, optimizer_bytes;
+  torch::save(model_, model_bytes);
+  torch::serialize::OutputArchive archive;
+  optimizer_->save(archive);
+  archive.save_to(optimizer_bytes);
+  write_file_atomic((tmp / "model.pt").string(), model_bytes.str());
+  write_file_atomic((tmp / "optimizer.pt").string(), optimizer_bytes.str());
+  return {{"model.pt", file_record(tmp / "model.pt")},
+          {"optimizer.pt", file_record(tmp / "optimizer.pt")}};
+}
+
+void TrainingSession::save_checkpoint(const std::string& dir, bool old_format) {
   settle_quietly();
   const fs::path target = fs::absolute(dir);
   const fs::path tmp = target.string() + ".tmp-" + std::to_string(getpid());
@@ -914,16 +931,8 @@ void TrainingSession::save(const std::string& dir) {
   fs::create_directories(tmp, ec);
   if (ec) throw Error("cannot create checkpoint directory " + tmp.string() + ": " + ec.message());
   try {
-    // Data only (safetensors and JSON): nothing in a checkpoint can run code when it is read.
-    std::vector<RawTensor> weights, moments;
-    for (const auto& [name, tensor] : model_state(*model_)) weights.push_back(raw_of(name, tensor));
-    const json optimizer = optimizer_data(*model_, *optimizer_, moments);
-    const std::map<std::string, std::string> meta = {{"format", kFormat},
-                                                     {"step", std::to_string(step_)}};
-    write_file_atomic((tmp / kModelFile).string(), safetensors_bytes(weights, meta));
-    write_file_atomic((tmp / kOptimizerFile).string(), safetensors_bytes(moments, meta));
     json state = {{"format", kFormat},
-                  {"format_version", kFormatVersion},
+                  {"format_version", old_format ? kOldFormatVersion : kFormatVersion},
                   {"attnlab", version_string()},
                   {"step", step_},
                   {"peak_lr", peak_lr_},
@@ -934,11 +943,22 @@ void TrainingSession::save(const std::string& dir) {
                   {"history",
                    {{"train_loss", train_loss_.to_json()},
                     {"eval_loss", eval_loss_.to_json()},
-                    {"eval_accuracy", eval_accuracy_.to_json()}}},
-                  {"optimizer", optimizer},
-                  {"files",
-                   {{kModelFile, file_record(tmp / kModelFile)},
-                    {kOptimizerFile, file_record(tmp / kOptimizerFile)}}}};
+                    {"eval_accuracy", eval_accuracy_.to_json()}}}};
+    if (old_format) {
+      state["files"] = write_old_format(tmp);
+    } else {
+      // Data only (safetensors and JSON): nothing in a checkpoint can run code when it is read.
+      std::vector<RawTensor> weights, moments;
+      for (const auto& [name, tensor] : model_state(*model_))
+        weights.push_back(raw_of(name, tensor));
+      state["optimizer"] = optimizer_data(*model_, *optimizer_, moments);
+      const std::map<std::string, std::string> meta = {{"format", kFormat},
+                                                       {"step", std::to_string(step_)}};
+      write_file_atomic((tmp / kModelFile).string(), safetensors_bytes(weights, meta));
+      write_file_atomic((tmp / kOptimizerFile).string(), safetensors_bytes(moments, meta));
+      state["files"] = {{kModelFile, file_record(tmp / kModelFile)},
+                        {kOptimizerFile, file_record(tmp / kOptimizerFile)}};
+    }
     // state.json last: a directory without it is never taken for a checkpoint.
     write_file_atomic((tmp / "state.json").string(), state.dump(1) + "\n");
     // Swap into place: the old checkpoint is removed only after the new one is complete.
@@ -1116,6 +1136,17 @@ int64_t TrainingSession::migrate_old_format(const std::string& dir) {
   session.load_old_format(dir, state);
   session.config_.device = device;  // state.json keeps the run's own device
   session.save(dir);  // replaces the directory whole: the old files go only once this is complete
+  return session.step();
+}
+
+int64_t TrainingSession::downgrade_for_tests(const std::string& dir) {
+  ExperimentConfig config = checkpoint_config(dir);
+  const std::string device = config.device;
+  config.device = "cpu";
+  TrainingSession session(config);
+  session.load(dir);
+  session.config_.device = device;
+  session.save_checkpoint(dir, true);
   return session.step();
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
@@ -134,6 +135,10 @@ class TrainingSession {
   // files going only once it is complete. Throws attn::Error (a checkpoint not in the old
   // format, a damaged one).
   static int64_t migrate_old_format(const std::string& dir);
+  // Tests only (`attnlab migrate --to-old-format-for-tests`, hidden): rewrites a current-format
+  // checkpoint in the old format, so that migrate and the refusals can be tested on an honest
+  // old run. Writing the old format runs nothing; only opening it does.
+  static int64_t downgrade_for_tests(const std::string& dir);
 
   // The train losses since the last metrics row, summed in step order: train_step adds each, the
   // writer of a row takes them (and so resets them). Saved in checkpoints, so the row a resumed
@@ -228,8 +233,10 @@ class TrainingSession {
   void check_checkpoint_config(const nlohmann::json& state, const std::string& dir) const;
   Checkpointed read_checkpointed(const nlohmann::json& state, const std::string& dir) const;
   void install(Checkpointed&& c);
-  // The old format (TorchScript): only for migrate_old_format.
+  // The old format (TorchScript): only for migrate_old_format and downgrade_for_tests.
   void load_old_format(const std::string& dir, const nlohmann::json& state);
+  void save_checkpoint(const std::string& dir, bool old_format);
+  nlohmann::json write_old_format(const std::filesystem::path& tmp);
   bool recovery_ = true;
   GoodState good_;
   int64_t good_step_ = -1;
