@@ -237,6 +237,9 @@ def load(path, weights=None, device="cpu", ky_impl="dense"):
     else:
         raise FileNotFoundError(f"{path}: no such run directory or safetensors file")
     weights = os.fspath(weights)
+    if not weights.endswith(".safetensors"):
+        raise WeightsError(f"{weights}: not a .safetensors file. attnlab.load reads weights from "
+                           "safetensors files only (data, never code)")
 
     metadata = read_safetensors_metadata(weights)  # the header alone, bounded
     if config is None:
