@@ -39,6 +39,11 @@ def dtype_name(torch_dtype):
     return NAME_OF.get(torch_dtype, str(torch_dtype))
 
 
+def _show(name):
+    """A tensor's name for a message: quoted, and cut when a file makes it absurdly long."""
+    return repr(name if len(name) <= 120 else name[:120] + "...")
+
+
 def _open_regular(path, bad):
     """The file opened for reading, and its size; refuses what is not a regular file (a FIFO
     would block, /dev/zero never ends) before opening it."""
@@ -57,7 +62,7 @@ def _unique_keys(pairs):
     out = {}
     for k, v in pairs:
         if k in out:
-            raise ValueError(f"the name {k!r} appears twice")
+            raise ValueError(f"the name {_show(k)} appears twice")
         out[k] = v
     return out
 
@@ -105,22 +110,23 @@ def _entry(name, info, bad):
     if not isinstance(info, dict) or not isinstance(info.get("dtype"), str) or \
             not isinstance(info.get("shape"), list) or \
             not isinstance(info.get("data_offsets"), list):
-        raise bad(f"tensor {name!r}: needs \"dtype\", \"shape\" and \"data_offsets\", got "
+        raise bad(f"tensor {_show(name)}: needs \"dtype\", \"shape\" and \"data_offsets\", got "
                   f"{str(info)[:200]}")
     dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
     if dtype not in DTYPES:
-        raise bad(f"tensor {name!r}: unknown dtype {dtype[:40]!r} (known: {', '.join(DTYPES)})")
+        raise bad(f"tensor {_show(name)}: unknown dtype {dtype[:40]!r} "
+                  f"(known: {', '.join(DTYPES)})")
     if not all(is_count(s) for s in shape) or len(shape) > 16:
-        raise bad(f"tensor {name!r}: shape {str(shape)[:200]} is not a list of at most 16 "
+        raise bad(f"tensor {_show(name)}: shape {str(shape)[:200]} is not a list of at most 16 "
                   "non-negative integers")
     if len(offsets) != 2 or not all(is_count(o) for o in offsets) or offsets[0] > offsets[1]:
-        raise bad(f"tensor {name!r}: data_offsets {str(offsets)[:200]} is not [begin, end] "
+        raise bad(f"tensor {_show(name)}: data_offsets {str(offsets)[:200]} is not [begin, end] "
                   "with 0 <= begin <= end")
     begin, end = offsets
     need = math.prod(shape) * np.dtype(DTYPES[dtype][0]).itemsize  # Python ints: no overflow
     if end - begin != need:
-        raise bad(f"tensor {name!r}: data_offsets [{begin}, {end}] hold {end - begin:,} bytes, "
-                  f"but shape {shape} of {dtype} needs {need:,}")
+        raise bad(f"tensor {_show(name)}: data_offsets [{begin}, {end}] hold {end - begin:,} "
+                  f"bytes, but shape {shape} of {dtype} needs {need:,}")
     return dtype, tuple(shape), begin, end
 
 
@@ -129,13 +135,13 @@ def _check_expected(entries, expect, optional, bad):
     the model needs is there (but those in `optional`)."""
     for name, (dtype, shape, _, _) in entries.items():
         if name not in expect:
-            raise bad(f"tensor {name!r}: not a tensor of this model")
+            raise bad(f"tensor {_show(name)}: not a tensor of this model")
         want_shape, want_dtype = expect[name]
         if DTYPES[dtype][1] != want_dtype:
-            raise bad(f"tensor {name!r}: dtype {dtype}, but this model's tensor is "
+            raise bad(f"tensor {_show(name)}: dtype {dtype}, but this model's tensor is "
                       f"{dtype_name(want_dtype)} (its bytes would be read as other numbers)")
         if shape != tuple(want_shape):
-            raise bad(f"tensor {name!r}: shape {list(shape)}, but this model's tensor is "
+            raise bad(f"tensor {_show(name)}: shape {list(shape)}, but this model's tensor is "
                       f"{list(want_shape)}")
     missing = [k for k in expect if k not in entries and k not in optional]
     if missing:
@@ -150,18 +156,18 @@ def _check_layout(entries, data_bytes, bad):
     pos, before = 0, None
     for name, (_, _, begin, end) in sorted(entries.items(), key=lambda e: (e[1][2], e[1][3])):
         if end > data_bytes:
-            raise bad(f"tensor {name!r}: data_offsets [{begin}, {end}] run past the "
+            raise bad(f"tensor {_show(name)}: data_offsets [{begin}, {end}] run past the "
                       f"{data_bytes:,} data bytes the file holds (truncated?)")
         if begin < pos:
-            raise bad(f"tensor {name!r}: data_offsets [{begin}, {end}] overlap tensor "
-                      f"{before!r}'s bytes (up to {pos})")
+            raise bad(f"tensor {_show(name)}: data_offsets [{begin}, {end}] overlap tensor "
+                      f"{_show(before)}'s bytes (up to {pos})")
         if begin > pos:
-            raise bad(f"tensor {name!r}: data_offsets start at {begin}, leaving bytes "
+            raise bad(f"tensor {_show(name)}: data_offsets start at {begin}, leaving bytes "
                       f"[{pos}, {begin}) that belong to no tensor")
         pos, before = end, name
     if pos != data_bytes:
         raise bad(f"{data_bytes - pos:,} bytes after the last tensor"
-                  + (f" ({before!r})" if before else "") + " belong to no tensor")
+                  + (f" ({_show(before)})" if before else "") + " belong to no tensor")
 
 
 def read_safetensors(path, expect=None, optional=()):
@@ -193,7 +199,7 @@ def read_safetensors(path, expect=None, optional=()):
         stored, torch_dtype = DTYPES[dtype]
         array = np.frombuffer(data, dtype=stored, count=math.prod(shape), offset=begin)
         if dtype == "BOOL" and (array.view(np.uint8) > 1).any():
-            raise bad(f"tensor {name!r}: BOOL bytes other than 0 and 1")
+            raise bad(f"tensor {_show(name)}: BOOL bytes other than 0 and 1")
         array = array.astype(np.dtype(stored).newbyteorder("="))  # a native, aligned copy
         t = torch.from_numpy(array.reshape(shape))
         t = t.view(torch.bfloat16) if torch_dtype == torch.bfloat16 else t

@@ -61,8 +61,8 @@ def expected_tensors(config, task, ky_impl="dense", with_buffers=False, source="
                 f"length {task.length}")
         if m["architecture"] == "conn":
             keys += f", model.conn.slots {m['conn']['slots']}"
-        raise ConfigError(f"{source}: the model of this config has {count:,} parameters and buffers "
-                          f"({4 * count / 2**30:.1f} GiB as float32), more than "
+        raise ConfigError(f"{source}: the model of this config has {count:,} parameters and "
+                          f"buffers ({4 * count / 2**30:.1f} GiB as float32), more than "
                           f"attnlab.limits.MAX_PARAMETERS ({limits.MAX_PARAMETERS:,}); set by "
                           f"{keys}. Raise the limit to load it on purpose")
     expect = {k: (tuple(t.shape), t.dtype) for k, t in state.items()}

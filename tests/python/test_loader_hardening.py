@@ -224,7 +224,8 @@ def test_old_format_run_is_refused_and_its_code_never_runs(work):
 
 def test_no_module_of_the_package_calls_a_code_executing_reader(work):
     pattern = re.compile(r"jit\.load|torch\.load\b|\bpickle\b|\bcPickle\b|\bdill\b|"
-                         r"\bmarshal\b|\bshelve\b|allow_pickle|torch\.package|(?<![\w.])(eval|exec)\(")
+                         r"\bmarshal\b|\bshelve\b|allow_pickle|torch\.package|"
+                         r"(?<![\w.])(eval|exec)\(")
     hits = []
     for path in glob.glob(os.path.join(PACKAGE_DIR, "attnlab", "**", "*.py"), recursive=True):
         with open(path) as f:
