@@ -54,7 +54,10 @@ uint64_t memory_limit_from_env() {
   return parse_memory_size(env, "ATTNLAB_MEMORY_LIMIT");
 }
 
-uint64_t available_memory_bytes() {
+namespace {
+
+// MemAvailable alone, in bytes; 0 where unknown.
+uint64_t mem_available() {
   uint64_t kib = 0;
   if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
     char line[256];
@@ -62,7 +65,13 @@ uint64_t available_memory_bytes() {
       if (std::sscanf(line, "MemAvailable: %lu kB", &kib) == 1) break;
     std::fclose(f);
   }
-  const uint64_t available = kib * 1024, limit = memory_limit_from_env();
+  return kib * 1024;
+}
+
+}  // namespace
+
+uint64_t available_memory_bytes() {
+  const uint64_t available = mem_available(), limit = memory_limit_from_env();
   if (limit && (!available || limit < available)) return limit;
   return available;
 }
@@ -76,11 +85,31 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
+uint64_t resident_memory_bytes() {
+  uint64_t kib = 0;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmRSS: %lu kB", &kib) == 1) break;
+    std::fclose(f);
+  }
+  return kib * 1024;
+}
+
 void require_memory(uint64_t bytes, const std::string& what, const std::string& shrink) {
-  const uint64_t available = available_memory_bytes();
+  const uint64_t limit = memory_limit_from_env();
+  if (limit) {
+    // The limit is the process's: what it holds already counts against it.
+    const uint64_t held = resident_memory_bytes();
+    if (bytes > limit || held > limit - bytes)
+      throw Error(what + " needs about " + format_bytes(bytes) + " on top of the " +
+                  format_bytes(held) + " attnlab holds; this machine has " + format_bytes(limit) +
+                  " available (ATTNLAB_MEMORY_LIMIT): " + shrink);
+  }
+  const uint64_t available = mem_available();
   if (available == 0 || bytes <= available) return;
   throw Error(what + " needs about " + format_bytes(bytes) + "; this machine has " +
-              format_bytes(available) + " available: " + shrink);
+              format_bytes(available) + " available (MemAvailable): " + shrink);
 }
 
 }  // namespace attn

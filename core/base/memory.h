@@ -27,8 +27,14 @@ uint64_t memory_limit_from_env();
 // "3.2 GB", "512 MB": one decimal for GB.
 std::string format_bytes(uint64_t bytes);
 
-// Throws attn::Error when `bytes` exceeds what is available: "<what> needs about X; this
-// machine has Y available: <shrink>".
+// The process's resident memory now (VmRSS of /proc/self/status), in bytes; 0 where unknown.
+uint64_t resident_memory_bytes();
+
+// Throws attn::Error when `bytes` more do not fit: with ATTNLAB_MEMORY_LIMIT set, the limit
+// bounds the process's peak resident memory, so `bytes` plus what the process holds already
+// (resident_memory_bytes) must stay within it; without it, `bytes` must stay within MemAvailable.
+// "<what> needs about X; this machine has Y available (...): <shrink>". Nothing is refused
+// where neither is known.
 void require_memory(uint64_t bytes, const std::string& what, const std::string& shrink);
 
 }  // namespace attn

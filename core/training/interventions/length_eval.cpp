@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/data/benchmark_tasks.h"
 #include "core/data/tasks.h"
+#include "core/models/memory_estimate.h"
 #include "core/training/interventions/interventions.h"
 #include "core/training/session/session.h"
 
@@ -25,6 +26,33 @@ int task_length(const TaskConfig& task) {
   return length_key(task) == "task.context" ? task.context : task.length;
 }
 
+namespace {
+
+// Before the task is rebuilt at `length` (its eval set alone can be gigabytes): a learned
+// position table shorter than the input is refused with the reason, and the eval's memory
+// estimate (core/models/memory_estimate.h) must fit, so nothing is allocated to find out.
+void check_length_fits(TrainingSession& session, const TaskConfig& task, const std::string& key,
+                       int length) {
+  const ExperimentConfig& config = session.config();
+  TaskShape shape = task_shape(task);
+  shape.vocab = session.task().vocab_size();
+  shape.vocab_known = true;
+  const std::string at = key + " " + std::to_string(length) + " (" +
+                         std::to_string(shape.tokens) + " tokens; trained at " +
+                         std::to_string(task_length(config.task)) + ")";
+  const bool table = config.model.position == "learned" || config.model.architecture == "conn";
+  if (table && shape.tokens > session.max_probe_length())
+    throw Error(at + ": model.position is \"learned\": its table has a row per position up to " +
+                std::to_string(session.max_probe_length()) +
+                " tokens (the training length), and none beyond; rope, alibi and none "
+                "extrapolate");
+  ExperimentConfig at_length = config;
+  at_length.task = task;
+  require_memory_for(at_length, shape, MemoryUse::eval, "eval at " + at);
+}
+
+}  // namespace
+
 LengthEvalResult evaluate_at_length(TrainingSession& session, int length) {
   const ExperimentConfig& config = session.config();
   LengthEvalResult r;
@@ -34,6 +62,7 @@ LengthEvalResult evaluate_at_length(TrainingSession& session, int length) {
     throw Error("length " + std::to_string(length) + ": " + r.key + " must be at least 1");
   TaskConfig task = config.task;
   (r.key == "task.context" ? task.context : task.length) = length;
+  check_length_fits(session, task, r.key, length);
   const auto rebuilt =
       make_task(task, config.seed, config.train.eval_batches, config.train.batch_size);
   const std::vector<Batch>& batches = rebuilt->eval_set();

@@ -1,0 +1,191 @@
+#include "core/models/memory_estimate.h"
+
+#include <algorithm>
+
+#include "core/attention/kernel/kernel_options.h"
+#include "core/attention/ky/ky_options.h"
+#include "core/attention/neural/neural_options.h"
+#include "core/base/error.h"
+#include "core/base/memory.h"
+#include "core/models/model_size.h"
+
+namespace attn {
+
+namespace {
+
+bool is_context_task(const std::string& n) {
+  return n == "text" || n == "mqar" || n == "selective_copy" || n == "induction_head";
+}
+
+nlohmann::json options_of(const ModelConfig& m, const std::string& mechanism) {
+  return m.attention_options.contains(mechanism) ? m.attention_options.at(mechanism)
+                                                 : nlohmann::json::object();
+}
+
+// One layer's attention, in float elements per sequence of T tokens (estimate_memory counts how
+// many of each autograd keeps and how many are live at once).
+struct LayerTerms {
+  double scores = 0;  // the [H, T, cols] score tensor one softmax works on
+  double extra = 0;   // the mechanism's own per-sequence tensors (features, blocks)
+  double fixed = 0;   // per batch, not per sequence (gaussian's chunk buffers)
+};
+
+LayerTerms layer_terms(const ModelConfig& m, int layer, double B, double T) {
+  std::string mech = m.attention.size() == 1 ? m.attention[0] : m.attention.at(layer);
+  const nlohmann::json options = options_of(m, mech);
+  if (mech == "neural" && layer > 0 && parse_neural_options(options).first_layer_only)
+    mech = "dot";  // "first-layer" placement builds dot-product attention deeper
+  const double H = m.heads, Dh = static_cast<double>(m.d_model) / m.heads;
+  LayerTerms t;
+  t.scores = H * T * T;  // every softmax-like mechanism holds [B, H, T, T] weights
+  if (mech == "ky") {
+    // Blocks of W queries against 2 W keys, then a [T, W] band: ~3 W columns, T rounded up.
+    const double W = parse_ky_options(options).window;
+    t.scores = H * (T + W) * 3 * W;
+  } else if (mech == "neural") {
+    // Its scorer works on [B, H, chunk, T, hidden] blocks (pre-activation, activation,
+    // slope, product), recomputed in backward.
+    const NeuralOptions o = parse_neural_options(options);
+    t.extra = 4 * H * std::min<double>(o.chunk, T) * T * o.hidden;
+  } else if (mech == "linear-sim") {
+    t.extra = 2 * H * T * Dh * Dh;  // the [B, H, T, Dh^2] outer products and their product
+  } else if (mech == "gaussian") {
+    // gaussian_kernel_map's [chunk of B H T T Dh Dh] differences (fused_attention.h), two live.
+    t.fixed = 2.0 * std::min<double>(double(int64_t(1) << 24), B * H * T * T * Dh * Dh);
+  }
+  return t;
+}
+
+std::string join_keys(const std::vector<std::string>& keys) {
+  std::string s;
+  for (size_t i = 0; i < keys.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == keys.size() ? " or " : ", ") + keys[i];
+  return s;
+}
+
+}  // namespace
+
+std::string task_length_key(const TaskConfig& task) {
+  if (is_context_task(task.name)) return "task.context";
+  if (task.name == "fashion-mnist") return "task.patch";
+  if (task.name == "modadd") return "";
+  return "task.length";
+}
+
+TaskShape task_shape(const TaskConfig& c) {
+  TaskShape s;
+  const std::string& n = c.name;
+  const int64_t len = c.length, vocab = c.vocab;
+  if (n == "copy" || n == "reverse" || n == "sort") {
+    s.tokens = 2 * len, s.vocab = vocab + 1;
+  } else if (n == "recall") {
+    s.tokens = 4 * len, s.vocab = 2 * vocab + 1;
+  } else if (n == "modadd") {
+    s.tokens = 3, s.vocab = c.modulus + 1;
+  } else if (n == "induction") {
+    s.tokens = 3 * len - 1, s.vocab = 2 * vocab;
+  } else if (n == "text") {
+    s.tokens = c.context, s.vocab = kTextVocabFloor, s.vocab_known = false;
+  } else if (n == "mqar" || n == "selective_copy") {
+    s.tokens = c.context, s.vocab = vocab;
+  } else if (n == "induction_head") {
+    s.tokens = c.context + 1, s.vocab = vocab;
+  } else if (n == "parity" || n == "reverse_string" || n == "duplicate_string") {
+    const int64_t outputs = n == "parity" ? 1 : n == "duplicate_string" ? 2 * len : len;
+    s.tokens = len + outputs, s.vocab = vocab + 1;
+  } else if (n == "fashion-mnist") {
+    const int64_t g = 28 / std::max(1, c.patch);
+    s.tokens = g * g, s.patch_dim = int64_t(c.patch) * c.patch;
+  } else {
+    throw Error("task.name \"" + n + "\": no memory estimate for this task");
+  }
+  return s;
+}
+
+MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape, MemoryUse use) {
+  const ModelConfig& m = c.model;
+  const bool classifier = m.head == "classifier", conn = m.architecture == "conn";
+  const double B = c.train.batch_size, T = static_cast<double>(shape.tokens) + (classifier ? 1 : 0);
+  const double D = m.d_model, F = static_cast<double>(m.mlp_ratio) * m.d_model;
+  const double V = classifier ? (m.classes > 0 ? m.classes : 10) : static_cast<double>(shape.vocab);
+  const int layers = conn ? 0 : m.layers;
+  double P = 0;  // parameters
+  if (conn) {
+    const double N = m.conn.slots, K = m.conn.steps;
+    P = m.conn.connection_heads * N * N + 8 * D * D + 2 * V * D + T * D + N * D + 4 * K * D;
+  } else {
+    const auto clamp = [](int64_t v) { return static_cast<int>(std::min<int64_t>(v, 1 << 30)); };
+    P = static_cast<double>(model_parameter_count(m, clamp(std::max<int64_t>(1, shape.vocab)),
+                                                  clamp(shape.tokens), clamp(shape.patch_dim))
+                                .total);
+  }
+  // Per sequence, in float elements.
+  double saved_scores = 0, max_scores = 0, max_extra = 0, sum_extra = 0, fixed = 0;
+  for (int l = 0; l < layers; ++l) {
+    const LayerTerms t = layer_terms(m, l, B, T);
+    saved_scores += t.scores;
+    max_scores = std::max(max_scores, t.scores);
+    max_extra = std::max(max_extra, t.extra);
+    sum_extra += t.extra;
+    fixed = std::max(fixed, t.fixed);
+  }
+  double per_token_layer = 16 * D + 4 * F;  // LayerNorms, q k v, projections, MLP, residuals
+  if (conn) per_token_layer = m.conn.slots * D * (3.0 * m.conn.steps + 8);
+  const double conn_layers = conn ? 1 : layers;
+  double floats = 0;
+  if (use == MemoryUse::train) {
+    // Weights, gradients, AdamW's two moments, the recovery copy and a step's spare.
+    floats = 6 * P +
+             B * (conn_layers * T * per_token_layer + 2 * saved_scores + 3 * max_scores +
+                  sum_extra + max_extra + 4 * T * V) +
+             fixed;
+  } else {
+    // A loaded run holds weights and its AdamW moments; no gradients, activations one layer at
+    // a time; analyze also keeps every layer's weights.
+    floats = 4 * P + B * (2 * T * per_token_layer + 3 * max_scores + max_extra + 3 * T * V) + fixed;
+    if (use == MemoryUse::analyze) floats += B * saved_scores;
+  }
+  // The eval set (and a training batch): int64 inputs and targets; images as float patches.
+  double data = (c.train.eval_batches + 1) * B * T * 16;
+  if (shape.patch_dim > 0) data += (c.train.eval_batches + 1) * B * T * shape.patch_dim * 4;
+  const double mask = T * T;  // the causal mask, one byte per pair
+  const double bytes = floats * 4 + data + mask;
+
+  MemoryEstimate e;
+  e.bytes = bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes);
+  const std::string key = task_length_key(c.task);
+  const int64_t key_value = key == "task.context" ? c.task.context
+                            : key == "task.patch" ? c.task.patch
+                                                  : c.task.length;
+  const std::string tokens = std::to_string(static_cast<long long>(T));
+  e.sizes = "train.batch_size " + std::to_string(c.train.batch_size) + " x " +
+            (key.empty() ? tokens + " tokens"
+                         : key + " " + std::to_string(key_value) + " (" + tokens + " tokens)");
+  if (conn)
+    e.sizes += "; model.conn.slots " + std::to_string(m.conn.slots) + " x model.d_model " +
+               std::to_string(m.d_model) + " per token";
+  else
+    e.sizes += "; model.heads " + std::to_string(m.heads) + " x model.layers " +
+               std::to_string(m.layers) + " of " + tokens + " x " + tokens + " scores";
+  e.sizes += "; model.d_model " + std::to_string(m.d_model) + ", vocabulary " +
+             std::to_string(static_cast<long long>(V)) + (shape.vocab_known ? "" : " at least");
+  std::vector<std::string> keys = {"train.batch_size"};
+  if (!key.empty() && key != "task.patch") keys.push_back(key);
+  if (conn) {
+    keys.insert(keys.end(), {"model.conn.slots", "model.d_model"});
+  } else {
+    keys.insert(keys.end(), {"model.heads", "model.layers"});
+  }
+  e.shrink = join_keys(keys);
+  return e;
+}
+
+void require_memory_for(const ExperimentConfig& c, const TaskShape& shape, MemoryUse use,
+                        const std::string& what) {
+  const MemoryEstimate e = estimate_memory(c, shape, use);
+  require_memory(
+      e.bytes, what + " (" + e.sizes + ")",
+      "lower " + e.shrink + ", or raise ATTNLAB_MEMORY_LIMIT / use a machine with more memory");
+}
+
+}  // namespace attn
