@@ -28,8 +28,8 @@ full "compare --json" "$bin" compare run --json
 full "compare" "$bin" compare run
 full "analyze --json" "$bin" analyze --run run --importance --json
 full "analyze" "$bin" analyze --run run --ablate 0.0
-full "eval --json" "$bin" eval --run run --json
-full "eval" "$bin" eval --run run
+full "eval --json" "$bin" eval --run run --context 4 --json
+full "eval" "$bin" eval --run run --context 4
 full "train --json" "$bin" train --config tiny.json --out run2 --json -q
 full "train" "$bin" train --config tiny.json --out run3 -q
 full "train --resume --json" "$bin" train --resume run2 --steps 80 --json -q

@@ -23,8 +23,11 @@ cp -a base fin
 for f in config.json metrics.csv summary.json views.rec checkpoint/state.json; do
   [ -f "base/$f" ] || fatal "the base run has no $f"
 done
+# other: another run of the same model (its own identity), for a recording copied between runs.
+"$bin" train --config tiny.json --out other --until 20 -q >/dev/null 2>>"$E2E_TMP/log" ||
+  fatal "the other run did not train"
 mkdir -p w logs
-mv base fin w/
+mv base fin other w/
 cd w || exit 1
 
 # snap: every entry under . (not following links): path, type, size, sha256, inode, mtime,
@@ -142,6 +145,8 @@ for how in garbage dir fifo zero; do
   refused "state.json" "$bin" train --resume "$(damage "state-$how" checkpoint/state.json $how)" -q
 done
 refused "config.json" "$bin" train --resume "$(damage config-garbage config.json garbage)" -q
+d=$(fresh views-other) && cp other/views.rec "$d/views.rec"
+refused "views.rec" "$bin" train --resume "$d" -q
 d=$(fresh disorder) && printf '%s\n50,1,1,0.5,0.001,10\n25,1,1,0.5,0.001,10\n' \
   "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s" >"$d/metrics.csv"
 refused "metrics.csv" "$bin" train --resume "$d" -q
