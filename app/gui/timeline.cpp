@@ -3,11 +3,18 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 
 namespace attn::gui {
 namespace {
+
+// The last item's rectangle [x, y, w, h] in window pixels (for the report).
+std::array<float, 4> item_rect() {
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  return {a.x, a.y, b.x - a.x, b.y - a.y};
+}
 
 std::string canonical(const std::string& dir) {
   std::error_code ec;
@@ -121,9 +128,13 @@ float Timeline::draw(float x, float y, float width, float ui_scale) {
     ImGui::SliderFloat("##speed", &speed_, 0.5f, 30.0f, "%.1f/s", ImGuiSliderFlags_Logarithmic);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Playback speed: recorded steps per second");
     ImGui::SameLine();
-    if (latest_) ImGui::PushStyleColor(ImGuiCol_Button, style.Colors[ImGuiCol_ButtonActive]);
+    // Popped on the value it was pushed on: the click changes latest_ in between (a pop without
+    // its push aborted the window, issue 46).
+    const bool highlighted = latest_;
+    if (highlighted) ImGui::PushStyleColor(ImGuiCol_Button, style.Colors[ImGuiCol_ButtonActive]);
     if (ImGui::SmallButton("Latest")) latest_ = true, playing_ = false;
-    if (latest_) ImGui::PopStyleColor();
+    if (highlighted) ImGui::PopStyleColor();
+    latest_rect_ = item_rect();
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Follow the live model (every panel shows its newest probe)");
     ImGui::SameLine();
@@ -149,6 +160,7 @@ float Timeline::draw(float x, float y, float width, float ui_scale) {
       playing_ = false;
       step_ = steps[static_cast<size_t>(std::clamp(index, 0, n - 1))];
     }
+    slider_rect_ = item_rect();
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "Every panel shows the model at the chosen recorded step (views.rec: the probe's maps,\n"
@@ -199,7 +211,9 @@ nlohmann::json Timeline::report() const {
           {"latest", latest_},
           {"playing", playing_},
           {"sources", sources},
-          {"error", records_.error()}};
+          {"error", records_.error()},
+          {"latest_rect", latest_rect_},
+          {"slider_rect", slider_rect_}};
 }
 
 }  // namespace attn::gui

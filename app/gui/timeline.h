@@ -14,8 +14,11 @@
 //    curve); UiState::timeline_step is the step shown (-1 while Latest).
 //  - start_at(dir, step): the timeline moves to `step` once the model loaded from `dir` is on
 //    screen (gui --run DIR --step N).
+//  - report(): {"step", "steps", "latest", "playing", "sources", "error", "latest_rect",
+//    "slider_rect"}; the rects are where the last frame drew Latest and the step slider.
 //  - UI thread only.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -60,6 +63,10 @@ class Timeline {
   int64_t live_step_ = -1;  // the live snapshot's probe step, for the bar while Latest
   std::string opened_;      // the run the live model was loaded from ("" = none)
   std::string note_;
+  // Where the last frame drew the Latest button and the step slider ([x, y, w, h], window
+  // pixels; zeros before the first frame): the report's, for tests that click them.
+  std::array<float, 4> latest_rect_{};
+  std::array<float, 4> slider_rect_{};
   // The view built for the chosen step, reused while the live serial and the step are unchanged.
   std::shared_ptr<const Snapshot> built_;
   uint64_t built_live_serial_ = 0;
