@@ -1,7 +1,9 @@
 #include "core/runs/run_files.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -82,12 +84,29 @@ std::vector<std::string> foreign_checkpoint_entries(const std::string& dir) {
   return foreign;
 }
 
-void mark_run_directory(const std::string& dir) {
+std::string run_identity(const std::string& dir) {
+  const auto marker = try_read_json(fs::path(dir) / kRunMarkerName);
+  if (!marker.is_object() || !marker.contains("run_id") || !marker["run_id"].is_string()) return "";
+  const std::string id = marker["run_id"].get<std::string>();
+  const bool hex = id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return hex ? id : "";
+}
+
+std::string mark_run_directory(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create run directory " + dir + ": " + ec.message());
-  const nlohmann::json marker = {{"format", "attnlab-run"}, {"attnlab", version_string()}};
+  std::string id = run_identity(dir);
+  if (id.empty()) {  // a new run (or one from before identities): 128 random bits
+    std::random_device rd;
+    char hex[33];
+    for (int i = 0; i < 4; ++i) std::snprintf(hex + 8 * i, 9, "%08x", static_cast<unsigned>(rd()));
+    id = hex;
+  }
+  const nlohmann::json marker = {
+      {"format", "attnlab-run"}, {"attnlab", version_string()}, {"run_id", id}};
   write_file_atomic((fs::path(dir) / kRunMarkerName).string(), marker.dump() + "\n");
+  return id;
 }
 
 void clear_run_files(const std::string& dir) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "core/base/error.h"
 #include "core/views/conn_view.h"
 #include "core/views/intervention_view.h"
 
@@ -70,8 +71,16 @@ bool ViewTimeline::File::reindex(std::string* error) {
   index.clear();
   good_bytes = 0;
   try {
-    index = index_view_records(path, &good_bytes);
+    if (!run_known) {  // whose records these must be: the run's identity and config
+      run = view_run_of(
+          source.dir,
+          load_config_file((std::filesystem::path(source.dir) / "config.json").string()));
+      run_known = true;
+    }
+    index = index_view_records(path, run, &good_bytes);
   } catch (const std::exception& e) {
+    index.clear();
+    good_bytes = 0;
     *error = e.what();
   }
   return before != 0 || !index.empty();
@@ -81,10 +90,18 @@ bool ViewTimeline::File::update(std::string* error) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     const bool had = !index.empty();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(source.dir, ec))
+      *error = "run directory " + source.dir +
+               " is gone (deleted or moved): its recorded views cannot be read; the model "
+               "loaded from it stays on screen";
+    else if (seen_file)
+      *error = path + " is gone (deleted or moved since it was read): no timeline";
     index.clear();
     good_bytes = seen_size = inode = device = 0;
     return had;
   }
+  seen_file = true;
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const bool replaced = static_cast<uint64_t>(st.st_ino) != inode ||
                         static_cast<uint64_t>(st.st_dev) != device || size < good_bytes;
@@ -92,6 +109,7 @@ bool ViewTimeline::File::update(std::string* error) {
   device = static_cast<uint64_t>(st.st_dev);
   if (replaced) {
     seen_size = size;
+    run_known = false;  // a new file, perhaps of a new run in the directory: read it again
     return reindex(error);
   }
   if (size == seen_size) return false;
@@ -179,7 +197,8 @@ std::shared_ptr<const ViewRecord> ViewTimeline::load(int64_t step, Where at) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     File& f = files_[at.file];
     try {
-      auto record = std::make_shared<const ViewRecord>(read_view_record(f.path, f.index[at.entry]));
+      auto record = std::make_shared<const ViewRecord>(
+          read_view_record(f.path, f.index[at.entry], f.run.shape));
       return record;
     } catch (const std::exception& e) {
       if (attempt == 1) {

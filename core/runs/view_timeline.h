@@ -9,9 +9,15 @@
 //    replaced or shorter file, as a writer's thinning leaves it, is indexed anew) and never
 //    more often than every `min_interval_s` seconds of the caller's clock; a torn tail is not
 //    read until it is whole (the writer's records carry a CRC).
+//  - Each source's records are checked against its run (core/runs/view_records.h): a
+//    recording of another run (its identity) is not indexed, and a record whose shape is not
+//    the run's config.json's is not shown; both are said in error(). The run's config is read
+//    when its views.rec is first indexed (retried while config.json is missing).
 //  - record_at(step) is the record at the largest recorded step <= step; decoded records are
 //    cached (a few dozen). A record that vanished under a reader (thinned) re-indexes its file
-//    once and tries again; failures are kept in error(), never thrown at the UI.
+//    once and tries again; failures (std::bad_alloc included) are kept in error(), never thrown
+//    at the UI. A source whose directory, or views.rec, is gone after it was read says so in
+//    error() (the window shows the model it loaded, without a timeline).
 //  - connection_frames(step): the ky curves of every recorded step <= step, oldest first, as
 //    the Connections panel's history; each record is decoded once for them.
 #pragma once
@@ -62,6 +68,9 @@ class ViewTimeline {
     std::vector<ViewIndexEntry> index;
     uint64_t good_bytes = 0, seen_size = 0;
     uint64_t inode = 0, device = 0;
+    ViewRun run;
+    bool run_known = false;            // run read from the directory's config.json and marker
+    bool seen_file = false;            // views.rec was there once (its loss is then an error)
     bool reindex(std::string* error);  // true when the index changed
     bool update(std::string* error);
   };

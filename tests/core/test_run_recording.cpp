@@ -1,5 +1,5 @@
-// Recording runs trained in the window (core/training/recording/run_recorder.h, TrainerOptions::runs_root)
-// and following run directories (core/runs/run_list.h).
+// Recording runs trained in the window (core/training/recording/run_recorder.h,
+// TrainerOptions::runs_root) and following run directories (core/runs/run_list.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -257,13 +257,13 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   };
   // Step 40: the maps probed from the final checkpoint, as `attnlab export` loads it.
   const auto saved = snapshot_of_run(read_run_directory((root / "on").string()));
-  check_maps(read_view_record(rec, index.back()), saved->attention_maps());
-  CHECK(read_view_record(rec, index.back()).probe_tokens == saved->probe_tokens);
+  check_maps(read_view_record(rec, index.back(), view_shape_of(c)), saved->attention_maps());
+  CHECK(read_view_record(rec, index.back(), view_shape_of(c)).probe_tokens == saved->probe_tokens);
   // Step 0: the initial model of the same config and seed.
   TrainingSession initial(c);
   Snapshot s0;
   initial.probe_attention(s0);
-  check_maps(read_view_record(rec, index.front()), s0.attention_maps());
+  check_maps(read_view_record(rec, index.front(), view_shape_of(c)), s0.attention_maps());
 
   // The induction scores: each head's on the induction probe (n random tokens, then the same n
   // again), measured here through the ordinary probe path of the initial model.
@@ -280,7 +280,7 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   initial.probe_attention(rs);
   std::vector<std::string> ids;
   for (const int64_t t : repeated) ids.push_back(std::to_string(t));
-  const ViewRecord first = read_view_record(rec, index.front());
+  const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
   REQUIRE(first.induction.size() == rs.attention_maps().size());
   for (size_t i = 0; i < first.induction.size(); ++i) {
     const AttentionMap& m = rs.attention_maps()[i];
@@ -318,8 +318,8 @@ TEST_CASE(
   const std::string rec = (root / "neural" / kViewRecordsFile).string();
   const auto index = index_view_records(rec);
   REQUIRE(index.size() == 3);
-  const ViewRecord first = read_view_record(rec, index.front());
-  const ViewRecord last = read_view_record(rec, index.back());
+  const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
+  const ViewRecord last = read_view_record(rec, index.back(), view_shape_of(c));
   REQUIRE(last.neural.size() == 4);  // 2 layers x 2 heads
   CHECK(last.neural[3].layer == 1);
   CHECK(last.neural[3].head == 1);
@@ -373,7 +373,7 @@ TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each ste
   const std::string rec = (root / "conn" / kViewRecordsFile).string();
   const auto index = index_view_records(rec);
   REQUIRE(index.size() == 3);
-  const ViewRecord last = read_view_record(rec, index.back());
+  const ViewRecord last = read_view_record(rec, index.back(), view_shape_of(c));
   REQUIRE(last.conn.slots == 6);
   // C at the last step is the checkpoint's C, as `attnlab export` probes it.
   const auto saved = snapshot_of_run(read_run_directory((root / "conn").string()));
@@ -422,7 +422,7 @@ TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each ste
   CHECK(last.conn.spectral_radius == doctest::Approx(rho).epsilon(1e-6));
   CHECK(last.conn.spectral_norm >= last.conn.spectral_radius * (1 - 1e-6));  // ||M|| >= rho(M)
   // The first record is the initial model's, and C moved since.
-  const ViewRecord first = read_view_record(rec, index.front());
+  const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
   CHECK(first.step == 0);
   CHECK(first.conn.matrix != last.conn.matrix);
   // rho(I + C) is among the head metrics, once per record.

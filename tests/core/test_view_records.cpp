@@ -7,11 +7,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 
 #include "core/analysis/head_metrics.h"
 #include "core/base/error.h"
+#include "core/runs/run_files.h"
 #include "core/runs/view_records.h"
 #include "temp_dir.h"
 
@@ -70,6 +72,63 @@ std::vector<int64_t> steps_of(const std::vector<ViewIndexEntry>& index) {
   std::vector<int64_t> s;
   for (const auto& e : index) s.push_back(e.step);
   return s;
+}
+
+// The run in `dir` that record_at's records belong to: a 2-layer, 2-head model (the config's
+// defaults otherwise), with its identity in the run's marker.
+ViewRun run_in(const fs::path& dir, int layers = 2, int heads = 2) {
+  ExperimentConfig c;
+  c.model.layers = layers;
+  c.model.heads = heads;
+  mark_run_directory(dir.string());
+  return view_run_of(dir.string(), c);
+}
+const ViewShape kShape = [] {
+  ExperimentConfig c;
+  c.model.layers = 2;
+  c.model.heads = 2;
+  return view_shape_of(c);
+}();
+
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void flip_byte(const fs::path& p, uint64_t at) {
+  std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(at));
+  char c;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(at));
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
+// CRC-32 (IEEE), written here from its definition, for version-1 files made by hand.
+uint32_t crc32_of(const std::string& s) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char b : s) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+  }
+  return c ^ 0xFFFFFFFFu;
+}
+
+// A version-1 file (no identity; the CRC covers the payload only), as attnlab wrote it before.
+void write_v1(const fs::path& p, const std::vector<ViewRecord>& records) {
+  std::string out = "ATTNVIEWS1\n";
+  for (const ViewRecord& r : records) {
+    const std::string payload = encode_view_record(r);
+    const uint32_t magic = 0x43455256, bytes = static_cast<uint32_t>(payload.size()),
+                   crc = crc32_of(payload);
+    const int64_t step = r.step;
+    out.append(reinterpret_cast<const char*>(&magic), 4);
+    out.append(reinterpret_cast<const char*>(&bytes), 4);
+    out.append(reinterpret_cast<const char*>(&step), 8);
+    out.append(reinterpret_cast<const char*>(&crc), 4);
+    out += payload;
+  }
+  std::ofstream(p, std::ios::binary) << out;
 }
 
 }  // namespace
@@ -147,8 +206,9 @@ TEST_CASE("view records: neural surfaces survive the encoding; the references ar
 TEST_CASE("view records: appended records are indexed and read back, across reopening") {
   TempDir dir;
   const std::string path = (dir.path / kViewRecordsFile).string();
+  const ViewRun run = run_in(dir.path);
   {
-    ViewRecorder rec(path);
+    ViewRecorder rec(path, run);
     for (int64_t s : {0, 10, 20, 35, 50}) {
       rec.append(record_at(s));
       CHECK(steps_of(index_view_records(path)) == steps_of(rec.index()));  // a follower's view
@@ -156,21 +216,23 @@ TEST_CASE("view records: appended records are indexed and read back, across reop
   }
   const auto index = index_view_records(path);
   CHECK(steps_of(index) == std::vector<int64_t>{0, 10, 20, 35, 50});
-  for (const auto& e : index) check_same(read_view_record(path, e), record_at(e.step));
+  for (const auto& e : index) check_same(read_view_record(path, e, kShape), record_at(e.step));
   CHECK(view_record_at(index, 34).step == 20);
   CHECK(view_record_at(index, 35).step == 35);
   CHECK(view_record_at(index, -1).step == 50);
   CHECK_THROWS_WITH_AS(view_record_at({}, 3), doctest::Contains("no recorded views"), Error);
-  ViewRecorder again(path);  // reopening keeps them and appends after
+  ViewRecorder again(path, run);  // reopening keeps them and appends after
+  CHECK(again.notes().empty());
   again.append(record_at(60));
   CHECK(steps_of(index_view_records(path)) == std::vector<int64_t>{0, 10, 20, 35, 50, 60});
 }
 
-TEST_CASE("view records: a torn or damaged record ends the recording; the writer cuts it") {
+TEST_CASE("view records: a torn tail is ignored; the writer moves it aside, never away") {
   TempDir dir;
   const std::string path = (dir.path / kViewRecordsFile).string();
+  const ViewRun run = run_in(dir.path);
   {
-    ViewRecorder rec(path);
+    ViewRecorder rec(path, run);
     for (int64_t s : {0, 1, 2}) rec.append(record_at(s));
   }
   const auto whole = fs::file_size(path);
@@ -181,38 +243,101 @@ TEST_CASE("view records: a torn or damaged record ends the recording; the writer
     fs::resize_file(path + ".cut", cut);
     CHECK(steps_of(index_view_records(path + ".cut")) == std::vector<int64_t>{0, 1});
   }
-  // A flipped byte in the second record's payload: only the first is read.
-  {
-    fs::copy_file(path, path + ".bad", fs::copy_options::overwrite_existing);
-    std::fstream f(path + ".bad", std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(index[1].offset + 20 + index[1].bytes / 2));
-    char c;
-    f.seekg(f.tellp());
-    f.get(c);
-    f.seekp(-1, std::ios::cur);
-    f.put(static_cast<char>(c ^ 0x5a));
-  }
-  CHECK(steps_of(index_view_records(path + ".bad")) == std::vector<int64_t>{0});
-  // The writer reopening a torn file cuts the tail and records on.
+  // The writer reopening a torn file moves the torn bytes beside it and records on.
+  const std::string before = bytes_of(path);
   fs::resize_file(path, whole - 5);
-  ViewRecorder rec(path);
+  ViewRecorder rec(path, run);
   CHECK(steps_of(rec.index()) == std::vector<int64_t>{0, 1});
+  REQUIRE(rec.notes().size() == 1);
+  CHECK(rec.notes()[0].find("a torn end, after the record at step 1) moved to "
+                            "views.rec.damaged-1") != std::string::npos);
+  CHECK(bytes_of(path + ".damaged-1") ==
+        before.substr(index[2].offset, whole - 5 - index[2].offset));
   rec.append(record_at(7));
   CHECK(steps_of(index_view_records(path)) == std::vector<int64_t>{0, 1, 7});
-  check_same(read_view_record(path, index_view_records(path).back()), record_at(7));
+  check_same(read_view_record(path, index_view_records(path).back(), kShape), record_at(7));
   // A file that is not a recording is refused by name, and left alone.
   { std::ofstream(dir.path / "other.rec") << "hello, this is my file\n"; }
   CHECK_THROWS_WITH_AS(index_view_records((dir.path / "other.rec").string()),
                        doctest::Contains("other.rec is not an attnlab view recording"), Error);
-  CHECK_THROWS_AS(ViewRecorder((dir.path / "other.rec").string()), Error);
+  CHECK_THROWS_AS(ViewRecorder((dir.path / "other.rec").string(), run), Error);
   CHECK(fs::file_size(dir.path / "other.rec") == 23);
 }
 
+TEST_CASE("view records: one damaged byte hides its record only; the writer keeps every other") {
+  TempDir dir;
+  const std::string path = (dir.path / kViewRecordsFile).string();
+  const ViewRun run = run_in(dir.path);
+  {
+    ViewRecorder rec(path, run);
+    for (int64_t s : {0, 50, 100, 150, 200}) rec.append(record_at(s));
+  }
+  const auto index = index_view_records(path);
+  const std::string good = bytes_of(path);
+  // A flipped byte in the payload, the length, the step or the magic of the second record:
+  // every other record is still listed (the reader finds the next valid one).
+  for (const uint64_t at : {index[1].offset + 20 + index[1].bytes / 2, index[1].offset + 4,
+                            index[1].offset + 9, index[1].offset + 0}) {
+    std::ofstream(path, std::ios::binary) << good;
+    flip_byte(path, at);
+    const ViewFile f = scan_view_file(path);
+    CHECK(steps_of(f.records) == std::vector<int64_t>{0, 100, 150, 200});
+    REQUIRE(f.damaged.size() == 1);
+    CHECK(f.damaged[0].begin == index[1].offset);
+    CHECK(f.damaged[0].end == index[2].offset);
+    for (const auto& e : f.records)
+      check_same(read_view_record(path, e, kShape), record_at(e.step));
+  }
+  // The writer (a resume at step 200) moves the damaged bytes aside and keeps every valid record.
+  const std::string damaged = bytes_of(path);
+  {
+    ViewRecorder rec(plan_view_recording(path, run, 201));
+    CHECK(steps_of(rec.index()) == std::vector<int64_t>{0, 100, 150, 200});
+    REQUIRE(rec.notes().size() == 1);
+    CHECK(
+        rec.notes()[0].find("damaged, after the record at step 0) moved to views.rec.damaged-1") !=
+        std::string::npos);
+  }
+  CHECK(bytes_of(path + ".damaged-1") ==
+        damaged.substr(index[1].offset, index[2].offset - index[1].offset));
+  CHECK(scan_view_file(path).damaged.empty());
+  CHECK(steps_of(index_view_records(path)) == std::vector<int64_t>{0, 100, 150, 200});
+  // A second damage goes to a second file: nothing is written over.
+  flip_byte(path, index_view_records(path)[2].offset + 30);
+  { ViewRecorder rec(plan_view_recording(path, run, 201)); }
+  CHECK(fs::exists(path + ".damaged-2"));
+  CHECK(bytes_of(path + ".damaged-1") ==
+        damaged.substr(index[1].offset, index[2].offset - index[1].offset));
+  CHECK(steps_of(index_view_records(path)) == std::vector<int64_t>{0, 100, 200});
+}
+
+TEST_CASE("view records: a hostile file of false record headers is searched in bounded work") {
+  TempDir dir;
+  const std::string path = (dir.path / kViewRecordsFile).string();
+  const ViewRun run = run_in(dir.path);
+  { ViewRecorder rec(path, run); }
+  // 8 MiB of "VREC" headers, each claiming a payload that runs to the end of the file: a naive
+  // search would check 8 MiB of CRC at each of 400,000 places.
+  std::string junk;
+  const uint64_t n = uint64_t(8) << 20, start = fs::file_size(path);
+  while (junk.size() + 20 <= n) {
+    const uint32_t magic = 0x43455256, bytes = static_cast<uint32_t>(n - junk.size() - 20), crc = 1;
+    const int64_t step = 5;
+    junk.append(reinterpret_cast<const char*>(&magic), 4);
+    junk.append(reinterpret_cast<const char*>(&bytes), 4);
+    junk.append(reinterpret_cast<const char*>(&step), 8);
+    junk.append(reinterpret_cast<const char*>(&crc), 4);
+  }
+  { std::ofstream(path, std::ios::binary | std::ios::app) << junk; }
+  const ViewFile f = scan_view_file(path);
+  CHECK(f.records.empty());
+  CHECK(f.good_bytes == start);  // all of it the tail
+}
 TEST_CASE("view records: a long run stays under the budget, keeping the first and last steps") {
   TempDir dir;
   const std::string path = (dir.path / kViewRecordsFile).string();
   const uint64_t budget = 256 * 1024;
-  ViewRecorder rec(path, budget);
+  ViewRecorder rec(path, run_in(dir.path), budget);
   uint64_t largest = 0;
   for (int64_t s = 0; s < 3000; s += 1) {
     rec.append(record_at(s * 10, 8));
@@ -230,7 +355,7 @@ TEST_CASE("view records: a long run stays under the budget, keeping the first an
   for (const auto& e : index) early += e.step<1000, late += e.step> 15000;
   CHECK(early >= 5);
   CHECK(late >= 5);
-  for (const auto& e : index) check_same(read_view_record(path, e), record_at(e.step, 8));
+  for (const auto& e : index) check_same(read_view_record(path, e, kShape), record_at(e.step, 8));
 }
 
 TEST_CASE("view records: thin_steps keeps the ends and exactly `keep` distinct records") {
@@ -250,15 +375,145 @@ TEST_CASE("view records: thin_steps keeps the ends and exactly `keep` distinct r
   }
 }
 
-TEST_CASE("view records: resuming from an earlier step drops the records after it") {
+TEST_CASE("view records: resuming from an earlier step moves the later records aside") {
   TempDir dir;
   const std::string path = (dir.path / kViewRecordsFile).string();
-  ViewRecorder rec(path);
-  for (int64_t s : {0, 10, 20, 30}) rec.append(record_at(s));
-  rec.append(record_at(20));  // the checkpoint was at 20: its record is written again
-  CHECK(steps_of(index_view_records(path)) == std::vector<int64_t>{0, 10, 20});
-  rec.append(record_at(25));
+  const ViewRun run = run_in(dir.path);
+  {
+    ViewRecorder rec(path, run);
+    for (int64_t s : {0, 10, 20, 30, 40}) rec.append(record_at(s));
+  }
+  // A resume from the checkpoint at step 20 records 21 on again: 30 and 40 go beside the file,
+  // as a recording of their own that reads back whole.
+  {
+    ViewRecorder rec(plan_view_recording(path, run, 21));
+    CHECK(steps_of(rec.index()) == std::vector<int64_t>{0, 10, 20});
+    REQUIRE(rec.notes().size() == 1);
+    CHECK(rec.notes()[0].find("the records at steps 30 to 40") != std::string::npos);
+    CHECK(rec.notes()[0].find("moved to views.rec.superseded-1") != std::string::npos);
+    rec.append(record_at(25));
+  }
   CHECK(steps_of(index_view_records(path)) == std::vector<int64_t>{0, 10, 20, 25});
+  const std::string aside = path + ".superseded-1";
+  const auto moved = index_view_records(aside, run);
+  CHECK(steps_of(moved) == std::vector<int64_t>{30, 40});
+  for (const auto& e : moved) check_same(read_view_record(aside, e, kShape), record_at(e.step));
+  // An append at or before the last step (in one process) does the same, to the next name.
+  ViewRecorder rec(path, run);
+  rec.append(record_at(20));
+  CHECK(steps_of(index_view_records(path)) == std::vector<int64_t>{0, 10, 20});
+  CHECK(steps_of(index_view_records(path + ".superseded-2")) == std::vector<int64_t>{20, 25});
+  CHECK(steps_of(index_view_records(aside)) == std::vector<int64_t>{30, 40});
+}
+
+TEST_CASE("view records: a record is checked against the run's model before it is used") {
+  TempDir dir;
+  const std::string path = (dir.path / kViewRecordsFile).string();
+  const ViewRun run = run_in(dir.path);
+  {
+    ViewRecorder rec(path, run);
+    rec.append(record_at(0));
+    // Valid CRCs, claims the run's model cannot make: 100,000 layers and heads over 2 maps, one
+    // layer of -1, a map of size 0, C of 64 slots.
+    ViewRecord huge = record_at(100);
+    huge.layers = huge.heads = 100000;
+    rec.append(huge);
+    ViewRecord negative = record_at(110);
+    negative.layers = -1;
+    rec.append(negative);
+    ViewRecord empty = record_at(120, 1);
+    empty.maps[0].size = 0;
+    empty.maps[0].weights.clear();
+    rec.append(empty);
+    ViewRecord conn = record_at(130);
+    conn.conn.slots = 64;
+    conn.conn.matrix.assign(size_t(64) * 64, 0.0f);
+    rec.append(conn);
+  }
+  const auto index = index_view_records(path, run);
+  REQUIRE(steps_of(index) == std::vector<int64_t>{0, 100, 110, 120, 130});
+  check_same(read_view_record(path, index[0], run.shape), record_at(0));
+  CHECK_THROWS_WITH_AS(read_view_record(path, index[1], run.shape),
+                       doctest::Contains("views.rec: the record at step 100 states 100000 layers; "
+                                         "the run's model has 2 (model.layers)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(read_view_record(path, index[2], run.shape),
+                       doctest::Contains("the record at step 110 states -1 layers; the run's "
+                                         "model has 2 (model.layers)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(read_view_record(path, index[3], run.shape),
+                       doctest::Contains("the record at step 120: a map of size 0 (a map is at "
+                                         "least 1 x 1)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(read_view_record(path, index[4], run.shape),
+                       doctest::Contains("holds C of 64 slots; the run's model is no "
+                                         "Connection Transformer"),
+                       Error);
+  // A writer refuses to record on after such records, and writes nothing.
+  const std::string before = bytes_of(path);
+  CHECK_THROWS_WITH_AS(ViewRecorder(path, run), doctest::Contains("states 100000 layers"), Error);
+  CHECK(bytes_of(path) == before);
+  // A record of more CBOR items than the stated limit is refused before it is decoded.
+  ViewRecord many = record_at(5);
+  many.probe_tokens.assign(kMaxViewRecordItems + 1, "");
+  CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(many)),
+                       doctest::Contains("a record of more than 1048576 items"), Error);
+}
+
+TEST_CASE("view records: a file over 1 GiB is refused by name, without being read") {
+  TempDir dir;
+  const std::string path = (dir.path / kViewRecordsFile).string();
+  { ViewRecorder rec(path, run_in(dir.path)); }
+  fs::resize_file(path, kMaxViewFileBytes + 1);  // sparse: no disk, and no memory if not read
+  CHECK_THROWS_WITH_AS(index_view_records(path),
+                       doctest::Contains("views.rec is 1073741825 bytes, over attnlab's limit of 1 "
+                                         "GiB for a view recording"),
+                       Error);
+  // Just under the cap, a damaged 1 GiB is searched in place, and its header record is found.
+  fs::resize_file(path, kMaxViewFileBytes);
+  CHECK(index_view_records(path).empty());
+}
+
+TEST_CASE(
+    "view records: another run's recording is refused naming both runs; older files by shape") {
+  TempDir a_dir, b_dir;
+  const ViewRun a = run_in(a_dir.path), b = run_in(b_dir.path);
+  REQUIRE(a.run_id.size() == 32);
+  REQUIRE(a.run_id != b.run_id);
+  const std::string a_path = (a_dir.path / kViewRecordsFile).string();
+  const std::string b_path = (b_dir.path / kViewRecordsFile).string();
+  {
+    ViewRecorder rec(a_path, a);
+    rec.append(record_at(0));
+  }
+  fs::copy_file(a_path, b_path);
+  const std::string copied = bytes_of(b_path);
+  CHECK(steps_of(index_view_records(a_path, a)) == std::vector<int64_t>{0});
+  const std::string expected = b_path + " was recorded by another run (" +
+                               fs::absolute(a_dir.path).string() + ", run id " + a.run_id +
+                               ") than " + b.dir + " (run id " + b.run_id + ")";
+  CHECK_THROWS_WITH_AS(index_view_records(b_path, b), doctest::Contains(expected.c_str()), Error);
+  CHECK_THROWS_WITH_AS(ViewRecorder(b_path, b), doctest::Contains(expected.c_str()), Error);
+  CHECK(bytes_of(b_path) == copied);  // refused: nothing written
+  // A version-1 file (no identity) is read by the shape check alone: a 2-layer run's records
+  // pass, a 1-layer run refuses them.
+  const std::string v1 = (b_dir.path / "old.rec").string();
+  write_v1(v1, {record_at(0), record_at(10)});
+  const auto old = index_view_records(v1, b);
+  REQUIRE(steps_of(old) == std::vector<int64_t>{0, 10});
+  check_same(read_view_record(v1, old[1], b.shape), record_at(10));
+  ExperimentConfig one;
+  one.model.layers = 1;
+  one.model.heads = 2;
+  CHECK_THROWS_WITH_AS(read_view_record(v1, old[0], view_shape_of(one)),
+                       doctest::Contains("states 2 layers; the run's model has 1"), Error);
+  {
+    ViewRecorder rec(v1, b);  // a resumed older run records on in its file's format
+    CHECK(rec.version() == 1);
+    rec.append(record_at(20));
+  }
+  CHECK(steps_of(index_view_records(v1, b)) == std::vector<int64_t>{0, 10, 20});
+  check_same(read_view_record(v1, index_view_records(v1, b).back(), b.shape), record_at(20));
 }
 
 TEST_CASE("head metrics against direct formulas on hand-made maps") {

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "core/base/error.h"
+#include "core/runs/run_files.h"
 #include "core/runs/view_records.h"
 #include "core/runs/view_timeline.h"
 #include "core/views/conn_view.h"
@@ -23,10 +24,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A run directory of its own for each case, and its views.rec.
+// A run directory of its own for each case (config.json of a 1-layer, 2-head model, and the
+// run's marker with its identity), and its views.rec.
 struct TempDir : test::ScopedTempDir {
-  TempDir() : test::ScopedTempDir("timeline") {}
+  ExperimentConfig config;
+  TempDir() : test::ScopedTempDir("timeline") {
+    config.model.layers = 1;
+    config.model.heads = 2;
+    mark_run_directory(path.string());
+    std::ofstream(path / "config.json") << to_json(config).dump();
+  }
   std::string views() const { return (path / kViewRecordsFile).string(); }
+  ViewRun run() const { return view_run_of(path.string(), config); }
 };
 
 // Every number depends on the step, so a mix-up between steps shows.
@@ -131,7 +140,7 @@ TEST_CASE(
 
 TEST_CASE("view index: extending from the last whole record equals indexing the whole file") {
   TempDir dir;
-  ViewRecorder writer(dir.views());
+  ViewRecorder writer(dir.views(), dir.run());
   std::vector<ViewIndexEntry> index;
   uint64_t good = 0;
   CHECK_FALSE(extend_view_index(dir.views(), &index, &good));  // header only: no records
@@ -164,7 +173,7 @@ TEST_CASE("timeline: records appear as the writer appends, and survive thinning 
   CHECK(timeline.record_at(100) == nullptr);
   {
     // A small budget: the writer thins the file (rewrites it) as records come.
-    ViewRecorder writer(dir.views(), 20000);
+    ViewRecorder writer(dir.views(), dir.run(), 20000);
     double now = 0;
     std::vector<int64_t> seen;
     for (int64_t step = 0; step <= 600; step += 10) {
@@ -183,7 +192,7 @@ TEST_CASE("timeline: records appear as the writer appends, and survive thinning 
   }
   // A refresh sooner than the interval reads nothing new.
   {
-    ViewRecorder writer(dir.views(), 20000);
+    ViewRecorder writer(dir.views(), dir.run(), 20000);
     writer.append(make_record(700));
   }
   CHECK_FALSE(timeline.refresh(1e6 + 0.1, 1e9));
@@ -201,7 +210,7 @@ TEST_CASE("timeline: records appear as the writer appends, and survive thinning 
   stale.refresh(0);
   const std::vector<int64_t> before = stale.steps();
   {
-    ViewRecorder writer(dir.views(), 20000);
+    ViewRecorder writer(dir.views(), dir.run(), 20000);
     for (int64_t step = 710; step <= 900; step += 10) writer.append(make_record(step));
   }
   const std::vector<int64_t> fresh = steps_of(index_view_records(dir.views()));
@@ -217,9 +226,9 @@ TEST_CASE("timeline: records appear as the writer appends, and survive thinning 
 TEST_CASE("timeline: an opened run up to its loaded step, then the window's own recording") {
   TempDir opened, own;
   {
-    ViewRecorder a(opened.views());
+    ViewRecorder a(opened.views(), opened.run());
     for (int64_t step : {0, 50, 100, 150, 200}) a.append(make_record(step));
-    ViewRecorder b(own.views());
+    ViewRecorder b(own.views(), own.run());
     for (int64_t step : {100, 120, 140}) b.append(make_record(step + 1000 * 0));
   }
   ViewTimeline timeline;
@@ -245,7 +254,7 @@ TEST_CASE("timeline: an opened run up to its loaded step, then the window's own 
   // No ky layer: no history from the recording.
   TempDir plain;
   {
-    ViewRecorder w(plain.views());
+    ViewRecorder w(plain.views(), plain.run());
     w.append(make_record(0, false));
   }
   ViewTimeline p;
@@ -295,4 +304,50 @@ TEST_CASE("snapshot at a recorded step: maps, tokens, image and C are the record
   CHECK(s.conn->stats.edges == compute_conn_stats(r.conn.matrix.data(), 2, 0.1).edges);
   CHECK(s.conn->spectral_radius.values == conn->spectral_radius.values);
   CHECK(*live.conn->matrix == std::vector<float>{9, 9, 9, 9});  // the live view is untouched
+}
+
+TEST_CASE(
+    "timeline: another run's recording, a record of another model and a deleted run are said") {
+  TempDir mine, other;
+  {
+    ViewRecorder w(other.views(), other.run());
+    w.append(make_record(0));
+  }
+  fs::copy_file(other.views(), mine.views());  // another run's recording copied in
+  ViewTimeline t;
+  t.set_sources({{mine.path.string()}});
+  t.refresh(0);
+  CHECK(t.steps().empty());
+  CHECK(t.error().find("was recorded by another run (" + fs::absolute(other.path).string()) !=
+        std::string::npos);
+  CHECK(t.error().find(mine.path.string()) != std::string::npos);
+
+  // This run's own file, whose second record states another model (3 layers): listed, never
+  // handed to the panels, said in error().
+  fs::remove(mine.views());
+  {
+    ViewRecorder w(mine.views(), mine.run());
+    w.append(make_record(0));
+    ViewRecord wide = make_record(10);
+    wide.layers = 3;
+    w.append(wide);
+  }
+  ViewTimeline u;
+  u.set_sources({{mine.path.string()}});
+  u.refresh(0);
+  CHECK(u.steps() == std::vector<int64_t>{0, 10});
+  CHECK(u.record_at(0) != nullptr);
+  CHECK(u.record_at(10) == nullptr);
+  CHECK(u.error().find("the record at step 10 states 3 layers; the run's model has 1") !=
+        std::string::npos);
+
+  // The run's directory deleted under the window: said, not "recorded no views".
+  ViewTimeline gone;
+  gone.set_sources({{mine.path.string()}});
+  gone.refresh(0);
+  CHECK(gone.steps() == std::vector<int64_t>{0, 10});
+  fs::remove_all(mine.path);
+  CHECK(gone.refresh(1));
+  CHECK(gone.steps().empty());
+  CHECK(gone.error().find("run directory " + mine.path.string() + " is gone") != std::string::npos);
 }

@@ -70,7 +70,12 @@ void print_list(const RunDirectory& run, const std::vector<figures::FigureSpec>&
 // `--list-steps`: the steps of the run's views.rec, one per line or {"steps": [...]}.
 int print_steps(const std::string& dir, bool as_json) {
   const RunDirectory run = read_run_directory(dir);  // refuses what is not a run
-  const auto index = index_view_records((fs::path(run.dir) / kViewRecordsFile).string());
+  // Read in place, never whole; another run's recording (its identity, or for an older file
+  // without one its first record's shape) is refused.
+  const std::string path = (fs::path(run.dir) / kViewRecordsFile).string();
+  const ViewRun owner = view_run_of(run.dir, run.config);
+  const auto index = index_view_records(path, owner);
+  if (!index.empty()) read_view_record(path, index.front(), owner.shape);
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& e : index) steps.push_back(e.step);
   if (as_json) {
@@ -103,17 +108,19 @@ std::string recorded_figure_names() {
 }
 
 // The run's snapshot as it was at the view recorded at or before `step` (said on stderr): the
-// probe's maps and tokens, image, C and its spectrum (core/runs/view_timeline.h).
+// probe's maps and tokens, image, C and its spectrum (core/runs/view_timeline.h). `option`
+// names what asked for the step in messages ("--step 300", "--steps 0:60:20").
 std::shared_ptr<const Snapshot> at_recorded_step(const RunDirectory& run, const Snapshot& saved,
                                                  const std::vector<ViewIndexEntry>& index,
-                                                 int64_t step) {
+                                                 int64_t step, const std::string& option) {
   const std::string path = (fs::path(run.dir) / kViewRecordsFile).string();
   if (index.empty())
-    throw Error("--step " + std::to_string(step) + ": " + run.dir +
+    throw Error(option + ": " + run.dir +
                 " has no recorded views (views.rec; runs before recording, or train.record_every "
                 "0): only its final step, " +
                 std::to_string(saved.step) + ", can be exported");
-  const ViewRecord r = read_view_record(path, view_record_at(index, step));
+  const ViewRecord r =
+      read_view_record(path, view_record_at(index, step), view_shape_of(run.config));
   std::cerr << "attnlab export: the view recorded at step " << r.step
             << (r.step == step ? "" : " (the last at or before " + std::to_string(step) + ")")
             << "\n";
@@ -122,8 +129,10 @@ std::shared_ptr<const Snapshot> at_recorded_step(const RunDirectory& run, const 
   return snap;
 }
 
-// --steps: "a:b:k" (a, a + k, ... up to b) or "s1,s2,..." (ascending after sorting); at most 64.
-std::vector<int64_t> parse_steps(const std::string& text) {
+// --steps: "a:b:k" (a, a + k, ... up to b) or "s1,s2,..." (ascending after sorting); at most
+// kMaxFilmSteps, none past the run's train.steps `last` (so no range can overflow).
+constexpr int64_t kMaxFilmSteps = 64;
+std::vector<int64_t> parse_steps(const std::string& text, int64_t last) {
   auto bad = [&](const std::string& why) {
     return Error("--steps " + text + ": " + why +
                  " (give a:b:k, from a to b every k, or a list like 0,100,1000)");
@@ -146,8 +155,9 @@ std::vector<int64_t> parse_steps(const std::string& text) {
                   k = number(text.substr(c2 + 1));
     if (k <= 0) throw bad("the step k must be at least 1");
     if (b < a) throw bad("the range ends before it starts");
-    if ((b - a) / k >= 64) throw bad("more than 64 steps");
-    for (int64_t s = a; s <= b; s += k) steps.push_back(s);
+    if (b > last) throw bad("it ends past the run's last step, " + std::to_string(last));
+    if ((b - a) / k >= kMaxFilmSteps) throw bad("more than 64 steps");
+    for (int64_t i = 0; i <= (b - a) / k; ++i) steps.push_back(a + i * k);  // b - a >= 0: exact
   } else {
     size_t at = 0;
     while (at <= text.size()) {
@@ -157,7 +167,10 @@ std::vector<int64_t> parse_steps(const std::string& text) {
     }
     std::sort(steps.begin(), steps.end());
     steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-    if (steps.size() > 64) throw bad("more than 64 steps");
+    if (steps.size() > static_cast<size_t>(kMaxFilmSteps)) throw bad("more than 64 steps");
+    if (steps.back() > last)
+      throw bad("step " + std::to_string(steps.back()) + " is past the run's last step, " +
+                std::to_string(last));
   }
   return steps;
 }
@@ -166,7 +179,8 @@ std::vector<int64_t> parse_steps(const std::string& text) {
 // same record are drawn once), side by side (figures::filmstrip_figure).
 fig::Figure filmstrip(const RunDirectory& run, const Snapshot& saved,
                       const std::vector<ViewIndexEntry>& index, const std::string& figure,
-                      const figures::FigureOptions& options, const std::vector<int64_t>& steps) {
+                      const figures::FigureOptions& options, const std::vector<int64_t>& steps,
+                      const std::string& option) {
   std::vector<fig::Figure> frames;
   for (const int64_t step : steps) {
     fig::Figure f;
@@ -175,7 +189,8 @@ fig::Figure filmstrip(const RunDirectory& run, const Snapshot& saved,
       at.step = step;
       f = figures::build_figure(figure, saved, at);
     } else {
-      f = figures::build_figure(figure, *at_recorded_step(run, saved, index, step), options);
+      f = figures::build_figure(figure, *at_recorded_step(run, saved, index, step, option),
+                                options);
     }
     if (!frames.empty() && frames.back().step == f.step) continue;
     // The paraboloid is the same reference at every step: drawn once per frame it would only
@@ -304,11 +319,13 @@ int run_export_command(const ExportArgs& a) {
     }
     // The recorded views (views.rec): --step's maps and the head metrics; indexed once.
     const std::string views_path = (fs::path(run.dir) / kViewRecordsFile).string();
-    const auto views = index_view_records(views_path);
+    const ViewRun owner = view_run_of(run.dir, run.config);
+    const auto views = index_view_records(views_path, owner);
     if (!a.steps.empty() && (a.figure.empty() || a.step >= 0))
       throw Error("--steps draws one --figure at several steps (without --step)");
     const std::vector<int64_t> film =
-        a.steps.empty() ? std::vector<int64_t>{} : parse_steps(a.steps);
+        a.steps.empty() ? std::vector<int64_t>{}
+                        : parse_steps(a.steps, std::max(run.config.train.steps, snap->step));
     if (!film.empty() && !recorded_figure(a.figure) && a.figure != "connections")
       throw Error("--steps: " + a.figure + " is not recorded over training (--steps applies to " +
                   recorded_figure_names() + ")");
@@ -317,7 +334,7 @@ int run_export_command(const ExportArgs& a) {
         throw Error("--step " + std::to_string(a.step) + ": " + a.figure +
                     " is not recorded over training (--step applies to " + recorded_figure_names() +
                     "); the checkpoint is at step " + std::to_string(snap->step));
-      snap = at_recorded_step(run, *snap, views, a.step);
+      snap = at_recorded_step(run, *snap, views, a.step, "--step " + std::to_string(a.step));
     }
     auto specs = figures::figures_for(*snap);
     if (!views.empty())
@@ -345,11 +362,12 @@ int run_export_command(const ExportArgs& a) {
     for (const auto& job : jobs)
       if (is_heads(job.first) && rows.empty())
         for (const auto& e : views)
-          for (HeadMetric& m : head_metrics(read_view_record(views_path, e)))
+          for (HeadMetric& m : head_metrics(read_view_record(views_path, e, owner.shape)))
             rows.push_back(std::move(m));
     std::vector<fig::Figure> built;
     for (const auto& job : jobs)  // (the heads CSV is written from the rows, not a figure)
-      built.push_back(!film.empty() ? filmstrip(run, *snap, views, job.first, options, film)
+      built.push_back(!film.empty() ? filmstrip(run, *snap, views, job.first, options, film,
+                                                "--steps " + a.steps)
                       : !is_heads(job.first) ? figures::build_figure(job.first, *snap, options)
                       : job.second.format == fig::ExportFormat::Csv ? fig::Figure{}
                                                                     : figures::heads_figure(rows));

@@ -112,9 +112,10 @@ static void attach_recorded_importance(const RunDirectory& run, Snapshot& s) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return;
   try {
-    const auto index = index_view_records(path);
+    const ViewRun owner = view_run_of(run.dir, run.config);
+    const auto index = index_view_records(path, owner);
     if (index.empty() || index.back().step != s.step) return;
-    ViewRecord r = read_view_record(path, index.back());
+    ViewRecord r = read_view_record(path, index.back(), owner.shape);
     if (r.importance.empty()) return;
     auto view = std::make_shared<InterventionView>();
     view->importance = std::move(r.importance);
