@@ -108,6 +108,9 @@ struct Trainer::Impl {
   std::string source_dir;                 // the run the model was loaded from ("" = none)
   std::vector<std::string> unsaved;       // every recording failure so far (close())
   std::set<std::string> own_saves;        // directories Save wrote runs into (canonical)
+  // Training time since the recorded run's last checkpoint (periodic or a save), for
+  // options.checkpoint_every_s; restarted by every save and whenever training (re)starts.
+  Clock::time_point checkpointed = Clock::now();
 
   std::thread thread;
 
@@ -230,6 +233,19 @@ struct Trainer::Impl {
   // Checkpoint and summary of the recorded run ("" = finished).
   void record_save(const std::string& stopped_by, bool diverged = false) {
     if (session) record([&] { recorder->save(*session, stopped_by, diverged); });
+    checkpointed = Clock::now();
+  }
+
+  // While running: the periodic checkpoint (options.checkpoint_every_s) once that much training
+  // has passed since the last one. A failure is reported like any recording failure and tried
+  // again at the next interval.
+  void record_periodic_checkpoint() {
+    if (!recorder || options.checkpoint_every_s <= 0) return;
+    const double since = std::chrono::duration<double>(Clock::now() - checkpointed).count();
+    if (since < options.checkpoint_every_s) return;
+    session->settle();
+    record([&] { recorder->checkpoint(*session); });
+    checkpointed = Clock::now();
   }
 
   // The model is about to be replaced or the trainer stops: save, then release the directory.
@@ -418,8 +434,9 @@ struct Trainer::Impl {
         // A single step (S) leaves the run paused; Stopping (the window closing) saves later.
         if (state.load() == TrainerState::Paused) record_save("paused in the window");
         publish(true);
-      } else if (publish_due()) {
-        publish(probe_due());
+      } else {
+        record_periodic_checkpoint();
+        if (publish_due()) publish(probe_due());
       }
     } catch (const DivergedError& e) {
       record_save("", /*diverged=*/true);
@@ -496,6 +513,7 @@ struct Trainer::Impl {
         if (s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged) {
           message.clear();
           set_state(TrainerState::Running);
+          checkpointed = Clock::now();  // paused time is not training time
           restart_rate();
           publish(false);
         } else if (s == TrainerState::Finished) {

@@ -42,6 +42,11 @@ struct TrainerOptions {
   // (the Compare panel: <root>/run-<time>/<key=value>); it must not hold a run yet. Later
   // models (after a reset) go under runs_root, or are not recorded when it is "".
   std::string run_dir;
+  // While training, the recorded run is checkpointed at least this often (seconds of training,
+  // pauses excluded; RunRecorder::checkpoint: checkpoint/ written, metrics.csv and views.rec
+  // flushed, no summary), so a window that dies (kill -9, an abort) loses at most this much
+  // training and `attnlab train --resume DIR` continues the run. 0: only the saves above.
+  double checkpoint_every_s = 60;
   // Tests only: called on the trainer thread before each training step with the step about to
   // run; an exception it throws is handled as one from the step (e.g. an injected OOM).
   std::function<void(int64_t step)> before_step;

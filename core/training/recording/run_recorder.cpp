@@ -129,6 +129,10 @@ void SessionViews::finish(TrainingSession& session) {
   recorder_.sync();
 }
 
+void SessionViews::sync() {
+  recorder_.sync();
+}
+
 double SessionViews::take_seconds() {
   const double s = seconds_;
   seconds_ = 0;
@@ -162,6 +166,12 @@ void RunRecorder::continue_training() {
     timing_ = true;
     timed_steps_ = 0;
   }
+}
+
+void RunRecorder::checkpoint(TrainingSession& session) {
+  metrics_->sync();
+  if (views_) views_->sync();
+  session.save((fs::path(dir()) / "checkpoint").string());
 }
 
 namespace {

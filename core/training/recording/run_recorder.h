@@ -81,6 +81,8 @@ class SessionViews {
   void after_step(TrainingSession& session);
   // Records the current step unless it is recorded, and flushes the file to disk.
   void finish(TrainingSession& session);
+  // Flushes the records appended so far to disk (a periodic checkpoint).
+  void sync();
   // Seconds spent recording since the last call (left out of steps_per_s).
   double take_seconds();
 
@@ -107,6 +109,11 @@ class RunRecorder {
   void on_eval(TrainingSession& session, const EvalResult& eval, double lr);
   // Before training continues after save(): summary.json is removed.
   void continue_training();
+  // A periodic checkpoint while training goes on (TrainerOptions::checkpoint_every_s): metrics.csv
+  // and views.rec flushed to disk, then checkpoint/ (atomically, as save() writes it); no summary,
+  // so the run still reads as unfinished and `attnlab train --resume DIR` continues it if the
+  // window dies. Throws attn::Error naming the file.
+  void checkpoint(TrainingSession& session);
   // Checkpoint and summary. stopped_by: "" = finished (or diverged, from the session's state),
   // else the reason ("paused in the window", ...), written as "interrupted_by".
   void save(TrainingSession& session, const std::string& stopped_by, bool diverged);
