@@ -171,7 +171,7 @@ CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
             return "got " + v +
                    "; give 1 or more eval batches (leave --batches out to use all of the run's)";
           },
-          "INT>=1"));
+          ""));
   cmd->add_option("--clean", a.clean, "--patch: the clean probe (default: the run's probe)");
   cmd->add_option("--corrupt", a.corrupt,
                   "--patch: the corrupted probe (default: the task's corrupted twin of --clean)");
