@@ -32,6 +32,9 @@ std::vector<int> layers_to_show(const Snapshot& s, int layer) {
   std::vector<int> out;
   for (int l = 0; l < s.layers; ++l)
     if (layer < 0 || layer == l) out.push_back(l);
+  if (out.empty() && s.layers <= 0)
+    throw Error("the model has no attention layers (" + std::to_string(s.layers) +
+                "): no attention maps to draw");
   if (out.empty())
     throw Error("layer " + std::to_string(layer) + " is out of range: the model has " +
                 std::to_string(s.layers) + " layers (0.." + std::to_string(s.layers - 1) + ")");

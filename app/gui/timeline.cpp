@@ -139,8 +139,10 @@ float Timeline::draw(float x, float y, float width, float ui_scale) {
       ImGui::SetTooltip("Follow the live model (every panel shows its newest probe)");
     ImGui::SameLine();
     // The slider over recorded steps; its label is the step shown.
-    char label[112];
-    if (!have && !records_.sources().empty() && records_.sources().front().dir == opened_)
+    char label[160];
+    if (!have && !records_.error().empty())  // a run gone or a recording refused: say which
+      std::snprintf(label, sizeof label, "no timeline: %s", records_.error().c_str());
+    else if (!have && !records_.sources().empty() && records_.sources().front().dir == opened_)
       std::snprintf(label, sizeof label,
                     "this run recorded no views: no timeline, its last step only");
     else if (!have)

@@ -12,7 +12,10 @@ namespace attn {
 namespace {
 
 void check(const std::vector<float>& w, int size, const char* what) {
-  if (size <= 0 || w.size() != static_cast<size_t>(size) * size)
+  if (size <= 0)
+    throw Error(std::string(what) + ": a map of size " + std::to_string(size) +
+                " (a map is at least 1 x 1)");
+  if (w.size() != static_cast<size_t>(size) * size)
     throw Error(std::string(what) + ": a map of size " + std::to_string(size) + " needs " +
                 std::to_string(static_cast<size_t>(std::max(size, 0)) * std::max(size, 0)) +
                 " weights, got " + std::to_string(w.size()));

@@ -92,9 +92,8 @@ bool ViewTimeline::File::update(std::string* error) {
     const bool had = !index.empty();
     std::error_code ec;
     if (!std::filesystem::is_directory(source.dir, ec))
-      *error = "run directory " + source.dir +
-               " is gone (deleted or moved): its recorded views cannot be read; the model "
-               "loaded from it stays on screen";
+      *error = "the run's directory is gone (deleted or moved): " + source.dir +
+               "; its recorded views cannot be read, the model loaded from it stays on screen";
     else if (seen_file)
       *error = path + " is gone (deleted or moved since it was read): no timeline";
     index.clear();

@@ -554,6 +554,10 @@ TEST_CASE("head metrics against direct formulas on hand-made maps") {
   CHECK(std::isnan(map_induction(diagonal, L, {"a", "b", "c", "d", "e", "f"})));
   CHECK_THROWS_AS(map_induction(diagonal, L, {"a"}), Error);
   CHECK_THROWS_AS(map_entropy(std::vector<float>(5), L), Error);
+  // An empty map is named as such (it once read "needs 0 weights, got 0").
+  CHECK_THROWS_WITH_AS(map_entropy({}, 0),
+                       doctest::Contains("entropy: a map of size 0 (a map is at least 1 x 1)"),
+                       Error);
 
   const float skewed[] = {0.7f, 0.2f, 0.1f};
   CHECK(effective_window(skewed, 3) == 2);

@@ -349,5 +349,6 @@ TEST_CASE(
   fs::remove_all(mine.path);
   CHECK(gone.refresh(1));
   CHECK(gone.steps().empty());
-  CHECK(gone.error().find("run directory " + mine.path.string() + " is gone") != std::string::npos);
+  CHECK(gone.error().find("the run's directory is gone (deleted or moved): " +
+                          mine.path.string()) != std::string::npos);
 }
