@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
                    "UI scale, fonts included, in [0.5, 4] (default: saved, else the monitor's)")
       ->check(CLI::Range(0.5f, 4.0f));
   gui_cmd
-      ->add_option("--checkpoint-every", gui.checkpoint_every_s,
+      ->add_option("--checkpoint-seconds", gui.checkpoint_every_s,
                    "While training, checkpoint the recorded run at least every this many seconds "
                    "of training (default 60; 0: only on pause, finish and close), so a window "
                    "that dies loses at most that much")

@@ -38,7 +38,7 @@ struct GuiOptions {
   // --step N (with one --run DIR): open DIR's checkpoint and put the timeline (gui/timeline.h) at
   // the view recorded at or before step N; -1: the live model.
   int64_t start_step = -1;
-  // --checkpoint-every S: the recorded run's periodic checkpoint while training
+  // --checkpoint-seconds S: the recorded run's periodic checkpoint while training
   // (TrainerOptions::checkpoint_every_s; 0 = only on pause, finish and close).
   double checkpoint_every_s = 60;
   int cycle_panels_every = 0;  // > 0: every N frames show the next panel of gui_panel_names()

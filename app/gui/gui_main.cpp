@@ -14,10 +14,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "app/figures/figures.h"
 #include "cli/data_paths.h"
@@ -35,6 +38,7 @@
 #include "gui/plot/live_figure.h"
 #include "gui/timeline.h"
 #include "gui/ui_state.h"
+#include "gui/window/draw_guard.h"
 #include "gui/window/window.h"
 #include "render/gl/frame_stats.h"
 #include "render/gl/screenshot.h"
@@ -107,16 +111,96 @@ float draw_menu_bar(gui::Workspace& workspace, gui::Menus& menus, Trainer& train
   return height;
 }
 
+// Faults caught while drawing (gui/window/draw_guard.h): each said on stderr once (repeats
+// counted), the newest shown in the window until dismissed, and the run saved so that a fault
+// never costs training. The window and the trainer go on.
+struct DrawFaults {
+  std::map<std::string, int> counts;  // "where: what" -> times caught
+  nlohmann::json list = nlohmann::json::array();
+  std::string shown;  // the newest, in the window ("" = dismissed)
+  int saves = 0;
+  double last_save = -1e9;
+};
+
+void handle_draw_faults(DrawFaults& faults, Trainer& trainer, double now) {
+  for (const gui::DrawFaultRecord& f : gui::take_draw_faults()) {
+    const std::string line = f.where + ": " + f.what;
+    if (faults.counts[line]++ > 0) continue;
+    std::fprintf(stderr,
+                 "attnlab: a drawing error was caught in the %s (the window recovered; the run "
+                 "is saved and training goes on): %s\n",
+                 f.where.c_str(), f.what.c_str());
+    faults.list.push_back({{"where", f.where}, {"what", f.what}});
+    faults.shown = line;
+    // A new fault: save the run at once (at most every 10 s when faults repeat), into its own
+    // recorded directory; training goes on.
+    if (trainer.state() == TrainerState::Running && now - faults.last_save >= 10.0) {
+      trainer.save_checkpoint("");
+      faults.last_save = now;
+      ++faults.saves;
+    }
+  }
+}
+
+// The newest caught fault, until dismissed.
+void draw_fault_notice(DrawFaults& faults, const Snapshot& live) {
+  if (faults.shown.empty()) return;
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  ImGui::SetNextWindowPos(ImVec2(display.x - 12, display.y - 12), ImGuiCond_Always, ImVec2(1, 1));
+  ImGui::SetNextWindowSize(ImVec2(std::min(560.0f, display.x * 0.6f), 0));
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
+  if (ImGui::Begin("Drawing error##draw-fault", nullptr, flags)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+    ImGui::TextWrapped("A drawing error was caught and the window recovered: %s",
+                       faults.shown.c_str());
+    ImGui::PopStyleColor();
+    ImGui::TextWrapped(
+        "The run was saved%s%s and training goes on. Please report this error "
+        "(it is also on stderr).",
+        live.run_dir.empty() ? "" : " in ", live.run_dir.c_str());
+    if (ImGui::Button("Dismiss")) faults.shown.clear();
+  }
+  ImGui::End();
+}
+
+// The last resort (std::terminate on the UI thread: an error the frame loop could not catch):
+// the run is saved before the process ends.
+Trainer* g_trainer = nullptr;
+std::thread::id g_ui_thread;
+[[noreturn]] void save_then_abort() {
+  if (g_trainer && std::this_thread::get_id() == g_ui_thread &&
+      g_trainer->state() == TrainerState::Running) {
+    std::fprintf(stderr,
+                 "attnlab: the window hit an error it cannot recover from; saving the "
+                 "run before it closes\n");
+    const uint64_t before = g_trainer->latest()->serial;
+    g_trainer->save_checkpoint("");
+    for (int i = 0; i < 3000; ++i) {  // at most 30 s
+      const auto s = g_trainer->latest();
+      if (s->serial != before && (s->message.rfind("saved checkpoint", 0) == 0 ||
+                                  s->message.rfind("save failed", 0) == 0)) {
+        std::fprintf(stderr, "attnlab: %s\n", s->message.c_str());
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  std::abort();
+}
+
 // ATTN_GUI_REPORT: what the last frame showed, for tests and scripts.
 bool write_report(const std::string& path, const gui::Workspace& workspace, const gui::Menus& menus,
                   const gui::ExportDialog& exporter, const gui::Timeline& timeline,
-                  const nlohmann::json& live_figures, size_t frames, int width, int height,
-                  std::string* error) {
+                  const nlohmann::json& live_figures, const DrawFaults& faults, size_t frames,
+                  int width, int height, std::string* error) {
   nlohmann::json report = workspace.report();
   report["timeline"] = timeline.report();
   report["live_figures"] = live_figures;
   report["help"] = menus.report();
   report["frames"] = frames;
+  report["draw_faults"] = faults.list;
+  report["draw_fault_saves"] = faults.saves;
   report["window"] = {width, height};
   const gui::ExportDialog::Status st = exporter.status();
   const ImVec4 r2 = exporter.preview_rect();
@@ -247,9 +331,17 @@ int run_gui(const GuiOptions& options) {
   // Default options: threads = 0 leaves a core for this thread.
   TrainerOptions trainer_options;
   trainer_options.runs_root = resolved.runs_dir;
+  trainer_options.checkpoint_every_s = options.checkpoint_every_s;
   auto trainer = std::make_unique<Trainer>(config, trainer_options);
   if (!options.probe_text.empty()) trainer->request_probe(options.probe_text);
   if (options.autostart) trainer->start();
+  // From here an assertion or exception while drawing is caught, and the run saved
+  // (gui/window/draw_guard.h); past the frame loop's net, the run is saved before the end.
+  gui::route_asserts_to_draw_faults();
+  g_trainer = trainer.get();
+  g_ui_thread = std::this_thread::get_id();
+  std::set_terminate(save_then_abort);
+  DrawFaults draw_faults;
 
   // Panels own GL textures: the workspace is declared after the window, destroyed before it.
   const gui::PanelSetup setup{resolved, config};
@@ -332,63 +424,80 @@ int run_gui(const GuiOptions& options) {
           names[(clock.frames() / options.cycle_panels_every) % names.size()];
       workspace.show_only({"run", cycled});
     }
-    gui::LiveFigure::captured().clear();
-    window->set_ui_scale(ui_scale);
-    window->begin_frame();
-    ui.small_font = window->small_font();  // rebuilt with the UI scale
-    handle_shortcuts(*window, *trainer, state, ui);
-    const float menu_h = draw_menu_bar(workspace, menus, *trainer, state, ui, &ui_scale, *live);
-    // (--run DIR --step N's own request: Runs is open already and the panels asked for keep
-    // their tiles' focus.)
-    if (!ui.open_run_requests.empty() && !(options.start_step >= 0 && clock.frames() == 0))
-      workspace.open("runs");
-    workspace.set_ui_scale(ui_scale);
-    const ImVec2 display = ImGui::GetIO().DisplaySize;
-    const float top = menu_h + timeline.draw(0, menu_h, display.x, ui_scale);
-    const std::shared_ptr<const Snapshot> snap = timeline.view(live);
-    gui::FrameContext frame{*snap, state, *trainer, ui, ui.small_font, &timeline};
-    workspace.draw(frame, ImVec2(0, top), ImVec2(display.x, display.y - top));
-    menus.draw_windows(ui, *trainer, *live);
-    // --export-figure: the same request a panel button makes, with the figure a drawn panel
-    // shows when one does (its controls applied), else the builder's defaults.
-    const bool export_ready = snap->attention_step >= options.export_after_step;
-    if (export_hook_stage == 0 && export_ready)
-      if (const fig::Figure* shown = workspace.shown_figure(options.export_figure)) {
-        gui::request_figure_export(*shown);
-        export_hook_stage = 1;
-      }
-    if (export_hook_stage == 0) {
-      for (const auto& spec : figures::figures_for(*snap))
-        if (spec.name == options.export_figure && (export_ready || spec.name == "loss")) {
-          try {
-            gui::request_figure_export(figures::build_figure(spec.name, *snap));
-            export_hook_stage = 1;
-          } catch (const std::exception& e) {
-            std::fprintf(stderr, "attnlab: --export-figure: %s\n", e.what());
-          }
+    // Everything drawn this frame is under the draw guard's net: a fault outside the panels
+    // (which catch their own) ends the frame early, and ImGui is repaired or rebuilt.
+    bool drawn = false;
+    try {
+      gui::LiveFigure::captured().clear();
+      window->set_ui_scale(ui_scale);
+      window->begin_frame();
+      gui::maybe_inject_test_fault("frame");  // test hook (draw_guard.h)
+      ui.small_font = window->small_font();   // rebuilt with the UI scale
+      handle_shortcuts(*window, *trainer, state, ui);
+      const float menu_h = draw_menu_bar(workspace, menus, *trainer, state, ui, &ui_scale, *live);
+      // (--run DIR --step N's own request: Runs is open already and the panels asked for keep
+      // their tiles' focus.)
+      if (!ui.open_run_requests.empty() && !(options.start_step >= 0 && clock.frames() == 0))
+        workspace.open("runs");
+      workspace.set_ui_scale(ui_scale);
+      const ImVec2 display = ImGui::GetIO().DisplaySize;
+      const float top = menu_h + timeline.draw(0, menu_h, display.x, ui_scale);
+      const std::shared_ptr<const Snapshot> snap = timeline.view(live);
+      gui::FrameContext frame{*snap, state, *trainer, ui, ui.small_font, &timeline};
+      workspace.draw(frame, ImVec2(0, top), ImVec2(display.x, display.y - top));
+      menus.draw_windows(ui, *trainer, *live);
+      draw_fault_notice(draw_faults, *live);
+      // --export-figure: the same request a panel button makes, with the figure a drawn panel
+      // shows when one does (its controls applied), else the builder's defaults.
+      const bool export_ready = snap->attention_step >= options.export_after_step;
+      if (export_hook_stage == 0 && export_ready)
+        if (const fig::Figure* shown = workspace.shown_figure(options.export_figure)) {
+          gui::request_figure_export(*shown);
+          export_hook_stage = 1;
         }
-    }
-    if (auto request = gui::take_figure_export_request()) {
-      fig::Provenance prov;
-      if (request->from_run) {
-        prov = figures::provenance_for(*snap, trainer->config(), "live");
-      } else {
-        prov.program_version = version_string();
-        prov.run_id = "live";
+      if (export_hook_stage == 0) {
+        for (const auto& spec : figures::figures_for(*snap))
+          if (spec.name == options.export_figure && (export_ready || spec.name == "loss")) {
+            try {
+              gui::request_figure_export(figures::build_figure(spec.name, *snap));
+              export_hook_stage = 1;
+            } catch (const std::exception& e) {
+              std::fprintf(stderr, "attnlab: --export-figure: %s\n", e.what());
+            }
+          }
       }
-      export_dialog.open(std::move(*request), prov);
+      if (auto request = gui::take_figure_export_request()) {
+        fig::Provenance prov;
+        if (request->from_run) {
+          prov = figures::provenance_for(*snap, trainer->config(), "live");
+        } else {
+          prov.program_version = version_string();
+          prov.run_id = "live";
+        }
+        export_dialog.open(std::move(*request), prov);
+      }
+      export_dialog.draw(nullptr);
+      if (export_hook_stage == 1 && export_dialog.is_open()) {
+        export_dialog.set_path(options.export_out);
+        export_dialog.start_export();
+        export_hook_stage = 2;
+      } else if (export_hook_stage == 2) {
+        const auto st = export_dialog.status().state;
+        if (st == gui::ExportDialog::JobState::Done || st == gui::ExportDialog::JobState::Failed)
+          if (++export_hook_frames > 3) window->request_close();
+      }
+      window->render();
+      drawn = true;
+    } catch (const std::exception& e) {
+      gui::record_draw_fault("frame", e.what());
+      std::string log;
+      if (!gui::recover_frame(&log)) {
+        std::fprintf(stderr, "attnlab: rebuilding the window's ImGui state (%s)\n", log.c_str());
+        window->rebuild_imgui();
+      }
     }
-    export_dialog.draw(nullptr);
-    if (export_hook_stage == 1 && export_dialog.is_open()) {
-      export_dialog.set_path(options.export_out);
-      export_dialog.start_export();
-      export_hook_stage = 2;
-    } else if (export_hook_stage == 2) {
-      const auto st = export_dialog.status().state;
-      if (st == gui::ExportDialog::JobState::Done || st == gui::ExportDialog::JobState::Failed)
-        if (++export_hook_frames > 3) window->request_close();
-    }
-    window->render();
+    handle_draw_faults(draw_faults, *trainer, glfwGetTime());
+    if (!drawn) continue;  // nothing complete to show: the next frame draws afresh
 
     const bool last =
         closing || (benchmark && static_cast<int>(clock.frames()) + 1 >= options.exit_after_frames);
@@ -410,6 +519,7 @@ int run_gui(const GuiOptions& options) {
   }
 
   window->hide();  // the trainer may take a moment to finish its step; don't look frozen
+  g_trainer = nullptr;
   // Every run the window trained is saved on the way out; what could not be is said, and the
   // exit code says so too (kExitRunFailed).
   std::vector<std::string> unsaved = trainer->close();
@@ -421,7 +531,7 @@ int run_gui(const GuiOptions& options) {
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
     int w = 0, h = 0;
     window->framebuffer_size(&w, &h);
-    if (!write_report(report, workspace, menus, export_dialog, timeline, live_figures,
+    if (!write_report(report, workspace, menus, export_dialog, timeline, live_figures, draw_faults,
                       clock.frames(), w, h, &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code = 1;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/base/atomic_file.h"
+#include "gui/window/draw_guard.h"
 #include "gui/window/palette.h"
 
 namespace attn::gui {
@@ -196,7 +197,8 @@ void Workspace::draw_tile(FrameContext& frame, TileLayout::Node* tile, const Til
           const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
           e->rect = {p.x, p.y, s.x, s.y};
           e->drawn = s.x > 0 && s.y > 0;
-          e->panel->draw(frame);
+          // A panel that throws or trips an ImGui assertion shows its error; the others draw on.
+          draw_guarded(name, [&] { e->panel->draw(frame); });
         }
         ImGui::EndChild();
         ImGui::EndTabItem();

@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
-#include <fstream>
 
 #include "render/plot/figure_draw.h"
 #include "render/plot/figure_font.h"
@@ -101,6 +101,7 @@ std::unique_ptr<Window> Window::open(const WindowOptions& options, std::string* 
   glfwSetFramebufferSizeCallback(w, [](GLFWwindow* win, int, int) { on_event(win); });
   glfwSetWindowRefreshCallback(w, [](GLFWwindow* win) { on_event(win); });
 
+  window->options_ = options;
   window->setup_imgui(options);
   return window;
 }
@@ -191,6 +192,20 @@ void Window::setup_imgui(const WindowOptions& options) {
   ImGui_ImplOpenGL3_Init("#version 330 core");
   imgui_ready_ = true;
   if (!notes_.empty() && notes_.back() == '\n') notes_.pop_back();
+}
+
+void Window::rebuild_imgui() {
+  const float scale = applied_scale_;
+  if (imgui_ready_) {
+    imgui_ready_ = false;
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();  // gives GLFW's callbacks back to ours; setup chains to them again
+    ImGui::DestroyContext();
+  }
+  font_sampling_set_ = false;
+  notes_.clear();  // setup_imgui says again what still holds
+  setup_imgui(options_);
+  wanted_scale_ = scale;  // the user's scale, applied at the next begin_frame
 }
 
 Window::~Window() {

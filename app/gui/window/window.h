@@ -61,6 +61,11 @@ class Window {
   void set_ui_scale(float scale);
   float ui_scale() const { return applied_scale_; }
 
+  // Destroys the ImGui context and makes a fresh one (fonts at the current UI scale, the
+  // layout file re-read): the last resort after a drawing fault left ImGui's state beyond repair
+  // (gui/window/draw_guard.h). Call between frames; GL textures of panels are untouched.
+  void rebuild_imgui();
+
   void begin_frame();  // ImGui new frame
   void render();       // ImGui render into the back buffer (cleared first)
   void swap();
@@ -76,6 +81,7 @@ class Window {
   void build_fonts(float scale);  // fonts and style at `scale`
   static void on_event(GLFWwindow* w);
 
+  WindowOptions options_;  // for rebuild_imgui
   GLFWwindow* window_ = nullptr;
   bool imgui_ready_ = false;
   bool font_sampling_set_ = false;
