@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <filesystem>
@@ -14,8 +15,8 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/training/session/session.h"
-#include "core/training/trainer.h"
 #include "core/training/session/training_errors.h"
+#include "core/training/trainer.h"
 #include "helpers.h"
 
 extern char** environ;
@@ -196,27 +197,45 @@ TEST_CASE("damaged checkpoints are refused naming the file, and nothing is half 
     CHECK(std::isfinite(target.train_step()));  // and still trains
     CHECK(target.step() == 3);
   };
-  SUBCASE("truncated optimizer.pt after a good model.pt: the loaded weights are put back") {
-    const auto p = fs::path(dir) / "optimizer.pt";
+  SUBCASE("truncated optimizer.safetensors after a good model.safetensors: nothing is loaded") {
+    const auto p = fs::path(dir) / "optimizer.safetensors";
     fs::resize_file(p, fs::file_size(p) / 3);
-    refused((fs::path(dir) / "optimizer.pt").string() + " is corrupt");
+    refused((fs::path(dir) / "optimizer.safetensors").string() + " is corrupt");
   }
-  SUBCASE("truncated model.pt") {
-    const auto p = fs::path(dir) / "model.pt";
+  SUBCASE("truncated model.safetensors") {
+    const auto p = fs::path(dir) / "model.safetensors";
     fs::resize_file(p, fs::file_size(p) - 100);
-    refused((fs::path(dir) / "model.pt").string() + " is corrupt");
+    refused((fs::path(dir) / "model.safetensors").string() + " is corrupt");
   }
-  SUBCASE("model.pt with flipped bytes") {
-    const auto p = fs::path(dir) / "model.pt";
+  SUBCASE("model.safetensors with flipped bytes") {
+    const auto p = fs::path(dir) / "model.safetensors";
     std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(40);
     f.write("\xff\xff\xff\xff\xff\xff\xff\xff", 8);
     f.close();
-    refused((fs::path(dir) / "model.pt").string() + " is corrupt");
+    refused((fs::path(dir) / "model.safetensors").string() + " is corrupt");
   }
-  SUBCASE("missing optimizer.pt") {
-    fs::remove(fs::path(dir) / "optimizer.pt");
-    refused("optimizer.pt is missing");
+  SUBCASE("missing optimizer.safetensors") {
+    fs::remove(fs::path(dir) / "optimizer.safetensors");
+    refused("optimizer.safetensors is missing");
+  }
+  // An attacker writes state.json too: with its records rewritten to match, the bounded reader's
+  // own checks still refuse what is not this model's, naming the file and the tensor.
+  SUBCASE("a dtype changed in model.safetensors, with state.json's record rewritten to match") {
+    const auto p = fs::path(dir) / "model.safetensors";
+    std::string bytes = slurp(p);
+    const size_t at = bytes.find("\"F32\"");
+    REQUIRE(at != std::string::npos);
+    bytes.replace(at, 5, "\"I32\"");
+    std::ofstream(p, std::ios::binary) << bytes;
+    const auto sp = fs::path(dir) / "state.json";
+    auto j = nlohmann::json::parse(slurp(sp));
+    j["files"]["model.safetensors"] = {
+        {"size", bytes.size()},
+        {"crc32", static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()),
+                                              static_cast<uInt>(bytes.size())))}};
+    std::ofstream(sp) << j.dump();
+    refused("has dtype \"I32\", expected \"F32\"");
   }
   SUBCASE("state.json cut short") {
     const auto p = fs::path(dir) / "state.json";

@@ -1,6 +1,7 @@
 // What attnlab may remove or write (core/runs/run_files.h), the config's name as a path
 // component (core/config/config.h), summaries without invented measurements
-// (core/runs/run_writer.h) and the loss interval a checkpoint carries (core/training/session/session.h).
+// (core/runs/run_writer.h) and the loss interval a checkpoint carries
+// (core/training/session/session.h).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -45,7 +46,8 @@ TEST_CASE("clear_run_files removes exactly a run's own files and nothing else") 
   for (const char* name : kRunFiles) run_files.insert(name);
   for (const char* name : kCheckpointFiles) run_files.insert(std::string("checkpoint/") + name);
   run_files.insert("metrics.csv.tmp.999999");
-  run_files.insert("checkpoint/model.pt.tmp.999999");
+  run_files.insert("checkpoint/model.safetensors.tmp.999999");
+  run_files.insert("checkpoint/model.pt.tmp.999999");  // the old format's, attnlab's too
   for (const auto& f : run_files) spit(d / f, "run");
   // What is not the run's: a nested run, the user's notes, a folder inside checkpoint/, a file
   // with a run file's name in a subfolder, the marker and the lock.
@@ -77,11 +79,11 @@ TEST_CASE("clear_run_files removes checkpoint/ once empty, never a link's target
   clear_run_files((d / "run").string());
   CHECK_FALSE(fs::exists(d / "run" / "checkpoint"));
   // checkpoint/ as a link to the user's folder: the link goes, the folder's files stay.
-  spit(d / "elsewhere" / "model.pt", "the user's");
+  spit(d / "elsewhere" / "model.safetensors", "the user's");
   fs::create_directory_symlink(d / "elsewhere", d / "run" / "checkpoint");
   clear_run_files((d / "run").string());
   CHECK_FALSE(fs::exists(fs::symlink_status(d / "run" / "checkpoint")));
-  CHECK(fs::exists(d / "elsewhere" / "model.pt"));
+  CHECK(fs::exists(d / "elsewhere" / "model.safetensors"));
   fs::remove_all(d);
 }
 

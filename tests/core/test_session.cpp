@@ -231,10 +231,10 @@ TEST_CASE("a corrupt or mismatched checkpoint is refused with a message") {
     CHECK_THROWS_WITH_AS(t.load(dir), doctest::Contains("model.d_model: 16 vs 32"), Error);
   }
   SUBCASE("truncated weights") {
-    const auto model = fs::path(dir) / "model.pt";
+    const auto model = fs::path(dir) / "model.safetensors";
     fs::resize_file(model, fs::file_size(model) / 2);
     TrainingSession t(c);
-    CHECK_THROWS_WITH_AS(t.load(dir), doctest::Contains("model.pt is corrupt"), Error);
+    CHECK_THROWS_WITH_AS(t.load(dir), doctest::Contains("model.safetensors is corrupt"), Error);
   }
   SUBCASE("garbage state") {
     { std::ofstream(fs::path(dir) / "state.json") << "{not json"; }
@@ -245,6 +245,78 @@ TEST_CASE("a corrupt or mismatched checkpoint is refused with a message") {
     CHECK_THROWS_WITH_AS(TrainingSession::checkpoint_config(root),
                          doctest::Contains("not an attnlab checkpoint"), Error);
   }
+}
+
+namespace {
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+// Weights, buffers, AdamW's moments and steps and the books survive save -> load bit for bit:
+// the loaded session saves the very same bytes, and both continue identically.
+TEST_CASE("checkpoint save -> load -> save gives identical files; moments and steps included") {
+  auto c = test::tiny_config();
+  c.model.dropout = 0.1;
+  const auto root = test::temp_dir("ckpt-bits");
+  TrainingSession first(c);
+  for (int i = 0; i < 7; ++i) first.train_step();
+  first.evaluate();
+  first.save(root + "/a");
+  TrainingSession second(TrainingSession::checkpoint_config(root + "/a"));
+  second.load(root + "/a");
+  second.save(root + "/b");
+  for (const char* name : {"model.safetensors", "optimizer.safetensors", "state.json"}) {
+    CAPTURE(name);
+    const std::string a = file_bytes(fs::path(root) / "a" / name);
+    CHECK(a.size() > 100);
+    CHECK(a == file_bytes(fs::path(root) / "b" / name));
+  }
+  // Every parameter has its two moments in optimizer.safetensors, and its step in state.json.
+  const auto state = nlohmann::json::parse(file_bytes(fs::path(root) / "a" / "state.json"));
+  CHECK(state.at("format_version") == 2);
+  const std::string moments = file_bytes(fs::path(root) / "a" / "optimizer.safetensors");
+  int params = 0;
+  for (const auto& p : first.model()->named_parameters()) {
+    ++params;
+    CHECK(state["optimizer"]["steps"].at(p.key()) == 7);
+    CHECK(moments.find("\"" + p.key() + ".exp_avg\"") != std::string::npos);
+    CHECK(moments.find("\"" + p.key() + ".exp_avg_sq\"") != std::string::npos);
+  }
+  CHECK(params > 5);
+  CHECK(same(params_of(second), params_of(first)));
+  for (int i = 0; i < 3; ++i) CHECK(second.train_step() == first.train_step());
+  CHECK(same(params_of(second), params_of(first)));
+  fs::remove_all(root);
+}
+
+// The old format (model.pt, optimizer.pt: TorchScript archives, which can run code) is refused
+// without being opened, by every reader, with a message naming `attnlab migrate`.
+TEST_CASE("an old-format checkpoint is refused unopened, naming attnlab migrate") {
+  auto c = test::tiny_config();
+  const auto root = test::temp_dir("ckpt-old");
+  const auto dir = root + "/checkpoint";
+  TrainingSession s(c);
+  s.train_step();
+  s.save(dir);
+  auto state = nlohmann::json::parse(file_bytes(fs::path(dir) / "state.json"));
+  SUBCASE("format_version 1") {
+    state["format_version"] = 1;
+    std::ofstream(fs::path(dir) / "state.json") << state.dump();
+  }
+  SUBCASE("model.pt without model.safetensors") {
+    fs::remove(fs::path(dir) / "model.safetensors");
+  }
+  std::ofstream(fs::path(dir) / "model.pt") << "not opened";
+  TrainingSession t(c);
+  CHECK_THROWS_WITH_AS(t.load(dir), doctest::Contains(("attnlab migrate --run " + root).c_str()), Error);
+  CHECK_THROWS_WITH_AS(TrainingSession::checkpoint_config(dir),
+                       doctest::Contains("TorchScript archives"), Error);
+  CHECK_THROWS_WITH_AS(load_checkpoint_weights(*t.model(), dir),
+                       doctest::Contains("attnlab migrate"), Error);
+  CHECK(t.step() == 0);
+  fs::remove_all(root);
 }
 
 TEST_CASE("saving over a checkpoint replaces it whole") {

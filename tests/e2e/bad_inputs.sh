@@ -96,9 +96,9 @@ damaged() {  # damaged <name>: a copy of the good run to break
   rm -rf "$1"; cp -r good "$1"
 }
 damaged state_garbage; printf '{"format": "attn' >state_garbage/checkpoint/state.json
-damaged model_cut; truncate -s 200 model_cut/checkpoint/model.pt
-damaged optimizer_gone; rm optimizer_gone/checkpoint/optimizer.pt
-damaged model_gone; rm model_gone/checkpoint/model.pt
+damaged model_cut; truncate -s 200 model_cut/checkpoint/model.safetensors
+damaged optimizer_gone; rm optimizer_gone/checkpoint/optimizer.safetensors
+damaged model_gone; rm model_gone/checkpoint/model.safetensors
 damaged format_version; python3 - format_version/checkpoint/state.json <<'P'
 import json, sys
 j = json.load(open(sys.argv[1])); j["format_version"] = 99; json.dump(j, open(sys.argv[1], "w"))
@@ -175,9 +175,9 @@ fi
 row 2 "not an attnlab checkpoint"          - train --resume /nonexistent/run
 row 2 "not an attnlab checkpoint"          - train --resume not_a_run
 row 2 "state.json is corrupt"              - train --resume state_garbage --steps 8
-row 2 "model.pt is corrupt"                - train --resume model_cut --steps 8
-row 2 "optimizer.pt is missing"            - train --resume optimizer_gone --steps 8
-row 2 "model.pt is missing"                - train --resume model_gone --steps 8
+row 2 "model.safetensors is corrupt"       - train --resume model_cut --steps 8
+row 2 "optimizer.safetensors is missing"   - train --resume optimizer_gone --steps 8
+row 2 "model.safetensors is missing"       - train --resume model_gone --steps 8
 row 2 "format version 99"                  - train --resume format_version --steps 8
 row 2 "model.d_model"                      - train --resume other_config --steps 8
 row 2 "state.json is incomplete"           - train --resume no_step --steps 8

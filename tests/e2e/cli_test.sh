@@ -19,7 +19,7 @@ JSON
 
 # A full run writes the run directory.
 "$bin" train --config "$work/tiny.json" --out "$work/run" -q >"$work/log" 2>&1 || bad "train exited non-zero: $(cat "$work/log")"
-for f in config.json metrics.csv summary.json checkpoint/state.json checkpoint/model.pt checkpoint/optimizer.pt; do
+for f in config.json metrics.csv summary.json checkpoint/state.json checkpoint/model.safetensors checkpoint/optimizer.safetensors; do
   [ -s "$work/run/$f" ] && ok "wrote $f" || bad "missing $f"
 done
 head -1 "$work/run/metrics.csv" | grep -qx "step,train_loss,eval_loss,eval_accuracy,lr,steps_per_s" && ok "metrics header" || bad "metrics header"
@@ -55,9 +55,9 @@ expect_fail "already finished" "$bin" train --resume "$work/run"
 [ ! -e "$work/x" ] && ok "failed runs created no output directory" || bad "failed run left $work/x"
 
 cp -r "$work/run" "$work/corrupt"
-truncate -s 100 "$work/corrupt/checkpoint/model.pt"
+truncate -s 100 "$work/corrupt/checkpoint/model.safetensors"
 sum_before=$(cat "$work/corrupt"/*.json "$work/corrupt"/metrics.csv "$work/corrupt/checkpoint"/* | md5sum)
-expect_fail "checkpoint/model.pt is corrupt" "$bin" train --resume "$work/corrupt" --steps 80
+expect_fail "checkpoint/model.safetensors is corrupt" "$bin" train --resume "$work/corrupt" --steps 80
 sum_after=$(cat "$work/corrupt"/*.json "$work/corrupt"/metrics.csv "$work/corrupt/checkpoint"/* | md5sum)
 [ "$sum_before" = "$sum_after" ] && ok "corrupt checkpoint: nothing overwritten" || bad "corrupt resume modified the run"
 

@@ -6,7 +6,7 @@
 #     polyline too many for ImGui's 16-bit indices: SIGSEGV), survives its frames, takes a
 #     screenshot with real content, and reads every row.
 #  2. Following a folder of 2,000 runs, all ticked: every run is listed and the window survives.
-#  3. Open on a run whose checkpoint/model.pt is corrupt reports the load's failure naming the
+#  3. Open on a run whose checkpoint/model.safetensors is corrupt reports the load's failure naming the
 #     file (it said "opened ... loaded"); Open on an intact copy reports "loaded".
 #  4. A followed run whose directory is deleted is marked "deleted", its last data kept.
 set -euo pipefail
@@ -48,7 +48,7 @@ ok "2: 2,000 followed runs are listed and drawn"
 
 # 3. Open: a corrupt checkpoint fails naming the file; an intact one loads.
 cp -r "$TMP/real" "$TMP/corrupt"
-python3 - "$TMP/corrupt/checkpoint/model.pt" <<'PY'
+python3 - "$TMP/corrupt/checkpoint/model.safetensors" <<'PY'
 import sys
 p = sys.argv[1]
 data = bytearray(open(p, "rb").read())
@@ -59,14 +59,14 @@ PY
 ATTN_GUI_OPEN_RUN=$TMP/corrupt ATTN_GUI_REPORT=$TMP/report3.json \
   run_xvfb --config "$TMP/cfg.json" --panel runs --frames 200 || fail "3: the window exited with $?"
 check_report "$TMP/report3.json" \
-  '[x for x in r["runs"] if x["path"].endswith("/corrupt") and x["open"] == "failed" and "model.pt" in x["open_error"]]' \
-  "3: Open of a corrupt checkpoint did not report the failure naming model.pt"
+  '[x for x in r["runs"] if x["path"].endswith("/corrupt") and x["open"] == "failed" and "model.safetensors" in x["open_error"]]' \
+  "3: Open of a corrupt checkpoint did not report the failure naming model.safetensors"
 ATTN_GUI_OPEN_RUN=$TMP/real ATTN_GUI_REPORT=$TMP/report3b.json \
   run_xvfb --config "$TMP/cfg.json" --panel runs --frames 200 || fail "3: the window exited with $?"
 check_report "$TMP/report3b.json" \
   '[x for x in r["runs"] if x["path"].endswith("/real") and x["open"] == "loaded" and x["open_error"] == ""]' \
   "3: Open of an intact checkpoint did not report loaded"
-ok "3: Open reports the trainer's outcome (failed naming model.pt; loaded)"
+ok "3: Open reports the trainer's outcome (failed naming model.safetensors; loaded)"
 
 # 4. A followed run deleted while the window is open.
 cp -r "$TMP/real" "$TMP/doomed"

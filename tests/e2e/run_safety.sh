@@ -156,8 +156,8 @@ fi
 cp -r run fifo-run && rm fifo-run/summary.json && mkfifo fifo-run/summary.json
 expect_fail "FIFO" timeout 20 "$bin" compare fifo-run
 expect_fail "FIFO" timeout 20 "$bin" export --run fifo-run --list
-rm fifo-run/summary.json && rm -rf fifo-run/checkpoint/model.pt && mkfifo fifo-run/checkpoint/model.pt
-expect_fail "model.pt" timeout 20 "$bin" train --resume fifo-run --steps 500
+rm fifo-run/summary.json && rm -rf fifo-run/checkpoint/model.safetensors && mkfifo fifo-run/checkpoint/model.safetensors
+expect_fail "model.safetensors" timeout 20 "$bin" train --resume fifo-run --steps 500
 cp -r run dir-run && rm dir-run/summary.json && mkdir dir-run/summary.json
 expect_fail "is a directory" "$bin" export --run dir-run --figure loss --out d.pdf
 cp -r run typed-run && python3 -c 'import json; s=json.load(open("typed-run/summary.json")); s["eval_loss"]="abc"; s["steps"]="x"; json.dump(s, open("typed-run/summary.json","w"))'
