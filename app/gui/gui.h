@@ -68,7 +68,9 @@ const std::vector<std::string>& gui_panel_names();
 // panels/runs/runs_panel.h; "attention": the probe editor's probe); "help": the Help windows
 // (gui/help/menus.h, opened for tests by ATTN_GUI_OPEN_HELP=guide,experiments); "export": the
 // Export dialog's state; "timeline": {"step", "steps", "latest", "playing", "sources", "error"}
-// (gui/timeline.h). With
+// (gui/timeline.h), with "latest_rect" and "slider_rect" where it drew Latest and its slider;
+// "draw_faults": [{"where", "what"}] the drawing faults caught (gui/window/draw_guard.h) and
+// "draw_fault_saves" the saves they caused. With
 // ATTN_GUI_FIGURES_DIR=dir as well, every live figure of the last frame (gui/plot/live_figure.h) is
 // also written to dir as a PNG of the same page, theme and pixel size, and the report lists them
 // under "live_figures": [{name, file, rect}] (the screen/export agreement test).

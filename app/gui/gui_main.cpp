@@ -386,6 +386,7 @@ int run_gui(const GuiOptions& options) {
   render::FrameClock clock(benchmark ? options.exit_after_frames + 1 : 4096);
   int exit_code = 0;
   double frame_start = glfwGetTime();
+  int faulted_frames = 0;  // frames a drawing fault ended early
 
   for (;;) {
     if (benchmark) {
@@ -497,7 +498,11 @@ int run_gui(const GuiOptions& options) {
       }
     }
     handle_draw_faults(draw_faults, *trainer, glfwGetTime());
-    if (!drawn) continue;  // nothing complete to show: the next frame draws afresh
+    if (!drawn) {  // nothing complete to show: the next frame draws afresh
+      // --frames N ends even when every frame fails (it counts them too).
+      if (benchmark && ++faulted_frames >= options.exit_after_frames) break;
+      continue;
+    }
 
     const bool last =
         closing || (benchmark && static_cast<int>(clock.frames()) + 1 >= options.exit_after_frames);
