@@ -60,7 +60,9 @@ exits 2 "suite: bad value" "$bin" suite --out s --quick --jobs 0
 exits 2 "bench-step: unknown option" "$bin" bench-step --config tiny.json --bogus
 exits 2 "bench-step: bad value" "$bin" bench-step --config tiny.json --steps 0
 exits 2 "bench-step: a missing config" "$bin" bench-step --config nothing.json
-for cmd in train ky geometry spectral compare sweep reproduce suite export analyze eval bench-step; do
+exits 2 "migrate: unknown option" "$bin" migrate --run x --bogus
+exits 2 "migrate: a missing run" "$bin" migrate --run nothing-here --trust
+for cmd in train ky geometry spectral compare sweep reproduce suite export analyze eval migrate bench-step; do
   exits 0 "$cmd --help" "$bin" "$cmd" --help
   grep -q "Exit codes: 0 ok, 1 run failed, 2 usage or bad input, 3 diverged" out \
     && ok "$cmd --help lists the exit codes" || bad "$cmd --help lacks the exit codes"

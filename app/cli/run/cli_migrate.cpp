@@ -11,8 +11,8 @@ namespace attn {
 namespace {
 
 constexpr const char* kMigrateFooter =
-    R"(Checkpoints written before attnlab 2 hold model.pt and optimizer.pt: TorchScript archives,
-and opening one can run code that the file carries. attnlab no longer opens them: every command
+    R"(Checkpoints written by earlier attnlab versions hold model.pt and optimizer.pt: TorchScript
+archives, and opening one can run code that the file carries. attnlab no longer opens them: every command
 refuses such a run and names this one. migrate converts the checkpoint to model.safetensors,
 optimizer.safetensors and state.json (data only; resuming stays bit-identical). Converting
 has to open the archives once, so it runs only with --trust: give it for runs you trained
