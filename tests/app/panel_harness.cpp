@@ -8,10 +8,12 @@
 // push/pop mismatch, a missing End, an ID stack error) stops the binary with the state, frame,
 // seed, last inputs and the line that replays it.
 // Environment: ATTN_PANEL_SEED (default 20261129; "random": a new one, printed), ATTN_PANEL_FRAMES
-// (frames per state, default 1500), ATTN_PANEL_STATE (only the state of that name).
-// GL: the harness links attnlab_render_null (render/gl/null/null_gl.cpp) instead of attnlab_render.
+// (frames per state, default 2000; 4/5 of it for each mechanism), ATTN_PANEL_STATE (only the state
+// of that name). GL: the harness links attnlab_render_null (render/gl/null/null_gl.cpp) instead of
+// attnlab_render.
 #include <doctest/doctest.h>
 #include <imgui.h>
+#include <imgui_internal.h>  // the hovered and active item ids, for coverage
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,7 +68,7 @@ uint64_t harness_seed() {
 
 int frames_per_state() {
   const char* s = std::getenv("ATTN_PANEL_FRAMES");
-  return s && *s ? std::max(1, std::atoi(s)) : 1500;
+  return s && *s ? std::max(1, std::atoi(s)) : 2000;
 }
 
 bool wanted(const std::string& state) {
@@ -240,7 +243,8 @@ void draw_frame(HarnessWindow& w, size_t frame, ImFont* small_font) {
 
 struct StateResult {
   size_t frames = 0;
-  size_t vertices = 0;  // drawn, over all frames
+  size_t vertices = 0;                   // drawn, over all frames
+  std::set<ImGuiID> hovered, activated;  // items the input reached
   double seconds = 0;
   std::vector<std::string> panels_drawn;
 };
@@ -272,11 +276,14 @@ StateResult drive(const std::string& name, HarnessWindow& w, test::HeadlessImGui
         "state '" + name + "', frame " + std::to_string(f) + " of " + std::to_string(frames) +
         ", panel cycle at '" + (segment < names.size() ? names[segment] : "all") +
         "'; replay: ATTN_PANEL_SEED=" + std::to_string(harness_seed()) + " ATTN_PANEL_STATE='" +
-        name + "' test_panels\nlast inputs:\n" + input.recent());
+        name + "' test_panels; its files are left in " + harness_root().string() +
+        "\nlast inputs:\n" + input.recent());
     const auto frame_start = std::chrono::steady_clock::now();
     draw_frame(w, static_cast<size_t>(f), imgui.small_font());
     input.observe(ImGui::GetDrawData());
     result.vertices += static_cast<size_t>(ImGui::GetDrawData()->TotalVtxCount);
+    if (GImGui->HoveredId) result.hovered.insert(GImGui->HoveredId);
+    if (GImGui->ActiveId) result.activated.insert(GImGui->ActiveId);
     // At least kMinFrame per frame: the trainers publish and the Runs panel's watcher reads
     // while the input plays, as they would between a user's frames.
     std::this_thread::sleep_until(frame_start + kMinFrame);
@@ -296,9 +303,10 @@ StateResult drive(const std::string& name, HarnessWindow& w, test::HeadlessImGui
   test::set_assert_context("");
   std::printf(
       "panel harness: state '%s': %zu frames in %.1f s, %zu panels drawn, %zu vertices a "
-      "frame\n",
+      "frame, %zu items hovered, %zu activated\n",
       name.c_str(), result.frames, result.seconds, result.panels_drawn.size(),
-      result.vertices / std::max<size_t>(1, result.frames));
+      result.vertices / std::max<size_t>(1, result.frames), result.hovered.size(),
+      result.activated.size());
   std::fflush(stdout);
   return result;
 }
@@ -478,7 +486,7 @@ TEST_CASE("panels: every mechanism") {
     const char* state;
     std::string config;
   };
-  const int frames = std::max(1, frames_per_state() / 2);
+  const int frames = std::max(1, frames_per_state() * 4 / 5);
   const std::vector<Mechanism> mechanisms = {
       {"ky", tiny(R"({"d_model": 16, "heads": 2, "layers": 2, "attention": "ky"})", 100000)},
       {"neural",
