@@ -58,6 +58,11 @@ HeadlessImGui::HeadlessImGui(float width, float height) {
   io.DisplayFramebufferScale = ImVec2(1, 1);
   io.DeltaTime = 1.0f / 60;
   io.BackendPlatformName = "attnlab panel harness";
+  // What the window's backends declare (imgui_impl_glfw: cursors, set-mouse-pos; imgui_impl_opengl3
+  // on GL 3.2+: vertex offsets, so a draw list may pass 65,536 vertices, e.g. the geometry
+  // panel's CPU grid).
+  io.BackendFlags |= ImGuiBackendFlags_HasMouseCursors | ImGuiBackendFlags_HasSetMousePos |
+                     ImGuiBackendFlags_RendererHasVtxOffset;
   for (int i = 0; i < ImGuiKey_COUNT; ++i) io.KeyMap[i] = kKeyBase + i;
   ImGui::StyleColorsDark();
   // The window's fonts (gui/window/window.cpp): the figure font at two sizes, else ImGui's own.

@@ -1,7 +1,8 @@
 // The headless panel harness's ImGui side (tests/app/panel_harness.cpp): an ImGui context with no
 // platform or renderer backend, a seeded random input driver, and a trap for ImGui's assertions.
 // Contract:
-//  - HeadlessImGui: one live at a time, UI thread only. The font atlas is built (RGBA32) with a
+//  - HeadlessImGui: one live at a time, UI thread only. Backend flags as the window's GLFW and
+//    OpenGL 3 backends set them (vertex offsets included). The font atlas is built (RGBA32) with a
 //    fake texture id; Render() produces draw data that nothing renders. No ini file is written.
 //  - RandomInput: the same seed gives the same input sequence (the panels' own state may still
 //    differ between runs: trainers run on their own threads). Each frame it moves the mouse to a
