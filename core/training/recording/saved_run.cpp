@@ -106,7 +106,7 @@ std::string weights_file_of_run(const RunDirectory& run, int64_t* step, size_t* 
 }
 
 // The head importance views.rec recorded at the checkpoint's step, when it did (a damaged or
-// older file: none; the figure is then simply not offered).
+// older file, another run's or one its config refuses: none; the figure is then not offered).
 static void attach_recorded_importance(const RunDirectory& run, Snapshot& s) {
   const std::string path = (fs::path(run.dir) / kViewRecordsFile).string();
   std::error_code ec;
@@ -120,7 +120,7 @@ static void attach_recorded_importance(const RunDirectory& run, Snapshot& s) {
     auto view = std::make_shared<InterventionView>();
     view->importance = std::move(r.importance);
     s.interventions = std::move(view);
-  } catch (const Error&) {
+  } catch (const std::exception&) {  // not this run's, damaged, refused: not offered
   }
 }
 
