@@ -26,8 +26,12 @@ nlohmann::json options_of(const ModelConfig& m, const std::string& mechanism) {
 // many of each autograd keeps and how many are live at once).
 struct LayerTerms {
   double scores = 0;  // the [H, T, cols] score tensor one softmax works on
-  double extra = 0;   // the mechanism's own per-sequence tensors (features, blocks)
-  double fixed = 0;   // per batch, not per sequence (gaussian's chunk buffers)
+  // dot-product attention on the CPU without rope or alibi: one kernel (core/kernels/
+  // cpu_kernels.h) that keeps only the weights, where the reference path keeps two and has
+  // three live at once.
+  bool fused = false;
+  double extra = 0;  // the mechanism's own per-sequence tensors (features, blocks)
+  double fixed = 0;  // per batch, not per sequence (gaussian's chunk buffers)
 };
 
 LayerTerms layer_terms(const ModelConfig& m, int layer, double B, double T) {
@@ -38,15 +42,15 @@ LayerTerms layer_terms(const ModelConfig& m, int layer, double B, double T) {
   const double H = m.heads, Dh = static_cast<double>(m.d_model) / m.heads;
   LayerTerms t;
   t.scores = H * T * T;  // every softmax-like mechanism holds [B, H, T, T] weights
+  t.fused = mech == "dot" && m.position != "rope" && m.position != "alibi";
   if (mech == "ky") {
     // Blocks of W queries against 2 W keys, then a [T, W] band: ~3 W columns, T rounded up.
     const double W = parse_ky_options(options).window;
     t.scores = H * (T + W) * 3 * W;
   } else if (mech == "neural") {
-    // Its scorer works on [B, H, chunk, T, hidden] blocks (pre-activation, activation,
-    // slope, product), recomputed in backward.
+    // Its scorer works on one [B, H, chunk, T, hidden] block at a time, recomputed in backward.
     const NeuralOptions o = parse_neural_options(options);
-    t.extra = 4 * H * std::min<double>(o.chunk, T) * T * o.hidden;
+    t.extra = H * std::min<double>(o.chunk, T) * T * o.hidden;
   } else if (mech == "linear-sim") {
     t.extra = 2 * H * T * Dh * Dh;  // the [B, H, T, Dh^2] outer products and their product
   } else if (mech == "gaussian") {
@@ -119,37 +123,42 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
                                                   clamp(shape.tokens), clamp(shape.patch_dim))
                                 .total);
   }
-  // Per sequence, in float elements.
-  double saved_scores = 0, max_scores = 0, max_extra = 0, sum_extra = 0, fixed = 0;
+  // Per sequence, in float elements: the score tensors autograd keeps (saved), the most live at
+  // once in one layer's forward or backward (live), and the same without gradients (eval_live).
+  const bool weights_kept = use == MemoryUse::analyze;  // recording takes the reference path
+  double saved = 0, live = 0, eval_live = 0, max_extra = 0, fixed = 0;
   for (int l = 0; l < layers; ++l) {
     const LayerTerms t = layer_terms(m, l, B, T);
-    saved_scores += t.scores;
-    max_scores = std::max(max_scores, t.scores);
+    const bool fused = t.fused && !weights_kept;
+    saved += (fused ? 1 : 2) * t.scores;
+    live = std::max(live, (fused ? 2 : 3) * t.scores);
+    eval_live = std::max(eval_live, (fused ? 1.5 : 3) * t.scores);
+    if (weights_kept) eval_live += t.scores;  // every layer's weights, kept to the end
     max_extra = std::max(max_extra, t.extra);
-    sum_extra += t.extra;
     fixed = std::max(fixed, t.fixed);
   }
-  double per_token_layer = 16 * D + 4 * F;  // LayerNorms, q k v, projections, MLP, residuals
-  if (conn) per_token_layer = m.conn.slots * D * (3.0 * m.conn.steps + 8);
-  const double conn_layers = conn ? 1 : layers;
+  // Per token: what autograd keeps of a layer (LayerNorms, q k v, projections, MLP, residuals)
+  // and what one layer has live without gradients; conn: its [slots, D] states of every step.
+  double train_token = 16 * D + 4 * F, eval_token = 8 * D + 2 * F;
+  if (conn) {
+    train_token = m.conn.slots * D * (3.0 * m.conn.steps + 8);
+    eval_token = m.conn.slots * D * 6;
+  }
+  const double token_layers = conn ? 1 : layers;
   double floats = 0;
   if (use == MemoryUse::train) {
     // Weights, gradients, AdamW's two moments, the recovery copy and a step's spare.
-    floats = 6 * P +
-             B * (conn_layers * T * per_token_layer + 2 * saved_scores + 3 * max_scores +
-                  sum_extra + max_extra + 4 * T * V) +
-             fixed;
+    floats =
+        6 * P + B * (token_layers * T * train_token + saved + live + max_extra + 4 * T * V) + fixed;
   } else {
-    // A loaded run holds weights and its AdamW moments; no gradients, activations one layer at
-    // a time; analyze also keeps every layer's weights.
-    floats = 4 * P + B * (2 * T * per_token_layer + 3 * max_scores + max_extra + 3 * T * V) + fixed;
-    if (use == MemoryUse::analyze) floats += B * saved_scores;
+    // A loaded run holds weights and its AdamW moments; no gradients, one layer at a time.
+    floats = 4 * P + B * (T * eval_token + eval_live + max_extra + 3 * T * V) + fixed;
   }
   // The eval set (and a training batch): int64 inputs and targets; images as float patches.
   double data = (c.train.eval_batches + 1) * B * T * 16;
   if (shape.patch_dim > 0) data += (c.train.eval_batches + 1) * B * T * shape.patch_dim * 4;
   const double mask = T * T;  // the causal mask, one byte per pair
-  const double bytes = floats * 4 + data + mask;
+  const double bytes = floats * 4 + data + mask + static_cast<double>(kRuntimeOverhead);
 
   MemoryEstimate e;
   e.bytes = bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes);
@@ -174,7 +183,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
   if (conn) {
     keys.insert(keys.end(), {"model.conn.slots", "model.d_model"});
   } else {
-    keys.insert(keys.end(), {"model.heads", "model.layers"});
+    keys.insert(keys.end(), {"model.heads", "model.layers", "model.d_model"});
   }
   e.shrink = join_keys(keys);
   return e;

@@ -29,6 +29,11 @@ struct TaskShape {
   bool vocab_known = true;
 };
 constexpr int64_t kTextVocabFloor = 256;
+
+// What the first computation adds to a process whatever the config: LibTorch's and OpenBLAS's
+// thread pools and buffers, the run's recorder (measured: 29 MB for the smallest config, one or
+// two threads). Included in every estimate.
+constexpr uint64_t kRuntimeOverhead = uint64_t(48) << 20;
 TaskShape task_shape(const TaskConfig& task);
 
 // The config key that sets a task's input length ("task.length", "task.context", "task.patch"),
@@ -46,7 +51,7 @@ struct MemoryEstimate {
   // The sizes that set it, as config keys: "train.batch_size 64 x task.length 4096 (8192
   // tokens); model.heads 4 x model.layers 2 of 8192 x 8192 scores; model.d_model 64".
   std::string sizes;
-  // What to lower: "train.batch_size, task.length, model.heads or model.layers".
+  // What to lower: "train.batch_size, task.length, model.heads, model.layers or model.d_model".
   std::string shrink;
 };
 

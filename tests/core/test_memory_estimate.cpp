@@ -71,7 +71,8 @@ TEST_CASE("memory estimate: task shapes equal the built tasks' input length and 
            R"({"name": "modadd"})", R"({"name": "induction", "length": 8})",
            R"({"name": "mqar", "context": 64, "vocab": 32})",
            R"({"name": "selective_copy", "context": 48})",
-           R"({"name": "induction_head", "context": 40})", R"({"name": "parity", "length": 12})",
+           R"({"name": "induction_head", "context": 40})",
+           R"({"name": "parity", "length": 12, "vocab": 2})",
            R"({"name": "reverse_string", "length": 10})",
            R"({"name": "duplicate_string", "length": 6})",
            R"({"name": "text", "context": 33, "text_path": ")" + (dir / "corpus.txt").string() +
@@ -103,8 +104,8 @@ TEST_CASE("memory estimate: covers the measured peak of a training step and an e
   // is not reused unseen (glibc would otherwise raise its mmap threshold as blocks are freed).
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
-  // Measured on this suite's configs (docs/guide/hardening.md lists them): the estimate ran
-  // between 1.0x and 2.6x the peak; 3x is the bound.
+  // Measured on these configs (2026-11-29, one thread): the estimate ran between 1.13x (pseudo,
+  // eval) and 2.74x (neural, train) the peak; 3x is the bound.
   constexpr double kAtMost = 3.0;
   const std::string base =
       R"("seed": 3, "threads": 1, "train": {"batch_size": 16, "eval_batches": 2, "warmup": 0},
@@ -137,9 +138,12 @@ TEST_CASE("memory estimate: covers the measured peak of a training step and an e
           session.evaluate();
       }
       const double measured = static_cast<double>(status_bytes("VmHWM") - before);
-      const double estimate = static_cast<double>(estimate_memory(c, shape, use).bytes);
-      MESSAGE((train ? "train " : "eval ") << model << ": estimate " << estimate / 1048576
-                                           << " MiB, measured " << measured / 1048576 << " MiB");
+      // This process paid the runtime's one-time cost in an earlier case: compared without it.
+      const double estimate =
+          static_cast<double>(estimate_memory(c, shape, use).bytes - kRuntimeOverhead);
+      MESSAGE(std::string(train ? "train " : "eval ")
+              << model << ": estimate " << estimate / 1048576 << " MiB, measured "
+              << measured / 1048576 << " MiB");
       CHECK(estimate >= measured);
       CHECK(estimate <= kAtMost * measured);
     }
@@ -148,7 +152,7 @@ TEST_CASE("memory estimate: covers the measured peak of a training step and an e
 
 TEST_CASE("memory estimate: the refusal names the estimate, the limit and the config keys") {
   const ExperimentConfig c = config_of(
-      R"({"task": {"name": "copy", "length": 2048}, "train": {"batch_size": 64},
+      R"({"task": {"name": "selective_copy", "context": 4096}, "train": {"batch_size": 64},
           "model": {"d_model": 64, "heads": 4, "layers": 2}})");
   const MemoryEstimate e = estimate_memory(c, task_shape(c.task), MemoryUse::train);
   // Two layers of [64, 4, 4096, 4096] float scores alone are 2 x 16 GiB.
@@ -157,11 +161,12 @@ TEST_CASE("memory estimate: the refusal names the estimate, the limit and the co
   const std::string msg =
       error_of([&] { require_memory_for(c, task_shape(c.task), MemoryUse::train, "training"); });
   ::unsetenv("ATTNLAB_MEMORY_LIMIT");
-  CHECK(contains(msg, "training needs about"));
-  CHECK(contains(msg, "train.batch_size 64 x task.length 2048 (4096 tokens)"));
+  CHECK(contains(msg, "needs about"));
+  CHECK(contains(msg, "train.batch_size 64 x task.context 4096 (4096 tokens)"));
   CHECK(contains(msg, "model.heads 4 x model.layers 2 of 4096 x 4096 scores"));
   CHECK(contains(msg, "1.0 GB available (ATTNLAB_MEMORY_LIMIT)"));
-  CHECK(contains(msg, "lower train.batch_size, task.length, model.heads or model.layers"));
+  CHECK(contains(
+      msg, "lower train.batch_size, task.context, model.heads, model.layers or model.d_model"));
   // A small config fits the same limit.
   const ExperimentConfig small = config_of(R"({"task": {"name": "copy", "length": 4}})");
   ::setenv("ATTNLAB_MEMORY_LIMIT", "1G", 1);
@@ -177,7 +182,8 @@ TEST_CASE("memory estimate: the window refuses a config that cannot fit with a m
   Trainer t(c, test::fast_options());
   REQUIRE(test::wait_until([&] { return test::in_state(t, TrainerState::Idle); }));
   ExperimentConfig big = c;
-  big.task.length = 2048;  // 4096 tokens
+  big.task.name = "selective_copy";
+  big.task.context = 4096;
   big.train.batch_size = 64;
   ::setenv("ATTNLAB_MEMORY_LIMIT", "2G", 1);
   const uint64_t rss_before = status_bytes("VmRSS");
@@ -186,8 +192,8 @@ TEST_CASE("memory estimate: the window refuses a config that cannot fit with a m
   ::unsetenv("ATTNLAB_MEMORY_LIMIT");
   const std::string msg = t.latest()->message;
   INFO(msg);
-  CHECK(contains(msg, "training needs about"));
-  CHECK(contains(msg, "train.batch_size 64 x task.length 2048 (4096 tokens)"));
+  CHECK(contains(msg, "needs about"));
+  CHECK(contains(msg, "train.batch_size 64 x task.context 4096 (4096 tokens)"));
   CHECK(status_bytes("VmRSS") < rss_before + (uint64_t(256) << 20));  // nothing was allocated
   t.reconfigure(c);
   REQUIRE(test::wait_until([&] { return test::in_state(t, TrainerState::Idle); }));
