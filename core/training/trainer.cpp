@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/base/error.h"
+#include "core/models/memory_estimate.h"
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_writer.h"
@@ -146,6 +147,8 @@ struct Trainer::Impl {
     length_eval_view.reset();
     use_thread_policy(c);
     try {
+      // Before anything is allocated: a size that cannot fit is an error message, not a crash.
+      require_memory_for(c, task_shape(c.task), MemoryUse::train, "training");
       session = std::make_unique<TrainingSession>(c);
       apply_probe_index();
       apply_probe_text(probe_text);
