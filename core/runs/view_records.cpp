@@ -296,8 +296,9 @@ void check_view_record(const ViewRecord& r, const ViewShape& s) {
     refuse("holds more eigenvalues than C has slots");
 }
 
-ViewRecord decode_view_record(const std::string& payload) {
-  // Counted first: the decoded tree costs tens of bytes per item, whatever the payload's size.
+// Refuses a payload of more than kMaxViewRecordItems CBOR items, counted without building it:
+// the decoded tree costs tens of bytes per item, whatever the payload's size.
+static void check_item_count(const std::string& payload) {
   ItemCounter counter;
   bool counted = false;
   try {
@@ -309,6 +310,10 @@ ViewRecord decode_view_record(const std::string& payload) {
     throw Error("views.rec: a record of more than " + std::to_string(kMaxViewRecordItems) +
                 " items (attnlab's limit; its own records hold a few per map)");
   if (!counted) throw Error("views.rec: a record is not valid CBOR");
+}
+
+ViewRecord decode_view_record(const std::string& payload) {
+  check_item_count(payload);
   json j;
   try {
     j = json::from_cbor(payload);
