@@ -190,8 +190,10 @@ struct ItemCounter {
   bool start_array(std::size_t) { return more(); }
   bool end_array() { return true; }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    throw Error(std::string("views.rec: a record is not valid CBOR: ") + e.what());
+    error = e.what();
+    return false;
   }
+  std::string error;
 };
 
 }  // namespace
@@ -309,7 +311,7 @@ static void check_item_count(const std::string& payload) {
   if (counter.items > kMaxViewRecordItems)
     throw Error("views.rec: a record of more than " + std::to_string(kMaxViewRecordItems) +
                 " items (attnlab's limit; its own records hold a few per map)");
-  if (!counted) throw Error("views.rec: a record is not valid CBOR");
+  if (!counted) throw Error("views.rec: a record is not valid CBOR: " + counter.error);
 }
 
 ViewRecord decode_view_record(const std::string& payload) {
