@@ -245,7 +245,7 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   cmd->add_option("--steps", a.steps,
                   "A filmstrip of --figure (" + recorded_figure_names() +
                       ") at several recorded steps, one column each, one colour scale: a:b:k or "
-                      "s1,s2,...");
+                      "s1,s2,... (at most 64 steps, none past the run's train.steps)");
   cmd->add_option("--format", a.format, "pdf, svg, png or csv (default: --out's extension)");
   fig::ExportRequest& r = a.request;
   cmd->add_option("--dpi", r.dpi, "PNG resolution (30..2400, default 300)");
