@@ -41,6 +41,7 @@
 #include "gui/plot/live_figure.h"
 #include "gui/timeline.h"
 #include "gui/ui_state.h"
+#include "gui/window/draw_guard.h"
 #include "headless_imgui.h"
 
 using namespace attn;
@@ -280,6 +281,12 @@ StateResult drive(const std::string& name, HarnessWindow& w, test::HeadlessImGui
         "\nlast inputs:\n" + input.recent());
     const auto frame_start = std::chrono::steady_clock::now();
     draw_frame(w, static_cast<size_t>(f), imgui.small_font());
+    // The window's draw guard (gui/window/draw_guard.h) repairs a panel that throws or leaves
+    // its stacks unbalanced and draws on; here any such repair is a failure, not a recovery.
+    for (const gui::DrawFaultRecord& fault : gui::take_draw_faults())
+      FAIL_CHECK("state '", name, "', frame ", f, ": the draw guard caught a fault in ",
+                 fault.where, ": ", fault.what, " (replay: ATTN_PANEL_SEED=", harness_seed(),
+                 " ATTN_PANEL_STATE='", name, "')");
     input.observe(ImGui::GetDrawData());
     result.vertices += static_cast<size_t>(ImGui::GetDrawData()->TotalVtxCount);
     if (GImGui->HoveredId) result.hovered.insert(GImGui->HoveredId);
