@@ -8,11 +8,26 @@
 #include <string>
 #include <thread>
 
+#include "core/base/error.h"
 #include "core/config/config.h"
 #include "core/training/session/session.h"
 #include "core/training/trainer.h"
 
 namespace attn::test {
+
+// The attn::Error message f() throws ("" when it throws none).
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+inline bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // A small, fast config for tests (override fields as needed).
 inline ExperimentConfig tiny_config(const std::string& task = "copy") {

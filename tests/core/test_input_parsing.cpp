@@ -26,23 +26,8 @@
 #include "helpers.h"
 
 using namespace attn;
-
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-}  // namespace
+using attn::test::contains;
+using attn::test::error_of;
 
 TEST_CASE("ATTNLAB_MEMORY_LIMIT: units with or without a space, binary, any case") {
   const struct {

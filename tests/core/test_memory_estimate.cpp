@@ -22,22 +22,11 @@
 #include "helpers.h"
 
 using namespace attn;
+using attn::test::contains;
+using attn::test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 ExperimentConfig config_of(const std::string& text) {
   return parse_config(nlohmann::json::parse(text), "test config");

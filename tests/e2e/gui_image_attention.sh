@@ -119,7 +119,7 @@ if command -v xdotool >/dev/null; then
   --frames 1000000 --layout layout.ini >>"$TMP/log" 2>&1 &
 pid=\$!
 win=\$(timeout 60 xdotool search --sync --onlyvisible --name '^attnlab$' | head -n1)
-sleep 12  # the live run builds, records its first view (with head importance) and probes: the grid's rows settle
+sleep 20  # the live run builds, records its first view (with head importance) and probes: the grid's rows settle
 xdotool mousemove --window "\$win" $cell click 1
 sleep 2
 kill -INT \$pid
