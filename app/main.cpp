@@ -14,14 +14,14 @@
 #include <iostream>
 #include <memory>
 
+#include "app/cli/cli.h"
+#include "app/cli/compare/cli_compare.h"
+#include "app/common/data_paths.h"
+#include "app/common/exit_codes.h"
 #include "attnlab_build_info.h"
-#include "cli/cli.h"
-#include "cli/compare/cli_compare.h"
-#include "cli/data_paths.h"
-#include "cli/exit_codes.h"
 #include "core/base/memory.h"
 #ifdef ATTN_HAVE_GUI
-#include "gui/gui.h"
+#include "app/gui/gui.h"
 #endif
 
 // --- Start-up under an address-space limit (`ulimit -v`) ---------------------------------------

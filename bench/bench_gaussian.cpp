@@ -1,6 +1,6 @@
 // Benchmark (prints figures; not a test): the Gaussian-MHSA map on CPU, chunked (the LibTorch
-// reference, core/attention/kernel/kernel_attention.cpp) against the naive form that builds the
-// [B, H, S, S, Dh, Dh] tensor, as S and Dh grow. One forward + backward per pass, each
+// reference, core/attention/kernel_family/kernel_attention.cpp) against the naive form that builds
+// the [B, H, S, S, Dh, Dh] tensor, as S and Dh grow. One forward + backward per pass, each
 // configuration in a fresh child process (peak RSS is that configuration's). The naive form runs
 // only where its tensor (and autograd's copies) fit in --naive-limit-mib.
 // usage: bench_gaussian [--batch B] [--heads H] [--lengths 16,64,...] [--dims 8,32,...]

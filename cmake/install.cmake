@@ -1,6 +1,6 @@
 # Installing attnlab (`cmake --install`), its .deb (`cpack`), and what the binary needs to know
 # about both: the generated build-info header (version, LibTorch, CUDA, where installed data
-# lives), read by `attnlab --version` and the relocatable data lookup (app/cli/data_paths.cpp).
+# lives), read by `attnlab --version` and the relocatable data lookup (app/common/data_paths.cpp).
 include(GNUInstallDirs)
 
 if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda)

@@ -4,7 +4,7 @@
 #    that are cheap to instrument, built in the Release build/ beside the originals
 #    (tests/sanitizers/CMakeLists.txt: EXCLUDE_FROM_ALL targets with their own flags; no second
 #    build of core). `stage` = `stage-asan stage-tsan`.
-#     stage-asan: ASan+UBSan on the torch-free libraries (attnlab_util, attnlab_base: config, strict
+#     stage-asan: ASan+UBSan on the torch-free libraries (attnlab_base, attnlab_core_torchfree: config, strict
 #       JSON, views.rec, safetensors, run files; attnlab_plot and the figure builders; the
 #       window's panels where the headless harness exists) with their suites test_base,
 #       test_figure, test_app, test_render and the panel harness. LibTorch code those suites

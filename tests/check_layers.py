@@ -10,7 +10,7 @@ import sys
 # Bottom up. A folder may include its own headers and those of any folder before it.
 LAYERS = ["base", "json", "views", "analysis", "kernels", "random", "attention", "config",
           "runs", "models", "data", "training"]
-# Compiled without torch (attnlab_util, attnlab_base): no torch header may reach them.
+# Compiled without torch (attnlab_base, attnlab_core_torchfree): no torch header may reach them.
 TORCH_FREE = {"base", "json", "views", "analysis", "config", "runs"}
 TORCH = re.compile(r'#\s*include\s*<(torch|ATen|c10)/')
 LOCAL = re.compile(r'#\s*include\s*"(core/[^"]+)"')

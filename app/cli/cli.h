@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/exit_codes.h"
+#include "app/common/exit_codes.h"
 #include "core/analysis/ky_transform.h"
 #include "render/plot/export/figure_export.h"
 
@@ -143,7 +143,8 @@ struct AnalyzeArgs {
 CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& args);
 int run_analyze_command(const AnalyzeArgs& args);
 
-// `attnlab eval`: saved runs evaluated at other lengths (core/training/interventions/length_eval.h).
+// `attnlab eval`: saved runs evaluated at other lengths
+// (core/training/interventions/length_eval.h).
 struct EvalArgs {
   std::vector<std::string> runs;
   std::string context;  // "L" or "L1,L2,..."

@@ -1,4 +1,4 @@
-#include "cli/progress.h"
+#include "app/cli/progress.h"
 
 #include <unistd.h>
 

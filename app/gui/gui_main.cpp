@@ -22,24 +22,24 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "app/common/data_paths.h"
+#include "app/common/exit_codes.h"
 #include "app/figures/figures.h"
-#include "cli/data_paths.h"
-#include "cli/exit_codes.h"
+#include "app/gui/gui.h"
+#include "app/gui/help/menus.h"
+#include "app/gui/layout/workspace.h"
+#include "app/gui/panel.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/plot/live_figure.h"
+#include "app/gui/timeline.h"
+#include "app/gui/ui_state.h"
+#include "app/gui/window/draw_guard.h"
+#include "app/gui/window/window.h"
 #include "core/base/atomic_file.h"
 #include "core/base/version.h"
 #include "core/config/config.h"
 #include "core/runs/run_writer.h"
 #include "core/training/trainer.h"
-#include "gui/gui.h"
-#include "gui/help/menus.h"
-#include "gui/layout/workspace.h"
-#include "gui/panel.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/plot/live_figure.h"
-#include "gui/timeline.h"
-#include "gui/ui_state.h"
-#include "gui/window/draw_guard.h"
-#include "gui/window/window.h"
 #include "render/gl/frame_stats.h"
 #include "render/gl/screenshot.h"
 
@@ -59,7 +59,7 @@ constexpr size_t kWarmupFrames = 30;  // excluded from frame statistics (shader/
 ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui) {
   std::string path = requested;
   if (path.empty()) {
-    // Installed (share/attnlab) or in the source tree: cli/data_paths.h looks in both.
+    // Installed (share/attnlab) or in the source tree: app/common/data_paths.h looks in both.
     path = find_data_path("configs/copy.json");
   }
   if (path.empty()) {

@@ -1,6 +1,7 @@
 // Panel: the one interface every view of the window implements, and the panel table.
 // Contract:
-//  - The workspace (gui/layout/workspace.h) owns the ImGui window: it places each open panel in a tile
+//  - The workspace (gui/layout/workspace.h) owns the ImGui window: it places each open panel in a
+//  tile
 //    (a child window that fills the tile below its tab bar) and calls draw() inside it. A panel
 //    draws content only: no ImGui::Begin/End of its own, never wider than the region it is given.
 //  - draw() gets everything from one FrameContext: one snapshot and one trainer state per frame,
@@ -21,12 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/gui.h"
+#include "app/gui/layout/tile_layout.h"
+#include "app/gui/ui_state.h"
 #include "core/config/config.h"
 #include "core/training/trainer.h"
 #include "core/views/snapshot.h"
-#include "gui/gui.h"
-#include "gui/layout/tile_layout.h"
-#include "gui/ui_state.h"
 
 struct ImFont;
 namespace attn::fig {

@@ -1,4 +1,4 @@
-#include "gui/timeline.h"
+#include "app/gui/timeline.h"
 
 #include <imgui.h>
 

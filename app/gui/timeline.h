@@ -24,9 +24,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "app/gui/ui_state.h"
 #include "core/runs/view_timeline.h"
 #include "core/views/snapshot.h"
-#include "gui/ui_state.h"
 
 namespace attn::gui {
 

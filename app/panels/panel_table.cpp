@@ -4,20 +4,20 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "gui/panel.h"
-#include "panels/attention/attention_panel.h"
-#include "panels/attention/heads_panel.h"
-#include "panels/attention/image_attention_panel.h"
-#include "panels/attention/interventions_panel.h"
-#include "panels/geometry/geometry_panel.h"
-#include "panels/mechanisms/conn_panel.h"
-#include "panels/mechanisms/connection_panel.h"
-#include "panels/mechanisms/ky_lab_panel.h"
-#include "panels/mechanisms/neural_panel.h"
-#include "panels/runs/runs_panel.h"
-#include "panels/training/compare_panel.h"
-#include "panels/training/loss_panel.h"
-#include "panels/training/run_panel.h"
+#include "app/gui/panel.h"
+#include "app/panels/attention/attention_panel.h"
+#include "app/panels/attention/heads_panel.h"
+#include "app/panels/attention/image_attention_panel.h"
+#include "app/panels/attention/interventions_panel.h"
+#include "app/panels/geometry/geometry_panel.h"
+#include "app/panels/mechanisms/conn_transformer_panel.h"
+#include "app/panels/mechanisms/ky_connections_panel.h"
+#include "app/panels/mechanisms/ky_lab_panel.h"
+#include "app/panels/mechanisms/neural_panel.h"
+#include "app/panels/runs/runs_panel.h"
+#include "app/panels/training/compare_panel.h"
+#include "app/panels/training/loss_panel.h"
+#include "app/panels/training/run_panel.h"
 
 namespace attn::gui {
 namespace {
@@ -91,7 +91,7 @@ const std::vector<PanelRow>& panel_table() {
        },
        make<AttentionPanel>},
       {"connections", "Connections", TilePlace::Right,
-       [](const PanelSetup& s) { return uses(s.config, "ky"); }, make<ConnectionPanel>},
+       [](const PanelSetup& s) { return uses(s.config, "ky"); }, make<KyConnectionsPanel>},
       {"ky-lab", "KY Transform lab", TilePlace::Right, [](const PanelSetup&) { return false; },
        make<KyLabPanel>},
       {"geometry", "Geometry", TilePlace::Bottom, bare_launch, make<GeometryPanel>},
@@ -99,7 +99,8 @@ const std::vector<PanelRow>& panel_table() {
        [](const PanelSetup& s) { return uses(s.config, "neural"); }, make<NeuralPanel>},
       {"image-attention", "Image attention", TilePlace::Bottom, image_task, make_image_attention},
       {"conn", "Connection Transformer", TilePlace::Bottom,
-       [](const PanelSetup& s) { return s.config.model.architecture == "conn"; }, make<ConnPanel>},
+       [](const PanelSetup& s) { return s.config.model.architecture == "conn"; },
+       make<ConnTransformerPanel>},
       {"compare", "Compare", TilePlace::Right,
        [](const PanelSetup& s) {
          return !s.options.compare_dirs.empty() || !s.options.compare_vary.empty();

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/attention/kernel/kernel_options.h"
+#include "core/attention/kernel_family/kernel_options.h"
 #include "core/attention/ky/ky_options.h"
 #include "core/attention/neural/neural_options.h"
 #include "core/base/error.h"

@@ -30,18 +30,18 @@
 #include <vector>
 
 #include "app/figures/figures.h"
+#include "app/gui/gui.h"
+#include "app/gui/help/menus.h"
+#include "app/gui/layout/workspace.h"
+#include "app/gui/panel.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/plot/live_figure.h"
+#include "app/gui/timeline.h"
+#include "app/gui/ui_state.h"
+#include "app/gui/window/draw_guard.h"
 #include "core/base/version.h"
 #include "core/config/config.h"
 #include "core/training/trainer.h"
-#include "gui/gui.h"
-#include "gui/help/menus.h"
-#include "gui/layout/workspace.h"
-#include "gui/panel.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/plot/live_figure.h"
-#include "gui/timeline.h"
-#include "gui/ui_state.h"
-#include "gui/window/draw_guard.h"
 #include "headless_imgui.h"
 
 using namespace attn;

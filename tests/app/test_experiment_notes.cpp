@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "gui/help/experiment_notes.h"
+#include "app/gui/help/experiment_notes.h"
 
 namespace fs = std::filesystem;
 using attn::gui::experiment_note;

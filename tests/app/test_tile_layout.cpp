@@ -1,5 +1,5 @@
-// TileLayout (app/gui/layout/tile_layout.h): the workspace's tiles partition the window at every size,
-// whatever sequence of opens, closes, moves, splits and drags led there; the layout file
+// TileLayout (app/gui/layout/tile_layout.h): the workspace's tiles partition the window at every
+// size, whatever sequence of opens, closes, moves, splits and drags led there; the layout file
 // round-trips and a damaged one never breaks the window.
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-#include "gui/layout/tile_layout.h"
+#include "app/gui/layout/tile_layout.h"
 
 using attn::gui::TileLayout;
 using attn::gui::TilePlace;

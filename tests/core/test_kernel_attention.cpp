@@ -7,7 +7,7 @@
 #include <set>
 
 #include "core/attention/fused_attention.h"
-#include "core/attention/kernel/kernel_attention.h"
+#include "core/attention/kernel_family/kernel_attention.h"
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/config/config.h"

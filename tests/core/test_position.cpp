@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "core/attention/dot/dot_attention.h"
-#include "core/attention/kernel/kernel_attention.h"
+#include "core/attention/kernel_family/kernel_attention.h"
 #include "core/attention/ky/ky_attention.h"
 #include "core/attention/neural/neural_attention.h"
 #include "core/attention/position/position.h"

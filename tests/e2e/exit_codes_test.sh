@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The exit-code table (app/cli/exit_codes.h, docs/guide/cli.md) holds for every subcommand:
+# The exit-code table (app/common/exit_codes.h, docs/guide/cli.md) holds for every subcommand:
 # 2 for every usage error (an unknown option, a bad value: CLI11's own 100+ codes must not
 # leak), 3 for a diverged run from train and from sweep, 1 for a failed sweep cell; and the
 # output contract: progress on stderr, results on stdout, --json output that parses.

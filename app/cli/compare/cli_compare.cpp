@@ -1,4 +1,4 @@
-#include "cli/compare/cli_compare.h"
+#include "app/cli/compare/cli_compare.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -20,10 +20,10 @@
 #include <sstream>
 #include <thread>
 
+#include "app/cli/cli.h"
+#include "app/cli/progress.h"
+#include "app/common/data_paths.h"
 #include "app/figures/compare_figures.h"
-#include "cli/cli.h"
-#include "cli/data_paths.h"
-#include "cli/progress.h"
 #include "core/analysis/verdict.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
@@ -357,9 +357,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
       ->required();
   auto* as_json =
       cmd->add_flag("--json", a.json, "Print the table as JSON (summary.json values, unrounded)");
-  cmd->add_flag("--json-groups", a.json_groups,
-                "Print the seed groups as JSON instead: each group's runs, seeds and mean ± sd, and "
-                "each group's paired 95% interval and p-value against the first")
+  cmd->add_flag(
+         "--json-groups", a.json_groups,
+         "Print the seed groups as JSON instead: each group's runs, seeds and mean ± sd, and "
+         "each group's paired 95% interval and p-value against the first")
       ->excludes(as_json);
   cmd->add_option("--export", a.export_path,
                   "Write the loss/accuracy overlay: FILE.pdf|svg|png|csv (CSV and JSON beside)");
@@ -430,8 +431,8 @@ std::string seed_groups_text(const std::vector<ComparedRun>& runs) {
   std::vector<std::vector<std::string>> rows = {
       {"seed group", "mechanism", "seeds", "eval loss (mean ± sd)", "eval acc (mean ± sd)"}};
   for (const auto& g : c.groups)
-    rows.push_back({g.name, g.mechanism, std::to_string(g.runs.size()),
-                    format_stat(g.eval_loss, 4), format_stat(g.eval_accuracy, 4)});
+    rows.push_back({g.name, g.mechanism, std::to_string(g.runs.size()), format_stat(g.eval_loss, 4),
+                    format_stat(g.eval_accuracy, 4)});
   std::ostringstream out;
   out << "\nSeed groups (runs that differ only in their seed):\n" << align(rows);
   if (c.groups.size() < 2) return out.str();
@@ -443,8 +444,7 @@ std::string seed_groups_text(const std::vector<ComparedRun>& runs) {
         << cell(v.estimate, 4) << " [" << cell(v.lo, 4) << ", " << cell(v.hi, 4) << "], " << v.n
         << (v.paired ? " pairs" : " seeds (unpaired)") << ", p "
         << (std::isfinite(v.p_value) ? cell(v.p_value, 3) : std::string("-"))
-        << (std::isfinite(v.lo) && (v.lo > 0 || v.hi < 0) ? "" : " (interval includes 0)")
-        << "\n";
+        << (std::isfinite(v.lo) && (v.lo > 0 || v.hi < 0) ? "" : " (interval includes 0)") << "\n";
   }
   return out.str();
 }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/progress.h"
+#include "app/cli/progress.h"
 #include "core/analysis/verdict.h"
 #include "core/runs/run_dir.h"
 #include "core/training/headless/sweep.h"
@@ -16,8 +16,8 @@
 
 namespace attn {
 
-// Exit codes (cli/exit_codes.h): 0 done; 1 a run failed; 2 usage or input error (a message on
-// stderr names the flag, key or file; no file is written); 3 a run diverged; 130/143 a run was
+// Exit codes (app/common/exit_codes.h): 0 done; 1 a run failed; 2 usage or input error (a message
+// on stderr names the flag, key or file; no file is written); 3 a run diverged; 130/143 a run was
 // interrupted.
 
 struct CompareArgs {
@@ -93,7 +93,7 @@ nlohmann::json compare_table_json(const std::vector<ComparedRun>& runs);
 // Runs that differ only by seed, grouped (core/runs/seed_groups.h): mean ± sd per group and the
 // paired interval of each group against the first; "" when no group has two finished runs.
 struct ComparedSeedGroup {
-  std::string name;               // the sweep cell's directory, else the first run's label
+  std::string name;  // the sweep cell's directory, else the first run's label
   std::string mechanism;
   std::vector<std::string> runs;  // the members' labels, in the order given
   std::vector<long long> seeds;

@@ -11,11 +11,11 @@
 #include <sstream>
 #include <thread>
 
+#include "app/cli/cli.h"
+#include "app/cli/compare/cli_compare.h"
+#include "app/cli/progress.h"
+#include "app/common/data_paths.h"
 #include "app/figures/leaderboard_figures.h"
-#include "cli/cli.h"
-#include "cli/compare/cli_compare.h"
-#include "cli/data_paths.h"
-#include "cli/progress.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"

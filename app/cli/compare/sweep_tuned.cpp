@@ -2,8 +2,8 @@
 // (app/cli/compare/cli_compare.h, core/training/headless/tuned_arms.h).
 #include <iostream>
 
-#include "cli/cli.h"
-#include "cli/compare/cli_compare.h"
+#include "app/cli/cli.h"
+#include "app/cli/compare/cli_compare.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/training/headless/tuned_arms.h"

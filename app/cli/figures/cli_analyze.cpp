@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <iostream>
 
+#include "app/cli/cli.h"
 #include "app/figures/figures.h"
 #include "app/figures/intervention_figures.h"
-#include "cli/cli.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/models/memory_estimate.h"

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "app/cli/cli.h"
 #include "app/figures/figures.h"
-#include "cli/cli.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/runs/view_records.h"

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/cli.h"
+#include "app/cli/cli.h"
 #include "core/analysis/geometry.h"
 #include "core/base/error.h"
 #include "core/base/memory.h"

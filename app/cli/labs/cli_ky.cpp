@@ -5,7 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/cli.h"
+#include "app/cli/cli.h"
 #include "core/analysis/ky_transform.h"
 #include "core/base/error.h"
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/cli.h"
+#include "app/cli/cli.h"
 #include "core/base/atomic_file.h"
 #include "core/base/decimal.h"
 #include "core/base/error.h"

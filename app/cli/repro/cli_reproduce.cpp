@@ -16,14 +16,14 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/cli.h"
-#include "cli/compare/cli_compare.h"
-#include "cli/data_paths.h"
-#include "cli/progress.h"
-#include "cli/repro/repro_bench.h"
-#include "cli/repro/repro_claims.h"
-#include "cli/repro/repro_plan.h"
-#include "cli/repro/repro_sections.h"
+#include "app/cli/cli.h"
+#include "app/cli/compare/cli_compare.h"
+#include "app/cli/progress.h"
+#include "app/cli/repro/repro_bench.h"
+#include "app/cli/repro/repro_claims.h"
+#include "app/cli/repro/repro_plan.h"
+#include "app/cli/repro/repro_sections.h"
+#include "app/common/data_paths.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"

@@ -1,4 +1,4 @@
-#include "cli/repro/repro_bench.h"
+#include "app/cli/repro/repro_bench.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "cli/cli.h"
+#include "app/cli/cli.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"

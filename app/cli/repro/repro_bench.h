@@ -1,5 +1,5 @@
-// The speed and memory benchmark of `attnlab reproduce` (app/cli/repro/cli_reproduce.cpp): each arm's
-// training step timed alone, in a fresh process per arm and round (`attnlab bench-step`, one
+// The speed and memory benchmark of `attnlab reproduce` (app/cli/repro/cli_reproduce.cpp): each
+// arm's training step timed alone, in a fresh process per arm and round (`attnlab bench-step`, one
 // torch thread), never from the training runs, which share the cores.
 //
 // repro.json "benchmark": {"arms": [names], "rounds" (5), "warmup" (3), "steps" (20)}.
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/repro/repro_plan.h"
+#include "app/cli/repro/repro_plan.h"
 
 namespace attn {
 

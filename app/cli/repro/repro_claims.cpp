@@ -1,4 +1,4 @@
-#include "cli/repro/repro_claims.h"
+#include "app/cli/repro/repro_claims.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "cli/cli.h"
+#include "app/cli/cli.h"
 #include "core/analysis/statistics.h"
 #include "core/analysis/verdict.h"
 #include "core/base/error.h"

@@ -1,6 +1,6 @@
-// The claim-by-claim verdicts of `attnlab reproduce` (app/cli/repro/cli_reproduce.cpp). Each paper's
-// repro.json lists the claims taken from its seed document under "claims"; each becomes one row
-// with an interval and a verdict.
+// The claim-by-claim verdicts of `attnlab reproduce` (app/cli/repro/cli_reproduce.cpp). Each
+// paper's repro.json lists the claims taken from its seed document under "claims"; each becomes one
+// row with an interval and a verdict.
 //
 // A claim (JSON object):
 //   "claim"    what the paper says, in one sentence
@@ -39,8 +39,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/repro/repro_bench.h"
-#include "cli/repro/repro_plan.h"
+#include "app/cli/repro/repro_bench.h"
+#include "app/cli/repro/repro_plan.h"
 
 namespace attn {
 

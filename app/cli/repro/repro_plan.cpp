@@ -1,4 +1,4 @@
-#include "cli/repro/repro_plan.h"
+#include "app/cli/repro/repro_plan.h"
 
 #include <filesystem>
 #include <map>

@@ -1,13 +1,13 @@
-#include "cli/repro/repro_sections.h"
+#include "app/cli/repro/repro_sections.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <set>
 
+#include "app/cli/cli.h"
+#include "app/cli/compare/cli_compare.h"
 #include "app/figures/compare_figures.h"
-#include "cli/cli.h"
-#include "cli/compare/cli_compare.h"
 #include "core/base/error.h"
 #include "render/plot/colormap.h"
 

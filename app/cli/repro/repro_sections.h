@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/repro/repro_plan.h"
+#include "app/cli/repro/repro_plan.h"
 #include "render/plot/figure.h"
 
 namespace attn {

@@ -3,7 +3,7 @@
 // runs it in a fresh process per arm and round for its speed and memory claims.
 #include <iostream>
 
-#include "cli/cli.h"
+#include "app/cli/cli.h"
 #include "core/base/error.h"
 #include "core/training/headless/step_benchmark.h"
 #include "core/training/headless/sweep.h"

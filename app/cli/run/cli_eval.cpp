@@ -5,8 +5,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/cli/cli.h"
 #include "app/figures/length_figure.h"
-#include "cli/cli.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/training/interventions/length_eval.h"

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/cli.h"
+#include "app/cli/cli.h"
 #include "core/base/error.h"
 #include "core/training/session/migrate.h"
 

@@ -6,9 +6,9 @@
 #include <optional>
 #include <sstream>
 
-#include "cli/cli.h"
-#include "cli/compare/cli_compare.h"
-#include "cli/progress.h"
+#include "app/cli/cli.h"
+#include "app/cli/compare/cli_compare.h"
+#include "app/cli/progress.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/config/config.h"

@@ -1,4 +1,4 @@
-#include "gui/help/experiment_notes.h"
+#include "app/gui/help/experiment_notes.h"
 
 namespace attn::gui {
 

@@ -1,4 +1,4 @@
-#include "gui/help/menus.h"
+#include "app/gui/help/menus.h"
 
 #include <imgui.h>
 
@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "cli/data_paths.h"
+#include "app/common/data_paths.h"
+#include "app/gui/help/experiment_notes.h"
 #include "core/base/atomic_file.h"
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/training/recording/saved_run.h"
-#include "gui/help/experiment_notes.h"
 
 namespace attn::gui {
 namespace fs = std::filesystem;

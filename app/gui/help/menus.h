@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/ui_state.h"
 #include "core/training/trainer.h"
-#include "gui/ui_state.h"
 
 namespace attn::gui {
 

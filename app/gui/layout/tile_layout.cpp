@@ -1,4 +1,4 @@
-#include "gui/layout/tile_layout.h"
+#include "app/gui/layout/tile_layout.h"
 
 #include <algorithm>
 #include <functional>

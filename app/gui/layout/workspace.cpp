@@ -1,4 +1,4 @@
-#include "gui/layout/workspace.h"
+#include "app/gui/layout/workspace.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,9 +6,9 @@
 #include <functional>
 #include <sstream>
 
+#include "app/gui/window/draw_guard.h"
+#include "app/gui/window/palette.h"
 #include "core/base/atomic_file.h"
-#include "gui/window/draw_guard.h"
-#include "gui/window/palette.h"
 
 namespace attn::gui {
 namespace {

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "gui/panel.h"
-#include "gui/layout/tile_layout.h"
+#include "app/gui/layout/tile_layout.h"
+#include "app/gui/panel.h"
 
 namespace attn::gui {
 

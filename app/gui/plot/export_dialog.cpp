@@ -1,4 +1,4 @@
-#include "export_dialog.h"
+#include "app/gui/plot/export_dialog.h"
 
 #include <cstdio>
 #include <filesystem>

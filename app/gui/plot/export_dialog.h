@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "app/figures/figures.h"
-#include "figure_view.h"
-#include "render/plot/figure.h"
+#include "app/gui/plot/figure_view.h"
 #include "render/plot/export/figure_export.h"
+#include "render/plot/figure.h"
 
 namespace attn::gui {
 

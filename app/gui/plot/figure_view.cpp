@@ -1,4 +1,4 @@
-#include "figure_view.h"
+#include "app/gui/plot/figure_view.h"
 
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui_internal.h>  // ImTextCharFromUtf8
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gui/plot/imgui_texture.h"
+#include "app/gui/plot/imgui_texture.h"
 
 namespace attn::gui {
 namespace {

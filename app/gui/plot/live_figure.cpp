@@ -1,9 +1,9 @@
-#include "gui/plot/live_figure.h"
+#include "app/gui/plot/live_figure.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "gui/ui_state.h"
+#include "app/gui/ui_state.h"
 
 namespace attn::gui {
 namespace {
@@ -25,8 +25,8 @@ bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font, uint
   const double pixels_per_point = std::max(0.5, static_cast<double>(f->FontSize) / page_.font_pt);
   page_.width_pt = std::max(40.0, size.x / pixels_per_point);
   page_.height_pt = std::max(30.0, size.y / pixels_per_point);
-  // The window is cleared to this same colour (gui/window/window.cpp), so the page background is not
-  // painted again: one fill fewer per figure for a software rasteriser.
+  // The window is cleared to this same colour (gui/window/window.cpp), so the page background is
+  // not painted again: one fill fewer per figure for a software rasteriser.
   fig::Page screen_page = page_;
   screen_page.theme.background.a = 0;
   layout_ = cache_key != 0 ? view_.draw_cached(figure, screen_page, size, f, cache_key)

@@ -1,6 +1,6 @@
 // LiveFigure: a panel's plot area as a figure of the figure model (render/plot/figure.h), drawn
-// by the screen painter (gui/plot/figure_view.h). The panel builds the figure from the snapshot with
-// its controls as builder options, and its Export button sends that same figure to the Export
+// by the screen painter (gui/plot/figure_view.h). The panel builds the figure from the snapshot
+// with its controls as builder options, and its Export button sends that same figure to the Export
 // dialog: what is on screen is what gets exported.
 // Contract:
 //  - draw() lays the figure out on a page of size / pixels_per_point points, where pixels per
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/plot/figure_view.h"
+#include "app/gui/plot/figure_view.h"
 #include "render/plot/figure.h"
 #include "render/plot/figure_draw.h"
 

@@ -1,4 +1,4 @@
-#include "gui/window/draw_guard.h"
+#include "app/gui/window/draw_guard.h"
 
 #include <imgui.h>
 #include <imgui_internal.h>

@@ -1,4 +1,4 @@
-#include "gui/window/widgets.h"
+#include "app/gui/window/widgets.h"
 
 #include <imgui.h>
 

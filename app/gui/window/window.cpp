@@ -1,4 +1,4 @@
-#include "gui/window/window.h"
+#include "app/gui/window/window.h"
 
 // epoxy must come before GLFW; GLFW_INCLUDE_NONE keeps GLFW from including a GL header itself.
 #include <epoxy/gl.h>

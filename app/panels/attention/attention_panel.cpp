@@ -1,12 +1,12 @@
-#include "panels/attention/attention_panel.h"
+#include "app/panels/attention/attention_panel.h"
 
 #include <imgui.h>
 
 #include <algorithm>
 #include <cstdio>
 
-#include "gui/plot/export_dialog.h"
-#include "gui/window/widgets.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/widgets.h"
 
 namespace attn::gui {
 namespace {

@@ -2,18 +2,18 @@
 // heads as columns; one layer or all), token labels on the axes where they fit, a hover readout
 // "layer l, head h: query i (tok) -> key j (tok) = w" and one colorbar.
 // Contract: the grid is figures::attention_figure built with the panel's controls (layer, colour
-// scale) as options and drawn by the screen painter (gui/plot/live_figure.h); Export sends that same
-// figure to the Export dialog. The figure is rebuilt only when the snapshot (serial) or a
+// scale) as options and drawn by the screen painter (gui/plot/live_figure.h); Export sends that
+// same figure to the Export dialog. The figure is rebuilt only when the snapshot (serial) or a
 // control changes. Needs the GL context current; destroy before the window. The probe editor
 // (panels/probe/probe_editor.h) above the maps takes the user's own probe input.
 #pragma once
 #include <cstdint>
 
 #include "app/figures/figures.h"
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
+#include "app/panels/probe/probe_editor.h"
 #include "core/views/snapshot.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
-#include "panels/probe/probe_editor.h"
 
 namespace attn::gui {
 

@@ -1,4 +1,4 @@
-#include "panels/attention/heads_panel.h"
+#include "app/panels/attention/heads_panel.h"
 
 #include <imgui.h>
 
@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "app/figures/figures.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/timeline.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/timeline.h"
 
 namespace attn::gui {
 namespace {

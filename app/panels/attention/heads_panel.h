@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/runs/view_records.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 #include "render/plot/figure.h"
 
 namespace attn::gui {

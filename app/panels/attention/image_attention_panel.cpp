@@ -1,4 +1,4 @@
-#include "panels/attention/image_attention_panel.h"
+#include "app/panels/attention/image_attention_panel.h"
 
 #include <imgui.h>
 
@@ -11,10 +11,10 @@
 #include <functional>
 
 #include "app/figures/figures.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/palette.h"
+#include "app/gui/window/widgets.h"
 #include "core/training/trainer.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/window/palette.h"
-#include "gui/window/widgets.h"
 
 namespace attn::gui {
 namespace {

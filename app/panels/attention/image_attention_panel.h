@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "app/figures/image_rows_figure.h"
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/training/session/image_probe.h"
 #include "core/views/snapshot.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 
 struct ImFont;
 

@@ -1,4 +1,4 @@
-#include "panels/attention/interventions_panel.h"
+#include "app/panels/attention/interventions_panel.h"
 
 #include <imgui.h>
 
@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "app/figures/intervention_figures.h"
+#include "app/gui/plot/export_dialog.h"
 #include "core/views/intervention_view.h"
-#include "gui/plot/export_dialog.h"
 
 namespace attn::gui {
 namespace {

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <string>
 
-#include "gui/panel.h"
-#include "gui/plot/live_figure.h"
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "render/plot/figure.h"
 
 namespace attn::gui {

@@ -1,10 +1,10 @@
-#include "panels/geometry/geometry_canvas.h"
+#include "app/panels/geometry/geometry_canvas.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "gui/window/palette.h"
+#include "app/gui/window/palette.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::gui {

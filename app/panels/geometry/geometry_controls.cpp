@@ -1,4 +1,4 @@
-#include "panels/geometry/geometry_controls.h"
+#include "app/panels/geometry/geometry_controls.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <exception>
 #include <stdexcept>
 
-#include "figures/figures.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/window/palette.h"
+#include "app/figures/figures.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/palette.h"
 
 namespace attn::gui {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <string>
 
-#include "panels/geometry/geometry_canvas.h"
-#include "panels/geometry/geometry_gl_layer.h"
-#include "panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_canvas.h"
+#include "app/panels/geometry/geometry_gl_layer.h"
+#include "app/panels/geometry/geometry_scene.h"
 
 namespace attn::gui {
 

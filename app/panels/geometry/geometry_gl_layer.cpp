@@ -1,4 +1,4 @@
-#include "panels/geometry/geometry_gl_layer.h"
+#include "app/panels/geometry/geometry_gl_layer.h"
 
 #include <epoxy/gl.h>  // the warped grid is drawn with GL from inside ImGui's rendering
 
@@ -7,8 +7,8 @@
 #include <cmath>
 #include <exception>
 
-#include "gui/plot/imgui_texture.h"
-#include "gui/window/palette.h"
+#include "app/gui/plot/imgui_texture.h"
+#include "app/gui/window/palette.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

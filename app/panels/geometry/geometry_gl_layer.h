@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "panels/geometry/geometry_canvas.h"
-#include "panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_canvas.h"
+#include "app/panels/geometry/geometry_scene.h"
 #include "render/gl/canvas_target.h"
 #include "render/gl/gl_texture.h"
 #include "render/gl/warp_renderer.h"

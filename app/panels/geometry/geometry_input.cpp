@@ -1,4 +1,4 @@
-#include "panels/geometry/geometry_input.h"
+#include "app/panels/geometry/geometry_input.h"
 
 #include <cmath>
 

@@ -11,8 +11,8 @@
 #pragma once
 #include <imgui.h>
 
-#include "panels/geometry/geometry_canvas.h"
-#include "panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_canvas.h"
+#include "app/panels/geometry/geometry_scene.h"
 
 namespace attn::gui {
 

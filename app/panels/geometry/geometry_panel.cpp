@@ -1,4 +1,4 @@
-#include "panels/geometry/geometry_panel.h"
+#include "app/panels/geometry/geometry_panel.h"
 
 #include <imgui.h>
 
@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "figures/figures.h"
-#include "gui/window/palette.h"
+#include "app/figures/figures.h"
+#include "app/gui/window/palette.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

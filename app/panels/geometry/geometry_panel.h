@@ -41,12 +41,12 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "panels/geometry/geometry_canvas.h"
-#include "panels/geometry/geometry_controls.h"
-#include "panels/geometry/geometry_gl_layer.h"
-#include "panels/geometry/geometry_input.h"
-#include "panels/geometry/geometry_scene.h"
-#include "gui/panel.h"
+#include "app/gui/panel.h"
+#include "app/panels/geometry/geometry_canvas.h"
+#include "app/panels/geometry/geometry_controls.h"
+#include "app/panels/geometry/geometry_gl_layer.h"
+#include "app/panels/geometry/geometry_input.h"
+#include "app/panels/geometry/geometry_scene.h"
 
 struct ImFont;
 struct ImDrawList;

@@ -1,4 +1,4 @@
-#include "panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_scene.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "panels/mechanisms/ky_lab_panel.h"
+#include "app/panels/mechanisms/ky_lab_panel.h"
 
 #include <imgui.h>
 
@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "gui/plot/export_dialog.h"
-#include "gui/window/palette.h"
-#include "gui/window/widgets.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/palette.h"
+#include "app/gui/window/widgets.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/analysis/ky_transform.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 
 struct ImFont;
 

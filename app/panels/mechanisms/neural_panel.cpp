@@ -1,4 +1,4 @@
-#include "panels/mechanisms/neural_panel.h"
+#include "app/panels/mechanisms/neural_panel.h"
 
 #include <imgui.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 
 #include "app/figures/figures.h"
+#include "app/gui/plot/export_dialog.h"
 #include "core/training/trainer.h"
-#include "gui/plot/export_dialog.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

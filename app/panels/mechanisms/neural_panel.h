@@ -14,8 +14,8 @@
 // the view at every probe. Surface and slice need d' = 2: otherwise the panel says so and
 // shows the table only. The attention heatmaps are in the Attention panel.
 // Contract: draws into its tile from the snapshot only. Surface and slice are one figure of the
-// figure model drawn by the screen painter (gui/plot/live_figure.h): figures::neural_surface_figure of
-// the published view (range, query and slice are the view's request, so the builder already
+// figure model drawn by the screen painter (gui/plot/live_figure.h): figures::neural_surface_figure
+// of the published view (range, query and slice are the view's request, so the builder already
 // shows them), transformed here only to colour the slice as the panel always has (learned score
 // orange, dot product sky blue) and to state the slice's query and key direction in its title.
 // Export sends that same figure to the Export dialog. The figure is rebuilt only when a new view
@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 #include "render/plot/figure.h"
 
 struct ImFont;

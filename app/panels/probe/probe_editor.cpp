@@ -1,4 +1,4 @@
-#include "panels/probe/probe_editor.h"
+#include "app/panels/probe/probe_editor.h"
 
 #include <imgui.h>
 

@@ -7,7 +7,7 @@
 #pragma once
 #include <string>
 
-#include "gui/panel.h"
+#include "app/gui/panel.h"
 
 namespace attn::gui {
 

@@ -1,4 +1,4 @@
-#include "panels/runs/runs_panel.h"
+#include "app/panels/runs/runs_panel.h"
 
 #include <imgui.h>
 
@@ -10,8 +10,8 @@
 #include <functional>
 
 #include "app/figures/compare_figures.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/window/widgets.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/widgets.h"
 
 namespace attn::gui {
 namespace fs = std::filesystem;

@@ -1,11 +1,10 @@
 // Runs panel: every run directory under the runs root (where the window records its own runs,
-// core/training/recording/run_recorder.h) and under any directory the user adds (`gui --run DIR`, the Add
-// field), sweeps expanded to their cells. A table (name, mechanism, task, step, eval loss and
-// accuracy, state, age); ticked runs are overlaid as figures::loss_overlay, the Compare panel's
+// core/training/recording/run_recorder.h) and under any directory the user adds (`gui --run DIR`,
+// the Add field), sweeps expanded to their cells. A table (name, mechanism, task, step, eval loss
+// and accuracy, state, age); ticked runs are overlaid as figures::loss_overlay, the Compare panel's
 // figure, colours and legend (runs that differ only in their seed optionally as one mean line
-// with an sd or 95% band, the "seeds" combo); Open loads a run's checkpoint into the window so every view
-// (attention, connections, C, surface) shows it.
-// Contract:
+// with an sd or 95% band, the "seeds" combo); Open loads a run's checkpoint into the window so
+// every view (attention, connections, C, surface) shows it. Contract:
 //  - Follows directories another process is writing: a background thread (RunWatcher,
 //    core/runs/run_list.h) rescans the list every 2 s and re-reads each run when its files
 //    change, only the appended rows of a growing metrics.csv; the UI thread never reads a run's
@@ -35,9 +34,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/runs/run_list.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 
 namespace attn::gui {
 
@@ -77,7 +76,7 @@ class RunsPanel : public Panel {
   std::unordered_map<std::string, Entry*> index_;  // dir -> entry
   RunWatcher watcher_;
   uint64_t merged_serial_ = 0;
-  std::string own_dir_;     // the window's own recording (snapshot.run_dir), normalised
+  std::string own_dir_;      // the window's own recording (snapshot.run_dir), normalised
   std::string own_dir_raw_;  // snapshot.run_dir as given, to normalise only when it changes
   std::unordered_set<std::string> dropped_;  // placeholders unfollowed (merge skips them)
   std::string opened_dir_;  // the run loaded with Open (followed: reloaded on a new checkpoint)
@@ -92,7 +91,7 @@ class RunsPanel : public Panel {
   fig::Figure overlay_;
   uint64_t overlay_key_ = 0;
   uint64_t overlay_serial_ = 0;  // bumped with each new overlay_ (the screen's cache key)
-  int seed_bands_ = 0;  // figures::SeedBands: each run, mean ± sd, mean ± 95% CI
+  int seed_bands_ = 0;           // figures::SeedBands: each run, mean ± sd, mean ± 95% CI
   LiveFigure curves_;
 };
 

@@ -1,4 +1,4 @@
-#include "panels/training/compare_panel.h"
+#include "app/panels/training/compare_panel.h"
 
 #include <imgui.h>
 
@@ -10,13 +10,13 @@
 #include <thread>
 
 #include "app/figures/compare_figures.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/palette.h"
+#include "app/gui/window/widgets.h"
 #include "core/base/error.h"
 #include "core/runs/run_writer.h"  // new_run_dir
 #include "core/training/headless/sweep.h"
 #include "core/training/trainer.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/window/palette.h"
-#include "gui/window/widgets.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 

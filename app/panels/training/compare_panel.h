@@ -6,12 +6,12 @@
 // Contract:
 //  - Never waits on a trainer: the UI thread only reads snapshots and queues commands.
 //  - Every live run is recorded as it trains, by its Trainer's RunRecorder exactly like the
-//    window's own run (core/training/recording/run_recorder.h; TrainerOptions::run_dir): config.json and a
-//    metrics.csv row per evaluation under save_root/run-<time>/<key=value> (default: the runs
-//    root's compare/, which the Runs panel lists), checkpoint/ and summary.json when it finishes,
-//    diverges or fails and when the window closes (close(): "window closed"), so `attnlab compare`,
-//    `train --resume` and this panel can open it later. A run that cannot be recorded shows why
-//    in the table's "saved" column and is named by close().
+//    window's own run (core/training/recording/run_recorder.h; TrainerOptions::run_dir):
+//    config.json and a metrics.csv row per evaluation under save_root/run-<time>/<key=value>
+//    (default: the runs root's compare/, which the Runs panel lists), checkpoint/ and summary.json
+//    when it finishes, diverges or fails and when the window closes (close(): "window closed"), so
+//    `attnlab compare`, `train --resume` and this panel can open it later. A run that cannot be
+//    recorded shows why in the table's "saved" column and is named by close().
 //  - start_runs()/add_saved_run() return false with error() set (the key, value or file named)
 //    and change nothing on bad input.
 //  - The curves are figures::loss_overlay (the figure `attnlab compare` writes) drawn by the
@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/views/snapshot.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 
 struct ImFont;
 

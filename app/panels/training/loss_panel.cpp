@@ -1,14 +1,14 @@
-#include "panels/training/loss_panel.h"
+#include "app/panels/training/loss_panel.h"
 
 #include <imgui.h>
 
 #include <cstdio>
 #include <string>
 
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/ui_state.h"
 #include "core/training/interventions/length_eval.h"
 #include "core/training/trainer.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/ui_state.h"
 
 namespace attn::gui {
 
@@ -48,10 +48,9 @@ void LossPanel::draw_length_eval(FrameContext& frame) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
   // Enter evaluates even when the value did not change (InputInt then returns false).
-  const bool entered = ImGui::InputInt("##eval_length", &eval_length_, 0, 0,
-                                       ImGuiInputTextFlags_EnterReturnsTrue) ||
-                       (ImGui::IsItemDeactivated() &&
-                        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)));
+  const bool entered =
+      ImGui::InputInt("##eval_length", &eval_length_, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue) ||
+      (ImGui::IsItemDeactivated() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)));
   const ImVec2 f0 = ImGui::GetItemRectMin(), f1 = ImGui::GetItemRectMax();
   eval_length_ = std::max(1, eval_length_);
   ImGui::SameLine();
@@ -74,9 +73,10 @@ void LossPanel::draw_length_eval(FrameContext& frame) {
     if (v->error.empty()) {
       r["eval_loss"] = v->figures.loss;
       r["eval_accuracy"] = v->figures.accuracy;
-      std::snprintf(line, sizeof line, "%s %d (trained %d): loss %.4f, accuracy %.1f%% at step %lld",
-                    key.c_str(), v->length, v->trained, v->figures.loss,
-                    100 * v->figures.accuracy, static_cast<long long>(v->step));
+      std::snprintf(line, sizeof line,
+                    "%s %d (trained %d): loss %.4f, accuracy %.1f%% at step %lld", key.c_str(),
+                    v->length, v->trained, v->figures.loss, 100 * v->figures.accuracy,
+                    static_cast<long long>(v->step));
       text = line;
     } else {
       text = v->error;  // may be long: it wraps

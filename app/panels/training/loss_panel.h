@@ -2,8 +2,8 @@
 // loss (line with markers), the unigram baseline when the snapshot has one, and eval accuracy
 // in a second panel. Log-y toggle; hovering shows the nearest point's value and step.
 // Contract: the plot is figures::loss_figure built with the panel's controls as options
-// (smoothing, log y, accuracy) and drawn by the screen painter (gui/plot/live_figure.h); Export sends
-// that same figure to the Export dialog. The figure is rebuilt only when the snapshot
+// (smoothing, log y, accuracy) and drawn by the screen painter (gui/plot/live_figure.h); Export
+// sends that same figure to the Export dialog. The figure is rebuilt only when the snapshot
 // (snapshot.serial) or a control changes.
 // The eval-length row (token tasks with a length: length_eval.h) asks the trainer to evaluate the
 // model at another length (Trainer::request_length_eval) and shows Snapshot::length_eval: loss
@@ -12,9 +12,9 @@
 #include <cstdint>
 
 #include "app/figures/figures.h"
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/views/snapshot.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 
 namespace attn::gui {
 
@@ -36,7 +36,7 @@ class LossPanel : public Panel {
   uint64_t figure_serial_ = ~uint64_t(0);
   float built_smoothing_ = -1;
   bool built_log_y_ = false, built_accuracy_ = false;
-  int eval_length_ = 0;  // the field
+  int eval_length_ = 0;     // the field
   int field_trained_ = -1;  // the training length the field was filled for
   std::string field_key_;
   uint64_t task_serial_ = ~uint64_t(0);  // the snapshot the task's length key was read at

@@ -1,4 +1,4 @@
-#include "panels/training/run_panel.h"
+#include "app/panels/training/run_panel.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>

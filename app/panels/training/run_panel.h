@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <string>
 
+#include "app/gui/panel.h"
+#include "app/gui/ui_state.h"
 #include "core/training/trainer.h"
 #include "core/views/snapshot.h"
-#include "gui/panel.h"
-#include "gui/ui_state.h"
 
 namespace attn::gui {
 

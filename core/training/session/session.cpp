@@ -13,7 +13,7 @@
 
 #include "core/analysis/head_metrics.h"
 #include "core/attention/fused_attention.h"
-#include "core/attention/kernel/kernel_attention.h"
+#include "core/attention/kernel_family/kernel_attention.h"
 #include "core/attention/ky/ky_attention.h"
 #include "core/attention/neural/neural_surface.h"
 #include "core/base/atomic_file.h"

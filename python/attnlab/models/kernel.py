@@ -1,4 +1,4 @@
-"""The kernel attention family (core/attention/kernel/, seed 002): pseudo, semi-fusion, gaussian
+"""The kernel attention family (core/attention/kernel_family/, seed 002): pseudo, semi-fusion, gaussian
 and linear-sim.
 
 Every member maps x [B, L, D] -> [B, L, D] with n = heads, Dh = D / n:

@@ -32,16 +32,16 @@
 #include <vector>
 
 #include "app/figures/connections_figure.h"
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/views/snapshot.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 #include "render/plot/figure.h"
 
 struct ImFont;
 
 namespace attn::gui {
 
-class ConnectionPanel : public Panel {
+class KyConnectionsPanel : public Panel {
  public:
   // What the last draw() showed, for the GUI's exit report (ATTN_GUI_REPORT) and tests.
   struct Report {

@@ -1,5 +1,5 @@
 // The kernel attention family's options (model.attention_options.gaussian / .linear-sim; pseudo
-// and semi-fusion take none), torch-free. The mechanisms: core/attention/kernel/
+// and semi-fusion take none), torch-free. The mechanisms: core/attention/kernel_family/
 // kernel_attention.h.
 #pragma once
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "panels/mechanisms/connection_panel.h"
+#include "app/panels/mechanisms/ky_connections_panel.h"
 
 #include <imgui.h>
 
@@ -10,10 +10,10 @@
 #include <string>
 
 #include "app/figures/connections_figure.h"
+#include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/palette.h"
+#include "app/gui/window/widgets.h"
 #include "core/analysis/connections.h"
-#include "gui/plot/export_dialog.h"
-#include "gui/window/palette.h"
-#include "gui/window/widgets.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {
@@ -104,8 +104,8 @@ double data_x_at(const LiveFigure& live, int k, float sx) {
 
 }  // namespace
 
-const ConnectionCurves* ConnectionPanel::curves_in(const std::vector<ConnectionFrame>& history,
-                                                   int index) const {
+const ConnectionCurves* KyConnectionsPanel::curves_in(const std::vector<ConnectionFrame>& history,
+                                                      int index) const {
   if (index < 0 || index >= static_cast<int>(history.size())) return nullptr;
   const ConnectionCurves* c = find_layer(history[index], layer_);
   if (!c || !figures::well_formed(*c)) return nullptr;
@@ -116,8 +116,8 @@ const ConnectionCurves* ConnectionPanel::curves_in(const std::vector<ConnectionF
   return c;
 }
 
-void ConnectionPanel::choose_frame(const std::vector<ConnectionFrame>& history,
-                                   uint64_t generation) {
+void KyConnectionsPanel::choose_frame(const std::vector<ConnectionFrame>& history,
+                                      uint64_t generation) {
   const int n = static_cast<int>(history.size());
   if (generation != generation_) {  // a rebuilt model starts a new history: follow it
     generation_ = generation;
@@ -142,8 +142,8 @@ void ConnectionPanel::choose_frame(const std::vector<ConnectionFrame>& history,
   frame_step_ = history[frame_].step;
 }
 
-void ConnectionPanel::update_view(const std::vector<ConnectionFrame>& history,
-                                  uint64_t generation) {
+void KyConnectionsPanel::update_view(const std::vector<ConnectionFrame>& history,
+                                     uint64_t generation) {
   uint64_t key = mix(generation, history.size());
   key = mix(key, static_cast<uint64_t>(history.back().step));
   key = mix(key, static_cast<uint64_t>(frame_));
@@ -165,7 +165,7 @@ void ConnectionPanel::update_view(const std::vector<ConnectionFrame>& history,
   report_.summaries = view_.summaries;
 }
 
-void ConnectionPanel::draw(FrameContext& frame) {
+void KyConnectionsPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   report_.drawn = false;
@@ -257,7 +257,7 @@ void ConnectionPanel::draw(FrameContext& frame) {
   }
 }
 
-void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) {
+void KyConnectionsPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) {
   const ConnectionFrame& latest = history.back();
   const float slider_w = std::clamp(ImGui::GetContentRegionAvail().x * 0.28f, 110.0f, 300.0f);
   char label[96];
@@ -347,7 +347,7 @@ void ConnectionPanel::draw_toolbar(const std::vector<ConnectionFrame>& history) 
   }
 }
 
-ConnectionPanel::Arrangement ConnectionPanel::arrange(ImVec2 size, ImFont* font) const {
+KyConnectionsPanel::Arrangement KyConnectionsPanel::arrange(ImVec2 size, ImFont* font) const {
   const int heads = current_->heads;
   const float fs = font->FontSize;  // the figure's font size in pixels
   // The figure's overheads, roughly: its title and margins, each row's title, tick labels and
@@ -381,7 +381,7 @@ ConnectionPanel::Arrangement ConnectionPanel::arrange(ImVec2 size, ImFont* font)
   return a;
 }
 
-figures::ConnectionsOptions ConnectionPanel::options(const Arrangement& a) const {
+figures::ConnectionsOptions KyConnectionsPanel::options(const Arrangement& a) const {
   figures::ConnectionsOptions o;
   o.layer = layer_;
   o.step = frame_step_;
@@ -392,8 +392,8 @@ figures::ConnectionsOptions ConnectionPanel::options(const Arrangement& a) const
   return o;
 }
 
-void ConnectionPanel::draw_curves(const std::vector<ConnectionFrame>& history, ImFont* font,
-                                  ImVec2 size) {
+void KyConnectionsPanel::draw_curves(const std::vector<ConnectionFrame>& history, ImFont* font,
+                                     ImVec2 size) {
   const Arrangement a = arrange(size, font);
   too_small_for_grid_ = !overlaid_ && a.overlaid;
   no_room_for_beta_ = show_beta_ && !a.beta;
@@ -429,7 +429,7 @@ void ConnectionPanel::draw_curves(const std::vector<ConnectionFrame>& history, I
   hover_curves(hovered);
 }
 
-void ConnectionPanel::hover_curves(bool hovered) {
+void KyConnectionsPanel::hover_curves(bool hovered) {
   const ConnectionCurves& c = *current_;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int count = static_cast<int>(curves_.figure.panels.size());
@@ -504,7 +504,7 @@ void ConnectionPanel::hover_curves(bool hovered) {
   ImGui::EndTooltip();
 }
 
-void ConnectionPanel::draw_summaries(ImFont* font) {
+void KyConnectionsPanel::draw_summaries(ImFont* font) {
   ImGui::PushFont(font);
   ImGui::TextDisabled("Shape of g_h at step %lld (computed; offset = i - j):",
                       static_cast<long long>(frame_step_));
@@ -518,7 +518,7 @@ void ConnectionPanel::draw_summaries(ImFont* font) {
   ImGui::PopFont();
 }
 
-void ConnectionPanel::build_maps(const Snapshot& snap) {
+void KyConnectionsPanel::build_maps(const Snapshot& snap) {
   const auto& all = snap.attention_maps();
   uint64_t key = mix(snap.generation, static_cast<uint64_t>(snap.attention_step + 1));
   key = mix(key, static_cast<uint64_t>(layer_ + 1));
@@ -561,7 +561,7 @@ void ConnectionPanel::build_maps(const Snapshot& snap) {
   }
 }
 
-void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height) {
+void KyConnectionsPanel::draw_maps(const Snapshot& snap, ImFont* font, float height) {
   ImGui::PushID("maps");
   const bool drawn = maps_live_.draw(
       maps_, ImVec2(std::max(1.0f, ImGui::GetContentRegionAvail().x), height), font);
@@ -586,15 +586,15 @@ void ConnectionPanel::draw_maps(const Snapshot& snap, ImFont* font, float height
                     token(snap, cell->col), cell->value, cell->row - cell->col);
 }
 
-std::vector<std::string> ConnectionPanel::figures(const Snapshot& snap) const {
+std::vector<std::string> KyConnectionsPanel::figures(const Snapshot& snap) const {
   if (snap.connection_history().empty()) return {};
   return {"connections"};
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnectionPanel::Report, drawn, layer, heads, faded_curves, maps,
-                                   step, frame, frames, beta, summaries)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KyConnectionsPanel::Report, drawn, layer, heads, faded_curves,
+                                   maps, step, frame, frames, beta, summaries)
 
-nlohmann::json ConnectionPanel::report() const {
+nlohmann::json KyConnectionsPanel::report() const {
   nlohmann::json j = report_;
   j["curves"] = report_.heads;
   j["mode"] = report_.overlaid ? "overlaid" : "small multiples";

@@ -1,4 +1,4 @@
-#include "core/attention/kernel/kernel_attention.h"
+#include "core/attention/kernel_family/kernel_attention.h"
 
 #include <cmath>
 

@@ -1,7 +1,7 @@
 // Descriptors of the kernel attention family (seed 002; docs/design/MECHANISMS.md §3). The
-// parameter counts are the closed forms documented in core/attention/kernel/kernel_attention.h;
-// projections = U, b1, P, b2 = 2D^2 + 2D.
-#include "core/attention/kernel/kernel_options.h"
+// parameter counts are the closed forms documented in
+// core/attention/kernel_family/kernel_attention.h; projections = U, b1, P, b2 = 2D^2 + 2D.
+#include "core/attention/kernel_family/kernel_options.h"
 
 #include <cmath>
 

@@ -24,17 +24,17 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/panel.h"
+#include "app/gui/plot/live_figure.h"
 #include "core/views/conn_view.h"
 #include "core/views/snapshot.h"
-#include "gui/plot/live_figure.h"
-#include "gui/panel.h"
 #include "render/plot/figure.h"
 
 struct ImFont;
 
 namespace attn::gui {
 
-class ConnPanel : public Panel {
+class ConnTransformerPanel : public Panel {
  public:
   void draw(FrameContext& frame) override;
   std::vector<std::string> figures(const Snapshot& snap) const override;

@@ -62,7 +62,7 @@
 #include <string>
 
 #include "core/attention/attention.h"
-#include "core/attention/kernel/kernel_options.h"
+#include "core/attention/kernel_family/kernel_options.h"
 #include "core/attention/position/position.h"
 
 namespace attn {

@@ -1,4 +1,4 @@
-#include "cli/data_paths.h"
+#include "app/common/data_paths.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "panels/mechanisms/conn_panel.h"
+#include "app/panels/mechanisms/conn_transformer_panel.h"
 
 #include <imgui.h>
 
@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "app/figures/figures.h"
-#include "gui/plot/export_dialog.h"
+#include "app/gui/plot/export_dialog.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {
@@ -107,7 +107,7 @@ float button_width(const char* label) {
 
 }  // namespace
 
-void ConnPanel::rebuild(const Snapshot& snap) {
+void ConnTransformerPanel::rebuild(const Snapshot& snap) {
   const ConnView& v = *snap.conn;
   auto build = [](Plot& plot, auto&& make) {
     try {
@@ -145,7 +145,7 @@ void ConnPanel::rebuild(const Snapshot& snap) {
   built_reorder_ = reorder_;
 }
 
-bool ConnPanel::draw_plot(Plot& plot, ImFont* font, ImVec2 size, const char* id) {
+bool ConnTransformerPanel::draw_plot(Plot& plot, ImFont* font, ImVec2 size, const char* id) {
   ImGui::PushID(id);
   if (plot.ok) {
     plot.live.draw(plot.figure, size, font);
@@ -160,7 +160,7 @@ bool ConnPanel::draw_plot(Plot& plot, ImFont* font, ImVec2 size, const char* id)
   return plot.ok;
 }
 
-void ConnPanel::draw_matrix(const ConnView& v, ImFont* font, ImVec2 size) {
+void ConnTransformerPanel::draw_matrix(const ConnView& v, ImFont* font, ImVec2 size) {
   if (!draw_plot(matrix_, font, size, "matrix")) return;
   const auto c = matrix_.live.hover_cell(matrix_.figure);
   const int n = v.slots;
@@ -171,7 +171,7 @@ void ConnPanel::draw_matrix(const ConnView& v, ImFont* font, ImVec2 size) {
   ImGui::SetTooltip("C[%d, %d] = %.4g\nslot %d -> slot %d", i, j, c->value, i, j);
 }
 
-void ConnPanel::draw_eigenvalues(ImFont* font, ImVec2 size) {
+void ConnTransformerPanel::draw_eigenvalues(ImFont* font, ImVec2 size) {
   if (!draw_plot(eigen_, font, size, "eigen")) return;
   // LiveFigure::hover looks at lines only: the eigenvalues are a scatter, looked up here.
   const fig::FigureLayout& layout = eigen_.live.layout();
@@ -202,7 +202,7 @@ void ConnPanel::draw_eigenvalues(ImFont* font, ImVec2 size) {
                     std::hypot(eig->x[best], eig->y[best]));
 }
 
-void ConnPanel::draw_spectra(ImFont* font, ImVec2 size) {
+void ConnTransformerPanel::draw_spectra(ImFont* font, ImVec2 size) {
   if (!draw_plot(spectral_, font, size, "spectral")) return;
   mark_timeline(spectral_.live, *ui_);
   if (const auto h = spectral_.live.hover(spectral_.figure)) {
@@ -211,7 +211,7 @@ void ConnPanel::draw_spectra(ImFont* font, ImVec2 size) {
   }
 }
 
-void ConnPanel::draw_trace(ImFont* font, ImVec2 size) {
+void ConnTransformerPanel::draw_trace(ImFont* font, ImVec2 size) {
   if (!draw_plot(trace_, font, size, "trace")) return;
   // The points lie on the steps k = 0..K only: the step under the mouse, and there the slot
   // nearest the mouse (within 12 px) and the mean.
@@ -251,7 +251,7 @@ void ConnPanel::draw_trace(ImFont* font, ImVec2 size) {
   }
 }
 
-void ConnPanel::draw_stats(const ConnView& v) {
+void ConnTransformerPanel::draw_stats(const ConnView& v) {
   const ConnStats& s = v.stats;
   ImGui::TextWrapped(
       "||C||_F %.4g, max |C| %.4g; inhibitory (C < -%.2g): %d; sparsity (|C| < 0.01): %.1f%%",
@@ -275,7 +275,7 @@ void ConnPanel::draw_stats(const ConnView& v) {
   ImGui::TextWrapped("strongest links: %s", links.c_str());
 }
 
-void ConnPanel::draw(FrameContext& frame) {
+void ConnTransformerPanel::draw(FrameContext& frame) {
   ui_ = &frame.ui;
   const Snapshot& snap = frame.snap;
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
@@ -362,7 +362,7 @@ void ConnPanel::draw(FrameContext& frame) {
   draw_stats(v);
 }
 
-std::vector<std::string> ConnPanel::figures(const Snapshot& snap) const {
+std::vector<std::string> ConnTransformerPanel::figures(const Snapshot& snap) const {
   if (!snap.conn || !snap.conn->matrix) return {};
   return {"conn-matrix", "conn-eigenvalues", "conn-spectral"};
 }
