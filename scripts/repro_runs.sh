@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Carries a reproduction's outputs between its working directory and docs/repro/<paper>.
+# Carries a reproduction's outputs between its working directory and the repository: the report
+# in docs/repro/<paper>, its runs in data/repro/<paper>.
 #
-#   scripts/repro_runs.sh keep OUT PAPER      OUT (attnlab reproduce --out) -> docs/repro/PAPER
-#   scripts/repro_runs.sh park OUT PAPER      an unfinished OUT -> docs/repro/PAPER/unfinished
-#   scripts/repro_runs.sh restore PAPER OUT   docs/repro/PAPER/[unfinished/]runs -> OUT/runs
+#   scripts/repro_runs.sh keep OUT PAPER      OUT (attnlab reproduce --out) -> docs/repro/PAPER, data/repro/PAPER/runs
+#   scripts/repro_runs.sh park OUT PAPER      an unfinished OUT -> data/repro/PAPER/unfinished
+#   scripts/repro_runs.sh restore PAPER OUT   data/repro/PAPER/[unfinished/]runs -> OUT/runs
 #
-# keep replaces docs/repro/PAPER with OUT's report (report.md, report.json, the figures and
-# benchmark.json) and a slim copy of OUT/runs: every run's config.json, metrics.csv,
-# summary.json, validation.json (the grid's cached validation figures), conn.json and C.csv, and
-# each sweep directory's sweep.json; no checkpoints, no views.rec, no locks, and connections.json
-# only for the first seed of an arm named "ky" (the report's connections figure). From that copy
-# `attnlab reproduce --paper PAPER --out DIR --report-only` rewrites the same report (the
-# repro_reports test checks it). `park` keeps an unfinished reproduction's runs beside the
-# paper's last report, and `restore` lets it continue where it stopped (with its benchmark and
-# invocations.json, so that the report counts the time of every invocation): finished runs are
-# skipped, the rest train.
+# keep replaces docs/repro/PAPER with OUT's report (report.md, report.json, the figures,
+# benchmark.json and invocations.json) and data/repro/PAPER with a slim copy of OUT/runs: every
+# run's config.json, metrics.csv, summary.json, validation.json (the grid's cached validation
+# figures), conn.json and C.csv, and each sweep directory's sweep.json; no checkpoints, no
+# views.rec, no locks, and connections.json only for the first seed of an arm named "ky" (the
+# report's connections figure). The report's "runs: `runs/`" (OUT's runs) becomes a link to
+# data/repro/PAPER/runs/. From the two `attnlab reproduce --paper PAPER --out DIR --report-only`
+# rewrites the same report (the repro_reports test copies them together and checks it). `park`
+# keeps an unfinished reproduction's runs (with its benchmark and invocations.json, so that the
+# report counts the time of every invocation) beside the paper's last ones, and `restore` lets it
+# continue where it stopped: finished runs are skipped, the rest train.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-usage() { sed -n 4,7p "$0" | sed 's/^# *//' >&2; exit 2; }
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
+usage() { sed -n 5,7p "$self" | sed 's/^# *//' >&2; exit 2; }
 [ $# -eq 3 ] || usage
 
 slim_copy() {  # slim_copy OUT TO: OUT's top-level files and the slim runs/ into TO
@@ -41,9 +44,18 @@ slim_copy() {  # slim_copy OUT TO: OUT's top-level files and the slim runs/ into
   fi
 }
 
+# link_runs REPORT PAPER: the report's runs (`runs/` of OUT) as a link to data/repro/PAPER/runs/,
+# relative to docs/repro/PAPER/report.md.
+link_runs() {
+  local md=$1 paper=$2
+  [ -f "$md" ] || return 0
+  grep -qF 'runs: `runs/`.' "$md" || { echo "repro_runs: $md does not name its runs as \`runs/\`" >&2; return 1; }
+  sed -i "s|runs: \`runs/\`\.|runs: [\`data/repro/$paper/runs/\`](../../../data/repro/$paper/runs/).|" "$md"
+}
+
 case $1 in
   keep)
-    out=$2 paper=$3 dest=docs/repro/$3
+    out=$2 paper=$3 dest=docs/repro/$3 data=data/repro/$3
     [ -s "$out/report.json" ] || { echo "repro_runs: $out/report.json is missing: run attnlab reproduce --out $out first" >&2; exit 1; }
     python3 - "$out/report.json" "$paper" <<'PY' || exit 1
 import json, sys
@@ -53,23 +65,29 @@ if r.get("paper") != sys.argv[2]:
 if r.get("quick"):
     sys.exit(f"repro_runs: {sys.argv[1]} is a --quick report; docs/repro keeps full ones")
 PY
+    mkdir -p docs/repro data/repro
     tmp=$(mktemp -d "docs/repro/.$paper.XXXXXX")
-    trap 'rm -rf "$tmp"' EXIT
+    tmp_data=$(mktemp -d "data/repro/.$paper.XXXXXX")
+    trap 'rm -rf "$tmp" "$tmp_data"' EXIT
     slim_copy "$out" "$tmp"
-    rm -rf "$dest"
+    mv "$tmp/runs" "$tmp_data/runs"
+    link_runs "$tmp/report.md" "$paper"
+    rm -rf "$dest" "$data"
     mv "$tmp" "$dest"
+    mv "$tmp_data" "$data"
     trap - EXIT
-    echo "repro_runs: $dest now holds $(find "$dest/runs" -name summary.json | wc -l) runs and the report ($(du -sh "$dest" | cut -f1))"
+    echo "repro_runs: $dest now holds the report ($(du -sh "$dest" | cut -f1)), $data/runs its $(find "$data/runs" -name summary.json | wc -l) runs ($(du -sh "$data" | cut -f1))"
     ;;
   park)
-    out=$2 paper=$3 dest=docs/repro/$3/unfinished
+    out=$2 paper=$3 dest=data/repro/$3/unfinished
     [ -d "$out/runs" ] || { echo "repro_runs: $out/runs does not exist" >&2; exit 1; }
-    tmp=$(mktemp -d "docs/repro/.$paper.XXXXXX")
+    mkdir -p "data/repro/$paper"
+    tmp=$(mktemp -d "data/repro/.$paper.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     slim_copy "$out" "$tmp"
     # An interrupted run's checkpoint is not kept, so it trains again from the start: its
     # directory goes, rather than a summary that says "interrupted" without the checkpoint.
-    grep -rl '"interrupted": true' "$tmp/runs" --include=summary.json | while read -r f; do
+    { grep -rl '"interrupted": true' "$tmp/runs" --include=summary.json || true; } | while read -r f; do
       rm -rf "$(dirname "$f")"
     done
     # Only what continuing needs: the paper's last report stays the paper's.
@@ -80,7 +98,7 @@ PY
     echo "repro_runs: $dest holds $(find "$dest/runs" -name summary.json | wc -l) finished runs; continue with: scripts/repro_runs.sh restore $paper DIR"
     ;;
   restore)
-    paper=$2 out=$3 src=docs/repro/$2
+    paper=$2 out=$3 src=data/repro/$2
     [ -d "$src/unfinished/runs" ] && src=$src/unfinished
     [ -d "$src/runs" ] || { echo "repro_runs: $src/runs does not exist" >&2; exit 1; }
     if [ -e "$out/runs" ]; then
@@ -89,6 +107,8 @@ PY
     fi
     mkdir -p "$out"
     cp -rp "$src/runs" "$out/runs"
+    # The finished report's benchmark and invocations sit beside it in docs/repro.
+    [ "$src" = "data/repro/$paper" ] && src=docs/repro/$paper
     for f in benchmark.json invocations.json; do
       [ -f "$src/$f" ] && cp -p "$src/$f" "$out/"
     done

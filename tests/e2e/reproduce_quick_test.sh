@@ -135,7 +135,7 @@ inv = json.load(open(sys.argv[1] + '/invocations.json')); r = json.load(open(sys
 assert [i['ended'] for i in inv] == ['finished', 'finished'] and inv[1]['trained'] == 0, inv
 assert r['invocations'] == inv and math.isclose(r['wall_seconds'], sum(i['wall_seconds'] for i in inv)), r['wall_seconds']
 " "$out" && grep -qF "over 2 invocations" "$out/report.md" && ok "$p: invocations recorded, their time summed" || bad "$p: invocations.json"
-  # The slim copy that docs/repro keeps (scripts/repro_runs.sh: no checkpoints, no views)
+  # The slim copy that data/repro keeps (scripts/repro_runs.sh: no checkpoints, no views)
   # rewrites the same report on its own.
   slim="$work/$p.slim"
   eval "$(sed -n '/^slim_copy()/,/^}/p' "$(dirname "${BASH_SOURCE[0]}")/../../scripts/repro_runs.sh")"
