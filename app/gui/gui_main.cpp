@@ -1,8 +1,8 @@
 // run_gui(): the window's frame loop. Loads the experiment, starts the trainer thread, and per
-// frame takes one snapshot, draws the menu bar and the workspace (gui/layout/workspace.h: the
-// panels of gui/panel.h's table in tiles) and the Export dialog; never waits for the trainer. Test
-// hooks (exit report, panel cycling, scripted export, screenshots, frame statistics) live here
-// only.
+// frame takes one snapshot and draws the frame's content (gui/frame.h: the menu bar, the
+// workspace's panels of gui/panel.h's table in tiles and the Export dialog, the same code the
+// headless panel harness draws); never waits for the trainer. Test hooks (exit report, panel
+// cycling, scripted export, screenshots, frame statistics) live here only.
 #include <imgui.h>
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
@@ -25,6 +25,7 @@
 #include "app/common/data_paths.h"
 #include "app/common/exit_codes.h"
 #include "app/figures/figures.h"
+#include "app/gui/frame.h"
 #include "app/gui/gui.h"
 #include "app/gui/help/menus.h"
 #include "app/gui/layout/workspace.h"
@@ -75,40 +76,6 @@ ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui)
     ui.config_source = "built-in defaults (" + path + " failed to load)";
     return ExperimentConfig{};
   }
-}
-
-// The main menu bar: File (gui/help/menus.h), Training (the keyboard shortcuts' actions), View
-// (panels, tiles, layout, UI scale) and Help. Returns its height: the workspace starts below it.
-float draw_menu_bar(gui::Workspace& workspace, gui::Menus& menus, Trainer& trainer,
-                    TrainerState state, gui::UiState& ui, float* ui_scale, const Snapshot& live) {
-  float height = 0;
-  if (!ImGui::BeginMainMenuBar()) return height;
-  menus.draw_file_menu(ui, live);
-  if (ImGui::BeginMenu("Training")) {
-    const bool pause = gui::can_pause(state);
-    if (ImGui::MenuItem(pause ? "Pause" : "Start", "Space", false, pause || gui::can_start(state)))
-      gui::toggle_running(trainer, state);
-    if (ImGui::MenuItem("Step once", "S", false, gui::can_step(state))) trainer.step_once();
-    if (ImGui::MenuItem("Save checkpoint", "Ctrl+S", false, gui::can_save(state)))
-      gui::save_checkpoint(trainer, state, ui);
-    ImGui::EndMenu();
-  }
-  if (ImGui::BeginMenu("View")) {
-    workspace.draw_view_menu();
-    if (ImGui::BeginMenu("UI scale")) {
-      for (const float s : {1.0f, 1.25f, 1.5f, 2.0f, 2.5f, 3.0f}) {
-        char label[16];
-        std::snprintf(label, sizeof label, "%d%%", static_cast<int>(s * 100 + 0.5f));
-        if (ImGui::MenuItem(label, nullptr, std::abs(*ui_scale - s) < 0.01f)) *ui_scale = s;
-      }
-      ImGui::EndMenu();
-    }
-    ImGui::EndMenu();
-  }
-  menus.draw_help_menu();
-  height = ImGui::GetWindowSize().y;
-  ImGui::EndMainMenuBar();
-  return height;
 }
 
 // Faults caught while drawing (gui/window/draw_guard.h): each said on stderr once (repeats
@@ -283,273 +250,363 @@ std::string workspace_path(const std::string& imgui_ini) {
   return std::filesystem::path(imgui_ini).replace_extension(".json").string();
 }
 
-int run_gui(const GuiOptions& options) {
-  for (const std::string& name : options.panels) {
-    const auto& names = gui_panel_names();
+namespace {
+
+// A --panel name not in the table: said with the allowed ones.
+bool check_panel_names(const std::vector<std::string>& panels) {
+  const auto& names = gui_panel_names();
+  for (const std::string& name : panels) {
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::string allowed;
     for (const std::string& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
     std::fprintf(stderr, "attnlab: --panel: unknown panel '%s' (allowed: %s)\n", name.c_str(),
                  allowed.c_str());
-    return 2;
+    return false;
   }
-  std::signal(SIGINT, request_quit);
-  std::signal(SIGTERM, request_quit);
-  const bool benchmark = options.exit_after_frames > 0;
+  return true;
+}
+
+std::unique_ptr<gui::Window> open_window(const GuiOptions& options) {
   gui::WindowOptions wo;
   wo.width = std::max(320, options.width);
   wo.height = std::max(240, options.height);
-  wo.vsync = !benchmark;  // benchmark frames measure our work, not the display's refresh
+  wo.vsync = options.exit_after_frames <= 0;  // benchmark frames measure our work, not the
+                                              // display's refresh
   wo.layout_path = options.layout_path;
   std::string error;
   std::unique_ptr<gui::Window> window = gui::Window::open(wo, &error);
-  if (!window) {
+  if (!window)
     std::fprintf(stderr,
                  "attnlab: cannot open a window (%s). Run headless instead: attnlab train "
                  "--config assets/configs/copy.json --out runs/copy\n",
                  error.c_str());
-    return 2;
-  }
+  return window;
+}
 
+// The open window from its first frame to its close: the trainer, the shared UI state, the
+// workspace of panels, the menus, the timeline, the Export dialog and the test hooks. Members are
+// built in this order and destroyed in the reverse: the panels own GL textures, so the
+// workspace goes before the window.
+class GuiRun {
+ public:
+  GuiRun(const GuiOptions& options, std::unique_ptr<gui::Window> window);
+  void loop();
+  // Stops the trainer (every run it trained saved), saves the layout, writes the test hooks'
+  // files; returns the exit code.
+  int close();
+
+ private:
+  enum class Pace { Draw, Skip, Quit };
+  void start_trainer();
+  void open_workspace();
+  Pace wait_for_frame(bool* closing);
+  void cycle_panels();
+  bool draw();
+  void request_hook_export(const Snapshot& shown);
+  void advance_hook_export();
+  void present(bool last);
+  void write_exit_files();
+
+  const GuiOptions options_;
+  GuiOptions resolved_;  // options_ with the runs root filled in
+  const bool benchmark_;
+  std::unique_ptr<gui::Window> window_;
+  gui::UiState ui_;
+  ExperimentConfig config_;
+  std::unique_ptr<Trainer> trainer_;
+  DrawFaults draw_faults_;
+  std::unique_ptr<gui::Workspace> workspace_;
+  std::unique_ptr<gui::Menus> menus_;
+  gui::Timeline timeline_;
+  gui::ExportDialog export_dialog_;  // every panel's Export button opens it
+  float ui_scale_ = 1;
+  const char* figures_dir_ = nullptr;  // ATTN_GUI_FIGURES_DIR
+  nlohmann::json live_figures_ = nlohmann::json::array();
+  int export_hook_stage_;  // --export-figure: -1 none, 0 waiting, 1 requested, 2 exporting
+  int export_hook_frames_ = 0;
+  render::FrameClock clock_;
+  int exit_code_ = 0;
+  double frame_start_ = 0;
+  int faulted_frames_ = 0;  // frames a drawing fault ended early
+};
+
+GuiRun::GuiRun(const GuiOptions& options, std::unique_ptr<gui::Window> window)
+    : options_(options),
+      resolved_(options),
+      benchmark_(options.exit_after_frames > 0),
+      window_(std::move(window)),
+      export_hook_stage_(options.export_figure.empty() ? -1 : 0),
+      clock_(benchmark_ ? options.exit_after_frames + 1 : 4096) {
   // Runs trained here are recorded under the runs root, which the Runs panel lists.
-  GuiOptions resolved = options;
-  if (resolved.runs_dir.empty()) resolved.runs_dir = default_runs_root();
-
-  gui::UiState ui;
-  ui.notes = window->notes();
-  if (resolved.runs_dir.empty())
-    ui.notes += std::string(ui.notes.empty() ? "" : "\n") +
-                "Runs not recorded: neither XDG_DATA_HOME nor HOME is set (give --runs-dir)";
-  ui.small_font = window->small_font();
-  const ExperimentConfig config = load_experiment(options.config_path, ui);
-  ui.pending = config;
-  ui.lr_input = config.train.lr;
+  if (resolved_.runs_dir.empty()) resolved_.runs_dir = default_runs_root();
+  ui_.notes = window_->notes();
+  if (resolved_.runs_dir.empty())
+    ui_.notes += std::string(ui_.notes.empty() ? "" : "\n") +
+                 "Runs not recorded: neither XDG_DATA_HOME nor HOME is set (give --runs-dir)";
+  ui_.small_font = window_->small_font();
+  config_ = load_experiment(options_.config_path, ui_);
+  ui_.pending = config_;
+  ui_.lr_input = config_.train.lr;
   // Save (Ctrl+S) writes into this run's own recorded directory unless the user types one.
   // Test hook: ATTN_GUI_SAVE_DIR types one (tests/e2e/gui_run_safety.sh).
-  if (const char* dir = std::getenv("ATTN_GUI_SAVE_DIR"); dir && *dir) ui.checkpoint_dir = dir;
+  if (const char* dir = std::getenv("ATTN_GUI_SAVE_DIR"); dir && *dir) ui_.checkpoint_dir = dir;
+  start_trainer();
+  open_workspace();
+  // Test hook: the live figures of the last frame exported as PNG (tests/e2e/gui_figures.sh).
+  figures_dir_ = std::getenv("ATTN_GUI_FIGURES_DIR");
+  gui::LiveFigure::set_capture(figures_dir_ && *figures_dir_);
+  frame_start_ = glfwGetTime();
+}
 
+void GuiRun::start_trainer() {
   // Default options: threads = 0 leaves a core for this thread.
   TrainerOptions trainer_options;
-  trainer_options.runs_root = resolved.runs_dir;
-  trainer_options.checkpoint_every_s = options.checkpoint_every_s;
-  auto trainer = std::make_unique<Trainer>(config, trainer_options);
-  if (!options.probe_text.empty()) trainer->request_probe(options.probe_text);
-  if (options.autostart) trainer->start();
+  trainer_options.runs_root = resolved_.runs_dir;
+  trainer_options.checkpoint_every_s = options_.checkpoint_every_s;
+  trainer_ = std::make_unique<Trainer>(config_, trainer_options);
+  if (!options_.probe_text.empty()) trainer_->request_probe(options_.probe_text);
+  if (options_.autostart) trainer_->start();
   // From here an assertion or exception while drawing is caught, and the run saved
   // (gui/window/draw_guard.h); past the frame loop's net, the run is saved before the end.
   gui::route_asserts_to_draw_faults();
-  g_trainer = trainer.get();
+  g_trainer = trainer_.get();
   g_ui_thread = std::this_thread::get_id();
   std::set_terminate(save_then_abort);
-  DrawFaults draw_faults;
+}
 
-  // Panels own GL textures: the workspace is declared after the window, destroyed before it.
-  const gui::PanelSetup setup{resolved, config};
-  gui::Workspace workspace(setup);
+// The workspace with its saved layout, the panels asked for, the menus and the timeline.
+void GuiRun::open_workspace() {
+  const gui::PanelSetup setup{resolved_, config_};
+  workspace_ = std::make_unique<gui::Workspace>(setup);
   // A newcomer's first launch (a bare `attnlab`: no config, no panel asked for, no saved layout
   // yet) opens the guide. Not with --frames (tests, benchmarks): screenshots show panels alone.
   std::error_code layout_ec;
-  const std::string layout_file = workspace_path(window->layout_path());
-  const bool first_launch = !benchmark && options.config_path.empty() && options.panels.empty() &&
-                            !layout_file.empty() &&
+  const std::string layout_file = workspace_path(window_->layout_path());
+  const bool first_launch = !benchmark_ && options_.config_path.empty() &&
+                            options_.panels.empty() && !layout_file.empty() &&
                             !std::filesystem::exists(layout_file, layout_ec);
-  gui::Menus menus(first_launch);
+  menus_ = std::make_unique<gui::Menus>(first_launch);
   // Test hook: ATTN_GUI_OPEN_HELP=guide,experiments opens those windows (tests/e2e/gui_runs.sh).
   if (const char* help = std::getenv("ATTN_GUI_OPEN_HELP"); help && *help)
-    menus.open(std::strstr(help, "guide") != nullptr, std::strstr(help, "experiments") != nullptr);
-  workspace.load(workspace_path(window->layout_path()), setup);
-  if (!workspace.note().empty()) ui.notes += (ui.notes.empty() ? "" : "\n") + workspace.note();
-  float ui_scale = options.ui_scale > 0 ? options.ui_scale : workspace.ui_scale();
+    menus_->open(std::strstr(help, "guide") != nullptr,
+                 std::strstr(help, "experiments") != nullptr);
+  workspace_->load(workspace_path(window_->layout_path()), setup);
+  if (!workspace_->note().empty())
+    ui_.notes += (ui_.notes.empty() ? "" : "\n") + workspace_->note();
+  ui_scale_ = options_.ui_scale > 0 ? options_.ui_scale : workspace_->ui_scale();
   // Runs first: a panel asked for by name keeps the focus of its tile.
-  if (!options.follow_runs.empty()) workspace.open("runs");  // whatever the saved layout says
-  for (const std::string& name : options.panels) workspace.open(name);
-  gui::Timeline timeline;
+  if (!options_.follow_runs.empty()) workspace_->open("runs");  // whatever the saved layout says
+  for (const std::string& name : options_.panels) workspace_->open(name);
   // Benchmark hook: a new recorded step every frame (frame statistics while scrubbing).
   if (const char* scrub = std::getenv("ATTN_GUI_TIMELINE_SCRUB"); scrub && *scrub == '1')
-    timeline.scrub_every_frame(true);
-  if (options.start_step >= 0 && options.follow_runs.size() == 1) {
-    ui.open_run_requests.push_back(options.follow_runs.front());  // loaded once it is read
-    timeline.start_at(options.follow_runs.front(), options.start_step);
+    timeline_.scrub_every_frame(true);
+  if (options_.start_step >= 0 && options_.follow_runs.size() == 1) {
+    ui_.open_run_requests.push_back(options_.follow_runs.front());  // loaded once it is read
+    timeline_.start_at(options_.follow_runs.front(), options_.start_step);
   }
   // Benchmark hook (see GeometryPanel, tests/e2e/bench_geometry.sh): time the explorer alone.
   if (const char* bench = std::getenv("ATTN_GEOMETRY_BENCH"); bench && *bench)
-    workspace.show_only({"geometry"});
-  if (options.cycle_panels_every > 0) workspace.disable_auto_open();  // the cycle decides
+    workspace_->show_only({"geometry"});
+  if (options_.cycle_panels_every > 0) workspace_->disable_auto_open();  // the cycle decides
+}
 
-  // Test hook: the live figures of the last frame exported as PNG (tests/e2e/gui_figures.sh).
-  const char* figures_dir = std::getenv("ATTN_GUI_FIGURES_DIR");
-  gui::LiveFigure::set_capture(figures_dir && *figures_dir);
-  nlohmann::json live_figures = nlohmann::json::array();
-  gui::ExportDialog export_dialog;  // every panel's Export button opens it
-  int export_hook_stage = options.export_figure.empty() ? -1 : 0;  // --export-figure
-  int export_hook_frames = 0;
-  render::FrameClock clock(benchmark ? options.exit_after_frames + 1 : 4096);
-  int exit_code = 0;
-  double frame_start = glfwGetTime();
-  int faulted_frames = 0;  // frames a drawing fault ended early
-
+void GuiRun::loop() {
   for (;;) {
-    if (benchmark) {
-      glfwPollEvents();
-    } else {
-      // Pace at ~60 fps while training or just after input, ~4 fps when idle; any event wakes
-      // the loop at once. Vsync caps it further where the driver honours it.
-      const double now = glfwGetTime();
-      const bool active = trainer->state() == TrainerState::Running || ui.timeline_playing ||
-                          now - window->last_event_time() < 0.5;
-      const double wait = (active ? 1.0 / 60 : 0.25) - (now - frame_start);
-      if (wait > 0)
-        glfwWaitEventsTimeout(wait);
-      else
-        glfwPollEvents();
-    }
-    if (g_quit_requested.load()) window->request_close();
-    const bool closing = window->should_close();
-    if (closing && options.screenshot_path.empty()) break;
-    if (window->hidden()) {  // minimised or zero-size: nothing to draw, don't spin
-      if (closing) break;
-      glfwWaitEventsTimeout(0.1);
-      continue;
-    }
-    frame_start = glfwGetTime();
-
-    // One snapshot and one state per frame; everything below draws from these. The timeline
-    // picks it: the live model's, or the model's at the recorded step it shows.
-    const std::shared_ptr<const Snapshot> live = trainer->latest();
-    const TrainerState state = trainer->state();
-    timeline.update(*live, ui, glfwGetTime());
-
-    if (options.cycle_panels_every > 0 && clock.frames() % options.cycle_panels_every == 0) {
-      const auto& names = gui_panel_names();
-      const std::string& cycled =
-          names[(clock.frames() / options.cycle_panels_every) % names.size()];
-      workspace.show_only({"run", cycled});
-    }
-    // Everything drawn this frame is under the draw guard's net: a fault outside the panels
-    // (which catch their own) ends the frame early, and ImGui is repaired or rebuilt.
-    bool drawn = false;
-    try {
-      gui::LiveFigure::captured().clear();
-      window->set_ui_scale(ui_scale);
-      window->begin_frame();
-      gui::maybe_inject_test_fault("frame");  // test hook (draw_guard.h)
-      ui.small_font = window->small_font();   // rebuilt with the UI scale
-      handle_shortcuts(*window, *trainer, state, ui);
-      const float menu_h = draw_menu_bar(workspace, menus, *trainer, state, ui, &ui_scale, *live);
-      // (--run DIR --step N's own request: Runs is open already and the panels asked for keep
-      // their tiles' focus.)
-      if (!ui.open_run_requests.empty() && !(options.start_step >= 0 && clock.frames() == 0))
-        workspace.open("runs");
-      workspace.set_ui_scale(ui_scale);
-      const ImVec2 display = ImGui::GetIO().DisplaySize;
-      const float top = menu_h + timeline.draw(0, menu_h, display.x, ui_scale);
-      const std::shared_ptr<const Snapshot> snap = timeline.view(live);
-      gui::FrameContext frame{*snap, state, *trainer, ui, ui.small_font, &timeline};
-      workspace.draw(frame, ImVec2(0, top), ImVec2(display.x, display.y - top));
-      menus.draw_windows(ui, *trainer, *live);
-      draw_fault_notice(draw_faults, *live);
-      // --export-figure: the same request a panel button makes, with the figure a drawn panel
-      // shows when one does (its controls applied), else the builder's defaults.
-      const bool export_ready = snap->attention_step >= options.export_after_step;
-      if (export_hook_stage == 0 && export_ready)
-        if (const fig::Figure* shown = workspace.shown_figure(options.export_figure)) {
-          gui::request_figure_export(*shown);
-          export_hook_stage = 1;
-        }
-      if (export_hook_stage == 0) {
-        for (const auto& spec : figures::figures_for(*snap))
-          if (spec.name == options.export_figure && (export_ready || spec.name == "loss")) {
-            try {
-              gui::request_figure_export(figures::build_figure(spec.name, *snap));
-              export_hook_stage = 1;
-            } catch (const std::exception& e) {
-              std::fprintf(stderr, "attnlab: --export-figure: %s\n", e.what());
-            }
-          }
-      }
-      if (auto request = gui::take_figure_export_request()) {
-        fig::Provenance prov;
-        if (request->from_run) {
-          prov = figures::provenance_for(*snap, trainer->config(), "live");
-        } else {
-          prov.program_version = version_string();
-          prov.run_id = "live";
-        }
-        export_dialog.open(std::move(*request), prov);
-      }
-      export_dialog.draw(nullptr);
-      if (export_hook_stage == 1 && export_dialog.is_open()) {
-        export_dialog.set_path(options.export_out);
-        export_dialog.start_export();
-        export_hook_stage = 2;
-      } else if (export_hook_stage == 2) {
-        const auto st = export_dialog.status().state;
-        if (st == gui::ExportDialog::JobState::Done || st == gui::ExportDialog::JobState::Failed)
-          if (++export_hook_frames > 3) window->request_close();
-      }
-      window->render();
-      drawn = true;
-    } catch (const std::exception& e) {
-      gui::record_draw_fault("frame", e.what());
-      std::string log;
-      if (!gui::recover_frame(&log)) {
-        std::fprintf(stderr, "attnlab: rebuilding the window's ImGui state (%s)\n", log.c_str());
-        window->rebuild_imgui();
-      }
-    }
-    handle_draw_faults(draw_faults, *trainer, glfwGetTime());
+    bool closing = false;
+    const Pace pace = wait_for_frame(&closing);
+    if (pace == Pace::Quit) break;
+    if (pace == Pace::Skip) continue;
+    const bool drawn = draw();
+    handle_draw_faults(draw_faults_, *trainer_, glfwGetTime());
     if (!drawn) {  // nothing complete to show: the next frame draws afresh
       // --frames N ends even when every frame fails (it counts them too).
-      if (benchmark && ++faulted_frames >= options.exit_after_frames) break;
+      if (benchmark_ && ++faulted_frames_ >= options_.exit_after_frames) break;
       continue;
     }
-
-    const bool last =
-        closing || (benchmark && static_cast<int>(clock.frames()) + 1 >= options.exit_after_frames);
-    if (last && !options.screenshot_path.empty()) {
-      int w = 0, h = 0;
-      window->framebuffer_size(&w, &h);
-      if (!render::save_framebuffer_png(options.screenshot_path, w, h, &error)) {
-        std::fprintf(stderr, "attnlab: %s\n", error.c_str());
-        exit_code = 1;
-      }
-    }
-    if (last && figures_dir && *figures_dir)
-      live_figures = export_live_figures(figures_dir, &exit_code);
-    window->swap();
-    clock.on_present();
-    // Shown in the Run panel: the cost of one frame (build, draw, present), not the pacing wait.
-    ui.frame_ms = ui.frame_ms * 0.9 + (glfwGetTime() - frame_start) * 1000.0 * 0.1;
+    const bool last = closing || (benchmark_ && static_cast<int>(clock_.frames()) + 1 >=
+                                                    options_.exit_after_frames);
+    present(last);
     if (last) break;
   }
+}
 
-  window->hide();  // the trainer may take a moment to finish its step; don't look frozen
+// Waits for the next frame's events: Draw, Skip (a hidden window) or Quit (closed).
+GuiRun::Pace GuiRun::wait_for_frame(bool* closing) {
+  if (benchmark_) {
+    glfwPollEvents();
+  } else {
+    // Pace at ~60 fps while training or just after input, ~4 fps when idle; any event wakes
+    // the loop at once. Vsync caps it further where the driver honours it.
+    const double now = glfwGetTime();
+    const bool active = trainer_->state() == TrainerState::Running || ui_.timeline_playing ||
+                        now - window_->last_event_time() < 0.5;
+    const double wait = (active ? 1.0 / 60 : 0.25) - (now - frame_start_);
+    if (wait > 0)
+      glfwWaitEventsTimeout(wait);
+    else
+      glfwPollEvents();
+  }
+  if (g_quit_requested.load()) window_->request_close();
+  *closing = window_->should_close();
+  if (*closing && options_.screenshot_path.empty()) return Pace::Quit;
+  if (window_->hidden()) {  // minimised or zero-size: nothing to draw, don't spin
+    if (*closing) return Pace::Quit;
+    glfwWaitEventsTimeout(0.1);
+    return Pace::Skip;
+  }
+  frame_start_ = glfwGetTime();
+  return Pace::Draw;
+}
+
+// --cycle-panels N: every N frames the next panel of the table beside Run.
+void GuiRun::cycle_panels() {
+  if (options_.cycle_panels_every <= 0 || clock_.frames() % options_.cycle_panels_every != 0)
+    return;
+  const auto& names = gui_panel_names();
+  const std::string& cycled = names[(clock_.frames() / options_.cycle_panels_every) % names.size()];
+  workspace_->show_only({"run", cycled});
+}
+
+// One frame: one snapshot and one state, everything drawn from these (gui/frame.h). The
+// timeline picks what the panels show: the live model's, or the model's at a recorded step.
+// Returns false when a drawing fault ended it early.
+bool GuiRun::draw() {
+  const std::shared_ptr<const Snapshot> live = trainer_->latest();
+  const TrainerState state = trainer_->state();
+  timeline_.update(*live, ui_, glfwGetTime());
+  cycle_panels();
+  // Everything drawn this frame is under the draw guard's net: a fault outside the panels
+  // (which catch their own) ends the frame early, and ImGui is repaired or rebuilt.
+  try {
+    window_->set_ui_scale(ui_scale_);
+    window_->begin_frame();
+    gui::maybe_inject_test_fault("frame");  // test hook (draw_guard.h)
+    handle_shortcuts(*window_, *trainer_, state, ui_);
+    gui::FrameParts parts{*trainer_, ui_, *workspace_, *menus_, timeline_, export_dialog_};
+    // The small font is rebuilt with the UI scale.
+    const gui::FrameInput input{live, state, window_->small_font(), &ui_scale_,
+                                options_.start_step >= 0 && clock_.frames() == 0};
+    gui::draw_frame(parts, input, [&](const Snapshot& shown) {
+      draw_fault_notice(draw_faults_, *live);
+      request_hook_export(shown);
+    });
+    advance_hook_export();
+    window_->render();
+    return true;
+  } catch (const std::exception& e) {
+    gui::record_draw_fault("frame", e.what());
+    std::string log;
+    if (!gui::recover_frame(&log)) {
+      std::fprintf(stderr, "attnlab: rebuilding the window's ImGui state (%s)\n", log.c_str());
+      window_->rebuild_imgui();
+    }
+    return false;
+  }
+}
+
+// --export-figure: the same request a panel button makes, with the figure a drawn panel shows
+// when one does (its controls applied), else the builder's defaults.
+void GuiRun::request_hook_export(const Snapshot& shown) {
+  if (export_hook_stage_ != 0) return;
+  const bool ready = shown.attention_step >= options_.export_after_step;
+  if (ready)
+    if (const fig::Figure* figure = workspace_->shown_figure(options_.export_figure)) {
+      gui::request_figure_export(*figure);
+      export_hook_stage_ = 1;
+      return;
+    }
+  for (const auto& spec : figures::figures_for(shown))
+    if (spec.name == options_.export_figure && (ready || spec.name == "loss")) {
+      try {
+        gui::request_figure_export(figures::build_figure(spec.name, shown));
+        export_hook_stage_ = 1;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnlab: --export-figure: %s\n", e.what());
+      }
+    }
+}
+
+// --export-figure, once the dialog is open: export with its defaults, then close the window a
+// few frames after the job ends.
+void GuiRun::advance_hook_export() {
+  if (export_hook_stage_ == 1 && export_dialog_.is_open()) {
+    export_dialog_.set_path(options_.export_out);
+    export_dialog_.start_export();
+    export_hook_stage_ = 2;
+  } else if (export_hook_stage_ == 2) {
+    const auto st = export_dialog_.status().state;
+    if (st == gui::ExportDialog::JobState::Done || st == gui::ExportDialog::JobState::Failed)
+      if (++export_hook_frames_ > 3) window_->request_close();
+  }
+}
+
+// Shows the drawn frame; the last one is also saved where the test hooks ask.
+void GuiRun::present(bool last) {
+  if (last && !options_.screenshot_path.empty()) {
+    int w = 0, h = 0;
+    window_->framebuffer_size(&w, &h);
+    std::string error;
+    if (!render::save_framebuffer_png(options_.screenshot_path, w, h, &error)) {
+      std::fprintf(stderr, "attnlab: %s\n", error.c_str());
+      exit_code_ = 1;
+    }
+  }
+  if (last && figures_dir_ && *figures_dir_)
+    live_figures_ = export_live_figures(figures_dir_, &exit_code_);
+  window_->swap();
+  clock_.on_present();
+  // Shown in the Run panel: the cost of one frame (build, draw, present), not the pacing wait.
+  ui_.frame_ms = ui_.frame_ms * 0.9 + (glfwGetTime() - frame_start_) * 1000.0 * 0.1;
+}
+
+int GuiRun::close() {
+  window_->hide();  // the trainer may take a moment to finish its step; don't look frozen
   g_trainer = nullptr;
   // Every run the window trained is saved on the way out; what could not be is said, and the
   // exit code says so too (kExitRunFailed).
-  std::vector<std::string> unsaved = trainer->close();
-  for (std::string& line : workspace.close_panels()) unsaved.push_back(std::move(line));
-  trainer.reset();
+  std::vector<std::string> unsaved = trainer_->close();
+  for (std::string& line : workspace_->close_panels()) unsaved.push_back(std::move(line));
+  trainer_.reset();
   for (const std::string& line : unsaved) std::fprintf(stderr, "attnlab: %s\n", line.c_str());
-  if (!unsaved.empty() && exit_code == 0) exit_code = kExitRunFailed;
-  if (!workspace.save(&error)) std::fprintf(stderr, "attnlab: %s\n", error.c_str());
+  if (!unsaved.empty() && exit_code_ == 0) exit_code_ = kExitRunFailed;
+  std::string error;
+  if (!workspace_->save(&error)) std::fprintf(stderr, "attnlab: %s\n", error.c_str());
+  write_exit_files();
+  return exit_code_;
+}
+
+// ATTN_GUI_REPORT and --frame-stats, at exit.
+void GuiRun::write_exit_files() {
+  std::string error;
   if (const char* report = std::getenv("ATTN_GUI_REPORT"); report && *report) {
     int w = 0, h = 0;
-    window->framebuffer_size(&w, &h);
-    if (!write_report(report, workspace, menus, export_dialog, timeline, live_figures, draw_faults,
-                      clock.frames(), w, h, &error)) {
+    window_->framebuffer_size(&w, &h);
+    if (!write_report(report, *workspace_, *menus_, export_dialog_, timeline_, live_figures_,
+                      draw_faults_, clock_.frames(), w, h, &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
-      exit_code = 1;
+      exit_code_ = 1;
     }
   }
-  if (!options.frame_stats_path.empty()) {
-    const size_t warmup = clock.frames() > 2 * kWarmupFrames ? kWarmupFrames : 0;
-    if (!clock.write_json(options.frame_stats_path, warmup, &error)) {
+  if (!options_.frame_stats_path.empty()) {
+    const size_t warmup = clock_.frames() > 2 * kWarmupFrames ? kWarmupFrames : 0;
+    if (!clock_.write_json(options_.frame_stats_path, warmup, &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
-      exit_code = 1;
+      exit_code_ = 1;
     }
   }
-  return exit_code;  // the workspace (panels), then the window, are destroyed here
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& options) {
+  if (!check_panel_names(options.panels)) return 2;
+  std::signal(SIGINT, request_quit);
+  std::signal(SIGTERM, request_quit);
+  std::unique_ptr<gui::Window> window = open_window(options);
+  if (!window) return 2;
+  GuiRun run(options, std::move(window));
+  run.loop();
+  return run.close();  // the workspace (panels), then the window, are destroyed here
 }
 
 }  // namespace attn

@@ -29,17 +29,15 @@
 #include <thread>
 #include <vector>
 
-#include "app/figures/figures.h"
+#include "app/gui/frame.h"
 #include "app/gui/gui.h"
 #include "app/gui/help/menus.h"
 #include "app/gui/layout/workspace.h"
 #include "app/gui/panel.h"
 #include "app/gui/plot/export_dialog.h"
-#include "app/gui/plot/live_figure.h"
 #include "app/gui/timeline.h"
 #include "app/gui/ui_state.h"
 #include "app/gui/window/draw_guard.h"
-#include "core/base/version.h"
 #include "core/config/config.h"
 #include "core/training/trainer.h"
 #include "headless_imgui.h"
@@ -160,6 +158,7 @@ struct HarnessWindow {
   gui::Menus menus{false};
   gui::Timeline timeline;
   gui::ExportDialog export_dialog;
+  float ui_scale = 1.0f;
 
   HarnessWindow(const ExperimentConfig& c, GuiOptions o) : options(std::move(o)), config(c) {
     options.runs_dir = (harness_root() / "runs").string();
@@ -185,60 +184,19 @@ struct HarnessWindow {
   }
 };
 
-// The window's menu bar (gui_main.cpp's draw_menu_bar, without the UI-scale submenu: the harness
-// builds its font atlas once).
-float draw_menu_bar(HarnessWindow& w, TrainerState state, const Snapshot& live) {
-  float height = 0;
-  if (!ImGui::BeginMainMenuBar()) return height;
-  w.menus.draw_file_menu(w.ui, live);
-  if (ImGui::BeginMenu("Training")) {
-    const bool pause = gui::can_pause(state);
-    if (ImGui::MenuItem(pause ? "Pause" : "Start", "Space", false, pause || gui::can_start(state)))
-      gui::toggle_running(*w.trainer, state);
-    if (ImGui::MenuItem("Step once", "S", false, gui::can_step(state))) w.trainer->step_once();
-    if (ImGui::MenuItem("Save checkpoint", "Ctrl+S", false, gui::can_save(state)))
-      gui::save_checkpoint(*w.trainer, state, w.ui);
-    ImGui::EndMenu();
-  }
-  if (ImGui::BeginMenu("View")) {
-    w.workspace->draw_view_menu();
-    ImGui::EndMenu();
-  }
-  w.menus.draw_help_menu();
-  height = ImGui::GetWindowSize().y;
-  ImGui::EndMainMenuBar();
-  return height;
-}
-
-// One frame, as run_gui draws it: one snapshot and state, the timeline's view, the menu bar, the
-// timeline bar, the workspace's panels, the menus' windows and the Export dialog.
+// One frame, as run_gui draws it: one snapshot and state, the timeline updated from them, then
+// the window's own frame content (gui/frame.h: the menu bar, the timeline bar, the workspace's
+// panels, the menus' windows and the Export dialog). The View menu's UI scale is the window's too;
+// the harness keeps its font atlas, built once.
 void draw_frame(HarnessWindow& w, size_t frame, ImFont* small_font) {
   const std::shared_ptr<const Snapshot> live = w.trainer->latest();
   const TrainerState state = w.trainer->state();
   w.timeline.update(*live, w.ui, static_cast<double>(frame) / 60.0);
-  gui::LiveFigure::captured().clear();
   ImGui::NewFrame();
-  w.ui.small_font = small_font;
-  const float menu_h = draw_menu_bar(w, state, *live);
-  if (!w.ui.open_run_requests.empty() && !(w.options.start_step >= 0 && frame == 0))
-    w.workspace->open("runs");
-  const ImVec2 display = ImGui::GetIO().DisplaySize;
-  const float top = menu_h + w.timeline.draw(0, menu_h, display.x, 1.0f);
-  const std::shared_ptr<const Snapshot> snap = w.timeline.view(live);
-  gui::FrameContext context{*snap, state, *w.trainer, w.ui, small_font, &w.timeline};
-  w.workspace->draw(context, ImVec2(0, top), ImVec2(display.x, display.y - top));
-  w.menus.draw_windows(w.ui, *w.trainer, *live);
-  if (auto request = gui::take_figure_export_request()) {
-    fig::Provenance prov;
-    if (request->from_run) {
-      prov = figures::provenance_for(*snap, w.trainer->config(), "live");
-    } else {
-      prov.program_version = version_string();
-      prov.run_id = "live";
-    }
-    w.export_dialog.open(std::move(*request), prov);
-  }
-  w.export_dialog.draw(nullptr);
+  gui::FrameParts parts{*w.trainer, w.ui, *w.workspace, w.menus, w.timeline, w.export_dialog};
+  const gui::FrameInput input{live, state, small_font, &w.ui_scale,
+                              w.options.start_step >= 0 && frame == 0};
+  gui::draw_frame(parts, input);
   ImGui::Render();
 }
 
