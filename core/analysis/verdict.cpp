@@ -14,6 +14,20 @@ std::vector<double> values_of(const KeyedValues& k, bool log) {
   return out;
 }
 
+// A verdict's figures (not yet judged): the t-interval `m` of the estimate and its bootstrap
+// interval `boot`.
+Verdict estimated(const MeanInterval& m, const Interval& boot) {
+  Verdict r;
+  r.n = m.n;
+  r.estimate = m.mean;
+  r.sd = m.sd;
+  r.lo = m.lo;
+  r.hi = m.hi;
+  r.boot_lo = boot.lo;
+  r.boot_hi = boot.hi;
+  return r;
+}
+
 // a - b (of logs when `log`), paired on common keys when at least two pair, else Welch.
 Verdict compare(const KeyedValues& a, const KeyedValues& b, bool log) {
   std::vector<double> x, y;
@@ -22,27 +36,22 @@ Verdict compare(const KeyedValues& a, const KeyedValues& b, bool log) {
       x.push_back(log ? std::log(v) : v);
       y.push_back(log ? std::log(it->second) : it->second);
     }
-  Verdict r;
   PairedDifference d;
   Interval boot{NAN, NAN};
+  bool paired = false;
   if (x.size() >= 2) {
     d = paired_difference(x, y);
     std::vector<double> diffs;
     for (size_t i = 0; i < x.size(); ++i) diffs.push_back(x[i] - y[i]);
     boot = bootstrap_mean_interval(diffs);
-    r.paired = true;
+    paired = true;
   } else {
     const auto xa = values_of(a, log), yb = values_of(b, log);
     d = welch_difference(xa, yb);
     boot = bootstrap_difference_interval(xa, yb);
   }
-  r.n = d.difference.n;
-  r.estimate = d.difference.mean;
-  r.sd = d.difference.sd;
-  r.lo = d.difference.lo;
-  r.hi = d.difference.hi;
-  r.boot_lo = boot.lo;
-  r.boot_hi = boot.hi;
+  Verdict r = estimated(d.difference, boot);
+  r.paired = paired;
   r.p_value = d.p_value;
   return r;
 }
@@ -104,15 +113,7 @@ Verdict judge_ratio(const KeyedValues& a, const KeyedValues& b, double bound, bo
 Verdict judge_at_most(const KeyedValues& a, double bound) {
   const std::vector<double> v = values_of(a, false);
   const MeanInterval m = mean_interval(v);
-  const Interval boot = bootstrap_mean_interval(v);
-  Verdict r;
-  r.n = m.n;
-  r.estimate = m.mean;
-  r.sd = m.sd;
-  r.lo = m.lo;
-  r.hi = m.hi;
-  r.boot_lo = boot.lo;
-  r.boot_hi = boot.hi;
+  Verdict r = estimated(m, bootstrap_mean_interval(v));
   r.verdict = side(m.lo, m.hi, bound, false, true);
   if (r.verdict == "not resolved") r.seeds_to_resolve = pairs_to_resolve(m.mean - bound, m.sd);
   return r;

@@ -17,9 +17,9 @@
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/run_recorder.h"
 #include "core/training/session/session.h"
+#include "core/training/session/training_errors.h"
 #include "core/training/threads/team_check.h"
 #include "core/training/threads/thread_policy.h"
-#include "core/training/session/training_errors.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -44,6 +44,12 @@ struct Command {
     SetLengthEval
   };
   explicit Command(Kind k) : kind(k) {}
+  Command(Kind k, double v) : kind(k), value(v) {}
+  Command(Kind k, std::string p) : kind(k), path(std::move(p)) {}
+  explicit Command(ExperimentConfig c) : kind(Kind::Reconfigure), config(std::move(c)) {}
+  explicit Command(const NeuralViewRequest& r) : kind(Kind::SetNeuralView), neural_request(r) {}
+  explicit Command(const InterventionRequest& r)
+      : kind(Kind::SetInterventions), intervention_request(r) {}
   Kind kind;
   double value = 0;
   std::string path;
@@ -507,23 +513,79 @@ struct Trainer::Impl {
     return "saved checkpoint to " + dir.string();
   }
 
+  // Start (or resume) training; the first Start builds the session.
+  void start(TrainerState s) {
+    if (!session) return build();
+    if (s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged) {
+      message.clear();
+      set_state(TrainerState::Running);
+      checkpointed = Clock::now();  // paused time is not training time
+      restart_rate();
+      publish(false);
+    } else if (s == TrainerState::Finished) {
+      message = "the run has finished; raise train.steps and apply, or reset";
+      publish(false);
+    }
+  }
+
+  // Save and say how it went (see save_to).
+  void save(const std::string& target, TrainerState s) {
+    if (!session) return;
+    try {
+      message = save_to(target, s);
+    } catch (const std::exception& e) {
+      message = std::string("save failed: ") + e.what();
+    }
+    publish(false);
+  }
+
+  // Load a checkpoint (or a run directory's) in place of the current run, which is kept as it
+  // was when the load fails.
+  void load(std::string path) {
+    try {
+      std::error_code ec;  // a run directory: its checkpoint
+      if (fs::is_regular_file(fs::path(path) / "checkpoint" / "state.json", ec))
+        path = (fs::path(path) / "checkpoint").string();
+      // A run's checkpoint/: the run directory holds its recorded views.
+      fs::path loaded_path = fs::path(path).lexically_normal();
+      if (!loaded_path.has_filename()) loaded_path = loaded_path.parent_path();
+      const std::string loaded_dir = loaded_path.filename() == "checkpoint"
+                                         ? loaded_path.parent_path().string()
+                                         : std::string();
+      ExperimentConfig loaded = TrainingSession::checkpoint_config(path);
+      auto fresh = std::make_unique<TrainingSession>(loaded);
+      fresh->load(path);
+      record_close("another run was loaded in the window");
+      record_failed = false;
+      record_error.clear();
+      session = std::move(fresh);
+      use_thread_policy(loaded);
+      apply_probe_index();
+      apply_probe_text(probe_text);
+      ++generation;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        config = loaded;
+      }
+      source_dir = loaded_dir;
+      intervention_view.reset();
+      compute_interventions();
+      compute_length_eval();
+      message = "loaded checkpoint " + path;
+      set_state(TrainerState::Paused);
+      publish(true);
+    } catch (const std::exception& e) {  // the current run is kept as it was
+      message = std::string("load failed: ") + e.what();
+      publish(false);
+    }
+  }
+
   void handle(Command& c) {
     using K = Command::Kind;
     const TrainerState s = state.load();
     switch (c.kind) {
       case K::Start:
-        if (!session) return build();
-        if (s == TrainerState::Idle || s == TrainerState::Paused || s == TrainerState::Diverged) {
-          message.clear();
-          set_state(TrainerState::Running);
-          checkpointed = Clock::now();  // paused time is not training time
-          restart_rate();
-          publish(false);
-        } else if (s == TrainerState::Finished) {
-          message = "the run has finished; raise train.steps and apply, or reset";
-          publish(false);
-        }
-        return;
+        return start(s);
       case K::Pause:
         if (s == TrainerState::Running) {
           set_state(TrainerState::Paused);
@@ -552,16 +614,8 @@ struct Trainer::Impl {
           publish(false);
         }
         return;
-      case K::Save: {
-        if (!session) return;
-        try {
-          message = save_to(c.path, s);
-        } catch (const std::exception& e) {
-          message = std::string("save failed: ") + e.what();
-        }
-        publish(false);
-        return;
-      }
+      case K::Save:
+        return save(c.path, s);
       case K::SetInterventions:
         intervention_request = c.intervention_request;
         if (session) {
@@ -603,43 +657,7 @@ struct Trainer::Impl {
         }
         return;
       case K::Load:
-        try {
-          std::error_code ec;  // a run directory: its checkpoint
-          if (fs::is_regular_file(fs::path(c.path) / "checkpoint" / "state.json", ec))
-            c.path = (fs::path(c.path) / "checkpoint").string();
-          // A run's checkpoint/: the run directory holds its recorded views.
-          fs::path loaded_path = fs::path(c.path).lexically_normal();
-          if (!loaded_path.has_filename()) loaded_path = loaded_path.parent_path();
-          const std::string loaded_dir = loaded_path.filename() == "checkpoint"
-                                             ? loaded_path.parent_path().string()
-                                             : std::string();
-          ExperimentConfig loaded = TrainingSession::checkpoint_config(c.path);
-          auto fresh = std::make_unique<TrainingSession>(loaded);
-          fresh->load(c.path);
-          record_close("another run was loaded in the window");
-          record_failed = false;
-          record_error.clear();
-          session = std::move(fresh);
-          use_thread_policy(loaded);
-          apply_probe_index();
-          apply_probe_text(probe_text);
-          ++generation;
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            config = loaded;
-          }
-          source_dir = loaded_dir;
-          intervention_view.reset();
-          compute_interventions();
-          compute_length_eval();
-          message = "loaded checkpoint " + c.path;
-          set_state(TrainerState::Paused);
-          publish(true);
-        } catch (const std::exception& e) {  // the current run is kept as it was
-          message = std::string("load failed: ") + e.what();
-          publish(false);
-        }
-        return;
+        return load(c.path);
     }
   }
 
@@ -697,54 +715,36 @@ void Trainer::reset() {
   impl_->post(Command(Command::Kind::Reset));
 }
 void Trainer::reconfigure(ExperimentConfig c) {
-  Command cmd(Command::Kind::Reconfigure);
-  cmd.config = std::move(c);
-  impl_->post(std::move(cmd));
+  impl_->post(Command(std::move(c)));
 }
 void Trainer::set_learning_rate(double lr) {
-  Command cmd(Command::Kind::SetLearningRate);
-  cmd.value = lr;
-  impl_->post(std::move(cmd));
+  impl_->post(Command(Command::Kind::SetLearningRate, lr));
 }
 void Trainer::save_checkpoint(std::string dir) {
-  Command cmd(Command::Kind::Save);
-  cmd.path = std::move(dir);
-  impl_->post(std::move(cmd));
+  impl_->post(Command(Command::Kind::Save, std::move(dir)));
 }
 void Trainer::load_checkpoint(std::string dir) {
-  Command cmd(Command::Kind::Load);
-  cmd.path = std::move(dir);
-  impl_->post(std::move(cmd));
+  impl_->post(Command(Command::Kind::Load, std::move(dir)));
 }
 
 void Trainer::request_interventions(const InterventionRequest& request) {
-  Command cmd(Command::Kind::SetInterventions);
-  cmd.intervention_request = request;
-  impl_->post(std::move(cmd));
+  impl_->post(Command(request));
 }
 
 void Trainer::request_length_eval(int length) {
-  Command cmd(Command::Kind::SetLengthEval);
-  cmd.value = length;
-  impl_->post(std::move(cmd));
+  impl_->post(Command(Command::Kind::SetLengthEval, length));
 }
 
 void Trainer::request_neural_view(const NeuralViewRequest& request) {
-  Command cmd(Command::Kind::SetNeuralView);
-  cmd.neural_request = request;
-  impl_->post(std::move(cmd));
+  impl_->post(Command(request));
 }
 
 void Trainer::request_probe_image(int64_t test_index) {
-  Command cmd(Command::Kind::SetProbeImage);
-  cmd.value = static_cast<double>(test_index);
-  impl_->post(std::move(cmd));
+  impl_->post(Command(Command::Kind::SetProbeImage, static_cast<double>(test_index)));
 }
 
 void Trainer::request_probe(std::string text) {
-  Command cmd(Command::Kind::SetProbeText);
-  cmd.path = std::move(text);
-  impl_->post(std::move(cmd));
+  impl_->post(Command(Command::Kind::SetProbeText, std::move(text)));
 }
 
 TrainerState Trainer::state() const {

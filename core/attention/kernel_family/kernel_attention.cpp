@@ -143,15 +143,17 @@ torch::Tensor gaussian_kernel_map_reference(const torch::Tensor& x, double sigma
 KernelAttentionBase::KernelAttentionBase(const AttentionSpec& spec)
     : shape_(HeadShape::of(spec)), position_(spec) {}
 
-void KernelAttentionBase::init_parameters(KernelInit init,
-                                          std::initializer_list<torch::Tensor*> per_head) {
+void KernelAttentionBase::reset_own_parameters() {
   torch::NoGradGuard no_grad;
-  if (init == KernelInit::standard) {
-    for (auto* t : per_head) init_per_head(*t, shape_.head_dim);
+  const auto params = named_parameters(/*recurse=*/false);
+  std::vector<torch::Tensor> per_head;  // the members' own tensors (shared storage)
+  for (const auto& name : per_head_) per_head.push_back(params[name]);
+  if (init_ == KernelInit::standard) {
+    for (auto& t : per_head) init_per_head(t, shape_.head_dim);
     return;
   }
   const double dh_bound = std::sqrt(6.0 / (2.0 * shape_.head_dim));  // Dh -> Dh
-  for (auto* t : per_head) t->uniform_(-dh_bound, dh_bound);
+  for (auto& t : per_head) t.uniform_(-dh_bound, dh_bound);
   for (auto* layer : {&in, &out}) {
     torch::nn::init::xavier_uniform_((*layer)->weight);
     if ((*layer)->bias.defined()) (*layer)->bias.zero_();
@@ -175,20 +177,20 @@ torch::Tensor KernelAttentionBase::attend(const torch::Tensor& map, const torch:
   return y.transpose(1, 2).reshape({B, L, -1});
 }
 
-torch::Tensor KernelAttentionBase::register_per_head(const std::string& name) {
-  return register_parameter(name, torch::empty({shape_.heads, shape_.head_dim, shape_.head_dim}));
+torch::Tensor KernelAttentionBase::register_per_head(const std::string& name, int64_t slots) {
+  per_head_.push_back(name);
+  const std::vector<int64_t> head = {shape_.heads, shape_.head_dim, shape_.head_dim};
+  std::vector<int64_t> sizes = head;
+  if (slots > 0) sizes.insert(sizes.begin(), slots);
+  return register_parameter(name, torch::empty(sizes));
 }
 
-PseudoAttention::PseudoAttention(const AttentionSpec& spec)
-    : KernelAttentionBase(spec), init_(parse_kernel_common_options(spec.options, "pseudo").init) {
+PseudoAttention::PseudoAttention(const AttentionSpec& spec) : KernelAttentionBase(spec) {
+  init_ = parse_kernel_common_options(spec.options, "pseudo").init;
   in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
   head_kernel = register_per_head("head_kernel");
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   reset_own_parameters();
-}
-
-void PseudoAttention::reset_own_parameters() {
-  init_parameters(init_, {&head_kernel});
 }
 
 torch::Tensor PseudoAttention::forward(const torch::Tensor& x) {
@@ -197,9 +199,8 @@ torch::Tensor PseudoAttention::forward(const torch::Tensor& x) {
   return out->forward(attend(map, xt));
 }
 
-SemiFusionAttention::SemiFusionAttention(const AttentionSpec& spec)
-    : KernelAttentionBase(spec),
-      init_(parse_kernel_common_options(spec.options, "semi-fusion").init) {
+SemiFusionAttention::SemiFusionAttention(const AttentionSpec& spec) : KernelAttentionBase(spec) {
+  init_ = parse_kernel_common_options(spec.options, "semi-fusion").init;
   in = register_module(
       "input_proj",
       torch::nn::Linear(torch::nn::LinearOptions(spec.d_model, spec.d_model).bias(false)));
@@ -207,10 +208,6 @@ SemiFusionAttention::SemiFusionAttention(const AttentionSpec& spec)
   head_value = register_per_head("head_value");
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   reset_own_parameters();
-}
-
-void SemiFusionAttention::reset_own_parameters() {
-  init_parameters(init_, {&head_kernel, &head_value});
 }
 
 torch::Tensor SemiFusionAttention::forward(const torch::Tensor& x) {
@@ -222,12 +219,9 @@ torch::Tensor SemiFusionAttention::forward(const torch::Tensor& x) {
 
 GaussianAttention::GaussianAttention(const AttentionSpec& spec)
     : KernelAttentionBase(spec), options_(parse_gaussian_options(spec.options)) {
+  init_ = options_.init;
   in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
-}
-
-void GaussianAttention::reset_own_parameters() {
-  init_parameters(options_.init, {});
 }
 
 torch::Tensor GaussianAttention::forward(const torch::Tensor& x) {
@@ -237,15 +231,11 @@ torch::Tensor GaussianAttention::forward(const torch::Tensor& x) {
 
 LinearSimAttention::LinearSimAttention(const AttentionSpec& spec)
     : KernelAttentionBase(spec), options_(parse_linear_sim_options(spec.options)) {
+  init_ = options_.init;
   in = register_module("input_proj", torch::nn::Linear(spec.d_model, spec.d_model));
-  slot_kernel = register_parameter("slot_kernel", torch::empty({options_.max_len, shape_.heads,
-                                                                shape_.head_dim, shape_.head_dim}));
+  slot_kernel = register_per_head("slot_kernel", options_.max_len);
   out = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   reset_own_parameters();
-}
-
-void LinearSimAttention::reset_own_parameters() {
-  init_parameters(options_.init, {&slot_kernel});
 }
 
 torch::Tensor LinearSimAttention::forward(const torch::Tensor& x) {

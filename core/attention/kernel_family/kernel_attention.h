@@ -60,6 +60,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/attention/attention.h"
 #include "core/attention/kernel_family/kernel_options.h"
@@ -74,6 +75,10 @@ class KernelAttentionBase : public AttentionModule {
   // them (in its own order, which fixes the initialisation's random draws).
   torch::nn::Linear in{nullptr}, out{nullptr};
 
+  // Initialises the tensors registered by register_per_head (U(+-1/sqrt(Dh)), or Glorot uniform
+  // over Dh -> Dh), and with xavier U and P too (Glorot uniform, zero biases).
+  void reset_own_parameters() final;
+
  protected:
   explicit KernelAttentionBase(const AttentionSpec& spec);
   // [B, L, D] -> [B, n, L, Dh]
@@ -81,46 +86,39 @@ class KernelAttentionBase : public AttentionModule {
   // map: raw scores M [B, n, L, L]; values [B, n, L, Dh]. Returns concat_i(softmax(M_i / Dh)
   // V_i) as [B, L, D], masked when causal, with dropout and recording as documented above.
   torch::Tensor attend(const torch::Tensor& map, const torch::Tensor& values);
-  // Registers a [n, Dh, Dh] parameter, one matrix per head (values set by reset_own_parameters).
-  torch::Tensor register_per_head(const std::string& name);
-  // Initialises the per-head tensors (U(+-1/sqrt(Dh)), or Glorot uniform over Dh -> Dh), and
-  // with xavier U and P too (Glorot uniform, zero biases).
-  void init_parameters(KernelInit init, std::initializer_list<torch::Tensor*> per_head);
+  // Registers a [n, Dh, Dh] parameter, one matrix per head, or with `slots` > 0 a
+  // [slots, n, Dh, Dh] one (values set by reset_own_parameters, in registration order).
+  torch::Tensor register_per_head(const std::string& name, int64_t slots = 0);
 
   HeadShape shape_;
   RelativePosition position_;
+  KernelInit init_ = KernelInit::standard;  // the member's option "init"
+
+ private:
+  std::vector<std::string> per_head_;  // register_per_head's names
 };
 
 class PseudoAttention : public KernelAttentionBase {
  public:
   explicit PseudoAttention(const AttentionSpec& spec);
   torch::Tensor forward(const torch::Tensor& x) override;
-  void reset_own_parameters() override;
 
   torch::Tensor head_kernel;  // A [n, Dh, Dh]; in: U, b1; out: P, b2
-
- private:
-  KernelInit init_;
 };
 
 class SemiFusionAttention : public KernelAttentionBase {
  public:
   explicit SemiFusionAttention(const AttentionSpec& spec);
   torch::Tensor forward(const torch::Tensor& x) override;
-  void reset_own_parameters() override;
 
   torch::Tensor head_kernel;  // A [n, Dh, Dh]; in: U (no bias); out: W^O, b_O
   torch::Tensor head_value;   // Wv [n, Dh, Dh]
-
- private:
-  KernelInit init_;
 };
 
 class GaussianAttention : public KernelAttentionBase {
  public:
   explicit GaussianAttention(const AttentionSpec& spec);
   torch::Tensor forward(const torch::Tensor& x) override;
-  void reset_own_parameters() override;
   double sigma() const { return options_.sigma; }  // in: U, b1; out: P, b2
 
  private:
@@ -131,7 +129,6 @@ class LinearSimAttention : public KernelAttentionBase {
  public:
   explicit LinearSimAttention(const AttentionSpec& spec);
   torch::Tensor forward(const torch::Tensor& x) override;
-  void reset_own_parameters() override;
   int max_len() const { return options_.max_len; }
 
   torch::Tensor slot_kernel;  // W [max_len, n, Dh, Dh]; in: U, b1; out: P, b2

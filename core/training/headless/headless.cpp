@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -303,6 +304,202 @@ bool check_out_dir_files(const fs::path& out, const HeadlessOptions& o, bool sam
   return replace;
 }
 
+// Another writer is named first: what it is doing says more than the files it has written.
+void check_not_being_written(const fs::path& out, const HeadlessOptions& o) {
+  if (!o.lock || o.wait) return;
+  const std::string holder = run_lock_holder(out.string());
+  if (!holder.empty())
+    throw Error("run directory " + out.string() + " is being written by " + holder +
+                "; wait for it (--wait), or choose another --out");
+}
+
+// The resumed session (load_resumed), or null with `config` taking the overrides, checked again:
+// a new session is made once the thread count is set.
+std::unique_ptr<TrainingSession> resume_or_configure(ExperimentConfig& config,
+                                                     const HeadlessOptions& o, bool& complete_only,
+                                                     std::string& notice) {
+  if (!o.resume_dir.empty()) return load_resumed(config, o, complete_only, notice);
+  if (o.steps) config.train.steps = *o.steps;
+  if (o.seed) config.seed = *o.seed;
+  config = parse_config(to_json(config), "resolved config");  // re-validate the overrides
+  check_until(o, config);
+  check_training_memory(config);
+  return nullptr;
+}
+
+// --threads or the config's "threads" fix the count; otherwise it adapts (thread_policy.h).
+ThreadPolicyOptions thread_options_for(const HeadlessOptions& o, const ExperimentConfig& config) {
+  ThreadPolicyOptions thread_options;
+  thread_options.fixed = o.threads > 0 ? o.threads : config.threads;
+  thread_options.max_threads = ThreadPolicy::default_max_threads(/*leave_core_for_ui=*/false);
+  if (o.max_threads > 0)
+    thread_options.max_threads = std::min(thread_options.max_threads, o.max_threads);
+  thread_options.team_ready = [](int n) { return team_runs_promptly(n); };
+  return thread_options;
+}
+
+// The step training stops at (--until, else train.steps); refused when it is not after the
+// session's step, unless only the summary is left to write.
+int64_t stop_step(const HeadlessOptions& o, const ExperimentConfig& config,
+                  const TrainingSession& session, bool complete_only) {
+  const int64_t stop_at = o.until ? std::min(*o.until, config.train.steps) : config.train.steps;
+  if (!complete_only && o.until && stop_at <= session.step())
+    throw Error("--until " + std::to_string(stop_at) + " is not after the run's current step " +
+                std::to_string(session.step()));
+  if (!complete_only && stop_at <= session.step())
+    throw Error("run " + o.resume_dir + " is at step " + std::to_string(session.step()) +
+                " already, its train.steps; give --steps N (N > " + std::to_string(session.step()) +
+                ") to extend it");
+  return stop_at;
+}
+
+// The run's config and the kept metrics rows, written before training. A run being continued
+// loses its summary first, so that a kill while extending it never leaves an old summary beside
+// a newer checkpoint. The kept rows are rewritten whole, then appended to row by row: a crash
+// loses at most the row being written, which the next resume drops.
+void start_run_files(const fs::path& out, const ExperimentConfig& config,
+                     const std::string& previous) {
+  std::error_code ec;
+  fs::remove(out / "summary.json", ec);
+  if (ec) throw Error("cannot remove " + (out / "summary.json").string() + ": " + ec.message());
+  write_run_config(out.string(), config);
+  write_file_atomic((out / "metrics.csv").string(), std::string(kMetricsHeader) + "\n" + previous);
+}
+
+// The line that opens a run's log: what trains, where, and on how many threads.
+std::string start_line(const ExperimentConfig& config, const TrainingSession& session,
+                       const ThreadPolicy& threads, int max_threads) {
+  const bool conn = config.model.architecture == "conn";
+  return "training " + config.task.name + " with " +
+         (conn ? std::string("the Connection Transformer (conn)")
+               : config.model.attention.at(0) + " attention") +
+         " on " + session.device_name() + ", " + std::to_string(session.parameters()) +
+         " parameters, " +
+         (threads.adaptive()
+              ? "threads chosen by measurement (1 to " + std::to_string(max_threads) + ")"
+              : std::to_string(threads.threads()) +
+                    (threads.threads() == 1 ? " thread" : " threads"));
+}
+
+// The training loop of one train_headless call: steps to stop_at, a metrics row and a log line
+// every eval_every steps, a checkpoint every checkpoint_every.
+class StepLoop {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  StepLoop(const ExperimentConfig& config, TrainingSession& session, ThreadPolicy& threads,
+           SessionViews* views, MetricsAppender& metrics, const Log& log)
+      : config_(config),
+        session_(session),
+        threads_(threads),
+        views_(views),
+        metrics_(metrics),
+        log_(log) {}
+
+  // Trains until stop_at, a divergence (sets `diverged`) or a stop signal (returned; 0: none).
+  int run(int64_t stop_at, int64_t checkpoint_every, const fs::path& out, bool& diverged) {
+    interval_start_ = Clock::now();
+    while (session_.step() < stop_at) {
+      if (const int sig = stop_signal()) {
+        log_(std::string("interrupted by ") + signal_name(sig) + " at step " +
+             std::to_string(session_.step()) + ": saving the checkpoint");
+        return sig;
+      }
+      const double lr = session_.learning_rate();
+      if (!train_step()) {
+        diverged = true;
+        return 0;
+      }
+      if (views_) views_->after_step(session_);
+      const int64_t step = session_.step();
+      if (step % config_.train.eval_every == 0 || step == stop_at) write_row(step, lr);
+      if (checkpoint_every > 0 && step % checkpoint_every == 0 && step < stop_at)
+        save_checkpoint(session_, out);
+    }
+    return 0;
+  }
+
+ private:
+  // One step, the thread count adapted to its time; false when training diverged.
+  bool train_step() {
+    try {
+      const auto step_start = Clock::now();
+      session_.train_step();
+      const int chosen = threads_.chosen();
+      if (threads_.record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
+        torch::set_num_threads(threads_.threads());
+      if (threads_.chosen() != chosen) log_("threads: " + threads_.reason());
+    } catch (const DivergedError& e) {
+      log_(std::string("diverged: ") + e.what());
+      return false;
+    }
+    ++timed_steps_;
+    // A GPU run says once how its steps run, when the graph is captured or refused.
+    if (!said_step_path_ && session_.on_gpu() &&
+        session_.step_path() != "cuda-graph (warming up)") {
+      log_("steps: " + session_.step_path());
+      said_step_path_ = true;
+    }
+    return true;
+  }
+
+  // The evaluation at `step`: its metrics row and its log line.
+  void write_row(int64_t step, double lr) {
+    const auto eval = session_.evaluate();
+    const double dt = std::chrono::duration<double>(Clock::now() - interval_start_).count() -
+                      (views_ ? views_->take_seconds() : 0.0);  // recording is not training
+    const double sps = timed_steps_ / std::max(1e-9, dt);
+    const auto interval = session_.take_loss_interval();
+    const double train_loss = interval.sum / std::max<int64_t>(1, interval.steps);
+    metrics_.append(metrics_row(step, train_loss, eval.loss, eval.accuracy, lr, sps));
+    std::ostringstream line;
+    line << "step " << step << "/" << config_.train.steps << "  train " << std::fixed
+         << std::setprecision(4) << train_loss << "  eval " << eval.loss << "  acc "
+         << eval.accuracy << "  " << std::setprecision(1) << sps << " steps/s";
+    log_(line.str());
+    timed_steps_ = 0;
+    interval_start_ = Clock::now();
+  }
+
+  const ExperimentConfig& config_;
+  TrainingSession& session_;
+  ThreadPolicy& threads_;
+  SessionViews* views_;
+  MetricsAppender& metrics_;
+  const Log& log_;
+  int64_t timed_steps_ = 0;  // steps since interval_start_, for steps_per_s
+  Clock::time_point interval_start_;
+  bool said_step_path_ = false;
+};
+
+// A failed write (a full disk): keep what can be kept, say where the run stands.
+[[noreturn]] void fail_with_checkpoint(const Error& e, TrainingSession& session,
+                                       const fs::path& out) {
+  std::string saved;
+  try {
+    save_checkpoint(session, out);
+    saved = "; the checkpoint at step " + std::to_string(session.step()) +
+            " was saved: continue with --resume " + out.string();
+  } catch (const std::exception& e2) {
+    saved = std::string("; the checkpoint could not be saved either: ") + e2.what();
+  }
+  throw Error(std::string(e.what()) + saved);
+}
+
+// The summary of a run that stopped: summary.json (with the peak memory and the signal that
+// stopped it, if one did) and the mechanism's files; the checkpoint is saved already.
+RunSummary write_summary(TrainingSession& session, const fs::path& out, int64_t first_step,
+                         double elapsed, bool diverged, int interrupted_by) {
+  const RunSummary done = summarize_session(session, first_step, elapsed, diverged);
+  json j = session_summary_json(session, done, elapsed);
+  j["peak_rss_mib"] = peak_rss_mib();
+  if (interrupted_by) {
+    j["interrupted"] = true;
+    j["interrupted_by"] = signal_name(interrupted_by);
+  }
+  write_run_outputs(session, out.string(), j, /*checkpoint=*/false);
+  return done;
+}
+
 }  // namespace
 
 RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
@@ -314,44 +511,15 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
       resuming && fs::exists(out, ec) && fs::equivalent(out, o.resume_dir, ec);
   // Every check comes before anything in either directory is written, removed or renamed: a
   // refused command leaves every file as it was (tests/e2e/train_refusals.sh checks each path).
-  // Another writer is named first: what it is doing says more than the files it has written.
-  if (o.lock && !o.wait) {
-    const std::string holder = run_lock_holder(out.string());
-    if (!holder.empty())
-      throw Error("run directory " + out.string() + " is being written by " + holder +
-                  "; wait for it (--wait), or choose another --out");
-  }
-  std::unique_ptr<TrainingSession> session;
+  check_not_being_written(out, o);
   bool complete_only = false;  // a finished checkpoint whose summary was never written
   std::string notice;
-  if (resuming) {
-    session = load_resumed(config, o, complete_only, notice);
-  } else {
-    if (o.steps) config.train.steps = *o.steps;
-    if (o.seed) config.seed = *o.seed;
-    config = parse_config(to_json(config), "resolved config");  // re-validate the overrides
-    check_until(o, config);
-    check_training_memory(config);
-  }
-  // --threads or the config's "threads" fix the count; otherwise it adapts (thread_policy.h).
-  ThreadPolicyOptions thread_options;
-  thread_options.fixed = o.threads > 0 ? o.threads : config.threads;
-  thread_options.max_threads = ThreadPolicy::default_max_threads(/*leave_core_for_ui=*/false);
-  if (o.max_threads > 0)
-    thread_options.max_threads = std::min(thread_options.max_threads, o.max_threads);
-  thread_options.team_ready = [](int n) { return team_runs_promptly(n); };
+  std::unique_ptr<TrainingSession> session = resume_or_configure(config, o, complete_only, notice);
+  const ThreadPolicyOptions thread_options = thread_options_for(o, config);
   ThreadPolicy threads(thread_options);
   torch::set_num_threads(threads.threads());
   if (!session) session = std::make_unique<TrainingSession>(config);
-
-  const int64_t stop_at = o.until ? std::min(*o.until, config.train.steps) : config.train.steps;
-  if (!complete_only && o.until && stop_at <= session->step())
-    throw Error("--until " + std::to_string(stop_at) + " is not after the run's current step " +
-                std::to_string(session->step()));
-  if (!complete_only && stop_at <= session->step())
-    throw Error("run " + o.resume_dir + " is at step " + std::to_string(session->step()) +
-                " already, its train.steps; give --steps N (N > " +
-                std::to_string(session->step()) + ") to extend it");
+  const int64_t stop_at = stop_step(o, config, *session, complete_only);
 
   // The earlier rows come from the run being resumed (which may be another directory); read
   // here to refuse a damaged file before anything changes, and again under the lock (--wait).
@@ -371,125 +539,42 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
     views.emplace(out.string(), *session);
     views->take_seconds();  // before any timed interval
   }
-  // A run being continued loses its summary first, so that a kill while extending it never
-  // leaves an old summary beside a newer checkpoint.
-  fs::remove(out / "summary.json", ec);
-  if (ec) throw Error("cannot remove " + (out / "summary.json").string() + ": " + ec.message());
-  write_run_config(out.string(), config);
+  start_run_files(out, config, previous);
+  MetricsAppender metrics((out / "metrics.csv").string());
 
-  const fs::path metrics_path = out / "metrics.csv";
-  // The kept rows are rewritten whole first, then appended to row by row: a crash loses at most
-  // the row being written, which the next resume drops.
-  write_file_atomic(metrics_path.string(), std::string(kMetricsHeader) + "\n" + previous);
-  MetricsAppender metrics(metrics_path.string());
-
-  auto log = [&](const std::string& s) {
+  const StepLoop::Log log = [&](const std::string& s) {
     if (o.log) o.log(s);
   };
   if (!notice.empty()) log(notice);
   if (views)
     for (const auto& note : views->notes()) log(note);  // what the recorder moved aside
-  const bool conn = config.model.architecture == "conn";
   if (!complete_only)
-    log("training " + config.task.name + " with " +
-        (conn ? std::string("the Connection Transformer (conn)")
-              : config.model.attention.at(0) + " attention") +
-        " on " + session->device_name() + ", " + std::to_string(session->parameters()) +
-        " parameters, " +
-        (threads.adaptive() ? "threads chosen by measurement (1 to " +
-                                  std::to_string(thread_options.max_threads) + ")"
-                            : std::to_string(threads.threads()) +
-                                  (threads.threads() == 1 ? " thread" : " threads")));
+    log(start_line(config, *session, threads, thread_options.max_threads));
   else
     log("completing " + o.resume_dir + ": its checkpoint is at the last step (" +
         std::to_string(session->step()) + ") but its summary was never written");
 
-  RunSummary summary;
-  const auto& t = config.train;
   // The checkpoint's unfinished interval continues only when it spans exactly the steps since the
   // last kept row (a checkpoint from the window, which writes its own rows, may not).
   if (session->loss_interval().steps != session->step() - last_row_step(previous))
     session->take_loss_interval();
-  int64_t timed_steps = 0;  // steps since interval_start, for steps_per_s
-  auto interval_start = Clock::now();
   const auto run_start = Clock::now();
   const int64_t first_step = session->step();
   int interrupted_by = 0;
-  bool said_step_path = false;
+  bool diverged = false;
   try {
-    while (session->step() < stop_at) {
-      if ((interrupted_by = stop_signal()) != 0) {
-        log(std::string("interrupted by ") + signal_name(interrupted_by) + " at step " +
-            std::to_string(session->step()) + ": saving the checkpoint");
-        break;
-      }
-      const double lr = session->learning_rate();
-      try {
-        const auto step_start = Clock::now();
-        session->train_step();
-        const int chosen = threads.chosen();
-        if (threads.record_step(std::chrono::duration<double>(Clock::now() - step_start).count()))
-          torch::set_num_threads(threads.threads());
-        if (threads.chosen() != chosen) log("threads: " + threads.reason());
-      } catch (const DivergedError& e) {
-        summary.diverged = true;
-        log(std::string("diverged: ") + e.what());
-        break;
-      }
-      ++timed_steps;
-      // A GPU run says once how its steps run, when the graph is captured or refused.
-      if (!said_step_path && session->on_gpu() &&
-          session->step_path() != "cuda-graph (warming up)") {
-        log("steps: " + session->step_path());
-        said_step_path = true;
-      }
-      if (views) views->after_step(*session);
-      const int64_t step = session->step();
-      if (step % t.eval_every == 0 || step == stop_at) {
-        const auto eval = session->evaluate();
-        const double dt = std::chrono::duration<double>(Clock::now() - interval_start).count() -
-                          (views ? views->take_seconds() : 0.0);  // recording is not training
-        const double sps = timed_steps / std::max(1e-9, dt);
-        const auto interval = session->take_loss_interval();
-        const double train_loss = interval.sum / std::max<int64_t>(1, interval.steps);
-        metrics.append(metrics_row(step, train_loss, eval.loss, eval.accuracy, lr, sps));
-        std::ostringstream line;
-        line << "step " << step << "/" << t.steps << "  train " << std::fixed
-             << std::setprecision(4) << train_loss << "  eval " << eval.loss << "  acc "
-             << eval.accuracy << "  " << std::setprecision(1) << sps << " steps/s";
-        log(line.str());
-        timed_steps = 0;
-        interval_start = Clock::now();
-      }
-      if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0 && step < stop_at)
-        save_checkpoint(*session, out);
-    }
+    StepLoop loop(config, *session, threads, views ? &*views : nullptr, metrics, log);
+    interrupted_by = loop.run(stop_at, o.checkpoint_every, out, diverged);
     metrics.sync();
-    if (views && !summary.diverged) views->finish(*session);
+    if (views && !diverged) views->finish(*session);
   } catch (const Error& e) {
-    // A failed write (a full disk): keep what can be kept, say where the run stands.
-    std::string saved;
-    try {
-      save_checkpoint(*session, out);
-      saved = "; the checkpoint at step " + std::to_string(session->step()) +
-              " was saved: continue with --resume " + out.string();
-    } catch (const std::exception& e2) {
-      saved = std::string("; the checkpoint could not be saved either: ") + e2.what();
-    }
-    throw Error(std::string(e.what()) + saved);
+    fail_with_checkpoint(e, *session, out);
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
   if (!complete_only) save_checkpoint(*session, out);
-
-  const RunSummary done = summarize_session(*session, first_step, elapsed, summary.diverged);
-  json j = session_summary_json(*session, done, elapsed);
-  j["peak_rss_mib"] = peak_rss_mib();
-  if (interrupted_by) {
-    j["interrupted"] = true;
-    j["interrupted_by"] = signal_name(interrupted_by);
-  }
   // The checkpoint was saved above; the mechanism's files, then summary.json last.
-  write_run_outputs(*session, out.string(), j, /*checkpoint=*/false);
+  const RunSummary done =
+      write_summary(*session, out, first_step, elapsed, diverged, interrupted_by);
   if (interrupted_by) throw Interrupted{interrupted_by};
   return done;
 }

@@ -217,23 +217,7 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
 
   std::vector<TunedArm> arms;
   for (const auto& p : plan.pairs) arms.push_back(suite_arm(plan, p));
-  TunedRunOptions to;
-  to.out_dir = o.out_dir;
-  to.shard_index = o.shard_index;
-  to.shard_count = o.shard_count;
-  to.jobs = o.jobs;
-  to.threads = o.threads;
-  to.checkpoint_every = o.checkpoint_every;
-  to.log = o.log;
-  to.runner = o.runner;
-  const TunedOutcome t = run_tuned_arms(arms, to);
-  SuiteOutcome outcome;
-  outcome.pairs = t.arms;
-  outcome.ran = t.ran;
-  outcome.resumed = t.resumed;
-  outcome.skipped = t.skipped;
-  outcome.diverged = t.diverged;
-  return outcome;
+  return run_tuned_arms(arms, o);
 }
 
 namespace {

@@ -85,19 +85,10 @@ SweepPlan suite_seeds_plan(const SuitePlan& plan, const SuitePair& pair, double 
 LrChoice choose_learning_rate(const SuitePlan& plan, const SuitePair& pair,
                               const std::string& out_dir);
 
-struct SuiteRunOptions {
-  std::string out_dir;
-  int shard_index = 0, shard_count = 1;
-  int jobs = 1;  // runs at a time, each its own process (runner)
-  int threads = 0;
-  int64_t checkpoint_every = 0;
-  std::function<void(const std::string&)> log;  // called from several threads, serialised here
-  // Trains one run (sweep.h's runner); null: in this process, one pair at a time.
-  std::function<int(const SweepCell&, const HeadlessOptions&)> runner;
-};
-struct SuiteOutcome {
-  int pairs = 0, ran = 0, resumed = 0, skipped = 0, diverged = 0;
-};
+// The suite runs its pairs as tuned arms (one arm a pair): run_tuned_arms' options and counts,
+// `arms` counting the selected pairs.
+using SuiteRunOptions = TunedRunOptions;
+using SuiteOutcome = TunedOutcome;
 // Writes suite.json (the plan) and runs the selected pairs' runs, `jobs` at a time
 // (run_tuned_arms). Rethrows the first error or interruption after the running runs have stopped.
 SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& options);
