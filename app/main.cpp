@@ -16,6 +16,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/compare/cli_compare.h"
+#include "app/cli/run/cli_config_doc.h"
 #include "app/common/data_paths.h"
 #include "app/common/exit_codes.h"
 #include "attnlab_build_info.h"
@@ -211,7 +212,8 @@ int main(int argc, char** argv) {
       subcommand(app, attn::add_analyze_command, attn::run_analyze_command),
       subcommand(app, attn::add_eval_command, attn::run_eval_command),
       subcommand(app, attn::add_migrate_command, attn::run_migrate_command),
-      subcommand(app, attn::add_bench_step_command, attn::run_bench_step_command)};
+      subcommand(app, attn::add_bench_step_command, attn::run_bench_step_command),
+      subcommand(app, attn::add_config_command, attn::run_config_command)};
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;

@@ -6,13 +6,15 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "core/attention/registry.h"
 #include "core/base/error.h"
-#include "core/config/benchmark_settings.h"
 #include "core/base/file_io.h"
+#include "core/config/benchmark_settings.h"
+#include "core/config/config_keys.h"
 #include "core/json/json_reader.h"
 
 namespace attn {
@@ -20,47 +22,93 @@ namespace {
 
 using nlohmann::json;
 
-void read_task(JsonReader& r, TaskConfig& t) {
-  r.string("name", t.name, task_names());
-  r.integer("length", t.length, 1, 256);
-  r.integer("vocab", t.vocab, 2, 8192);
-  r.integer("modulus", t.modulus, 2, 1000);
-  r.number("train_fraction", t.train_fraction, 0.0, 1.0, true);
+// Reads the keys of one section as the table of keys describes them (core/config/config_keys.h):
+// the type, range and allowed values come from there, so the parser and docs/guide/config.md
+// cannot disagree.
+class KeyReader {
+ public:
+  KeyReader(const json& j, std::string section, const std::string& where)
+      : r_(j, section, where), section_(std::move(section)) {}
+
+  template <typename Int>
+  void integer(const char* key, Int& out) {
+    const ConfigKey& k = described(key, ConfigType::integer);
+    r_.integer(key, out, static_cast<long long>(k.lo), static_cast<long long>(k.hi));
+  }
+  void number(const char* key, double& out) {
+    const ConfigKey& k = described(key, ConfigType::number);
+    r_.number(key, out, k.lo, k.hi, k.lo_open);
+  }
+  void string(const char* key, std::string& out) {
+    r_.string(key, out, described(key, ConfigType::string).allowed);
+  }
+  void boolean(const char* key, bool& out) {
+    described(key, ConfigType::boolean);
+    r_.boolean(key, out);
+  }
+  // A key read by hand (a section, a list of names, the options): its description, and its
+  // value or null when absent.
+  const json* find(const char* key, ConfigType type) {
+    described(key, type);
+    return r_.find(key);
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    r_.fail(key, what);
+  }
+  void finish() const { r_.finish(); }
+
+ private:
+  const ConfigKey& described(const char* key, ConfigType type) const {
+    const ConfigKey& k = config_key(section_.empty() ? key : section_ + "." + key);
+    if (k.type != type)
+      throw std::logic_error("config key '" + k.path + "' is read as another type than described");
+    return k;
+  }
+  JsonReader r_;
+  std::string section_;
+};
+
+void read_task(KeyReader& r, TaskConfig& t) {
+  r.string("name", t.name);
+  r.integer("length", t.length);
+  r.integer("vocab", t.vocab);
+  r.integer("modulus", t.modulus);
+  r.number("train_fraction", t.train_fraction);
   r.string("text_path", t.text_path);
-  r.integer("context", t.context, 2, 4096);
-  r.number("eval_fraction", t.eval_fraction, 0.0, 0.5, true);
-  r.string("split", t.split, {"tail", "blocks"});
-  r.number("validation_fraction", t.validation_fraction, 0.0, 0.5, true);
+  r.integer("context", t.context);
+  r.number("eval_fraction", t.eval_fraction);
+  r.string("split", t.split);
+  r.number("validation_fraction", t.validation_fraction);
   if (t.split == "blocks" && t.eval_fraction + t.validation_fraction > 0.5)
     r.fail("task.validation_fraction",
            "with task.eval_fraction " + std::to_string(t.eval_fraction) +
                " holds out more than half of the corpus (their sum must be at most 0.5)");
   r.string("data_dir", t.data_dir);
-  r.integer("patch", t.patch, 1, 28);
+  r.integer("patch", t.patch);
   if (28 % t.patch != 0)
     r.fail("task.patch", "must divide the 28-pixel image side: one of 1, 2, 4, 7, 14, 28, got " +
                              std::to_string(t.patch));
-  r.integer("shift", t.shift, 0, 8);
-  r.integer("train_examples", t.train_examples, 0, 60000);
-  r.integer("test_examples", t.test_examples, 0, 10000);
-  r.integer("validation_examples", t.validation_examples, 0, 30000);
+  r.integer("shift", t.shift);
+  r.integer("train_examples", t.train_examples);
+  r.integer("test_examples", t.test_examples);
+  r.integer("validation_examples", t.validation_examples);
   r.finish();
 }
 
-void read_conn(JsonReader& r, ConnConfig& c) {
-  r.integer("slots", c.slots, 1, 4096);
-  r.integer("steps", c.steps, 0, 64);
-  r.number("init_std", c.init_std, 0.0, 10.0);
-  r.string("mixing", c.mixing, {"slots", "literal"});
-  r.string("variant", c.variant, {"linear", "nonlinear"});
-  r.integer("connection_heads", c.connection_heads, 1, 64);
-  r.number("regularization", c.regularization, 0.0, 1e3);
-  r.string("control", c.control, {"none", "spec", "norm-bound"});
-  r.number("limit", c.limit, 0.0, 100.0, true);
+void read_conn(KeyReader& r, ConnConfig& c) {
+  r.integer("slots", c.slots);
+  r.integer("steps", c.steps);
+  r.number("init_std", c.init_std);
+  r.string("mixing", c.mixing);
+  r.string("variant", c.variant);
+  r.integer("connection_heads", c.connection_heads);
+  r.number("regularization", c.regularization);
+  r.string("control", c.control);
+  r.number("limit", c.limit);
   r.boolean("track", c.track);
-  r.integer("eigen_every", c.eigen_every, 1, 100000000);
-  r.integer("matrix_every", c.matrix_every, 1, 100000000);
-  r.number("link_threshold", c.link_threshold, 0.0, 1e6);
+  r.integer("eigen_every", c.eigen_every);
+  r.integer("matrix_every", c.matrix_every);
+  r.number("link_threshold", c.link_threshold);
   r.finish();
 }
 
@@ -94,19 +142,19 @@ void check_position(const ModelConfig& m, const std::string& where) {
   }
 }
 
-void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
-  r.string("architecture", m.architecture, {"transformer", "conn"});
-  if (const json* c = r.find("conn")) {
-    JsonReader cr(*c, "model.conn", where);
+void read_model(KeyReader& r, ModelConfig& m, const std::string& where) {
+  r.string("architecture", m.architecture);
+  if (const json* c = r.find("conn", ConfigType::section)) {
+    KeyReader cr(*c, "model.conn", where);
     read_conn(cr, m.conn);
   }
-  r.integer("d_model", m.d_model, 1, 8192);
-  r.integer("heads", m.heads, 1, 128);
-  r.integer("layers", m.layers, 1, 64);
-  r.integer("mlp_ratio", m.mlp_ratio, 1, 16);
-  r.number("dropout", m.dropout, 0.0, 0.9);
-  if (const json* a = r.find("attention")) {
-    const auto& names = attention_mechanism_names();
+  r.integer("d_model", m.d_model);
+  r.integer("heads", m.heads);
+  r.integer("layers", m.layers);
+  r.integer("mlp_ratio", m.mlp_ratio);
+  r.number("dropout", m.dropout);
+  if (const json* a = r.find("attention", ConfigType::names)) {
+    const auto& names = config_key("model.attention").allowed;
     auto check = [&](const json& v, const std::string& key) {
       if (!v.is_string()) r.fail(key, "must be a mechanism name (string), got " + describe_json(v));
       std::string s = v.get<std::string>();
@@ -129,15 +177,15 @@ void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
       m.attention.push_back(check(*a, "model.attention"));
     }
   }
-  r.string("head", m.head, {"lm", "classifier"});
-  r.integer("classes", m.classes, 0, 100000);
-  if (const json* o = r.find("attention_options")) {
+  r.string("head", m.head);
+  r.integer("classes", m.classes);
+  if (const json* o = r.find("attention_options", ConfigType::options)) {
     if (!o->is_object())
       r.fail("model.attention_options", "must be an object, got " + describe_json(*o));
     m.attention_options = *o;
   }
-  r.string("position", m.position, {"learned", "rope", "alibi", "none"});
-  r.number("rope_base", m.rope_base, 1.0, 1e12, /*lo_open=*/true);  // base 1 would not rotate
+  r.string("position", m.position);
+  r.number("rope_base", m.rope_base);  // (1, ...]: base 1 would not rotate
   r.finish();
   if (m.d_model % m.heads != 0)
     throw Error(where + ": model.d_model (" + std::to_string(m.d_model) +
@@ -172,21 +220,22 @@ void read_model(JsonReader& r, ModelConfig& m, const std::string& where) {
   check_position(m, where);
 }
 
-void read_train(JsonReader& r, TrainConfig& t) {
-  r.integer("steps", t.steps, 1, 100000000);
-  r.integer("batch_size", t.batch_size, 1, 65536);
-  r.number("lr", t.lr, 0.0, 1e9, true);
-  r.number("min_lr_ratio", t.min_lr_ratio, 0.0, 1.0);
-  r.integer("warmup", t.warmup, 0, 100000000);
-  r.number("weight_decay", t.weight_decay, 0.0, 10.0);
-  r.number("beta1", t.beta1, 0.0, 0.999999);
-  r.number("beta2", t.beta2, 0.0, 0.999999);
-  r.number("grad_clip", t.grad_clip, 0.0, 1e6);
-  r.integer("eval_every", t.eval_every, 1, 100000000);
-  r.integer("eval_batches", t.eval_batches, 1, 100000);
-  const bool record_every_given = r.find("record_every") != nullptr;
-  r.integer("record_every", t.record_every, 0, 100000000);
-  if (!record_every_given) t.record_every = t.eval_every;  // every evaluation
+void read_train(KeyReader& r, TrainConfig& t) {
+  r.integer("steps", t.steps);
+  r.integer("batch_size", t.batch_size);
+  r.number("lr", t.lr);
+  r.number("min_lr_ratio", t.min_lr_ratio);
+  r.integer("warmup", t.warmup);
+  r.number("weight_decay", t.weight_decay);
+  r.number("beta1", t.beta1);
+  r.number("beta2", t.beta2);
+  r.number("grad_clip", t.grad_clip);
+  r.integer("eval_every", t.eval_every);
+  r.integer("eval_batches", t.eval_batches);
+  // Absent: every evaluation, resolved so that config.json shows it; 0: no views.rec.
+  const bool record_every_given = r.find("record_every", ConfigType::integer) != nullptr;
+  r.integer("record_every", t.record_every);
+  if (!record_every_given) t.record_every = t.eval_every;
   r.finish();
 }
 
@@ -266,24 +315,24 @@ void check_config_depth(const json& j, const std::string& where) {
 ExperimentConfig parse_config(const json& j, const std::string& where) {
   check_config_depth(j, where);
   ExperimentConfig c;
-  JsonReader top(j, "", where);
+  KeyReader top(j, "", where);
   top.string("name", c.name);
   check_run_name(c.name, where);
-  top.integer("seed", c.seed, 0, (1LL << 53));
-  top.string("device", c.device, {"auto", "cpu", "cuda"});
-  top.integer("threads", c.threads, 0, 1024);
-  if (const json* t = top.find("task")) {
-    JsonReader r(*t, "task", where);
+  top.integer("seed", c.seed);
+  top.string("device", c.device);
+  top.integer("threads", c.threads);
+  if (const json* t = top.find("task", ConfigType::section)) {
+    KeyReader r(*t, "task", where);
     read_task(r, c.task);
   }
-  if (const json* m = top.find("model")) {
-    JsonReader r(*m, "model", where);
+  if (const json* m = top.find("model", ConfigType::section)) {
+    KeyReader r(*m, "model", where);
     read_model(r, c.model, where);
   } else {
     c.model.attention.assign(c.model.layers, c.model.attention.at(0));
   }
-  if (const json* t = top.find("train")) {
-    JsonReader r(*t, "train", where);
+  if (const json* t = top.find("train", ConfigType::section)) {
+    KeyReader r(*t, "train", where);
     read_train(r, c.train);
   }
   top.finish();
@@ -370,8 +419,9 @@ ExperimentConfig load_config_file(const std::string& path) {
 // Every key of every section, defaults included (the resolved config.json). Objects are
 // key-sorted, so the dump (and config_hash) does not depend on the order listed here.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TaskConfig, name, length, vocab, modulus, train_fraction,
-                                   text_path, context, eval_fraction, data_dir, patch, shift,
-                                   train_examples, test_examples)
+                                   text_path, context, eval_fraction, split, validation_fraction,
+                                   data_dir, patch, shift, train_examples, test_examples,
+                                   validation_examples)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnConfig, slots, steps, init_std, mixing, variant,
                                    connection_heads, regularization, control, limit, track,
                                    eigen_every, matrix_every, link_threshold)
@@ -382,19 +432,23 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ra
                                    weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches,
                                    record_every)
 
+json to_json_every_key(const ExperimentConfig& c) {
+  return json{{"name", c.name}, {"seed", c.seed},   {"device", c.device}, {"threads", c.threads},
+              {"task", c.task}, {"model", c.model}, {"train", c.train}};
+}
+
 json to_json(const ExperimentConfig& c) {
-  json task = c.task;
+  json j = to_json_every_key(c);
   // Keys added after runs were recorded appear only when set, so an older run's config (and its
   // config_hash, which a resume and a sweep compare) reads the same as before.
+  json& task = j["task"];
   const TaskConfig defaults;
-  if (c.task.split != defaults.split) {
-    task["split"] = c.task.split;
-    task["validation_fraction"] = c.task.validation_fraction;
+  if (c.task.split == defaults.split) {
+    task.erase("split");
+    task.erase("validation_fraction");
   }
-  if (c.task.validation_examples != defaults.validation_examples)
-    task["validation_examples"] = c.task.validation_examples;
-  return json{{"name", c.name}, {"seed", c.seed},   {"device", c.device}, {"threads", c.threads},
-              {"task", task},   {"model", c.model}, {"train", c.train}};
+  if (c.task.validation_examples == defaults.validation_examples) task.erase("validation_examples");
+  return j;
 }
 
 std::string config_hash(const ExperimentConfig& c) {

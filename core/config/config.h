@@ -1,4 +1,5 @@
-// ExperimentConfig: everything that defines a run, parsed strictly from JSON.
+// ExperimentConfig: everything that defines a run, parsed strictly from JSON. Every key's type,
+// range and meaning: core/config/config_keys.h (docs/guide/config.md is generated from it).
 // Contract: parse_config() either returns a fully validated config or throws attn::Error whose
 // message names the offending key ("model.heads"), what was found and what is allowed.
 // Unknown keys are errors, so a typo never silently falls back to a default.
@@ -19,7 +20,7 @@ struct TaskConfig {
   // copy/reverse/sort: symbols; recall, mqar: key-value pairs; induction: prefix;
   // selective_copy: tokens to copy; parity/reverse_string/duplicate_string: the longest string
   int length = 8;
-  int vocab = 10;  // symbols of a synthetic task (mqar, selective_copy, induction_head: in all)
+  int vocab = 10;    // symbols of a synthetic task (mqar, selective_copy, induction_head: in all)
   int modulus = 23;  // modadd: p in (a + b) mod p
   double train_fraction = 0.8;  // modadd: share of the p*p pairs used for training
   std::string text_path = "/usr/share/games/fortunes";  // text: a UTF-8 file or a directory
@@ -101,8 +102,10 @@ struct TrainConfig {
   int64_t eval_every = 100;
   int eval_batches = 8;
   // Recorded views (core/runs/view_records.h): the probe's maps every this many steps into the
-  // run's views.rec, plus the first and last step; 0 = off. Absent from a config file: its
-  // eval_every (resolved, so config.json shows it).
+  // run's views.rec, plus the first and last step; 0 = off (no views.rec), wherever a run is
+  // trained (attnlab train, the window). Absent from a config file: its eval_every (resolved,
+  // so config.json shows it). It sets nothing else: the window's live answers (interventions,
+  // the eval-length figures) refresh at every evaluation (eval_every).
   int64_t record_every = 100;
 };
 
@@ -130,8 +133,12 @@ nlohmann::json read_config_json(const std::string& path);
 nlohmann::json read_json_file(const std::string& path);
 // Throws attn::Error naming `where` when j nests deeper than a config can.
 void check_config_depth(const nlohmann::json& j, const std::string& where);
-// Fully resolved JSON (every key, defaults included); parse_config(to_json(c)) == c.
+// Fully resolved JSON (defaults included); parse_config(to_json(c)) == c. Keys added after runs
+// were recorded (task.split, task.validation_fraction, task.validation_examples) appear only
+// when they differ from their defaults, so older runs' config_hash stays the same.
 nlohmann::json to_json(const ExperimentConfig& c);
+// Every key, those too (docs/guide/config.md's defaults, core/config/config_keys.h).
+nlohmann::json to_json_every_key(const ExperimentConfig& c);
 // Stable short hash of the resolved config (hex), for provenance.
 std::string config_hash(const ExperimentConfig& c);
 

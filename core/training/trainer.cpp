@@ -100,7 +100,7 @@ struct Trainer::Impl {
   NeuralViewRequest neural_request;               // the Neural panel's latest request
   std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
   // The Interventions panel's request and its answer, recomputed when the request changes and
-  // every record_every (else eval_every) steps while it asks for something.
+  // every eval_every steps while it asks for something.
   InterventionRequest intervention_request;
   std::shared_ptr<const InterventionView> intervention_view;
   int length_eval_request = 0;  // the Loss panel's eval length; 0 = none
@@ -368,9 +368,9 @@ struct Trainer::Impl {
   bool interventions_due(bool last) const {
     if (!session || !intervention_request.asks()) return false;
     if (!intervention_view || last) return true;
-    const auto& t = session->config().train;
-    const int64_t every = t.record_every > 0 ? t.record_every : t.eval_every;
-    return session->step() - intervention_view->step >= every;
+    // At every evaluation, like the length eval: train.record_every means only views.rec (0 =
+    // none), so turning the recording off does not stop the panel's answers.
+    return session->step() - intervention_view->step >= session->config().train.eval_every;
   }
 
   // Answers the request on the trainer thread (eval mode, no gradients, no random draws:

@@ -87,7 +87,7 @@ class Trainer {
 
   // What the Interventions panel asks (heads to ablate and how, the importance table, a patch
   // between two probes). Kept across resets and loads; answered at once, then every
-  // record_every (else eval_every) steps while it asks for something, and at the last step, in
+  // train.eval_every steps while it asks for something, and at the last step, in
   // Snapshot::interventions, on the first kInterventionBatches eval batches. Computed on the
   // trainer thread between steps, in eval mode: training is bit-identical with or without it.
   // Parts that fail say why in InterventionView::error; training is not disturbed.

@@ -1,12 +1,17 @@
 // Config parsing: every bad input names its key and what is allowed; good input round-trips.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
+#include <stdexcept>
 
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/config/config.h"
+#include "core/config/config_keys.h"
 
 using namespace attn;
 using nlohmann::json;
@@ -161,4 +166,115 @@ TEST_CASE("train.record_every: absent is every evaluation (resolved), 0 is off, 
   CHECK(c.train.record_every == 7);
   CHECK_THROWS_WITH_AS(parse_config(json::parse(R"({"train": {"record_every": -1}})")),
                        doctest::Contains("train.record_every must be in [0,"), Error);
+}
+
+// --- The one description of the configuration (core/config/config_keys.h) ---------------------
+
+namespace {
+
+// {"a": {"b": value}} for path "a.b".
+json at_path(const std::string& path, const json& value) {
+  const size_t dot = path.find('.');
+  if (dot == std::string::npos) return json{{path, value}};
+  return json{{path.substr(0, dot), at_path(path.substr(dot + 1), value)}};
+}
+
+// Every key path of a resolved config, sections included; the options object is one key.
+void key_paths(const json& j, const std::string& prefix, std::set<std::string>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
+    out.insert(path);
+    if (it.value().is_object() && path != "model.attention_options")
+      key_paths(it.value(), path, out);
+  }
+}
+
+// What parse_config says of `value` at `path`: "" when it is accepted, else the message.
+std::string verdict(const std::string& path, const json& value) {
+  try {
+    parse_config(at_path(path, value), "test");
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+// Whether the message refuses `path` for its range or its allowed values (a message about how
+// the value fits other keys is not one).
+bool range_refused(const std::string& message, const std::string& path) {
+  return message.find(path + " must be in") != std::string::npos ||
+         message.find(path + " must be one of") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("the table of config keys lists exactly the keys a config has") {
+  std::set<std::string> resolved, described;
+  key_paths(to_json_every_key(parse_config(json::object())), "", resolved);
+  for (const ConfigKey& k : config_keys()) CHECK_MESSAGE(described.insert(k.path).second, k.path);
+  CHECK(resolved == described);
+  CHECK_THROWS_AS(config_key("train.nope"), std::logic_error);
+  // Every described key is one parse_config reads (it would refuse an unknown one).
+  for (const ConfigKey& k : config_keys()) {
+    const json value =
+        k.type == ConfigType::section || k.type == ConfigType::options
+            ? json::object()
+            : to_json_every_key(parse_config(json::object()))
+                  .flatten()
+                  .value("/" + std::regex_replace(k.path, std::regex("\\."), "/"), json());
+    if (value.is_null()) continue;  // model.attention: a list, checked below
+    CHECK_MESSAGE(verdict(k.path, value) == "", k.path);
+  }
+  CHECK(verdict("model.attention", "dot") == "");
+}
+
+TEST_CASE("parse_config enforces exactly the range and values the table describes") {
+  for (const ConfigKey& k : config_keys()) {
+    CAPTURE(k.path);
+    if (k.type == ConfigType::integer) {
+      const auto lo = static_cast<long long>(k.lo), hi = static_cast<long long>(k.hi);
+      const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+      CHECK(verdict(k.path, lo - 1).find(k.path + " must be in " + range) != std::string::npos);
+      CHECK(verdict(k.path, hi + 1).find(k.path + " must be in " + range) != std::string::npos);
+      CHECK(!range_refused(verdict(k.path, lo), k.path));
+      CHECK(!range_refused(verdict(k.path, hi), k.path));
+    } else if (k.type == ConfigType::number) {
+      const double below = std::nextafter(k.lo, -1e300), above = std::nextafter(k.hi, 1e300);
+      CHECK(range_refused(verdict(k.path, k.lo_open ? k.lo : below), k.path));
+      CHECK(
+          !range_refused(verdict(k.path, k.lo_open ? std::nextafter(k.lo, 1e300) : k.lo), k.path));
+      CHECK(!range_refused(verdict(k.path, k.hi), k.path));
+      CHECK(range_refused(verdict(k.path, above), k.path));
+    } else if ((k.type == ConfigType::string || k.type == ConfigType::names) &&
+               !k.allowed.empty()) {
+      std::string list;
+      for (const auto& a : k.allowed) list += (list.empty() ? "" : ", ") + a;
+      CHECK(verdict(k.path, "zzz").find(k.path + " must be one of " + list) != std::string::npos);
+      for (const auto& a : k.allowed) CHECK(!range_refused(verdict(k.path, a), k.path));
+    } else if (k.type == ConfigType::boolean) {
+      CHECK(verdict(k.path, "yes").find(k.path + " must be") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("docs/guide/config.md describes every key and every mechanism's options") {
+  const std::string page = config_doc_markdown();
+  const auto in_page = [&](std::string text) {  // as a table cell: pipes escaped
+    text = text.substr(0, 30);
+    return page.find(std::regex_replace(text, std::regex("\\|"), "\\|")) != std::string::npos;
+  };
+  for (const ConfigKey& k : config_keys()) {
+    CAPTURE(k.path);
+    CHECK(page.find("| `" + k.path + "` |") != std::string::npos);
+    CHECK(in_page(k.meaning));
+  }
+  CHECK(page.find("| `train.steps` | integer | [1, 10^8] | `2000` |") != std::string::npos);
+  CHECK(page.find("| `train.record_every` | integer | [0, 10^8] | train.eval_every |") !=
+        std::string::npos);
+  CHECK(page.find("| `model.rope_base` | number | (1, 10^12] | `10000.0` |") != std::string::npos);
+  for (const std::string& name : attention_mechanism_names()) {
+    CHECK(page.find("| `" + name + "` |") != std::string::npos);
+    const std::string help = attention_mechanism_options_help(name);
+    if (!help.empty()) CHECK(in_page(help));
+  }
 }
