@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "app/figures/figures.h"
 #include "core/base/error.h"
 #include "core/views/conn_view.h"
 #include "core/views/neural_view.h"
+#include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::figures {
@@ -123,6 +125,49 @@ fig::Figure conn_spectral_figure(const Snapshot& s) {
   return fig::single_panel_figure("conn-spectral",
                                   "Spectral radius and norm of I + C (control: " + v.control + ")",
                                   std::move(p));
+}
+
+bool has_conn_trace(const Snapshot& s) {
+  return s.conn && s.conn->slots > 0 && s.conn->trace.size() >= static_cast<size_t>(s.conn->slots);
+}
+
+fig::Figure conn_trace_figure(const Snapshot& s) {
+  const ConnView& v = conn_of(s);
+  if (!has_conn_trace(s)) throw Error("the reasoning trace has not been recorded yet (no probe)");
+  const int n = v.slots, rows = static_cast<int>(v.trace.size()) / n;
+  fig::Figure f;
+  f.name = "conn-trace";
+  f.title = "Reasoning trace of the probe, step " + std::to_string(v.trace_step);
+  f.step = v.trace_step;
+  fig::Panel p = fig::axes_panel("step k (0: after compression)", "slot-state norm", true);
+  if (rows <= 12)
+    for (int k = 0; k < rows; ++k) p.x.ticks.push_back({double(k), std::to_string(k)});
+  if (rows == 1) p.x.min = -0.5, p.x.max = 0.5;  // else fitted: the end markers show whole
+  fig::LineSeries slots{
+      "slots", {}, {}, fig::Color::from(render::okabe_ito(4)), 0.5, fig::LineStyle::Solid};
+  fig::LineSeries mean{"mean over slots",    {}, {}, fig::Color::from(render::okabe_ito(1)), 1.75,
+                       fig::LineStyle::Solid};
+  double top = 0;
+  for (int slot = 0; slot < n; ++slot) {
+    for (int k = 0; k < rows; ++k) {
+      const double x = v.trace[static_cast<size_t>(k) * n + slot];
+      slots.x.push_back(k), slots.y.push_back(x);
+      if (std::isfinite(x)) top = std::max(top, x);
+    }
+    slots.x.push_back(NAN), slots.y.push_back(NAN);
+  }
+  for (int k = 0; k < rows; ++k) {
+    double sum = 0;
+    for (int slot = 0; slot < n; ++slot) sum += v.trace[static_cast<size_t>(k) * n + slot];
+    mean.x.push_back(k), mean.y.push_back(sum / n);
+  }
+  p.y.min = 0;
+  p.y.max = top > 0 ? top * 1.06 : 1;
+  p.lines = {slots, mean};
+  fig::ScatterSeries dots{"", mean.x, mean.y, {}, mean.color, 4.0, fig::Marker::Circle};
+  p.scatters.push_back(dots);
+  f.panels.push_back(p);
+  return f;
 }
 
 fig::Figure neural_surface_figure(const Snapshot& s) {

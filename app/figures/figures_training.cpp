@@ -297,6 +297,8 @@ std::vector<FigureSpec> figures_for(const Snapshot& s) {
     out.push_back({"conn-eigenvalues", "eigenvalues of I + C with the unit and limit circles"});
     out.push_back({"conn-spectral", "rho(I + C) and ||I + C||_2 over training"});
   }
+  if (has_conn_trace(s))
+    out.push_back({"conn-trace", "every slot's state norm on the probe over the reasoning steps"});
   if (has_neural_surface(s))
     out.push_back({"neural-surface", "Neural Attention's learned score surface and a slice"});
   if (!s.probe_image.empty())
@@ -320,6 +322,7 @@ fig::Figure build_figure(const std::string& name, const Snapshot& s, const Figur
   if (name == "conn-matrix") return conn_matrix_figure(s);
   if (name == "conn-eigenvalues") return conn_eigenvalues_figure(s);
   if (name == "conn-spectral") return conn_spectral_figure(s);
+  if (name == "conn-trace") return conn_trace_figure(s);
   if (name == "neural-surface") return neural_surface_figure(s);
   if (name == "importance") return importance_figure(s.interventions->importance);
   return image_attention_figure(s, o);

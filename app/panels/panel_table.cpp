@@ -1,8 +1,11 @@
 // The panel table (gui/panel.h): one row per panel, in View-menu order. A row says the panel's
-// name, title, the tile it opens in, when a fresh layout shows it, and how to make it.
+// name, title, the tile it opens in, when a fresh layout shows it, and how to make it. The
+// mechanism panels register their own rows (app/panels/mechanism_panels.h): this file names no
+// mechanism.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include "app/gui/panel.h"
 #include "app/panels/attention/attention_panel.h"
@@ -10,10 +13,7 @@
 #include "app/panels/attention/image_attention_panel.h"
 #include "app/panels/attention/interventions_panel.h"
 #include "app/panels/geometry/geometry_panel.h"
-#include "app/panels/mechanisms/conn_transformer_panel.h"
-#include "app/panels/mechanisms/ky_connections_panel.h"
-#include "app/panels/mechanisms/ky_lab_panel.h"
-#include "app/panels/mechanisms/neural_panel.h"
+#include "app/panels/mechanism_panels.h"
 #include "app/panels/runs/runs_panel.h"
 #include "app/panels/training/compare_panel.h"
 #include "app/panels/training/loss_panel.h"
@@ -22,9 +22,16 @@
 namespace attn::gui {
 namespace {
 
-bool uses(const ExperimentConfig& c, const char* mechanism) {
-  return std::find(c.model.attention.begin(), c.model.attention.end(), mechanism) !=
-         c.model.attention.end();
+std::vector<MechanismPanelRow>& registered_rows() {
+  static std::vector<MechanismPanelRow> rows;  // filled by static initialisers: a function static
+  return rows;
+}
+
+// A mechanism panel stands in for the Attention panel at start (an architecture without maps).
+bool replaced_attention(const PanelSetup& s) {
+  for (const MechanismPanelRow& m : mechanism_panel_rows())
+    if (m.replaces_attention && m.row.open_at_start(s)) return true;
+  return false;
 }
 bool image_task(const PanelSetup& s) {
   return s.config.task.name == "fashion-mnist" || !s.options.compare_runs.empty();
@@ -79,28 +86,18 @@ std::unique_ptr<Panel> make_runs(const PanelSetup& s) {
   return p;
 }
 
-}  // namespace
-
-const std::vector<PanelRow>& panel_table() {
-  static const std::vector<PanelRow> rows = {
+// The panels that show no particular mechanism, in View-menu order.
+std::vector<PanelRow> generic_rows() {
+  return {
       {"run", "Run", TilePlace::Side, [](const PanelSetup&) { return true; }, make<RunPanel>},
       {"loss", "Loss", TilePlace::Top, [](const PanelSetup&) { return true; }, make<LossPanel>},
       {"attention", "Attention", TilePlace::Bottom,
        [](const PanelSetup& s) {
-         return !image_task(s) && !bare_launch(s) && s.config.model.architecture != "conn";
+         return !image_task(s) && !bare_launch(s) && !replaced_attention(s);
        },
        make<AttentionPanel>},
-      {"connections", "Connections", TilePlace::Right,
-       [](const PanelSetup& s) { return uses(s.config, "ky"); }, make<KyConnectionsPanel>},
-      {"ky-lab", "KY Transform lab", TilePlace::Right, [](const PanelSetup&) { return false; },
-       make<KyLabPanel>},
       {"geometry", "Geometry", TilePlace::Bottom, bare_launch, make<GeometryPanel>},
-      {"neural", "Neural", TilePlace::Right,
-       [](const PanelSetup& s) { return uses(s.config, "neural"); }, make<NeuralPanel>},
       {"image-attention", "Image attention", TilePlace::Bottom, image_task, make_image_attention},
-      {"conn", "Connection Transformer", TilePlace::Bottom,
-       [](const PanelSetup& s) { return s.config.model.architecture == "conn"; },
-       make<ConnTransformerPanel>},
       {"compare", "Compare", TilePlace::Right,
        [](const PanelSetup& s) {
          return !s.options.compare_dirs.empty() || !s.options.compare_vary.empty();
@@ -113,6 +110,47 @@ const std::vector<PanelRow>& panel_table() {
       {"runs", "Runs", TilePlace::Right,
        [](const PanelSetup& s) { return !s.options.follow_runs.empty(); }, make_runs},
   };
+}
+
+}  // namespace
+
+bool register_mechanism_panel(const MechanismPanelRow& row) {
+  for (const MechanismPanelRow& m : registered_rows())
+    if (std::string(m.row.name) == row.row.name) {
+      std::fprintf(stderr, "attnlab: a second mechanism panel named %s is ignored\n", row.row.name);
+      return true;
+    }
+  registered_rows().push_back(row);
+  return true;
+}
+
+std::vector<MechanismPanelRow> mechanism_panel_rows() {
+  std::vector<MechanismPanelRow> rows = registered_rows();
+  std::sort(rows.begin(), rows.end(), [](const MechanismPanelRow& a, const MechanismPanelRow& b) {
+    const int by_mechanism = std::string(a.mechanism).compare(b.mechanism);
+    return by_mechanism != 0 ? by_mechanism < 0 : std::string(a.row.name) < b.row.name;
+  });
+  return rows;
+}
+
+bool experiment_uses(const PanelSetup& setup, const char* name) {
+  const auto& attention = setup.config.model.attention;
+  return setup.config.model.architecture == name ||
+         std::find(attention.begin(), attention.end(), name) != attention.end();
+}
+
+// The generic panels, with every mechanism panel after Attention.
+const std::vector<PanelRow>& panel_table() {
+  static const std::vector<PanelRow> rows = [] {
+    std::vector<PanelRow> out = generic_rows();
+    const auto attention = std::find_if(out.begin(), out.end(), [](const PanelRow& r) {
+      return std::string(r.name) == "attention";
+    });
+    std::vector<PanelRow> mechanisms;
+    for (const MechanismPanelRow& m : mechanism_panel_rows()) mechanisms.push_back(m.row);
+    out.insert(attention + 1, mechanisms.begin(), mechanisms.end());
+    return out;
+  }();
   return rows;
 }
 
