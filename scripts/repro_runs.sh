@@ -10,8 +10,9 @@
 # benchmark.json and invocations.json) and data/repro/PAPER with a slim copy of OUT/runs: every
 # run's config.json, metrics.csv, summary.json, validation.json (the grid's cached validation
 # figures), conn.json and C.csv, and each sweep directory's sweep.json; no checkpoints, no
-# views.rec, no locks, and connections.json only for the first seed of an arm named "ky" (the
-# report's connections figure). The report's "runs: `runs/`" (OUT's runs) becomes a link to
+# views.rec, no locks, and the mechanism views (mechanism_views.json, or an older run's
+# connections.json) only for the first seed of an arm named "ky" (the report's connections
+# figure). The report's "runs: `runs/`" (OUT's runs) becomes a link to
 # data/repro/PAPER/runs/. From the two `attnlab reproduce --paper PAPER --out DIR --report-only`
 # rewrites the same report (the repro_reports test copies them together and checks it). `park`
 # keeps an unfinished reproduction's runs (with its benchmark and invocations.json, so that the
@@ -39,8 +40,10 @@ slim_copy() {  # slim_copy OUT TO: OUT's top-level files and the slim runs/ into
   # The connections figure's run: the ky arm's first seed.
   [ -f "$from/report.json" ] || return 0
   first=$(python3 -c 'import json,sys; a=[a for a in json.load(open(sys.argv[1]))["arms"] if a["name"]=="ky"]; print(a[0]["seeds"][0]["run"] if a and a[0]["seeds"] else "")' "$from/report.json")
-  if [ -n "$first" ] && [ -f "$from/runs/$first/connections.json" ]; then
-    cp -p "$from/runs/$first/connections.json" "$to/runs/$first/"
+  if [ -n "$first" ]; then
+    for side in mechanism_views.json connections.json; do
+      if [ -f "$from/runs/$first/$side" ]; then cp -p "$from/runs/$first/$side" "$to/runs/$first/"; fi
+    done
   fi
 }
 

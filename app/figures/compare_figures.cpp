@@ -105,8 +105,7 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
             fs::path(first.run->dir).lexically_normal().parent_path().filename().string();
         if (!parent.empty()) base = parent;
       }
-      const std::string label =
-          base + " (mean of " + std::to_string(g.members.size()) + " seeds)";
+      const std::string label = base + " (mean of " + std::to_string(g.members.size()) + " seeds)";
       for (size_t m : g.members) grouped[index[m]] = true;
       if (first.run->config.model.head == "classifier" || first.run->config.task.name != "text")
         want_accuracy = true;
@@ -178,18 +177,10 @@ fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::str
 }
 
 fig::Figure connection_curves_figure(const RunDirectory& run, const std::string& title) {
-  const fs::path p = fs::path(run.dir) / "connections.json";
-  std::error_code ec;
-  if (!fs::exists(p, ec))
-    throw Error(p.string() + " does not exist (only runs with ky layers write it)");
-  std::vector<ConnectionFrame> frames;
-  try {
-    frames = connection_frames_from_json(read_json_file(p.string()));
-  } catch (const Error& e) {
-    throw Error(p.string() + ": " + e.what());
-  }
-  if (frames.empty() || frames.back().layers.empty())
-    throw Error(p.string() + " holds no connection curves");
+  const std::vector<ConnectionFrame> frames = connection_frames_of(read_mechanism_frames(run.dir));
+  if (frames.empty())
+    throw Error(run.dir + " holds no connection curves (only runs with ky layers record them, in " +
+                kMechanismViewsFile + ")");
   fig::Figure f = build_connections_figure(frames, {}).figure;
   if (!title.empty()) f.title = title;
   return f;

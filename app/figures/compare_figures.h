@@ -1,6 +1,6 @@
 // Figures that compare runs (torch-free): built from run directories (core/runs/run_dir.h) and the
-// JSON files beside them, drawn and exported by the figure library (render/plot/export/figure_export.h).
-// Contract:
+// JSON files beside them, drawn and exported by the figure library
+// (render/plot/export/figure_export.h). Contract:
 //  - Every builder returns a fig::Figure and never draws; colours are given per curve (the
 //    caller's stable colour per run or group, Okabe-Ito by index unless the user chose one).
 //  - Curves are the run's recorded values, unsmoothed; a run with no recorded point in a
@@ -50,7 +50,7 @@ struct CompareOptions {
 fig::Figure loss_overlay(const std::vector<CompareCurve>& curves, const std::string& title,
                          const CompareOptions& options = {});
 
-// Condor's learned connection functions g_h(t) of one run (its connections.json, last frame):
+// Condor's learned connection functions g_h(t) of one run (its recorded views, last frame):
 // the connections figure at its defaults (app/figures/connections_figure.h), `title` replacing
 // its own when not empty. Throws when the file is missing or has no frame.
 fig::Figure connection_curves_figure(const RunDirectory& run, const std::string& title);

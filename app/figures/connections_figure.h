@@ -17,7 +17,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/views/snapshot.h"
+#include "core/attention/ky/ky_view.h"
+#include "core/views/mechanism_view.h"
 #include "render/plot/figure.h"
 
 namespace attn::figures {
@@ -49,7 +50,13 @@ struct ConnectionsFigure {
 
 ConnectionsFigure build_connections_figure(const std::vector<ConnectionFrame>& history,
                                            const ConnectionsOptions& options);
+// From the mechanisms' generic views over training (Snapshot::mechanism_views, a run's
+// mechanism_views.json): ky's layers read by the names its observe() gives (ky_curves_of).
+ConnectionsFigure build_connections_figure(const std::vector<MechanismFrame>& history,
+                                           const ConnectionsOptions& options);
 
+// Whether the views hold any ky layer's curves (the figure can be drawn).
+bool connections_available(const std::vector<MechanismFrame>& history);
 // Whether a layer's arrays have the sizes its heads, window and samples promise.
 bool well_formed(const ConnectionCurves& c);
 // The t axis's padding: up to half a slot, so the end slots' dots and bars are whole.

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "app/figures/connections_figure.h"
+#include "app/figures/mechanism_view_figure.h"
 #include "app/figures/figures.h"
 #include "app/figures/intervention_figures.h"
 #include "core/base/error.h"
@@ -194,7 +195,7 @@ fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o) {
   c.beta = o.connections_beta;
   c.history = o.connections_history;
   c.cols = o.connections_cols;
-  return build_connections_figure(s.connection_history(), c).figure;
+  return build_connections_figure(s.mechanism_history(), c).figure;
 }
 
 fig::Heatmap picture_heatmap(const ProbeImage& img, const std::string& name) {
@@ -290,8 +291,11 @@ std::vector<FigureSpec> figures_for(const Snapshot& s) {
   std::vector<FigureSpec> out = {{"loss", "train and eval loss (and accuracy) over steps"}};
   if (!s.attention_maps().empty())
     out.push_back({"attention", "attention maps of every layer and head on the probe input"});
-  if (!s.connection_history().empty() && !s.connection_history().back().layers.empty())
+  if (connections_available(s.mechanism_history()))
     out.push_back({"connections", "Condor's learned connection functions g_h(t) per head"});
+  if (!s.mechanism_history().empty())
+    out.push_back(
+        {"mechanism-views", "what each layer's mechanism shows of itself (any mechanism)"});
   if (s.conn) {
     out.push_back({"conn-matrix", "the connection matrix C (diverging colormap)"});
     out.push_back({"conn-eigenvalues", "eigenvalues of I + C with the unit and limit circles"});
@@ -319,6 +323,8 @@ fig::Figure build_figure(const std::string& name, const Snapshot& s, const Figur
   if (name == "loss") return loss_figure(s, o);
   if (name == "attention") return attention_figure(s, o);
   if (name == "connections") return connections_figure(s, o);
+  if (name == "mechanism-views")
+    return build_mechanism_view_figure(s.mechanism_history(), {o.layer, o.step});
   if (name == "conn-matrix") return conn_matrix_figure(s);
   if (name == "conn-eigenvalues") return conn_eigenvalues_figure(s);
   if (name == "conn-spectral") return conn_spectral_figure(s);

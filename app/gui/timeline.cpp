@@ -184,15 +184,15 @@ std::shared_ptr<const Snapshot> Timeline::view(const std::shared_ptr<const Snaps
     return built_;
   std::shared_ptr<const ViewRecord> record = latest_ ? nullptr : records_.record_at(step_);
   auto s = std::make_shared<Snapshot>(
-      record ? snapshot_at_record(*live, *record, records_.connection_frames(step_)) : *live);
+      record ? snapshot_at_record(*live, *record, records_.mechanism_frames(step_)) : *live);
   if (!record && !live->source_dir.empty() && recorded > 0) {
-    // An opened run at its latest step: its ky history is the recording's (the loaded model's
-    // own starts at the checkpoint), then what the window trained since.
-    if (auto frames = records_.connection_frames(records_.steps().back())) {
-      auto merged = std::make_shared<std::vector<ConnectionFrame>>(*frames);
-      for (const ConnectionFrame& f : live->connection_history())
+    // An opened run at its latest step: its mechanism views' history is the recording's (the
+    // loaded model's own starts at the checkpoint), then what the window trained since.
+    if (auto frames = records_.mechanism_frames(records_.steps().back())) {
+      auto merged = std::make_shared<std::vector<MechanismFrame>>(*frames);
+      for (const MechanismFrame& f : live->mechanism_history())
         if (merged->empty() || f.step > merged->back().step) merged->push_back(f);
-      s->connections = std::move(merged);
+      s->mechanism_views = std::move(merged);
     }
   }
   // Increases with the live serial and with every rebuild (panels compare serials).

@@ -75,33 +75,4 @@ CurveShape describe_curve(const std::vector<float>& t, const float* g, int windo
   return s;
 }
 
-// connections.json: {"format": "attnlab-connections", "version": 1, "frames": [{"step",
-// "layers": [{every field of ConnectionCurves, by its name}]}]}.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnectionCurves, layer, heads, window, query_slot, causal,
-                                   edges, t, g, slot_g, beta)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnectionFrame, step, layers)
-
-nlohmann::json connection_frames_to_json(const std::vector<ConnectionFrame>& frames) {
-  return {{"format", "attnlab-connections"}, {"version", 1}, {"frames", frames}};
-}
-
-std::vector<ConnectionFrame> connection_frames_from_json(const nlohmann::json& j) {
-  std::vector<ConnectionFrame> frames;
-  try {
-    if (j.at("format").get<std::string>() != "attnlab-connections")
-      throw Error("connections: format is not \"attnlab-connections\"");
-    frames = j.at("frames").get<std::vector<ConnectionFrame>>();
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("connections: ") + e.what());
-  }
-  for (const auto& frame : frames)
-    for (const auto& c : frame.layers) {
-      const size_t h = static_cast<size_t>(c.heads), w = static_cast<size_t>(c.window);
-      if (c.g.size() != h * c.t.size() || c.slot_g.size() != h * w || c.beta.size() != h * w)
-        throw Error("connections: layer " + std::to_string(c.layer) +
-                    " has arrays whose sizes do not match heads x samples / heads x window");
-    }
-  return frames;
-}
-
 }  // namespace attn

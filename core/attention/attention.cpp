@@ -11,12 +11,25 @@
 #include "core/json/json_reader.h"
 
 namespace attn {
+namespace {
+std::vector<std::pair<std::string, AttentionFactory>>& test_factories() {
+  static std::vector<std::pair<std::string, AttentionFactory>> factories;
+  return factories;
+}
+}  // namespace
+
+void register_test_attention(const std::string& name, AttentionFactory make) {
+  test_factories().emplace_back(name, make);
+}
+
 std::shared_ptr<AttentionModule> make_attention(const std::string& name,
                                                 const AttentionSpec& spec) {
 #define ATTN_MECHANISM(id) \
   if (name == id##_mechanism().name) return make_##id##_attention(spec);
 #include "core/attention/mechanisms.def"
 #undef ATTN_MECHANISM
+  for (const auto& [test_name, make] : test_factories())
+    if (name == test_name) return make(spec);
   throw Error("unknown attention mechanism \"" + name +
               "\" (allowed: " + join_names(attention_mechanism_names()) + ")");
 }

@@ -17,8 +17,11 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/views/mechanism_view.h"
 
 namespace attn {
 
@@ -46,8 +49,9 @@ struct HeadShape {
 };
 
 // An evaluation-time intervention on one layer's per-head outputs, the [B, H, L, Dh] tensor a
-// mechanism computes before its output projection (core/training/interventions/interventions.h drives these:
-// ablation, mean ablation, uniform attention, activation patching). Never set while training.
+// mechanism computes before its output projection (core/training/interventions/interventions.h
+// drives these: ablation, mean ablation, uniform attention, activation patching). Never set while
+// training.
 struct HeadIntervention {
   enum class Kind : uint8_t {
     keep,     // the head as it is
@@ -79,6 +83,14 @@ class AttentionModule : public torch::nn::Module {
   // whose parameters need another scheme (e.g. KY's connection networks) restores it here.
   virtual void reset_own_parameters() {}
 
+  // What the mechanism wants shown of itself now (core/views/mechanism_view.h): its curves,
+  // matrices and scalars, read from its parameters without gradients, random draws or any
+  // change to the module. The session asks every layer at each evaluation and probe and keeps
+  // the answers over training; views.rec, the run directory and the figures take them from there
+  // without knowing the mechanism. Nothing (the default) when it has nothing to show. The caller
+  // sets the view's mechanism name and layer.
+  virtual std::optional<MechanismView> observe() { return std::nullopt; }
+
   // Set: forward() applies it to the per-head outputs (and takes no fused path that hides
   // them). Null in training.
   std::shared_ptr<HeadIntervention> intervention;
@@ -98,6 +110,10 @@ torch::Tensor uniform_attention(const torch::Tensor& v, bool causal);
 // Builds the named mechanism's module (its row's make_<id>_attention). Throws attn::Error naming
 // an unknown mechanism and the known ones, or a bad option (model.attention_options.<name>.<key>).
 std::shared_ptr<AttentionModule> make_attention(const std::string& name, const AttentionSpec& spec);
+// A test build's factory for a mechanism it registered (register_test_mechanism, core/attention/
+// registry.h): make_attention builds `name` with it after mechanisms.def's rows.
+using AttentionFactory = std::shared_ptr<AttentionModule> (*)(const AttentionSpec& spec);
+void register_test_attention(const std::string& name, AttentionFactory make);
 
 // The factories, one per row of core/attention/mechanisms.def, each defined beside its module.
 #define ATTN_MECHANISM(id) \

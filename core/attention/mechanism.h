@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/views/mechanism_view.h"
+
 namespace attn {
 
 // The part of a resolved model config a mechanism's whole-config rules see. core/config sits
@@ -43,6 +45,13 @@ struct MechanismDescriptor {
   // placement) or throw attn::Error naming the config key (ky's centred window in a causal
   // model). Null when the mechanism has none. The parser knows no mechanism by name.
   void (*resolve)(const nlohmann::json& options, MechanismLayout& layout) = nullptr;
+  // Views the mechanism recorded before mechanisms observed themselves (AttentionModule::
+  // observe): the key of its per-layer entries in old views.rec records, the run directory's
+  // old side file of them ({"frames": [{"step", "layers": [entries]}]}), and the reading of one
+  // entry as the generic view (throws attn::Error). Null when it recorded none.
+  const char* legacy_view_key = nullptr;
+  const char* legacy_view_file = nullptr;
+  MechanismView (*legacy_view)(const nlohmann::json& entry) = nullptr;
 };
 
 #define ATTN_MECHANISM(id) const MechanismDescriptor& id##_mechanism();

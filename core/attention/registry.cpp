@@ -10,13 +10,18 @@
 namespace attn {
 namespace {
 
-const std::vector<const MechanismDescriptor*>& descriptors() {
-  static const std::vector<const MechanismDescriptor*> table = {
+// mechanisms.def's rows, then any a test build registered (register_test_mechanism).
+std::vector<const MechanismDescriptor*>& registered() {
+  static std::vector<const MechanismDescriptor*> table = {
 #define ATTN_MECHANISM(id) &id##_mechanism(),
 #include "core/attention/mechanisms.def"
 #undef ATTN_MECHANISM
   };
   return table;
+}
+
+const std::vector<const MechanismDescriptor*>& descriptors() {
+  return registered();
 }
 
 const MechanismDescriptor* lookup(const std::string& name) {
@@ -103,6 +108,21 @@ int64_t attention_parameter_count(const std::string& mechanism, int d_model, int
                 ") must be a positive multiple of heads (" + std::to_string(heads) + ")");
   validate_attention_options(mechanism, options);
   return require(mechanism).parameter_count(d_model, heads, options);
+}
+
+std::vector<LegacyViewReader> legacy_view_readers() {
+  std::vector<LegacyViewReader> out;
+  for (const MechanismDescriptor* d : descriptors())
+    if (d->legacy_view)
+      out.push_back({d->name, d->legacy_view_key ? d->legacy_view_key : "",
+                     d->legacy_view_file ? d->legacy_view_file : "", d->legacy_view});
+  return out;
+}
+
+void register_test_mechanism(const MechanismDescriptor& descriptor) {
+  if (lookup(descriptor.name))
+    throw Error(std::string("mechanism \"") + descriptor.name + "\" is registered already");
+  registered().push_back(&descriptor);
 }
 
 }  // namespace attn

@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "core/views/mechanism_view.h"
+
 namespace attn {
+
+struct MechanismDescriptor;  // core/attention/mechanism.h
 
 // In registry order.
 const std::vector<std::string>& attention_mechanism_names();
@@ -35,5 +39,20 @@ void resolve_attention_layout(const nlohmann::json& all_options, std::vector<std
 // options, or d_model not a positive multiple of heads.
 int64_t attention_parameter_count(const std::string& mechanism, int d_model, int heads,
                                   const nlohmann::json& options);
+// The views mechanisms recorded before they observed themselves (MechanismDescriptor::
+// legacy_view_key, legacy_view_file, legacy_view): the readers of old views.rec records and old
+// side files convert them through these, naming no mechanism. Registry order.
+struct LegacyViewReader {
+  std::string mechanism, record_key, side_file;
+  MechanismView (*read)(const nlohmann::json& entry);
+};
+std::vector<LegacyViewReader> legacy_view_readers();
+
+// A test build's mechanism beyond mechanisms.def's rows (tests/core/toy_mechanism/): its
+// descriptor joins the registry, for this process, as a row would. Call before anything reads
+// the registry (the names are listed once); throws attn::Error when the name is taken. Product
+// mechanisms are rows, never this; make_attention finds the module through
+// register_test_attention (core/attention/attention.h).
+void register_test_mechanism(const MechanismDescriptor& descriptor);
 
 }  // namespace attn

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/json/json_reader.h"
@@ -141,6 +142,58 @@ RunDirectory read_run_directory(const std::string& dir) {
   }
   run.has_checkpoint = fs::exists(d / "checkpoint" / "state.json", ec);
   return run;
+}
+
+namespace {
+
+constexpr uint64_t kMaxSideFileBytes = uint64_t(256) << 20;
+
+nlohmann::json read_side_json(const fs::path& p) {
+  try {
+    return nlohmann::json::parse(read_regular_file(p.string(), kMaxSideFileBytes));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(p.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+// An old side file ({"frames": [{"step", "layers": [entries]}]}) through the mechanism's reader.
+std::vector<MechanismFrame> read_legacy_frames(const fs::path& p, const LegacyViewReader& reader) {
+  const nlohmann::json j = read_side_json(p);
+  if (!j.is_object() || !j.contains("frames") || !j["frames"].is_array() ||
+      j["frames"].size() > kMaxMechanismFrames)
+    throw Error(p.string() + ": no \"frames\" array of at most " +
+                std::to_string(kMaxMechanismFrames) + " frames");
+  std::vector<MechanismFrame> frames;
+  for (const nlohmann::json& f : j["frames"]) {
+    if (!f.is_object() || !f.contains("step") || !f["step"].is_number_integer() ||
+        !f.contains("layers") || !f["layers"].is_array())
+      throw Error(p.string() + ": a frame without an integer \"step\" and a \"layers\" array");
+    MechanismFrame frame{f["step"].get<int64_t>(), {}};
+    try {
+      for (const nlohmann::json& entry : f["layers"]) {
+        frame.layers.push_back(reader.read(entry));
+        frame.layers.back().mechanism = reader.mechanism;
+      }
+    } catch (const Error& e) {
+      throw Error(p.string() + ": " + e.what());
+    }
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+}  // namespace
+
+std::vector<MechanismFrame> read_mechanism_frames(const std::string& dir) {
+  const fs::path file = fs::path(dir) / kMechanismViewsFile;
+  if (regular_file_or_absent(file.string()))
+    return mechanism_frames_from_json(read_side_json(file), file.string());
+  for (const LegacyViewReader& reader : legacy_view_readers()) {
+    if (reader.side_file.empty()) continue;
+    const fs::path old = fs::path(dir) / reader.side_file;
+    if (regular_file_or_absent(old.string())) return read_legacy_frames(old, reader);
+  }
+  return {};
 }
 
 }  // namespace attn

@@ -1,5 +1,5 @@
 // Reading a run directory as `attnlab train --out DIR` writes it (config.json, metrics.csv,
-// summary.json, checkpoint/, and for some models connections.json, conn.json, C.csv), without
+// summary.json, checkpoint/, and for some models mechanism_views.json, conn.json, C.csv), without
 // torch: for the export, compare and sweep commands and for the window's saved-run views.
 // Contract:
 //  - read_run_directory() needs config.json and metrics.csv; summary.json is optional (a run
@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/config/config.h"
+#include "core/views/mechanism_view.h"
 #include "core/views/snapshot.h"
 
 namespace attn {
@@ -28,11 +29,18 @@ struct RunDirectory {
   Series train_loss, eval_loss, eval_accuracy, learning_rate;
   int64_t rows = 0;             // complete data rows of metrics.csv
   bool has_checkpoint = false;  // checkpoint/state.json present
-  // "dot", "ky", ... or "conn"; per-layer mechanisms joined with "+" when they differ.
+  // A mechanism's name ("dot", ...) or "conn"; per-layer mechanisms joined with "+" when they
+  // differ.
   std::string mechanism() const;
 };
 
 RunDirectory read_run_directory(const std::string& dir);
+
+// The mechanisms' views over training that the run recorded (core/views/mechanism_view.h):
+// dir/mechanism_views.json, or for a run recorded before it, a mechanism's old side file read
+// through its descriptor (legacy_view_readers, core/attention/registry.h). Empty when the run has
+// none. Throws attn::Error naming the file when one is present but malformed or over 256 MiB.
+std::vector<MechanismFrame> read_mechanism_frames(const std::string& dir);
 
 // Whether dir/summary.json records a finished run of `steps` steps: it parses, is not
 // "interrupted", and reached `steps` (or diverged on the way). A damaged, partial or interrupted

@@ -18,9 +18,11 @@ namespace attn {
 
 inline constexpr const char* kRunMarkerName = ".attnlab-run";
 // The top-level files a run writes (besides the marker and the lock), and checkpoint/'s.
-inline constexpr const char* kRunFiles[] = {"config.json", "metrics.csv",      "summary.json",
-                                            "views.rec",   "connections.json", "conn.json",
-                                            "C.csv"};
+// connections.json: ky's curves as runs wrote them before mechanism_views.json (core/views/
+// mechanism_view.h), still attnlab's.
+inline constexpr const char* kRunFiles[] = {
+    "config.json", "metrics.csv",          "summary.json", "views.rec", "mechanism_views.json",
+    "connections.json", "conn.json", "C.csv"};
 // model.pt and optimizer.pt: the old format's (`attnlab migrate` converts them), still attnlab's.
 inline constexpr const char* kCheckpointFiles[] = {"model.safetensors", "optimizer.safetensors",
                                                    "state.json", "model.pt", "optimizer.pt"};

@@ -1,5 +1,5 @@
 // Recorded views: what the panels draw on the probe at each recorded step (the attention maps of
-// every layer and head, the probe's tokens, g_h(t) with beta for ky layers, the probe image and
+// every layer and head, the probe's tokens, every layer's mechanism view, the probe image and
 // class probabilities of image tasks, and C with the spectrum of I + C for the Connection
 // Transformer), appended to the run directory's views.rec so a run keeps its history, not only
 // its last step. Torch-free. Fields added after the first version ("image", "probs", "conn",
@@ -12,6 +12,12 @@
 //   u32 magic 0x43455256 ("VREC"), u32 payload bytes, i64 step, u32 CRC-32 (IEEE) of the
 //   payload bytes and step fields followed by the payload,
 //   payload: CBOR (RFC 8949) of the record, float arrays as byte strings of little-endian float32.
+//   A record states its own version under "v" (kViewRecordVersion): 2 holds the layers'
+//   mechanism views generically under "mechanisms" (core/views/mechanism_view.h's layout); a
+//   record without "v" is version 1, whose mechanism entries (under the mechanism's own key) are
+//   read through the mechanism's descriptor (legacy_view_readers, core/attention/registry.h). A
+//   record of a later version is refused, naming it. The codec is view_record_codec.cpp, the
+//   checks against the run view_record_checks.cpp.
 //   version 1 (older runs): "ATTNVIEWS1\n", then records whose CRC covers the payload only. Such
 //   a file carries no identity: it is checked against the run by the records' shape only, and a
 //   damaged step field is not detected (a record read back says which step it holds).
@@ -49,6 +55,7 @@
 
 #include "core/config/config.h"
 #include "core/views/intervention_view.h"
+#include "core/views/mechanism_view.h"
 #include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
 
@@ -63,6 +70,7 @@ constexpr uint64_t kDefaultViewBudget = uint64_t(64) << 20;  // 64 MiB
 constexpr uint64_t kMaxViewFileBytes = uint64_t(1) << 30;  // 1 GiB
 constexpr uint32_t kMaxViewPayload = uint32_t(1) << 29;    // 512 MiB
 constexpr uint64_t kMaxViewRecordItems = uint64_t(1) << 20;
+constexpr int kViewRecordVersion = 2;  // of a record's payload (see the format above)
 
 // The Connection Transformer's C and the spectrum of I + C at a recorded step.
 struct ConnRecord {
@@ -78,11 +86,11 @@ struct ViewRecord {
   int64_t step = 0;
   std::vector<std::string> probe_tokens;
   int layers = 0, heads = 0;
-  std::vector<AttentionMap> maps;             // layer-major, as Snapshot::attention
-  std::vector<ConnectionCurves> connections;  // ky layers, as a ConnectionFrame's
-  ProbeImage image;                           // image tasks: the probe image
-  std::vector<float> probabilities;           // classifiers: class probabilities on the probe
-  ConnRecord conn;                            // model.architecture "conn"
+  std::vector<AttentionMap> maps;         // layer-major, as Snapshot::attention
+  std::vector<MechanismView> mechanisms;  // the layers' views, as a MechanismFrame's
+  ProbeImage image;                       // image tasks: the probe image
+  std::vector<float> probabilities;       // classifiers: class probabilities on the probe
+  ConnRecord conn;                        // model.architecture "conn"
   // Token tasks: every head's induction score (map_induction, layer-major like `maps`) on the
   // induction probe (TrainingSession::induction_probe(): n random tokens, then the same n
   // again). Empty: not measured (image tasks, older records).
@@ -124,7 +132,8 @@ void check_view_record(const ViewRecord& record, const ViewShape& shape);
 // A head's diagnostic at a recorded step (core/analysis/head_metrics.h): metric is "entropy",
 // "diagonal", "previous_token", "induction" (on the record's induction probe; a record without
 // one, from before it was recorded: on the recorded probe's own tokens, NaN when none repeats)
-// for every map, "effective_window" for every ky head, and "spectral_radius" (rho(I+C))
+// for every map, each per-head scalar of a mechanism view by its name (ky's "effective_window"),
+// and "spectral_radius" (rho(I+C))
 // for a conn model, which is the model's, not a head's: layer and head are -1 there.
 struct HeadMetric {
   int64_t step = 0;

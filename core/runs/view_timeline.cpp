@@ -18,7 +18,7 @@ constexpr size_t kCachedRecords = 48;
 }  // namespace
 
 Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& r,
-                            std::shared_ptr<const std::vector<ConnectionFrame>> frames) {
+                            std::shared_ptr<const std::vector<MechanismFrame>> frames) {
   Snapshot s = base;
   s.attention = std::make_shared<const std::vector<AttentionMap>>(r.maps);
   s.probe_tokens = r.probe_tokens;
@@ -27,7 +27,7 @@ Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& r,
   s.attention_step = r.step;
   if (!r.image.empty()) s.probe_image = r.image;
   if (!r.probabilities.empty()) s.probe_probabilities = r.probabilities;
-  if (frames) s.connections = std::move(frames);
+  if (frames) s.mechanism_views = std::move(frames);
   if (!r.neural.empty() && base.neural) {
     // The recorded surface of the head the panel asked for (the first recorded one otherwise),
     // recorded at the default range: the view says it was computed for that request.
@@ -136,8 +136,8 @@ void ViewTimeline::set_sources(const std::vector<TimelineSource>& sources) {
   files_ = std::move(files);
   cache_.clear();
   cache_order_.clear();
-  ky_.clear();
-  has_ky_ = true;
+  views_.clear();
+  has_views_ = true;
   frames_key_ = -2;
   frames_.reset();
   last_refresh_ = -1e300;  // read the new sources at once
@@ -237,21 +237,21 @@ std::shared_ptr<const ViewRecord> ViewTimeline::record_at(int64_t step) {
   return record;
 }
 
-std::shared_ptr<const std::vector<ConnectionFrame>> ViewTimeline::connection_frames(int64_t step) {
+std::shared_ptr<const std::vector<MechanismFrame>> ViewTimeline::mechanism_frames(int64_t step) {
   const int64_t s = step_at_or_before(step);
-  if (s < 0 || !has_ky_) return nullptr;
+  if (s < 0 || !has_views_) return nullptr;
   if (s == frames_key_) return frames_;
-  auto frames = std::make_shared<std::vector<ConnectionFrame>>();
+  auto frames = std::make_shared<std::vector<MechanismFrame>>();
   for (size_t i = 0; i < steps_.size() && steps_[i] <= s; ++i) {
-    auto it = ky_.find(steps_[i]);
-    if (it == ky_.end()) {
+    auto it = views_.find(steps_[i]);
+    if (it == views_.end()) {
       std::shared_ptr<const ViewRecord> r = record_at(steps_[i]);
       if (!r) continue;
-      if (r->connections.empty()) {
-        has_ky_ = false;  // a run's layers do not change: no record has curves
+      if (r->mechanisms.empty()) {
+        has_views_ = false;  // a run's layers do not change: no record has views
         return nullptr;
       }
-      it = ky_.emplace(steps_[i], ConnectionFrame{r->step, r->connections}).first;
+      it = views_.emplace(steps_[i], MechanismFrame{r->step, r->mechanisms}).first;
     }
     frames->push_back(it->second);
   }

@@ -18,8 +18,8 @@
 //    once and tries again; failures (std::bad_alloc included) are kept in error(), never thrown
 //    at the UI. A source whose directory, or views.rec, is gone after it was read says so in
 //    error() (the window shows the model it loaded, without a timeline).
-//  - connection_frames(step): the ky curves of every recorded step <= step, oldest first, as
-//    the Connections panel's history; each record is decoded once for them.
+//  - mechanism_frames(step): the layers' mechanism views of every recorded step <= step, oldest
+//    first, as Snapshot::mechanism_views; each record is decoded once for them.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -38,9 +38,9 @@ namespace attn {
 // spectrum of I + C, and for neural layers the recorded score surface of the head base.neural
 // asks for (the first recorded one when that head has none). Histories, the reasoning trace and
 // Neural's parameter table stay the base's: they are not recorded. `frames`, when given,
-// replaces the ky connection history.
+// replaces the mechanism views' history.
 Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& record,
-                            std::shared_ptr<const std::vector<ConnectionFrame>> frames = nullptr);
+                            std::shared_ptr<const std::vector<MechanismFrame>> frames = nullptr);
 
 struct TimelineSource {
   std::string dir;  // a run directory; its views.rec is read
@@ -58,7 +58,7 @@ class ViewTimeline {
   // The largest recorded step <= step (-1 when none).
   int64_t step_at_or_before(int64_t step) const;
   std::shared_ptr<const ViewRecord> record_at(int64_t step);
-  std::shared_ptr<const std::vector<ConnectionFrame>> connection_frames(int64_t step);
+  std::shared_ptr<const std::vector<MechanismFrame>> mechanism_frames(int64_t step);
   const std::string& error() const { return error_; }
 
  private:
@@ -87,11 +87,11 @@ class ViewTimeline {
   double last_refresh_ = -1e300;
   std::string error_;
   std::map<int64_t, std::shared_ptr<const ViewRecord>> cache_;
-  std::vector<int64_t> cache_order_;       // oldest use first
-  std::map<int64_t, ConnectionFrame> ky_;  // ky curves of the records decoded for them
-  bool has_ky_ = true;                     // false once a record shows no ky layer
+  std::vector<int64_t> cache_order_;         // oldest use first
+  std::map<int64_t, MechanismFrame> views_;  // mechanism views of the records decoded for them
+  bool has_views_ = true;                    // false once a record shows no mechanism view
   int64_t frames_key_ = -2;
-  std::shared_ptr<const std::vector<ConnectionFrame>> frames_;
+  std::shared_ptr<const std::vector<MechanismFrame>> frames_;
 };
 
 }  // namespace attn

@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "core/views/mechanism_view.h"
+
 namespace attn {
 
-struct NeuralView;        // core/views/neural_view.h
+struct NeuralView;  // core/views/neural_view.h
 struct InterventionView;
 struct LengthEvalView;  // core/views/intervention_view.h
-struct ConnView;          // core/views/conn_view.h
+struct ConnView;        // core/views/conn_view.h
 
 enum class TrainerState { Idle, Running, Paused, Stopping, Finished, Diverged, Error };
 const char* to_string(TrainerState s);
@@ -44,33 +46,6 @@ struct ProbeImage {
   std::string label_name;     // "Ankle boot"
   std::vector<float> pixels;  // rows * cols, row-major, 0 (black) .. 1 (white)
   bool empty() const { return pixels.empty(); }
-};
-
-// Condor's learned connection functions g_h(t) of one `ky` layer (Neural KY-Attention).
-// Window slot j (0..window-1) sits at t_j = j / (window-1) and holds key i - query_slot + j of
-// query i, so its key offset i - key is query_slot - j (positive: earlier tokens). With the
-// causal window query_slot = window-1: t = 1 is the current token, and a curve rising toward
-// t = 1 is a recency bias.
-struct ConnectionCurves {
-  int layer = 0;
-  int heads = 0;
-  int window = 0;
-  int query_slot = 0;
-  bool causal = true;
-  std::string edges;          // masked | zero-pad
-  std::vector<float> t;       // fine samples of [0, 1] for drawing the curves
-  std::vector<float> g;       // heads x t.size(), head-major: g_h(t)
-  std::vector<float> slot_g;  // heads x window: g_h(t_j), the bias added to the logits
-  std::vector<float> beta;    // heads x window: softmax_j g_h(t_j) (the seed's beta_h)
-  const float* curve(int head) const { return g.data() + head * t.size(); }
-  const float* slot_values(int head) const { return slot_g.data() + head * window; }
-  const float* beta_values(int head) const { return beta.data() + head * window; }
-};
-
-// The connection functions of every `ky` layer at one step.
-struct ConnectionFrame {
-  int64_t step = 0;
-  std::vector<ConnectionCurves> layers;  // ky layers only, in layer order
 };
 
 struct Snapshot {
@@ -124,13 +99,14 @@ struct Snapshot {
     return attention ? *attention : none;
   }
 
-  // Connection functions over training, oldest first; the last frame is the latest. Recorded at
-  // every evaluation and probe, thinned to a bounded count (every other frame dropped when
-  // full, first and last kept). Empty when no layer uses `ky`. Shared like `attention`.
-  std::shared_ptr<const std::vector<ConnectionFrame>> connections;
-  const std::vector<ConnectionFrame>& connection_history() const {
-    static const std::vector<ConnectionFrame> none;
-    return connections ? *connections : none;
+  // Every layer's mechanism view (AttentionModule::observe, core/views/mechanism_view.h) over
+  // training, oldest first; the last frame is the latest. Recorded at every evaluation and probe,
+  // thinned to a bounded count (every other frame dropped when full, first and last kept). Empty
+  // when no layer's mechanism shows a view. Shared like `attention`.
+  std::shared_ptr<const std::vector<MechanismFrame>> mechanism_views;
+  const std::vector<MechanismFrame>& mechanism_history() const {
+    static const std::vector<MechanismFrame> none;
+    return mechanism_views ? *mechanism_views : none;
   }
 
   // Neural Attention's score surface, slice and parameter table (core/views/neural_view.h),

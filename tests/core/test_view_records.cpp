@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/analysis/head_metrics.h"
+#include "core/attention/ky/ky_view.h"
 #include "core/base/error.h"
 #include "core/runs/run_files.h"
 #include "core/runs/view_records.h"
@@ -45,7 +46,7 @@ ViewRecord record_at(int64_t step, int size = 5, int layers = 2, int heads = 2) 
   for (int k = 0; k < 4; ++k) c.t.push_back(k / 3.0f);
   for (int k = 0; k < heads * 4; ++k) c.g.push_back(u(rng) - 0.5f);
   for (int k = 0; k < heads * 3; ++k) c.slot_g.push_back(u(rng)), c.beta.push_back(u(rng));
-  r.connections.push_back(c);
+  r.mechanisms.push_back(ky_view_of(c));
   return r;
 }
 
@@ -60,11 +61,14 @@ void check_same(const ViewRecord& a, const ViewRecord& b) {
     CHECK(a.maps[i].head == b.maps[i].head);
     CHECK(a.maps[i].weights == b.maps[i].weights);  // bit-exact floats
   }
-  REQUIRE(a.connections.size() == b.connections.size());
-  for (size_t i = 0; i < a.connections.size(); ++i) {
-    CHECK(a.connections[i].g == b.connections[i].g);
-    CHECK(a.connections[i].beta == b.connections[i].beta);
-    CHECK(a.connections[i].edges == b.connections[i].edges);
+  REQUIRE(a.mechanisms.size() == b.mechanisms.size());
+  for (size_t i = 0; i < a.mechanisms.size(); ++i) {
+    const auto ca = ky_curves_of(a.mechanisms[i]), cb = ky_curves_of(b.mechanisms[i]);
+    REQUIRE(ca.has_value());
+    REQUIRE(cb.has_value());
+    CHECK(ca->g == cb->g);
+    CHECK(ca->beta == cb->beta);
+    CHECK(ca->edges == cb->edges);
   }
 }
 

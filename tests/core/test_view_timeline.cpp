@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/attention/ky/ky_view.h"
 #include "core/base/error.h"
 #include "core/runs/run_files.h"
 #include "core/runs/view_records.h"
@@ -57,7 +58,7 @@ ViewRecord make_record(int64_t step, bool with_ky = true) {
     c.g = {float(step), 1, 2, 3};
     c.slot_g = c.g;
     c.beta = {0.5f, 0.5f, 0.25f, 0.75f};
-    r.connections.push_back(c);
+    r.mechanisms.push_back(ky_view_of(c));
   }
   return r;
 }
@@ -243,15 +244,15 @@ TEST_CASE("timeline: an opened run up to its loaded step, then the window's own 
   alone.refresh(0);
   CHECK(alone.steps() == std::vector<int64_t>{0, 50, 100, 150, 200});
 
-  // ky history up to the step, oldest first.
-  const auto frames = timeline.connection_frames(125);
+  // The mechanism views' history up to the step, oldest first.
+  const auto frames = timeline.mechanism_frames(125);
   REQUIRE(frames != nullptr);
   REQUIRE(frames->size() == 4);
   CHECK(frames->front().step == 0);
   CHECK(frames->back().step == 120);
-  CHECK(frames->back().layers.at(0).g.at(0) == 120.0f);
+  CHECK(frames->back().layers.at(0).find_curves("g")->ys.at(0) == 120.0f);
 
-  // No ky layer: no history from the recording.
+  // No mechanism view: no history from the recording.
   TempDir plain;
   {
     ViewRecorder w(plain.views(), plain.run());
@@ -260,7 +261,7 @@ TEST_CASE("timeline: an opened run up to its loaded step, then the window's own 
   ViewTimeline p;
   p.set_sources({{plain.path.string()}});
   p.refresh(0);
-  CHECK(p.connection_frames(0) == nullptr);
+  CHECK(p.mechanism_frames(0) == nullptr);
 }
 
 TEST_CASE("snapshot at a recorded step: maps, tokens, image and C are the record's") {

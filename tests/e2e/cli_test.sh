@@ -75,16 +75,26 @@ cat > "$work/ky.json" <<'JSON'
  "train": {"steps": 30, "batch_size": 8, "warmup": 5, "eval_every": 10, "eval_batches": 2}}
 JSON
 "$bin" train --config "$work/ky.json" --out "$work/ky" -q >"$work/out" 2>&1 || bad "ky train: $(cat "$work/out")"
-python3 - "$work/ky/connections.json" <<'PY' && ok "ky run writes connections.json (steps 0..30, layer 0, 2 heads x 3 slots)" || bad "connections.json"
+python3 - "$work/ky/mechanism_views.json" <<'PY' && ok "ky run writes mechanism_views.json (steps 0..30, layer 0, 2 heads x 3 slots)" || bad "mechanism_views.json"
 import json, sys
 j = json.load(open(sys.argv[1]))
 steps = [f["step"] for f in j["frames"]]
-assert j["format"] == "attnlab-connections" and steps[0] == 0 and steps[-1] == 30, steps
+assert j["format"] == "attnlab-mechanism-views" and steps[0] == 0 and steps[-1] == 30, steps
 layer = j["frames"][-1]["layers"][0]
-assert layer["layer"] == 0 and layer["window"] == 3 and layer["query_slot"] == 2
-assert len(layer["beta"]) == 6 and abs(sum(layer["beta"][:3]) - 1) < 1e-5
-assert len(layer["g"]) == 2 * len(layer["t"])
+assert layer["mechanism"] == "ky" and layer["layer"] == 0
+curves = {c["name"]: c for c in layer["curves"]}
+scalars = {s["name"]: s["value"] for s in layer["scalars"] if s["head"] < 0}
+assert scalars["window"] == 3 and scalars["query_slot"] == 2
+beta = curves["beta"]
+assert len(beta["series"]) == 2 and len(beta["ys"]) == 6 and abs(sum(beta["ys"][:3]) - 1) < 1e-5
+assert len(curves["g"]["ys"]) == 2 * len(curves["g"]["xs"])
 PY
+# The generic figure draws any mechanism's view; connections reads ky's by its names.
+"$bin" export --run "$work/ky" --figure mechanism-views --out "$work/mv.csv" >"$work/out" 2>&1 &&
+  grep -q "layer 0 ky: beta" "$work/mv.csv" && ok "export --figure mechanism-views draws ky's view (curves g, slot_g, beta)" ||
+  bad "mechanism-views export: $(cat "$work/out")"
+"$bin" export --run "$work/ky" --figure connections --out "$work/g.csv" >"$work/out" 2>&1 && [ -s "$work/g.csv" ] &&
+  ok "export --figure connections reads ky's curves from mechanism_views.json" || bad "connections export: $(cat "$work/out")"
 sed 's/"window": 3, "hidden": 4/"window": 3, "placement": "centered"/' "$work/ky.json" > "$work/kyc.json"
 expect_fail "the very token it must predict" "$bin" train --config "$work/kyc.json" --out "$work/kyc"
 [ ! -e "$work/kyc" ] && ok "refused config leaves no run directory" || bad "refused config created $work/kyc"

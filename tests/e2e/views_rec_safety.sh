@@ -114,7 +114,7 @@ steps=$("$bin" export --run flip --list-steps --json)
 rc=$(rc_of "$bin" train --resume flip --steps 250)
 steps=$("$bin" export --run flip --list-steps --json)
 [ "$rc" = 0 ] && [ "$steps" = '{"steps":[0,100,150,200,250]}' ] && [ -s flip/views.rec.damaged-1 ] &&
-  grep -q "flip/views.rec: 760 bytes that are no valid record (damaged, after the record at step 0) moved to views.rec.damaged-1" err.txt &&
+  grep -q "flip/views.rec: 771 bytes that are no valid record (damaged, after the record at step 0) moved to views.rec.damaged-1" err.txt &&
   ok "train --resume keeps every valid record, moves the damaged bytes to views.rec.damaged-1 and says so" ||
   bad "resume after a damaged byte: exit $rc, steps $steps, $(ls flip), $(cat err.txt)"
 # A resume from an earlier checkpoint: records past it are moved aside, not deleted.

@@ -12,6 +12,7 @@
 #include "app/figures/compare_figures.h"
 #include "app/figures/figures.h"
 #include "core/analysis/connections.h"
+#include "core/attention/ky/ky_view.h"
 #include "core/runs/run_dir.h"
 #include "core/views/conn_view.h"
 #include "core/views/neural_view.h"
@@ -110,9 +111,9 @@ inline Snapshot text_snapshot() {
 inline Snapshot ky_snapshot() {
   Snapshot s = copy_snapshot();
   s.mechanisms = {"ky", "ky"};
-  auto frames = std::make_shared<std::vector<ConnectionFrame>>();
+  auto frames = std::make_shared<std::vector<MechanismFrame>>();
   for (int64_t step : {0, 3000, 6000}) {
-    ConnectionFrame f;
+    MechanismFrame f;
     f.step = step;
     for (int l = 0; l < 2; ++l) {
       ConnectionCurves c;
@@ -128,11 +129,11 @@ inline Snapshot ky_snapshot() {
           c.beta.push_back(1.0f / 8);
         }
       }
-      f.layers.push_back(std::move(c));
+      f.layers.push_back(ky_view_of(c));
     }
     frames->push_back(std::move(f));
   }
-  s.connections = frames;
+  s.mechanism_views = frames;
   return s;
 }
 

@@ -13,9 +13,9 @@
 
 #include "figure_fixtures.h"
 #include "figure_helpers.h"
-#include "render/plot/figure_check.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/export/figure_render.h"
+#include "render/plot/figure_check.h"
 
 using namespace attn;
 using namespace attn::fig::testing;
@@ -163,8 +163,8 @@ TEST_CASE("figure fit: comparison figures") {
 
   // Connection curves and spectral radii come from the run directory's JSON files.
   const auto dir = fresh_dir("fit_compare");
-  std::ofstream(dir / "connections.json")
-      << connection_frames_to_json(ky_snapshot().connection_history()).dump();
+  std::ofstream(dir / kMechanismViewsFile)
+      << mechanism_frames_to_json(ky_snapshot().mechanism_history()).dump();
   nlohmann::json conn = {{"control", "norm-bound"}, {"limit", 0.95}};
   for (int i = 1; i <= 40; ++i)
     conn["spectral_radius_estimate"].push_back({i * 50, 0.3 + i * 0.016});

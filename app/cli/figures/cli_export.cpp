@@ -90,14 +90,17 @@ int print_steps(const std::string& dir, bool as_json) {
 }
 
 // The figures drawn from what views.rec records, so --step can pick one of its steps
-// (connections reads connections.json's frames through FigureOptions::step instead).
-// The figures views.rec holds over training (--step, --steps); "connections" comes from
-// connections.json. One list for the checks and their messages.
+// (connections and mechanism-views read the run's mechanism views over training through
+// FigureOptions::step instead: history_figure). One list for the checks and their messages.
 const std::vector<std::string> kRecordedFigures = {
-    "attention",        "image-attention", "connections", "conn-matrix",
-    "conn-eigenvalues", "neural-surface",  "importance"};
+    "attention",   "image-attention",  "connections",    "mechanism-views",
+    "conn-matrix", "conn-eigenvalues", "neural-surface", "importance"};
+// Drawn from the snapshot's mechanism views over training, picked by FigureOptions::step.
+bool history_figure(const std::string& name) {
+  return name == "connections" || name == "mechanism-views";
+}
 bool recorded_figure(const std::string& name) {
-  return name != "connections" && std::find(kRecordedFigures.begin(), kRecordedFigures.end(),
+  return !history_figure(name) && std::find(kRecordedFigures.begin(), kRecordedFigures.end(),
                                             name) != kRecordedFigures.end();
 }
 std::string recorded_figure_names() {
@@ -184,7 +187,7 @@ fig::Figure filmstrip(const RunDirectory& run, const Snapshot& saved,
   std::vector<fig::Figure> frames;
   for (const int64_t step : steps) {
     fig::Figure f;
-    if (figure == "connections") {
+    if (history_figure(figure)) {
       figures::FigureOptions at = options;
       at.step = step;
       f = figures::build_figure(figure, saved, at);
@@ -326,10 +329,10 @@ int run_export_command(const ExportArgs& a) {
     const std::vector<int64_t> film =
         a.steps.empty() ? std::vector<int64_t>{}
                         : parse_steps(a.steps, std::max(run.config.train.steps, snap->step));
-    if (!film.empty() && !recorded_figure(a.figure) && a.figure != "connections")
+    if (!film.empty() && !recorded_figure(a.figure) && !history_figure(a.figure))
       throw Error("--steps: " + a.figure + " is not recorded over training (--steps applies to " +
                   recorded_figure_names() + ")");
-    if (a.step >= 0 && a.figure != "connections" && !a.list) {
+    if (a.step >= 0 && !history_figure(a.figure) && !a.list) {
       if (!recorded_figure(a.figure))
         throw Error("--step " + std::to_string(a.step) + ": " + a.figure +
                     " is not recorded over training (--step applies to " + recorded_figure_names() +

@@ -175,7 +175,7 @@ void KyConnectionsPanel::draw(FrameContext& frame) {
   hovered_head_ = hovered_head_next_;
   hovered_head_next_ = -1;
 
-  const std::vector<ConnectionFrame>& history = snap.connection_history();
+  const std::vector<ConnectionFrame>& history = ky_history(snap);
   if (history.empty() || history.back().layers.empty()) {
     std::string mechanisms;
     for (const std::string& m : snap.mechanisms) mechanisms += (mechanisms.empty() ? "" : ", ") + m;
@@ -586,8 +586,16 @@ void KyConnectionsPanel::draw_maps(const Snapshot& snap, ImFont* font, float hei
                     token(snap, cell->col), cell->value, cell->row - cell->col);
 }
 
+const std::vector<ConnectionFrame>& KyConnectionsPanel::ky_history(const Snapshot& snap) {
+  if (snap.mechanism_views != history_source_) {
+    history_source_ = snap.mechanism_views;
+    history_ = connection_frames_of(snap.mechanism_history());
+  }
+  return history_;
+}
+
 std::vector<std::string> KyConnectionsPanel::figures(const Snapshot& snap) const {
-  if (snap.connection_history().empty()) return {};
+  if (!has_ky_views(snap.mechanism_history())) return {};
   return {"connections"};
 }
 

@@ -1,6 +1,7 @@
 // Connection panel (Neural KY-Attention, docs/design/MECHANISMS.md section 1): the learned
 // connection functions g_h(t) of one `ky` layer, per head, as the trainer publishes them in
-// Snapshot::connection_history().
+// Snapshot::mechanism_views (ky's generic views, read by their names: core/attention/ky/
+// ky_view.h).
 //  - Curves figure: the connections figure of app/figures/connections_figure.h (small
 //    multiples or overlaid, the beta row, faded earlier frames), built by the same builder
 //    `attnlab export --figure connections` uses, with this panel's controls as its options
@@ -28,6 +29,7 @@
 // snapshot only. Needs the GL context current; destroy before the window. No torch.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,7 +67,7 @@ class KyConnectionsPanel : public Panel {
     return name == "connections" && report_.drawn ? &curves_.figure : nullptr;
   }
   bool wants_auto_open(const Snapshot& snap) const override {
-    return !snap.connection_history().empty();
+    return has_ky_views(snap.mechanism_history());
   }
   const Report& last_report() const { return report_; }
 
@@ -98,6 +100,11 @@ class KyConnectionsPanel : public Panel {
   // The chosen layer's curves in history frame `index` (nullptr if that frame lacks it or its
   // shape differs from the chosen frame's).
   const ConnectionCurves* curves_in(const std::vector<ConnectionFrame>& history, int index) const;
+
+  // ky's curves of the snapshot's mechanism views, converted when they change.
+  const std::vector<ConnectionFrame>& ky_history(const Snapshot& snap);
+  std::shared_ptr<const std::vector<MechanismFrame>> history_source_;  // held: never reused
+  std::vector<ConnectionFrame> history_;
 
   int layer_ = -1;             // model layer index of the ky layer shown
   bool overlaid_ = false;      // false: small multiples

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/attention/fused_attention.h"
+#include "core/attention/ky/ky_view.h"
 #include "core/base/error.h"
 #include "core/random/run_random.h"
 #ifdef ATTN_WITH_CUDA
@@ -191,6 +192,32 @@ torch::Tensor KyAttention::forward(const torch::Tensor& x) {
         options_.window, first_offset(), options_.edges == "masked");
   });
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));
+}
+
+namespace {
+std::vector<float> to_floats(const torch::Tensor& t) {
+  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+}  // namespace
+
+std::optional<MechanismView> KyAttention::observe() {
+  if (!has_connection()) return std::nullopt;  // plain windows have no curves to show
+  torch::NoGradGuard no_grad;
+  ConnectionCurves c;
+  c.heads = shape_.heads;
+  c.window = options_.window;
+  c.query_slot = first_offset();
+  c.causal = causal_window();
+  c.edges = options_.edges;
+  auto slots = bias_table();
+  // Slot positions and the fine grid share t = 0 and t = 1 exactly.
+  auto t = torch::linspace(0.0, 1.0, kCurveSamples, slots.options());
+  c.t = to_floats(t);
+  c.g = to_floats(connection_curve(t));
+  c.slot_g = to_floats(slots);
+  c.beta = to_floats(torch::softmax(slots, -1));
+  return ky_view_of(c);
 }
 
 }  // namespace attn

@@ -80,6 +80,11 @@ class KyAttention : public AttentionModule {
     }
   }
 
+  // ky's view (core/attention/ky/ky_view.h): g_h(t) on kCurveSamples points of [0, 1], g_h and
+  // beta_h at the slots; nothing when connection is "none" (a plain window has no curves).
+  std::optional<MechanismView> observe() override;
+  static constexpr int kCurveSamples = 65;
+
   // t_j = j / (W-1) for the W window slots, on the module's device.
   torch::Tensor slot_positions() const;
   // g_h at the slots: [H, W] (the bias table one forward adds to the logits); zeros when

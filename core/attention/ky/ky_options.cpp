@@ -1,5 +1,6 @@
 #include "core/attention/ky/ky_options.h"
 
+#include "core/attention/ky/ky_view.h"
 #include "core/attention/mechanism.h"
 #include "core/base/error.h"
 #include "core/json/json_reader.h"
@@ -28,28 +29,43 @@ void check_ky_causality(const KyOptions& o, bool causal) {
 }
 
 const MechanismDescriptor& ky_mechanism() {
-  static const MechanismDescriptor d{
-      "ky",
-      "Neural KY-Attention (Condor): window-W attention plus a learned per-head bias g_h(t) over "
-      "window slots",
-      "window (16, >= 2), placement (causal | centered), edges (masked | zero-pad), hidden (32), "
-      "connection (learned | none | table: a free H x W slot bias), init (uniform | xavier, g_h's initialisation)",
-      [](const nlohmann::json& o) { parse_ky_options(o); },
-      [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
-        const KyOptions o = parse_ky_options(options);
-        const int64_t h = o.hidden;
-        // w1, b1, w3 [n, h], w2 [n, h, h], b2 [n, h], b3 [n] per connection network.
-        const int64_t connection = o.connection == "learned" ? n * (h * h + 4 * h + 1)
-                                   : o.connection == "table" ? n * o.window
-                                                             : 0;
-        return 4 * D * D + 4 * D + connection;
-      },
-      /*supports_rope=*/true,
-      /*supports_alibi=*/true,
-      /*rope_refusal=*/"",
-      [](const nlohmann::json& options, MechanismLayout& layout) {
-        check_ky_causality(parse_ky_options(options), layout.causal);
-      }};
+  static const MechanismDescriptor d = [] {
+    MechanismDescriptor d{
+        "ky",
+        "Neural KY-Attention (Condor): window-W attention plus a learned per-head bias g_h(t) over "
+        "window slots",
+        "window (16, >= 2), placement (causal | centered), edges (masked | zero-pad), hidden (32), "
+        "connection (learned | none | table: a free H x W slot bias), init (uniform | xavier, "
+        "g_h's initialisation)",
+        [](const nlohmann::json& o) { parse_ky_options(o); },
+        [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
+          const KyOptions o = parse_ky_options(options);
+          const int64_t h = o.hidden;
+          // w1, b1, w3 [n, h], w2 [n, h, h], b2 [n, h], b3 [n] per connection network.
+          const int64_t connection = o.connection == "learned" ? n * (h * h + 4 * h + 1)
+                                     : o.connection == "table" ? n * o.window
+                                                               : 0;
+          return 4 * D * D + 4 * D + connection;
+        },
+        /*supports_rope=*/true,
+        /*supports_alibi=*/true,
+        /*rope_refusal=*/"",
+        [](const nlohmann::json& options, MechanismLayout& layout) {
+          check_ky_causality(parse_ky_options(options), layout.causal);
+        }};
+    // Before the generic views, views.rec held ky's curves under "ky" and runs connections.json.
+    d.legacy_view_key = "ky";
+    d.legacy_view_file = "connections.json";
+    d.legacy_view = &ky_legacy_view;
+    // Blocks of W queries against 2 W keys, then a [T, W] band: ~3 W columns, T rounded up.
+    d.memory = [](const nlohmann::json& options, double, double H, double T, double) {
+      const double W = parse_ky_options(options).window;
+      AttentionMemory m;
+      m.scores = H * (T + W) * 3 * W;
+      return m;
+    };
+    return d;
+  }();
   return d;
 }
 

@@ -30,11 +30,11 @@ using nlohmann::json;
 VaryAxis parse_vary(const std::string& spec) {
   const auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw Error("--vary " + spec + ": expected key=v1,v2,... (e.g. model.attention=ky,dot)");
+    throw Error("--vary " + spec + ": expected key=v1,v2,... (e.g. model.position=rope,alibi)");
   VaryAxis axis;
   axis.key = spec.substr(0, eq);
   const std::string rest = spec.substr(eq + 1);
-  // Split on commas outside brackets/quotes, so a JSON list value ["ky","dot"] stays whole.
+  // Split on commas outside brackets/quotes, so a JSON list value ["rope","alibi"] stays whole.
   std::vector<std::string> parts;
   std::string cur;
   int depth = 0;

@@ -3,7 +3,7 @@
 // array job, GNU parallel) can fan it out. No torch in this header: the app includes it.
 // Contract:
 //  - parse_vary("key=v1,v2") splits on the first '=' and on ',' (a value is parsed as JSON
-//    when it is valid JSON, else kept as a string, so "model.attention=ky,dot" and
+//    when it is valid JSON, else kept as a string, so "model.position=rope,alibi" and
 //    "train.lr=1e-3,3e-3" both work). Throws attn::Error naming --vary for empty keys/values.
 //  - plan_sweep() expands arms x grid (first axis slowest) x seeds, sets each cell's keys and
 //    its seed (base seed + s) in the arm's JSON and validates it with parse_config, so a bad
@@ -53,10 +53,10 @@ struct SweepArm {
 struct SweepCell {
   int index = 0;
   std::string arm;
-  std::string group;  // arm and assignment: "model.attention=ky"; "base" when both are empty
+  std::string group;  // arm and assignment: "model.position=rope"; "base" when both are empty
   std::string dir;    // relative to the sweep's out dir: "<group>/seed-<seed>"
   uint64_t seed = 0;
-  nlohmann::json assignment = nlohmann::json::object();  // {"model.attention": "ky"}
+  nlohmann::json assignment = nlohmann::json::object();  // {"model.position": "rope"}
   ExperimentConfig config;                               // validated, seed set
 };
 
@@ -74,7 +74,7 @@ SweepPlan plan_sweep(const std::vector<SweepArm>& arms, const std::vector<VaryAx
 // assignment and config hash.
 nlohmann::json sweep_manifest(const SweepPlan& plan);
 std::string sanitize_run_name(const std::string& s);
-// "model.attention=ky" for a scalar string, "train.lr=0.001" for a number (JSON dump otherwise).
+// "model.position=rope" for a scalar string, "train.lr=0.001" for a number (JSON dump otherwise).
 std::string assignment_text(const std::string& key, const nlohmann::json& value);
 
 enum class CellState { Pending, Partial, Done };

@@ -2,11 +2,11 @@
 
 #include <filesystem>
 
-#include "core/analysis/connections.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/runs/run_files.h"
+#include "core/views/mechanism_view.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -66,9 +66,9 @@ void write_run_outputs(TrainingSession& session, const std::string& dir, const j
     write_run_json(dir, "conn.json", session.conn_json(), /*pretty=*/false);
     write_file_atomic((out / "C.csv").string(), session.conn_matrix_csv());  // `attnlab spectral`
   }
-  // Learned connection functions of `ky` layers over training (for figures and comparisons).
-  if (!session.connection_history().empty())
-    write_run_json(dir, "connections.json", connection_frames_to_json(session.connection_history()),
+  // The mechanisms' views over training (for figures and comparisons; read_mechanism_frames).
+  if (!session.mechanism_history().empty())
+    write_run_json(dir, kMechanismViewsFile, mechanism_frames_to_json(session.mechanism_history()),
                    /*pretty=*/false);
   // summary.json last: it marks the run directory complete (null: the caller writes it).
   if (!summary.is_null()) write_run_json(dir, "summary.json", summary);

@@ -2,8 +2,8 @@
 // `attnlab train` (core/training/headless/headless.cpp) and for runs trained in the window (the
 // Trainer, TrainerOptions::runs_root). Torch; internal to core. Contract:
 //  - write_run_outputs() writes, in this order, the checkpoint (when asked), conn.json and C.csv
-//    (Connection Transformer), connections.json (ky layers) and summary.json last: a present
-//    summary means every other file is complete.
+//    (Connection Transformer), mechanism_views.json (the layers' mechanism views) and
+//    summary.json last: a present summary means every other file is complete.
 //  - RunRecorder owns one run directory for as long as it lives: it holds the directory's lock
 //    (core/runs/run_lock.h; a second writer is refused), writes config.json and the metrics
 //    header at construction, appends one metrics.csv row per evaluation as training goes, and

@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/analysis/connections.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
+#include "core/runs/run_dir.h"
 #include "core/training/session/session.h"
 #include "core/views/conn_view.h"
 
@@ -144,10 +144,8 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
   s->state = TrainerState::Finished;
 
   // Histories the checkpoint does not hold (they restart at a load) come from the run's files.
-  const auto frames = read_json_if_present(fs::path(run.dir) / "connections.json");
-  if (!frames.is_null())
-    s->connections =
-        std::make_shared<const std::vector<ConnectionFrame>>(connection_frames_from_json(frames));
+  if (auto frames = read_mechanism_frames(run.dir); !frames.empty())
+    s->mechanism_views = std::make_shared<const std::vector<MechanismFrame>>(std::move(frames));
   if (s->conn) {
     auto view = std::make_shared<ConnView>(*s->conn);
     const auto cj = read_json_if_present(fs::path(run.dir) / "conn.json");

@@ -1,7 +1,6 @@
 // A saved run as the window shows a live one: its checkpoint loaded on the CPU and probed, with
-// the full curves of metrics.csv, the connection-function history of connections.json and the
-// spectra of conn.json. What `attnlab export --run DIR` draws its figures from.
-// Contract:
+// the full curves of metrics.csv, the mechanisms' views over training (read_mechanism_frames) and
+// the spectra of conn.json. What `attnlab export --run DIR` draws its figures from. Contract:
 //  - snapshot_of_run() throws attn::Error naming the directory when it has no checkpoint (the
 //    loss curves alone are still available from RunDirectory).
 //  - The snapshot's step is the checkpoint's step; its attention maps, neural view and C are

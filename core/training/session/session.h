@@ -76,7 +76,7 @@ class TrainingSession {
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
   // What views.rec records at this step (core/runs/view_records.h): the probe's maps and tokens,
-  // the ky layers' curves, the probe image and class probabilities (image tasks), C with the
+  // every layer's mechanism view, the probe image and class probabilities (image tasks), C with the
   // spectrum of I + C (conn), and every head's zero-ablation importance (models with heads),
   // without probe_attention's side effects (no history, no conn
   // trace); eval mode, no gradients, no random draws, so recording never changes training.
@@ -95,12 +95,13 @@ class TrainingSession {
   // Probe these tokens from now on instead of the task's own probe (empty: the task's).
   void set_probe_tokens(std::vector<int64_t> tokens) { probe_tokens_ = std::move(tokens); }
   const std::vector<int64_t>& probe_tokens() const { return probe_tokens_; }
-  // Fills the plain fields of a snapshot (histories, counts, lr, connection history), not the
+  // Fills the plain fields of a snapshot (histories, counts, lr, mechanism views), not the
   // attention maps.
   void fill_snapshot(Snapshot& out) const;
-  // The current connection functions g_h(t) of every `ky` layer (no layers if none).
-  ConnectionFrame connection_frame();
-  const std::vector<ConnectionFrame>& connection_history() const { return *connections_; }
+  // Every layer's view of its mechanism now (AttentionModule::observe; layers without one left
+  // out), and those views over training (Snapshot::mechanism_views).
+  MechanismFrame mechanism_frame();
+  const std::vector<MechanismFrame>& mechanism_history() const { return *mechanism_views_; }
   // Neural Attention's views for a request (core/views/neural_view.h); nullptr when no layer is
   // neural.
   std::shared_ptr<const NeuralView> neural_view(const NeuralViewRequest& request);
@@ -178,8 +179,8 @@ class TrainingSession {
 
  private:
   double lr_at(int64_t step) const;
-  // Appends the current connection frame to the history, unless one at this step is there.
-  void record_connections();
+  // Appends the current mechanism frame to the history, unless one at this step is there.
+  void record_mechanism_views();
   void capture_good_state();
   // The graphed step (graphed_step.h): false when this step must run eagerly.
   bool graphed_train_step();
@@ -243,7 +244,7 @@ class TrainingSession {
   Books good_books_;
   int64_t restores_ = 0;
   // Replaced, never mutated, so snapshots can share it.
-  std::shared_ptr<const std::vector<ConnectionFrame>> connections_;
+  std::shared_ptr<const std::vector<MechanismFrame>> mechanism_views_;
 };
 
 // The attention maps of one forward pass on a batch of one (layer-major, every head), and for a

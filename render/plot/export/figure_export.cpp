@@ -146,8 +146,10 @@ namespace {
 // The files a run directory is made of: a side file (CSV, JSON) of an export must never replace
 // one of them; only an --out naming it directly may.
 bool is_run_file(const fs::path& p) {
-  static const char* const kRunFiles[] = {"config.json", "metrics.csv",      "summary.json",
-                                          "conn.json",   "connections.json", "C.csv"};
+  static const char* const kRunFiles[] = {"config.json",          "metrics.csv",
+                                          "summary.json",         "conn.json",
+                                          "mechanism_views.json", "connections.json",
+                                          "C.csv"};
   const std::string name = p.filename().string();
   bool named = false;
   for (const char* f : kRunFiles) named = named || name == f;
