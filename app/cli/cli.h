@@ -65,6 +65,12 @@ struct KyArgs {
   KySettings settings;        // the options bind to its fields
   std::string chain;          // g for the linear-linear chain-rule check of f o g (empty: none)
   bool json = false;
+  // --figure ky-theta | ky-fit written to --out FILE (format from its extension), as the KY lab
+  // panel draws it (app/figures/ky_lab_figures.h): the theta component shown (-1: all) and the
+  // step h_k whose fit is drawn. Checked before anything is computed; a refusal writes nothing.
+  std::string figure, out;
+  int component = -1;
+  int fit_step = 0;
 };
 
 // Registers `ky` (the KY Transform lab, headless) on the app.

@@ -53,7 +53,7 @@ grep -q "^  loss" "$work/out" && grep -q "^  attention" "$work/out" && ok "dot l
 export_ok "list ky" --run "$work/ky" --list
 grep -q "^  connections" "$work/out" && ok "ky lists connections" || bad "ky list: $(cat "$work/out")"
 export_ok "list conn" --run "$work/conn" --list
-for f in conn-matrix conn-eigenvalues conn-spectral; do
+for f in conn-matrix conn-eigenvalues conn-spectral conn-trace; do
   grep -q "^  $f" "$work/out" && ok "conn lists $f" || bad "conn list lacks $f: $(cat "$work/out")"
 done
 
@@ -86,6 +86,21 @@ assert (w, h) == (1200, 900), (w, h)
 i = d.index(b"pHYs")
 x, y, unit = struct.unpack(">IIB", d[i + 4:i + 13])
 assert x == y == round(600 / 0.0254) and unit == 1, (x, y, unit)
+PY
+
+# conn-trace (the Connection Transformer panel's reasoning trace): every slot's norm after
+# compression and after each of K = 2 steps, and their mean, which equals the slots' mean.
+export_ok "conn-trace csv" --run "$work/conn" --figure conn-trace --out "$work/fig/trace.csv"
+python3 - "$work/fig/trace.csv" <<'PY' && ok "conn-trace: 32 slots x 3 norms, the mean their mean" || bad "conn-trace csv: $(head -3 "$work/fig/trace.csv")"
+import csv, math, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["kind"] == "line"]
+slots = [(int(float(r["x"])), float(r["y"])) for r in rows if r["series"] == "slots" and r["y"] not in ("", "nan")]
+slots = [(k, y) for k, y in slots if math.isfinite(y)]
+mean = {int(float(r["x"])): float(r["y"]) for r in rows if r["series"] == "mean over slots"}
+assert len(slots) == 32 * 3 and sorted(mean) == [0, 1, 2], (len(slots), mean)
+for k in mean:
+    ys = [y for kk, y in slots if kk == k]
+    assert len(ys) == 32 and abs(sum(ys) / 32 - mean[k]) <= 1e-5 * max(1, abs(mean[k])), (k, mean[k])
 PY
 
 # CSV equals the run's own files: the loss curves equal metrics.csv, C equals C.csv.

@@ -89,4 +89,50 @@ rejects "--chain: cannot parse" "$bin" ky -f "x" --x0 0 --chain "x +"
 rejects "--x0" "$bin" ky -f "x" --x0 abc
 rejects "--function is required" "$bin" ky --x0 1
 
+# --figure ky-theta | ky-fit --out FILE: the KY lab panel's figures (app/figures/ky_lab_figures.h),
+# their data CSV equal to the transform printed; bad figure options refused before anything is
+# written.
+mkdir -p "$work/fig"
+if "$bin" ky -f "x^3" --x0 1 --kind poly --degree 3 --json --figure ky-theta --out "$work/fig/theta.csv" \
+    >"$work/theta.json" 2>"$work/err"; then
+  python3 - "$work/theta.json" "$work/fig/theta.csv" <<'PY' && ok "ky-theta CSV: every component's theta(h) as printed" || bad "ky-theta CSV: $(head -5 "$work/fig/theta.csv")"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+rows = [x for x in csv.DictReader(open(sys.argv[2])) if x["figure"] == "ky-theta" and x["kind"] == "line"]
+for i, name in enumerate(r["names"]):
+    pts = [(float(x["x"]), float(x["y"])) for x in rows if x["series"] == name]
+    assert len(pts) == len(r["history"]), (name, len(pts))
+    for (h, y), row in zip(pts, r["history"]):
+        assert abs(h - row[0]) <= 1e-12 * h and abs(y - row[1 + i]) <= 1e-7 * max(1, abs(y)), (name, h, y, row)
+PY
+else bad "ky --figure ky-theta exited non-zero: $(cat "$work/err")"; fi
+grep -q "wrote .*theta.csv" "$work/err" && ok "ky --figure says what it wrote" || bad "ky --figure: $(cat "$work/err")"
+if "$bin" ky -f "x^3" --x0 1 --kind poly --degree 3 --figure ky-fit --fit-step 2 --out "$work/fig/fit.csv" \
+    >/dev/null 2>"$work/err"; then
+  python3 - "$work/fig/fit.csv" <<'PY' && ok "ky-fit CSV: f = x^3 and the fit's points at h_2 = 0.025" || bad "ky-fit CSV: $(head -5 "$work/fig/fit.csv")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+f = [(float(x["x"]), float(x["y"])) for x in rows if x["series"] == "f"]
+assert len(f) > 100 and all(abs(y - t ** 3) < 1e-7 for t, y in f), f[:3]
+dots = [float(x["x"]) for x in rows if x["series"] == "fit points"]
+assert [round(d, 9) for d in dots] == [1.0, 1.025, 1.05, 1.075], dots
+PY
+else bad "ky --figure ky-fit exited non-zero: $(cat "$work/err")"; fi
+"$bin" ky -f "exp(x)" --x0 0 --figure ky-fit --out "$work/fig/fit.pdf" >/dev/null 2>&1 &&
+  head -c 4 "$work/fig/fit.pdf" | grep -q "%PDF" && ok "ky-fit as PDF" || bad "ky-fit PDF"
+rejects "--figure 'ky-nope': the KY lab draws ky-theta or ky-fit" \
+  "$bin" ky -f "x" --x0 0 --figure ky-nope --out "$work/fig/n.pdf"
+rejects "--figure ky-theta needs --out FILE" "$bin" ky -f "x" --x0 0 --figure ky-theta
+rejects "--out $work/fig/t.txt: cannot tell the format" \
+  "$bin" ky -f "x" --x0 0 --figure ky-theta --out "$work/fig/t.txt"
+rejects "no/such" "$bin" ky -f "x" --x0 0 --figure ky-theta --out "$work/no/such/t.pdf"
+rejects "step 99 is outside" "$bin" ky -f "x^2" --x0 0 --figure ky-fit --fit-step 99 --out "$work/fig/s.pdf"
+rejects "component 7 is out of range" \
+  "$bin" ky -f "x^2" --x0 0 --figure ky-theta --component 7 --out "$work/fig/c.pdf"
+for f in n.pdf t.txt s.pdf s.csv c.pdf c.csv; do
+  [ -e "$work/fig/$f" ] && bad "a refused ky --figure left $f behind"
+done
+[ "$(ls "$work/fig" | sort | tr '\n' ' ')" = "fit.csv fit.json fit.pdf theta.csv theta.json " ] &&
+  ok "refused figures wrote nothing" || bad "files after the refusals: $(ls "$work/fig")"
+
 summary

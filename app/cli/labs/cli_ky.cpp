@@ -2,12 +2,17 @@
 // linear-linear chain-rule check) printed as a table or as one JSON object.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/cli/cli.h"
+#include "app/figures/ky_lab_figures.h"
 #include "core/analysis/ky_transform.h"
 #include "core/base/error.h"
+#include "core/base/version.h"
+#include "render/plot/export/figure_export.h"
 
 namespace attn {
 namespace {
@@ -118,6 +123,42 @@ void print_chain(const KyChainCheck& c, const std::string& f, const std::string&
   if (!c.converged) std::printf("  (not all three linear transforms converged)\n");
 }
 
+// The export request of --figure/--out (std::nullopt: neither given), checked before anything is
+// computed: the figure's name, the format from --out's extension, the directory it goes in.
+std::optional<fig::ExportRequest> ky_figure_request(const KyArgs& a) {
+  if (a.figure.empty() && a.out.empty()) return std::nullopt;
+  if (a.figure != "ky-theta" && a.figure != "ky-fit")
+    throw Error("--figure '" + a.figure + "': the KY lab draws ky-theta or ky-fit (with --out)");
+  if (a.out.empty()) throw Error("--figure " + a.figure + " needs --out FILE");
+  fig::ExportRequest r;
+  const std::string ext = std::filesystem::path(a.out).extension().string();
+  if (ext.empty() || !fig::parse_export_format(ext.substr(1), r.format))
+    throw Error("--out " + a.out +
+                ": cannot tell the format from the extension; use .pdf, .svg, .png or .csv");
+  r.path = a.out;
+  fig::validate(r);
+  return r;
+}
+
+// Writes --figure for the computed result, as the KY lab panel draws it; the files written are
+// said on stderr. --component and --fit-step out of range throw before anything is written.
+void write_ky_figure(const KyArgs& a, const KyResult& r, const Expression& f, const KySettings& s,
+                     const fig::ExportRequest& request) {
+  fig::Figure figure;
+  if (a.figure == "ky-fit") {
+    figure = figures::ky_fit_figure(r, ky_function(f), a.x0, s, a.fit_step);
+  } else {
+    const std::optional<KyResult> other = figures::ky_other_reading(ky_function(f), a.x0, s);
+    figure = figures::ky_theta_figure(r, other ? &*other : nullptr, a.component);
+  }
+  fig::Provenance p;
+  p.program_version = version_string();
+  p.run_id = "ky-lab";
+  p.mechanism = "ky";
+  for (const std::string& file : fig::export_figure(figure, request, p).files)
+    std::cerr << "wrote " << file << "\n";
+}
+
 }  // namespace
 
 // KyResult's plain fields as `attnlab ky --json` prints them (history and kind are written
@@ -152,6 +193,16 @@ CLI::App* add_ky_command(CLI::App& app, KyArgs& a) {
   cmd->add_option("--chain", a.chain,
                   "Also check the linear-linear chain rule (eq. 32) for f(g(x)) with this g");
   cmd->add_flag("--json", a.json, "Print one JSON object instead of a table");
+  cmd->add_option(
+      "--figure", a.figure,
+      "Also draw ky-theta (theta(h) against h) or ky-fit (f and g(t; theta)) into --out");
+  cmd->add_option("--out", a.out,
+                  "The --figure file: .pdf, .svg, .png or .csv (with its data "
+                  "CSV and JSON sidecar beside it)");
+  cmd->add_option("--component", a.component, "ky-theta: the one theta component drawn (-1: all)")
+      ->capture_default_str();
+  cmd->add_option("--fit-step", a.fit_step, "ky-fit: the step k whose g(t; theta(h_k)) is drawn")
+      ->capture_default_str();
   return with_footer(cmd, kKyFooter);
 }
 
@@ -159,6 +210,7 @@ int run_ky_command(const KyArgs& a) {
   KyResult r;
   KyChainCheck chain;
   try {
+    const std::optional<fig::ExportRequest> figure = ky_figure_request(a);
     KySettings s = a.settings;
     try {
       s.kind = parse_ky_kind(a.kind);
@@ -185,6 +237,7 @@ int run_ky_command(const KyArgs& a) {
       }();
       chain = ky_chain_check(f, g, a.x0, s);
     }
+    if (figure) write_ky_figure(a, r, f, s, *figure);
   } catch (const std::exception& e) {
     std::cerr << "attnlab ky: " << e.what() << "\n";
     return kExitUsage;
