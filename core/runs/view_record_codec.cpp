@@ -16,18 +16,14 @@ namespace {
 using nlohmann::json;
 
 json floats(const std::vector<float>& v) {
-  std::vector<uint8_t> bytes(v.size() * sizeof(float));
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  return json::binary(std::move(bytes));
+  return float_array_json(v, true);
 }
 
+// A record's float array: a byte string of float32 only (what attnlab writes), within the payload.
 std::vector<float> floats_of(const json& j, const char* what) {
-  if (!j.is_binary() || j.get_binary().size() % sizeof(float) != 0)
+  if (!j.is_binary())
     throw Error(std::string("views.rec: ") + what + " is not an array of float32");
-  const auto& b = j.get_binary();
-  std::vector<float> v(b.size() / sizeof(float));
-  if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());
-  return v;
+  return float_array_of(j, kMaxViewPayload / sizeof(float), std::string("views.rec: ") + what);
 }
 
 void decode_maps(const json& j, ViewRecord& r) {

@@ -15,13 +15,6 @@ json axis_json(const ViewAxis& a) {
   return {{"name", a.name}, {"unit", a.unit}};
 }
 
-json floats_json(const std::vector<float>& v, bool binary) {
-  if (!binary) return v;
-  std::vector<uint8_t> bytes(v.size() * sizeof(float));
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-  return json::binary(std::move(bytes));
-}
-
 // Reads fields of one JSON object, every size checked against its limit before allocating.
 struct Reader {
   const json& j;
@@ -60,24 +53,7 @@ struct Reader {
     return v;
   }
   std::vector<float> floats(const char* key, size_t limit) const {
-    const json& v = at(key);
-    std::vector<float> out;
-    if (v.is_binary()) {
-      const auto& b = v.get_binary();
-      if (b.size() % sizeof(float) != 0) fail(std::string("\"") + key + "\" is not float32 data");
-      if (b.size() / sizeof(float) > limit)
-        fail(std::string("\"") + key + "\" holds over " + std::to_string(limit) + " values");
-      out.resize(b.size() / sizeof(float));
-      if (!out.empty()) std::memcpy(out.data(), b.data(), b.size());
-      return out;
-    }
-    const json& a = list(key, limit);
-    out.reserve(a.size());
-    for (const json& x : a) {
-      if (!x.is_number()) fail(std::string("\"") + key + "\" holds a value that is not a number");
-      out.push_back(x.get<float>());
-    }
-    return out;
+    return float_array_of(at(key), limit, where + ": \"" + key + "\"");
   }
   std::vector<std::string> labels(const char* key, size_t limit) const {
     std::vector<std::string> out;
@@ -131,6 +107,34 @@ std::string entry_name(const MechanismView& v, const std::string& kind, const st
 }
 
 }  // namespace
+
+nlohmann::json float_array_json(const std::vector<float>& v, bool binary) {
+  if (!binary) return v;
+  std::vector<uint8_t> bytes(v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+  return json::binary(std::move(bytes));
+}
+
+std::vector<float> float_array_of(const nlohmann::json& j, size_t limit, const std::string& what) {
+  std::vector<float> out;
+  if (j.is_binary()) {
+    const auto& b = j.get_binary();
+    if (b.size() % sizeof(float) != 0) throw Error(what + " is not float32 data");
+    if (b.size() / sizeof(float) > limit)
+      throw Error(what + " holds over " + std::to_string(limit) + " values");
+    out.resize(b.size() / sizeof(float));
+    if (!out.empty()) std::memcpy(out.data(), b.data(), b.size());
+    return out;
+  }
+  if (!j.is_array()) throw Error(what + " is not an array of numbers");
+  if (j.size() > limit) throw Error(what + " holds over " + std::to_string(limit) + " values");
+  out.reserve(j.size());
+  for (const json& x : j) {
+    if (!x.is_number()) throw Error(what + " holds a value that is not a number");
+    out.push_back(x.get<float>());
+  }
+  return out;
+}
 
 const ViewCurves* MechanismView::find_curves(const std::string& name) const {
   for (const ViewCurves& c : curves)
@@ -207,9 +211,9 @@ nlohmann::json mechanism_view_to_json(const MechanismView& v, bool binary) {
     curves.push_back({{"name", c.name},
                       {"x", axis_json(c.x)},
                       {"y", axis_json(c.y)},
-                      {"xs", floats_json(c.xs, binary)},
+                      {"xs", float_array_json(c.xs, binary)},
                       {"series", c.series},
-                      {"ys", floats_json(c.ys, binary)}});
+                      {"ys", float_array_json(c.ys, binary)}});
   for (const ViewMatrix& m : v.matrices)
     matrices.push_back({{"name", m.name},
                         {"rows", axis_json(m.rows)},
@@ -219,7 +223,7 @@ nlohmann::json mechanism_view_to_json(const MechanismView& v, bool binary) {
                         {"col_count", m.col_count},
                         {"row_labels", m.row_labels},
                         {"col_labels", m.col_labels},
-                        {"values", floats_json(m.values, binary)}});
+                        {"values", float_array_json(m.values, binary)}});
   for (const ViewScalar& s : v.scalars)
     scalars.push_back({{"name", s.name}, {"unit", s.unit}, {"head", s.head}, {"value", s.value}});
   for (const ViewText& t : v.texts) texts.push_back({{"name", t.name}, {"value", t.value}});

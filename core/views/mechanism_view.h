@@ -102,6 +102,12 @@ nlohmann::json mechanism_view_to_json(const MechanismView& view, bool binary_flo
 // before anything is allocated, then check_mechanism_view).
 MechanismView mechanism_view_from_json(const nlohmann::json& j, const std::string& where);
 
+// Float arrays in the codec's two forms: a byte string of little-endian float32 (CBOR) or an
+// array of numbers (JSON). float_array_of reads either, at most `limit` values (checked before
+// it allocates); throws attn::Error naming `what` otherwise.
+nlohmann::json float_array_json(const std::vector<float>& values, bool binary);
+std::vector<float> float_array_of(const nlohmann::json& j, size_t limit, const std::string& what);
+
 // mechanism_views.json: {"format": "attnlab-mechanism-views", "version": 1, "frames": [{"step",
 // "layers": [views]}]}; from_json throws attn::Error naming `where`.
 constexpr const char* kMechanismViewsFile = "mechanism_views.json";

@@ -13,6 +13,7 @@
 #include "app/gui/plot/export_dialog.h"
 #include "app/gui/window/palette.h"
 #include "app/gui/window/widgets.h"
+#include "app/panels/mechanism_panels.h"
 #include "core/analysis/connections.h"
 #include "render/plot/colormap.h"
 
@@ -613,5 +614,15 @@ nlohmann::json KyConnectionsPanel::report() const {
                   {"history", built_.history},   {"cols", built_.cols}};
   return j;
 }
+
+// The panel table's row, registered as every mechanism panel's is (app/panels/mechanism_panels.h).
+namespace {
+const bool kRegistered =
+    register_mechanism_panel({"ky",
+                              /*replaces_attention=*/false,
+                              {"connections", "Connections", TilePlace::Right,
+                               [](const PanelSetup& s) { return experiment_uses(s, "ky"); },
+                               make_mechanism_panel<KyConnectionsPanel>}});
+}  // namespace
 
 }  // namespace attn::gui

@@ -1,7 +1,5 @@
 #include "core/attention/ky/ky_view.h"
 
-#include <cstring>
-
 #include "core/analysis/head_metrics.h"
 #include "core/base/error.h"
 
@@ -22,30 +20,11 @@ std::vector<float> slot_positions(int window) {
   return t;
 }
 
-// An old entry's float field: a CBOR byte string or a JSON array, at most `limit` values (checked
-// before allocating).
+// An old entry's float field: a CBOR byte string or a JSON array.
 std::vector<float> legacy_floats(const json& entry, const char* key) {
   const std::string where = std::string("an old ky curves entry's \"") + key + "\"";
   if (!entry.contains(key)) throw Error(where + " is missing");
-  const json& v = entry.at(key);
-  std::vector<float> out;
-  if (v.is_binary()) {
-    const auto& b = v.get_binary();
-    if (b.size() % sizeof(float) || b.size() / sizeof(float) > kMaxViewCells)
-      throw Error(where + " is not float32 data of at most " + std::to_string(kMaxViewCells) +
-                  " values");
-    out.resize(b.size() / sizeof(float));
-    if (!out.empty()) std::memcpy(out.data(), b.data(), b.size());
-    return out;
-  }
-  if (!v.is_array() || v.size() > kMaxViewCells)
-    throw Error(where + " is not an array of at most " + std::to_string(kMaxViewCells) +
-                " numbers");
-  for (const json& x : v) {
-    if (!x.is_number()) throw Error(where + " holds a value that is not a number");
-    out.push_back(x.get<float>());
-  }
-  return out;
+  return float_array_of(entry.at(key), kMaxViewCells, where);
 }
 
 }  // namespace

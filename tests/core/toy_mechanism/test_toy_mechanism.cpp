@@ -1,8 +1,8 @@
 // The proof that a mechanism is its folder plus one registry row (issue 47): the toy mechanism of
 // this folder (toy_attention.*, registered by toy_row.cpp) is trained by the session, and its
 // observe() view reaches the snapshot, views.rec (written and read back), the run directory's
-// mechanism_views.json, and the export path (the generic mechanism-views figure, its CSV and an
-// SVG file), with no other file naming it.
+// mechanism_views.json, the export path (the generic mechanism-views figure, its CSV and an SVG
+// file) and a panel model (the mechanism-views model), with no other file naming it.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "app/figures/figures.h"
+#include "app/panels/mechanisms/mechanism_views_model.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/view_records.h"
 #include "core/training/recording/run_recorder.h"
@@ -118,5 +119,13 @@ TEST_CASE(
   const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
   CHECK(text.find("head 1") != std::string::npos);
   CHECK(!result.files.empty());
+
+  // The panel model draws the same figure for the snapshot; its layer control picks layer 0.
+  gui::MechanismViewsModel model;
+  CHECK(gui::MechanismViewsModel::layers(snap) == std::vector<int>{0});
+  model.layer = 0;
+  REQUIRE(model.figure(snap).panels.size() == 2);
+  CHECK(model.figure(snap).panels[1].heatmaps.at(0).values == view.find_matrix("mix")->values);
+  CHECK(model.error().empty());
   fs::remove_all(dir);
 }
