@@ -56,16 +56,22 @@ uint64_t memory_limit_from_env() {
 
 namespace {
 
-// MemAvailable alone, in bytes; 0 where unknown.
-uint64_t mem_available() {
-  uint64_t kib = 0;
-  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+// The first line of a /proc file that `format` ("MemAvailable: %lu kB") reads, in bytes; 0 where
+// unknown.
+uint64_t proc_kib_line(const char* path, const char* format) {
+  unsigned long kib = 0;
+  if (std::FILE* f = std::fopen(path, "r")) {
     char line[256];
     while (std::fgets(line, sizeof line, f))
-      if (std::sscanf(line, "MemAvailable: %lu kB", &kib) == 1) break;
+      if (std::sscanf(line, format, &kib) == 1) break;
     std::fclose(f);
   }
-  return kib * 1024;
+  return uint64_t(kib) * 1024;
+}
+
+// MemAvailable alone, in bytes; 0 where unknown.
+uint64_t mem_available() {
+  return proc_kib_line("/proc/meminfo", "MemAvailable: %lu kB");
 }
 
 }  // namespace
@@ -86,14 +92,7 @@ std::string format_bytes(uint64_t bytes) {
 }
 
 uint64_t resident_memory_bytes() {
-  uint64_t kib = 0;
-  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    while (std::fgets(line, sizeof line, f))
-      if (std::sscanf(line, "VmRSS: %lu kB", &kib) == 1) break;
-    std::fclose(f);
-  }
-  return kib * 1024;
+  return proc_kib_line("/proc/self/status", "VmRSS: %lu kB");
 }
 
 void require_memory(uint64_t bytes, const std::string& what, const std::string& shrink) {

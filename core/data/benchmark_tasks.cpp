@@ -15,6 +15,14 @@ namespace {
 
 using namespace detail;
 
+// The label of token t of a vocabulary of `vocab` ids whose last two are special tokens,
+// labelled `second_last` and `last`; the others are numbered.
+std::string label_with_specials(int64_t t, int vocab, const char* second_last, const char* last) {
+  if (t == vocab - 2) return second_last;
+  if (t == vocab - 1) return last;
+  return std::to_string(t);
+}
+
 // Zoology (HazyResearch/zoology, zoology/data/multiquery_ar.py, multiquery_ar): keys are ids
 // 1..V/2-1 and values V/2..V-1, n distinct of each; the context k1 v1 .. kn vn; then n queries
 // at even offsets 2*gap after the context, gaps drawn without replacement with weights
@@ -82,9 +90,7 @@ class SelectiveCopyTask : public SyntheticTask {
   int vocab_size() const override { return c_.vocab; }
   int sequence_length() const override { return c_.context; }
   std::string token_label(int64_t t) const override {
-    if (t == c_.vocab - 2) return "_";
-    if (t == c_.vocab - 1) return ">";
-    return std::to_string(t);
+    return label_with_specials(t, c_.vocab, "_", ">");
   }
   std::string label_legend() const override { return "_ = blank (noise), > = copy"; }
 
@@ -123,9 +129,7 @@ class InductionHeadTask : public SyntheticTask {
   int vocab_size() const override { return c_.vocab; }
   int sequence_length() const override { return c_.context + 1; }
   std::string token_label(int64_t t) const override {
-    if (t == c_.vocab - 2) return "=>";
-    if (t == c_.vocab - 1) return ".";
-    return std::to_string(t);
+    return label_with_specials(t, c_.vocab, "=>", ".");
   }
   std::string label_legend() const override { return "=> = trigger"; }
 

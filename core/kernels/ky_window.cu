@@ -66,20 +66,29 @@ __device__ __forceinline__ void store_chunk(T* p, const T (&in)[VEC]) {
   *reinterpret_cast<typename Chunk<T, VEC>::type*>(p) = u.v;
 }
 
-// dot of the lane's chunks of a register row with a memory row
-template <typename T, int G, int E, int VEC>
-__device__ __forceinline__ T lane_dot(const T (&reg)[E][VEC], const T* row, int lane, int64_t D) {
-  T acc = T(0);
+// f(e, x) for each chunk e of the lane's in a memory row of D values (chunk e starts at
+// (lane + G e) VEC; those past D are skipped), x its VEC values.
+template <typename T, int G, int E, int VEC, typename F>
+__device__ __forceinline__ void for_lane_chunks(const T* row, int lane, int64_t D, F f) {
 #pragma unroll
   for (int e = 0; e < E; ++e) {
     const int64_t d0 = int64_t(lane + G * e) * VEC;
     if (d0 < D) {
       T x[VEC];
       load_chunk<T, VEC>(row + d0, x);
-#pragma unroll
-      for (int u = 0; u < VEC; ++u) acc += reg[e][u] * x[u];
+      f(e, x);
     }
   }
+}
+
+// dot of the lane's chunks of a register row with a memory row
+template <typename T, int G, int E, int VEC>
+__device__ __forceinline__ T lane_dot(const T (&reg)[E][VEC], const T* row, int lane, int64_t D) {
+  T acc = T(0);
+  for_lane_chunks<T, G, E, VEC>(row, lane, D, [&](int e, const T(&x)[VEC]) {
+#pragma unroll
+    for (int u = 0; u < VEC; ++u) acc += reg[e][u] * x[u];
+  });
   return acc;
 }
 
@@ -87,16 +96,10 @@ __device__ __forceinline__ T lane_dot(const T (&reg)[E][VEC], const T* row, int 
 template <typename T, int G, int E, int VEC>
 __device__ __forceinline__ void lane_axpy(T (&reg)[E][VEC], T a, const T* row, int lane,
                                           int64_t D) {
+  for_lane_chunks<T, G, E, VEC>(row, lane, D, [&](int e, const T(&x)[VEC]) {
 #pragma unroll
-  for (int e = 0; e < E; ++e) {
-    const int64_t d0 = int64_t(lane + G * e) * VEC;
-    if (d0 < D) {
-      T x[VEC];
-      load_chunk<T, VEC>(row + d0, x);
-#pragma unroll
-      for (int u = 0; u < VEC; ++u) reg[e][u] += a * x[u];
-    }
-  }
+    for (int u = 0; u < VEC; ++u) reg[e][u] += a * x[u];
+  });
 }
 
 template <typename T, int G, int E, int VEC>

@@ -250,6 +250,14 @@ void FollowedRun::update_state(bool locked) {
   }
 }
 
+RunView FollowedRun::view() const {
+  // In RunView's order: dir, readable, gone, run, state, error, version, then rows, first_rows,
+  // last_step, checkpoint_stamp, newest_change_ns.
+  return RunView{
+      dir_,          read_,       gone_,       shared_,           state_,        error_, version_,
+      metric_rows(), first_rows_, last_step(), checkpoint_stamp_, newest_change_};
+}
+
 int64_t FollowedRun::last_step() const {
   int64_t step = 0;
   for (const Series* s : {&run_.train_loss, &run_.eval_loss})
@@ -399,22 +407,7 @@ void RunWatcher::run() {
     changed = false;
     auto views = std::make_shared<std::vector<RunView>>();
     views->reserve(runs.size());
-    for (const auto& r : runs) {
-      RunView v;
-      v.dir = r->dir();
-      v.readable = r->readable();
-      v.gone = r->gone();
-      v.run = r->shared_run();
-      v.state = r->state();
-      v.error = r->error();
-      v.version = r->version();
-      v.rows = r->metric_rows();
-      v.first_rows = r->first_rows();
-      v.last_step = r->last_step();
-      v.checkpoint_stamp = r->checkpoint_stamp();
-      v.newest_change_ns = r->newest_change_ns();
-      views->push_back(std::move(v));
-    }
+    for (const auto& r : runs) views->push_back(r->view());
     std::lock_guard<std::mutex> lock(s_->mu);
     s_->latest = std::move(views);
     ++s_->serial;

@@ -35,6 +35,8 @@ namespace attn {
 
 std::vector<std::string> find_run_dirs(const std::string& root, int depth = 3);
 
+struct RunView;
+
 class FollowedRun {
  public:
   explicit FollowedRun(std::string dir) : dir_(std::move(dir)) {}
@@ -66,6 +68,8 @@ class FollowedRun {
   // How metrics.csv was read: whole parses and appended-bytes reads (for tests and reports).
   uint64_t whole_reads() const { return whole_reads_; }
   uint64_t appended_reads() const { return appended_reads_; }
+  // What the UI shows of it now (RunWatcher publishes these).
+  RunView view() const;
 
  private:
   void read_metrics_whole(const std::string& path);

@@ -6,27 +6,6 @@
 
 namespace attn::render {
 
-Texture2D::~Texture2D() {
-  release();
-}
-
-Texture2D::Texture2D(Texture2D&& other) noexcept
-    : id_(std::exchange(other.id_, 0u)),
-      width_(std::exchange(other.width_, 0)),
-      height_(std::exchange(other.height_, 0)),
-      scratch_(std::move(other.scratch_)) {}
-
-Texture2D& Texture2D::operator=(Texture2D&& other) noexcept {
-  if (this != &other) {
-    release();
-    id_ = std::exchange(other.id_, 0u);
-    width_ = std::exchange(other.width_, 0);
-    height_ = std::exchange(other.height_, 0);
-    scratch_ = std::move(other.scratch_);
-  }
-  return *this;
-}
-
 void Texture2D::release() {
   if (id_ != 0) {
     GLuint id = id_;
@@ -62,13 +41,6 @@ void Texture2D::upload_rgba8(const Rgba8* pixels, int width, int height) {
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels);
   }
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
-}
-
-void Texture2D::upload_matrix(const float* values, int rows, int cols, Colormap map, float vmin,
-                              float vmax) {
-  if (rows <= 0 || cols <= 0) return;
-  colorize(values, static_cast<size_t>(rows) * cols, map, vmin, vmax, scratch_);
-  upload_rgba8(scratch_.data(), cols, rows);
 }
 
 }  // namespace attn::render

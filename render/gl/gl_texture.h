@@ -8,6 +8,7 @@
 //  - Re-uploading the same size reuses the storage (glTexSubImage2D).
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "render/plot/colormap.h"
@@ -38,5 +39,36 @@ class Texture2D {
   int width_ = 0, height_ = 0;
   std::vector<Rgba8> scratch_;  // reused between uploads
 };
+
+// What both backends share: ownership and colouring. Each backend defines release() and
+// upload_rgba8(): OpenGL in gl_texture.cpp, fake ids without GL in gl/null/null_gl.cpp.
+
+inline Texture2D::~Texture2D() {
+  release();
+}
+
+inline Texture2D::Texture2D(Texture2D&& other) noexcept
+    : id_(std::exchange(other.id_, 0u)),
+      width_(std::exchange(other.width_, 0)),
+      height_(std::exchange(other.height_, 0)),
+      scratch_(std::move(other.scratch_)) {}
+
+inline Texture2D& Texture2D::operator=(Texture2D&& other) noexcept {
+  if (this != &other) {
+    release();
+    id_ = std::exchange(other.id_, 0u);
+    width_ = std::exchange(other.width_, 0);
+    height_ = std::exchange(other.height_, 0);
+    scratch_ = std::move(other.scratch_);
+  }
+  return *this;
+}
+
+inline void Texture2D::upload_matrix(const float* values, int rows, int cols, Colormap map,
+                                     float vmin, float vmax) {
+  if (rows <= 0 || cols <= 0) return;
+  colorize(values, static_cast<size_t>(rows) * cols, map, vmin, vmax, scratch_);
+  upload_rgba8(scratch_.data(), cols, rows);
+}
 
 }  // namespace attn::render

@@ -29,27 +29,6 @@ std::atomic<unsigned> g_next_id{1};
 
 // --- Texture2D ---
 
-Texture2D::~Texture2D() {
-  release();
-}
-
-Texture2D::Texture2D(Texture2D&& other) noexcept
-    : id_(std::exchange(other.id_, 0u)),
-      width_(std::exchange(other.width_, 0)),
-      height_(std::exchange(other.height_, 0)),
-      scratch_(std::move(other.scratch_)) {}
-
-Texture2D& Texture2D::operator=(Texture2D&& other) noexcept {
-  if (this != &other) {
-    release();
-    id_ = std::exchange(other.id_, 0u);
-    width_ = std::exchange(other.width_, 0);
-    height_ = std::exchange(other.height_, 0);
-    scratch_ = std::move(other.scratch_);
-  }
-  return *this;
-}
-
 void Texture2D::release() {
   id_ = 0;
   width_ = height_ = 0;
@@ -60,13 +39,6 @@ void Texture2D::upload_rgba8(const Rgba8* pixels, int width, int height) {
   if (id_ == 0) id_ = g_next_id.fetch_add(1);
   width_ = width;
   height_ = height;
-}
-
-void Texture2D::upload_matrix(const float* values, int rows, int cols, Colormap map, float vmin,
-                              float vmax) {
-  if (rows <= 0 || cols <= 0) return;
-  colorize(values, static_cast<size_t>(rows) * cols, map, vmin, vmax, scratch_);
-  upload_rgba8(scratch_.data(), cols, rows);
 }
 
 // --- CanvasTarget ---
