@@ -6,7 +6,9 @@
 // each with a colorbar and an Export button (figures::importance_figure / patch_figure, the
 // figures `attnlab analyze --figure` writes); side by side in a wide tile, one at a time (chosen
 // by a pair of buttons) in a narrow one.
-// Contract: the panel's request lives in UiState::interventions and goes to the trainer
+// Contract: the panel is an InterventionsModel (interventions_model.h: its controls, the
+// request's changes, the figures, the summary, the report) and this ImGui view of it. The
+// panel's request lives in UiState::interventions and goes to the trainer
 // (Trainer::request_interventions) whenever a control changes it; the trainer answers on its
 // thread between steps, on Trainer::kInterventionBatches eval batches, and again every recorded
 // step while training. At a recorded step (the timeline) the importance map is the one recorded
@@ -16,39 +18,36 @@
 // GUI tests' clicks the screen rectangles [x0, y0, x1, y1] of the last frame's importance cells
 // ("cells": {"L.H": rect}) and Patch button ("patch_button"). No torch; GL context current.
 #pragma once
-#include <cstdint>
-#include <string>
-
 #include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
-#include "render/plot/figure.h"
+#include "app/panels/attention/interventions_model.h"
 
 namespace attn::gui {
 
 class InterventionsPanel : public Panel {
  public:
   void draw(FrameContext& frame) override;
-  void update(FrameContext& frame) override;
-  nlohmann::json report() const override { return report_; }
-  std::vector<std::string> figures(const Snapshot& snap) const override;
-  const fig::Figure* shown_figure(const std::string& name) const override;
+  void update(FrameContext& frame) override {
+    model_.observe(frame.ui.interventions, frame.snap.interventions.get());
+  }
+  nlohmann::json report() const override { return model_.report(); }
+  std::vector<std::string> figures(const Snapshot& snap) const override {
+    return InterventionsModel::figures(snap);
+  }
+  const fig::Figure* shown_figure(const std::string& name) const override {
+    return model_.shown_figure(name);
+  }
 
  private:
-  void controls(FrameContext& frame);
+  bool controls(InterventionRequest& r);
+  bool patch_controls(InterventionRequest& r);
   void summary(const Snapshot& snap);
+  bool toolbar(const InterventionView& v);
+  void draw_importance(FrameContext& frame, ImVec2 size, ImFont* font);
+  void draw_patch(const PatchTable& p, ImVec2 size, ImFont* font);
 
-  bool sent_ = false;     // the first frame drawn asks for the importance table
-  char clean_[256] = {};  // the patch's probes as typed ("": the run's probe / the twin)
-  char corrupt_[256] = {};
-  bool show_accuracy_ = false;  // the importance map shows the accuracy change instead
-  int shown_ = 0;               // narrow tiles: 0 shows the importance map, 1 the patching map
-  nlohmann::json report_;
-  nlohmann::json cells_ = nlohmann::json::object(), patch_button_;  // last frame's, for tests
+  InterventionsModel model_;
   LiveFigure importance_plot_, patch_plot_;
-  fig::Figure importance_figure_, patch_figure_;
-  bool have_importance_ = false, have_patch_ = false;
-  const void* built_view_ = nullptr;
-  bool built_accuracy_ = false;
 };
 
 }  // namespace attn::gui

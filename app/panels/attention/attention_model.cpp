@@ -1,0 +1,84 @@
+#include "app/panels/attention/attention_model.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace attn::gui {
+namespace {
+
+const char* token(const Snapshot& s, int i) {
+  return i >= 0 && i < static_cast<int>(s.probe_tokens.size()) ? s.probe_tokens[i].c_str() : "?";
+}
+
+}  // namespace
+
+figures::FigureOptions AttentionModel::options() const {
+  figures::FigureOptions o;
+  o.layer = controls.layer < 0 ? figures::kAllLayers : controls.layer;
+  o.scale = static_cast<figures::AttentionScale>(controls.scale);
+  return o;
+}
+
+bool AttentionModel::has_maps(const Snapshot& snap) {
+  return !snap.attention_maps().empty() && snap.heads > 0 && snap.layers > 0;
+}
+
+const fig::Figure& AttentionModel::figure(const Snapshot& snap) {
+  if (snap.serial != built_serial_ || controls.layer != built_.layer ||
+      controls.scale != built_.scale) {
+    figure_ = figures::attention_figure(snap, options());
+    built_serial_ = snap.serial;
+    built_ = controls;
+  }
+  return figure_;
+}
+
+std::string AttentionModel::status(const Snapshot& snap) {
+  if (snap.attention_step < 0) return "";
+  char status[160];
+  std::snprintf(status, sizeof status, "probe at step %lld, %zu tokens%s%s",
+                static_cast<long long>(snap.attention_step), snap.probe_tokens.size(),
+                snap.token_legend.empty() ? "" : "; ", snap.token_legend.c_str());
+  return status;
+}
+
+std::vector<HeatmapRef> AttentionModel::ablated_maps(const std::vector<HeadRef>& ablated) const {
+  std::vector<HeatmapRef> out;
+  for (size_t i = 0; i < figure_.panels.size() && !ablated.empty(); ++i) {
+    const auto& maps = figure_.panels[i].heatmaps;
+    for (size_t k = 0; k < maps.size(); ++k)
+      if (std::find(ablated.begin(), ablated.end(), HeadRef{maps[k].layer, maps[k].head}) !=
+          ablated.end())
+        out.push_back({static_cast<int>(i), static_cast<int>(k)});
+  }
+  return out;
+}
+
+std::string AttentionModel::hover_text(const Snapshot& snap, HeatmapRef at, int row, int col,
+                                       float value, bool ablated) const {
+  const fig::Panel& panel = figure_.panels.at(static_cast<size_t>(at.panel));
+  // Row 0 is the first query (matrix convention): rows are queries, columns keys.
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "%s: query %d (%s) -> key %d (%s) = %.3f\nright-click: %s this head "
+                "(Interventions)",
+                panel.title.c_str(), row, token(snap, row), col, token(snap, col), value,
+                ablated ? "restore" : "ablate");
+  return text;
+}
+
+void AttentionModel::observe(const Snapshot& s) {
+  report_ = {{"probe_text", s.probe_text},
+             {"probe_error", s.probe_error},
+             {"probe_tokens", s.probe_tokens},
+             {"attention_step", s.attention_step},
+             {"step", s.step},
+             {"state", to_string(s.state)}};
+}
+
+std::vector<std::string> AttentionModel::figures(const Snapshot& snap) {
+  if (snap.attention_step < 0) return {};
+  return {"attention"};
+}
+
+}  // namespace attn::gui

@@ -1,0 +1,64 @@
+// The Attention panel's model (attention_panel.h is its ImGui view): the controls (layer, colour
+// scale), the grid of the probe's attention maps they give for a snapshot
+// (figures::attention_figure, exactly what Export writes), which maps to outline as ablated, the
+// hover readout and the panel's report for tests.
+// Contract: plain data, no ImGui, no torch. figure() rebuilds the grid only when the snapshot
+// (serial) or a control changed since the last call.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/figures/figures.h"
+#include "core/views/intervention_view.h"
+#include "core/views/snapshot.h"
+#include "render/plot/figure.h"
+
+namespace attn::gui {
+
+// A heatmap of a figure: figure.panels[panel].heatmaps[heatmap].
+struct HeatmapRef {
+  int panel = 0;
+  int heatmap = 0;
+};
+
+class AttentionModel {
+ public:
+  struct Controls {
+    int layer = -1;  // -1: all layers
+    int scale = 0;   // figures::AttentionScale: shared, per map, fixed 0..1
+  };
+  Controls controls;
+
+  // The figure builder's options for the controls.
+  figures::FigureOptions options() const;
+  // The snapshot has maps to show.
+  static bool has_maps(const Snapshot& snap);
+  // The grid for `snap` with the controls (has_maps(snap) must hold).
+  const fig::Figure& figure(const Snapshot& snap);
+  // The grid built last (empty before the first).
+  const fig::Figure& shown() const { return figure_; }
+  // The line beside the toolbar: the probe's step, its tokens and the token legend ("": no probe).
+  static std::string status(const Snapshot& snap);
+  // The heatmaps of the grid built last whose head is in `ablated` (outlined on screen).
+  std::vector<HeatmapRef> ablated_maps(const std::vector<HeadRef>& ablated) const;
+  // The readout for the cell (row = query, col = key) of the map `at` of the grid built last.
+  std::string hover_text(const Snapshot& snap, HeatmapRef at, int row, int col, float value,
+                         bool ablated) const;
+
+  // Takes the snapshot's probe state for report() (every frame, drawn or not).
+  void observe(const Snapshot& snap);
+  // probe_text, probe_error, probe_tokens, attention_step, step, state (the probe editor's tests).
+  const nlohmann::json& report() const { return report_; }
+  // The exportable figures the panel shows for `snap`.
+  static std::vector<std::string> figures(const Snapshot& snap);
+
+ private:
+  fig::Figure figure_;
+  uint64_t built_serial_ = ~uint64_t(0);
+  Controls built_{-3, -1};
+  nlohmann::json report_;
+};
+
+}  // namespace attn::gui

@@ -1,0 +1,162 @@
+#include "app/panels/attention/interventions_model.h"
+
+#include <cstdio>
+
+#include "app/figures/intervention_figures.h"
+
+namespace attn::gui {
+namespace {
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
+  return buf;
+}
+
+}  // namespace
+
+bool InterventionsModel::first_show(InterventionRequest& r) {
+  if (sent_) return false;
+  sent_ = true;
+  r.importance = true;
+  return true;
+}
+
+bool InterventionsModel::set_mode(InterventionRequest& r, int mode) {
+  if (mode < 0 || mode > static_cast<int>(AblationMode::uniform) ||
+      mode == static_cast<int>(r.mode))
+    return false;
+  r.mode = static_cast<AblationMode>(mode);
+  return true;
+}
+
+bool InterventionsModel::restore_all(InterventionRequest& r) {
+  if (r.ablate.empty()) return false;
+  r.ablate.clear();
+  return true;
+}
+
+bool InterventionsModel::patch(InterventionRequest& r) const {
+  r.patch = true;
+  r.clean = clean_;
+  r.corrupt = corrupt_;
+  return true;
+}
+
+bool InterventionsModel::stop_patching(InterventionRequest& r) {
+  if (!r.patch) return false;
+  r.patch = false;
+  return true;
+}
+
+void InterventionsModel::build(const InterventionView* v) {
+  if (v == built_view_ && show_accuracy == built_accuracy_) return;
+  built_view_ = v;
+  built_accuracy_ = show_accuracy;
+  have_importance_ = v && !v->importance.empty();
+  have_patch_ = v && !v->patch.empty();
+  if (have_importance_)
+    importance_figure_ = figures::importance_figure(v->importance, show_accuracy);
+  if (have_patch_) patch_figure_ = figures::patch_figure(v->patch, true);
+}
+
+InterventionsModel::Summary InterventionsModel::summary(const InterventionView* v) {
+  Summary s;
+  if (!v) {
+    s.waiting = true;
+    s.text = "Asking the trainer...";
+    return s;
+  }
+  s.error = v->error;
+  const AblationResult& a = v->ablation;
+  char text[1024];
+  if (!a.heads.empty()) {
+    std::snprintf(text, sizeof text,
+                  "%s ablation of %s at step %lld (%d eval batch%s): loss %.4f -> %.4f, "
+                  "accuracy %s -> %s; the probe predicts %s (%.2f) -> %s (%.2f)",
+                  ablation_mode_name(a.mode), head_list_text(a.heads).c_str(),
+                  static_cast<long long>(v->step), a.batches, a.batches == 1 ? "" : "es",
+                  a.baseline.loss, a.ablated.loss, percent(a.baseline.accuracy).c_str(),
+                  percent(a.ablated.accuracy).c_str(), v->prediction.c_str(),
+                  v->prediction_probability, v->ablated_prediction.c_str(), v->ablated_probability);
+    s.text = text;
+  } else if (v->step >= 0 && !v->prediction.empty()) {
+    std::snprintf(text, sizeof text,
+                  "No head ablated: click a cell of the importance map (or right-click a map "
+                  "in the Attention panel). Eval loss %.4f, accuracy %s at step %lld.",
+                  a.baseline.loss, percent(a.baseline.accuracy).c_str(),
+                  static_cast<long long>(v->step));
+    s.text = text;
+    s.dimmed = true;
+  }
+  return s;
+}
+
+std::string InterventionsModel::importance_note(const InterventionView& v) {
+  if (v.importance.empty() || v.importance.step == v.step || v.step < 0) return "";
+  return "importance recorded at step " + std::to_string(v.importance.step);
+}
+
+std::vector<HeadRef> InterventionsModel::outlined(const ImportanceTable& t,
+                                                  const std::vector<HeadRef>& ablate) {
+  std::vector<HeadRef> out;
+  for (const HeadRef& head : ablate)
+    if (head.layer < t.layers && head.head < t.heads) out.push_back(head);
+  return out;
+}
+
+std::string InterventionsModel::importance_text(const ImportanceTable& t, int layer, int head,
+                                                float value, bool ablated) const {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "layer %d head %d: %s ablated alone changes the eval %s by %+.4f\n"
+                "click: %s this head",
+                layer, head, ablation_mode_name(t.mode),
+                show_accuracy ? "accuracy (points)" : "loss (nats)", value,
+                ablated ? "restore" : "ablate");
+  return text;
+}
+
+std::string InterventionsModel::patch_text(const PatchTable& p, int panel, int row, int col,
+                                           float value) {
+  char text[256];
+  if (panel == 0)
+    std::snprintf(text, sizeof text, "layer %d head %d restores %.3f of the %s difference", row,
+                  col, value, p.metric.c_str());
+  else
+    std::snprintf(text, sizeof text, "layer %d head %d at position %d (%s): restores %.3f",
+                  row / p.heads, row % p.heads, col,
+                  col < static_cast<int>(p.tokens.size()) ? p.tokens[col].c_str() : "?", value);
+  return text;
+}
+
+void InterventionsModel::observe(const InterventionRequest& r, const InterventionView* v) {
+  report_ = {{"ablate", head_list_text(r.ablate)},
+             {"mode", ablation_mode_name(r.mode)},
+             {"importance", v && !v->importance.empty()},
+             {"patch", v && !v->patch.empty()},
+             {"step", v ? v->step : -1},
+             {"error", v ? v->error : ""}};
+  if (v && !v->ablation.heads.empty()) {
+    report_["ablated_loss"] = v->ablation.ablated.loss;
+    report_["baseline_loss"] = v->ablation.baseline.loss;
+  }
+  if (v && !v->importance.empty()) report_["importance_step"] = v->importance.step;
+  report_["cells"] = cells_;
+  report_["patch_button"] = patch_button_;
+}
+
+std::vector<std::string> InterventionsModel::figures(const Snapshot& snap) {
+  std::vector<std::string> names;
+  if (snap.interventions && !snap.interventions->importance.empty()) names.push_back("importance");
+  if (snap.interventions && !snap.interventions->patch.empty()) names.push_back("patching");
+  return names;
+}
+
+const fig::Figure* InterventionsModel::shown_figure(const std::string& name) const {
+  if (name == "importance" && have_importance_) return &importance_figure_;
+  if (name == "patching" && have_patch_) return &patch_figure_;
+  return nullptr;
+}
+
+}  // namespace attn::gui

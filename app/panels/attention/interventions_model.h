@@ -1,0 +1,94 @@
+// The Interventions panel's model (interventions_panel.h is its ImGui view): the panel's own
+// controls (the patch's typed probes, loss or accuracy on the importance map, which map a narrow
+// tile shows), the changes its buttons make to the shared request (UiState::interventions), the
+// importance and activation-patching figures it shows for a snapshot's InterventionView
+// (figures::importance_figure / patch_figure, exactly what Export writes), the summary line, the
+// hover readouts and the report for tests.
+// Contract: plain data, no ImGui, no torch. A function that changes the request returns true
+// when it did; the view then sends the request to the trainer. build() rebuilds the figures only
+// when the view (its pointer) or the loss/accuracy choice changed.
+#pragma once
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/views/intervention_view.h"
+#include "core/views/snapshot.h"
+#include "render/plot/figure.h"
+
+namespace attn::gui {
+
+class InterventionsModel {
+ public:
+  static constexpr size_t kProbeCapacity = 256;  // bytes of each probe field, NUL included
+
+  // Controls of the panel alone.
+  bool show_accuracy = false;       // the importance map shows the accuracy change instead
+  int shown = 0;                    // narrow tiles: 0 shows the importance map, 1 the patching map
+  char* clean() { return clean_; }  // the patch's probes as typed ("": the run's probe / the twin)
+  char* corrupt() { return corrupt_; }
+
+  // The first frame shown asks for the importance table (what a first look wants): true once.
+  bool first_show(InterventionRequest& r);
+  // The buttons' changes to the request; each returns true when the request changed.
+  static bool set_mode(InterventionRequest& r, int mode);
+  static bool restore_all(InterventionRequest& r);
+  bool patch(InterventionRequest& r) const;  // "Patch": the typed probes
+  static bool stop_patching(InterventionRequest& r);
+
+  // Builds the figures of `v` (may be null: none).
+  void build(const InterventionView* v);
+  bool have_importance() const { return have_importance_; }
+  bool have_patch() const { return have_patch_; }
+  const fig::Figure& importance() const { return importance_figure_; }
+  const fig::Figure& patching() const { return patch_figure_; }
+  // Which maps to draw: both in a wide tile, the one `shown` picks in a narrow one.
+  bool draws_importance(bool narrow) const { return have_importance_ && (!narrow || shown == 0); }
+  bool draws_patch(bool narrow) const { return have_patch_ && (!narrow || shown == 1); }
+
+  // The line under the controls: the error (red), then the ablation's figures or, with no head
+  // ablated, a dimmed hint with the eval figures; waiting: no view yet.
+  struct Summary {
+    bool waiting = false;
+    std::string error;
+    std::string text;
+    bool dimmed = false;
+  };
+  static Summary summary(const InterventionView* v);
+  // "importance recorded at step S" when the importance map is older than the view ("": not).
+  static std::string importance_note(const InterventionView& v);
+  // The ablated heads inside the importance table (outlined on the map).
+  static std::vector<HeadRef> outlined(const ImportanceTable& t,
+                                       const std::vector<HeadRef>& ablate);
+  std::string importance_text(const ImportanceTable& t, int layer, int head, float value,
+                              bool ablated) const;
+  // panel 0: the head map (row layer, col head); panel 1: by position (row layer * heads + head).
+  static std::string patch_text(const PatchTable& p, int panel, int row, int col, float value);
+
+  // Takes the request and the view for report() (every frame, drawn or not).
+  void observe(const InterventionRequest& r, const InterventionView* v);
+  // The last frame's screen rectangles [x0, y0, x1, y1], for the GUI tests' clicks: the
+  // importance map's cells ({"L.H": rect}) and the Patch button.
+  void set_cells(nlohmann::json cells) { cells_ = std::move(cells); }
+  void set_patch_button(nlohmann::json rect) { patch_button_ = std::move(rect); }
+  // "ablate", "mode", "importance", "patch", "step", "error", "ablated_loss", "baseline_loss",
+  // "importance_step", "cells", "patch_button".
+  const nlohmann::json& report() const { return report_; }
+  static std::vector<std::string> figures(const Snapshot& snap);
+  const fig::Figure* shown_figure(const std::string& name) const;
+
+ private:
+  bool sent_ = false;
+  char clean_[kProbeCapacity] = {};
+  char corrupt_[kProbeCapacity] = {};
+  nlohmann::json report_;
+  nlohmann::json cells_ = nlohmann::json::object(), patch_button_;
+  fig::Figure importance_figure_, patch_figure_;
+  bool have_importance_ = false, have_patch_ = false;
+  const void* built_view_ = nullptr;
+  bool built_accuracy_ = false;
+};
+
+}  // namespace attn::gui
