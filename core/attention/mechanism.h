@@ -21,6 +21,35 @@ struct MechanismLayout {
   std::vector<std::string>& layers;  // model.attention, one name per layer (a rule may rewrite)
   bool one_name = false;             // the user wrote one name for every layer
   bool causal = true;                // a causal language model (model.head "lm")
+  // The longest input the model gets, in tokens (the task's, + the CLS token of a classifier),
+  // and where it comes from ("task \"copy\""); 0 when unknown (a model built from a config that
+  // names no task): rules on the length are then left to the module.
+  int64_t input_length = 0;
+  std::string input_source;
+};
+
+// A layout rule held as data rather than code, so that the Python package applies the same rule
+// from the generated table (python/attnlab/mechanisms.json) with the same generic steps as
+// resolve_attention_layout (core/attention/registry.h): the mechanism runs in layer 0 only while
+// its option `option` is `value` (a placement such as "first-layer"). One name for
+// every layer then resolves to the mechanism in layer 0 and `later` after it; a per-layer list
+// that names it deeper is refused with `refusal`, "{layer}" replaced by the layer's index.
+struct FirstLayerRule {
+  const char* option = nullptr;  // null: the mechanism has no such rule
+  const char* value = nullptr;
+  const char* later = nullptr;
+  const char* refusal = nullptr;
+};
+
+// What one layer of the mechanism holds at its peak, for the memory estimate (core/models/
+// memory_estimate.h), in floats per sequence of T tokens.
+struct AttentionMemory {
+  double scores = 0;  // the [H, T, cols] tensor one softmax works on
+  double extra = 0;   // its own per-sequence tensors (features, blocks)
+  double fixed = 0;   // per batch, not per sequence (chunk buffers)
+  // Served by the fused CPU kernel (core/kernels/cpu_kernels.h) unless positions act inside
+  // attention (rope, alibi): it keeps only the weights where the reference path keeps two.
+  bool fused_on_cpu = false;
 };
 
 struct MechanismDescriptor {
@@ -41,10 +70,20 @@ struct MechanismDescriptor {
   // Why rope does not apply, for the refusal message ("" when it does).
   const char* rope_refusal = "";
   // The mechanism's rules on the whole model, run once by the config parser when any layer
-  // names it, after its options passed validate: may rewrite layout.layers (neural's
-  // placement) or throw attn::Error naming the config key (ky's centred window in a causal
-  // model). Null when the mechanism has none. The parser knows no mechanism by name.
+  // names it, after its options passed validate: may rewrite layout.layers or throw
+  // attn::Error naming the config key (ky's centred window in a causal model). Null when the
+  // mechanism has none. The parser knows no mechanism by name.
   void (*resolve)(const nlohmann::json& options, MechanismLayout& layout) = nullptr;
+  // Rules as data (see FirstLayerRule), applied by resolve_attention_layout before `resolve`.
+  FirstLayerRule first_layer;
+  // The integer option that bounds the model's input length (linear-sim's max_len, one weight
+  // slot per position): resolve_attention_layout refuses a longer MechanismLayout::input_length,
+  // naming the key. Null when the mechanism takes any length.
+  const char* input_length_option = nullptr;
+  // Its memory per layer, for B sequences of T tokens, H heads of width Dh (options passed
+  // validate). Null: the [H, T, T] softmax weights only.
+  AttentionMemory (*memory)(const nlohmann::json& options, double B, double H, double T,
+                            double Dh) = nullptr;
   // Views the mechanism recorded before mechanisms observed themselves (AttentionModule::
   // observe): the key of its per-layer entries in old views.rec records, the run directory's
   // old side file of them ({"frames": [{"step", "layers": [entries]}]}), and the reading of one

@@ -84,10 +84,55 @@ void validate_attention_options(const std::string& name, const nlohmann::json& o
     JsonReader(options, options_path(name)).finish();
 }
 
+namespace {
+
+// An option's value: the given one, or its default as the options' reader states it.
+nlohmann::json option_value(const MechanismDescriptor& d, const nlohmann::json& options,
+                            const char* key) {
+  if (options.contains(key)) return options.at(key);
+  for (const nlohmann::json& k : attention_mechanism_option_schema(d.name))
+    if (k.at("key") == key && k.contains("default")) return k.at("default");
+  return nullptr;
+}
+
+// FirstLayerRule (core/attention/mechanism.h); python/attnlab/mechanisms.py applies the same.
+void apply_first_layer_rule(const MechanismDescriptor& d, const nlohmann::json& options,
+                            MechanismLayout& layout) {
+  const FirstLayerRule& rule = d.first_layer;
+  if (!rule.option || option_value(d, options, rule.option) != rule.value) return;
+  for (size_t i = 1; i < layout.layers.size(); ++i) {
+    if (layout.layers[i] != d.name) continue;
+    if (layout.one_name) {
+      layout.layers[i] = rule.later;
+      continue;
+    }
+    std::string message = rule.refusal;
+    const size_t at = message.find("{layer}");
+    if (at != std::string::npos) message.replace(at, 7, std::to_string(i));
+    throw Error(message);
+  }
+}
+
+// MechanismDescriptor::input_length_option against the model's input length.
+void check_input_length(const MechanismDescriptor& d, const nlohmann::json& options,
+                        const MechanismLayout& layout) {
+  if (!d.input_length_option || layout.input_length <= 0) return;
+  const nlohmann::json slots = option_value(d, options, d.input_length_option);
+  if (!slots.is_number_integer() || slots.get<int64_t>() >= layout.input_length) return;
+  const std::string tokens = std::to_string(layout.input_length);
+  throw Error(options_path(d.name) + "." + d.input_length_option + " (" + slots.dump() +
+              ") is shorter than the model's input: " +
+              (layout.input_source.empty() ? "the input" : layout.input_source) + " gives " +
+              tokens + " tokens; set " + d.input_length_option + " to at least " + tokens);
+}
+
+}  // namespace
+
 void resolve_attention_layout(const nlohmann::json& all_options, std::vector<std::string>& layers,
-                              bool one_name, bool causal) {
+                              bool one_name, bool causal, int64_t input_length,
+                              const std::string& input_source) {
   const nlohmann::json none = nlohmann::json::object();
-  MechanismLayout layout{layers, one_name, causal};
+  MechanismLayout layout{layers, one_name, causal, input_length, input_source};
   // In registry order, each named mechanism once; the set is taken before any rule rewrites.
   std::vector<const MechanismDescriptor*> named;
   for (const MechanismDescriptor* d : descriptors())
@@ -96,9 +141,67 @@ void resolve_attention_layout(const nlohmann::json& all_options, std::vector<std
         named.push_back(d);
         break;
       }
-  for (const MechanismDescriptor* d : named)
-    if (d->resolve)
-      d->resolve(all_options.contains(d->name) ? all_options.at(d->name) : none, layout);
+  for (const MechanismDescriptor* d : named) {
+    const nlohmann::json& options = all_options.contains(d->name) ? all_options.at(d->name) : none;
+    apply_first_layer_rule(*d, options, layout);
+    check_input_length(*d, options, layout);
+    if (d->resolve) d->resolve(options, layout);
+  }
+}
+
+std::vector<std::string> resolved_attention_layers(const std::vector<std::string>& attention,
+                                                   int layers, const nlohmann::json& all_options,
+                                                   bool causal) {
+  const bool one_name = attention.size() == 1;
+  if (!one_name && static_cast<int>(attention.size()) != layers)
+    throw Error("model.attention lists " + std::to_string(attention.size()) +
+                " mechanisms but model.layers is " + std::to_string(layers) +
+                " (give one name for all layers, or one per layer)");
+  std::vector<std::string> names =
+      one_name ? std::vector<std::string>(layers, attention.at(0)) : attention;
+  resolve_attention_layout(all_options, names, one_name, causal);
+  return names;
+}
+
+nlohmann::json attention_mechanism_option_schema(const std::string& name) {
+  const MechanismDescriptor& d = require(name);
+  if (!d.validate) return nlohmann::json::array();
+  OptionSchema schema;  // the reader records each key it asks for while it reads {}
+  d.validate(nlohmann::json::object());
+  return schema.keys();
+}
+
+nlohmann::json attention_mechanism_table() {
+  nlohmann::json table = nlohmann::json::array();
+  for (const MechanismDescriptor* d : descriptors()) {
+    nlohmann::json rule = nullptr;
+    if (d->first_layer.option)
+      rule = {{"option", d->first_layer.option},
+              {"value", d->first_layer.value},
+              {"later", d->first_layer.later},
+              {"refusal", d->first_layer.refusal}};
+    table.push_back(
+        {{"name", d->name},
+         {"description", d->description},
+         {"options_help", d->options_help},
+         {"options", attention_mechanism_option_schema(d->name)},
+         {"supports_rope", d->supports_rope},
+         {"supports_alibi", d->supports_alibi},
+         {"rope_refusal", d->rope_refusal ? d->rope_refusal : ""},
+         {"first_layer", rule},
+         {"input_length_option", d->input_length_option ? nlohmann::json(d->input_length_option)
+                                                        : nlohmann::json(nullptr)}});
+  }
+  return table;
+}
+
+AttentionMemory attention_layer_memory(const std::string& name, const nlohmann::json& options,
+                                       double B, double H, double T, double Dh) {
+  const MechanismDescriptor& d = require(name);
+  if (d.memory) return d.memory(options, B, H, T, Dh);
+  AttentionMemory m;
+  m.scores = H * T * T;  // every softmax-like mechanism holds [B, H, T, T] weights
+  return m;
 }
 
 int64_t attention_parameter_count(const std::string& mechanism, int d_model, int heads,

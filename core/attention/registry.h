@@ -8,11 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/attention/mechanism.h"
 #include "core/views/mechanism_view.h"
 
 namespace attn {
-
-struct MechanismDescriptor;  // core/attention/mechanism.h
 
 // In registry order.
 const std::vector<std::string>& attention_mechanism_names();
@@ -29,11 +28,35 @@ void validate_attention_options(const std::string& name, const nlohmann::json& o
 bool attention_mechanism_supports_rope(const std::string& name);
 bool attention_mechanism_supports_alibi(const std::string& name);
 std::string attention_mechanism_rope_refusal(const std::string& name);
-// Runs the whole-config rules (MechanismDescriptor::resolve) of every mechanism that layers
-// name, once each, with its options from all_options (model.attention_options; {} when
-// absent). May rewrite layers; throws attn::Error naming the config key.
+// Runs the whole-config rules of every mechanism that layers name, once each, in registry
+// order, with its options from all_options (model.attention_options; {} when absent): its
+// FirstLayerRule, its input_length_option against input_length (skipped when 0) and its
+// resolve (core/attention/mechanism.h). May rewrite layers; throws attn::Error naming the config
+// key. input_source says where input_length comes from, for the message ("task \"copy\"").
 void resolve_attention_layout(const nlohmann::json& all_options, std::vector<std::string>& layers,
-                              bool one_name, bool causal);
+                              bool one_name, bool causal, int64_t input_length = 0,
+                              const std::string& input_source = "");
+// model.attention as the model runs it: one name per layer (one name given for all is
+// repeated) after resolve_attention_layout. What the model builder, model_parameter_count and
+// the memory estimate read, so that no one re-decides a mechanism's rule. Idempotent on a parsed
+// config. Throws attn::Error when attention is neither one name nor one per layer, or a rule
+// refuses.
+std::vector<std::string> resolved_attention_layers(const std::vector<std::string>& attention,
+                                                   int layers, const nlohmann::json& all_options,
+                                                   bool causal);
+// The options a mechanism reads, in reading order, each {"key", "type", "default", "min",
+// "max", "allowed", ...} as the options' reader states them (core/json/json_reader.h,
+// OptionSchema). [] for a mechanism that takes none; throws for an unknown name.
+nlohmann::json attention_mechanism_option_schema(const std::string& name);
+// Every mechanism as data, in registry order, for the Python package (python/attnlab/
+// mechanisms.json, written by attnlab_mechanisms_json): name, description, options_help,
+// options (the schema above), supports_rope, supports_alibi, rope_refusal, first_layer
+// (FirstLayerRule, or null) and input_length_option (or null).
+nlohmann::json attention_mechanism_table();
+// One layer's memory (MechanismDescriptor::memory; [H, T, T] weights without the hook).
+// Throws attn::Error for an unknown mechanism.
+AttentionMemory attention_layer_memory(const std::string& name, const nlohmann::json& options,
+                                       double B, double H, double T, double Dh);
 // Closed-form parameter count of one attention module of the named mechanism with the given
 // width, heads and options (dot: 4D^2 + 4D). Throws attn::Error for an unknown mechanism, bad
 // options, or d_model not a positive multiple of heads.

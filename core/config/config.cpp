@@ -15,6 +15,7 @@
 #include "core/base/file_io.h"
 #include "core/config/benchmark_settings.h"
 #include "core/config/config_keys.h"
+#include "core/config/task_shape.h"
 #include "core/json/json_reader.h"
 
 namespace attn {
@@ -142,7 +143,8 @@ void check_position(const ModelConfig& m, const std::string& where) {
   }
 }
 
-void read_model(KeyReader& r, ModelConfig& m, const std::string& where) {
+// task: the parsed task section, whose input length the mechanisms' layout rules check.
+void read_model(KeyReader& r, ModelConfig& m, const TaskConfig& task, const std::string& where) {
   r.string("architecture", m.architecture);
   if (const json* c = r.find("conn", ConfigType::section)) {
     KeyReader cr(*c, "model.conn", where);
@@ -213,7 +215,10 @@ void read_model(KeyReader& r, ModelConfig& m, const std::string& where) {
   }
   // Each named mechanism's own rules on the whole model (core/attention/mechanism.h).
   try {
-    resolve_attention_layout(m.attention_options, m.attention, one_name, m.head == "lm");
+    const bool classifier = m.head == "classifier";  // + its CLS token
+    resolve_attention_layout(m.attention_options, m.attention, one_name, !classifier,
+                             task_shape(task).tokens + (classifier ? 1 : 0),
+                             "task \"" + task.name + "\"");
   } catch (const Error& e) {
     throw Error(where + ": " + e.what());
   }
@@ -327,7 +332,7 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
   }
   if (const json* m = top.find("model", ConfigType::section)) {
     KeyReader r(*m, "model", where);
-    read_model(r, c.model, where);
+    read_model(r, c.model, c.task, where);
   } else {
     c.model.attention.assign(c.model.layers, c.model.attention.at(0));
   }

@@ -155,6 +155,34 @@ std::string describe_json(const json& v) {
   return kind + " " + text;
 }
 
+namespace {
+thread_local OptionSchema* active_schema = nullptr;
+}  // namespace
+
+OptionSchema::OptionSchema() : outer_(active_schema) {
+  active_schema = this;
+}
+OptionSchema::~OptionSchema() {
+  active_schema = outer_;
+}
+
+bool JsonReader::describing() {
+  return active_schema != nullptr;
+}
+
+void JsonReader::note(const char* key, const json& fields) const {
+  if (!active_schema) return;
+  json& keys = active_schema->keys_;
+  for (json& k : keys)
+    if (k["key"] == key) {
+      k.update(fields);
+      return;
+    }
+  json entry = {{"key", key}};
+  entry.update(fields);
+  keys.push_back(std::move(entry));
+}
+
 JsonReader::JsonReader(const json& j, std::string prefix, std::string where)
     : j_(j), prefix_(std::move(prefix)), where_(std::move(where)) {
   if (!j_.is_object())
@@ -171,6 +199,7 @@ std::string JsonReader::path(const std::string& key) const {
 }
 
 const json* JsonReader::find(const char* key) {
+  if (active_schema) note(key, json::object());
   if (std::find(allowed_.begin(), allowed_.end(), key) == allowed_.end()) allowed_.push_back(key);
   auto it = j_.find(key);
   return it == j_.end() ? nullptr : &*it;
@@ -193,6 +222,9 @@ long long JsonReader::read_integer(const char* key, const json& v, long long lo,
 }
 
 void JsonReader::number(const char* key, double& out, double lo, double hi, bool lo_open) {
+  if (active_schema)
+    note(key,
+         {{"type", "number"}, {"default", out}, {"min", lo}, {"max", hi}, {"min_open", lo_open}});
   const json* v = find(key);
   if (!v) return;
   if (!v->is_number()) fail(path(key), "must be a number, got " + describe_json(*v));
@@ -206,6 +238,7 @@ void JsonReader::number(const char* key, double& out, double lo, double hi, bool
 
 void JsonReader::string(const char* key, std::string& out,
                         const std::vector<std::string>& allowed) {
+  if (active_schema) note(key, {{"type", "string"}, {"default", out}, {"allowed", allowed}});
   const json* v = find(key);
   if (!v) return;
   if (!v->is_string()) fail(path(key), "must be a string, got " + describe_json(*v));
@@ -216,6 +249,7 @@ void JsonReader::string(const char* key, std::string& out,
 }
 
 void JsonReader::boolean(const char* key, bool& out) {
+  if (active_schema) note(key, {{"type", "boolean"}, {"default", out}});
   const json* v = find(key);
   if (!v) return;
   if (!v->is_boolean()) fail(path(key), "must be true or false, got " + describe_json(*v));

@@ -29,6 +29,26 @@ std::string describe_json(const nlohmann::json& v);
 // "a, b, c"
 std::string join_names(const std::vector<std::string>& names);
 
+// Describing a record instead of reading one: while an OptionSchema lives on a thread, every
+// getter of every JsonReader on that thread also records its key in it: {"key", "type"
+// (integer | number | string | boolean; absent for a key only find() asked for), "default"
+// (what `out` held, the record's default), "min", "max", "min_open", "allowed"}. Reading {}
+// through a record's fields function then lists its keys with their defaults and ranges from
+// the one place that reads them (mechanisms.json: core/attention/registry.h).
+class OptionSchema {
+ public:
+  OptionSchema();
+  ~OptionSchema();
+  OptionSchema(const OptionSchema&) = delete;
+  OptionSchema& operator=(const OptionSchema&) = delete;
+  const nlohmann::json& keys() const { return keys_; }  // an array, in reading order
+
+ private:
+  friend class JsonReader;
+  nlohmann::json keys_ = nlohmann::json::array();
+  OptionSchema* outer_;
+};
+
 class JsonReader {
  public:
   // Throws attn::Error when j is not an object. prefix: the key path of j ("model.conn").
@@ -45,6 +65,11 @@ class JsonReader {
   template <typename Int>
   void integer(const char* key, Int& out, long long lo, long long hi,
                const char* zero_reason = nullptr) {
+    if (describing())
+      note(key, {{"type", "integer"},
+                 {"default", static_cast<long long>(out)},
+                 {"min", lo},
+                 {"max", hi}});
     if (const nlohmann::json* v = find(key))
       out = static_cast<Int>(read_integer(key, *v, lo, hi, zero_reason));
   }
@@ -57,6 +82,8 @@ class JsonReader {
   void finish() const;
 
  private:
+  static bool describing();  // an OptionSchema lives on this thread
+  void note(const char* key, const nlohmann::json& fields) const;
   long long read_integer(const char* key, const nlohmann::json& v, long long lo, long long hi,
                          const char* zero_reason) const;
   const nlohmann::json& j_;

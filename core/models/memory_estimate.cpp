@@ -2,62 +2,30 @@
 
 #include <algorithm>
 
-#include "core/attention/kernel_family/kernel_options.h"
-#include "core/attention/ky/ky_options.h"
-#include "core/attention/neural/neural_options.h"
+#include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/base/memory.h"
+#include "core/config/task_shape.h"
 #include "core/models/model_size.h"
 
 namespace attn {
 
 namespace {
 
-bool is_context_task(const std::string& n) {
-  return n == "text" || n == "mqar" || n == "selective_copy" || n == "induction_head";
-}
-
-nlohmann::json options_of(const ModelConfig& m, const std::string& mechanism) {
-  return m.attention_options.contains(mechanism) ? m.attention_options.at(mechanism)
-                                                 : nlohmann::json::object();
-}
-
-// One layer's attention, in float elements per sequence of T tokens (estimate_memory counts how
-// many of each autograd keeps and how many are live at once).
-struct LayerTerms {
-  double scores = 0;  // the [H, T, cols] score tensor one softmax works on
-  // dot-product attention on the CPU without rope or alibi: one kernel (core/kernels/
-  // cpu_kernels.h) that keeps only the weights, where the reference path keeps two and has
-  // three live at once.
-  bool fused = false;
-  double extra = 0;  // the mechanism's own per-sequence tensors (features, blocks)
-  double fixed = 0;  // per batch, not per sequence (gaussian's chunk buffers)
-};
-
-LayerTerms layer_terms(const ModelConfig& m, int layer, double B, double T) {
-  std::string mech = m.attention.size() == 1 ? m.attention[0] : m.attention.at(layer);
-  const nlohmann::json options = options_of(m, mech);
-  if (mech == "neural" && layer > 0 && parse_neural_options(options).first_layer_only)
-    mech = "dot";  // "first-layer" placement builds dot-product attention deeper
+// The layers' memory as each mechanism's descriptor states it (MechanismDescriptor::memory),
+// over the layers as the model builds them (resolved_attention_layers).
+std::vector<AttentionMemory> layer_memory(const ModelConfig& m, double B, double T) {
   const double H = m.heads, Dh = static_cast<double>(m.d_model) / m.heads;
-  LayerTerms t;
-  t.scores = H * T * T;  // every softmax-like mechanism holds [B, H, T, T] weights
-  t.fused = mech == "dot" && m.position != "rope" && m.position != "alibi";
-  if (mech == "ky") {
-    // Blocks of W queries against 2 W keys, then a [T, W] band: ~3 W columns, T rounded up.
-    const double W = parse_ky_options(options).window;
-    t.scores = H * (T + W) * 3 * W;
-  } else if (mech == "neural") {
-    // Its scorer works on one [B, H, chunk, T, hidden] block at a time, recomputed in backward.
-    const NeuralOptions o = parse_neural_options(options);
-    t.extra = H * std::min<double>(o.chunk, T) * T * o.hidden;
-  } else if (mech == "linear-sim") {
-    t.extra = 2 * H * T * Dh * Dh;  // the [B, H, T, Dh^2] outer products and their product
-  } else if (mech == "gaussian") {
-    // gaussian_kernel_map's [chunk of B H T T Dh Dh] differences (fused_attention.h), two live.
-    t.fixed = 2.0 * std::min<double>(double(int64_t(1) << 24), B * H * T * T * Dh * Dh);
+  std::vector<AttentionMemory> out;
+  for (const std::string& mech :
+       resolved_attention_layers(m.attention, m.layers, m.attention_options, m.head == "lm")) {
+    const nlohmann::json options = m.attention_options.contains(mech) ? m.attention_options.at(mech)
+                                                                      : nlohmann::json::object();
+    AttentionMemory a = attention_layer_memory(mech, options, B, H, T, Dh);
+    a.fused_on_cpu = a.fused_on_cpu && m.position != "rope" && m.position != "alibi";
+    out.push_back(a);
   }
-  return t;
+  return out;
 }
 
 std::string join_keys(const std::vector<std::string>& keys) {
@@ -68,43 +36,6 @@ std::string join_keys(const std::vector<std::string>& keys) {
 }
 
 }  // namespace
-
-std::string task_length_key(const TaskConfig& task) {
-  if (is_context_task(task.name)) return "task.context";
-  if (task.name == "fashion-mnist") return "task.patch";
-  if (task.name == "modadd") return "";
-  return "task.length";
-}
-
-TaskShape task_shape(const TaskConfig& c) {
-  TaskShape s;
-  const std::string& n = c.name;
-  const int64_t len = c.length, vocab = c.vocab;
-  if (n == "copy" || n == "reverse" || n == "sort") {
-    s.tokens = 2 * len, s.vocab = vocab + 1;
-  } else if (n == "recall") {
-    s.tokens = 4 * len, s.vocab = 2 * vocab + 1;
-  } else if (n == "modadd") {
-    s.tokens = 3, s.vocab = c.modulus + 1;
-  } else if (n == "induction") {
-    s.tokens = 3 * len - 1, s.vocab = 2 * vocab;
-  } else if (n == "text") {
-    s.tokens = c.context, s.vocab = kTextVocabFloor, s.vocab_known = false;
-  } else if (n == "mqar" || n == "selective_copy") {
-    s.tokens = c.context, s.vocab = vocab;
-  } else if (n == "induction_head") {
-    s.tokens = c.context + 1, s.vocab = vocab;
-  } else if (n == "parity" || n == "reverse_string" || n == "duplicate_string") {
-    const int64_t outputs = n == "parity" ? 1 : n == "duplicate_string" ? 2 * len : len;
-    s.tokens = len + outputs, s.vocab = vocab + 1;
-  } else if (n == "fashion-mnist") {
-    const int64_t g = 28 / std::max(1, c.patch);
-    s.tokens = g * g, s.patch_dim = int64_t(c.patch) * c.patch;
-  } else {
-    throw Error("task.name \"" + n + "\": no memory estimate for this task");
-  }
-  return s;
-}
 
 MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape, MemoryUse use) {
   const ModelConfig& m = c.model;
@@ -127,9 +58,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
   // once in one layer's forward or backward (live), and the same without gradients (eval_live).
   const bool weights_kept = use == MemoryUse::analyze;  // recording takes the reference path
   double saved = 0, live = 0, eval_live = 0, max_extra = 0, fixed = 0;
-  for (int l = 0; l < layers; ++l) {
-    const LayerTerms t = layer_terms(m, l, B, T);
-    const bool fused = t.fused && !weights_kept;
+  for (const AttentionMemory& t : conn ? std::vector<AttentionMemory>() : layer_memory(m, B, T)) {
+    const bool fused = t.fused_on_cpu && !weights_kept;
     saved += (fused ? 1 : 2) * t.scores;
     live = std::max(live, (fused ? 2 : 3) * t.scores);
     eval_live = std::max(eval_live, (fused ? 1.5 : 3) * t.scores);

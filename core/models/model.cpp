@@ -1,5 +1,6 @@
 #include "core/models/model.h"
 
+#include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/random/run_random.h"
 
@@ -31,17 +32,6 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   return h + (drop ? run_dropout(f, dropout_) : f);
 }
 
-namespace {
-// One name applies to every layer; otherwise one name per layer (parse_config checks this).
-const std::string& mechanism_of_layer(const ModelConfig& m, int layer) {
-  if (m.attention.size() == 1) return m.attention[0];
-  if (static_cast<int>(m.attention.size()) != m.layers)
-    throw Error("model.attention lists " + std::to_string(m.attention.size()) +
-                " mechanisms but model.layers is " + std::to_string(m.layers));
-  return m.attention[layer];
-}
-}  // namespace
-
 TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length, int patch_dim)
     : classifier_(m.head == "classifier"), dropout_(m.dropout) {
   if (m.architecture == "conn") {  // a whole model of its own (core/models/conn_model.h)
@@ -61,9 +51,13 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
     position_ = register_parameter("position", torch::randn({positions, m.d_model}) * 0.02);
   if (classifier_) cls_ = register_parameter("cls", torch::zeros({1, 1, m.d_model}));
   heads_ = m.heads;
+  // The layers as resolved: every mechanism's layout rule (core/attention/registry.h) applied,
+  // so a config built in code runs what its parsed twin runs.
+  const std::vector<std::string> mechanisms =
+      resolved_attention_layers(m.attention, m.layers, m.attention_options, !classifier_);
   for (int l = 0; l < m.layers; ++l)
-    blocks_.push_back(register_module("block" + std::to_string(l),
-                                      Block(m, mechanism_of_layer(m, l), !classifier_, l)));
+    blocks_.push_back(
+        register_module("block" + std::to_string(l), Block(m, mechanisms[l], !classifier_, l)));
   final_ln_ =
       register_module("final_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({m.d_model})));
   head_ = register_module("head", torch::nn::Linear(m.d_model, out));

@@ -1,26 +1,23 @@
 #include "core/models/model_size.h"
 
-#include "core/attention/neural/neural_options.h"
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 
 namespace attn {
 
 ModelSize model_parameter_count(const ModelConfig& m, int vocab, int max_length, int patch_dim) {
-  if (m.architecture == "conn")
-    throw Error("model_parameter_count: conn models are counted by building them");
+  if (m.architecture != "transformer")
+    throw Error("model_parameter_count: model.architecture \"" + m.architecture +
+                "\" is counted by building it (this counts transformers)");
   const int64_t D = m.d_model, hidden = static_cast<int64_t>(m.mlp_ratio) * D;
   const bool classifier = m.head == "classifier";
   ModelSize s;
-  for (int l = 0; l < m.layers; ++l) {
-    std::string mech = m.attention.size() == 1 ? m.attention[0] : m.attention.at(l);
-    nlohmann::json options =
+  // The layers as the model builds them, every mechanism's layout rule applied.
+  const std::vector<std::string> layers =
+      resolved_attention_layers(m.attention, m.layers, m.attention_options, !classifier);
+  for (const std::string& mech : layers) {
+    const nlohmann::json options =
         m.attention_options.contains(mech) ? m.attention_options[mech] : nlohmann::json::object();
-    // Neural attention placed "first-layer" (its default) builds dot-product attention deeper.
-    if (mech == "neural" && l > 0 && parse_neural_options(options).first_layer_only) {
-      mech = "dot";
-      options = nlohmann::json::object();
-    }
     s.attention += attention_parameter_count(mech, m.d_model, m.heads, options);
   }
   const int64_t block_rest = 2 * 2 * D              // ln1, ln2

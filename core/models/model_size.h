@@ -1,7 +1,9 @@
 // The parameter count of a transformer (core/models/model.h) from its config alone, by formula:
 // no model is built, so a claim can be counted at a paper's dimensions (width 256, 6 layers)
-// without the memory or time to build it. Torch-free. Conn models (model.architecture "conn")
-// are refused: their count depends on the slots and steps of their own module.
+// without the memory or time to build it. Torch-free. Each layer's attention is counted by its
+// mechanism's descriptor (attention_parameter_count, core/attention/registry.h), over the layers
+// as resolved (resolved_attention_layers): this file names no mechanism. Other architectures
+// (model.architecture other than "transformer") are refused: their own modules count them.
 // Contract: equals Transformer::parameter_count() for the same config, vocabulary, input length
 // and patch size (tests/core/test_model.cpp checks it against built models).
 #pragma once
@@ -18,7 +20,8 @@ struct ModelSize {
 
 // vocab: token models' vocabulary (ignored with a patch_dim); max_length: the input length
 // (patches for image models, which add a CLS position); patch_dim: pixels per patch, 0 for
-// token models. Throws attn::Error for conn models and invalid mechanism options.
+// token models. Throws attn::Error for another architecture, invalid mechanism options or a
+// layout a mechanism's rule refuses.
 ModelSize model_parameter_count(const ModelConfig& m, int vocab, int max_length, int patch_dim);
 
 }  // namespace attn

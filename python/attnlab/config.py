@@ -10,6 +10,7 @@ import json
 import os
 
 from .errors import ConfigError
+from .mechanisms import resolve_layers
 
 DEFAULTS = {
     "name": "experiment", "seed": 1, "device": "auto", "threads": 0,
@@ -80,12 +81,13 @@ def check_sizes(c, source="the config"):
 
 
 def resolve(raw, source="the config"):
-    """A config dict as attnlab resolves it: defaults filled in, ``model.attention`` one name per
-    layer, and neural attention's "first-layer" placement (the default) expanded to
-    neural, dot, dot, ... when one name was given for every layer (resolve_neural_layout).
-    Validation is attnlab's job: this trusts the config it is given, but for the one refusal
-    that would otherwise build another model than attnlab's, and the sizes (check_sizes):
-    ConfigError naming `source` (the file the config came from) and the key."""
+    """A config dict as attnlab resolves it: defaults filled in, and ``model.attention`` one name
+    per layer as attnlab runs it: the mechanisms' layout rules applied from the registry's table
+    (mechanisms.resolve_layers; neural's "first-layer" placement, the default, expands one name
+    to neural, dot, dot, ...). Validation is attnlab's job: this trusts the config it is given,
+    but for the layout rules' refusals, which would otherwise build another model than
+    attnlab's, and the sizes (check_sizes): ConfigError naming `source` (the file the config
+    came from) and the key."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: a config is a JSON object, not a {type(raw).__name__}")
     c = merged(DEFAULTS, raw)
@@ -93,21 +95,10 @@ def resolve(raw, source="the config"):
     if "record_every" not in raw.get("train", {}):
         c["train"]["record_every"] = c["train"]["eval_every"]
     m = c["model"]
-    names = m["attention"]
-    one_name = isinstance(names, str) or len(names) == 1
-    if isinstance(names, str):
-        names = [names]
-    first_layer = m["attention_options"].get("neural", {}).get("placement",
-                                                               "first-layer") == "first-layer"
-    if one_name:
-        names = names * m["layers"]
-        if first_layer:
-            names = [n if i == 0 or n != "neural" else "dot" for i, n in enumerate(names)]
-    elif first_layer and "neural" in names[1:]:
-        raise ConfigError(f"{source}: model.attention names \"neural\" after layer 0 with "
-                          "model.attention_options.neural.placement \"first-layer\" (the "
-                          "default), which attnlab refuses: set the placement to \"all-layers\"")
-    m["attention"] = list(names)
+    try:
+        m["attention"] = resolve_layers(m["attention"], m["layers"], m["attention_options"])
+    except ValueError as e:
+        raise ConfigError(f"{source}: {e}") from None
     if m["head"] == "classifier" and not m["classes"]:
         m["classes"] = 10  # the task's class count (Fashion-MNIST's, the only image task)
     return c

@@ -3,6 +3,7 @@
 // core/attention/kernel_family/kernel_attention.h; projections = U, b1, P, b2 = 2D^2 + 2D.
 #include "core/attention/kernel_family/kernel_options.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/attention/mechanism.h"
@@ -95,28 +96,50 @@ const MechanismDescriptor& semi_fusion_mechanism() {
 }
 
 const MechanismDescriptor& gaussian_mechanism() {
-  static const MechanismDescriptor d = kernel_family(
-      "gaussian",
-      "Gaussian-MHSA (seed 002): score sum_{d1,d2} exp(-(x~_s,d1 - x~_r,d2)^2 / (2 sigma^2)) / "
-      "Dh, i.e. A_i fixed to ones (no score parameters)",
-      "sigma (1.0, finite, > 0), init (default | xavier)",
-      [](const nlohmann::json& o) { parse_gaussian_options(o); },
-      [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 2 * D * D + 2 * D; });
+  static const MechanismDescriptor d = [] {
+    MechanismDescriptor g = kernel_family(
+        "gaussian",
+        "Gaussian-MHSA (seed 002): score sum_{d1,d2} exp(-(x~_s,d1 - x~_r,d2)^2 / (2 sigma^2)) / "
+        "Dh, i.e. A_i fixed to ones (no score parameters)",
+        "sigma (1.0, finite, > 0), init (default | xavier)",
+        [](const nlohmann::json& o) { parse_gaussian_options(o); },
+        [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 2 * D * D + 2 * D; });
+    // gaussian_kernel_map's [chunk of B H T T Dh Dh] differences (fused_attention.h), two live.
+    g.memory = [](const nlohmann::json&, double B, double H, double T, double Dh) {
+      AttentionMemory m;
+      m.scores = H * T * T;
+      m.fixed = 2.0 * std::min<double>(double(int64_t(1) << 24), B * H * T * T * Dh * Dh);
+      return m;
+    };
+    return g;
+  }();
   return d;
 }
 
 const MechanismDescriptor& linear_sim_mechanism() {
-  static const MechanismDescriptor d = kernel_family(
-      "linear-sim",
-      "Linear-Sim (seed 002): a simulated map x~_s^T W_o pool(X~) / Dh with one Dh x Dh weight "
-      "per key position o; the key's own content never enters its score",
-      "max_len (256, 1..4096): the longest sequence, one weight slot per position; init "
-      "(default | xavier)",
-      [](const nlohmann::json& o) { parse_linear_sim_options(o); },
-      [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
-        const LinearSimOptions o = parse_linear_sim_options(options);
-        return 2 * D * D + 2 * D + int64_t(o.max_len) * (D * D / n);  // + max_len n Dh^2
-      });
+  static const MechanismDescriptor d = [] {
+    MechanismDescriptor l = kernel_family(
+        "linear-sim",
+        "Linear-Sim (seed 002): a simulated map x~_s^T W_o pool(X~) / Dh with one Dh x Dh weight "
+        "per key position o; the key's own content never enters its score",
+        "max_len (256, 1..4096): the longest sequence, one weight slot per position; init "
+        "(default | xavier)",
+        [](const nlohmann::json& o) { parse_linear_sim_options(o); },
+        [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
+          const LinearSimOptions o = parse_linear_sim_options(options);
+          return 2 * D * D + 2 * D + int64_t(o.max_len) * (D * D / n);  // + max_len n Dh^2
+        });
+    // One weight slot per position: a config whose input is longer is refused when it is
+    // resolved, naming the key, instead of at the first step.
+    l.input_length_option = "max_len";
+    l.memory = [](const nlohmann::json&, double, double H, double T, double Dh) {
+      AttentionMemory m;
+      m.scores = H * T * T;
+      m.extra = 2 * H * T * Dh * Dh;  // the [B, H, T, Dh^2] outer products and their product
+      return m;
+    };
+    return l;
+  }();
   return d;
 }
 

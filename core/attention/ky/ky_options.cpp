@@ -57,6 +57,13 @@ const MechanismDescriptor& ky_mechanism() {
     d.legacy_view_key = "ky";
     d.legacy_view_file = "connections.json";
     d.legacy_view = &ky_legacy_view;
+    // Blocks of W queries against 2 W keys, then a [T, W] band: ~3 W columns, T rounded up.
+    d.memory = [](const nlohmann::json& options, double, double H, double T, double) {
+      const double W = parse_ky_options(options).window;
+      AttentionMemory m;
+      m.scores = H * (T + W) * 3 * W;
+      return m;
+    };
     return d;
   }();
   return d;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/attention/dot/dot_attention.h"
 #include "core/base/error.h"
 #include "core/random/run_random.h"
 
@@ -220,12 +219,8 @@ torch::Tensor neural_attention_literal(
 // --- options -------------------------------------------------------------------------------
 
 std::shared_ptr<AttentionModule> make_neural_attention(const AttentionSpec& spec) {
-  const NeuralOptions o = parse_neural_options(spec.options);
-  if (o.first_layer_only && spec.layer > 0) {
-    AttentionSpec dot = spec;
-    dot.options = nlohmann::json::object();
-    return std::make_shared<DotAttention>(dot);
-  }
+  // Every layer asked for is neural: placement "first-layer" is resolved in model.attention
+  // (resolved_attention_layers, core/attention/registry.h), not here.
   return std::make_shared<NeuralAttention>(spec);
 }
 

@@ -38,8 +38,9 @@
 
 namespace attn {
 
-// make_neural_attention (core/attention/attention.h) builds a NeuralAttention, or a DotAttention
-// for layers > 0 when the placement is "first-layer".
+// make_neural_attention (core/attention/attention.h) builds a NeuralAttention for every layer it
+// is asked for: the model asks for the layers of the resolved model.attention, where placement
+// "first-layer" has already put dot-product attention after layer 0.
 
 class NeuralAttention : public AttentionModule {
  public:

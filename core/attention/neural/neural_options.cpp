@@ -1,5 +1,7 @@
 #include "core/attention/neural/neural_options.h"
 
+#include <algorithm>
+
 #include "core/attention/mechanism.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
@@ -33,13 +35,13 @@ void read_neural_fields(JsonReader& r, NeuralOptions& o) {
                  "\" is refused: a linear scorer w_a^T (U q' + V k' + b_h) + b_a splits into a "
                  "query term, constant along each softmax row, plus a key term, so the attention "
                  "would ignore the query (use relu, gelu or tanh)");
-    std::string name = "relu";
-    r.string("activation", name, {"relu", "gelu", "tanh"});
-    o.activation = parse_neural_activation(name);
   }
-  std::string placement = "first-layer";
-  r.string("placement", placement, {"first-layer", "all-layers"});
-  o.first_layer_only = placement == "first-layer";
+  std::string activation = neural_activation_name(o.activation);
+  r.string("activation", activation, {"relu", "gelu", "tanh"});
+  o.activation = parse_neural_activation(activation);
+  // Where neural attention runs is the descriptor's FirstLayerRule (kFirstLayer below); the
+  // module never decides it.
+  r.string("placement", o.placement, {"first-layer", "all-layers"});
   r.integer("chunk", o.chunk, 1, 1 << 20);
   r.boolean("share_across_heads", o.share_across_heads);
   r.boolean("down_bias", o.down_bias);
@@ -49,24 +51,16 @@ void read_neural_fields(JsonReader& r, NeuralOptions& o) {
            "down-projection to add a bias to (set down to d', e.g. 2, or down_bias to false)");
 }
 
-// Placement "first-layer" (the default, the paper's) puts neural attention in layer 0 only. One
-// name for all layers expands to exactly that, so the resolved config (config.json, the Run
+// Placement "first-layer" (the default, the paper's §3.2) puts neural attention in layer 0 only.
+// One name for all layers expands to exactly that, so the resolved config (config.json, the Run
 // panel) names what really runs; a per-layer list that puts "neural" deeper is refused instead
-// of being run as dot-product attention behind the user's back.
-void resolve_neural_layout(const nlohmann::json& options, MechanismLayout& layout) {
-  if (!parse_neural_options(options).first_layer_only) return;
-  for (size_t i = 1; i < layout.layers.size(); ++i) {
-    if (layout.layers[i] != "neural") continue;
-    if (layout.one_name) {
-      layout.layers[i] = "dot";
-      continue;
-    }
-    throw Error("model.attention[" + std::to_string(i) +
-                "] is \"neural\" but model.attention_options.neural.placement is \"first-layer\" "
-                "(the default, the paper's: neural attention in layer 0 only). Set the placement "
-                "to \"all-layers\", or name \"dot\" for layers after the first.");
-  }
-}
+// of being run as dot-product attention behind the user's back. Data, not code: the Python
+// package applies it from mechanisms.json (core/attention/mechanism.h, FirstLayerRule).
+constexpr FirstLayerRule kFirstLayer{
+    "placement", "first-layer", "dot",
+    "model.attention[{layer}] is \"neural\" but model.attention_options.neural.placement is "
+    "\"first-layer\" (the default, the paper's: neural attention in layer 0 only). Set the "
+    "placement to \"all-layers\", or name \"dot\" for layers after the first."};
 
 }  // namespace
 
@@ -94,7 +88,7 @@ const MechanismDescriptor& neural_mechanism() {
       "tanh), placement (first-layer | all-layers), chunk (8, query rows per block on CPU), "
       "share_across_heads (false: one scorer per head), down_bias (false)",
       [](const nlohmann::json& o) { parse_neural_options(o); },
-      // The neural module itself (a "first-layer" placement builds dot in later layers).
+      // The neural module itself (layers after the first may run dot: kFirstLayer).
       [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
         const NeuralOptions o = parse_neural_options(options);
         const int64_t Dh = D / n, d = o.down > 0 ? o.down : Dh, h = o.hidden;
@@ -106,7 +100,15 @@ const MechanismDescriptor& neural_mechanism() {
       /*supports_rope=*/false, /*supports_alibi=*/true,
       "its score w_a^T act(U q' + V k' + b_h) is not a dot product: rotating q and k by position "
       "does not make it depend on i - j only",
-      resolve_neural_layout};
+      /*resolve=*/nullptr, kFirstLayer, /*input_length_option=*/nullptr,
+      // Its scorer works on one [B, H, chunk, T, hidden] block at a time, recomputed in backward.
+      [](const nlohmann::json& options, double, double H, double T, double) {
+        const NeuralOptions o = parse_neural_options(options);
+        AttentionMemory m;
+        m.scores = H * T * T;
+        m.extra = H * std::min<double>(o.chunk, T) * T * o.hidden;
+        return m;
+      }};
   return d;
 }
 

@@ -17,7 +17,10 @@ struct NeuralOptions {
   int down = 2;
   int hidden = 64;  // h, the width of the scorer's hidden layer
   NeuralActivation activation = NeuralActivation::relu;  // the paper's
-  bool first_layer_only = true;  // placement "first-layer" (the paper's §3.2)
+  // "first-layer" (the paper's §3.2) or "all-layers". Which layers run neural attention is
+  // decided once, by the descriptor's layout rule (model.attention as resolved); the module
+  // does not look at it.
+  std::string placement = "first-layer";
   // Query rows per block off CUDA (the dispatcher picks its own). 8, not 32: bench_neural's LM
   // step (d128, seq 128, batch 16) runs at 4.1x dot's CPU time and 1.23x its max RSS with 8,
   // against 8.9x and 2.05x with 32 (docs/design/TARGETS.md asks for at most 6x and 1.5x):

@@ -21,6 +21,7 @@ import math
 import torch
 import torch.nn as nn
 
+from ..mechanisms import option_defaults
 from .base import AttentionBase, fan_in_uniform_
 
 
@@ -133,7 +134,8 @@ class GaussianAttention(KernelAttention):
 class LinearSimAttention(KernelAttention):
     def __init__(self, spec):
         super().__init__(spec)
-        self.max_len = int(spec.options.get("max_len", 256))
+        self.max_len = int(spec.options.get(
+            "max_len", option_defaults("linear-sim")["max_len"]))
         self.slot_kernel = self.per_head(self.max_len)
         self.out = nn.Linear(spec.d_model, spec.d_model)
         self.reset_own_parameters()

@@ -22,10 +22,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..mechanisms import option_defaults
 from .base import AttentionBase
 
-KY_DEFAULTS = {"window": 16, "placement": "causal", "edges": "masked", "hidden": 32,
-               "connection": "learned", "init": "uniform"}
+KY_DEFAULTS = option_defaults("ky")  # attnlab's, from the registry's table
 
 
 class ConnectionNet(nn.Module):

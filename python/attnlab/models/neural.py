@@ -12,8 +12,8 @@ score_weight (w_a) [C, h], score_bias (b_a) [C] (softmax is shift invariant: its
 
 Written plainly: the [B, H, L, L, h] activations are materialised (attnlab blocks the query rows
 and recomputes them in backward, or runs a fused kernel: the same function).
-With placement "first-layer" (the default) only layer 0 is neural; attnlab builds dot-product
-attention in the later layers (``make_attention`` here does the same).
+With placement "first-layer" (the default) only layer 0 is neural: the resolved model.attention
+names dot after it (the registry's rule, applied by mechanisms.resolve_layers).
 """
 import math
 
@@ -21,10 +21,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..mechanisms import option_defaults
 from .base import AttentionBase, fan_in_uniform_
 
-NEURAL_DEFAULTS = {"down": 2, "hidden": 64, "activation": "relu", "placement": "first-layer",
-                   "share_across_heads": False, "down_bias": False, "chunk": 8}
+NEURAL_DEFAULTS = option_defaults("neural")  # attnlab's, from the registry's table
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh}  # gelu: the exact erf form
 
 

@@ -17,11 +17,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..hooks import HookPoint
+from ..mechanisms import resolve_layers
 from .base import AttentionSpec
 from .dot import DotAttention
 from .kernel import GaussianAttention, LinearSimAttention, PseudoAttention, SemiFusionAttention
 from .ky import KyAttention
-from .neural import NEURAL_DEFAULTS, NeuralAttention
+from .neural import NeuralAttention
 
 MECHANISMS = {"dot": DotAttention, "ky": KyAttention, "neural": NeuralAttention,
               "pseudo": PseudoAttention, "semi-fusion": SemiFusionAttention,
@@ -29,13 +30,10 @@ MECHANISMS = {"dot": DotAttention, "ky": KyAttention, "neural": NeuralAttention,
 
 
 def make_attention(name, spec, ky_impl="dense"):
-    """attnlab's make_attention: the named mechanism's module. Neural attention with placement
-    "first-layer" (the default) builds dot-product attention after layer 0."""
+    """attnlab's make_attention: the named mechanism's module, for a layer of the resolved
+    model.attention (where neural's "first-layer" placement already put dot after layer 0)."""
     if name not in MECHANISMS:
         raise ValueError(f"unknown attention mechanism {name!r} (known: {', '.join(MECHANISMS)})")
-    if name == "neural" and spec.layer > 0 and \
-            dict(NEURAL_DEFAULTS, **spec.options)["placement"] == "first-layer":
-        name, spec = "dot", AttentionSpec(**dict(vars(spec), options={}))
     if name == "ky":
         return KyAttention(spec, ky_impl)
     return MECHANISMS[name](spec)
@@ -78,10 +76,9 @@ class Transformer(nn.Module):
         super().__init__()
         d, layers = m["d_model"], m["layers"]
         self.classifier, self.dropout = m["head"] == "classifier", m["dropout"]
-        names = m["attention"] if len(m["attention"]) > 1 else m["attention"] * layers
-        if len(names) != layers:
-            raise ValueError(f"model.attention lists {len(names)} mechanisms but model.layers "
-                             f"is {layers}")
+        # The layers as attnlab builds them: every mechanism's layout rule applied (a resolved
+        # config passes unchanged; one name for all layers expands as attnlab expands it).
+        names = resolve_layers(m["attention"], layers, m["attention_options"])
         if patch_dim:
             self.patch = nn.Linear(patch_dim, d)
         else:

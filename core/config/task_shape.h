@@ -1,0 +1,31 @@
+// What a task feeds the model, by formula from its config alone (no task built), so that the
+// config parser can hand the model's input length to the mechanisms' layout rules (linear-sim's
+// slots, core/attention/registry.h) and the memory estimate can size a run. Torch-free.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/config/config.h"
+
+namespace attn {
+
+// Equals Task::sequence_length(), vocab_size() and patch_dim() of make_task's task for the same
+// config (tests/core/test_memory_estimate.cpp checks it for every task). A text task's
+// vocabulary is its corpus's alphabet, unknown before the corpus is read: `vocab` is then a
+// floor (kTextVocabFloor) and vocab_known false.
+struct TaskShape {
+  int64_t tokens = 0;     // model input length (image tasks: patches, without the CLS token)
+  int64_t vocab = 0;      // token vocabulary (0 for image tasks)
+  int64_t patch_dim = 0;  // pixels per patch (0 for token tasks)
+  bool vocab_known = true;
+};
+constexpr int64_t kTextVocabFloor = 256;
+
+// Throws attn::Error for a task it does not know.
+TaskShape task_shape(const TaskConfig& task);
+
+// The config key that sets a task's input length ("task.length", "task.context", "task.patch"),
+// or "" for modadd (always 3 tokens).
+std::string task_length_key(const TaskConfig& task);
+
+}  // namespace attn
