@@ -186,38 +186,10 @@ void keep_freed_memory_in_heap() {
 #endif
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  disarm_startup_guard();
-  keep_freed_memory_in_heap();
-  CLI::App app{
-      "attnlab: train small attention models and watch what they learn.\n"
-      "With no subcommand, opens the window on the default experiment."};
-  app.set_version_flag("--version", version_text, "Print the version, LibTorch's, CUDA or CPU");
-  app.require_subcommand(0, 1);
-  app.footer(attn::kExitCodesHelp);
-
-  // The headless subcommands, in the order --help lists them.
-  const Subcommand commands[] = {
-      subcommand(app, attn::add_train_command, attn::run_train_command),
-      subcommand(app, attn::add_ky_command, attn::run_ky_command),
-      subcommand(app, attn::add_geometry_command, attn::run_geometry_command),
-      subcommand(app, attn::add_spectral_command, attn::run_spectral_command),
-      subcommand(app, attn::add_compare_command, attn::run_compare_command),
-      subcommand(app, attn::add_sweep_command, attn::run_sweep_command),
-      subcommand(app, attn::add_reproduce_command, attn::run_reproduce_command),
-      subcommand(app, attn::add_suite_command, attn::run_suite_command),
-      subcommand(app, attn::add_export_command, attn::run_export_command),
-      subcommand(app, attn::add_analyze_command, attn::run_analyze_command),
-      subcommand(app, attn::add_eval_command, attn::run_eval_command),
-      subcommand(app, attn::add_migrate_command, attn::run_migrate_command),
-      subcommand(app, attn::add_bench_step_command, attn::run_bench_step_command),
-      subcommand(app, attn::add_config_command, attn::run_config_command)};
-
 #ifdef ATTN_HAVE_GUI
-  attn::GuiOptions gui;
-  std::string size;
+// `attnlab gui` (the default without a subcommand): the window's options; --size is kept as the
+// text given and read by run_gui_command, so that its message names it.
+void add_gui_command(CLI::App& app, attn::GuiOptions& gui, std::string& size) {
   auto* gui_cmd = app.add_subcommand("gui", "Open the interactive window (the default)");
   gui_cmd->add_option("--config", gui.config_path, "Experiment config to open");
   gui_cmd->add_flag("--autostart", gui.autostart, "Start training at once");
@@ -282,6 +254,57 @@ int main(int argc, char** argv) {
                    "of training (default 60; 0: only on pause, finish and close), so a window "
                    "that dies loses at most that much")
       ->check(CLI::Range(0.0, 1e9));
+}
+
+// Runs the window once the options that CLI11 cannot check alone are.
+int run_gui_command(attn::GuiOptions gui, const std::string& size) {
+  if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
+    std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";
+    return attn::kExitUsage;
+  }
+  if (gui.start_step >= 0 && gui.follow_runs.size() != 1) {
+    std::cerr << "attnlab: --step needs exactly one --run DIR (the run whose timeline to open), "
+                 "got "
+              << gui.follow_runs.size() << "\n";
+    return attn::kExitUsage;
+  }
+  return attn::run_gui(gui);
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  disarm_startup_guard();
+  keep_freed_memory_in_heap();
+  CLI::App app{
+      "attnlab: train small attention models and watch what they learn.\n"
+      "With no subcommand, opens the window on the default experiment."};
+  app.set_version_flag("--version", version_text, "Print the version, LibTorch's, CUDA or CPU");
+  app.require_subcommand(0, 1);
+  app.footer(attn::kExitCodesHelp);
+
+  // The headless subcommands, in the order --help lists them.
+  const Subcommand commands[] = {
+      subcommand(app, attn::add_train_command, attn::run_train_command),
+      subcommand(app, attn::add_ky_command, attn::run_ky_command),
+      subcommand(app, attn::add_geometry_command, attn::run_geometry_command),
+      subcommand(app, attn::add_spectral_command, attn::run_spectral_command),
+      subcommand(app, attn::add_compare_command, attn::run_compare_command),
+      subcommand(app, attn::add_sweep_command, attn::run_sweep_command),
+      subcommand(app, attn::add_reproduce_command, attn::run_reproduce_command),
+      subcommand(app, attn::add_suite_command, attn::run_suite_command),
+      subcommand(app, attn::add_export_command, attn::run_export_command),
+      subcommand(app, attn::add_analyze_command, attn::run_analyze_command),
+      subcommand(app, attn::add_eval_command, attn::run_eval_command),
+      subcommand(app, attn::add_migrate_command, attn::run_migrate_command),
+      subcommand(app, attn::add_bench_step_command, attn::run_bench_step_command),
+      subcommand(app, attn::add_config_command, attn::run_config_command)};
+
+#ifdef ATTN_HAVE_GUI
+  attn::GuiOptions gui;
+  std::string size;
+  add_gui_command(app, gui, size);
 #endif
 
   try {
@@ -317,17 +340,7 @@ int main(int argc, char** argv) {
     return attn::kExitRunFailed;
   }
 #ifdef ATTN_HAVE_GUI
-  if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &gui.width, &gui.height) != 2) {
-    std::cerr << "attnlab: --size must look like 1280x800, got " << size << "\n";
-    return attn::kExitUsage;
-  }
-  if (gui.start_step >= 0 && gui.follow_runs.size() != 1) {
-    std::cerr << "attnlab: --step needs exactly one --run DIR (the run whose timeline to open), "
-                 "got "
-              << gui.follow_runs.size() << "\n";
-    return attn::kExitUsage;
-  }
-  return attn::run_gui(gui);
+  return run_gui_command(gui, size);
 #else
   const std::string copy = attn::find_data_path("configs/copy.json");
   std::cerr << "attnlab: this build has no window (ATTN_BUILD_GUI=OFF). Use: attnlab train "

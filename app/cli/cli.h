@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -19,11 +20,37 @@ inline CLI::App* with_footer(CLI::App* cmd, const std::string& text) {
   return cmd;
 }
 
+// What the commands share (app/cli/cli_common.cpp):
+
 // v with `precision` decimals ("0.8720"), or "-" when it is not finite: the tables' number.
 std::string fixed_number(double v, int precision);
 
 // Torch threads for each of `jobs` runs at a time: the cores shared out, at least one each.
 int threads_per_job(int jobs);
+
+// The shipped data file or folder `relative` (app/common/data_paths.h); when it is in none of
+// the places looked at, throws attn::Error "cannot find the <what> (tried ...); give <option>".
+std::string find_data_path_or_throw(const std::string& relative, const std::string& what,
+                                    const std::string& option);
+
+// Now as "YYYY-MM-DD HH:MM UTC": the date in reports and leaderboards.
+std::string utc_now();
+
+// Runs a command's body and turns what escapes it into the exit code, each said on stderr as
+// "attnlab <command>: <what>": attn::Error and fig::FigureError (bad input) give kExitUsage, any
+// other exception (the input was accepted, the work failed) kExitRunFailed.
+int run_reporting_errors(const std::string& command, const std::function<int()>& body);
+
+// --figure FILE with its --width-in and --dpi (analyze, eval): the help of --figure and --dpi.
+struct FigureFileHelp {
+  std::string figure, dpi;
+};
+void add_figure_file_options(CLI::App* cmd, std::string& figure, fig::ExportRequest& request,
+                             const FigureFileHelp& help);
+// The request that writes `figure`: its format from the extension (.pdf, .svg, .png, .csv), the
+// options' size and resolution; throws attn::Error or fig::FigureError naming --figure.
+fig::ExportRequest figure_file_request(const std::string& figure,
+                                       const fig::ExportRequest& options);
 
 // True when every number in j is finite. nlohmann::json writes NaN/Inf as null, so the JSON
 // commands check their output with this and refuse to print a result that is not.

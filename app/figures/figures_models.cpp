@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/figures/figures.h"
+#include "app/figures/intervention_figures.h"
 #include "core/base/error.h"
 #include "core/views/conn_view.h"
 #include "core/views/neural_view.h"
@@ -391,18 +392,7 @@ fig::Figure heads_at_step_figure(const std::vector<HeadMetric>& rows, int64_t st
   fig::Figure f;
   f.name = "heads-step";
   f.title = label + " at step " + std::to_string(step);
-  fig::Panel p = fig::matrix_panel("head", "layer");  // layer 0 on top, as the maps are listed
-  for (int h = 0; h < heads; ++h) p.x.ticks.push_back({h + 0.5, std::to_string(h)});
-  for (int l = 0; l < layers; ++l) p.y.ticks.push_back({l + 0.5, std::to_string(l)});
-  fig::Heatmap m;
-  m.name = metric;
-  m.rows = layers;
-  m.cols = heads;
-  m.x0 = 0, m.x1 = heads, m.y0 = 0, m.y1 = layers;
-  m.values = std::move(values);
-  m.colorbar_label = label;
-  p.heatmaps.push_back(std::move(m));
-  f.panels.push_back(std::move(p));
+  f.panels.push_back(layer_head_panel(metric, label, layers, heads, std::move(values)));
   f.aspect = std::clamp(0.25 + 0.12 * layers, 0.3, 0.9);
   return f;
 }

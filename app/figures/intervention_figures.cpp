@@ -20,10 +20,8 @@ std::string fixed(double v, int digits) {
 // the grid is small enough to read.
 fig::Panel head_grid(const std::string& title, const std::string& name, const std::string& label,
                      int layers, int heads, std::vector<float> values, int digits) {
-  fig::Panel p = fig::matrix_panel("head", "layer");
+  fig::Panel p = layer_head_panel(name, label, layers, heads, values, render::Colormap::Diverging);
   p.title = title;
-  for (int h = 0; h < heads; ++h) p.x.ticks.push_back({h + 0.5, std::to_string(h)});
-  for (int l = 0; l < layers; ++l) p.y.ticks.push_back({l + 0.5, std::to_string(l)});
   // Dark text in either theme: readable on the pale cells near 0 and on the saturated ends of
   // the diverging map alike, whatever scale a filmstrip later puts the frames on.
   if (layers * heads <= 64)
@@ -34,19 +32,27 @@ fig::Panel head_grid(const std::string& title, const std::string& name, const st
           p.annotations.push_back({h + 0.5, l + 0.5, fixed(v, digits), fig::Anchor::Center,
                                    fig::Color::rgb(0.08f, 0.08f, 0.08f)});
       }
+  return p;
+}
+
+}  // namespace
+
+fig::Panel layer_head_panel(const std::string& name, const std::string& label, int layers,
+                            int heads, std::vector<float> values, render::Colormap colormap) {
+  fig::Panel p = fig::matrix_panel("head", "layer");  // layer 0 on top, as the maps are listed
+  for (int h = 0; h < heads; ++h) p.x.ticks.push_back({h + 0.5, std::to_string(h)});
+  for (int l = 0; l < layers; ++l) p.y.ticks.push_back({l + 0.5, std::to_string(l)});
   fig::Heatmap m;
   m.name = name;
   m.rows = layers;
   m.cols = heads;
   m.x0 = 0, m.x1 = heads, m.y0 = 0, m.y1 = layers;
   m.values = std::move(values);
-  m.colormap = render::Colormap::Diverging;
+  m.colormap = colormap;
   m.colorbar_label = label;
   p.heatmaps.push_back(std::move(m));
   return p;
 }
-
-}  // namespace
 
 fig::Figure importance_figure(const ImportanceTable& t, bool accuracy) {
   if (t.empty()) throw Error("no head importance table to draw");

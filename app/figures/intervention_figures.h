@@ -19,6 +19,12 @@
 namespace attn::figures {
 
 fig::Figure importance_figure(const ImportanceTable& table, bool accuracy = false);
+// A layer x head heatmap panel (these figures', and the head metrics at a step): head columns,
+// layer rows (layer 0 on top), each tick its index; `values` row-major, layers x heads, named
+// `name`, with `label` on the colour bar.
+fig::Panel layer_head_panel(const std::string& name, const std::string& label, int layers,
+                            int heads, std::vector<float> values,
+                            render::Colormap colormap = fig::Heatmap{}.colormap);
 fig::Figure patch_figure(const PatchTable& table, bool by_position = true);
 
 }  // namespace attn::figures

@@ -108,17 +108,6 @@ std::string align(const std::vector<std::vector<std::string>>& rows) {
 
 }  // namespace
 
-std::string fixed_number(double v, int precision) {
-  if (!std::isfinite(v)) return "-";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
-
-int threads_per_job(int jobs) {
-  return std::max(1, usable_cores() / std::max(1, jobs));
-}
-
 int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs) {
   std::vector<std::string> args = {"attnlab", "train"};
   std::string cell_config;
@@ -598,31 +587,13 @@ int run_sweep_command(const SweepArgs& a) {
     return kExitOk;
   }
   install_stop_signals();  // Ctrl-C: the running cells checkpoint, no new cell starts
-  SweepRunOptions o;
-  o.out_dir = a.out;
-  if (a.index >= 0) o.index = a.index;
-  o.threads = a.threads;
-  o.checkpoint_every = a.checkpoint_every;
-  o.jobs = a.jobs;
   CellConsole console(a.quiet, a.jobs);
-  o.runner = console.runner();
-  o.log = console.log();
+  auto o = console.run_options<SweepRunOptions>(a.out, a.threads, a.checkpoint_every);
+  if (a.index >= 0) o.index = a.index;
   SweepOutcome outcome;
-  try {
-    if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
-    outcome = run_sweep(plan, o);
-  } catch (const Interrupted& i) {
-    std::cerr << "attnlab sweep: interrupted; finished and checkpointed cells are kept, run the "
-                 "same command again to continue\n";
-    return 128 + i.signal;
-  } catch (const Error& e) {
-    std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return console.exits.code_for_failure();
-  } catch (const std::exception& e) {
-    std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return kExitRunFailed;
-  }
-  console.progress.finish();
+  if (const auto stopped =
+          run_sweep_cells(console, a.shard, o, "cells", [&] { outcome = run_sweep(plan, o); }))
+    return *stopped;
   try {
     const auto groups = aggregate_sweep(plan, a.out);
     if (a.json)

@@ -4,12 +4,17 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <functional>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/cli/progress.h"
+#include "app/common/exit_codes.h"
 #include "core/analysis/verdict.h"
+#include "core/base/error.h"
+#include "core/base/interrupt.h"
 #include "core/runs/run_dir.h"
 #include "core/training/headless/sweep.h"
 #include "render/plot/figure.h"
@@ -54,26 +59,33 @@ int run_sweep_command(const SweepArgs& args);
 // holds each group's chosen rate.
 int run_tuned_sweep(const SweepArgs& args, const SweepPlan& plan);
 
-struct ReproduceArgs {
-  std::string paper;
-  bool quick = false;
-  bool json = false;
-  int seeds = 0;  // 0: the paper's default
+// What the commands that train a whole campaign of runs share (reproduce, suite): the output
+// directory, the quick slice, seeds per arm or cell (0: the manifest's), runs at a time, torch
+// threads per run (0: the configs'), rewriting the report alone, and JSON output.
+struct CampaignArgs {
   std::string out;
+  bool quick = false, json = false, report_only = false;
+  int seeds = 0;
+  int jobs = 1, threads = 0;
+};
+// Registers them (--out required, --seeds 1..100, --jobs 1..64, --threads >= 0), their help in
+// the command's words: what it writes (`product`: "report", "leaderboard"), what a seed count
+// is per ("arm", "cell"), where the runs go, and what --json adds to the product's JSON.
+struct CampaignWords {
+  std::string product, unit, runs_under, json_extra;
+};
+void add_campaign_options(CLI::App* cmd, CampaignArgs& a, const CampaignWords& words);
+
+struct ReproduceArgs : CampaignArgs {
+  std::string paper;
   std::string configs;  // the repro configs' directory (default: find_data_path's)
-  int threads = 0;
-  int jobs = 1;
-  bool report_only = false;
 };
 CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& args);
 int run_reproduce_command(const ReproduceArgs& args);
 
 // `attnlab suite` (app/cli/compare/cli_suite.cpp, core/training/headless/suite.h).
-struct SuiteArgs {
-  std::string out, manifest, tasks, mechanisms, shard;
-  bool quick = false, json = false, report_only = false;
-  int seeds = 0;  // 0: the manifest's
-  int jobs = 1, threads = 0;
+struct SuiteArgs : CampaignArgs {
+  std::string manifest, tasks, mechanisms, shard;
 };
 CLI::App* add_suite_command(CLI::App& app, SuiteArgs& args);
 int run_suite_command(const SuiteArgs& args);
@@ -160,7 +172,49 @@ struct CellConsole {
       if (!quiet || line.find(": step ") == std::string::npos) progress(line);
     };
   }
+  // The run options (SweepRunOptions, TunedRunOptions, SuiteRunOptions) of cells written under
+  // `out`, `jobs` at a time through this console's runner and log, each with `threads` torch
+  // threads (0: the config's) and a checkpoint every `checkpoint_every` steps (0: at the end).
+  template <class RunOptions>
+  RunOptions run_options(const std::string& out, int threads, int64_t checkpoint_every) {
+    RunOptions o;
+    o.out_dir = out;
+    o.jobs = jobs;
+    o.threads = threads;
+    o.checkpoint_every = checkpoint_every;
+    o.runner = runner();
+    o.log = log();
+    return o;
+  }
 };
+
+// Reads --shard i/n into `o`, then runs `run()` (the sweep's cells or its tuned groups), and says
+// what stopped it: interrupted (the finished and checkpointed `kept`, "cells" or "runs", are
+// kept: 128 + the signal), bad input or a failed cell (console.exits' code), anything else (a
+// failed run: kExitRunFailed). Returns that exit code, or nothing when the run went through.
+template <class RunOptions, class Run>
+std::optional<int> run_sweep_cells(CellConsole& console, const std::string& shard, RunOptions& o,
+                                   const std::string& kept, Run run) {
+  try {
+    if (!shard.empty()) parse_shard(shard, o.shard_index, o.shard_count);
+    run();
+    console.progress.finish();
+    return std::nullopt;
+  } catch (const Interrupted& i) {
+    console.progress.finish();
+    std::cerr << "attnlab sweep: interrupted; finished and checkpointed " << kept
+              << " are kept, run the same command again to continue\n";
+    return 128 + i.signal;
+  } catch (const Error& e) {
+    console.progress.finish();
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return console.exits.code_for_failure();
+  } catch (const std::exception& e) {
+    console.progress.finish();
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+}
 
 // A sweep's outcome (SweepOutcome, TunedOutcome: ran, resumed, skipped, diverged) as the line
 // "sweep: 3 run, 1 resumed, 0 already done[, 1 diverged]" and as JSON with `groups` beside.

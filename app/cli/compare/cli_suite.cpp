@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <ctime>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -14,7 +13,6 @@
 #include "app/cli/cli.h"
 #include "app/cli/compare/cli_compare.h"
 #include "app/cli/progress.h"
-#include "app/common/data_paths.h"
 #include "app/figures/leaderboard_figures.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
@@ -69,9 +67,9 @@ std::string cell_text(const json& c) {
   return s;
 }
 
-std::string markdown(const json& board, const std::string& command, const std::string& when,
-                     double wall_minutes, bool extrapolation_figure) {
-  std::ostringstream md;
+// The leaderboard's title, provenance and how it was made.
+void intro_section(std::ostringstream& md, const json& board, const std::string& command,
+                   const std::string& when, double wall_minutes) {
   md << "# " << board["title"].get<std::string>() << "\n\n";
   md << "`" << command << "`: " << when << ", " << version_string() << ", "
      << std::thread::hardware_concurrency() << " cores, " << fixed_number(wall_minutes, 1)
@@ -90,11 +88,22 @@ std::string markdown(const json& board, const std::string& command, const std::s
     md << " A best rate at the grid's edge grows the grid a grid step at a time, up to " << extend
        << (extend == 1 ? " time" : " times") << ".";
   md << " A chosen rate marked \"edge\" is still the lowest or highest tried.\n\n";
-  md << "| task |";
+}
+
+// A table's header: its `leading` columns' cells (e.g. "| task |"), then one column per
+// mechanism.
+void mechanism_columns(std::ostringstream& md, const json& board, const std::string& cells,
+                       size_t leading) {
+  md << cells;
   for (const auto& m : board["mechanisms"]) md << " " << m["name"].get<std::string>() << " |";
-  md << "\n|---|";
-  for (size_t i = 0; i < board["mechanisms"].size(); ++i) md << "---|";
+  md << "\n|";
+  for (size_t i = 0; i < leading + board["mechanisms"].size(); ++i) md << "---|";
   md << "\n";
+}
+
+// Task by mechanism: each cell's accuracy at the training length.
+void leaderboard_section(std::ostringstream& md, const json& board) {
+  mechanism_columns(md, board, "| task |", 1);
   for (const auto& t : board["tasks"]) {
     md << "| " << t["name"].get<std::string>() << " |";
     for (const auto& m : board["mechanisms"]) {
@@ -105,45 +114,62 @@ std::string markdown(const json& board, const std::string& command, const std::s
   }
   md << "\n![leaderboard](leaderboard.png)\n\n([PDF](leaderboard.pdf), [data CSV](leaderboard.csv))"
         "\n\n";
+}
 
+// A cell's accuracy at its task's k-th longer length: "table" where the model cannot run there.
+std::string length_text(const json* c, size_t k) {
+  if (!c || !c->contains("length_eval") || k >= (*c)["length_eval"].size()) return "-";
+  const json& l = (*c)["length_eval"][k];
+  if (l.contains("refused")) return "table";
+  if (!l["mean"].is_number()) return "-";
+  std::string text = fixed_number(100 * l["mean"].get<double>(), 1);
+  if (l["ci95"].is_array())
+    text += " ± " + fixed_number(50 * (l["ci95"][1].get<double>() - l["ci95"][0].get<double>()), 1);
+  return text;
+}
+
+// Train short, test long: the same models on longer inputs, where the tasks have them.
+void length_section(std::ostringstream& md, const json& board, bool extrapolation_figure) {
   bool any_length = false;
   for (const auto& t : board["tasks"]) any_length |= !t["extrapolate"].empty();
-  if (any_length) {
-    md << "## Train short, test long\n\nEval accuracy (%) of the same models on longer inputs "
-          "(mean ± 95% half-width over seeds). \"table\": a learned position table has no rows "
-          "beyond the training length, so the model cannot run there.\n\n| task | length |";
-    for (const auto& m : board["mechanisms"]) md << " " << m["name"].get<std::string>() << " |";
-    md << "\n|---|---|";
-    for (size_t i = 0; i < board["mechanisms"].size(); ++i) md << "---|";
-    md << "\n";
-    for (const auto& t : board["tasks"])
-      for (size_t k = 0; k < t["extrapolate"].size(); ++k) {
-        md << "| " << t["name"].get<std::string>() << " | " << t["extrapolate"][k].get<int>()
-           << " (trained " << t.value("trained_length", 0) << ") |";
-        for (const auto& m : board["mechanisms"]) {
-          const json* c = find_cell(board, t["name"], m["name"]);
-          std::string text = "-";
-          if (c && c->contains("length_eval") && k < (*c)["length_eval"].size()) {
-            const json& l = (*c)["length_eval"][k];
-            if (l.contains("refused"))
-              text = "table";
-            else if (l["mean"].is_number()) {
-              text = fixed_number(100 * l["mean"].get<double>(), 1);
-              if (l["ci95"].is_array())
-                text +=
-                    " ± " +
-                    fixed_number(50 * (l["ci95"][1].get<double>() - l["ci95"][0].get<double>()), 1);
-            }
-          }
-          md << " " << text << " |";
-        }
-        md << "\n";
-      }
-    if (extrapolation_figure)
-      md << "\n![extrapolation](extrapolation.png)\n\n([PDF](extrapolation.pdf), [data "
-            "CSV](extrapolation.csv))\n\n";
-  }
+  if (!any_length) return;
+  md << "## Train short, test long\n\nEval accuracy (%) of the same models on longer inputs "
+        "(mean ± 95% half-width over seeds). \"table\": a learned position table has no rows "
+        "beyond the training length, so the model cannot run there.\n\n";
+  mechanism_columns(md, board, "| task | length |", 2);
+  for (const auto& t : board["tasks"])
+    for (size_t k = 0; k < t["extrapolate"].size(); ++k) {
+      md << "| " << t["name"].get<std::string>() << " | " << t["extrapolate"][k].get<int>()
+         << " (trained " << t.value("trained_length", 0) << ") |";
+      for (const auto& m : board["mechanisms"])
+        md << " " << length_text(find_cell(board, t["name"], m["name"]), k) << " |";
+      md << "\n";
+    }
+  if (extrapolation_figure)
+    md << "\n![extrapolation](extrapolation.png)\n\n([PDF](extrapolation.pdf), [data "
+          "CSV](extrapolation.csv))\n\n";
+}
 
+// A cell's learning-rate grid: each rate's validation accuracy, the chosen one in bold.
+std::string lr_grid_text(const json& c) {
+  std::ostringstream md;
+  bool first = true;
+  for (const auto& g : c["lr_grid"]) {
+    md << (first ? "" : ", ");
+    first = false;
+    const bool chosen = c["lr_chosen"].is_number() && g["lr"] == c["lr_chosen"];
+    std::ostringstream lr;
+    lr << g["lr"].get<double>();
+    std::string acc = g.contains("validation_accuracy")
+                          ? fixed_number(100 * g["validation_accuracy"].get<double>(), 1)
+                          : (g["diverged"].get<bool>() ? "diverged" : "pending");
+    md << (chosen ? "**" : "") << lr.str() << ": " << acc << (chosen ? "**" : "");
+    if (chosen && json_member(c, "lr_at_edge", json(false)).get<bool>()) md << " (edge)";
+  }
+  return md.str();
+}
+
+void rates_section(std::ostringstream& md, const json& board) {
   md << "## Learning rates and speed of learning\n\nPer cell: the grid's validation accuracy "
         "(%) at each rate (the chosen one in bold), and the mean step at which eval accuracy "
         "first reached "
@@ -152,21 +178,7 @@ std::string markdown(const json& board, const std::string& command, const std::s
         "(validation accuracy) | steps to threshold | eval loss |\n|---|---|---|---|---|\n";
   for (const auto& c : board["cells"]) {
     md << "| " << c["task"].get<std::string>() << " | " << c["mechanism"].get<std::string>()
-       << " | ";
-    bool first = true;
-    for (const auto& g : c["lr_grid"]) {
-      md << (first ? "" : ", ");
-      first = false;
-      const bool chosen = c["lr_chosen"].is_number() && g["lr"] == c["lr_chosen"];
-      std::ostringstream lr;
-      lr << g["lr"].get<double>();
-      std::string acc = g.contains("validation_accuracy")
-                            ? fixed_number(100 * g["validation_accuracy"].get<double>(), 1)
-                            : (g["diverged"].get<bool>() ? "diverged" : "pending");
-      md << (chosen ? "**" : "") << lr.str() << ": " << acc << (chosen ? "**" : "");
-      if (chosen && json_member(c, "lr_at_edge", json(false)).get<bool>()) md << " (edge)";
-    }
-    md << " | ";
+       << " | " << lr_grid_text(c) << " | ";
     if (json_member(c, "steps_to_threshold", json()).is_number())
       md << fixed_number(c["steps_to_threshold"].get<double>(), 0) << " ("
          << c["threshold_reached"].get<int>() << "/" << c["seeds"].get<int>() << ")";
@@ -178,6 +190,9 @@ std::string markdown(const json& board, const std::string& command, const std::s
                : "-")
        << " |\n";
   }
+}
+
+void tasks_section(std::ostringstream& md, const json& board) {
   md << "\n## Tasks\n\n";
   for (const auto& t : board["tasks"])
     md << "- **" << t["name"].get<std::string>() << "** (`" << t["task"].get<std::string>()
@@ -190,7 +205,122 @@ std::string markdown(const json& board, const std::string& command, const std::s
     first = false;
   }
   md << ".\n";
+}
+
+std::string markdown(const json& board, const std::string& command, const std::string& when,
+                     double wall_minutes, bool extrapolation_figure) {
+  std::ostringstream md;
+  intro_section(md, board, command, when, wall_minutes);
+  leaderboard_section(md, board);
+  length_section(md, board, extrapolation_figure);
+  rates_section(md, board);
+  tasks_section(md, board);
   return md.str();
+}
+
+// The suite's plan from its manifest, the --tasks, --mechanisms and --seeds filters applied.
+SuitePlan load_plan(const SuiteArgs& a) {
+  const std::string manifest =
+      a.manifest.empty()
+          ? find_data_path_or_throw("configs/suite/suite.json", "suite manifest", "--manifest FILE")
+          : a.manifest;
+  SuiteFilter filter;
+  filter.tasks = split_list(a.tasks);
+  filter.mechanisms = split_list(a.mechanisms);
+  filter.seeds = a.seeds;
+  return load_suite(manifest, a.quick, filter);
+}
+
+// A run whose summary is damaged would be dropped from its cell in silence: refused, naming
+// each file, before any leaderboard is written.
+bool refuse_damaged(const json& board) {
+  if (board["damaged"].empty()) return false;
+  for (const auto& problem : board["damaged"])
+    std::cerr << "attnlab suite: " << problem.get<std::string>() << "\n";
+  std::cerr << "attnlab suite: no leaderboard written: " << board["damaged"].size()
+            << (board["damaged"].size() == 1 ? " run's summary.json is" : " runs' summary.json are")
+            << " damaged. Restore the file, or remove it: that seed then counts as unfinished and "
+               "`attnlab suite` (without --report-only) resumes or retrains it\n";
+  return true;
+}
+
+// The command the leaderboard names (the options that change what it holds).
+std::string suite_command(const SuiteArgs& a) {
+  std::string command = "attnlab suite";
+  if (a.quick) command += " --quick";
+  if (!a.tasks.empty()) command += " --tasks " + a.tasks;
+  if (!a.mechanisms.empty()) command += " --mechanisms " + a.mechanisms;
+  if (a.seeds > 0) command += " --seeds " + std::to_string(a.seeds);
+  if (a.jobs > 1) command += " -j " + std::to_string(a.jobs);
+  command += " --out " + a.out;
+  return command;
+}
+
+// The board's command, date, wall time and machine. --report-only rewrites the leaderboard of an
+// earlier invocation: its command, date and wall time are the ones that trained the runs.
+void stamp_board(json& board, const SuiteArgs& a, double wall) {
+  std::string command = suite_command(a);
+  const std::string when = utc_now();
+  double wall_shown = wall;
+  std::string when_shown = when;
+  if (a.report_only) {
+    try {
+      const json previous = read_json_file((fs::path(a.out) / "leaderboard.json").string());
+      if (previous.contains("wall_seconds") && previous.contains("command")) {
+        wall_shown = previous["wall_seconds"].get<double>();
+        when_shown = previous.value("date", when_shown);
+        command = previous["command"].get<std::string>();
+        board["rewritten"] = when;
+      }
+    } catch (const std::exception&) {
+      // no earlier leaderboard: this invocation's own figures
+    }
+  }
+  board["wall_seconds"] = wall_shown;
+  board["command"] = command;
+  board["date"] = when_shown;
+  board["machine"] = std::to_string(std::thread::hardware_concurrency()) + " cores";
+}
+
+// The leaderboard's figures (and the extrapolation one where the tasks have longer lengths),
+// listed in board["figures"]; returns whether the extrapolation figure was drawn.
+bool export_figures(json& board, const std::string& out) {
+  std::vector<std::string> figures;
+  bool drew_extrapolation = false;
+  try {
+    export_report_figure(figures::leaderboard_figure(board), out, "leaderboard", 7.5);
+    figures.push_back("leaderboard");
+    if (figures::has_extrapolation(board)) {
+      export_report_figure(figures::extrapolation_figure(board), out, "extrapolation", 7.5);
+      figures.push_back("extrapolation");
+      drew_extrapolation = true;
+    }
+  } catch (const Error& e) {
+    std::cerr << "attnlab suite: no figure yet (" << e.what() << ")\n";
+  }
+  board["figures"] = figures;
+  return drew_extrapolation;
+}
+
+// leaderboard.md, leaderboard.json and the figures; prints the table (or the board with --json).
+int write_leaderboard(const SuiteArgs& a, const SuitePlan& plan, double wall) {
+  json board = suite_leaderboard(plan, a.out);
+  if (refuse_damaged(board)) return kExitUsage;
+  board.erase("damaged");
+  stamp_board(board, a, wall);
+  const bool drew_extrapolation = export_figures(board, a.out);
+  const std::string md =
+      markdown(board, board["command"].get<std::string>(), board["date"].get<std::string>(),
+               board["wall_seconds"].get<double>() / 60, drew_extrapolation);
+  fig::write_files_atomically(
+      {{(fs::path(a.out) / "leaderboard.md").string(), md},
+       {(fs::path(a.out) / "leaderboard.json").string(), board.dump(2) + "\n"}});
+  if (a.json)
+    std::cout << board.dump(2) << "\n";
+  else
+    std::cout << md.substr(0, md.find("## Learning rates"))
+              << "leaderboard: " << (fs::path(a.out) / "leaderboard.md").string() << "\n";
+  return kExitOk;
 }
 
 }  // namespace
@@ -198,57 +328,27 @@ std::string markdown(const json& board, const std::string& command, const std::s
 CLI::App* add_suite_command(CLI::App& app, SuiteArgs& a) {
   auto* cmd = app.add_subcommand(
       "suite", "Train every mechanism on the standard synthetic tasks and write a leaderboard");
-  cmd->add_option("--out", a.out, "Leaderboard directory (runs under OUT/<task>/<mechanism>)")
-      ->required();
-  cmd->add_flag("--quick", a.quick, "The manifest's quick slice: checks the pipeline");
   cmd->add_option("--manifest", a.manifest,
                   "Suite manifest (default: the installed configs/suite/suite.json)");
   cmd->add_option("--tasks", a.tasks, "Only these tasks (comma-separated names)");
   cmd->add_option("--mechanisms", a.mechanisms, "Only these mechanisms (comma-separated names)");
-  cmd->add_option("--seeds", a.seeds, "Seeds per cell (default: the manifest's)")
-      ->check(CLI::Range(1, 100));
-  cmd->add_option("--jobs,-j", a.jobs, "Pairs at a time, each run its own process (default 1)")
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--threads", a.threads, "Torch threads per run (default: the configs')")
-      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--shard", a.shard, "i/n: run every n-th pair, starting at i (Slurm arrays)");
-  cmd->add_flag("--report-only", a.report_only, "Train nothing: write the leaderboard of what ran");
-  cmd->add_flag("--json", a.json, "Print leaderboard.json instead of the table");
+  add_campaign_options(cmd, a, {"leaderboard", "cell", "OUT/<task>/<mechanism>", ""});
   return with_footer(cmd, kSuiteFooter);
 }
 
 int run_suite_command(const SuiteArgs& a) {
   SuitePlan plan;
-  SuiteRunOptions o;
+  CellConsole console(true, a.jobs);  // the children quiet, every line of the suite's own
+  auto o = console.run_options<SuiteRunOptions>(a.out, a.threads, a.quick ? 0 : 500);
   try {
-    std::string manifest = a.manifest;
-    if (manifest.empty()) {
-      manifest = find_data_path("configs/suite/suite.json");
-      if (manifest.empty()) {
-        std::string tried;
-        for (const auto& p : data_path_candidates("configs/suite/suite.json")) tried += " " + p;
-        throw Error("cannot find the suite manifest (tried" + tried + "); give --manifest FILE");
-      }
-    }
-    SuiteFilter filter;
-    filter.tasks = split_list(a.tasks);
-    filter.mechanisms = split_list(a.mechanisms);
-    filter.seeds = a.seeds;
-    plan = load_suite(manifest, a.quick, filter);
+    plan = load_plan(a);
     if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
   } catch (const std::exception& e) {
     std::cerr << "attnlab suite: " << e.what() << "\n";
     return kExitUsage;
   }
-  o.out_dir = a.out;
-  o.jobs = a.jobs;
-  o.threads = a.threads;
-  o.checkpoint_every = a.quick ? 0 : 500;
-  CellConsole console(true, a.jobs);  // the children quiet, every line of the suite's own
-  o.runner = console.runner();
-  o.log = console.log();
   ProgressPrinter& progress = console.progress;
-  CellExits& exits = console.exits;
   const auto start = std::chrono::steady_clock::now();
   SuiteOutcome outcome;
   install_stop_signals();
@@ -264,82 +364,15 @@ int run_suite_command(const SuiteArgs& a) {
     } catch (const std::exception& e) {
       progress.finish();
       std::cerr << "attnlab suite: " << e.what() << "\n";
-      return exits.code_for_failure();
+      return console.exits.code_for_failure();
     }
   }
   progress.finish();
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {
-    json board = suite_leaderboard(plan, a.out);
-    // A run whose summary is damaged would be dropped from its cell in silence: refused, naming
-    // each file, before any leaderboard is written.
-    if (!board["damaged"].empty()) {
-      for (const auto& problem : board["damaged"])
-        std::cerr << "attnlab suite: " << problem.get<std::string>() << "\n";
-      std::cerr
-          << "attnlab suite: no leaderboard written: " << board["damaged"].size()
-          << (board["damaged"].size() == 1 ? " run's summary.json is" : " runs' summary.json are")
-          << " damaged. Restore the file, or remove it: that seed then counts as unfinished and "
-             "`attnlab suite` (without --report-only) resumes or retrains it\n";
-      return kExitUsage;
-    }
-    board.erase("damaged");
-    std::string command = "attnlab suite";
-    if (a.quick) command += " --quick";
-    if (!a.tasks.empty()) command += " --tasks " + a.tasks;
-    if (!a.mechanisms.empty()) command += " --mechanisms " + a.mechanisms;
-    if (a.seeds > 0) command += " --seeds " + std::to_string(a.seeds);
-    if (a.jobs > 1) command += " -j " + std::to_string(a.jobs);
-    command += " --out " + a.out;
-    const std::time_t now = std::time(nullptr);
-    char when[32];
-    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-    // --report-only rewrites the leaderboard of an earlier invocation: its command, date and wall
-    // time are the ones that trained the runs.
-    double wall_shown = wall;
-    std::string when_shown = when;
-    if (a.report_only) {
-      try {
-        const json previous = read_json_file((fs::path(a.out) / "leaderboard.json").string());
-        if (previous.contains("wall_seconds") && previous.contains("command")) {
-          wall_shown = previous["wall_seconds"].get<double>();
-          when_shown = previous.value("date", when_shown);
-          command = previous["command"].get<std::string>();
-          board["rewritten"] = when;
-        }
-      } catch (const std::exception&) {
-        // no earlier leaderboard: this invocation's own figures
-      }
-    }
-    board["wall_seconds"] = wall_shown;
-    board["command"] = command;
-    board["date"] = when_shown;
-    board["machine"] = std::to_string(std::thread::hardware_concurrency()) + " cores";
-    std::vector<std::string> figures;
-    bool drew_extrapolation = false;
-    try {
-      export_report_figure(figures::leaderboard_figure(board), a.out, "leaderboard", 7.5);
-      figures.push_back("leaderboard");
-      if (figures::has_extrapolation(board)) {
-        export_report_figure(figures::extrapolation_figure(board), a.out, "extrapolation", 7.5);
-        figures.push_back("extrapolation");
-        drew_extrapolation = true;
-      }
-    } catch (const Error& e) {
-      std::cerr << "attnlab suite: no figure yet (" << e.what() << ")\n";
-    }
-    board["figures"] = figures;
-    const std::string md =
-        markdown(board, command, when_shown, wall_shown / 60, drew_extrapolation);
-    fig::write_files_atomically(
-        {{(fs::path(a.out) / "leaderboard.md").string(), md},
-         {(fs::path(a.out) / "leaderboard.json").string(), board.dump(2) + "\n"}});
-    if (a.json)
-      std::cout << board.dump(2) << "\n";
-    else
-      std::cout << md.substr(0, md.find("## Learning rates"))
-                << "leaderboard: " << (fs::path(a.out) / "leaderboard.md").string() << "\n";
+    const int code = write_leaderboard(a, plan, wall);
+    if (code != kExitOk) return code;
   } catch (const std::exception& e) {
     std::cerr << "attnlab suite: writing the leaderboard: " << e.what() << "\n";
     return kExitRunFailed;

@@ -57,27 +57,11 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
   }
   install_stop_signals();
   CellConsole console(a.quiet, a.jobs);
-  TunedRunOptions o;
-  o.out_dir = a.out;
-  o.threads = a.threads;
-  o.checkpoint_every = a.checkpoint_every;
-  o.jobs = a.jobs;
-  o.runner = console.runner();
-  o.log = console.log();
+  auto o = console.run_options<TunedRunOptions>(a.out, a.threads, a.checkpoint_every);
   TunedOutcome outcome;
-  try {
-    if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
-    outcome = run_tuned_arms(arms, o);
-  } catch (const Interrupted& i) {
-    std::cerr << "attnlab sweep: interrupted; finished and checkpointed runs are kept, run the "
-                 "same command again to continue\n";
-    return 128 + i.signal;
-  } catch (const std::exception& e) {
-    console.progress.finish();
-    std::cerr << "attnlab sweep: " << e.what() << "\n";
-    return console.exits.code_for_failure();
-  }
-  console.progress.finish();
+  if (const auto stopped =
+          run_sweep_cells(console, a.shard, o, "runs", [&] { outcome = run_tuned_arms(arms, o); }))
+    return *stopped;
   try {
     std::vector<RunDirectory> runs;
     std::vector<std::string> group_of;

@@ -18,7 +18,6 @@
 
 namespace attn {
 namespace {
-namespace fs = std::filesystem;
 
 constexpr const char* kAnalyzeFooter =
     R"(Give one of --ablate, --importance or --patch. Ablation replaces a head's output (before
@@ -52,14 +51,7 @@ std::string fixed(double v, int digits) {
 
 void write_figure(const AnalyzeArgs& a, const fig::Figure& figure, const RunDirectory& run,
                   int64_t step) {
-  std::string ext = fs::path(a.figure).extension().string();
-  if (!ext.empty()) ext = ext.substr(1);
-  fig::ExportRequest r = a.request;
-  if (!fig::parse_export_format(ext, r.format))
-    throw Error("--figure " + a.figure +
-                ": cannot tell the format from the extension; use .pdf, .svg, .png or .csv");
-  r.path = a.figure;
-  fig::validate(r);
+  const fig::ExportRequest r = figure_file_request(a.figure, a.request);
   fig::Provenance p;
   p.program_version = version_string();
   p.run_id = run.id;
@@ -175,17 +167,16 @@ CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_option("--clean", a.clean, "--patch: the clean probe (default: the run's probe)");
   cmd->add_option("--corrupt", a.corrupt,
                   "--patch: the corrupted probe (default: the task's corrupted twin of --clean)");
-  cmd->add_option("--figure", a.figure,
-                  "--importance or --patch: write the heatmap to FILE (.pdf, .svg, .png, .csv)");
-  fig::ExportRequest& r = a.request;
-  cmd->add_option("--dpi", r.dpi, "--figure PNG resolution (30..2400, default 300)");
-  cmd->add_option("--width-in", r.width_in, "--figure width in inches (1..20)");
+  add_figure_file_options(
+      cmd, a.figure, a.request,
+      {"--importance or --patch: write the heatmap to FILE (.pdf, .svg, .png, .csv)",
+       "--figure PNG resolution (30..2400, default 300)"});
   cmd->add_flag("--json", a.json, "Print the result as one JSON document");
   return with_footer(cmd, kAnalyzeFooter);
 }
 
 int run_analyze_command(const AnalyzeArgs& a) {
-  try {
+  return run_reporting_errors("analyze", [&] {
     const int modes = (a.ablate.empty() ? 0 : 1) + (a.importance ? 1 : 0) + (a.patch ? 1 : 0);
     if (modes != 1)
       throw Error("give exactly one of --ablate L.H[,L.H...], --importance or --patch");
@@ -264,15 +255,7 @@ int run_analyze_command(const AnalyzeArgs& a) {
       throw Error("the result holds a value that is not finite (the model diverged?)");
     if (a.json) std::cout << out.dump(2) << "\n";
     return kExitOk;
-  } catch (const Error& e) {
-    std::cerr << "attnlab analyze: " << e.what() << "\n";
-  } catch (const fig::FigureError& e) {
-    std::cerr << "attnlab analyze: " << e.what() << "\n";
-  } catch (const std::exception& e) {  // the input was accepted, the work failed
-    std::cerr << "attnlab analyze: " << e.what() << "\n";
-    return kExitRunFailed;
-  }
-  return kExitUsage;
+  });
 }
 
 }  // namespace attn

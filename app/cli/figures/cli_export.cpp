@@ -232,6 +232,144 @@ int write_weights(const ExportArgs& a) {
   return kExitOk;
 }
 
+// The figure options of export's flags (layer, step, connections' layout, colormap).
+figures::FigureOptions figure_options(const ExportArgs& a) {
+  figures::FigureOptions options;
+  options.layer = a.layer;
+  options.step = a.step;
+  options.connections_overlaid = !a.multiples;
+  options.connections_beta = a.beta;
+  options.connections_history = a.history;
+  options.connections_cols = a.cols;
+  if (!render::parse_colormap(a.colormap, options.colormap) ||
+      options.colormap == render::Colormap::Diverging)
+    throw Error("--colormap " + a.colormap + " is not one of viridis, cividis, magma, hot, gray");
+  return options;
+}
+
+using ExportJobs = std::vector<std::pair<std::string, fig::ExportRequest>>;  // figure -> request
+
+// --figure's request, or --all's format (its requests follow once the run's figures are known):
+// checked before the (slower) checkpoint load.
+ExportJobs checked_requests(const ExportArgs& a, fig::ExportFormat* all_format) {
+  ExportJobs jobs;
+  *all_format = fig::ExportFormat::Pdf;
+  if (!a.figure.empty()) {
+    const auto format = format_for(a, a.out);
+    jobs.emplace_back(a.figure, request_for(a, format, a.out));
+    fig::validate(jobs.back().second);
+  } else if (a.all) {
+    if (!a.format.empty() && !fig::parse_export_format(a.format, *all_format))
+      throw Error("--format " + a.format + " is not one of pdf, svg, png, csv");
+    fig::validate(request_for(a, *all_format, (fs::path(".") / "probe").string()));
+    if (fs::exists(a.out) && !fs::is_directory(a.out))
+      throw Error("--out " + a.out + " is a file; --all writes into a directory");
+  }
+  return jobs;
+}
+
+// The run as export draws it: its snapshot (at --step's recorded view when given), its
+// recorded views indexed once, and --steps' filmstrip steps.
+struct ExportedRun {
+  RunDirectory run;
+  std::shared_ptr<const Snapshot> snap;
+  std::string no_checkpoint;  // said by --list when the run has no checkpoint
+  std::string views_path;
+  ViewRun owner;
+  std::vector<ViewIndexEntry> views;
+  std::vector<int64_t> film;
+};
+
+ExportedRun load_exported_run(const ExportArgs& a) {
+  ExportedRun e;
+  e.run = read_run_directory(a.run);
+  const RunDirectory& run = e.run;
+  if (run.has_checkpoint) {
+    e.snap = snapshot_of_run(run, a.image);
+  } else {
+    e.snap = curves_of_run(run);
+    e.no_checkpoint = " (no checkpoint/: only the loss curves)";
+  }
+  // The recorded views (views.rec): --step's maps and the head metrics; indexed once.
+  e.views_path = (fs::path(run.dir) / kViewRecordsFile).string();
+  e.owner = view_run_of(run.dir, run.config);
+  e.views = index_view_records(e.views_path, e.owner);
+  if (!a.steps.empty() && (a.figure.empty() || a.step >= 0))
+    throw Error("--steps draws one --figure at several steps (without --step)");
+  if (!a.steps.empty())
+    e.film = parse_steps(a.steps, std::max(run.config.train.steps, e.snap->step));
+  if (!e.film.empty() && !recorded_figure(a.figure) && !history_figure(a.figure))
+    throw Error("--steps: " + a.figure + " is not recorded over training (--steps applies to " +
+                recorded_figure_names() + ")");
+  if (a.step >= 0 && !history_figure(a.figure) && !a.list) {
+    if (!recorded_figure(a.figure))
+      throw Error("--step " + std::to_string(a.step) + ": " + a.figure +
+                  " is not recorded over training (--step applies to " + recorded_figure_names() +
+                  "); the checkpoint is at step " + std::to_string(e.snap->step));
+    e.snap = at_recorded_step(run, *e.snap, e.views, a.step, "--step " + std::to_string(a.step));
+  }
+  return e;
+}
+
+// The head metrics over the recorded steps as CSV: one row per step, layer, head and metric; a
+// metric that was not measured is empty, and the model's metrics (conn's rho(I + C)) belong to
+// no layer or head.
+std::string heads_csv(const std::vector<HeadMetric>& rows) {
+  std::string csv = "step,layer,head,metric,value\n";
+  char value[32];
+  for (const HeadMetric& m : rows) {
+    std::snprintf(value, sizeof value, "%.9g", m.value);
+    csv += std::to_string(m.step) + "," + (m.layer < 0 ? "" : std::to_string(m.layer)) + "," +
+           (m.head < 0 ? "" : std::to_string(m.head)) + "," + m.metric + "," +
+           (std::isfinite(m.value) ? value : "") + "\n";
+  }
+  return csv;
+}
+
+// Builds every job's figure first, so that a bad name fails before any file is written, then
+// writes them (the heads CSV from the rows, not a figure) and prints what was written.
+void write_jobs(const ExportArgs& a, const ExportedRun& e, const ExportJobs& jobs,
+                const figures::FigureOptions& options) {
+  std::vector<HeadMetric> rows;
+  auto is_heads = [&](const std::string& name) { return name == "heads" && !e.views.empty(); };
+  for (const auto& job : jobs)
+    if (is_heads(job.first) && rows.empty())
+      for (const auto& entry : e.views)
+        for (HeadMetric& m : head_metrics(read_view_record(e.views_path, entry, e.owner.shape)))
+          rows.push_back(std::move(m));
+  std::vector<fig::Figure> built;
+  for (const auto& job : jobs)
+    built.push_back(!e.film.empty() ? filmstrip(e.run, *e.snap, e.views, job.first, options, e.film,
+                                                "--steps " + a.steps)
+                    : !is_heads(job.first) ? figures::build_figure(job.first, *e.snap, options)
+                    : job.second.format == fig::ExportFormat::Csv ? fig::Figure{}
+                                                                  : figures::heads_figure(rows));
+  const fig::Provenance prov = figures::provenance_for(*e.snap, e.run.config, e.run.id);
+  nlohmann::json written = nlohmann::json::array();
+  fig::ExportResult res;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (is_heads(jobs[i].first) && jobs[i].second.format == fig::ExportFormat::Csv) {
+      write_file_atomic(jobs[i].second.path, heads_csv(rows));
+      res.files = {jobs[i].second.path};
+    } else {
+      res = fig::export_figure(built[i], jobs[i].second, prov);
+    }
+    for (const auto& f : res.files) {
+      written.push_back(f);
+      if (!a.json) std::cout << f << "\n";
+    }
+  }
+  if (jobs.empty()) return;
+  if (a.json)
+    std::cout << nlohmann::json{{"files", written},
+                                {"font_family", res.font_family},
+                                {"font_file", res.font_file}}
+                     .dump(2)
+              << "\n";
+  else if (!res.font_family.empty())  // a data-only CSV has no font
+    std::cout << "font: " << res.font_family << " (" << res.font_file << ")\n";
+}
+
 }  // namespace
 
 CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
@@ -276,7 +414,7 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
 }
 
 int run_export_command(const ExportArgs& a) {
-  try {
+  return run_reporting_errors("export", [&] {
     const int modes = (a.list ? 1 : 0) + (a.list_steps ? 1 : 0) + (a.all ? 1 : 0) +
                       (a.figure.empty() ? 0 : 1) + (a.weights.empty() ? 0 : 1);
     if (modes != 1)
@@ -285,67 +423,17 @@ int run_export_command(const ExportArgs& a) {
     if (a.list_steps) return print_steps(a.run, a.json);
     if (!a.weights.empty()) return write_weights(a);
     if (!a.list && a.out.empty()) throw Error("--out is required (a file; with --all a directory)");
-    figures::FigureOptions options;
-    options.layer = a.layer;
-    options.step = a.step;
-    options.connections_overlaid = !a.multiples;
-    options.connections_beta = a.beta;
-    options.connections_history = a.history;
-    options.connections_cols = a.cols;
-    if (!render::parse_colormap(a.colormap, options.colormap) ||
-        options.colormap == render::Colormap::Diverging)
-      throw Error("--colormap " + a.colormap + " is not one of viridis, cividis, magma, hot, gray");
-
-    // Check the request before the (slower) checkpoint load.
-    std::vector<std::pair<std::string, fig::ExportRequest>> jobs;  // figure name -> request
-    fig::ExportFormat all_format = fig::ExportFormat::Pdf;
-    if (!a.figure.empty()) {
-      const auto format = format_for(a, a.out);
-      jobs.emplace_back(a.figure, request_for(a, format, a.out));
-      fig::validate(jobs.back().second);
-    } else if (a.all) {
-      if (!a.format.empty() && !fig::parse_export_format(a.format, all_format))
-        throw Error("--format " + a.format + " is not one of pdf, svg, png, csv");
-      fig::validate(request_for(a, all_format, (fs::path(".") / "probe").string()));
-      if (fs::exists(a.out) && !fs::is_directory(a.out))
-        throw Error("--out " + a.out + " is a file; --all writes into a directory");
-    }
-
-    const RunDirectory run = read_run_directory(a.run);
-    std::shared_ptr<const Snapshot> snap;
-    std::string no_checkpoint;
-    if (run.has_checkpoint) {
-      snap = snapshot_of_run(run, a.image);
-    } else {
-      snap = curves_of_run(run);
-      no_checkpoint = " (no checkpoint/: only the loss curves)";
-    }
-    // The recorded views (views.rec): --step's maps and the head metrics; indexed once.
-    const std::string views_path = (fs::path(run.dir) / kViewRecordsFile).string();
-    const ViewRun owner = view_run_of(run.dir, run.config);
-    const auto views = index_view_records(views_path, owner);
-    if (!a.steps.empty() && (a.figure.empty() || a.step >= 0))
-      throw Error("--steps draws one --figure at several steps (without --step)");
-    const std::vector<int64_t> film =
-        a.steps.empty() ? std::vector<int64_t>{}
-                        : parse_steps(a.steps, std::max(run.config.train.steps, snap->step));
-    if (!film.empty() && !recorded_figure(a.figure) && !history_figure(a.figure))
-      throw Error("--steps: " + a.figure + " is not recorded over training (--steps applies to " +
-                  recorded_figure_names() + ")");
-    if (a.step >= 0 && !history_figure(a.figure) && !a.list) {
-      if (!recorded_figure(a.figure))
-        throw Error("--step " + std::to_string(a.step) + ": " + a.figure +
-                    " is not recorded over training (--step applies to " + recorded_figure_names() +
-                    "); the checkpoint is at step " + std::to_string(snap->step));
-      snap = at_recorded_step(run, *snap, views, a.step, "--step " + std::to_string(a.step));
-    }
-    auto specs = figures::figures_for(*snap);
-    if (!views.empty())
+    const figures::FigureOptions options = figure_options(a);
+    fig::ExportFormat all_format;
+    ExportJobs jobs = checked_requests(a, &all_format);
+    const ExportedRun e = load_exported_run(a);
+    auto specs = figures::figures_for(*e.snap);
+    if (!e.views.empty())
       specs.push_back({"heads",
                        "head metrics (entropy, diagonal, previous-token, induction, ky's "
                        "effective window) over the recorded steps"});
     if (a.list) {
-      print_list(run, specs, no_checkpoint, a.json);
+      print_list(e.run, specs, e.no_checkpoint, a.json);
       return kExitOk;
     }
     if (a.all) {
@@ -358,65 +446,9 @@ int run_export_command(const ExportArgs& a) {
             request_for(a, all_format,
                         (fs::path(a.out) / (s.name + "." + fig::to_string(all_format))).string()));
     }
-    const fig::Provenance prov = figures::provenance_for(*snap, run.config, run.id);
-    // Build every figure first, so a bad name fails before any file is written.
-    std::vector<HeadMetric> rows;
-    auto is_heads = [&](const std::string& name) { return name == "heads" && !views.empty(); };
-    for (const auto& job : jobs)
-      if (is_heads(job.first) && rows.empty())
-        for (const auto& e : views)
-          for (HeadMetric& m : head_metrics(read_view_record(views_path, e, owner.shape)))
-            rows.push_back(std::move(m));
-    std::vector<fig::Figure> built;
-    for (const auto& job : jobs)  // (the heads CSV is written from the rows, not a figure)
-      built.push_back(!film.empty() ? filmstrip(run, *snap, views, job.first, options, film,
-                                                "--steps " + a.steps)
-                      : !is_heads(job.first) ? figures::build_figure(job.first, *snap, options)
-                      : job.second.format == fig::ExportFormat::Csv ? fig::Figure{}
-                                                                    : figures::heads_figure(rows));
-    nlohmann::json written = nlohmann::json::array();
-    fig::ExportResult res;
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (is_heads(jobs[i].first) && jobs[i].second.format == fig::ExportFormat::Csv) {
-        // One row per step, layer, head and metric; a metric that was not measured is empty.
-        std::string csv = "step,layer,head,metric,value\n";
-        char value[32];
-        for (const HeadMetric& m : rows) {
-          std::snprintf(value, sizeof value, "%.9g", m.value);
-          // The model's metrics (conn's rho(I + C)) belong to no layer or head: empty.
-          csv += std::to_string(m.step) + "," + (m.layer < 0 ? "" : std::to_string(m.layer)) + "," +
-                 (m.head < 0 ? "" : std::to_string(m.head)) + "," + m.metric + "," +
-                 (std::isfinite(m.value) ? value : "") + "\n";
-        }
-        write_file_atomic(jobs[i].second.path, csv);
-        res.files = {jobs[i].second.path};
-      } else {
-        res = fig::export_figure(built[i], jobs[i].second, prov);
-      }
-      for (const auto& f : res.files) {
-        written.push_back(f);
-        if (!a.json) std::cout << f << "\n";
-      }
-      if (i + 1 < jobs.size()) continue;
-      if (a.json)
-        std::cout << nlohmann::json{{"files", written},
-                                    {"font_family", res.font_family},
-                                    {"font_file", res.font_file}}
-                         .dump(2)
-                  << "\n";
-      else if (!res.font_family.empty())  // a data-only CSV has no font
-        std::cout << "font: " << res.font_family << " (" << res.font_file << ")\n";
-    }
+    write_jobs(a, e, jobs, options);
     return kExitOk;
-  } catch (const Error& e) {
-    std::cerr << "attnlab export: " << e.what() << "\n";
-  } catch (const fig::FigureError& e) {
-    std::cerr << "attnlab export: " << e.what() << "\n";
-  } catch (const std::exception& e) {  // the input was accepted, the work failed
-    std::cerr << "attnlab export: " << e.what() << "\n";
-    return kExitRunFailed;
-  }
-  return kExitUsage;
+  });
 }
 
 }  // namespace attn

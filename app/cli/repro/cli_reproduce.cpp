@@ -8,11 +8,11 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <ctime>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -23,7 +23,6 @@
 #include "app/cli/repro/repro_claims.h"
 #include "app/cli/repro/repro_plan.h"
 #include "app/cli/repro/repro_sections.h"
-#include "app/common/data_paths.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
@@ -58,13 +57,6 @@ std::string continue_command(const ReproduceArgs& a) {
   if (a.jobs > 1) cmd += " -j " + std::to_string(a.jobs);
   if (a.json) cmd += " --json";
   return cmd;
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-  return buf;
 }
 
 // OUT/invocations.json: one entry per invocation that trained (or tried to), so that a
@@ -210,6 +202,221 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
   return arms;
 }
 
+// The paper's plan with its benchmark and claims, every part checked before anything runs.
+struct ReproSetup {
+  ReproPlan plan;
+  json bench_spec;
+};
+
+ReproSetup load_setup(const ReproduceArgs& a) {
+  if (std::find(kPapers.begin(), kPapers.end(), a.paper) == kPapers.end())
+    throw Error("--paper " + a.paper + ": allowed: condor, conn, kernel, neural");
+  const fs::path root = a.configs.empty()
+                            ? fs::path(find_data_path_or_throw(
+                                  "configs/repro", "reproduction configs", "--configs DIR"))
+                            : fs::path(a.configs);
+  ReproSetup s;
+  s.plan = load_repro_plan(root.string(), a.paper, a.quick, a.seeds);
+  std::vector<std::string> names, bench_arms;
+  for (const auto& arm : s.plan.arms) names.push_back(arm.name);
+  s.bench_spec = s.plan.manifest.value("benchmark", json());
+  if (a.quick && s.bench_spec.is_object() && s.plan.manifest.contains("quick_benchmark"))
+    for (const auto& [k, v] : s.plan.manifest["quick_benchmark"].items()) s.bench_spec[k] = v;
+  validate_bench_spec(s.bench_spec, names, s.plan.dir + "/repro.json");
+  if (s.bench_spec.is_object())
+    for (const auto& n : s.bench_spec["arms"]) bench_arms.push_back(n.get<std::string>());
+  validate_claims(s.plan.manifest.value("claims", json()), names, bench_arms);
+  return s;
+}
+
+// Interrupted: what is kept and the command that continues.
+int interrupted_exit(const ReproduceArgs& a, const Interrupted& i, double wall) {
+  record_invocation(a.out, a, wall, nullptr, "interrupted");
+  const int sig = i.signal;
+  std::cerr << "attnlab reproduce: interrupted by "
+            << (sig == SIGINT    ? "SIGINT"
+                : sig == SIGTERM ? "SIGTERM"
+                : sig == SIGHUP  ? "SIGHUP"
+                                 : "a signal")
+            << "; the finished runs and a checkpoint of each interrupted run are kept under "
+            << fs::absolute(fs::path(a.out) / "runs").string()
+            << " (no report written yet). Continue with (finished runs are skipped, "
+               "interrupted ones resume):\n  "
+            << continue_command(a) << "\n";
+  return 128 + sig;
+}
+
+// Trains every arm (finished runs skipped, checkpointed ones resumed), then runs the isolated
+// benchmark unless benchmark.json is there. Returns the exit code when it stopped early.
+std::optional<int> train_arms(const ReproduceArgs& a, const ReproSetup& s, TunedOutcome* outcome,
+                              double* wall) {
+  const fs::path out = a.out, bench_file = out / "benchmark.json";
+  CellConsole console(true, a.jobs);
+  ProgressPrinter& progress = console.progress;
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // Ctrl-C, kill and a closed terminal: the running runs checkpoint, no new run starts, and the
+  // message says what is kept and how to continue.
+  install_stop_signals();
+  try {
+    if (!a.report_only) {
+      auto o = console.run_options<TunedRunOptions>((out / "runs").string(), a.threads,
+                                                    a.quick ? 0 : 250);  // resumes mid-run
+      *outcome = run_tuned_arms(s.plan.arms, o);
+      std::error_code ec;
+      if (s.bench_spec.is_object() && !fs::exists(bench_file, ec)) {
+        const ReproBench b = run_repro_bench(s.plan, s.bench_spec, (out / "bench").string(),
+                                             [&](const std::string& l) { progress(l); });
+        write_file_atomic(bench_file.string(), bench_json(b).dump(2) + "\n");
+      }
+    }
+  } catch (const Interrupted& i) {
+    progress.finish();
+    return interrupted_exit(a, i, seconds());
+  } catch (const std::exception& e) {
+    progress.finish();
+    std::cerr << "attnlab reproduce: " << e.what() << "\n";
+    return console.exits.code_for_failure();
+  }
+  progress.finish();
+  *wall = seconds();
+  return std::nullopt;
+}
+
+// What the report says of its making: the command, date, jobs and threads of the invocation
+// that trained (with --report-only, report.json's), and the wall time over every invocation.
+struct ReportStamp {
+  std::string command, date;
+  int jobs = 1, threads = 1;
+  double wall = 0;
+  json invocations = json::array();
+};
+
+ReportStamp report_stamp(const ReproduceArgs& a, double wall, const TunedOutcome& outcome) {
+  const fs::path out = a.out;
+  ReportStamp st{continue_command(a), utc_now(), a.jobs, a.threads > 0 ? a.threads : 1, wall};
+  std::error_code ec;
+  if (!a.report_only)
+    st.invocations = record_invocation(out, a, wall, &outcome, "finished");
+  else if (fs::exists(out / "invocations.json", ec))
+    st.invocations = read_json_file((out / "invocations.json").string());
+  if (a.report_only && fs::exists(out / "report.json", ec)) {
+    const json old = read_json_file((out / "report.json").string());
+    st.command = old.value("command", st.command);
+    st.date = old.value("date", st.date);
+    st.wall = old.value("wall_seconds", st.wall);
+    st.jobs = old.value("jobs", st.jobs);
+    st.threads = old.value("threads", st.threads);
+  }
+  // Continued across invocations: the time of them all (an interrupted one included).
+  if (st.invocations.is_array() && !st.invocations.empty())
+    st.wall = total_wall_seconds(st.invocations);
+  return st;
+}
+
+// The report's title and its line of provenance.
+void report_header(ReproReport& r, const ReproduceArgs& a, const ReproPlan& plan,
+                   const ReproRuns& runs, const ReportStamp& st, const TunedOutcome& outcome) {
+  int total_runs = 0;  // the grid's trials (with its extensions) and the other seeds
+  for (size_t k = 0; k < plan.arms.size(); ++k)
+    total_runs += static_cast<int>(runs.tuned[k].choice.trials.size()) + plan.arms[k].seeds - 1;
+  const size_t invocation_count = st.invocations.is_array() ? st.invocations.size() : 0;
+  r.md << "# " << plan.title << "\n\n";
+  r.md << "`" << st.command << "` — " << st.date << ", " << version_string() << ", "
+       << std::thread::hardware_concurrency() << " cores; " << total_runs << " runs"
+       << (st.jobs > 1 ? ", " + std::to_string(st.jobs) + " at a time"
+                       : std::string(" one at a time"))
+       << ", " << st.threads << " torch thread(s) each"
+       << (a.report_only ? std::string()
+                         : " (this invocation: " + std::to_string(outcome.ran) + " trained, " +
+                               std::to_string(outcome.resumed) + " resumed, " +
+                               std::to_string(outcome.skipped) + " already done)")
+       << "; " << fixed_number(st.wall / 60, 1) << " min"
+       << (invocation_count > 1
+               ? " over " + std::to_string(invocation_count) + " invocations (invocations.json)"
+               : std::string())
+       << ". Configs: `assets/configs/repro/" << a.paper << "/`; runs: `runs/`.\n\n";
+  if (a.quick)
+    r.md << "> **Quick mode**: tens of steps on tiny models. This checks that the pipeline "
+            "works; the numbers below say nothing about the paper's claims.\n\n";
+}
+
+// Every arm's seed group, in the plan's order (an arm without a finished run: empty).
+std::vector<GroupSummary> arm_groups(const ReproPlan& plan, const ReproRuns& runs, int* diverged) {
+  const auto found = aggregate_runs(runs.runs, runs.group_of);
+  std::vector<GroupSummary> groups;
+  for (const auto& arm : plan.arms) {
+    GroupSummary s;
+    s.group = arm.name;
+    for (const auto& f : found)
+      if (f.group == arm.name) s = f;
+    *diverged += s.diverged;
+    groups.push_back(s);
+  }
+  return groups;
+}
+
+// report.md and report.json from what OUT holds; prints the table (or report.json with --json).
+// Returns the exit code: kExitDiverged when a run diverged.
+int write_report(const ReproduceArgs& a, const ReproSetup& s, const TunedOutcome& outcome,
+                 double wall) {
+  const ReproPlan& plan = s.plan;
+  const fs::path out = a.out, runs_dir = out / "runs", bench_file = out / "benchmark.json";
+  const ReproRuns runs = collect_repro_runs(plan, runs_dir.string());
+  int diverged = 0;
+  const std::vector<GroupSummary> groups = arm_groups(plan, runs, &diverged);
+  std::error_code ec;
+  std::unique_ptr<ReproBench> bench;
+  if (fs::exists(bench_file, ec))
+    bench = std::make_unique<ReproBench>(bench_from_json(read_json_file(bench_file.string())));
+  const ReportStamp st = report_stamp(a, wall, outcome);
+  ReproReport r;
+  r.dir = out.string();
+  report_header(r, a, plan, runs, st, outcome);
+  const json arms = arms_section(r.md, plan, runs, runs_dir);
+  r.md << "## Results (mean ± sample sd over seeds, each arm at its chosen rate)\n\n"
+       << group_table_markdown(groups)
+       << "\nsteps/s and peak RSS here are the training runs' own (runs shared the cores); the "
+          "claims about speed and memory use the isolated benchmark below.\n\n";
+  const auto claims = evaluate_claims(plan.manifest.value("claims", json()), runs, bench.get());
+  r.md << "## Claims\n\nEach claim as the paper states it, its number, ours, the 95% interval "
+          "of the difference (paired by seed; for ratios, of the ratio; the percentile "
+          "bootstrap interval in brackets as a check), its p-value, whether the setting is the "
+          "paper's, and the verdict: **held** when the interval lies on the claimed side, "
+          "**did not hold** when it lies on the other, **not resolved** otherwise (with the "
+          "seeds that would resolve it at the observed spread).\n\n"
+       << claims_markdown(claims) << "\n";
+  if (bench)
+    r.md << "## Speed and memory (isolated benchmark)\n\n" << bench_markdown(*bench) << "\n";
+  else if (s.bench_spec.is_object())
+    r.md << "## Speed and memory\n\nThe benchmark has not run yet (benchmark.json is absent).\n\n";
+  paper_section(r, plan, runs, groups);
+  json report = {{"paper", a.paper},
+                 {"quick", a.quick},
+                 {"command", st.command},
+                 {"date", st.date},
+                 {"arms", arms},
+                 {"claims", claims_json(claims)},
+                 {"benchmark", bench ? bench_json(*bench) : json(nullptr)},
+                 {"groups", group_table_json(groups)},
+                 {"figures", r.figures},
+                 {"wall_seconds", st.wall},
+                 {"jobs", st.jobs},
+                 {"threads", st.threads},
+                 {"invocations", st.invocations}};
+  fig::write_files_atomically({{(out / "report.md").string(), r.md.str()},
+                               {(out / "report.json").string(), report.dump(2) + "\n"}});
+  if (a.json) {
+    report["report"] = (out / "report.md").string();
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << group_table_markdown(groups) << "report: " << (out / "report.md").string() << "\n";
+  }
+  return outcome.diverged > 0 || diverged > 0 ? kExitDiverged : kExitOk;
+}
+
 }  // namespace
 
 CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
@@ -217,211 +424,29 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
       "reproduce",
       "Run a seed paper's headline comparison and write a report (Markdown + figures)");
   cmd->add_option("--paper", a.paper, "condor | conn | kernel | neural")->required();
-  cmd->add_flag("--quick", a.quick,
-                "Tiny runs (about a minute): checks the pipeline, not the claim");
-  cmd->add_option("--seeds", a.seeds, "Seeds per arm (default: repro.json's, per arm)")
-      ->check(CLI::Range(1, 100));
-  cmd->add_option("--out", a.out, "Report directory (runs under OUT/runs)")->required();
   cmd->add_option("--configs", a.configs,
                   "Repro configs directory (default: the installed ones, see attnlab --version)");
-  cmd->add_option("--threads", a.threads, "Torch threads per run (default: the configs', 1)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--jobs,-j", a.jobs, "Runs at a time (default 1)")->check(CLI::Range(1, 64));
-  cmd->add_flag("--report-only", a.report_only,
-                "Train nothing and benchmark nothing: rewrite the report from what OUT holds");
-  cmd->add_flag("--json", a.json,
-                "Print report.json (plus the report's path) instead of the table");
+  add_campaign_options(cmd, a, {"report", "arm", "OUT/runs", " (plus the report's path)"});
   return with_footer(cmd, kReproduceFooter);
 }
 
 int run_reproduce_command(const ReproduceArgs& a) {
-  ReproPlan plan;
-  std::vector<std::string> names, bench_arms;
-  json bench_spec;
+  ReproSetup setup;
   try {
-    if (std::find(kPapers.begin(), kPapers.end(), a.paper) == kPapers.end())
-      throw Error("--paper " + a.paper + ": allowed: condor, conn, kernel, neural");
-    fs::path root = a.configs;
-    if (root.empty()) {
-      root = find_data_path("configs/repro");
-      if (root.empty()) {
-        std::string tried;
-        for (const auto& p : data_path_candidates("configs/repro")) tried += " " + p;
-        throw Error("cannot find the reproduction configs (tried" + tried +
-                    "); give --configs DIR");
-      }
-    }
-    plan = load_repro_plan(root.string(), a.paper, a.quick, a.seeds);
-    for (const auto& arm : plan.arms) names.push_back(arm.name);
-    bench_spec = plan.manifest.value("benchmark", json());
-    if (a.quick && bench_spec.is_object() && plan.manifest.contains("quick_benchmark"))
-      for (const auto& [k, v] : plan.manifest["quick_benchmark"].items()) bench_spec[k] = v;
-    validate_bench_spec(bench_spec, names, plan.dir + "/repro.json");
-    if (bench_spec.is_object())
-      for (const auto& n : bench_spec["arms"]) bench_arms.push_back(n.get<std::string>());
-    validate_claims(plan.manifest.value("claims", json()), names, bench_arms);
+    setup = load_setup(a);
   } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: " << e.what() << "\n";
     return kExitUsage;
   }
-
-  const fs::path out = a.out, runs_dir = out / "runs", bench_file = out / "benchmark.json";
-  CellConsole console(true, a.jobs);
-  CellExits& exits = console.exits;
-  ProgressPrinter& progress = console.progress;
-  const auto start = std::chrono::steady_clock::now();
   TunedOutcome outcome;
-  // Ctrl-C, kill and a closed terminal: the running runs checkpoint, no new run starts, and the
-  // message says what is kept and how to continue.
-  install_stop_signals();
+  double wall = 0;
+  if (const std::optional<int> stopped = train_arms(a, setup, &outcome, &wall)) return *stopped;
   try {
-    if (!a.report_only) {
-      TunedRunOptions o;
-      o.out_dir = runs_dir.string();
-      o.threads = a.threads;
-      o.checkpoint_every = a.quick ? 0 : 250;  // a long reproduction resumes mid-run
-      o.jobs = a.jobs;
-      o.runner = console.runner();
-      o.log = console.log();
-      outcome = run_tuned_arms(plan.arms, o);
-      std::error_code ec;
-      if (bench_spec.is_object() && !fs::exists(bench_file, ec)) {
-        const ReproBench b = run_repro_bench(plan, bench_spec, (out / "bench").string(),
-                                             [&](const std::string& l) { progress(l); });
-        write_file_atomic(bench_file.string(), bench_json(b).dump(2) + "\n");
-      }
-    }
-  } catch (const Interrupted& i) {
-    progress.finish();
-    record_invocation(
-        out, a, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-        nullptr, "interrupted");
-    const int sig = i.signal;
-    std::cerr << "attnlab reproduce: interrupted by "
-              << (sig == SIGINT    ? "SIGINT"
-                  : sig == SIGTERM ? "SIGTERM"
-                  : sig == SIGHUP  ? "SIGHUP"
-                                   : "a signal")
-              << "; the finished runs and a checkpoint of each interrupted run are kept under "
-              << fs::absolute(runs_dir).string()
-              << " (no report written yet). Continue with (finished runs are skipped, "
-                 "interrupted ones resume):\n  "
-              << continue_command(a) << "\n";
-    return 128 + sig;
-  } catch (const std::exception& e) {
-    progress.finish();
-    std::cerr << "attnlab reproduce: " << e.what() << "\n";
-    return exits.code_for_failure();
-  }
-  progress.finish();
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  try {
-    const ReproRuns runs = collect_repro_runs(plan, runs_dir.string());
-    const auto found = aggregate_runs(runs.runs, runs.group_of);
-    std::vector<GroupSummary> groups;
-    int diverged = 0;
-    for (const auto& arm : plan.arms) {
-      GroupSummary s;
-      s.group = arm.name;
-      for (const auto& f : found)
-        if (f.group == arm.name) s = f;
-      diverged += s.diverged;
-      groups.push_back(s);
-    }
-    std::error_code ec;
-    std::unique_ptr<ReproBench> bench;
-    if (fs::exists(bench_file, ec))
-      bench = std::make_unique<ReproBench>(bench_from_json(read_json_file(bench_file.string())));
-    // --report-only keeps the training invocation's command, date and time.
-    std::string command = continue_command(a), date = utc_now();
-    int jobs = a.jobs, threads = a.threads > 0 ? a.threads : 1;
-    json invocations = json::array();
-    if (!a.report_only)
-      invocations = record_invocation(out, a, wall, &outcome, "finished");
-    else if (fs::exists(out / "invocations.json", ec))
-      invocations = read_json_file((out / "invocations.json").string());
-    if (a.report_only && fs::exists(out / "report.json", ec)) {
-      const json old = read_json_file((out / "report.json").string());
-      command = old.value("command", command);
-      date = old.value("date", date);
-      wall = old.value("wall_seconds", wall);
-      jobs = old.value("jobs", jobs);
-      threads = old.value("threads", threads);
-    }
-    // Continued across invocations: the time of them all (an interrupted one included).
-    if (invocations.is_array() && !invocations.empty()) wall = total_wall_seconds(invocations);
-    int total_runs = 0;  // the grid's trials (with its extensions) and the other seeds
-    for (size_t k = 0; k < plan.arms.size(); ++k)
-      total_runs += static_cast<int>(runs.tuned[k].choice.trials.size()) + plan.arms[k].seeds - 1;
-    const size_t invocation_count = invocations.is_array() ? invocations.size() : 0;
-
-    ReproReport r;
-    r.dir = out.string();
-    r.md << "# " << plan.title << "\n\n";
-    r.md << "`" << command << "` — " << date << ", " << version_string() << ", "
-         << std::thread::hardware_concurrency() << " cores; " << total_runs << " runs"
-         << (jobs > 1 ? ", " + std::to_string(jobs) + " at a time" : std::string(" one at a time"))
-         << ", " << threads << " torch thread(s) each"
-         << (a.report_only ? std::string()
-                           : " (this invocation: " + std::to_string(outcome.ran) + " trained, " +
-                                 std::to_string(outcome.resumed) + " resumed, " +
-                                 std::to_string(outcome.skipped) + " already done)")
-         << "; " << fixed_number(wall / 60, 1) << " min"
-         << (invocation_count > 1
-                 ? " over " + std::to_string(invocation_count) + " invocations (invocations.json)"
-                 : std::string())
-         << ". Configs: `assets/configs/repro/" << a.paper << "/`; runs: `runs/`.\n\n";
-    if (a.quick)
-      r.md << "> **Quick mode**: tens of steps on tiny models. This checks that the pipeline "
-              "works; the numbers below say nothing about the paper's claims.\n\n";
-    const json arms = arms_section(r.md, plan, runs, runs_dir);
-    r.md << "## Results (mean ± sample sd over seeds, each arm at its chosen rate)\n\n"
-         << group_table_markdown(groups)
-         << "\nsteps/s and peak RSS here are the training runs' own (runs shared the cores); the "
-            "claims about speed and memory use the isolated benchmark below.\n\n";
-    const auto claims = evaluate_claims(plan.manifest.value("claims", json()), runs, bench.get());
-    r.md << "## Claims\n\nEach claim as the paper states it, its number, ours, the 95% interval "
-            "of the difference (paired by seed; for ratios, of the ratio; the percentile "
-            "bootstrap interval in brackets as a check), its p-value, whether the setting is the "
-            "paper's, and the verdict: **held** when the interval lies on the claimed side, "
-            "**did not hold** when it lies on the other, **not resolved** otherwise (with the "
-            "seeds that would resolve it at the observed spread).\n\n"
-         << claims_markdown(claims) << "\n";
-    if (bench)
-      r.md << "## Speed and memory (isolated benchmark)\n\n" << bench_markdown(*bench) << "\n";
-    else if (bench_spec.is_object())
-      r.md
-          << "## Speed and memory\n\nThe benchmark has not run yet (benchmark.json is absent).\n\n";
-    paper_section(r, plan, runs, groups);
-    json report = {{"paper", a.paper},
-                   {"quick", a.quick},
-                   {"command", command},
-                   {"date", date},
-                   {"arms", arms},
-                   {"claims", claims_json(claims)},
-                   {"benchmark", bench ? bench_json(*bench) : json(nullptr)},
-                   {"groups", group_table_json(groups)},
-                   {"figures", r.figures},
-                   {"wall_seconds", wall},
-                   {"jobs", jobs},
-                   {"threads", threads},
-                   {"invocations", invocations}};
-    fig::write_files_atomically({{(out / "report.md").string(), r.md.str()},
-                                 {(out / "report.json").string(), report.dump(2) + "\n"}});
-    if (a.json) {
-      report["report"] = (out / "report.md").string();
-      std::cout << report.dump(2) << "\n";
-    } else {
-      std::cout << group_table_markdown(groups) << "report: " << (out / "report.md").string()
-                << "\n";
-    }
-    if (outcome.diverged > 0 || diverged > 0) return kExitDiverged;
+    return write_report(a, setup, outcome, wall);
   } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: writing the report: " << e.what() << "\n";
     return kExitRunFailed;
   }
-  return kExitOk;
 }
 
 }  // namespace attn

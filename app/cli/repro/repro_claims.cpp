@@ -138,156 +138,182 @@ void validate_claims(const json& claims, const std::vector<std::string>& arms,
   }
 }
 
+namespace {
+
+// Both sides of a claim: the values keyed by seed (or benchmark round), the runs left out as
+// diverged, and for a benchmark ratio the other path's point ratio.
+struct ClaimSides {
+  Keyed a, b;
+  int diverged = 0;
+  std::string path_note;
+};
+
+// The benchmark's side of a claim on speed or memory; false when the benchmark has not run.
+bool bench_sides(const json& c, const ReproBench* bench, ClaimResult& r, ClaimSides& s) {
+  const ArmBench* x = bench ? bench->find(r.arm) : nullptr;
+  const ArmBench* y = bench && !r.than.empty() ? bench->find(r.than) : nullptr;
+  if (!x || (!r.than.empty() && !y)) return false;
+  const std::string path = c.contains("path")                 ? c["path"].get<std::string>()
+                           : x->fused() && (!y || y->fused()) ? "as_trained"
+                                                              : "libtorch";
+  s.a = bench_keyed(*x, r.metric, path);
+  if (y) s.b = bench_keyed(*y, r.metric, path);
+  r.source = "benchmark, " + std::string(path == "libtorch" ? "LibTorch ops on both sides"
+                                                            : "as trained (fused kernels)");
+  // The other path's point ratio, so a reader sees what the fused kernel changes.
+  if (y && r.kind.rfind("ratio", 0) == 0) {
+    const std::string other = path == "libtorch" ? "as_trained" : "libtorch";
+    const Verdict o =
+        judge_ratio(bench_keyed(*x, r.metric, other), bench_keyed(*y, r.metric, other), 1.0, true);
+    if (o.n > 0 && (x->fused() || y->fused()))
+      s.path_note = "; " + std::string(other == "libtorch" ? "LibTorch ops" : "as trained") + ": " +
+                    fixed_number(o.estimate, 3);
+  }
+  return true;
+}
+
+// The values of both sides: from the benchmark, the parameter count at the paper's size, or the
+// runs. False (with r.ours saying why) when a side has none yet.
+bool claim_sides(const json& c, const ReproRuns& runs, const ReproBench* bench, ClaimResult& r,
+                 ClaimSides& s) {
+  if (one_of(r.metric, kBenchMetrics)) {
+    if (!bench_sides(c, bench, r, s)) {
+      r.ours = "the benchmark has not run";
+      return false;
+    }
+  } else if (r.metric.find("_at_paper_size") != std::string::npos) {
+    auto count = [&](const std::string& arm) {
+      Keyed k;
+      const auto it = runs.paper_size.find(arm);
+      if (it != runs.paper_size.end())
+        k[0] = static_cast<double>(r.metric == "parameters_at_paper_size" ? it->second.total
+                                                                          : it->second.attention);
+      return k;
+    };
+    s.a = count(r.arm);
+    if (!r.than.empty()) s.b = count(r.than);
+    r.source = "parameter count at the paper's dimensions, by formula";
+  } else {
+    s.a = run_values(runs, r.arm, r.metric, &s.diverged);
+    if (!r.than.empty()) s.b = run_values(runs, r.than, r.metric, &s.diverged);
+    if (one_of(r.metric, kCountMetrics)) r.source = "parameter count";
+  }
+  if (s.a.empty() || (!r.than.empty() && s.b.empty())) {
+    r.ours = "a run did not finish";
+    return false;
+  }
+  return true;
+}
+
+// Counted metrics are exact: the ratio or difference decides.
+void judge_counted(const json& c, const ClaimSides& s, ClaimResult& r) {
+  const bool ratio = r.kind.rfind("ratio", 0) == 0;
+  const double value = c.value("value", NAN);
+  const double x = s.a.begin()->second, y = s.b.empty() ? NAN : s.b.begin()->second;
+  r.seeds = 1;
+  if (r.kind == "at_most") {
+    r.difference = r.lo = r.hi = x;
+    r.verdict = x <= value ? "held" : "did not hold";
+  } else if (ratio) {
+    r.difference = r.lo = r.hi = x / y;
+    r.verdict = (r.kind == "ratio_at_most" ? r.difference <= value : r.difference >= value)
+                    ? "held"
+                    : "did not hold";
+  } else {
+    r.difference = r.lo = r.hi = x - y;
+    const double tol = c.value("tolerance", 0.0);
+    r.verdict = r.kind == "within" ? (std::fabs(r.difference) <= tol ? "held" : "did not hold")
+                : (larger_is_better(r.metric) ? r.difference > 0 : r.difference < 0)
+                    ? "held"
+                    : "did not hold";
+  }
+  r.ours = r.arm + " " + fixed_number(x, 0) +
+           (r.than.empty() ? "" : " vs " + r.than + " " + fixed_number(y, 0)) +
+           (ratio ? "; ratio " + fixed_number(r.difference, 3) : "");
+}
+
+// Measured metrics: the interval over seeds (or benchmark rounds) decides
+// (core/analysis/verdict.h).
+void judge_measured(const json& c, const ClaimSides& s, ClaimResult& r) {
+  const int p = precision_of(r.metric);
+  const bool ratio = r.kind.rfind("ratio", 0) == 0;
+  const double value = c.value("value", NAN);
+  Verdict v;
+  if (r.kind == "at_most")
+    v = judge_at_most(s.a, value);
+  else if (ratio)
+    v = judge_ratio(s.a, s.b, value, r.kind == "ratio_at_most");
+  else if (r.kind == "better")
+    v = judge_better(s.a, s.b, larger_is_better(r.metric));
+  else
+    v = judge_within(s.a, s.b, c.at("tolerance").get<double>());
+  r.verdict = v.verdict;
+  r.paired = v.paired;
+  r.seeds = v.n;
+  r.difference = v.estimate;
+  r.lo = v.lo;
+  r.hi = v.hi;
+  r.boot_lo = v.boot_lo;
+  r.boot_hi = v.boot_hi;
+  r.p_value = v.p_value;
+  r.seeds_to_resolve = v.seeds_to_resolve;
+  const bool from_bench = !r.source.empty();
+  if (!from_bench)
+    r.source = r.kind == "at_most" ? "runs"
+               : v.paired          ? "runs, paired by seed"
+                                   : "runs, unpaired (Welch)";
+  else if (v.paired)
+    r.source += ", paired by round";
+  const std::string div =
+      s.diverged ? " (" + std::to_string(s.diverged) + " diverged run(s) left out)" : std::string();
+  const MeanInterval xa = mean_interval(values_of(s.a));
+  if (r.kind == "at_most") {
+    r.ours = r.arm + " " + r.metric + " " + fixed_number(xa.mean, p) + " ± " +
+             fixed_number(xa.sd, p) + " (" + std::to_string(xa.n) + " seeds; bound " +
+             fixed_number(value, 3) + ")" + div;
+    return;
+  }
+  const MeanInterval yb = mean_interval(values_of(s.b));
+  const std::string sides = r.arm + " " + fixed_number(xa.mean, p) + " ± " +
+                            fixed_number(xa.sd, p) + " vs " + r.than + " " +
+                            fixed_number(yb.mean, p) + " ± " + fixed_number(yb.sd, p);
+  if (ratio)
+    r.ours = sides + "; ratio " + fixed_number(r.difference, 3) + s.path_note + " (" +
+             (r.kind == "ratio_at_most" ? "at most " : "at least ") + fixed_number(value, 3) + ")" +
+             div;
+  else if (r.kind == "better")
+    r.ours = sides + "; difference " + fixed_number(r.difference, p) + div;
+  else
+    r.ours = sides + "; difference " + fixed_number(r.difference, p) + " (tolerance ±" +
+             fixed_number(c.at("tolerance").get<double>(), p) + ")" + div;
+}
+
+ClaimResult evaluate_claim(const json& c, const ReproRuns& runs, const ReproBench* bench) {
+  ClaimResult r;
+  r.claim = c.at("claim");
+  r.paper = c.at("paper");
+  r.setting = c.at("setting");
+  r.kind = c.at("kind");
+  r.metric = c.at("metric");
+  r.arm = c.at("arm");
+  r.than = r.kind == "at_most" ? "" : c.at("than").get<std::string>();
+  r.verdict = "not checked";
+  ClaimSides s;
+  if (!claim_sides(c, runs, bench, r, s)) return r;
+  if (one_of(r.metric, kCountMetrics))
+    judge_counted(c, s, r);
+  else
+    judge_measured(c, s, r);
+  return r;
+}
+
+}  // namespace
+
 std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& runs,
                                          const ReproBench* bench) {
   std::vector<ClaimResult> out;
   if (!claims.is_array()) return out;
-  for (const json& c : claims) {
-    ClaimResult r;
-    r.claim = c.at("claim");
-    r.paper = c.at("paper");
-    r.setting = c.at("setting");
-    r.kind = c.at("kind");
-    r.metric = c.at("metric");
-    r.arm = c.at("arm");
-    r.than = r.kind == "at_most" ? "" : c.at("than").get<std::string>();
-    r.verdict = "not checked";
-    const int p = precision_of(r.metric);
-    const bool ratio = r.kind.rfind("ratio", 0) == 0;
-    const double value = c.value("value", NAN);
-
-    // The values of both sides.
-    Keyed a, b;
-    int diverged = 0;
-    std::string path_note;
-    if (one_of(r.metric, kBenchMetrics)) {
-      const ArmBench* x = bench ? bench->find(r.arm) : nullptr;
-      const ArmBench* y = bench && !r.than.empty() ? bench->find(r.than) : nullptr;
-      if (!x || (!r.than.empty() && !y)) {
-        r.ours = "the benchmark has not run";
-        out.push_back(r);
-        continue;
-      }
-      const std::string path = c.contains("path")                 ? c["path"].get<std::string>()
-                               : x->fused() && (!y || y->fused()) ? "as_trained"
-                                                                  : "libtorch";
-      a = bench_keyed(*x, r.metric, path);
-      if (y) b = bench_keyed(*y, r.metric, path);
-      r.source = "benchmark, " + std::string(path == "libtorch" ? "LibTorch ops on both sides"
-                                                                : "as trained (fused kernels)");
-      // The other path's point ratio, so a reader sees what the fused kernel changes.
-      if (y && ratio) {
-        const std::string other = path == "libtorch" ? "as_trained" : "libtorch";
-        const Verdict o = judge_ratio(bench_keyed(*x, r.metric, other),
-                                      bench_keyed(*y, r.metric, other), 1.0, true);
-        if (o.n > 0 && (x->fused() || y->fused()))
-          path_note = "; " + std::string(other == "libtorch" ? "LibTorch ops" : "as trained") +
-                      ": " + fixed_number(o.estimate, 3);
-      }
-    } else if (r.metric.find("_at_paper_size") != std::string::npos) {
-      auto count = [&](const std::string& arm) {
-        Keyed k;
-        const auto it = runs.paper_size.find(arm);
-        if (it != runs.paper_size.end())
-          k[0] = static_cast<double>(r.metric == "parameters_at_paper_size" ? it->second.total
-                                                                            : it->second.attention);
-        return k;
-      };
-      a = count(r.arm);
-      if (!r.than.empty()) b = count(r.than);
-      r.source = "parameter count at the paper's dimensions, by formula";
-    } else if (one_of(r.metric, kCountMetrics)) {
-      a = run_values(runs, r.arm, r.metric, &diverged);
-      if (!r.than.empty()) b = run_values(runs, r.than, r.metric, &diverged);
-      r.source = "parameter count";
-    } else {
-      a = run_values(runs, r.arm, r.metric, &diverged);
-      if (!r.than.empty()) b = run_values(runs, r.than, r.metric, &diverged);
-    }
-    if (a.empty() || (!r.than.empty() && b.empty())) {
-      r.ours = "a run did not finish";
-      out.push_back(r);
-      continue;
-    }
-    const std::string div =
-        diverged ? " (" + std::to_string(diverged) + " diverged run(s) left out)" : std::string();
-
-    // Counted metrics are exact: the ratio or difference decides.
-    if (one_of(r.metric, kCountMetrics)) {
-      const double x = a.begin()->second, y = b.empty() ? NAN : b.begin()->second;
-      r.seeds = 1;
-      if (r.kind == "at_most") {
-        r.difference = r.lo = r.hi = x;
-        r.verdict = x <= value ? "held" : "did not hold";
-      } else if (ratio) {
-        r.difference = r.lo = r.hi = x / y;
-        r.verdict = (r.kind == "ratio_at_most" ? r.difference <= value : r.difference >= value)
-                        ? "held"
-                        : "did not hold";
-      } else {
-        r.difference = r.lo = r.hi = x - y;
-        const double tol = c.value("tolerance", 0.0);
-        r.verdict = r.kind == "within" ? (std::fabs(r.difference) <= tol ? "held" : "did not hold")
-                    : (larger_is_better(r.metric) ? r.difference > 0 : r.difference < 0)
-                        ? "held"
-                        : "did not hold";
-      }
-      r.ours = r.arm + " " + fixed_number(x, 0) +
-               (r.than.empty() ? "" : " vs " + r.than + " " + fixed_number(y, 0)) +
-               (ratio ? "; ratio " + fixed_number(r.difference, 3) : "");
-      out.push_back(r);
-      continue;
-    }
-
-    Verdict v;
-    if (r.kind == "at_most")
-      v = judge_at_most(a, value);
-    else if (ratio)
-      v = judge_ratio(a, b, value, r.kind == "ratio_at_most");
-    else if (r.kind == "better")
-      v = judge_better(a, b, larger_is_better(r.metric));
-    else
-      v = judge_within(a, b, c.at("tolerance").get<double>());
-    r.verdict = v.verdict;
-    r.paired = v.paired;
-    r.seeds = v.n;
-    r.difference = v.estimate;
-    r.lo = v.lo;
-    r.hi = v.hi;
-    r.boot_lo = v.boot_lo;
-    r.boot_hi = v.boot_hi;
-    r.p_value = v.p_value;
-    r.seeds_to_resolve = v.seeds_to_resolve;
-    const bool from_bench = !r.source.empty();
-    if (!from_bench)
-      r.source = r.kind == "at_most" ? "runs"
-                 : v.paired          ? "runs, paired by seed"
-                                     : "runs, unpaired (Welch)";
-    else if (v.paired)
-      r.source += ", paired by round";
-    const MeanInterval xa = mean_interval(values_of(a));
-    if (r.kind == "at_most") {
-      r.ours = r.arm + " " + r.metric + " " + fixed_number(xa.mean, p) + " ± " +
-               fixed_number(xa.sd, p) + " (" + std::to_string(xa.n) + " seeds; bound " +
-               fixed_number(value, 3) + ")" + div;
-      out.push_back(r);
-      continue;
-    }
-    const MeanInterval yb = mean_interval(values_of(b));
-    const std::string sides = r.arm + " " + fixed_number(xa.mean, p) + " ± " +
-                              fixed_number(xa.sd, p) + " vs " + r.than + " " +
-                              fixed_number(yb.mean, p) + " ± " + fixed_number(yb.sd, p);
-    if (ratio)
-      r.ours = sides + "; ratio " + fixed_number(r.difference, 3) + path_note + " (" +
-               (r.kind == "ratio_at_most" ? "at most " : "at least ") + fixed_number(value, 3) +
-               ")" + div;
-    else if (r.kind == "better")
-      r.ours = sides + "; difference " + fixed_number(r.difference, p) + div;
-    else
-      r.ours = sides + "; difference " + fixed_number(r.difference, p) + " (tolerance ±" +
-               fixed_number(c.at("tolerance").get<double>(), p) + ")" + div;
-    out.push_back(r);
-  }
+  for (const json& c : claims) out.push_back(evaluate_claim(c, runs, bench));
   return out;
 }
 

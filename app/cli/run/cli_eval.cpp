@@ -15,7 +15,6 @@
 
 namespace attn {
 namespace {
-namespace fs = std::filesystem;
 
 constexpr const char* kEvalFooter =
     R"(Evaluates each --run's checkpoint on its task rebuilt at every --context length: task.context
@@ -55,26 +54,19 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
       ->required();
   cmd->add_option("--context", a.context, "Length or list of lengths, e.g. 64,128,256,512")
       ->required();
-  cmd->add_option("--figure", a.figure,
-                  "Write metric-against-length to FILE (.pdf, .svg, .png, .csv)");
-  cmd->add_option("--width-in", a.request.width_in, "--figure width in inches (1..20)");
-  cmd->add_option("--dpi", a.request.dpi, "--figure PNG resolution (30..2400)");
+  add_figure_file_options(cmd, a.figure, a.request,
+                          {"Write metric-against-length to FILE (.pdf, .svg, .png, .csv)",
+                           "--figure PNG resolution (30..2400)"});
   cmd->add_flag("--json", a.json, "Print the results as JSON");
   return with_footer(cmd, kEvalFooter);
 }
 
 int run_eval_command(const EvalArgs& a) {
-  try {
+  return run_reporting_errors("eval", [&] {
     const std::vector<int> lengths = parse_lengths(a.context);
     fig::ExportRequest request = a.request;
-    if (!a.figure.empty()) {  // checked before any checkpoint is loaded
-      std::string ext = fs::path(a.figure).extension().string();
-      if (ext.empty() || !fig::parse_export_format(ext.substr(1), request.format))
-        throw Error("--figure " + a.figure +
-                    ": cannot tell the format from the extension; use .pdf, .svg, .png or .csv");
-      request.path = a.figure;
-      fig::validate(request);
-    }
+    // Checked before any checkpoint is loaded.
+    if (!a.figure.empty()) request = figure_file_request(a.figure, a.request);
     nlohmann::json list = nlohmann::json::array();
     std::vector<figures::LengthCurve> curves;
     for (const std::string& dir : a.runs) {
@@ -115,15 +107,7 @@ int run_eval_command(const EvalArgs& a) {
     }
     if (a.json) std::cout << (list.size() == 1 ? list[0] : list).dump(2) << "\n";
     return kExitOk;
-  } catch (const Error& e) {
-    std::cerr << "attnlab eval: " << e.what() << "\n";
-  } catch (const fig::FigureError& e) {
-    std::cerr << "attnlab eval: " << e.what() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "attnlab eval: " << e.what() << "\n";
-    return kExitRunFailed;
-  }
-  return kExitUsage;
+  });
 }
 
 }  // namespace attn
