@@ -19,6 +19,23 @@
 #include "core/json/json_reader.h"
 
 namespace attn {
+
+// Every key of every section, defaults included (the resolved config.json). Objects are
+// key-sorted, so the dump (and config_hash) does not depend on the order listed here.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TaskConfig, name, length, vocab, modulus, train_fraction,
+                                   text_path, context, eval_fraction, split, validation_fraction,
+                                   data_dir, patch, shift, train_examples, test_examples,
+                                   validation_examples)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnConfig, slots, steps, init_std, mixing, variant,
+                                   connection_heads, regularization, control, limit, track,
+                                   eigen_every, matrix_every, link_threshold)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, architecture, conn, d_model, heads, layers,
+                                   mlp_ratio, dropout, attention, head, classes, attention_options,
+                                   position, rope_base)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ratio, warmup,
+                                   weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches,
+                                   record_every)
+
 namespace {
 
 using nlohmann::json;
@@ -31,26 +48,43 @@ class KeyReader {
   KeyReader(const json& j, std::string section, const std::string& where)
       : r_(j, section, where), section_(std::move(section)) {}
 
-  template <typename Int>
-  void integer(const char* key, Int& out) {
-    const ConfigKey& k = described(key, ConfigType::integer);
-    r_.integer(key, out, static_cast<long long>(k.lo), static_cast<long long>(k.hi));
-  }
-  void number(const char* key, double& out) {
-    const ConfigKey& k = described(key, ConfigType::number);
-    r_.number(key, out, k.lo, k.hi, k.lo_open);
-  }
-  void string(const char* key, std::string& out) {
-    r_.string(key, out, described(key, ConfigType::string).allowed);
-  }
-  void boolean(const char* key, bool& out) {
-    described(key, ConfigType::boolean);
-    r_.boolean(key, out);
+  // Every scalar key (integer, number, string, boolean) that the table lists directly under this
+  // section, read into `fields` (the section's struct as JSON, holding its defaults) in the
+  // table's order: the keys read are the table's, each checked against its range or values.
+  void scalars(json& fields) {
+    for (const ConfigKey& k : config_keys()) {
+      const size_t dot = k.path.rfind('.');
+      if ((dot == std::string::npos ? std::string() : k.path.substr(0, dot)) != section_ ||
+          k.type == ConfigType::section || k.type == ConfigType::names ||
+          k.type == ConfigType::options)
+        continue;  // read by hand
+      const char* key = k.path.c_str() + (dot == std::string::npos ? 0 : dot + 1);
+      json& v = fields.at(key);
+      if (k.type == ConfigType::integer) {
+        long long x = v.get<long long>();
+        r_.integer(key, x, static_cast<long long>(k.lo), static_cast<long long>(k.hi));
+        v = x;
+      } else if (k.type == ConfigType::number) {
+        double x = v.get<double>();
+        r_.number(key, x, k.lo, k.hi, k.lo_open);
+        v = x;
+      } else if (k.type == ConfigType::string) {
+        std::string x = v.get<std::string>();
+        r_.string(key, x, k.allowed);
+        v = x;
+      } else if (k.type == ConfigType::boolean) {
+        bool x = v.get<bool>();
+        r_.boolean(key, x);
+        v = x;
+      }
+    }
   }
   // A key read by hand (a section, a list of names, the options): its description, and its
   // value or null when absent.
   const json* find(const char* key, ConfigType type) {
-    described(key, type);
+    const ConfigKey& k = config_key(section_.empty() ? key : section_ + "." + key);
+    if (k.type != type)
+      throw std::logic_error("config key '" + k.path + "' is read as another type than described");
     return r_.find(key);
   }
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
@@ -59,58 +93,28 @@ class KeyReader {
   void finish() const { r_.finish(); }
 
  private:
-  const ConfigKey& described(const char* key, ConfigType type) const {
-    const ConfigKey& k = config_key(section_.empty() ? key : section_ + "." + key);
-    if (k.type != type)
-      throw std::logic_error("config key '" + k.path + "' is read as another type than described");
-    return k;
-  }
   JsonReader r_;
   std::string section_;
 };
 
+// A section's scalar keys into its struct (through its JSON form, NLOHMANN_DEFINE_TYPE above).
+template <typename Section>
+void read_scalars(KeyReader& r, Section& s) {
+  json fields = s;
+  r.scalars(fields);
+  s = fields.get<Section>();
+}
+
 void read_task(KeyReader& r, TaskConfig& t) {
-  r.string("name", t.name);
-  r.integer("length", t.length);
-  r.integer("vocab", t.vocab);
-  r.integer("modulus", t.modulus);
-  r.number("train_fraction", t.train_fraction);
-  r.string("text_path", t.text_path);
-  r.integer("context", t.context);
-  r.number("eval_fraction", t.eval_fraction);
-  r.string("split", t.split);
-  r.number("validation_fraction", t.validation_fraction);
+  read_scalars(r, t);
+  r.finish();
   if (t.split == "blocks" && t.eval_fraction + t.validation_fraction > 0.5)
     r.fail("task.validation_fraction",
            "with task.eval_fraction " + std::to_string(t.eval_fraction) +
                " holds out more than half of the corpus (their sum must be at most 0.5)");
-  r.string("data_dir", t.data_dir);
-  r.integer("patch", t.patch);
   if (28 % t.patch != 0)
     r.fail("task.patch", "must divide the 28-pixel image side: one of 1, 2, 4, 7, 14, 28, got " +
                              std::to_string(t.patch));
-  r.integer("shift", t.shift);
-  r.integer("train_examples", t.train_examples);
-  r.integer("test_examples", t.test_examples);
-  r.integer("validation_examples", t.validation_examples);
-  r.finish();
-}
-
-void read_conn(KeyReader& r, ConnConfig& c) {
-  r.integer("slots", c.slots);
-  r.integer("steps", c.steps);
-  r.number("init_std", c.init_std);
-  r.string("mixing", c.mixing);
-  r.string("variant", c.variant);
-  r.integer("connection_heads", c.connection_heads);
-  r.number("regularization", c.regularization);
-  r.string("control", c.control);
-  r.number("limit", c.limit);
-  r.boolean("track", c.track);
-  r.integer("eigen_every", c.eigen_every);
-  r.integer("matrix_every", c.matrix_every);
-  r.number("link_threshold", c.link_threshold);
-  r.finish();
 }
 
 // model.position against the architecture and every layer's mechanism.
@@ -145,16 +149,12 @@ void check_position(const ModelConfig& m, const std::string& where) {
 
 // task: the parsed task section, whose input length the mechanisms' layout rules check.
 void read_model(KeyReader& r, ModelConfig& m, const TaskConfig& task, const std::string& where) {
-  r.string("architecture", m.architecture);
+  read_scalars(r, m);
   if (const json* c = r.find("conn", ConfigType::section)) {
     KeyReader cr(*c, "model.conn", where);
-    read_conn(cr, m.conn);
+    read_scalars(cr, m.conn);
+    cr.finish();
   }
-  r.integer("d_model", m.d_model);
-  r.integer("heads", m.heads);
-  r.integer("layers", m.layers);
-  r.integer("mlp_ratio", m.mlp_ratio);
-  r.number("dropout", m.dropout);
   if (const json* a = r.find("attention", ConfigType::names)) {
     const auto& names = config_key("model.attention").allowed;
     auto check = [&](const json& v, const std::string& key) {
@@ -179,15 +179,11 @@ void read_model(KeyReader& r, ModelConfig& m, const TaskConfig& task, const std:
       m.attention.push_back(check(*a, "model.attention"));
     }
   }
-  r.string("head", m.head);
-  r.integer("classes", m.classes);
   if (const json* o = r.find("attention_options", ConfigType::options)) {
     if (!o->is_object())
       r.fail("model.attention_options", "must be an object, got " + describe_json(*o));
     m.attention_options = *o;
   }
-  r.string("position", m.position);
-  r.number("rope_base", m.rope_base);  // (1, ...]: base 1 would not rotate
   r.finish();
   if (m.d_model % m.heads != 0)
     throw Error(where + ": model.d_model (" + std::to_string(m.d_model) +
@@ -226,25 +222,19 @@ void read_model(KeyReader& r, ModelConfig& m, const TaskConfig& task, const std:
 }
 
 void read_train(KeyReader& r, TrainConfig& t) {
-  r.integer("steps", t.steps);
-  r.integer("batch_size", t.batch_size);
-  r.number("lr", t.lr);
-  r.number("min_lr_ratio", t.min_lr_ratio);
-  r.integer("warmup", t.warmup);
-  r.number("weight_decay", t.weight_decay);
-  r.number("beta1", t.beta1);
-  r.number("beta2", t.beta2);
-  r.number("grad_clip", t.grad_clip);
-  r.integer("eval_every", t.eval_every);
-  r.integer("eval_batches", t.eval_batches);
   // Absent: every evaluation, resolved so that config.json shows it; 0: no views.rec.
   const bool record_every_given = r.find("record_every", ConfigType::integer) != nullptr;
-  r.integer("record_every", t.record_every);
+  read_scalars(r, t);
   if (!record_every_given) t.record_every = t.eval_every;
   r.finish();
 }
 
 }  // namespace
+
+const std::vector<std::string>& architecture_names() {
+  static const std::vector<std::string> names = {"transformer", "conn"};
+  return names;
+}
 
 const std::vector<std::string>& task_names() {
   static const std::vector<std::string> names = [] {
@@ -321,11 +311,13 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
   check_config_depth(j, where);
   ExperimentConfig c;
   KeyReader top(j, "", where);
-  top.string("name", c.name);
+  json fields{{"name", c.name}, {"seed", c.seed}, {"device", c.device}, {"threads", c.threads}};
+  top.scalars(fields);
+  fields.at("name").get_to(c.name);
   check_run_name(c.name, where);
-  top.integer("seed", c.seed);
-  top.string("device", c.device);
-  top.integer("threads", c.threads);
+  fields.at("seed").get_to(c.seed);
+  fields.at("device").get_to(c.device);
+  fields.at("threads").get_to(c.threads);
   if (const json* t = top.find("task", ConfigType::section)) {
     KeyReader r(*t, "task", where);
     read_task(r, c.task);
@@ -420,22 +412,6 @@ json read_json_file(const std::string& path) {
 ExperimentConfig load_config_file(const std::string& path) {
   return parse_config(read_config_json(path), path);
 }
-
-// Every key of every section, defaults included (the resolved config.json). Objects are
-// key-sorted, so the dump (and config_hash) does not depend on the order listed here.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TaskConfig, name, length, vocab, modulus, train_fraction,
-                                   text_path, context, eval_fraction, split, validation_fraction,
-                                   data_dir, patch, shift, train_examples, test_examples,
-                                   validation_examples)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnConfig, slots, steps, init_std, mixing, variant,
-                                   connection_heads, regularization, control, limit, track,
-                                   eigen_every, matrix_every, link_threshold)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, architecture, conn, d_model, heads, layers,
-                                   mlp_ratio, dropout, attention, head, classes, attention_options,
-                                   position, rope_base)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ratio, warmup,
-                                   weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches,
-                                   record_every)
 
 json to_json_every_key(const ExperimentConfig& c) {
   return json{{"name", c.name}, {"seed", c.seed},   {"device", c.device}, {"threads", c.threads},

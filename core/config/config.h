@@ -144,5 +144,7 @@ std::string config_hash(const ExperimentConfig& c);
 
 // Allowed values, for UI combos and messages.
 const std::vector<std::string>& task_names();
+// model.architecture: transformer, and conn (the Connection Transformer, core/models/conn_model.h).
+const std::vector<std::string>& architecture_names();
 
 }  // namespace attn

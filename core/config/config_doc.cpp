@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/attention/registry.h"
+#include "core/base/enum_names.h"
 #include "core/config/config.h"
 #include "core/config/config_keys.h"
 
@@ -23,25 +24,11 @@ std::string bound(double x) {
   return buf;
 }
 
-const char* type_name(ConfigType t) {
-  switch (t) {
-    case ConfigType::integer:
-      return "integer";
-    case ConfigType::number:
-      return "number";
-    case ConfigType::string:
-      return "string";
-    case ConfigType::boolean:
-      return "boolean";
-    case ConfigType::names:
-      return "name or list";
-    case ConfigType::section:
-      return "object";
-    case ConfigType::options:
-      return "object";
-  }
-  return "";
-}
+constexpr EnumName<ConfigType> kTypeNames[] = {
+    {ConfigType::integer, "integer"},    {ConfigType::number, "number"},
+    {ConfigType::string, "string"},      {ConfigType::boolean, "boolean"},
+    {ConfigType::names, "name or list"}, {ConfigType::section, "object"},
+    {ConfigType::options, "object"}};
 
 std::string parent_of(const std::string& path) {
   const size_t dot = path.rfind('.');
@@ -75,7 +62,7 @@ void key_table(std::ostringstream& md, const std::string& section, const json& d
   for (const ConfigKey& k : config_keys()) {
     if (parent_of(k.path) != section || k.path == section) continue;
     const bool nested = k.type == ConfigType::section;
-    md << "| `" << k.path << "` | " << type_name(k.type) << " | "
+    md << "| `" << k.path << "` | " << enum_name(k.type, kTypeNames) << " | "
        << cell(nested ? "see below" : config_allowed_text(k)) << " | "
        << cell(default_of(k, defaults)) << " | " << cell(k.meaning) << " |\n";
   }

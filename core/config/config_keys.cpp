@@ -81,7 +81,7 @@ std::vector<ConfigKey> top_and_task_keys() {
 std::vector<ConfigKey> model_keys() {
   return {
       section("model", "The network"),
-      text("model.architecture", {"transformer", "conn"},
+      text("model.architecture", architecture_names(),
            "`transformer`, or `conn`: the Connection Transformer (model.conn)"),
       section("model.conn",
               "The Connection Transformer (architecture `conn`): slots H [N, D], a learned "
