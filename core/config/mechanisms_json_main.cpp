@@ -9,7 +9,8 @@
 //                                           config.resolve must match (tests/python/
 //                                           test_mechanism_rules.py)
 // (ctest mechanisms_json_current runs --check on the committed file; the build target
-// mechanisms_json runs --write on it). Torch-free.
+// mechanisms_json runs --write on it). Torch-free. It lives in core/config/, the layer above the
+// registry, because --resolve parses configs.
 #include <cstdio>
 #include <exception>
 #include <string>
