@@ -5,8 +5,10 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/kernels/kernels.h"
 
@@ -31,6 +33,13 @@ void require(const Tensor& t, const char* what) {
   if (!t.is_cuda()) throw std::invalid_argument(std::string(what) + " must be a CUDA tensor");
   if (t.scalar_type() != torch::kFloat && t.scalar_type() != torch::kDouble)
     throw std::invalid_argument(std::string(what) + " must be float32 or float64");
+}
+
+// Keeps a function's non-tensor arguments for its backward, under their names (the tensors go
+// through save_for_backward).
+void save_arguments(AutogradContext* ctx,
+                    std::initializer_list<std::pair<const char*, c10::IValue>> arguments) {
+  for (const auto& [name, value] : arguments) ctx->saved_data[name] = value;
 }
 
 // Calls f(T{}) with T the tensor's element type.
@@ -78,9 +87,7 @@ struct KyWindowFunction : torch::autograd::Function<KyWindowFunction> {
             "ky_window_forward");
     });
     ctx->save_for_backward({q, k, v, bias, out, lse});
-    ctx->saved_data["window"] = window;
-    ctx->saved_data["first"] = first;
-    ctx->saved_data["masked"] = masked;
+    save_arguments(ctx, {{"window", window}, {"first", first}, {"masked", masked}});
     return out;
   }
 
@@ -183,9 +190,7 @@ struct NeuralFunction : torch::autograd::Function<NeuralFunction> {
             "neural_forward");
     });
     ctx->save_for_backward({p, r, w, b, v, out, lse});
-    ctx->saved_data["act"] = act;
-    ctx->saved_data["scale"] = scale;
-    ctx->saved_data["causal"] = causal;
+    save_arguments(ctx, {{"act", act}, {"scale", scale}, {"causal", causal}});
     return out;
   }
 

@@ -158,14 +158,8 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
 }
 
 TunedArm suite_arm(const SuitePlan& plan, const SuitePair& pair) {
-  TunedArm arm;
-  arm.name = pair.dir;
-  arm.dir = pair.dir;
-  arm.config = pair.config;
-  arm.lr_grid = plan.lr_grid;
-  arm.seeds = plan.seeds;
-  arm.extend = plan.lr_extend;
-  return arm;
+  // name and dir, config, lr_grid, seeds, extend: the pair's run directory names the arm.
+  return TunedArm{pair.dir, pair.dir, pair.config, plan.lr_grid, plan.seeds, plan.lr_extend};
 }
 
 SweepPlan suite_grid_plan(const SuitePlan& plan, const SuitePair& pair) {
