@@ -170,27 +170,6 @@ inline int64_t round_up(int64_t n, int64_t m) {
   return (n + m - 1) / m * m;
 }
 
-// acc[r] += c[r * cstride] * x for R rows, x NV vectors from memory: the register-blocked rank-1
-// update both products below are built of.
-template <typename T, int R, int NV>
-inline __attribute__((always_inline)) void add_outer(Vec<T> (&acc)[R][NV], const T* __restrict c,
-                                                     int64_t cstride, const T* __restrict x) {
-  Vec<T> xv[NV];
-  for (int v = 0; v < NV; ++v) xv[v] = load(x + v * kLanes<T>);
-  for (int r = 0; r < R; ++r) {
-    const Vec<T> cr = Vec<T>{} + c[r * cstride];
-    for (int v = 0; v < NV; ++v) acc[r][v] += cr * xv[v];
-  }
-}
-
-// The R accumulated rows into out, rows ostride apart.
-template <typename T, int R, int NV>
-inline __attribute__((always_inline)) void store_rows(T* __restrict out, int64_t ostride,
-                                                      const Vec<T> (&acc)[R][NV]) {
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v) store(out + r * ostride + v * kLanes<T>, acc[r][v]);
-}
-
 // s[r][j] = sum_d a[r][d] xt[d][j] for 4 rows r and keys j < n (in blocks of 16; xt is padded
 // to Lp >= round_up(n, 16) columns with zeros). a: [4][DH]; s: [4][Lp].
 template <typename T, int DH>
@@ -200,8 +179,16 @@ inline __attribute__((always_inline)) void scores_4rows(const T* __restrict a,
   constexpr int NV = kKeyBlock / kLanes<T>;
   for (int64_t jb = 0; jb < n; jb += kKeyBlock) {
     Vec<T> acc[4][NV] = {};
-    for (int d = 0; d < DH; ++d) add_outer<T, 4, NV>(acc, a + d, DH, xt + d * Lp + jb);
-    store_rows<T, 4, NV>(s + jb, Lp, acc);
+    for (int d = 0; d < DH; ++d) {
+      Vec<T> x[NV];
+      for (int v = 0; v < NV; ++v) x[v] = load(xt + d * Lp + jb + v * kLanes<T>);
+      for (int r = 0; r < 4; ++r) {
+        const Vec<T> c = Vec<T>{} + a[r * DH + d];
+        for (int v = 0; v < NV; ++v) acc[r][v] += c * x[v];
+      }
+    }
+    for (int r = 0; r < 4; ++r)
+      for (int v = 0; v < NV; ++v) store(s + r * Lp + jb + v * kLanes<T>, acc[r][v]);
   }
 }
 
@@ -215,8 +202,16 @@ inline __attribute__((always_inline)) void weighted_rows(const T* __restrict w, 
                                                          T* __restrict out, int64_t ostride) {
   constexpr int NV = DH / kLanes<T>;
   Vec<T> acc[R][NV] = {};
-  for (int64_t j = lo; j < hi; ++j) add_outer<T, R, NV>(acc, w + j * js, rs, x + j * xstride);
-  store_rows<T, R, NV>(out, ostride, acc);
+  for (int64_t j = lo; j < hi; ++j) {
+    Vec<T> xj[NV];
+    for (int v = 0; v < NV; ++v) xj[v] = load(x + j * xstride + v * kLanes<T>);
+    for (int r = 0; r < R; ++r) {
+      const Vec<T> c = Vec<T>{} + w[r * rs + j * js];
+      for (int v = 0; v < NV; ++v) acc[r][v] += c * xj[v];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) store(out + r * ostride + v * kLanes<T>, acc[r][v]);
 }
 
 // Rows [0, L) of out = W x (rs = L, js = 1) or W^T x (rs = 1, js = L) for W [L, L], each row i
