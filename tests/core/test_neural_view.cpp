@@ -248,7 +248,9 @@ TEST_CASE("neural view: the requested neural layer, else the first; null without
 
 TEST_CASE("trainer: the neural view is published at probes and a request is answered at once") {
   auto c = test::tiny_config();
-  c.model.attention.assign(2, "neural");
+  // The first-layer placement as resolved: neural, then dot (a list naming neural in layer 1 is
+  // refused, in code as when parsed).
+  c.model.attention = {"neural", "dot"};
   c.model.attention_options = {{"neural", {{"down", 2}, {"hidden", 8}}}};
   c.train.steps = 100000;
   TrainerOptions o;
