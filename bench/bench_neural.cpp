@@ -169,6 +169,7 @@ int run_lm(const std::string& kind, int down, int steps, int threads, int chunk)
   c.model.heads = 4;
   c.model.layers = 2;
   c.model.attention.assign(2, kind == "dot" ? "dot" : "neural");
+  if (kind == "first") c.model.attention[1] = "dot";  // the first-layer placement, as resolved
   if (kind != "dot")
     c.model.attention_options["neural"] =
         neural_options(down, kind == "first" ? "first-layer" : "all-layers");
