@@ -6,7 +6,6 @@
 #include <exception>
 #include <stdexcept>
 
-#include "app/figures/figures.h"
 #include "app/gui/plot/export_dialog.h"
 #include "app/gui/window/palette.h"
 
@@ -67,16 +66,16 @@ bool matrix_input(const char* label, g::Mat2& m) {
 
 }  // namespace
 
-GeometryControls::GeometryControls(const GeometryScene& s) {
+GeometryControls::GeometryControls(const GeometryModel& s) {
   show_tokens(s);
 }
 
-void GeometryControls::show_tokens(const GeometryScene& s) {
+void GeometryControls::show_tokens(const GeometryModel& s) {
   const std::string text = format_points(s.gaussian ? s.points : s.scene.tokens);
   std::snprintf(tokens_text_, sizeof tokens_text_, "%s", text.c_str());
 }
 
-GeometryControls::Actions GeometryControls::draw(GeometryScene& s, const GeometryGlLayer& gl,
+GeometryControls::Actions GeometryControls::draw(GeometryModel& s, const GeometryGlLayer& gl,
                                                  const CanvasView& view) {
   Actions actions;
   draw_export_button(s);
@@ -89,34 +88,11 @@ GeometryControls::Actions GeometryControls::draw(GeometryScene& s, const Geometr
   return actions;
 }
 
-void GeometryControls::draw_export_button(const GeometryScene& s) {
-  if (!ImGui::SmallButton("Export...")) return;
-  figures::GeometryFigureInput in;
-  in.scene = s.scene;
-  in.query = s.query;
-  in.grid = {s.grid_lines, s.grid_extent, s.grid_samples};
-  in.map = s.grid_map();
-  in.alpha = s.alpha;
-  in.circle_radius = s.radius;
-  in.circle_count = s.circle_count;
-  in.circle_samples = s.circle_samples;
-  if (s.gaussian) in.gaussian = &s.gaussian_params;
-  in.views.output = s.views.output;
-  in.views.hull = s.views.hull;
-  in.views.linear = s.views.linear;
-  in.views.circles = s.views.circles;
-  in.views.grid = s.views.grid;
-  try {
-    gui::request_figure_export(figures::geometry_figure(in), false);
-  } catch (const std::exception& e) {  // a scene that does not validate
-    fig::Figure empty;
-    empty.name = "geometry";
-    empty.title = std::string("cannot build the figure: ") + e.what();
-    gui::request_figure_export(empty, false);
-  }
+void GeometryControls::draw_export_button(const GeometryModel& s) {
+  if (ImGui::SmallButton("Export...")) gui::request_figure_export(s.figure(), false);
 }
 
-void GeometryControls::draw_gaussian_controls(GeometryScene& s, Actions& actions) {
+void GeometryControls::draw_gaussian_controls(GeometryModel& s, Actions& actions) {
   bool changed = false;
   bool on = s.gaussian;
   if (ImGui::Checkbox("tokens drawn from N(mu, Sigma)", &on)) {
@@ -147,7 +123,7 @@ void GeometryControls::draw_gaussian_controls(GeometryScene& s, Actions& actions
   }
 }
 
-void GeometryControls::draw_scene_controls(GeometryScene& s, Actions& actions) {
+void GeometryControls::draw_scene_controls(GeometryModel& s, Actions& actions) {
   const auto& names = g::preset_names();
   ImGui::SetNextItemWidth(110);
   if (ImGui::BeginCombo("##preset", names[s.preset].c_str())) {
@@ -182,7 +158,7 @@ void GeometryControls::draw_scene_controls(GeometryScene& s, Actions& actions) {
   }
 }
 
-void GeometryControls::draw_token_table(GeometryScene& s, const CanvasView& view) {
+void GeometryControls::draw_token_table(GeometryModel& s, const CanvasView& view) {
   const int n = static_cast<int>(s.scene.tokens.size());
   if (s.gaussian) {
     ImGui::TextColored(kDim, "%d tokens sampled from the Gaussian (below)", n);
@@ -242,8 +218,8 @@ void GeometryControls::draw_token_table(GeometryScene& s, const CanvasView& view
   if (ImGui::Button("Set") || enter) {
     try {
       std::vector<g::Vec2> points = g::parse_points(tokens_text_, "tokens");
-      if (points.size() > static_cast<size_t>(GeometryScene::kMaxTokens))
-        throw std::runtime_error("at most " + std::to_string(GeometryScene::kMaxTokens) +
+      if (points.size() > static_cast<size_t>(GeometryModel::kMaxTokens))
+        throw std::runtime_error("at most " + std::to_string(GeometryModel::kMaxTokens) +
                                  " tokens here");
       s.scene.tokens = std::move(points);
       tokens_text_error_.clear();
@@ -256,7 +232,7 @@ void GeometryControls::draw_token_table(GeometryScene& s, const CanvasView& view
   if (!tokens_text_error_.empty()) ImGui::TextColored(kRed, "%s", tokens_text_error_.c_str());
 }
 
-void GeometryControls::draw_view_controls(GeometryScene& s, const GeometryGlLayer& gl) {
+void GeometryControls::draw_view_controls(GeometryModel& s, const GeometryGlLayer& gl) {
   ImGui::Checkbox("output z, weights p_j as widths", &s.views.output);
   ImGui::Checkbox("convex hull + bounding box", &s.views.hull);
   ImGui::Checkbox("softmax: images of circles", &s.views.circles);
@@ -317,10 +293,10 @@ void GeometryControls::draw_view_controls(GeometryScene& s, const GeometryGlLaye
   if (!gl.gpu_error().empty())
     ImGui::TextColored(kRed, "GPU warp unavailable: %s", gl.gpu_error().c_str());
   else if (s.views.grid && !s.cpu_grid && gl.cpu_used())
-    ImGui::TextColored(kDim, "CPU path: more than %d tokens", GeometryScene::kMaxTokens);
+    ImGui::TextColored(kDim, "CPU path: more than %d tokens", GeometryModel::kMaxTokens);
 }
 
-void GeometryControls::draw_readout(ImFont* font, const GeometryScene& s, const GeometryGlLayer& gl,
+void GeometryControls::draw_readout(ImFont* font, const GeometryModel& s, const GeometryGlLayer& gl,
                                     const CanvasView& view) {
   struct Line {
     char text[256];

@@ -13,30 +13,30 @@
 
 #include "app/panels/geometry/geometry_canvas.h"
 #include "app/panels/geometry/geometry_gl_layer.h"
-#include "app/panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_model.h"
 
 namespace attn::gui {
 
 class GeometryControls {
  public:
-  explicit GeometryControls(const GeometryScene& s);  // the token field shows s's tokens
+  explicit GeometryControls(const GeometryModel& s);  // the token field shows s's tokens
 
   struct Actions {
     bool fit_view = false;        // a preset was chosen, or "Fit view"
     bool cancel_gesture = false;  // the tokens were replaced under the cursor
   };
-  Actions draw(GeometryScene& s, const GeometryGlLayer& gl, const CanvasView& view);
+  Actions draw(GeometryModel& s, const GeometryGlLayer& gl, const CanvasView& view);
   // Readout in the canvas' top-left corner: v, z, the grid path, the ellipse, the Gaussian gap.
-  static void draw_readout(ImFont* font, const GeometryScene& s, const GeometryGlLayer& gl,
+  static void draw_readout(ImFont* font, const GeometryModel& s, const GeometryGlLayer& gl,
                            const CanvasView& view);
 
  private:
-  void draw_export_button(const GeometryScene& s);
-  void draw_scene_controls(GeometryScene& s, Actions& actions);
-  void draw_token_table(GeometryScene& s, const CanvasView& view);
-  void draw_view_controls(GeometryScene& s, const GeometryGlLayer& gl);
-  void draw_gaussian_controls(GeometryScene& s, Actions& actions);
-  void show_tokens(const GeometryScene& s);  // puts the tokens in the text field
+  void draw_export_button(const GeometryModel& s);
+  void draw_scene_controls(GeometryModel& s, Actions& actions);
+  void draw_token_table(GeometryModel& s, const CanvasView& view);
+  void draw_view_controls(GeometryModel& s, const GeometryGlLayer& gl);
+  void draw_gaussian_controls(GeometryModel& s, Actions& actions);
+  void show_tokens(const GeometryModel& s);  // puts the tokens in the text field
 
   char tokens_text_[512] = {};
   std::string tokens_text_error_;

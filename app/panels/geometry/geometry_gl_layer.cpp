@@ -12,6 +12,9 @@
 #include "render/plot/colormap.h"
 
 namespace attn::gui {
+
+static_assert(GeometryModel::kMaxTokens == render::WarpRenderer::kMaxTokens,
+              "the model's token limit is the warp shader's");
 namespace {
 
 namespace g = geometry;
@@ -51,7 +54,7 @@ const char* GeometryGlLayer::density_path() const {
                                              : "none";
 }
 
-void GeometryGlLayer::update_gpu(const GeometryScene& s) {
+void GeometryGlLayer::update_gpu(const GeometryModel& s) {
   if (!gpu_checked_) {
     gpu_checked_ = true;
     gpu_.ready(&gpu_error_);
@@ -76,7 +79,7 @@ void GeometryGlLayer::update_gpu(const GeometryScene& s) {
   gpu_scene_ok_ = gpu_.set_scene(prepared_);
 }
 
-void GeometryGlLayer::update_cpu_grid(GeometryScene& s, int samples) {
+void GeometryGlLayer::update_cpu_grid(GeometryModel& s, int samples) {
   const CpuGridKey key{s.rev, s.grid_lines, samples, s.grid_mode, s.grid_extent, s.alpha};
   if (key == cpu_key_) return;
   cpu_key_ = key;
@@ -107,7 +110,7 @@ void GeometryGlLayer::update_cpu_grid(GeometryScene& s, int samples) {
   ++cpu_updates_;
 }
 
-void GeometryGlLayer::update_density_image(GeometryScene& s, const CanvasView& view) {
+void GeometryGlLayer::update_density_image(GeometryModel& s, const CanvasView& view) {
   const CpuGridKey key{s.rev, s.density_n, 0, s.grid_mode, s.grid_extent, s.alpha};
   if (!(key == density_key_)) {
     density_key_ = key;
@@ -156,7 +159,7 @@ void GeometryGlLayer::update_density_image(GeometryScene& s, const CanvasView& v
   density_texture_.upload_rgba8(density_pixels_.data(), bins, bins);
 }
 
-void GeometryGlLayer::draw_density(ImDrawList* dl, GeometryScene& s, const CanvasView& view) {
+void GeometryGlLayer::draw_density(ImDrawList* dl, GeometryModel& s, const CanvasView& view) {
   if (!s.views.density || !s.derived.error.empty()) return;
   update_gpu(s);
   // The point cloud needs the shader; past its token limit the CPU image stands in.
@@ -167,7 +170,7 @@ void GeometryGlLayer::draw_density(ImDrawList* dl, GeometryScene& s, const Canva
     dl->AddImage(imgui_texture(density_texture_.id()), view.min, view.max);
 }
 
-void GeometryGlLayer::draw(ImDrawList* dl, GeometryScene& s, const CanvasView& view) {
+void GeometryGlLayer::draw(ImDrawList* dl, GeometryModel& s, const CanvasView& view) {
   const bool ok = s.derived.error.empty();
   const bool want_grid = s.views.grid && ok;
   const bool want_points = s.views.density && !s.density_image && ok && gpu_scene_ok_;
@@ -216,7 +219,7 @@ void GeometryGlLayer::draw(ImDrawList* dl, GeometryScene& s, const CanvasView& v
   }
 }
 
-void GeometryGlLayer::render(GeometryScene& s, const CanvasView& view, const GlKey& key,
+void GeometryGlLayer::render(GeometryModel& s, const CanvasView& view, const GlKey& key,
                              int samples) {
   if (key.grid) {
     if (key.gpu_path)
@@ -260,7 +263,7 @@ void GeometryGlLayer::render(GeometryScene& s, const CanvasView& view, const GlK
   ++layer_renders_;
 }
 
-void GeometryGlLayer::draw_cpu_grid_with_imgui(ImDrawList* dl, GeometryScene& s,
+void GeometryGlLayer::draw_cpu_grid_with_imgui(ImDrawList* dl, GeometryModel& s,
                                                const CanvasView& view) {
   update_cpu_grid(s, s.grid_samples);
   const ImU32 col = with_alpha(colors::kSkyBlue, 0.5f);

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "app/panels/geometry/geometry_canvas.h"
-#include "app/panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_model.h"
 #include "render/gl/canvas_target.h"
 #include "render/gl/gl_texture.h"
 #include "render/gl/warp_renderer.h"
@@ -32,9 +32,9 @@ class GeometryGlLayer {
   // Forgets last frame's statistics (which path drew the grid); call once per frame.
   void begin_frame();
   // The CPU density image, where the point cloud cannot go on the GPU (view density on).
-  void draw_density(ImDrawList* dl, GeometryScene& s, const CanvasView& view);
+  void draw_density(ImDrawList* dl, GeometryModel& s, const CanvasView& view);
   // The warped grid and the GPU point cloud over view's canvas.
-  void draw(ImDrawList* dl, GeometryScene& s, const CanvasView& view);
+  void draw(ImDrawList* dl, GeometryModel& s, const CanvasView& view);
   // The canvas moved or was resized: the density image is binned again.
   void invalidate_density() { density_dirty_ = true; }
 
@@ -70,11 +70,11 @@ class GeometryGlLayer {
     bool operator==(const CpuGridKey& o) const;
   };
 
-  void update_gpu(const GeometryScene& s);
-  void update_cpu_grid(GeometryScene& s, int samples);
-  void update_density_image(GeometryScene& s, const CanvasView& view);
-  void render(GeometryScene& s, const CanvasView& view, const GlKey& key, int samples);
-  void draw_cpu_grid_with_imgui(ImDrawList* dl, GeometryScene& s, const CanvasView& view);
+  void update_gpu(const GeometryModel& s);
+  void update_cpu_grid(GeometryModel& s, int samples);
+  void update_density_image(GeometryModel& s, const CanvasView& view);
+  void render(GeometryModel& s, const CanvasView& view, const GlKey& key, int samples);
+  void draw_cpu_grid_with_imgui(ImDrawList* dl, GeometryModel& s, const CanvasView& view);
 
   // GPU warp.
   render::WarpRenderer gpu_;

@@ -14,15 +14,9 @@ double distance(ImVec2 a, ImVec2 b) {
   return std::hypot(a.x - b.x, a.y - b.y);
 }
 
-int hit_token(const GeometryScene& s, const CanvasView& view, ImVec2 mouse) {
-  if (s.gaussian) return -1;  // samples are not edited one by one
-  int best = -1;
-  double best_d = kHitRadius;
-  for (size_t j = 0; j < s.scene.tokens.size(); ++j) {
-    const double dist = distance(view.to_screen(s.scene.tokens[j]), mouse);
-    if (dist <= best_d) best_d = dist, best = static_cast<int>(j);
-  }
-  return best;
+// The token under the mouse: the model's nearest within kHitRadius pixels.
+int hit_token(const GeometryModel& s, const CanvasView& view, ImVec2 mouse) {
+  return s.token_at(view.to_data(mouse), kHitRadius / view.pixels_per_unit);
 }
 
 }  // namespace
@@ -31,7 +25,7 @@ bool GeometryInput::is_hot(int token) const {
   return token == hovered_token_ || (gesture_.target == Target::Token && gesture_.token == token);
 }
 
-void GeometryInput::handle(GeometryScene& s, CanvasView& view) {
+void GeometryInput::handle(GeometryModel& s, CanvasView& view) {
   const ImGuiIO& io = ImGui::GetIO();
   const bool hovered = ImGui::IsItemHovered();
   const ImVec2 mouse = io.MousePos;
@@ -51,7 +45,7 @@ void GeometryInput::handle(GeometryScene& s, CanvasView& view) {
   }
 }
 
-void GeometryInput::press(GeometryScene& s, const CanvasView& view, ImVec2 mouse) {
+void GeometryInput::press(GeometryModel& s, const CanvasView& view, ImVec2 mouse) {
   for (int b : {ImGuiMouseButton_Left, ImGuiMouseButton_Right, ImGuiMouseButton_Middle}) {
     if (!ImGui::IsMouseClicked(b)) continue;
     Gesture gs;
@@ -82,7 +76,7 @@ void GeometryInput::press(GeometryScene& s, const CanvasView& view, ImVec2 mouse
   }
 }
 
-void GeometryInput::drag_or_release(GeometryScene& s, CanvasView& view, ImVec2 mouse) {
+void GeometryInput::drag_or_release(GeometryModel& s, CanvasView& view, ImVec2 mouse) {
   Gesture& gs = gesture_;
   const bool left = gs.button == ImGuiMouseButton_Left;
   if (ImGui::IsMouseDown(gs.button)) {
@@ -94,14 +88,12 @@ void GeometryInput::drag_or_release(GeometryScene& s, CanvasView& view, ImVec2 m
     if (!gs.dragged) return;
     const g::Vec2 at = view.to_data(mouse);
     const g::Vec2 to{at.x + gs.grab.x, at.y + gs.grab.y};
-    if (left && gs.target == Target::Token && gs.token < static_cast<int>(s.scene.tokens.size())) {
-      g::Vec2& t = s.scene.tokens[gs.token];
-      if (t.x != to.x || t.y != to.y) t = to, s.changed();
+    if (left && gs.target == Target::Token) {
+      s.move_token(gs.token, to);
     } else if (left && gs.target == Target::Query) {
       s.query = to;
     } else if (left && gs.target == Target::Mean) {
-      if (s.gaussian_params.mean.x != to.x || s.gaussian_params.mean.y != to.y)
-        s.gaussian_params.mean = to, s.changed();
+      s.move_mean(to);
     } else {  // pan: the data point under the press stays under the cursor
       view.center_x = gs.press_center_x - (mouse.x - gs.press.x) / view.pixels_per_unit;
       view.center_y = gs.press_center_y + (mouse.y - gs.press.y) / view.pixels_per_unit;
@@ -110,7 +102,7 @@ void GeometryInput::drag_or_release(GeometryScene& s, CanvasView& view, ImVec2 m
   }
   // Released.
   if (!gs.dragged && left && gs.target == Target::None && !s.gaussian &&
-      s.scene.tokens.size() < static_cast<size_t>(GeometryScene::kMaxTokens)) {
+      s.scene.tokens.size() < static_cast<size_t>(GeometryModel::kMaxTokens)) {
     s.add_token(view.to_data(gs.press));
   } else if (!gs.dragged && gs.button == ImGuiMouseButton_Right && gs.target == Target::Token &&
              s.delete_token(gs.token)) {

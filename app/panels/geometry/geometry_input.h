@@ -3,7 +3,7 @@
 //  - handle() reads the mouse over the canvas item just submitted (ImGui::IsItemHovered) and
 //    edits the scene and the view: left-drag moves a token, the query v or the Gaussian's mean
 //    (whichever is nearest within kHitRadius pixels); a left click on empty space adds a token
-//    (not while the tokens are Gaussian samples, at most GeometryScene::kMaxTokens); a right
+//    (not while the tokens are Gaussian samples, at most GeometryModel::kMaxTokens); a right
 //    click on a token deletes it (one token always stays); dragging empty space with any button
 //    pans; the wheel zooms about the cursor. A hovered token shows a tooltip.
 //  - A gesture lives from its press to its release; cancel() forgets it (the window closed, the
@@ -12,13 +12,13 @@
 #include <imgui.h>
 
 #include "app/panels/geometry/geometry_canvas.h"
-#include "app/panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_model.h"
 
 namespace attn::gui {
 
 class GeometryInput {
  public:
-  void handle(GeometryScene& s, CanvasView& view);
+  void handle(GeometryModel& s, CanvasView& view);
   void cancel() { gesture_ = Gesture{}; }
   // Drawn larger: under the cursor, or being dragged.
   bool is_hot(int token) const;
@@ -35,8 +35,8 @@ class GeometryInput {
     bool dragged = false;
   };
 
-  void press(GeometryScene& s, const CanvasView& view, ImVec2 mouse);
-  void drag_or_release(GeometryScene& s, CanvasView& view, ImVec2 mouse);
+  void press(GeometryModel& s, const CanvasView& view, ImVec2 mouse);
+  void drag_or_release(GeometryModel& s, CanvasView& view, ImVec2 mouse);
 
   Gesture gesture_;
   int hovered_token_ = -1;

@@ -6,7 +6,6 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 #include "app/figures/figures.h"
 #include "app/gui/window/palette.h"
@@ -36,32 +35,16 @@ ImU32 circle_color(int i, int count) {
   return IM_COL32(c.r, c.g, c.b, 255);
 }
 
-nlohmann::json point_json(g::Vec2 p) {
-  return nlohmann::json::array({p.x, p.y});
-}
 nlohmann::json screen_json(ImVec2 p) {
   return nlohmann::json::array({p.x, p.y});
-}
-nlohmann::json matrix_json(const g::Mat2& m) {
-  return nlohmann::json::array({m.a, m.b, m.c, m.d});
-}
-
-// The scene with the test and benchmark hooks (ATTN_GEOMETRY_VIEWS, ATTN_GEOMETRY_BENCH) applied.
-GeometryScene scene_from_environment() {
-  GeometryScene s;
-  if (const char* views = std::getenv("ATTN_GEOMETRY_VIEWS"); views && *views)
-    s.apply_view_setting(views);
-  if (const char* bench = std::getenv("ATTN_GEOMETRY_BENCH"); bench && *bench)
-    s.apply_bench_setting(bench);
-  return s;
 }
 
 }  // namespace
 
-GeometryPanel::GeometryPanel() : scene_(scene_from_environment()), controls_(scene_) {}
+GeometryPanel::GeometryPanel() : model_(GeometryModel::from_environment()), controls_(model_) {}
 
 void GeometryPanel::fit_view() {
-  view_.fit(scene_.fit_box(), 0.12);
+  view_.fit(model_.fit_box(), 0.12);
   view_fitted_ = true;
   gl_.invalidate_density();
 }
@@ -75,13 +58,13 @@ void GeometryPanel::update(FrameContext&) {
 void GeometryPanel::draw(FrameContext& frame) {
   ImFont* small_font = frame.small_font;
   ImFont* font = small_font ? small_font : ImGui::GetFont();
-  scene_.bench_step(frames_drawn_);
+  model_.bench_step(frames_drawn_);
   const float controls_w = std::clamp(ImGui::GetContentRegionAvail().x * 0.34f, 250.0f, 330.0f);
   ImGui::BeginChild("controls", ImVec2(controls_w, 0), true);
-  const GeometryControls::Actions actions = controls_.draw(scene_, gl_, view_);
+  const GeometryControls::Actions actions = controls_.draw(model_, gl_, view_);
   if (actions.cancel_gesture) input_.cancel();
   if (actions.fit_view) {
-    scene_.update_derived();
+    model_.update_derived();
     fit_view();
   }
   ImGui::EndChild();
@@ -104,31 +87,31 @@ void GeometryPanel::draw_canvas(ImFont* font) {
   ImGui::InvisibleButton("##canvas", size,
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight |
                              ImGuiButtonFlags_MouseButtonMiddle);
-  scene_.sync_gaussian_tokens();
-  scene_.update_derived();
+  model_.sync_gaussian_tokens();
+  model_.update_derived();
   if (!view_fitted_) fit_view();
-  input_.handle(scene_, view_);
-  scene_.sync_gaussian_tokens();
-  scene_.update_derived();  // after the input, so this frame draws (and reports) what it edited
+  input_.handle(model_, view_);
+  model_.sync_gaussian_tokens();
+  model_.update_derived();  // after the input, so this frame draws (and reports) what it edited
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(view_.min, view_.max, true);
   draw_axes(dl, view_, font);
-  gl_.draw_density(dl, scene_, view_);
-  gl_.draw(dl, scene_, view_);
+  gl_.draw_density(dl, model_, view_);
+  gl_.draw(dl, model_, view_);
   draw_overlays(dl, font);
   draw_tokens(dl, font);
-  GeometryControls::draw_readout(font, scene_, gl_, view_);
+  GeometryControls::draw_readout(font, model_, gl_, view_);
   dl->PopClipRect();
   ++frames_drawn_;
   drawn_ = true;
 }
 
 void GeometryPanel::draw_overlays(ImDrawList* dl, ImFont* font) {
-  const GeometryScene::Derived& d = scene_.derived;
+  const GeometryModel::Derived& d = model_.derived;
   if (!d.error.empty()) return;
   const ImVec2 origin = view_.to_screen({0, 0});
-  if (scene_.views.hull && !d.hull.empty()) {
+  if (model_.views.hull && !d.hull.empty()) {
     scratch_.clear();
     for (const g::Vec2& p : d.hull) scratch_.push_back(view_.to_screen(p));
     if (scratch_.size() >= 3) {
@@ -145,14 +128,14 @@ void GeometryPanel::draw_overlays(ImDrawList* dl, ImFont* font) {
     draw_dashed_line(dl, ImVec2(a.x, b.y), ImVec2(a.x, a.y), kBoxEdge, 1.0f, 5, 4);
     draw_label(dl, font, ImVec2(a.x + 2, a.y + 2), kBoxEdge, "bounding box");
   }
-  if (scene_.views.circles || scene_.views.linear) {  // the query circles themselves, faint
-    for (int k = 1; k <= scene_.circle_count; ++k) {
+  if (model_.views.circles || model_.views.linear) {  // the query circles themselves, faint
+    for (int k = 1; k <= model_.circle_count; ++k) {
       const float r =
-          static_cast<float>(scene_.radius * k / scene_.circle_count * view_.pixels_per_unit);
+          static_cast<float>(model_.radius * k / model_.circle_count * view_.pixels_per_unit);
       if (r < 1e5f) dl->AddCircle(origin, r, kInputCircle, 0, 1.0f);
     }
   }
-  if (scene_.views.linear) {
+  if (model_.views.linear) {
     for (size_t k = 0; k < d.linear_images.size(); ++k) {
       const auto& img = d.linear_images[k];
       draw_data_polyline(dl, view_, img.data(), img.size(), true, colors::kGreen, 2.5f, scratch_);
@@ -160,7 +143,7 @@ void GeometryPanel::draw_overlays(ImDrawList* dl, ImFont* font) {
       draw_dashed_polyline(dl, view_, e.data(), e.size(), true, kPredicted, 1.2f, 6, 5);
     }
   }
-  if (scene_.views.circles) {
+  if (model_.views.circles) {
     const int n = static_cast<int>(d.softmax_images.size());
     for (int k = 0; k < n; ++k) {
       const auto& img = d.softmax_images[k];
@@ -170,7 +153,7 @@ void GeometryPanel::draw_overlays(ImDrawList* dl, ImFont* font) {
     for (const auto& curve : d.tilted_means)
       draw_dashed_polyline(dl, view_, curve.data(), curve.size(), true, kPredicted, 1.2f, 6, 5);
   }
-  if (scene_.views.output && !d.weights.empty()) {
+  if (model_.views.output && !d.weights.empty()) {
     const ImVec2 z = view_.to_screen(d.output);
     const int n = static_cast<int>(d.values.size());
     if (n <= kMaxWeightLines) {
@@ -190,15 +173,15 @@ void GeometryPanel::draw_overlays(ImDrawList* dl, ImFont* font) {
 }
 
 void GeometryPanel::draw_tokens(ImDrawList* dl, ImFont* font) {
-  const GeometryScene::Derived& d = scene_.derived;
-  const size_t n = scene_.scene.tokens.size();
-  if (scene_.gaussian) {
-    for (const g::Vec2& t : scene_.scene.tokens) {
+  const GeometryModel::Derived& d = model_.derived;
+  const size_t n = model_.scene.tokens.size();
+  if (model_.gaussian) {
+    for (const g::Vec2& t : model_.scene.tokens) {
       const ImVec2 s = view_.to_screen(t);
       dl->AddRectFilled(ImVec2(s.x - 1, s.y - 1), ImVec2(s.x + 1, s.y + 1), kSampledToken);
     }
     // The Gaussian's 1- and 2-sigma ellipses, and its mean (draggable).
-    const g::Mat2& c = scene_.gaussian_params.cov;
+    const g::Mat2& c = model_.gaussian_params.cov;
     const double tr = 0.5 * (c.a + c.d), det = c.a * c.d - c.b * c.b;
     const double disc = std::sqrt(std::max(0.0, tr * tr - det));
     const double l1 = std::max(0.0, tr + disc), l2 = std::max(0.0, tr - disc);
@@ -209,18 +192,18 @@ void GeometryPanel::draw_tokens(ImDrawList* dl, ImFont* font) {
         const double a = 2 * M_PI * i / ring.size();
         const double x = sigma * std::sqrt(l1) * std::cos(a),
                      y = sigma * std::sqrt(l2) * std::sin(a);
-        ring[i] = {scene_.gaussian_params.mean.x + x * std::cos(angle) - y * std::sin(angle),
-                   scene_.gaussian_params.mean.y + x * std::sin(angle) + y * std::cos(angle)};
+        ring[i] = {model_.gaussian_params.mean.x + x * std::cos(angle) - y * std::sin(angle),
+                   model_.gaussian_params.mean.y + x * std::sin(angle) + y * std::cos(angle)};
       }
       draw_dashed_polyline(dl, view_, ring.data(), ring.size(), true,
                            with_alpha(colors::kOrange, 0.8f), 1.0f, 4, 4);
     }
-    const ImVec2 m = view_.to_screen(scene_.gaussian_params.mean);
+    const ImVec2 m = view_.to_screen(model_.gaussian_params.mean);
     dl->AddCircle(m, 6.0f, colors::kOrange, 0, 2.0f);
     draw_label(dl, font, ImVec2(m.x + 8, m.y - font->FontSize - 2), colors::kOrange, "mu");
   } else {
     for (size_t j = 0; j < n; ++j) {
-      const ImVec2 s = view_.to_screen(scene_.scene.tokens[j]);
+      const ImVec2 s = view_.to_screen(model_.scene.tokens[j]);
       const ImU32 col = categorical_color(static_cast<int>(j));
       if (!d.wv_identity && j < d.values.size()) {  // the value point W^V t_j it stands for
         const ImVec2 u = view_.to_screen(d.values[j]);
@@ -238,12 +221,12 @@ void GeometryPanel::draw_tokens(ImDrawList* dl, ImFont* font) {
     }
   }
   if (!d.error.empty()) return;
-  const ImVec2 q = view_.to_screen(scene_.query);
+  const ImVec2 q = view_.to_screen(model_.query);
   dl->AddCircle(q, 7.0f, kQuery, 0, 2.0f);
   dl->AddLine(ImVec2(q.x - 4, q.y), ImVec2(q.x + 4, q.y), kQuery, 1.5f);
   dl->AddLine(ImVec2(q.x, q.y - 4), ImVec2(q.x, q.y + 4), kQuery, 1.5f);
   draw_label(dl, font, ImVec2(q.x + 9, q.y + 2), kQuery, "v");
-  if (scene_.views.output) {
+  if (model_.views.output) {
     const ImVec2 z = view_.to_screen(d.output);
     const ImVec2 diamond[4] = {ImVec2(z.x, z.y - 7), ImVec2(z.x + 7, z.y), ImVec2(z.x, z.y + 7),
                                ImVec2(z.x - 7, z.y)};
@@ -253,80 +236,34 @@ void GeometryPanel::draw_tokens(ImDrawList* dl, ImFont* font) {
   }
 }
 
+// The model's report with what only the view knows: whether and how often it was drawn, the
+// canvas and the screen positions of the tokens, v and z, and how the GL layer drew the grid.
 nlohmann::json GeometryPanel::report() const {
   using nlohmann::json;
-  json tokens = json::array(), screen = json::array(), weights = json::array(),
-       hull = json::array();
-  const size_t shown = std::min<size_t>(scene_.scene.tokens.size(), 4096);
-  for (size_t j = 0; j < shown; ++j) {
-    tokens.push_back(point_json(scene_.scene.tokens[j]));
-    screen.push_back(screen_json(view_.to_screen(scene_.scene.tokens[j])));
-  }
-  for (size_t j = 0; j < std::min<size_t>(scene_.derived.weights.size(), 4096); ++j)
-    weights.push_back(scene_.derived.weights[j]);
-  for (const g::Vec2& p : scene_.derived.hull) hull.push_back(point_json(p));
-  const char* maps[] = {"softmax", "residual", "linear"};
-  return {
-      {"drawn", drawn_},
-      {"frames_drawn", frames_drawn_},
-      {"error", scene_.derived.error},
-      {"token_count", scene_.scene.tokens.size()},
-      {"tokens", tokens},
-      {"query", point_json(scene_.query)},
-      {"output", point_json(scene_.derived.output)},
-      {"weights", weights},
-      {"inside_hull", scene_.derived.inside},
-      {"hull", hull},
-      {"wq", matrix_json(scene_.scene.wq)},
-      {"wk", matrix_json(scene_.scene.wk)},
-      {"wv", matrix_json(scene_.scene.wv)},
-      {"temperature", scene_.scene.temperature},
-      {"gaussian", scene_.gaussian},
-      {"views",
-       {{"output", scene_.views.output},
-        {"hull", scene_.views.hull},
-        {"circles", scene_.views.circles},
-        {"linear", scene_.views.linear},
-        {"grid", scene_.views.grid},
-        {"density", scene_.views.density}}},
-      {"canvas",
-       {{"min", screen_json(view_.min)},
-        {"max", screen_json(view_.max)},
-        {"center", json::array({view_.center_x, view_.center_y})},
-        {"pixels_per_unit", view_.pixels_per_unit}}},
-      {"tokens_screen", screen},
-      {"query_screen", screen_json(view_.to_screen(scene_.query))},
-      {"output_screen", screen_json(view_.to_screen(scene_.derived.output))},
-      {"grid",
-       {{"lines", scene_.grid_lines},
-        {"samples", scene_.grid_samples},
-        {"extent", scene_.grid_extent},
-        {"map", maps[std::clamp(scene_.grid_mode, 0, 2)]},
-        {"alpha", scene_.alpha},
-        {"path", gl_.gpu_used()   ? "gpu"
-                 : gl_.cpu_used() ? "cpu"
-                                  : "none"},
-        {"lines_drawn", gl_.lines_drawn()},
-        {"samples_drawn", gl_.samples_drawn()},
-        {"coarse_while_moving", scene_.coarse_while_moving},
-        {"layer_renders", gl_.renders()},
-        {"cpu_updates", gl_.cpu_updates()},
-        {"cpu_warp_ms_mean", gl_.cpu_ms_mean()}}},
-      {"gpu", {{"available", gl_.gpu_available()}, {"error", gl_.gpu_error()}}},
-      {"edits",
-       {{"tokens_added", scene_.edits.tokens_added},
-        {"tokens_deleted", scene_.edits.tokens_deleted},
-        {"token_drags", scene_.edits.token_drags},
-        {"query_drags", scene_.edits.query_drags}}},
-      {"bench", scene_.bench},
-      {"curves",
-       {{"softmax_images", scene_.derived.softmax_images.size()},
-        {"linear_images", scene_.derived.linear_images.size()},
-        {"ellipses", scene_.derived.ellipses.size()},
-        {"tilted_means", scene_.derived.tilted_means.size()}}},
-      {"gaussian_gap", scene_.derived.gaussian_gap},
-      {"density", {{"path", scene_.views.density ? gl_.density_path() : "none"}}},
-  };
+  json r = model_.report();
+  json screen = json::array();
+  const size_t shown = std::min<size_t>(model_.scene.tokens.size(), 4096);
+  for (size_t j = 0; j < shown; ++j)
+    screen.push_back(screen_json(view_.to_screen(model_.scene.tokens[j])));
+  r["drawn"] = drawn_;
+  r["frames_drawn"] = frames_drawn_;
+  r["canvas"] = {{"min", screen_json(view_.min)},
+                 {"max", screen_json(view_.max)},
+                 {"center", json::array({view_.center_x, view_.center_y})},
+                 {"pixels_per_unit", view_.pixels_per_unit}};
+  r["tokens_screen"] = screen;
+  r["query_screen"] = screen_json(view_.to_screen(model_.query));
+  r["output_screen"] = screen_json(view_.to_screen(model_.derived.output));
+  json& grid = r["grid"];
+  grid["path"] = gl_.gpu_used() ? "gpu" : gl_.cpu_used() ? "cpu" : "none";
+  grid["lines_drawn"] = gl_.lines_drawn();
+  grid["samples_drawn"] = gl_.samples_drawn();
+  grid["layer_renders"] = gl_.renders();
+  grid["cpu_updates"] = gl_.cpu_updates();
+  grid["cpu_warp_ms_mean"] = gl_.cpu_ms_mean();
+  r["gpu"] = {{"available", gl_.gpu_available()}, {"error", gl_.gpu_error()}};
+  r["density"] = {{"path", model_.views.density ? gl_.density_path() : "none"}};
+  return r;
 }
 
 }  // namespace attn::gui

@@ -20,7 +20,7 @@
 // recomputed only when its inputs change; the GL layer is redrawn only when something it
 // depends on changes (geometry_gl_layer.h).
 // Files, one responsibility each:
-//   geometry_scene.*     what the user edits and what is derived from it (no ImGui, no GL)
+//   geometry_model.*     what the user edits and what is derived from it (no ImGui, no GL)
 //   geometry_gl_layer.*  the warped grid and density: GPU warp, offscreen canvas, CPU path
 //   geometry_input.*     mouse gestures on the canvas (drag, add, delete, pan, zoom)
 //   geometry_controls.*  the left column's widgets and the readout over the canvas
@@ -46,7 +46,7 @@
 #include "app/panels/geometry/geometry_controls.h"
 #include "app/panels/geometry/geometry_gl_layer.h"
 #include "app/panels/geometry/geometry_input.h"
-#include "app/panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_model.h"
 
 struct ImFont;
 struct ImDrawList;
@@ -67,8 +67,8 @@ class GeometryPanel : public Panel {
   void draw_overlays(ImDrawList* dl, ImFont* font);
   void draw_tokens(ImDrawList* dl, ImFont* font);
 
-  GeometryScene scene_;  // with the test and benchmark hooks applied (before controls_)
-  GeometryControls controls_{scene_};
+  GeometryModel model_;  // with the test and benchmark hooks applied (before controls_)
+  GeometryControls controls_{model_};
   GeometryInput input_;
   GeometryGlLayer gl_;
   CanvasView view_;

@@ -1,18 +1,16 @@
 // Run panel: trainer controls (start, pause, step, reset, save/load, live learning rate), the
 // run's status from the snapshot, and the experiment editor ("Apply & reset").
-// Contract: draws into the region the workspace gives it. Reads the snapshot and `state` (taken
-// once per frame by the caller); talks to the trainer only through its non-blocking commands,
-// except trainer.config() on "Revert" (a short copy under the trainer's lock, never a training
-// step).
+// Contract: the view of RunModel (run_model.h: what each control allows, the status, the
+// editor's rules); this file makes only ImGui calls and hands the trainer its commands, all
+// non-blocking, except trainer.config() on "Revert" and when a run is opened (a short copy under
+// the trainer's lock, never a training step). Draws into the region the workspace gives it.
+// report(): the model's, plus where Start and "Apply & reset" were drawn ([x, y, w, h], window
+// pixels: the tiles test checks both lie inside the panel, reachable without scrolling).
 #pragma once
 #include <array>
-#include <cstdint>
-#include <string>
 
 #include "app/gui/panel.h"
-#include "app/gui/ui_state.h"
-#include "core/training/trainer.h"
-#include "core/views/snapshot.h"
+#include "app/panels/training/run_model.h"
 
 namespace attn::gui {
 
@@ -20,27 +18,17 @@ class RunPanel : public Panel {
  public:
   void draw(FrameContext& frame) override;
   void update(FrameContext& frame) override;
-  // Where Start and "Apply & reset" were drawn ([x, y, w, h], window pixels): the tiles test
-  // checks both lie inside the panel, reachable without scrolling. Also what the status shows:
-  // state, message, record_error, run_dir, and the Save field's text (save_field).
-  nlohmann::json report() const override {
-    return {{"start_rect", start_rect_},
-            {"apply_rect", apply_rect_},
-            {"threads", threads_},
-            {"threads_reason", threads_reason_},
-            {"state", state_},
-            {"message", message_},
-            {"record_error", record_error_},
-            {"run_dir", run_dir_},
-            {"save_field", save_field_}};
-  }
+  nlohmann::json report() const override;
 
  private:
+  void draw_controls(FrameContext& frame);
+  void draw_apply_row(FrameContext& frame);
+  void draw_experiment_fields(UiState& ui);
+  bool draw_model_fields(ModelConfig& m);
+  bool edit_attention_options(ModelConfig& m);
+
+  RunModel model_;
   std::array<float, 4> start_rect_{}, apply_rect_{};
-  int threads_ = 0;  // the trainer's CPU thread count and why, as the panel shows them
-  std::string threads_reason_;
-  std::string state_, message_, record_error_, run_dir_, save_field_;
-  uint64_t seen_generation_ = 0;  // the model whose config the editor was last given
 };
 
 }  // namespace attn::gui

@@ -71,6 +71,7 @@ TEST_CASE("runs model: lists the runs root, and ticks choose the overlaid curves
   CHECK(m.run(b).last_step == 30);
   CHECK(m.run(b).run->mechanism() == "ky");
   CHECK_FALSE(m.can_open(a));  // no checkpoint
+  m.update(snap, ui, 60);      // File > Recent runs, refreshed every half second
   CHECK(ui.recent_runs.size() == 2);
 
   // Nothing ticked: nothing overlaid.

@@ -1,22 +1,20 @@
-#include "app/panels/geometry/geometry_scene.h"
+#include "app/panels/geometry/geometry_model.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iterator>
 #include <random>
 #include <utility>
 
-#include "render/gl/warp_renderer.h"
+#include "app/figures/figures.h"
 
 namespace attn::gui {
 namespace {
 
 namespace g = geometry;
-
-static_assert(GeometryScene::kMaxTokens == render::WarpRenderer::kMaxTokens,
-              "the scene's token limit is the warp shader's");
 
 // Rounding in z is relative to the size of the coordinates.
 double hull_tolerance(const g::Box& box) {
@@ -24,19 +22,26 @@ double hull_tolerance(const g::Box& box) {
                           std::abs(box.max.y)});
 }
 
+nlohmann::json point_json(g::Vec2 p) {
+  return nlohmann::json::array({p.x, p.y});
+}
+nlohmann::json matrix_json(const g::Mat2& m) {
+  return nlohmann::json::array({m.a, m.b, m.c, m.d});
+}
+
 }  // namespace
 
-GeometryScene::GeometryScene() {
+GeometryModel::GeometryModel() {
   scene = g::preset(g::preset_names().front());
   gaussian_params.mean = {0.4, 0.2};
   gaussian_params.cov = {0.8, 0.3, 0.3, 0.5};
 }
 
-g::Map GeometryScene::grid_map() const {
+g::Map GeometryModel::grid_map() const {
   return grid_mode == 1 ? g::Map::Residual : grid_mode == 2 ? g::Map::Linear : g::Map::Softmax;
 }
 
-g::Box GeometryScene::fit_box() const {
+g::Box GeometryModel::fit_box() const {
   g::Box box{{-1, -1}, {1, 1}};
   auto include = [&](g::Vec2 p) {
     if (!std::isfinite(p.x) || !std::isfinite(p.y)) return;
@@ -52,7 +57,7 @@ g::Box GeometryScene::fit_box() const {
   return box;
 }
 
-void GeometryScene::select_preset(int index) {
+void GeometryModel::select_preset(int index) {
   const auto& names = g::preset_names();
   preset = index;
   scene = g::preset(names[static_cast<size_t>(index)]);
@@ -61,7 +66,7 @@ void GeometryScene::select_preset(int index) {
   update_derived();
 }
 
-void GeometryScene::set_gaussian(bool on) {
+void GeometryModel::set_gaussian(bool on) {
   gaussian = on;
   if (on) {
     points = scene.tokens;  // the user's own tokens come back when this is turned off
@@ -71,13 +76,13 @@ void GeometryScene::set_gaussian(bool on) {
   }
 }
 
-void GeometryScene::add_token(g::Vec2 p) {
+void GeometryModel::add_token(g::Vec2 p) {
   scene.tokens.push_back(p);
   ++edits.tokens_added;
   changed();
 }
 
-bool GeometryScene::delete_token(int index) {
+bool GeometryModel::delete_token(int index) {
   if (scene.tokens.size() <= 1 || index < 0 || index >= static_cast<int>(scene.tokens.size()))
     return false;
   scene.tokens.erase(scene.tokens.begin() + index);
@@ -86,14 +91,138 @@ bool GeometryScene::delete_token(int index) {
   return true;
 }
 
-void GeometryScene::bench_step(int64_t frame) {
+int GeometryModel::token_at(g::Vec2 at, double radius) const {
+  if (gaussian) return -1;  // samples are not edited one by one
+  int best = -1;
+  double best_d = radius;
+  for (size_t j = 0; j < scene.tokens.size(); ++j) {
+    const double d = std::hypot(scene.tokens[j].x - at.x, scene.tokens[j].y - at.y);
+    if (d <= best_d) best_d = d, best = static_cast<int>(j);
+  }
+  return best;
+}
+
+bool GeometryModel::move_token(int index, g::Vec2 to) {
+  if (gaussian || index < 0 || index >= static_cast<int>(scene.tokens.size())) return false;
+  g::Vec2& t = scene.tokens[static_cast<size_t>(index)];
+  if (t.x == to.x && t.y == to.y) return false;
+  t = to;
+  changed();
+  return true;
+}
+
+bool GeometryModel::move_mean(g::Vec2 to) {
+  if (gaussian_params.mean.x == to.x && gaussian_params.mean.y == to.y) return false;
+  gaussian_params.mean = to;
+  changed();
+  return true;
+}
+
+figures::GeometryFigureInput GeometryModel::figure_input() const {
+  figures::GeometryFigureInput in;
+  in.scene = scene;
+  in.query = query;
+  in.grid = {grid_lines, grid_extent, grid_samples};
+  in.map = grid_map();
+  in.alpha = alpha;
+  in.circle_radius = radius;
+  in.circle_count = circle_count;
+  in.circle_samples = circle_samples;
+  if (gaussian) in.gaussian = &gaussian_params;
+  in.views.output = views.output;
+  in.views.hull = views.hull;
+  in.views.linear = views.linear;
+  in.views.circles = views.circles;
+  in.views.grid = views.grid;
+  return in;
+}
+
+fig::Figure GeometryModel::figure() const {
+  try {
+    return figures::geometry_figure(figure_input());
+  } catch (const std::exception& e) {  // a scene that does not validate
+    fig::Figure empty;
+    empty.name = "geometry";
+    empty.title = std::string("cannot build the figure: ") + e.what();
+    return empty;
+  }
+}
+
+nlohmann::json GeometryModel::report() const {
+  using nlohmann::json;
+  json tokens = json::array(), weights = json::array(), hull = json::array();
+  const size_t shown = std::min<size_t>(scene.tokens.size(), 4096);
+  for (size_t j = 0; j < shown; ++j) tokens.push_back(point_json(scene.tokens[j]));
+  for (size_t j = 0; j < std::min<size_t>(derived.weights.size(), 4096); ++j)
+    weights.push_back(derived.weights[j]);
+  for (const g::Vec2& p : derived.hull) hull.push_back(point_json(p));
+  const char* maps[] = {"softmax", "residual", "linear"};
+  const g::Ellipse& e = derived.outer_ellipse;
+  return {
+      {"error", derived.error},
+      {"token_count", scene.tokens.size()},
+      {"tokens", tokens},
+      {"query", point_json(query)},
+      {"output", point_json(derived.output)},
+      {"weights", weights},
+      {"inside_hull", derived.inside},
+      {"hull", hull},
+      {"box", {point_json(derived.box.min), point_json(derived.box.max)}},
+      {"ellipse",
+       {{"center", point_json(e.center)},
+        {"axes", {point_json(e.axis1), point_json(e.axis2)}},
+        {"radii", {e.radius1, e.radius2}}}},
+      {"wq", matrix_json(scene.wq)},
+      {"wk", matrix_json(scene.wk)},
+      {"wv", matrix_json(scene.wv)},
+      {"temperature", scene.temperature},
+      {"gaussian", gaussian},
+      {"views",
+       {{"output", views.output},
+        {"hull", views.hull},
+        {"circles", views.circles},
+        {"linear", views.linear},
+        {"grid", views.grid},
+        {"density", views.density}}},
+      {"grid",
+       {{"lines", grid_lines},
+        {"samples", grid_samples},
+        {"extent", grid_extent},
+        {"map", maps[std::clamp(grid_mode, 0, 2)]},
+        {"alpha", alpha},
+        {"coarse_while_moving", coarse_while_moving}}},
+      {"edits",
+       {{"tokens_added", edits.tokens_added},
+        {"tokens_deleted", edits.tokens_deleted},
+        {"token_drags", edits.token_drags},
+        {"query_drags", edits.query_drags}}},
+      {"bench", bench},
+      {"curves",
+       {{"softmax_images", derived.softmax_images.size()},
+        {"linear_images", derived.linear_images.size()},
+        {"ellipses", derived.ellipses.size()},
+        {"tilted_means", derived.tilted_means.size()}}},
+      {"gaussian_gap", derived.gaussian_gap},
+  };
+}
+
+GeometryModel GeometryModel::from_environment() {
+  GeometryModel s;
+  if (const char* views = std::getenv("ATTN_GEOMETRY_VIEWS"); views && *views)
+    s.apply_view_setting(views);
+  if (const char* bench = std::getenv("ATTN_GEOMETRY_BENCH"); bench && *bench)
+    s.apply_bench_setting(bench);
+  return s;
+}
+
+void GeometryModel::bench_step(int64_t frame) {
   if (!bench_moving || bench_base.empty()) return;
   const double t = 0.07 * static_cast<double>(frame);
   scene.tokens[0] = {bench_base[0].x + 0.25 * std::cos(t), bench_base[0].y + 0.25 * std::sin(t)};
   changed();
 }
 
-void GeometryScene::apply_view_setting(const char* spec) {
+void GeometryModel::apply_view_setting(const char* spec) {
   views = Views{};
   views.output = views.hull = views.circles = views.grid = false;
   const std::pair<const char*, bool*> flags[] = {
@@ -129,7 +258,7 @@ void GeometryScene::apply_view_setting(const char* spec) {
   if (gaussian) points = scene.tokens;  // what turning the Gaussian off brings back
 }
 
-void GeometryScene::apply_bench_setting(const char* spec) {
+void GeometryModel::apply_bench_setting(const char* spec) {
   int lines = 0, tokens = 0;
   char path[8] = {}, motion[16] = "drag";
   const int fields = std::sscanf(spec, "%d,%d,%7[a-z],%15s", &lines, &tokens, path, motion);
@@ -157,7 +286,7 @@ void GeometryScene::apply_bench_setting(const char* spec) {
   bench_base = scene.tokens;
 }
 
-void GeometryScene::sync_gaussian_tokens() {
+void GeometryModel::sync_gaussian_tokens() {
   if (!gaussian || gaussian_rev == rev) return;
   try {
     scene.tokens =
@@ -169,7 +298,7 @@ void GeometryScene::sync_gaussian_tokens() {
   gaussian_rev = ++rev;
 }
 
-void GeometryScene::update_derived() {
+void GeometryModel::update_derived() {
   Derived& last = derived;
   const bool want_circles = views.circles, want_linear = views.linear;
   const bool same_scene = last.rev == rev && last.radius == radius &&

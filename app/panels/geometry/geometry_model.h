@@ -1,28 +1,37 @@
-// The Geometry explorer's scene (app/panels/geometry/geometry_panel.h): everything the user
-// edits (tokens, query v, W^Q, W^K, W^V, temperature, the views and the grid settings, the
-// Gaussian of continuous tokens) and the data derived from it, with no ImGui and no GL, so a
-// test can drive it directly.
+// The Geometry explorer's model (geometry_panel.h is its view): everything the user edits
+// (tokens, query v, W^Q, W^K, W^V, temperature, the views and the grid settings, the Gaussian of
+// continuous tokens), the data derived from it (hull, circle images, predicted ellipses), the
+// edits the canvas makes (add, delete, drag a token, the query or the Gaussian's mean), the
+// exported figure and the report. No ImGui and no GL: tests drive it directly
+// (tests/app/panel_models/test_geometry.cpp).
 // Contract:
 //  - Fields are edited in place (the controls bind widgets to them). Whoever changes the
-//    tokens, the matrices, the temperature or the Gaussian calls changed(); the query, the
-//    circles and the views are compared field by field instead.
+//    tokens, the matrices, the temperature or the Gaussian calls changed() (the edit functions
+//    below do); the query, the circles and the views are compared field by field instead.
 //  - update_derived() recomputes `derived` only when its inputs changed (a moved query alone
 //    recomputes z and the weights, not the circles); a scene that does not validate leaves its
 //    message in derived.error and never throws.
 //  - sync_gaussian_tokens() resamples the tokens from the Gaussian after a change (gaussian on).
+//  - figure() is figures::geometry_figure of what is shown (the Export button's figure); a scene
+//    that does not validate gives an empty figure whose title says why.
+//  - report(): the scene and what is derived (tokens, query, z, weights, hull, bounding box, the
+//    outer predicted ellipse, views, grid settings, edits); the view adds its screen positions.
 //  - apply_view_setting / apply_bench_setting read the test and benchmark hooks'
 //    strings (ATTN_GEOMETRY_VIEWS, ATTN_GEOMETRY_BENCH; formats in geometry_panel.h) and report
-//    bad ones on stderr.
+//    bad ones on stderr; from_environment() applies both.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "app/figures/figures.h"
 #include "core/analysis/geometry.h"
+#include "render/plot/figure.h"
 
 namespace attn::gui {
 
-class GeometryScene {
+class GeometryModel {
  public:
   static constexpr int kMaxTokens = 1024;  // render::WarpRenderer::kMaxTokens (the shader's)
   static constexpr int kMaxGridLines = 1024;
@@ -60,7 +69,8 @@ class GeometryScene {
     int tokens_added = 0, tokens_deleted = 0, token_drags = 0, query_drags = 0;
   };
 
-  GeometryScene();  // the first preset, a default Gaussian (off)
+  GeometryModel();                          // the first preset, a default Gaussian (off)
+  static GeometryModel from_environment();  // with ATTN_GEOMETRY_VIEWS and _BENCH applied
 
   void changed() { ++rev; }
   void sync_gaussian_tokens();
@@ -74,8 +84,17 @@ class GeometryScene {
   void set_gaussian(bool on);  // keeps the user's tokens aside while the Gaussian is on
   void add_token(geometry::Vec2 p);
   bool delete_token(int index);  // false for the last token or a bad index
+  // The token nearest `at` within `radius` (data units), -1 when none (or Gaussian samples).
+  int token_at(geometry::Vec2 at, double radius) const;
+  // Drags: false when nothing moved (the same place, a bad index, Gaussian samples).
+  bool move_token(int index, geometry::Vec2 to);
+  bool move_mean(geometry::Vec2 to);  // the Gaussian's mean
   // Benchmark motion: token 0 circles about where it started, as if dragged.
   void bench_step(int64_t frame);
+
+  figures::GeometryFigureInput figure_input() const;
+  fig::Figure figure() const;
+  nlohmann::json report() const;
 
   void apply_view_setting(const char* spec);
   void apply_bench_setting(const char* spec);
