@@ -47,6 +47,14 @@ struct FigureFileHelp {
 };
 void add_figure_file_options(CLI::App* cmd, std::string& figure, fig::ExportRequest& request,
                              const FigureFileHelp& help);
+// --threads (torch threads per run, >= 0; 0: chosen) and --checkpoint-every (steps, >= 0; 0: at
+// the end only): train's, and sweep's that it passes on to each run. The help of each.
+struct RunPacingHelp {
+  std::string threads, checkpoint_every;
+};
+void add_run_pacing_options(CLI::App* cmd, int& threads, long long& checkpoint_every,
+                            const RunPacingHelp& help);
+
 // The request that writes `figure`: its format from the extension (.pdf, .svg, .png, .csv), the
 // options' size and resolution; throws attn::Error or fig::FigureError naming --figure.
 fig::ExportRequest figure_file_request(const std::string& figure,

@@ -66,6 +66,13 @@ void add_figure_file_options(CLI::App* cmd, std::string& figure, fig::ExportRequ
   cmd->add_option("--dpi", request.dpi, help.dpi);
 }
 
+void add_run_pacing_options(CLI::App* cmd, int& threads, long long& checkpoint_every,
+                            const RunPacingHelp& help) {
+  cmd->add_option("--threads", threads, help.threads)->check(CLI::NonNegativeNumber);
+  cmd->add_option("--checkpoint-every", checkpoint_every, help.checkpoint_every)
+      ->check(CLI::NonNegativeNumber);
+}
+
 fig::ExportRequest figure_file_request(const std::string& figure,
                                        const fig::ExportRequest& options) {
   std::string ext = std::filesystem::path(figure).extension().string();

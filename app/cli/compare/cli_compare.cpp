@@ -544,14 +544,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
                   "With --lr-grid: when the best rate is the grid's lowest or highest, try one "
                   "more a grid step beyond it, up to N times (default 2)")
       ->check(CLI::Range(0, 10));
-  cmd->add_option("--threads", a.threads,
-                  "Torch threads per run (default: the config's, else chosen by measurement; "
-                  "with -j N, at most cores/N)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--checkpoint-every", a.checkpoint_every,
-                  "Checkpoint every N steps so a killed run resumes mid-way (default: at the "
-                  "end only)")
-      ->check(CLI::NonNegativeNumber);
+  add_run_pacing_options(cmd, a.threads, a.checkpoint_every,
+                         {"Torch threads per run (default: the config's, else chosen by "
+                          "measurement; with -j N, at most cores/N)",
+                          "Checkpoint every N steps so a killed run resumes mid-way (default: at "
+                          "the end only)"});
   cmd->add_option("--jobs,-j", a.jobs,
                   "Cells at a time, each its own process (default 1: runs do not share cores, so "
                   "steps/s and memory compare fairly)")

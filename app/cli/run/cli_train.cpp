@@ -95,16 +95,14 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "Run directory (default: runs/<config name>, or runs/<name>-2, -3, ... when "
                   "that holds a run)");
   cmd->add_option("--resume", a.resume, "Continue the run saved in this run directory");
-  cmd->add_option("--threads", a.threads,
-                  "Torch threads (default: chosen by measurement, 1 to the usable cores)")
-      ->check(CLI::NonNegativeNumber);
+  add_run_pacing_options(
+      cmd, a.threads, a.checkpoint_every,
+      {"Torch threads (default: chosen by measurement, 1 to the usable cores)",
+       "Also checkpoint every N steps (a killed run resumes from the last one)"});
   cmd->add_option("--max-threads", a.max_threads,
                   "Top of the measured choice (default: the usable cores; sweep -j N passes "
                   "cores/N)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--checkpoint-every", a.checkpoint_every,
-                  "Also checkpoint every N steps (a killed run resumes from the last one)")
-      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet,-q", a.quiet, "No progress on stderr, only the result");
   cmd->add_flag("--json", a.json, "Print summary.json (plus run_dir) as one JSON document");
   cmd->add_flag("--force", a.force,
