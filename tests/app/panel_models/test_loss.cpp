@@ -10,6 +10,7 @@
 
 #include "app/panels/training/loss_model.h"
 #include "core/views/intervention_view.h"
+#include "test_panel_helpers.h"
 
 using namespace attn;
 using attn::gui::LossModel;
@@ -30,16 +31,7 @@ Snapshot loss_snapshot() {
 }
 
 const fig::LineSeries* line(const fig::Figure& f, size_t panel, const std::string& name) {
-  if (panel >= f.panels.size()) return nullptr;
-  for (const fig::LineSeries& l : f.panels[panel].lines)
-    if (l.name == name) return &l;
-  return nullptr;
-}
-
-std::vector<std::string> names(const fig::Panel& p) {
-  std::vector<std::string> out;
-  for (const auto& l : p.lines) out.push_back(l.name);
-  return out;
+  return panel < f.panels.size() ? test::find_line(f.panels[panel], name) : nullptr;
 }
 
 // The debiased EMA (TensorBoard's), written out here in double as an independent reference.
@@ -87,7 +79,7 @@ TEST_CASE("loss model: smoothing, log y and accuracy change what is drawn") {
   SUBCASE("smoothing 0 draws the raw curve alone") {
     m.smoothing = 0;
     const fig::Figure& f = m.figure(s);
-    CHECK(names(f.panels[0]) == std::vector<std::string>{"train", "eval"});
+    CHECK(test::line_names(f.panels[0]) == std::vector<std::string>{"train", "eval"});
   }
   SUBCASE("a stronger smoothing lags the EMA more") {
     m.smoothing = 0.2f;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "app/panels/training/run_model.h"
-#include "test_run_dirs.h"
+#include "test_panel_helpers.h"
 
 using namespace attn;
 using attn::gui::RunModel;

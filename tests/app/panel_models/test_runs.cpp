@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "app/panels/runs/runs_model.h"
-#include "test_run_dirs.h"
+#include "test_panel_helpers.h"
 
 using namespace attn;
 using attn::gui::RunsModel;
@@ -45,22 +45,19 @@ bool all_read(const RunsModel& m, size_t n) {
 }
 
 std::vector<std::string> eval_lines(const fig::Figure& f) {
-  std::vector<std::string> out;
-  for (const fig::Panel& p : f.panels)
-    if (p.title == "eval loss")
-      for (const auto& l : p.lines) out.push_back(l.name);
-  return out;
+  const fig::Panel* eval = test::find_panel(f, "eval loss");
+  return eval ? test::line_names(*eval) : std::vector<std::string>{};
 }
 
 }  // namespace
 
 TEST_CASE("runs model: lists the runs root, and ticks choose the overlaid curves") {
-  test::TempDir root("runs");
-  test::write_saved_run(root.path() / "a", test::small_config("dot", 1),
+  test::ScopedTempDir root("runs");
+  test::write_saved_run(root.path / "a", test::small_config("dot", 1),
                         {{10, 2.0, 2.5, 0.25}, {20, 1.0, 1.5, 0.5}});
-  test::write_saved_run(root.path() / "sweep" / "b", test::small_config("ky", 1),
+  test::write_saved_run(root.path / "sweep" / "b", test::small_config("ky", 1),
                         {{10, 2.0, 2.25, 0.125}, {20, 1.5, 2.0, 0.375}, {30, 1.25, 1.75, 0.5}});
-  RunsModel m(root.path().string());
+  RunsModel m(root.path.string());
   Snapshot snap;
   gui::UiState ui;
   REQUIRE(update_until(m, snap, ui, [&] { return all_read(m, 2); }));
@@ -89,9 +86,9 @@ TEST_CASE("runs model: lists the runs root, and ticks choose the overlaid curves
   const fig::Figure& both = m.overlay();
   CHECK(m.overlay_serial() == serial + 1);
   CHECK(eval_lines(both).size() == 2);
-  for (const fig::Panel& p : both.panels)
-    for (const auto& l : p.lines)
-      if (p.title == "eval loss" && l.name == "a") CHECK(l.y == std::vector<double>{2.5, 1.5});
+  const fig::LineSeries* line_a = test::find_line(*test::find_panel(both, "eval loss"), "a");
+  REQUIRE(line_a);
+  CHECK(line_a->y == std::vector<double>{2.5, 1.5});
   std::vector<int> colors = m.color_indices();
   CHECK(colors[static_cast<size_t>(a)] >= 0);
   CHECK(colors[static_cast<size_t>(b)] >= 0);
@@ -104,19 +101,19 @@ TEST_CASE("runs model: lists the runs root, and ticks choose the overlaid curves
 }
 
 TEST_CASE("runs model: Add takes a folder of runs ticked, refuses a file, follows an empty one") {
-  test::TempDir root("runs-root"), other("runs-other");
-  test::write_saved_run(other.path() / "c", test::small_config("dot", 3), {{10, 2.0, 2.5, 0.25}});
-  RunsModel m(root.path().string());
+  test::ScopedTempDir root("runs-root"), other("runs-other");
+  test::write_saved_run(other.path / "c", test::small_config("dot", 3), {{10, 2.0, 2.5, 0.25}});
+  RunsModel m(root.path.string());
   Snapshot snap;
   gui::UiState ui;
 
-  const std::string file = (other.path() / "c" / "metrics.csv").string();
+  const std::string file = (other.path / "c" / "metrics.csv").string();
   CHECK_FALSE(m.add_dir(file, true));
   CHECK(m.error().find(file) != std::string::npos);
   CHECK(m.size() == 0);
   CHECK_FALSE(m.add_dir("", true));
 
-  REQUIRE(m.add_dir(other.path().string(), /*select=*/true));
+  REQUIRE(m.add_dir(other.path.string(), /*select=*/true));
   CHECK(m.error().empty());
   REQUIRE(update_until(m, snap, ui, [&] { return all_read(m, 1); }));
   CHECK(m.selected(0));
@@ -124,7 +121,7 @@ TEST_CASE("runs model: Add takes a folder of runs ticked, refuses a file, follow
 
   // A folder with no run yet: listed (unreadable) and followed; its run replaces it once
   // written, and takes its tick.
-  const auto later = root.path() / "later";
+  const auto later = root.path / "later";
   std::filesystem::create_directories(later);
   REQUIRE(m.add_dir(later.string(), /*select=*/true));
   CHECK(m.note().find("holds no run yet") != std::string::npos);
@@ -138,12 +135,12 @@ TEST_CASE("runs model: Add takes a folder of runs ticked, refuses a file, follow
 }
 
 TEST_CASE("runs model: Open asks for the checkpoint and reads the outcome from the snapshot") {
-  test::TempDir root("runs-open");
-  const auto dir = root.path() / "e";
+  test::ScopedTempDir root("runs-open");
+  const auto dir = root.path / "e";
   test::write_saved_run(dir, test::small_config("dot", 1), {{10, 2.0, 2.5, 0.25}});
   std::filesystem::create_directories(dir / "checkpoint");
   std::ofstream(dir / "checkpoint" / "state.json") << "{}\n";
-  RunsModel m(root.path().string());
+  RunsModel m(root.path.string());
   Snapshot snap;
   snap.serial = 1;
   gui::UiState ui;

@@ -1,36 +1,19 @@
-// Saved runs written by hand for the panel model tests (test_compare.cpp, test_runs.cpp): a
-// temporary folder removed at the end of the test, and run directories in the format that
-// core/runs/run_dir.h reads (config.json through core's writer, metrics.csv rows given here).
+// Helpers of the panel model tests (test_loss.cpp, test_compare.cpp, test_runs.cpp, test_run.cpp):
+// saved runs written by hand in the format that core/runs/run_dir.h reads (config.json through
+// core's writer, metrics.csv rows given here) in a ScopedTempDir (tests/core/temp_dir.h), and
+// the lines of a figure's panel looked up by name.
 #pragma once
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "core/config/config.h"
 #include "core/runs/run_writer.h"
+#include "render/plot/figure.h"
+#include "tests/core/temp_dir.h"
 
 namespace attn::test {
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() /
-              ("attnlab-" + tag + "-" + std::to_string(std::random_device{}()))) {
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // A small copy-task experiment with `attention` in its one layer and `seed`.
 inline ExperimentConfig small_config(const std::string& attention, uint64_t seed) {
@@ -55,6 +38,27 @@ inline void write_saved_run(const std::filesystem::path& dir, const ExperimentCo
   out << kMetricsHeader << "\n";
   for (const MetricsRow& r : rows)
     out << metrics_row(r.step, r.train_loss, r.eval_loss, r.eval_accuracy, 1e-3, 100.0);
+}
+
+// The panel titled `title` (nullptr: none).
+inline const fig::Panel* find_panel(const fig::Figure& f, const std::string& title) {
+  for (const fig::Panel& p : f.panels)
+    if (p.title == title) return &p;
+  return nullptr;
+}
+
+// The line named `name` in `p` (nullptr: none).
+inline const fig::LineSeries* find_line(const fig::Panel& p, const std::string& name) {
+  for (const fig::LineSeries& l : p.lines)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+// The names of `p`'s lines, in drawing order.
+inline std::vector<std::string> line_names(const fig::Panel& p) {
+  std::vector<std::string> out;
+  for (const auto& l : p.lines) out.push_back(l.name);
+  return out;
 }
 
 }  // namespace attn::test
