@@ -221,69 +221,67 @@ fig::Figure neural_surface_figure(const Snapshot& s) {
 }
 
 namespace {
+
 std::string short_number(double v) {  // 3 significant digits, as the screen's labels
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
-}  // namespace
 
-fig::Figure geometry_figure(const GeometryFigureInput& in) {
+// A closed curve through `points` (the first point again at the end), dashed when `dashed`.
+fig::LineSeries closed_line(const std::vector<geometry::Vec2>& points, const std::string& name,
+                            fig::Color color, double width, bool dashed = false) {
+  fig::LineSeries l{name,  {},    {},
+                    color, width, dashed ? fig::LineStyle::Dashed : fig::LineStyle::Solid};
+  for (const geometry::Vec2& v : points) l.x.push_back(v.x), l.y.push_back(v.y);
+  if (!l.x.empty()) l.x.push_back(l.x.front()), l.y.push_back(l.y.front());
+  return l;
+}
+
+// The warped grid as one line, its grid lines separated by NaN points.
+fig::LineSeries warped_grid_line(const GeometryFigureInput& in) {
+  fig::LineSeries grid{"warped grid",        {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
+                       fig::LineStyle::Solid};
+  for (const auto& line : geometry::warp_grid(in.scene, in.grid, in.map, in.alpha)) {
+    for (const auto& v : line) grid.x.push_back(v.x), grid.y.push_back(v.y);
+    grid.x.push_back(NAN), grid.y.push_back(NAN);
+  }
+  return grid;
+}
+
+// The convex hull of the value points, filled, and their bounding box, dashed.
+void add_hull(fig::Panel& p, const std::vector<geometry::Vec2>& values) {
+  fig::Polygon hull;
+  hull.name = "convex hull of values";
+  for (const auto& v : geometry::convex_hull(values)) hull.x.push_back(v.x), hull.y.push_back(v.y);
+  hull.stroke = fig::Color::from(render::okabe_ito(0));
+  hull.fill = fig::Color::rgb(0.0f, 0.447f, 0.698f, 0.12f);
+  p.polygons.push_back(hull);
+  const geometry::Box box = geometry::bounding_box(values);
+  fig::Polygon frame;
+  frame.name = "bounding box";
+  frame.x = {box.min.x, box.max.x, box.max.x, box.min.x};
+  frame.y = {box.min.y, box.min.y, box.max.y, box.max.y};
+  frame.stroke = fig::Color::rgb(0.55f, 0.55f, 0.6f);
+  frame.style = fig::LineStyle::Dashed;
+  p.polygons.push_back(frame);
+}
+
+// The images of the query circles (radius k/count of the largest), largest last (the screen's
+// order): under the map without softmax with the predicted ellipses, and under softmax with the
+// exact tilted means of continuous tokens.
+void add_query_circles(fig::Panel& p, const GeometryFigureInput& in) {
   using namespace geometry;
-  validate(in.scene);
   const GeometryFigureInput::Views& views = in.views;
-  fig::Figure f;
-  f.name = "geometry";
-  f.title = std::string("Softmax attention geometry (") + map_name(in.map) + " map)";
-  f.aspect = 0.9;
-  fig::Panel p = fig::axes_panel("x", "y");
-  p.equal_aspect = true;
-  // A closed curve through `points`, solid, or dashed when `dashed`.
-  auto closed_line = [&p](const std::vector<Vec2>& points, const std::string& name,
-                          fig::Color color, double width, bool dashed = false) {
-    fig::LineSeries l{name,  {},    {},
-                      color, width, dashed ? fig::LineStyle::Dashed : fig::LineStyle::Solid};
-    for (const Vec2& v : points) l.x.push_back(v.x), l.y.push_back(v.y);
-    if (!l.x.empty()) l.x.push_back(l.x.front()), l.y.push_back(l.y.front());
-    p.lines.push_back(std::move(l));
-  };
-  if (views.grid) {
-    fig::LineSeries grid{
-        "warped grid",        {}, {}, fig::Color::rgb(0.6f, 0.6f, 0.65f, 0.8f), 0.5,
-        fig::LineStyle::Solid};
-    for (const auto& line : warp_grid(in.scene, in.grid, in.map, in.alpha)) {
-      for (const auto& v : line) grid.x.push_back(v.x), grid.y.push_back(v.y);
-      grid.x.push_back(NAN), grid.y.push_back(NAN);
-    }
-    p.lines.push_back(grid);
-  }
-  const auto values = value_points(in.scene);
-  if (views.hull) {
-    fig::Polygon hull;
-    hull.name = "convex hull of values";
-    for (const auto& v : convex_hull(values)) hull.x.push_back(v.x), hull.y.push_back(v.y);
-    hull.stroke = fig::Color::from(render::okabe_ito(0));
-    hull.fill = fig::Color::rgb(0.0f, 0.447f, 0.698f, 0.12f);
-    p.polygons.push_back(hull);
-    const Box box = bounding_box(values);
-    fig::Polygon frame;
-    frame.name = "bounding box";
-    frame.x = {box.min.x, box.max.x, box.max.x, box.min.x};
-    frame.y = {box.min.y, box.min.y, box.max.y, box.max.y};
-    frame.stroke = fig::Color::rgb(0.55f, 0.55f, 0.6f);
-    frame.style = fig::LineStyle::Dashed;
-    p.polygons.push_back(frame);
-  }
-  // The query circles' images, largest last (the screen's order).
   const int count = in.circle_radius > 0 ? std::max(1, in.circle_count) : 0;
   for (int k = 1; k <= count && (views.circles || views.linear); ++k) {
     const double r = in.circle_radius * k / count;
     const auto ring = circle(r, std::max(8, in.circle_samples));
     const std::string which = count > 1 ? " (r = " + short_number(r) + ")" : "";
     if (views.linear) {
-      closed_line(map_points(in.scene, ring, Map::Linear),
-                  "linear image of the query circle" + which,
-                  fig::Color::from(render::okabe_ito(2)), 1.5);
+      p.lines.push_back(closed_line(map_points(in.scene, ring, Map::Linear),
+                                    "linear image of the query circle" + which,
+                                    fig::Color::from(render::okabe_ito(2)), 1.5));
       const Ellipse e = predicted_linear_image(in.scene, r);
       fig::Polygon ell;
       ell.name = "predicted ellipse" + which;
@@ -295,23 +293,26 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
       ell.style = fig::LineStyle::Dashed;
       p.polygons.push_back(ell);
     }
-    if (views.circles) {
-      closed_line(map_points(in.scene, ring, Map::Softmax),
-                  "softmax image of the query circle" + which,
-                  fig::Color::from(render::okabe_ito(5)), 1.0);
-      if (in.gaussian) {
-        std::vector<Vec2> tilted;
-        for (const Vec2& v : ring)
-          tilted.push_back(gaussian_tilted_mean(*in.gaussian, in.scene, v));
-        closed_line(tilted, "exact tilted mean" + which, fig::Color::rgb(0.55f, 0.55f, 0.6f), 1.0,
-                    /*dashed=*/true);
-      }
-    }
+    if (!views.circles) continue;
+    p.lines.push_back(closed_line(map_points(in.scene, ring, Map::Softmax),
+                                  "softmax image of the query circle" + which,
+                                  fig::Color::from(render::okabe_ito(5)), 1.0));
+    if (!in.gaussian) continue;
+    std::vector<Vec2> tilted;
+    for (const Vec2& v : ring) tilted.push_back(gaussian_tilted_mean(*in.gaussian, in.scene, v));
+    p.lines.push_back(closed_line(tilted, "exact tilted mean" + which,
+                                  fig::Color::rgb(0.55f, 0.55f, 0.6f), 1.0, /*dashed=*/true));
   }
+}
+
+// z's weight lines to the values, the tokens t_j (and the values W^V t_j when they differ), the
+// query v and the output z.
+void add_points(fig::Panel& p, const GeometryFigureInput& in,
+                const std::vector<geometry::Vec2>& values) {
   const int n = static_cast<int>(values.size());
   std::vector<double> weights;
-  const Vec2 out = attend(in.scene, in.query, &weights);
-  if (views.output && n <= kGeometryMaxWeightLines && !in.gaussian)
+  const geometry::Vec2 out = geometry::attend(in.scene, in.query, &weights);
+  if (in.views.output && n <= kGeometryMaxWeightLines && !in.gaussian)
     // z to each value, as opaque and wide as its weight (the screen also prints the weights on
     // the lines; on a page they would cover the token labels).
     for (int j = 0; j < n; ++j) {
@@ -338,7 +339,7 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
     if (labelled) tokens.labels.push_back("t" + std::to_string(j + 1));
   }
   p.scatters.push_back(tokens);
-  if (!is_identity(in.scene.wv)) {
+  if (!geometry::is_identity(in.scene.wv)) {
     fig::ScatterSeries vals{
         "values W\xe1\xb5\x9b t_j", {}, {}, {}, fig::Color::from(render::okabe_ito(0)), 3.5,
         fig::Marker::Square};
@@ -352,7 +353,7 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
                         fig::Color::from(render::okabe_ito(3)),
                         5.0,
                         fig::Marker::Cross});
-  if (views.output)
+  if (in.views.output)
     p.scatters.push_back({"output z",
                           {out.x},
                           {out.y},
@@ -360,6 +361,23 @@ fig::Figure geometry_figure(const GeometryFigureInput& in) {
                           fig::Color::from(render::okabe_ito(5)),
                           5.0,
                           fig::Marker::Square});
+}
+
+}  // namespace
+
+fig::Figure geometry_figure(const GeometryFigureInput& in) {
+  geometry::validate(in.scene);
+  fig::Figure f;
+  f.name = "geometry";
+  f.title = std::string("Softmax attention geometry (") + geometry::map_name(in.map) + " map)";
+  f.aspect = 0.9;
+  fig::Panel p = fig::axes_panel("x", "y");
+  p.equal_aspect = true;
+  if (in.views.grid) p.lines.push_back(warped_grid_line(in));
+  const auto values = geometry::value_points(in.scene);
+  if (in.views.hull) add_hull(p, values);
+  add_query_circles(p, in);
+  add_points(p, in, values);
   f.panels.push_back(p);
   return f;
 }

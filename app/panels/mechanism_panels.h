@@ -1,18 +1,16 @@
-// Mechanism panels: the panels that show one attention mechanism or architecture (the KY
-// connections and KY lab for "ky", Neural for "neural", the Connection Transformer for "conn").
-// Each registers its panel-table row from its own .cpp, keyed by the mechanism's name, so the
-// panel table (app/panels/panel_table.cpp) names no mechanism: it lists the generic panels and
-// then every registered mechanism panel, ordered by mechanism and panel name.
+// Mechanism panels: the panels that show one attention mechanism or architecture (under
+// app/panels/mechanisms/, each beside its model). Each registers its panel-table row from its own
+// .cpp, keyed by the mechanism's name, so the panel table (app/panels/panel_table.cpp) names no
+// mechanism: it lists the generic panels, with every registered mechanism panel after Attention,
+// ordered by mechanism and panel name.
 // Adding a mechanism's panel: its files under app/panels/mechanisms/ (a model and a thin view)
-// and, in its .cpp, one registration:
-//   const bool kRow = register_mechanism_panel(
-//       {"mine", false, {"mine", "My mechanism", TilePlace::Right,
-//                        [](const PanelSetup& s) { return experiment_uses(s, "mine"); },
-//                        make_mechanism_panel<MyPanel>}});
-// Contract: registration runs in static initialisers, which the linker keeps because app/panels
-// is built as an object library (app/CMakeLists.txt: attnlab_gui, also linked whole by the
-// headless harness); never put a mechanism panel in a static library. Rows registered twice
-// under one panel name are an error (the later one is refused with a message on stderr).
+// and, at namespace scope in its .cpp, one registration:
+//   const bool kRow = register_mechanism_panel<MyPanel>("mine", "mine", "My mechanism",
+//                                                       TilePlace::Right, PanelOpens::WhenUsed);
+// Contract: registration runs in static initialisers, which the linker keeps because the panels'
+// views are an object library (app/CMakeLists.txt: attnlab_gui, also linked whole by the headless
+// harness); never register from a static library (attnlab_panel_models). A second row under one
+// panel name is refused with a message on stderr.
 #pragma once
 #include <memory>
 #include <vector>
@@ -41,6 +39,33 @@ bool experiment_uses(const PanelSetup& setup, const char* name);
 template <class T>
 std::unique_ptr<Panel> make_mechanism_panel(const PanelSetup&) {
   return std::make_unique<T>();
+}
+
+// When a fresh layout (first launch, Reset layout) opens a mechanism panel.
+enum class PanelOpens {
+  Never,               // only from the View menu (a lab)
+  WhenUsed,            // when the experiment uses the mechanism (experiment_uses)
+  InsteadOfAttention,  // the same, and the Attention panel then stays closed (no attention maps)
+};
+
+// The row of panel T for `mechanism`, made with `new T` (registration as above).
+template <class T>
+struct MechanismPanelOf {
+  static inline const char* mechanism = nullptr;
+  static inline PanelOpens opens = PanelOpens::Never;
+  static bool open_at_start(const PanelSetup& s) {
+    return opens != PanelOpens::Never && experiment_uses(s, mechanism);
+  }
+};
+template <class T>
+bool register_mechanism_panel(const char* mechanism, const char* name, const char* title,
+                              TilePlace place, PanelOpens opens) {
+  MechanismPanelOf<T>::mechanism = mechanism;
+  MechanismPanelOf<T>::opens = opens;
+  return register_mechanism_panel(
+      {mechanism,
+       opens == PanelOpens::InsteadOfAttention,
+       {name, title, place, MechanismPanelOf<T>::open_at_start, make_mechanism_panel<T>}});
 }
 
 }  // namespace attn::gui

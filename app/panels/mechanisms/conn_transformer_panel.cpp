@@ -208,13 +208,8 @@ void ConnTransformerPanel::draw(FrameContext& frame) {
   for (const std::string& line : Model::stats_lines(v)) ImGui::TextWrapped("%s", line.c_str());
 }
 
-namespace {
-const bool kRegistered =
-    register_mechanism_panel({"conn",
-                              /*replaces_attention=*/true,
-                              {"conn", "Connection Transformer", TilePlace::Bottom,
-                               [](const PanelSetup& s) { return experiment_uses(s, "conn"); },
-                               make_mechanism_panel<ConnTransformerPanel>}});
-}  // namespace
+// The panel table's row (app/panels/mechanism_panels.h).
+const bool kRegistered = register_mechanism_panel<ConnTransformerPanel>(
+    "conn", "conn", "Connection Transformer", TilePlace::Bottom, PanelOpens::InsteadOfAttention);
 
 }  // namespace attn::gui

@@ -308,13 +308,9 @@ void KyLabPanel::draw_seed_note() {
   }
 }
 
-namespace {
-// The lab shows the KY transform, not a run: it never opens at start.
-const bool kRegistered = register_mechanism_panel(
-    {"ky",
-     /*replaces_attention=*/false,
-     {"ky-lab", "KY Transform lab", TilePlace::Right, [](const PanelSetup&) { return false; },
-      make_mechanism_panel<KyLabPanel>}});
-}  // namespace
+// The panel table's row (app/panels/mechanism_panels.h).
+// The lab shows the KY transform, not a run: never opened at start.
+const bool kRegistered = register_mechanism_panel<KyLabPanel>("ky", "ky-lab", "KY Transform lab",
+                                                              TilePlace::Right, PanelOpens::Never);
 
 }  // namespace attn::gui

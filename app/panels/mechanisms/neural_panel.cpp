@@ -228,13 +228,8 @@ void NeuralPanel::draw(FrameContext& frame) {
   }
 }
 
-namespace {
-const bool kRegistered =
-    register_mechanism_panel({"neural",
-                              /*replaces_attention=*/false,
-                              {"neural", "Neural", TilePlace::Right,
-                               [](const PanelSetup& s) { return experiment_uses(s, "neural"); },
-                               make_mechanism_panel<NeuralPanel>}});
-}  // namespace
+// The panel table's row (app/panels/mechanism_panels.h).
+const bool kRegistered = register_mechanism_panel<NeuralPanel>(
+    "neural", "neural", "Neural", TilePlace::Right, PanelOpens::WhenUsed);
 
 }  // namespace attn::gui
