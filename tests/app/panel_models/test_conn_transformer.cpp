@@ -15,8 +15,10 @@
 #include "core/base/error.h"
 #include "core/views/conn_view.h"
 #include "render/plot/export/figure_export.h"
+#include "tests/app/panel_models/figure_lookup.h"
 
 using namespace attn;
+using attn::test::line_named;
 using gui::ConnTransformerModel;
 
 namespace {
@@ -55,14 +57,6 @@ Snapshot conn_snapshot(uint64_t serial, bool with_trace = true, bool tracking = 
   s.step = 40;
   s.conn = v;
   return s;
-}
-
-const fig::LineSeries& line_named(const fig::Figure& f, const std::string& name) {
-  for (const fig::LineSeries& l : f.panels.at(0).lines)
-    if (l.name == name) return l;
-  FAIL("no line named " << name);
-  static fig::LineSeries none;
-  return none;
 }
 
 // The trace figure holds every slot's norms over k, one slot after another with a NaN between,

@@ -11,8 +11,10 @@
 #include "app/figures/ky_lab_figures.h"
 #include "app/panels/mechanisms/ky_lab_model.h"
 #include "core/base/error.h"
+#include "tests/app/panel_models/figure_lookup.h"
 
 using namespace attn;
+using attn::test::line_named;
 using gui::KyLabModel;
 
 namespace {
@@ -21,14 +23,6 @@ int named_lines(const fig::Figure& f) {
   int n = 0;
   for (const fig::LineSeries& l : f.panels.at(0).lines) n += l.name.empty() ? 0 : 1;
   return n;
-}
-
-const fig::LineSeries& line_named(const fig::Figure& f, const std::string& name) {
-  for (const fig::LineSeries& l : f.panels.at(0).lines)
-    if (l.name == name) return l;
-  FAIL("no line named " << name);
-  static fig::LineSeries none;
-  return none;
 }
 
 }  // namespace
