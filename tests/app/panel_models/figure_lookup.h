@@ -1,20 +1,18 @@
-// Looking up a figure's series by name, for the panel model tests.
+// A figure's line by name for the panel model tests that read one series' values: the line named
+// `name` in the first panel (test_panel_helpers.h: find_line), failing the test case when absent.
 #pragma once
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "render/plot/figure.h"
+#include "tests/app/panel_models/test_panel_helpers.h"
 
 namespace attn::test {
 
-// The line series named `name` in the figure's first panel; fails the test case when none is.
 inline const fig::LineSeries& line_named(const fig::Figure& f, const std::string& name) {
-  for (const fig::LineSeries& l : f.panels.at(0).lines)
-    if (l.name == name) return l;
-  FAIL("no line named " << name);
-  static const fig::LineSeries none;
-  return none;
+  const fig::LineSeries* line = find_line(f.panels.at(0), name);
+  REQUIRE_MESSAGE(line != nullptr, "no line named " << name);
+  return *line;
 }
 
 }  // namespace attn::test
