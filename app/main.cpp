@@ -16,6 +16,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/compare/cli_compare.h"
+#include "app/cli/labs/cli_ky.h"
 #include "app/cli/run/cli_config_doc.h"
 #include "app/common/data_paths.h"
 #include "app/common/exit_codes.h"

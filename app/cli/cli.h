@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "app/common/exit_codes.h"
-#include "core/analysis/ky_transform.h"
 #include "render/plot/export/figure_export.h"
 
 namespace attn {
@@ -90,28 +89,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 // Runs `attnlab train`; returns the exit code (prints errors, never throws).
 int run_train_command(const TrainArgs& args);
 
-// `attnlab ky` exits 0 when it converged, 2 on usage or input errors (bad option, unparseable
-// expression, f not finite near x0, settings out of range), 4 when it ran but did not converge
-// (the best estimate is still printed, converged false).
-struct KyArgs {
-  std::string function;
-  double x0 = 0;
-  std::string kind = "poly";  // parsed into settings.kind, so the message can name --kind
-  KySettings settings;        // the options bind to its fields
-  std::string chain;          // g for the linear-linear chain-rule check of f o g (empty: none)
-  bool json = false;
-  // --figure ky-theta | ky-fit written to --out FILE (format from its extension), as the KY lab
-  // panel draws it (app/figures/ky_lab_figures.h): the theta component shown (-1: all) and the
-  // step h_k whose fit is drawn. Checked before anything is computed; a refusal writes nothing.
-  std::string figure, out;
-  int component = -1;
-  int fit_step = 0;
-};
-
-// Registers `ky` (the KY Transform lab, headless) on the app.
-CLI::App* add_ky_command(CLI::App& app, KyArgs& args);
-// Runs `attnlab ky`; returns the exit code above (prints errors, never throws).
-int run_ky_command(const KyArgs& args);
+// `attnlab ky` (the KY Transform lab): app/cli/labs/cli_ky.h.
 
 // `attnlab geometry`: the 2-D geometry of softmax attention (core/analysis/geometry.h) without a
 // window. Every value is kept as the text given (std::nullopt: the option was not given) and

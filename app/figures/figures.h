@@ -1,7 +1,7 @@
-// Figure builders: turn what a panel shows (a Snapshot, or the geometry and KY lab inputs) into
-// the plain figure model of render/plot/figure.h. The window draws these on screen (Export dialog
-// preview) and `attnlab export` writes them to files: one builder per figure, shared by both.
-// Torch-free.
+// Figure builders: turn what a panel shows (a Snapshot, or the geometry lab's inputs) into the
+// plain figure model of render/plot/figure.h (the KY lab's: app/figures/ky_lab_figures.h). The
+// window draws these on screen (Export dialog preview) and `attnlab export` writes them to files:
+// one builder per figure, shared by both. Torch-free.
 // Contract:
 //  - figures_for(snapshot) lists the figures a run can give (depending on its model: `ky` adds
 //    connections, conn adds conn-matrix / conn-eigenvalues / conn-spectral and, once a probe
@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "core/analysis/geometry.h"
-#include "core/analysis/ky_transform.h"
 #include "core/config/config.h"
 #include "core/runs/view_records.h"
 #include "core/views/snapshot.h"
@@ -143,10 +142,5 @@ fig::Figure heads_at_step_figure(const std::vector<HeadMetric>& rows, int64_t st
 fig::Figure filmstrip_figure(const std::vector<fig::Figure>& frames);
 // The per-head metrics heads_figure draws, in its order, with their axis labels.
 const std::vector<std::pair<std::string, std::string>>& head_metric_labels();
-
-// The KY lab's convergence: |theta(h_k) estimate change| against h_k (log-log), and f beside
-// the connection function g(t; theta) of the limit over t in [lo, hi] around x0.
-fig::Figure ky_convergence_figure(const KyResult& result, const KyFunction& f, double x0, double lo,
-                                  double hi);
 
 }  // namespace attn::figures

@@ -134,4 +134,50 @@ fig::Figure ky_fit_figure(const KyResult& r, const KyFunction& fn, double x0, co
   return f;
 }
 
+fig::Figure ky_convergence_figure(const KyResult& r, const KyFunction& fn, double x0, double lo,
+                                  double hi) {
+  if (r.history.empty()) throw Error("the KY transform has no steps to show");
+  fig::Figure f;
+  f.name = "ky-convergence";
+  f.title = std::string("KY transform (") + ky_kind_name(r.kind) +
+            ") at x0 = " + std::to_string(x0).substr(0, 6) +
+            (r.converged ? ", converged" : ", not converged");
+  f.cols = 2;
+  f.aspect = 0.42;
+  fig::Panel conv;
+  conv.title = "Convergence";
+  conv.x.label = "h";
+  conv.y.label = "estimate change";
+  conv.x.log = conv.y.log = true;
+  conv.x.inverted = true;  // h shrinks to the right, as the procedure runs
+  conv.grid = true;
+  conv.legend = false;  // one curve, named by the axis (its name is for the CSV)
+  fig::LineSeries err{"|theta_k - theta_k-1|", {}, {}, {}, 1.0, fig::LineStyle::Solid};
+  fig::ScatterSeries pts{"", {}, {}, {}, {}, 3.0, fig::Marker::Circle};
+  for (const auto& st : r.history)
+    if (std::isfinite(st.error) && st.error > 0) {
+      err.x.push_back(st.h), err.y.push_back(st.error);
+      pts.x.push_back(st.h), pts.y.push_back(st.error);
+    }
+  conv.lines.push_back(err);
+  pts.color = fig::Color::from(render::okabe_ito(0));
+  conv.scatters.push_back(pts);
+  f.panels.push_back(conv);
+  fig::Panel g = fig::axes_panel("t", "value", true);
+  g.title = "f and its connection g(t; theta)";
+  g.short_title = "f and g(t; theta)";
+  fig::LineSeries f_line{
+      fn.label.empty() ? "f" : fn.label, {}, {}, {}, 1.25, fig::LineStyle::Solid};
+  fig::LineSeries curve{"g(t; limit theta)", {}, {}, {}, 1.0, fig::LineStyle::Dashed};
+  for (int i = 0; i <= 200; ++i) {
+    const double t = lo + (hi - lo) * i / 200.0;
+    f_line.x.push_back(t), f_line.y.push_back(fn.eval ? fn.eval(t) : NAN);
+    if (!r.theta.empty())
+      curve.x.push_back(t), curve.y.push_back(ky_connection(r.kind, r.theta, x0, t));
+  }
+  g.lines = {f_line, curve};
+  f.panels.push_back(g);
+  return f;
+}
+
 }  // namespace attn::figures

@@ -12,6 +12,9 @@
 //  - ky_fit_figure() ("ky-fit"): f, g(t; limit) and g(t; theta(h_k)) for k = `step` over
 //    [x0 - span, x0 + span] (ky_fit_span()), and the points the fit at h_k goes through. Throws
 //    attn::Error for a result without steps or `step` outside its history.
+//  - ky_convergence_figure() ("ky-convergence"): |theta(h_k) estimate change| against h_k
+//    (log-log), and f beside the connection function g(t; theta) of the limit over t in
+//    [lo, hi] around x0. Throws attn::Error for a result without steps.
 #pragma once
 #include <optional>
 #include <vector>
@@ -30,5 +33,8 @@ fig::Figure ky_theta_figure(const KyResult& r, const KyResult* other, int compon
 double ky_fit_span(const KyResult& r, const KySettings& s);
 fig::Figure ky_fit_figure(const KyResult& r, const KyFunction& f, double x0, const KySettings& s,
                           int step);
+
+fig::Figure ky_convergence_figure(const KyResult& result, const KyFunction& f, double x0, double lo,
+                                  double hi);
 
 }  // namespace attn::figures

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/figures/figures.h"
+#include "app/figures/ky_lab_figures.h"
 #include "core/base/error.h"
 #include "core/models/conn_model.h"
 #include "core/runs/run_dir.h"

@@ -1,5 +1,7 @@
 // `attnlab ky`: the KY Transform lab without a window. One transform (and optionally the
 // linear-linear chain-rule check) printed as a table or as one JSON object.
+#include "app/cli/labs/cli_ky.h"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>

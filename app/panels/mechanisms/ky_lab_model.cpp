@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <exception>
 
-#include "app/figures/figures.h"
 #include "app/figures/ky_lab_figures.h"
 #include "core/base/error.h"
 
