@@ -279,126 +279,143 @@ void open_sweep_dir(const SweepPlan& plan, const std::string& out_dir) {
   }
 }
 
-SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
-  if (o.out_dir.empty()) throw Error("--out: a sweep needs an output directory");
-  if (o.index && (*o.index < 0 || *o.index >= static_cast<int>(plan.cells.size())))
-    throw Error("--index " + std::to_string(*o.index) + ": the sweep has cells 0.." +
-                std::to_string(plan.cells.size() - 1));
-  const fs::path out = o.out_dir;
-  open_sweep_dir(plan, o.out_dir);
-  auto log = [&](const std::string& s) {
-    if (o.log) o.log(s);
-  };
+namespace {
+
+// What the cells of one run_sweep share: its options, the outcome and the log lines, guarded by
+// `mu` when cells run in parallel.
+struct SweepContext {
+  const SweepRunOptions& o;
+  fs::path out;
+  int n = 0;  // cells in the plan, for the "[i/n]" tags
   SweepOutcome outcome;
-  std::mutex mu;  // outcome, log lines and the first failure, when cells run in parallel
-  auto log_locked = [&](const std::string& s) {
+  std::mutex mu;
+
+  void log(const std::string& s) {
     std::lock_guard<std::mutex> lock(mu);
-    log(s);
-  };
-  const int n = static_cast<int>(plan.cells.size());
-  auto run_cell = [&](const SweepCell& cell) {
-    if (const int sig = stop_signal()) throw Interrupted{sig};  // no new cell after a stop
-    const std::string tag =
-        "[" + std::to_string(cell.index + 1) + "/" + std::to_string(n) + "] " + cell.dir;
-    const fs::path dir = out / cell.dir;
-    // The cell is this process's until it is done; another process (a second sweep on this
-    // directory, a shard) training it already keeps it.
-    std::optional<RunDirLock> cell_lock;
-    try {
-      cell_lock.emplace(dir.string(), "attnlab sweep cell " + cell.dir, false);
-    } catch (const Error& e) {
-      log_locked(tag + ": " + e.what() + "; skipped");
-      std::lock_guard<std::mutex> lock(mu);
-      ++outcome.skipped;
-      return;
-    }
-    const CellState state = cell_state(o.out_dir, cell);
-    if (state == CellState::Done) {
-      // A cell that diverged stays diverged: the table and the exit code say so on every re-run.
-      bool diverged = false;
-      try {
-        diverged = read_json_file((dir / "summary.json").string()).value("diverged", false);
-      } catch (const std::exception&) {
-      }
-      log_locked(tag + (diverged ? ": diverged (its summary.json says so), skipped"
-                                 : ": done already, skipped"));
-      std::lock_guard<std::mutex> lock(mu);
-      ++outcome.skipped;
-      if (diverged) ++outcome.diverged;
-      return;
-    }
-    HeadlessOptions h;
-    h.out_dir = dir.string();
-    h.lock = false;  // held above for the whole cell
-    h.threads = o.threads;
-    h.checkpoint_every = o.checkpoint_every;
-    if (o.log) h.log = [&](const std::string& line) { log_locked(tag + ": " + line); };
-    auto train = [&](const HeadlessOptions& ho) -> int {
-      if (o.runner) return o.runner(cell, ho);
-      try {
-        return train_headless(cell.config, ho).diverged ? 3 : 0;
-      } catch (const Error& e) {
-        log_locked(tag + ": " + e.what());
-        return 1;
-      }
-    };
-    int code = -1;
-    if (state == CellState::Partial) {
-      h.resume_dir = dir.string();
-      log_locked(tag + ": resuming from its checkpoint");
-      code = train(h);
-      // A child stopped by a signal saved its checkpoint: stop, keep the cell for next time.
-      if (code == 129 || code == 130 || code == 143) throw cell_interrupted(code);
-      // A checkpoint that does not load: train the cell again from the start.
-      if (code != 0 && code != 3) log_locked(tag + ": cannot resume; starting again");
-      h.resume_dir.clear();
-    }
-    bool resumed = code == 0 || code == 3;
-    if (!resumed) {
-      // Metrics of an interrupted attempt must not mix with the new ones (the lock file stays).
-      clear_run_files(dir.string());
-      log_locked(tag + ": training");
-      code = train(h);
-      if (code == 129 || code == 130 || code == 143) throw cell_interrupted(code);
-      if (code != 0 && code != 3)
-        throw Error("sweep cell " + std::to_string(cell.index) + " (" + cell.dir +
-                    ") failed (exit " + std::to_string(code) + ")");
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    ++(resumed ? outcome.resumed : outcome.ran);
-    if (code == 3) ++outcome.diverged;
-  };
+    if (o.log) o.log(s);
+  }
+};
+
+bool stopped_by_signal(int code) {
+  return code == 129 || code == 130 || code == 143;
+}
+
+// True, said and counted as skipped (and as diverged when it did), for a cell done already.
+bool skip_done_cell(SweepContext& c, const SweepCell& cell, const std::string& tag,
+                    CellState state) {
+  if (state != CellState::Done) return false;
+  // A cell that diverged stays diverged: the table and the exit code say so on every re-run.
+  bool diverged = false;
+  try {
+    diverged =
+        read_json_file((c.out / cell.dir / "summary.json").string()).value("diverged", false);
+  } catch (const std::exception&) {
+  }
+  c.log(tag +
+        (diverged ? ": diverged (its summary.json says so), skipped" : ": done already, skipped"));
+  std::lock_guard<std::mutex> lock(c.mu);
+  ++c.outcome.skipped;
+  if (diverged) ++c.outcome.diverged;
+  return true;
+}
+
+// Trains one cell (through the runner when there is one); its exit code: 0, 3 diverged, else
+// failed (129, 130, 143: stopped by a signal).
+int train_cell(SweepContext& c, const SweepCell& cell, const HeadlessOptions& h,
+               const std::string& tag) {
+  if (c.o.runner) return c.o.runner(cell, h);
+  try {
+    return train_headless(cell.config, h).diverged ? 3 : 0;
+  } catch (const Error& e) {
+    c.log(tag + ": " + e.what());
+    return 1;
+  }
+}
+
+void run_sweep_cell(SweepContext& c, const SweepCell& cell) {
+  if (const int sig = stop_signal()) throw Interrupted{sig};  // no new cell after a stop
+  const std::string tag =
+      "[" + std::to_string(cell.index + 1) + "/" + std::to_string(c.n) + "] " + cell.dir;
+  const fs::path dir = c.out / cell.dir;
+  // The cell is this process's until it is done; another process (a second sweep on this
+  // directory, a shard) training it already keeps it.
+  std::optional<RunDirLock> cell_lock;
+  try {
+    cell_lock.emplace(dir.string(), "attnlab sweep cell " + cell.dir, false);
+  } catch (const Error& e) {
+    c.log(tag + ": " + e.what() + "; skipped");
+    std::lock_guard<std::mutex> lock(c.mu);
+    ++c.outcome.skipped;
+    return;
+  }
+  const CellState state = cell_state(c.o.out_dir, cell);
+  if (skip_done_cell(c, cell, tag, state)) return;
+  HeadlessOptions h;
+  h.out_dir = dir.string();
+  h.lock = false;  // held above for the whole cell
+  h.threads = c.o.threads;
+  h.checkpoint_every = c.o.checkpoint_every;
+  if (c.o.log) h.log = [&](const std::string& line) { c.log(tag + ": " + line); };
+  int code = -1;
+  if (state == CellState::Partial) {
+    h.resume_dir = dir.string();
+    c.log(tag + ": resuming from its checkpoint");
+    code = train_cell(c, cell, h, tag);
+    // A child stopped by a signal saved its checkpoint: stop, keep the cell for next time.
+    if (stopped_by_signal(code)) throw cell_interrupted(code);
+    // A checkpoint that does not load: train the cell again from the start.
+    if (code != 0 && code != 3) c.log(tag + ": cannot resume; starting again");
+    h.resume_dir.clear();
+  }
+  const bool resumed = code == 0 || code == 3;
+  if (!resumed) {
+    // Metrics of an interrupted attempt must not mix with the new ones (the lock file stays).
+    clear_run_files(dir.string());
+    c.log(tag + ": training");
+    code = train_cell(c, cell, h, tag);
+    if (stopped_by_signal(code)) throw cell_interrupted(code);
+    if (code != 0 && code != 3)
+      throw Error("sweep cell " + std::to_string(cell.index) + " (" + cell.dir + ") failed (exit " +
+                  std::to_string(code) + ")");
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  ++(resumed ? c.outcome.resumed : c.outcome.ran);
+  if (code == 3) ++c.outcome.diverged;
+}
+
+// The cells this process runs: the one --index names, else its shard's.
+std::vector<const SweepCell*> selected_cells(const SweepPlan& plan, const SweepRunOptions& o) {
   std::vector<const SweepCell*> selected;
   for (const auto& cell : plan.cells) {
     if (o.index && cell.index != *o.index) continue;
     if (!o.index && cell.index % o.shard_count != o.shard_index) continue;
     selected.push_back(&cell);
   }
-  // In-process training sets torch's global thread count: only child processes run in parallel.
-  const int jobs =
-      o.runner ? std::max(1, std::min<int>(o.jobs, static_cast<int>(selected.size()))) : 1;
-  if (jobs == 1) {
-    for (const SweepCell* c : selected) run_cell(*c);
-    return outcome;
-  }
+  return selected;
+}
+
+// Runs the cells on `jobs` threads; after a failure or a stop no worker starts another cell,
+// and the stop (Interrupted), else the first failure (attn::Error), is thrown once all end.
+void run_cells_in_parallel(SweepContext& c, const std::vector<const SweepCell*>& selected,
+                           int jobs) {
   std::atomic<size_t> next{0};
   std::string failure;
-  int interrupted = 0;  // a signal that stopped a cell: no worker starts another
+  int interrupted = 0;
   std::vector<std::thread> workers;
   for (int j = 0; j < jobs; ++j)
     workers.emplace_back([&] {
       for (size_t i; (i = next++) < selected.size();) {
         {
-          std::lock_guard<std::mutex> lock(mu);
+          std::lock_guard<std::mutex> lock(c.mu);
           if (!failure.empty() || interrupted) return;
         }
         try {
-          run_cell(*selected[i]);
+          run_sweep_cell(c, *selected[i]);
         } catch (const Interrupted& stop) {
-          std::lock_guard<std::mutex> lock(mu);
+          std::lock_guard<std::mutex> lock(c.mu);
           interrupted = stop.signal;
         } catch (const std::exception& e) {
-          std::lock_guard<std::mutex> lock(mu);
+          std::lock_guard<std::mutex> lock(c.mu);
           if (failure.empty()) failure = e.what();
         }
       }
@@ -406,7 +423,26 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   for (auto& w : workers) w.join();
   if (interrupted) throw Interrupted{interrupted};
   if (!failure.empty()) throw Error(failure);
-  return outcome;
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
+  if (o.out_dir.empty()) throw Error("--out: a sweep needs an output directory");
+  if (o.index && (*o.index < 0 || *o.index >= static_cast<int>(plan.cells.size())))
+    throw Error("--index " + std::to_string(*o.index) + ": the sweep has cells 0.." +
+                std::to_string(plan.cells.size() - 1));
+  open_sweep_dir(plan, o.out_dir);
+  SweepContext c{o, fs::path(o.out_dir), static_cast<int>(plan.cells.size()), {}, {}};
+  const std::vector<const SweepCell*> selected = selected_cells(plan, o);
+  // In-process training sets torch's global thread count: only child processes run in parallel.
+  const int jobs =
+      o.runner ? std::max(1, std::min<int>(o.jobs, static_cast<int>(selected.size()))) : 1;
+  if (jobs == 1)
+    for (const SweepCell* cell : selected) run_sweep_cell(c, *cell);
+  else
+    run_cells_in_parallel(c, selected, jobs);
+  return c.outcome;
 }
 
 Stat mean_sd(const std::vector<double>& values) {
