@@ -25,6 +25,10 @@
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure.h"
 
+namespace attn {
+struct NeuralView;  // core/attention/neural/neural_view.h
+}  // namespace attn
+
 namespace attn::figures {
 
 struct FigureSpec {
@@ -91,7 +95,11 @@ fig::Figure conn_spectral_figure(const Snapshot& s);
 // Throws attn::Error unless has_conn_trace(s) (a conn model that has run a probe).
 bool has_conn_trace(const Snapshot& s);
 fig::Figure conn_trace_figure(const Snapshot& s);
+// The latest mechanism views' neural surface (core/attention/neural/neural_view.h) of the layer
+// and head they were computed for; the view form draws a given one (the Neural panel's). Throws
+// attn::Error unless a neural layer with d' = 2 has one.
 fig::Figure neural_surface_figure(const Snapshot& s);
+fig::Figure neural_surface_figure(const NeuralView& view);
 fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o);
 // A recorded series as a line named `name` (step on x).
 fig::LineSeries line_from(const Series& s, const std::string& name);

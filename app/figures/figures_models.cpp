@@ -9,7 +9,7 @@
 #include "app/figures/intervention_figures.h"
 #include "core/base/error.h"
 #include "core/views/conn_view.h"
-#include "core/views/neural_view.h"
+#include "core/attention/neural/neural_view.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
@@ -172,14 +172,21 @@ fig::Figure conn_trace_figure(const Snapshot& s) {
 }
 
 fig::Figure neural_surface_figure(const Snapshot& s) {
-  if (!s.neural || !s.neural->surface.available)
+  const auto view = neural_view_of(s.mechanism_history());
+  if (!view)
     throw Error("neural-surface needs a neural layer with d' = 2 (model.neural.reduced_dim 2)");
-  const NeuralScoreSurface& sf = s.neural->surface;
+  return neural_surface_figure(*view);
+}
+
+fig::Figure neural_surface_figure(const NeuralView& view) {
+  if (!view.surface.available)
+    throw Error("neural-surface needs a neural layer with d' = 2 (model.neural.reduced_dim 2)");
+  const NeuralScoreSurface& sf = view.surface;
   fig::Figure f;
   f.name = "neural-surface";
-  f.step = s.neural->step;
+  f.step = view.step;
   f.title = "Neural Attention score surface, layer " + std::to_string(sf.layer) + ", head " +
-            std::to_string(sf.head) + ", step " + std::to_string(s.neural->step);
+            std::to_string(sf.head) + ", step " + std::to_string(view.step);
   f.cols = 3;
   f.aspect = 0.38;
   auto surface_panel = [&](const std::vector<float>& z, const std::string& title,

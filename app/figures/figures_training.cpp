@@ -5,15 +5,15 @@
 #include <filesystem>
 
 #include "app/figures/connections_figure.h"
-#include "app/figures/mechanism_view_figure.h"
 #include "app/figures/figures.h"
 #include "app/figures/intervention_figures.h"
+#include "app/figures/mechanism_view_figure.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/training/session/image_probe.h"
 #include "core/views/conn_view.h"
 #include "core/views/intervention_view.h"
-#include "core/views/neural_view.h"
+#include "core/attention/neural/neural_view.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::figures {
@@ -43,7 +43,12 @@ std::vector<int> layers_to_show(const Snapshot& s, int layer) {
 }
 
 bool has_neural_surface(const Snapshot& s) {
-  return s.neural && s.neural->surface.available;
+  try {
+    const auto view = neural_view_of(s.mechanism_history());
+    return view && view->surface.available;
+  } catch (const std::exception&) {
+    return false;  // a malformed view: no figure to offer
+  }
 }
 
 float finite_max(const std::vector<float>& v) {

@@ -90,6 +90,10 @@ class AttentionModule : public torch::nn::Module {
   // without knowing the mechanism. Nothing (the default) when it has nothing to show. The caller
   // sets the view's mechanism name and layer.
   virtual std::optional<MechanismView> observe() { return std::nullopt; }
+  // What a panel asks the mechanism to show (a JSON object of the mechanism's own keys; Trainer::
+  // request_mechanism_view): kept by the module for its later observe() calls. Throws attn::Error
+  // naming the key for a request it cannot read. Ignored (the default) when it takes none.
+  virtual void set_view_request(const nlohmann::json& request) { (void)request; }
 
   // Set: forward() applies it to the per-head outputs (and takes no fused path that hides
   // them). Null in training.

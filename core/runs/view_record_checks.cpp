@@ -85,12 +85,6 @@ void check_view_record(const ViewRecord& r, const ViewShape& s) {
            " class probabilities; the run's model has " +
            (s.max_classes ? "at most " + std::to_string(s.max_classes) + " classes"
                           : std::string("no classifier head")));
-  if (r.neural.size() > cells) refuse("holds more neural surfaces than the run's heads");
-  for (const NeuralScoreSurface& n : r.neural) {
-    in_model(n.layer, n.head, "a neural surface");
-    if (n.grid > 1024 || n.slice_t.size() > 65536)
-      refuse("holds a neural surface of grid " + std::to_string(n.grid) + " (at most 1024)");
-  }
   if (!r.importance.empty() && (r.importance.layers != s.layers || r.importance.heads != s.heads))
     refuse("holds a head importance table of " + std::to_string(r.importance.layers) + " x " +
            std::to_string(r.importance.heads) + "; the run's model has " +

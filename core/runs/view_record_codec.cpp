@@ -62,40 +62,6 @@ void decode_image(const json& j, ViewRecord& r) {
   }
 }
 
-void decode_neural(const json& j, ViewRecord& r) {
-  if (j.contains("neural")) {
-    for (const json& e : j.at("neural")) {
-      NeuralScoreSurface n;
-      n.available = true;
-      n.layer = e.at("layer").get<int>();
-      n.head = e.at("head").get<int>();
-      n.grid = e.at("grid").get<int>();
-      n.xs = floats_of(e.at("xs"), "a neural surface's x");
-      n.ys = floats_of(e.at("ys"), "a neural surface's y");
-      n.learned = floats_of(e.at("z"), "a neural surface");
-      n.query_x = e.at("qx").get<float>();
-      n.query_y = e.at("qy").get<float>();
-      n.key_angle = e.at("angle").get<float>();
-      n.slice_t = floats_of(e.at("t"), "a neural slice's t");
-      n.slice_learned = floats_of(e.at("slice"), "a neural slice");
-      const size_t g = static_cast<size_t>(std::max(n.grid, 0));
-      if (n.grid < 2 || n.xs.size() != g || n.ys.size() != g || n.learned.size() != g * g ||
-          n.slice_t.size() != n.slice_learned.size())
-        throw Error("views.rec: a neural surface of grid " + std::to_string(n.grid) + " holds " +
-                    std::to_string(n.learned.size()) + " values");
-      // The references are formulas of the coordinates: recomputed, not stored.
-      n.paraboloid.resize(g * g);
-      for (size_t r = 0; r < g; ++r)
-        for (size_t c = 0; c < g; ++c)
-          n.paraboloid[r * g + c] = n.xs[c] * n.xs[c] + n.ys[r] * n.ys[r];
-      const float ux = std::cos(n.key_angle), uy = std::sin(n.key_angle);
-      for (const float t : n.slice_t)
-        n.slice_dot.push_back(n.query_x * t * ux + n.query_y * t * uy);
-      r.neural.push_back(std::move(n));
-    }
-  }
-}
-
 void decode_importance(const json& j, ViewRecord& r) {
   if (j.contains("importance")) {
     const json& e = j.at("importance");
@@ -132,6 +98,25 @@ void decode_conn(const json& j, ViewRecord& r) {
   }
 }
 
+// Adds `view` to `views`, or its entries to the view of the same mechanism and layer there (an
+// old record held one entry per head): entries of a name that view already has are dropped.
+void merge_view(std::vector<MechanismView>& views, MechanismView view) {
+  auto same = std::find_if(views.begin(), views.end(), [&](const MechanismView& v) {
+    return v.mechanism == view.mechanism && v.layer == view.layer;
+  });
+  if (same == views.end()) return views.push_back(std::move(view));
+  auto add = [](auto& to, auto& from) {
+    for (auto& e : from)
+      if (std::none_of(to.begin(), to.end(), [&](const auto& t) { return t.name == e.name; }))
+        to.push_back(std::move(e));
+  };
+  add(same->curves, view.curves);
+  add(same->matrices, view.matrices);
+  add(same->scalars, view.scalars);
+  add(same->texts, view.texts);
+  check_mechanism_view(*same);
+}
+
 // The layers' mechanism views: version 2 records hold them generically under "mechanisms";
 // version 1 records (no "v") held a mechanism's own entries under its key, read through the
 // mechanism's descriptor (legacy_view_readers).
@@ -149,8 +134,8 @@ void decode_mechanisms(const json& j, ViewRecord& r) {
     for (size_t i = 0; i < list.size(); ++i)
       r.mechanisms.push_back(
           mechanism_view_from_json(list[i], "views.rec: mechanisms[" + std::to_string(i) + "]"));
-    return;
   }
+  // Version 2 records written before a mechanism observed itself may hold its old entries too.
   for (const LegacyViewReader& reader : legacy_view_readers()) {
     if (reader.record_key.empty() || !j.contains(reader.record_key)) continue;
     const json& list = j.at(reader.record_key);
@@ -159,8 +144,9 @@ void decode_mechanisms(const json& j, ViewRecord& r) {
                   std::to_string(kMaxViewEntries) + " entries");
     try {
       for (const json& entry : list) {
-        r.mechanisms.push_back(reader.read(entry));
-        r.mechanisms.back().mechanism = reader.mechanism;
+        MechanismView view = reader.read(entry);
+        view.mechanism = reader.mechanism;
+        merge_view(r.mechanisms, std::move(view));
       }
     } catch (const Error& e) {
       throw Error(std::string("views.rec: ") + e.what());
@@ -238,22 +224,6 @@ std::string encode_view_record(const ViewRecord& r) {
                   {"pixels", floats(r.image.pixels)}};
   if (!r.probabilities.empty()) j["probs"] = floats(r.probabilities);
   if (!r.induction.empty()) j["induction"] = floats(r.induction);
-  if (!r.neural.empty()) {
-    json list = json::array();
-    for (const NeuralScoreSurface& n : r.neural)
-      list.push_back({{"layer", n.layer},
-                      {"head", n.head},
-                      {"grid", n.grid},
-                      {"xs", floats(n.xs)},
-                      {"ys", floats(n.ys)},
-                      {"z", floats(n.learned)},
-                      {"qx", n.query_x},
-                      {"qy", n.query_y},
-                      {"angle", n.key_angle},
-                      {"t", floats(n.slice_t)},
-                      {"slice", floats(n.slice_learned)}});
-    j["neural"] = std::move(list);
-  }
   if (!r.importance.empty()) {
     const ImportanceTable& t = r.importance;
     j["importance"] = {{"mode", ablation_mode_name(t.mode)},
@@ -318,7 +288,6 @@ ViewRecord decode_view_record(const std::string& payload) {
         throw Error("views.rec: " + std::to_string(r.induction.size()) + " induction scores for " +
                     std::to_string(r.maps.size()) + " maps");
     }
-    decode_neural(j, r);
     decode_importance(j, r);
     decode_conn(j, r);
   } catch (const json::exception& e) {

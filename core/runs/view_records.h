@@ -3,8 +3,7 @@
 // class probabilities of image tasks, and C with the spectrum of I + C for the Connection
 // Transformer), appended to the run directory's views.rec so a run keeps its history, not only
 // its last step. Torch-free. Fields added after the first version ("image", "probs", "conn",
-// "induction", "neural", "importance") are optional in a record: older recordings read with
-// them empty.
+// "induction", "importance") are optional in a record: older recordings read with them empty.
 // Format (all integers little-endian):
 //   version 2 (written since issue 46): "ATTNVIEWS2\n" (11 bytes), u32 n, n bytes of JSON
 //   {"run_id", "run"} (the identity of the run that recorded the file, core/runs/run_files.h,
@@ -14,8 +13,9 @@
 //   payload: CBOR (RFC 8949) of the record, float arrays as byte strings of little-endian float32.
 //   A record states its own version under "v" (kViewRecordVersion): 2 holds the layers'
 //   mechanism views generically under "mechanisms" (core/views/mechanism_view.h's layout); a
-//   record without "v" is version 1, whose mechanism entries (under the mechanism's own key) are
-//   read through the mechanism's descriptor (legacy_view_readers, core/attention/registry.h). A
+//   record without "v" is version 1. A mechanism's entries under its own key, in records written
+//   before it observed itself (version 1, or version 2 for some), are read through its
+//   descriptor (legacy_view_readers, core/attention/registry.h) into one view per layer. A
 //   record of a later version is refused, naming it. The codec is view_record_codec.cpp, the
 //   checks against the run view_record_checks.cpp.
 //   version 1 (older runs): "ATTNVIEWS1\n", then records whose CRC covers the payload only. Such
@@ -56,7 +56,6 @@
 #include "core/config/config.h"
 #include "core/views/intervention_view.h"
 #include "core/views/mechanism_view.h"
-#include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
 
 namespace attn {
@@ -95,9 +94,6 @@ struct ViewRecord {
   // induction probe (TrainingSession::induction_probe(): n random tokens, then the same n
   // again). Empty: not measured (image tasks, older records).
   std::vector<float> induction;
-  // Neural attention with d' = 2: every neural layer's every head's score surface and slice at
-  // the Neural panel's default range (NeuralViewRequest{}), layer-major. Empty otherwise.
-  std::vector<NeuralScoreSurface> neural;
   // Models with attention heads: every head's zero ablation on the run's first
   // kRecordedImportanceBatches eval batches (core/training/interventions/interventions.h). Empty
   // otherwise.

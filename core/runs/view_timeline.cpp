@@ -27,22 +27,11 @@ Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& r,
   s.attention_step = r.step;
   if (!r.image.empty()) s.probe_image = r.image;
   if (!r.probabilities.empty()) s.probe_probabilities = r.probabilities;
-  if (frames) s.mechanism_views = std::move(frames);
-  if (!r.neural.empty() && base.neural) {
-    // The recorded surface of the head the panel asked for (the first recorded one otherwise),
-    // recorded at the default range: the view says it was computed for that request.
-    auto neural = std::make_shared<NeuralView>(*base.neural);
-    const NeuralScoreSurface* pick = &r.neural.front();
-    for (const NeuralScoreSurface& n : r.neural)
-      if (n.layer == base.neural->request.layer && n.head == base.neural->request.head) pick = &n;
-    neural->surface = *pick;
-    neural->step = r.step;
-    NeuralViewRequest request;
-    request.layer = pick->layer;
-    request.head = pick->head;
-    neural->request = request;
-    s.neural = std::move(neural);
-  }
+  if (frames)
+    s.mechanism_views = std::move(frames);
+  else if (!r.mechanisms.empty())  // the record's own views, as the latest frame
+    s.mechanism_views = std::make_shared<const std::vector<MechanismFrame>>(
+        std::vector<MechanismFrame>{MechanismFrame{r.step, r.mechanisms}});
   if (!r.importance.empty()) {
     // The recorded importance; the ablation and patch the panel asked for stay the model's.
     auto iv = base.interventions ? std::make_shared<InterventionView>(*base.interventions)

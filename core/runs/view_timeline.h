@@ -35,10 +35,9 @@ namespace attn {
 
 // `base` (the model's snapshot) as it was at the record's step: the probe's maps, tokens, image
 // and class probabilities, attention_step, for a conn model C, its statistics and the
-// spectrum of I + C, and for neural layers the recorded score surface of the head base.neural
-// asks for (the first recorded one when that head has none). Histories, the reasoning trace and
-// Neural's parameter table stay the base's: they are not recorded. `frames`, when given,
-// replaces the mechanism views' history.
+// spectrum of I + C. Histories and the reasoning trace stay the base's: they are not recorded.
+// `frames`, when given, replaces the mechanism views' history (the recorded views of every
+// mechanism); without it, a record holding views makes them the history's one frame.
 Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& record,
                             std::shared_ptr<const std::vector<MechanismFrame>> frames = nullptr);
 

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -37,7 +38,7 @@ struct Command {
     SetLearningRate,
     Save,
     Load,
-    SetNeuralView,
+    SetMechanismView,
     SetProbeImage,
     SetProbeText,
     SetInterventions,
@@ -47,14 +48,17 @@ struct Command {
   Command(Kind k, double v) : kind(k), value(v) {}
   Command(Kind k, std::string p) : kind(k), path(std::move(p)) {}
   explicit Command(ExperimentConfig c) : kind(Kind::Reconfigure), config(std::move(c)) {}
-  explicit Command(const NeuralViewRequest& r) : kind(Kind::SetNeuralView), neural_request(r) {}
+  Command(std::string mechanism, nlohmann::json request)
+      : kind(Kind::SetMechanismView),
+        path(std::move(mechanism)),
+        view_request(std::move(request)) {}
   explicit Command(const InterventionRequest& r)
       : kind(Kind::SetInterventions), intervention_request(r) {}
   Kind kind;
   double value = 0;
   std::string path;
   std::optional<ExperimentConfig> config;
-  NeuralViewRequest neural_request;
+  nlohmann::json view_request;  // SetMechanismView's; `path` names the mechanism
   InterventionRequest intervention_request;
 };
 
@@ -97,8 +101,7 @@ struct Trainer::Impl {
   Clock::time_point rate_start = Clock::now();
   int64_t rate_start_step = 0;
   double steps_per_second = 0;
-  NeuralViewRequest neural_request;               // the Neural panel's latest request
-  std::shared_ptr<const NeuralView> neural_view;  // computed at probes and on requests
+  std::map<std::string, nlohmann::json> view_requests;  // the panels' latest, by mechanism
   // The Interventions panel's request and its answer, recomputed when the request changes and
   // every eval_every steps while it asks for something.
   InterventionRequest intervention_request;
@@ -137,6 +140,18 @@ struct Trainer::Impl {
     publish(false);
   }
 
+  // A panel's view request to the session's layers; a refused one becomes the message.
+  void apply_view_request(const std::string& mechanism, const nlohmann::json& request) {
+    try {
+      session->set_view_request(mechanism, request);
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+  }
+  void apply_view_requests() {
+    for (const auto& [mechanism, request] : view_requests) apply_view_request(mechanism, request);
+  }
+
   // (Re)builds the session from the current config. On failure: Error state, no session.
   void build() {
     record_close("reset in the window");
@@ -148,7 +163,6 @@ struct Trainer::Impl {
       std::lock_guard<std::mutex> lock(mu);
       c = config;
     }
-    neural_view.reset();
     intervention_view.reset();
     length_eval_view.reset();
     use_thread_policy(c);
@@ -156,6 +170,7 @@ struct Trainer::Impl {
       // Before anything is allocated: a size that cannot fit is an error message, not a crash.
       require_memory_for(c, task_shape(c.task), MemoryUse::train, "training");
       session = std::make_unique<TrainingSession>(c);
+      apply_view_requests();
       apply_probe_index();
       apply_probe_text(probe_text);
       ++generation;
@@ -322,7 +337,6 @@ struct Trainer::Impl {
       if (probe && options.probe_attention) {
         const auto t0 = Clock::now();
         session->probe_attention(*s);
-        neural_view = session->neural_view(neural_request);
         last_probe = Clock::now();
         probe_seconds = std::chrono::duration<double>(last_probe - t0).count();
       } else {
@@ -336,7 +350,6 @@ struct Trainer::Impl {
         s->attention = snapshot->attention;  // shared, not copied
       }
     }
-    s->neural = neural_view;  // shared, not copied
     s->interventions = intervention_view;
     s->length_eval = length_eval_view;
     last_publish = Clock::now();
@@ -560,6 +573,7 @@ struct Trainer::Impl {
       record_error.clear();
       session = std::move(fresh);
       use_thread_policy(loaded);
+      apply_view_requests();
       apply_probe_index();
       apply_probe_text(probe_text);
       ++generation;
@@ -630,14 +644,10 @@ struct Trainer::Impl {
           publish(false);
         }
         return;
-      case K::SetNeuralView:
-        neural_request = c.neural_request;
+      case K::SetMechanismView:
+        view_requests[c.path] = c.view_request;
         if (session) {
-          try {  // cheap (a grid of scorer evaluations): answer the panel at once
-            neural_view = session->neural_view(neural_request);
-          } catch (const std::exception& e) {
-            message = std::string("neural view: ") + e.what();
-          }
+          apply_view_request(c.path, c.view_request);  // cheap: answer the panel at once
           publish(false);
         }
         return;
@@ -735,8 +745,8 @@ void Trainer::request_length_eval(int length) {
   impl_->post(Command(Command::Kind::SetLengthEval, length));
 }
 
-void Trainer::request_neural_view(const NeuralViewRequest& request) {
-  impl_->post(Command(request));
+void Trainer::request_mechanism_view(const std::string& mechanism, const nlohmann::json& request) {
+  impl_->post(Command(mechanism, request));
 }
 
 void Trainer::request_probe_image(int64_t test_index) {

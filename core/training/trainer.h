@@ -4,21 +4,21 @@
 //    and joins). Commands are queued and drained by the trainer between steps.
 //  - latest() returns the newest immutable snapshot; it never waits for a training step.
 //  - Failures never escape the thread: a divergence (NaN/Inf loss, gradient or weights, or a
-//    loss blow-up; see DivergedError in core/training/session/session.h) -> Diverged, with the last good
-//    weights restored: set_learning_rate() then start() resumes from them. Out of (GPU)
-//    memory -> Error with a message saying so; any other exception -> Error. Each with a
-//    message in the snapshot. reset() (or reconfigure()) recovers from any of them.
+//    loss blow-up; see DivergedError in core/training/session/session.h) -> Diverged, with the last
+//    good weights restored: set_learning_rate() then start() resumes from them. Out of (GPU) memory
+//    -> Error with a message saying so; any other exception -> Error. Each with a message in the
+//    snapshot. reset() (or reconfigure()) recovers from any of them.
 // No torch here: the window and panels include this header.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/config/config.h"
 #include "core/views/intervention_view.h"
-#include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
 
 namespace attn {
@@ -30,8 +30,8 @@ struct TrainerOptions {
   int64_t publish_every_steps = 0;   // ...or every N steps if > 0 (whichever comes first)
   bool probe_attention = true;       // compute attention maps for snapshots
   // Record every model trained into a new run directory under this root ("" = off), in the
-  // format of `attnlab train` (core/training/recording/run_recorder.h): root/<name>-<timestamp>, made at
-  // the model's first training step and locked while this Trainer has it; a metrics row at
+  // format of `attnlab train` (core/training/recording/run_recorder.h): root/<name>-<timestamp>,
+  // made at the model's first training step and locked while this Trainer has it; a metrics row at
   // every evaluation; checkpoint and summary.json on pause, finish, divergence, error, reset,
   // reconfigure, load and close() (all but finish marked "interrupted"). A recording failure (a
   // full disk, a read-only root) never stops training: it is kept in Snapshot::record_error
@@ -81,9 +81,12 @@ class Trainer {
   // (empty: everything trained was recorded, or recording was off). Call from the owning thread;
   // later calls return the same; the destructor calls it. No other method may be called after.
   std::vector<std::string> close();
-  // What the Neural panel shows (layer, head, range, slice). Kept across resets; the view is
-  // recomputed at once and at every later probe (Snapshot::neural).
-  void request_neural_view(const NeuralViewRequest& request);
+  // What a mechanism's panel asks its layers to show (a JSON object of the mechanism's keys,
+  // AttentionModule::set_view_request), e.g. the layer, head and range a panel shows.
+  // Kept across resets and loads; the views are observed again at once and at every later
+  // evaluation and probe (Snapshot::mechanism_views). A request a layer refuses is reported in
+  // the snapshot's message.
+  void request_mechanism_view(const std::string& mechanism, const nlohmann::json& request);
 
   // What the Interventions panel asks (heads to ablate and how, the importance table, a patch
   // between two probes). Kept across resets and loads; answered at once, then every

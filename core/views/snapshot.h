@@ -11,7 +11,6 @@
 
 namespace attn {
 
-struct NeuralView;  // core/views/neural_view.h
 struct InterventionView;
 struct LengthEvalView;  // core/views/intervention_view.h
 struct ConnView;        // core/views/conn_view.h
@@ -109,10 +108,6 @@ struct Snapshot {
     return mechanism_views ? *mechanism_views : none;
   }
 
-  // Neural Attention's score surface, slice and parameter table (core/views/neural_view.h),
-  // computed at every probe and whenever the Neural panel changes its request. Null when no layer
-  // is neural (or before the first probe). Shared like `attention`.
-  std::shared_ptr<const NeuralView> neural;
   // The Interventions panel's request answered on the model (Trainer::request_interventions;
   // core/views/intervention_view.h): the ablation, importance and patching it asked for, at the
   // step it says. At a recorded step (the timeline) its importance is the recorded one. Null:

@@ -1,15 +1,17 @@
-// The Neural panel's data (core/views/neural_view.h) against independent computations: the score
-// surface and slice against the scorer written as explicit loops over the module's parameters,
-// the parameter table against norms summed by hand, and the trainer's request channel.
+// The Neural panel's data (core/attention/neural/neural_view.h) against independent computations:
+// the score surface and slice against the scorer written as explicit loops over the module's
+// parameters, the parameter table against norms summed by hand; the generic view the module
+// observes (NeuralAttention::observe) read back as the same data, and the trainer's request
+// channel (Trainer::request_mechanism_view).
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "core/attention/dot/dot_attention.h"
 #include "core/base/error.h"
-#include "core/views/neural_view.h"
 #include "core/attention/neural/neural_attention.h"
 #include "core/attention/neural/neural_surface.h"
+#include "core/attention/neural/neural_view.h"
 #include "core/training/trainer.h"
 #include "tests/core/helpers.h"
 
@@ -60,6 +62,27 @@ double loop_norm(const torch::Tensor& t, int64_t head) {
   double sum = 0;
   for (int64_t i = 0; i < flat.size(0); ++i) sum += a[i] * a[i];
   return std::sqrt(sum);
+}
+
+// Every module's observed view as the session makes a frame of them (neural layers named so).
+MechanismFrame frame_of(const std::vector<std::shared_ptr<AttentionModule>>& modules,
+                        int64_t step) {
+  MechanismFrame frame;
+  frame.step = step;
+  for (size_t l = 0; l < modules.size(); ++l) {
+    std::optional<MechanismView> v = modules[l]->observe();
+    if (!v) continue;
+    v->layer = static_cast<int>(l);
+    v->mechanism = "neural";
+    check_mechanism_view(*v);
+    frame.layers.push_back(std::move(*v));
+  }
+  return frame;
+}
+
+// The latest published neural view of a trainer's snapshot, or null.
+std::shared_ptr<const NeuralView> neural_of(const std::shared_ptr<const Snapshot>& s) {
+  return s ? neural_view_of(s->mechanism_history()) : nullptr;
 }
 
 bool close(double a, double b, double tol = 1e-5) {
@@ -227,7 +250,8 @@ TEST_CASE("neural view: the requested neural layer, else the first; null without
   NeuralViewRequest r;
   r.layer = 0;  // dot: falls back to the first neural layer
   r.head = 9;   // clamped to the last head
-  auto view = compute_neural_view(modules, r, 42);
+  for (auto& m : modules) m->set_view_request(neural_request_to_json(r));
+  auto view = neural_view_of(frame_of(modules, 42));
   REQUIRE(view);
   CHECK(view->step == 42);
   CHECK(view->request == r);
@@ -239,11 +263,58 @@ TEST_CASE("neural view: the requested neural layer, else the first; null without
   CHECK(view->surface.head == 1);
   r.layer = 2;
   r.head = 0;
-  view = compute_neural_view(modules, r, 43);
+  view = neural_view_of(frame_of(modules, 43), &r);  // picked from the views at once
   REQUIRE(view);
   CHECK(view->surface.layer == 2);
   CHECK(view->surface.head == 0);
-  CHECK(compute_neural_view({modules[0]}, r, 0) == nullptr);
+  CHECK(neural_view_of(frame_of({modules[0]}, 0)) == nullptr);
+}
+
+TEST_CASE("neural view: the observed generic view holds the table, surface and slice exactly") {
+  torch::manual_seed(5);
+  auto m = make_module(8, 2, {{"down", 2}, {"hidden", 5}});
+  m->forward(torch::randn({2, 4, 8})).sum().backward();
+  NeuralViewRequest r;
+  r.head = 1;
+  r.grid = 7;
+  r.query_x = 0.5f;
+  r.key_angle = 0.3f;
+  m->set_view_request(neural_request_to_json(r));
+  auto view = neural_view_of(frame_of({m}, 3));
+  REQUIRE(view);
+  const NeuralScoreSurface direct = neural_score_surface(*m, 0, 1, r);
+  CHECK(view->surface.available);
+  CHECK(view->surface.xs == direct.xs);
+  CHECK(view->surface.ys == direct.ys);
+  CHECK(view->surface.learned == direct.learned);
+  CHECK(view->surface.paraboloid == direct.paraboloid);
+  CHECK(view->surface.slice_t == direct.slice_t);
+  CHECK(view->surface.slice_learned == direct.slice_learned);
+  CHECK(view->surface.slice_dot == direct.slice_dot);
+  CHECK(view->surface.query_x == direct.query_x);
+  CHECK(view->surface.key_angle == direct.key_angle);
+  const NeuralLayerInfo info = neural_layer_info(*m, 0);
+  const NeuralLayerInfo& back = view->layers.at(0);
+  CHECK(back.heads == info.heads);
+  CHECK(back.reduced_dim == info.reduced_dim);
+  CHECK(back.activation == info.activation);
+  REQUIRE(back.parameters.size() == info.parameters.size());
+  for (size_t h = 0; h < info.parameters.size(); ++h) {
+    REQUIRE(back.parameters[h].size() == info.parameters[h].size());
+    for (size_t p = 0; p < info.parameters[h].size(); ++p) {
+      const NeuralParameterStat &a = back.parameters[h][p], &b = info.parameters[h][p];
+      CHECK(a.name == b.name);
+      CHECK(a.scalar == b.scalar);
+      CHECK(a.has_gradient == b.has_gradient);
+      CHECK(close(a.value, b.value));
+      CHECK(close(a.gradient, b.gradient));
+    }
+  }
+  // A request it cannot read names the key and changes nothing.
+  CHECK_THROWS_WITH_AS(m->set_view_request({{"grdi", 9}}), doctest::Contains("\"grdi\""), Error);
+  CHECK_THROWS_WITH_AS(m->set_view_request({{"grid", "9"}}), doctest::Contains("\"grid\""),
+                       Error);
+  CHECK(neural_view_of(frame_of({m}, 4))->request == r);
 }
 
 TEST_CASE("trainer: the neural view is published at probes and a request is answered at once") {
@@ -257,12 +328,12 @@ TEST_CASE("trainer: the neural view is published at probes and a request is answ
   o.threads = 1;
   o.publish_interval_ms = 5;
   Trainer t(c, o);
-  REQUIRE(test::wait_until([&] { return t.latest()->neural != nullptr; }));
-  CHECK(t.latest()->neural->layers.size() == 1);  // first-layer placement: layer 1 is dot
+  REQUIRE(test::wait_until([&] { return neural_of(t.latest()) != nullptr; }));
+  CHECK(neural_of(t.latest())->layers.size() == 1);  // first-layer placement: layer 1 is dot
   t.step_once();
-  REQUIRE(test::wait_until([&] { return t.latest()->neural && t.latest()->neural->step == 1; }));
+  REQUIRE(test::wait_until([&] { return neural_of(t.latest()) && neural_of(t.latest())->step == 1; }));
   {
-    auto view = t.latest()->neural;
+    auto view = neural_of(t.latest());
     const auto& table = view->layers.at(0).parameters;
     REQUIRE(table.size() == 2);
     for (const auto& head : table) {
@@ -275,9 +346,9 @@ TEST_CASE("trainer: the neural view is published at probes and a request is answ
   r.head = 1;
   r.grid = 9;
   r.x_min = -1;
-  t.request_neural_view(r);  // paused: answered without a training step
-  REQUIRE(test::wait_until([&] { return t.latest()->neural && t.latest()->neural->request == r; }));
-  auto view = t.latest()->neural;
+  t.request_mechanism_view("neural", neural_request_to_json(r));  // paused: answered without a training step
+  REQUIRE(test::wait_until([&] { return neural_of(t.latest()) && neural_of(t.latest())->request == r; }));
+  auto view = neural_of(t.latest());
   CHECK(view->step == 1);
   CHECK(view->surface.available);
   CHECK(view->surface.grid == 9);
@@ -287,12 +358,13 @@ TEST_CASE("trainer: the neural view is published at probes and a request is answ
   t.reset();
   REQUIRE(test::wait_until([&] {
     auto s = t.latest();
-    return s->neural && s->neural->step == 0 && s->neural->request == r;
+    const auto n = neural_of(s);
+    return n && n->step == 0 && n->request == r;
   }));
 }
 
 TEST_CASE("trainer: no neural layer, no neural view") {
   Trainer t(test::tiny_config(), TrainerOptions{});
   REQUIRE(test::wait_until([&] { return t.latest()->attention_step >= 0; }));
-  CHECK(t.latest()->neural == nullptr);
+  CHECK(neural_of(t.latest()) == nullptr);
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/analysis/head_metrics.h"
+#include "core/attention/neural/neural_view.h"
 #include "core/config/config.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/run_list.h"
@@ -320,39 +321,41 @@ TEST_CASE(
   REQUIRE(index.size() == 3);
   const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
   const ViewRecord last = read_view_record(rec, index.back(), view_shape_of(c));
-  REQUIRE(last.neural.size() == 4);  // 2 layers x 2 heads
-  CHECK(last.neural[3].layer == 1);
-  CHECK(last.neural[3].head == 1);
-  // The last record is the checkpoint's model: its surface for layer 1, head 1 probed again.
-  const auto saved = snapshot_of_run(read_run_directory((root / "neural").string()));
+  // Every neural layer's generic view, every head's surface in it (NeuralAttention::observe).
+  REQUIRE(last.mechanisms.size() == 2);
+  CHECK(last.mechanisms[1].mechanism == "neural");
+  CHECK(last.mechanisms[1].layer == 1);
+  NeuralViewRequest q;
+  q.layer = 1, q.head = 1;
+  const auto recorded = neural_view_of(MechanismFrame{last.step, last.mechanisms}, &q);
+  REQUIRE(recorded);
+  CHECK(recorded->surface.layer == 1);
+  CHECK(recorded->surface.head == 1);
+  // The last record is the checkpoint's model: its surface for layer 1, head 1 observed again.
   ExperimentConfig cc =
       TrainingSession::checkpoint_config((root / "neural" / "checkpoint").string());
   cc.device = "cpu";
   TrainingSession session(cc);
   session.load((root / "neural" / "checkpoint").string());
-  NeuralViewRequest q;
-  q.layer = 1, q.head = 1;
-  const auto live = session.neural_view(q);
+  const auto live = neural_view_of(session.mechanism_frame(), &q);
   REQUIRE(live);
-  REQUIRE(live->surface.learned.size() == last.neural[3].learned.size());
+  REQUIRE(live->surface.learned.size() == recorded->surface.learned.size());
   double worst = 0;
   for (size_t i = 0; i < live->surface.learned.size(); ++i)
-    worst = std::max(worst, double(std::abs(live->surface.learned[i] - last.neural[3].learned[i])));
+    worst = std::max(worst,
+                     double(std::abs(live->surface.learned[i] - recorded->surface.learned[i])));
   CHECK(worst <= 1e-6);
-  CHECK(live->surface.slice_learned == last.neural[3].slice_learned);
+  CHECK(live->surface.slice_learned == recorded->surface.slice_learned);
   // Training moved the surface between the first and the last record.
-  CHECK(first.neural[3].learned != last.neural[3].learned);
-  // The timeline shows the recorded surface of the head the panel asks for.
-  Snapshot base = *saved;
-  auto asked = std::make_shared<NeuralView>(*base.neural);
-  asked->request.layer = 1, asked->request.head = 1;
-  base.neural = asked;
-  const Snapshot at_first = snapshot_at_record(base, first, nullptr);
-  REQUIRE(at_first.neural);
-  CHECK(at_first.neural->step == first.step);
-  CHECK(at_first.neural->surface.layer == 1);
-  CHECK(at_first.neural->surface.head == 1);
-  CHECK(at_first.neural->surface.learned == first.neural[3].learned);
+  const auto at_first = neural_view_of(MechanismFrame{first.step, first.mechanisms}, &q);
+  REQUIRE(at_first);
+  CHECK(at_first->surface.learned != recorded->surface.learned);
+  // The exported figure of the saved run draws the checkpoint's surface.
+  const auto saved = snapshot_of_run(read_run_directory((root / "neural").string()));
+  const auto shown = neural_view_of(saved->mechanism_history());
+  REQUIRE(shown);
+  CHECK(shown->surface.available);
+  fs::remove_all(root);
 }
 
 TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each step") {

@@ -13,6 +13,7 @@
 
 #include "core/analysis/head_metrics.h"
 #include "core/attention/ky/ky_view.h"
+#include "core/attention/neural/neural_view.h"
 #include "core/base/error.h"
 #include "core/runs/run_files.h"
 #include "core/runs/view_records.h"
@@ -168,31 +169,42 @@ TEST_CASE("view records: head importance survives the encoding; a short table is
                        doctest::Contains("head importance table of 2 x 2"), Error);
 }
 
-TEST_CASE("view records: neural surfaces survive the encoding; the references are recomputed") {
-  ViewRecord r = record_at(7);
+TEST_CASE("view records: an old record's neural surfaces are read as neural's generic view") {
+  // Records written before Neural Attention observed itself held each head's surface under
+  // "neural" (grid, xs, ys, z, qx, qy, angle, t, slice): read through the descriptor's legacy
+  // hook, one view per layer, the references recomputed.
+  nlohmann::json j = nlohmann::json::from_cbor(encode_view_record(record_at(7)));
+  nlohmann::json list = nlohmann::json::array();
+  std::vector<std::vector<float>> learned(2);
   for (int head = 0; head < 2; ++head) {
-    NeuralScoreSurface n;
-    n.available = true;
-    n.layer = 1, n.head = head, n.grid = 3;
-    n.xs = {-1, 0, 2};
-    n.ys = {-2, 0.5f, 1};
-    for (int k = 0; k < 9; ++k) n.learned.push_back(0.25f * k - head);
-    n.query_x = 1, n.query_y = -0.5f, n.key_angle = 0.3f;
-    n.slice_t = {-1, 0, 1, 3};
-    n.slice_learned = {0.5f, -0.25f, 1, head + 0.125f};
-    r.neural.push_back(n);
+    for (int k = 0; k < 9; ++k) learned[head].push_back(0.25f * k - head);
+    list.push_back({{"layer", 1}, {"head", head}, {"grid", 3},
+                    {"xs", float_array_json({-1, 0, 2}, true)},
+                    {"ys", float_array_json({-2, 0.5f, 1}, true)},
+                    {"z", float_array_json(learned[head], true)}, {"qx", 1.0f}, {"qy", -0.5f},
+                    {"angle", 0.3f}, {"t", float_array_json({-1, 0, 1, 3}, true)},
+                    {"slice", float_array_json({0.5f, -0.25f, 1, head + 0.125f}, true)}});
   }
-  const ViewRecord back = decode_view_record(encode_view_record(r));
-  check_same(back, r);
-  REQUIRE(back.neural.size() == 2);
-  for (size_t i = 0; i < 2; ++i) {
-    const NeuralScoreSurface &a = back.neural[i], &b = r.neural[i];
-    CHECK(a.available);
-    CHECK(a.layer == b.layer);
-    CHECK(a.head == b.head);
-    CHECK(a.learned == b.learned);
-    CHECK(a.slice_learned == b.slice_learned);
-    CHECK(a.slice_t == b.slice_t);
+  j["neural"] = list;
+  auto bytes = nlohmann::json::to_cbor(j);
+  const ViewRecord back = decode_view_record(std::string(bytes.begin(), bytes.end()));
+  // The layer's two heads in one view, after the record's own views.
+  REQUIRE(back.mechanisms.size() == record_at(7).mechanisms.size() + 1);
+  CHECK(back.mechanisms.back().mechanism == "neural");
+  CHECK(back.mechanisms.back().layer == 1);
+  MechanismFrame frame{7, back.mechanisms};
+  for (int head = 0; head < 2; ++head) {
+    NeuralViewRequest want;
+    want.layer = 1, want.head = head;
+    const auto view = neural_view_of(frame, &want);
+    REQUIRE(view);
+    const NeuralScoreSurface& a = view->surface;
+    REQUIRE(a.available);
+    CHECK(a.layer == 1);
+    CHECK(a.head == head);
+    CHECK(a.learned == learned[head]);
+    CHECK(a.slice_t == std::vector<float>{-1, 0, 1, 3});
+    CHECK(a.slice_learned == std::vector<float>{0.5f, -0.25f, 1, head + 0.125f});
     // x^2 + y^2 at (xs[c], ys[r]), row r over y; q'.k'(t) = t (qx cos a + qy sin a).
     REQUIRE(a.paraboloid.size() == 9);
     CHECK(a.paraboloid[1 * 3 + 2] == doctest::Approx(4 + 0.25));
@@ -202,8 +214,9 @@ TEST_CASE("view records: neural surfaces survive the encoding; the references ar
           doctest::Approx(3 * (std::cos(0.3) - 0.5 * std::sin(0.3))).epsilon(1e-6));
   }
   // A surface whose grid and values disagree is refused, naming what is wrong.
-  r.neural[0].learned.pop_back();
-  CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(r)),
+  j["neural"][0]["z"] = float_array_json({1, 2, 3}, true);
+  bytes = nlohmann::json::to_cbor(j);
+  CHECK_THROWS_WITH_AS(decode_view_record(std::string(bytes.begin(), bytes.end())),
                        doctest::Contains("neural surface of grid 3"), Error);
 }
 

@@ -15,7 +15,7 @@
 #include "core/attention/ky/ky_view.h"
 #include "core/runs/run_dir.h"
 #include "core/views/conn_view.h"
-#include "core/views/neural_view.h"
+#include "core/attention/neural/neural_view.h"
 #include "core/views/snapshot.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
@@ -190,7 +190,8 @@ inline Snapshot neural_snapshot() {
     sf.slice_learned.push_back(t * t - 0.5f);
     sf.slice_dot.push_back(t);
   }
-  s.neural = v;
+  s.mechanism_views = std::make_shared<const std::vector<MechanismFrame>>(
+      std::vector<MechanismFrame>{neural_frame_of(*v)});
   return s;
 }
 

@@ -52,12 +52,11 @@ std::optional<NeuralViewRequest> NeuralModel::take_request() {
   return request_;
 }
 
-void NeuralModel::rebuild(const Snapshot& snap) {
-  built_ = snap.neural;
+void NeuralModel::rebuild() {
   contour_segments_ = 0;
   slice_panel_ = kBuiltSlicePanel;
   try {
-    figure_ = figures::neural_surface_figure(snap);
+    figure_ = figures::neural_surface_figure(*view_);
     figure_ok_ = figure_.panels.size() == 3;
     figure_note_.clear();
   } catch (const std::exception& e) {
@@ -66,7 +65,7 @@ void NeuralModel::rebuild(const Snapshot& snap) {
     figure_note_ = e.what();
     return;
   }
-  const NeuralScoreSurface& s = snap.neural->surface;
+  const NeuralScoreSurface& s = view_->surface;
   // The slice in the panel's colours (learned score orange, dot product sky blue; the builder's
   // series order is learned, dot), and the figure's title stating its query and key direction.
   fig::Panel& slice = figure_.panels[kBuiltSlicePanel];
@@ -96,12 +95,23 @@ void NeuralModel::arrange(bool two_by_two) {
 
 void NeuralModel::update(const Snapshot& snap) {
   report_ = Report{};
-  if (!snap.neural) return;
-  const NeuralView& view = *snap.neural;
-  const NeuralLayerInfo* info = view.layer_info(shown_layer(view));
+  if (snap.mechanism_views != frames_ || request_.layer != view_layer_ ||
+      request_.head != view_head_) {
+    frames_ = snap.mechanism_views;
+    view_layer_ = request_.layer, view_head_ = request_.head;
+    try {
+      view_ = neural_view_of(snap.mechanism_history(), &request_);
+      view_error_.clear();
+    } catch (const std::exception& e) {  // a malformed view read from a run's files
+      view_.reset();
+      view_error_ = e.what();
+    }
+    if (view_) rebuild();
+  }
+  if (!view_) return;
+  const NeuralLayerInfo* info = view_->layer_info(shown_layer(*view_));
   request_.head = std::clamp(request_.head, 0, std::max(0, (info ? info->heads : 1) - 1));
-  if (built_ != snap.neural) rebuild(snap);
-  fill_report(view);
+  fill_report(*view_);
 }
 
 void NeuralModel::fill_report(const NeuralView& view) {

@@ -1,16 +1,18 @@
-// The Neural panel's model (neural_panel.h draws it), from Snapshot::neural
-// (core/views/neural_view.h): the panel's settings (layer, head, range, grid, slice query and
-// key direction), the score-surface figure it shows and the parameter table, and its report.
-//  - The settings are a NeuralViewRequest: the trainer computes the view they ask for
-//    (Trainer::request_neural_view); take_request() gives it once each time the settings change.
-//  - The figure is figures::neural_surface_figure of the published view (the view's request
-//    already sets its range, query and slice), with the slice coloured as the panel always has
+// The Neural panel's model (neural_panel.h draws it), from the snapshot's latest mechanism views
+// (neural_view_of, core/attention/neural/neural_view.h): the panel's settings (layer, head, range,
+// grid, slice query and key direction), the score-surface figure it shows and the parameter table,
+// and its report.
+//  - The settings are a NeuralViewRequest: the trainer has the neural layers observe what they
+//    ask for (Trainer::request_mechanism_view with its JSON form); take_request() gives it once
+//    each time the settings change. The layer and head are picked from the latest views at once.
+//  - The figure is figures::neural_surface_figure of that view (the view's request already sets
+//    its range, query and slice), with the slice coloured as the panel always has
 //    (learned score orange, dot product sky blue) and the title stating the slice's query and
 //    key direction. arrange() lays its three panels in a row, or two by two with the slice
 //    beside the learned surface.
 //  - b_a's gradient is shown as the exact 0 it is (softmax is shift-invariant), never hidden.
-// Contract: plain data, no ImGui, no torch; UI thread only. update() rebuilds the figure only
-// when a new view is published (views are immutable: compared by pointer).
+// Contract: plain data, no ImGui, no torch; UI thread only. update() rebuilds the view and the
+// figure only when new views are published (compared by pointer) or the layer or head changed.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "core/views/neural_view.h"
+#include "core/attention/neural/neural_view.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
 
@@ -67,6 +69,8 @@ class NeuralModel {
 
   // Clamps the head to the shown layer's, rebuilds the figure for a new view, and the report.
   void update(const Snapshot& snap);
+  // The view of the last update(): null when no layer is neural (or nothing observed yet).
+  const NeuralView* view() const { return view_.get(); }
   // Whether the surface and slice are shown (else a note, and the table only).
   bool surface_shown() const { return report_.surface_available; }
   const fig::Figure& figure() const { return figure_; }
@@ -86,12 +90,15 @@ class NeuralModel {
   std::vector<std::string> figures(const Snapshot& snap) const;
 
  private:
-  void rebuild(const Snapshot& snap);
+  void rebuild();
   void fill_report(const NeuralView& view);
 
   NeuralViewRequest request_;  // the settings, sent when they differ from sent_
   NeuralViewRequest sent_;
-  std::shared_ptr<const NeuralView> built_;
+  std::shared_ptr<const std::vector<MechanismFrame>> frames_;  // view_'s source
+  int view_layer_ = -1, view_head_ = -1;                       // and its request's
+  std::shared_ptr<const NeuralView> view_;
+  std::string view_error_;  // why the views could not be read
   fig::Figure figure_;
   bool figure_ok_ = false;
   std::string figure_note_;

@@ -202,17 +202,18 @@ void NeuralPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   model_.update(snap);
-  if (!snap.neural) {
+  if (!model_.view()) {
     ImGui::TextWrapped(
         "No layer uses neural attention%s. Apply a config with \"neural\" in "
         "model.attention (e.g. assets/configs/neural_fortunes.json).",
         snap.attention_step < 0 ? " (or no probe has run yet)" : "");
     return;
   }
-  const NeuralView& view = *snap.neural;
+  const NeuralView& view = *model_.view();
   draw_settings(view);
   // Cheap for the trainer: it answers at once.
-  if (const auto request = model_.take_request()) frame.trainer.request_neural_view(*request);
+  if (const auto request = model_.take_request())
+    frame.trainer.request_mechanism_view("neural", neural_request_to_json(*request));
   ImGui::TextDisabled("step %lld%s", static_cast<long long>(view.step),
                       view.request != model_.request() ? "  (updating)" : "");
   ImGui::SameLine();

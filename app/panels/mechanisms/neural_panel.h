@@ -1,5 +1,5 @@
 // Neural panel (Neural Attention, seed 003; docs/design/MECHANISMS.md section 4): what the learned
-// scorer of a `neural` layer computes, from Snapshot::neural (core/views/neural_view.h). The
+// scorer of a `neural` layer computes, from the snapshot's mechanism views (core/attention/neural/neural_view.h). The
 // view of NeuralModel (neural_model.h), which holds the settings, the figure and the report.
 //  - The paper's Figure 1, live: with d' = 2 and q' = k' = (x, y), the learned score surface
 //    z(x, y) as a heatmap with contour lines, beside the dot product's paraboloid x^2 + y^2 over
@@ -9,7 +9,7 @@
 //    differ in shape is where the scorer is not a dot product.
 //  - The parameter table of the layer: per head, the norms of Wq', Wk' (with a down-projection),
 //    U, V, b_h, w_a, b_a's value, and the same of their last gradients.
-// The settings go to the trainer through Trainer::request_neural_view whenever they change; the
+// The settings go to the trainer through Trainer::request_mechanism_view whenever they change; the
 // trainer answers at once and refreshes the view at every probe. Surface and slice need d' = 2:
 // otherwise the panel says so and shows the table only. The attention heatmaps are in the
 // Attention panel.

@@ -34,6 +34,7 @@
 #include "core/attention/attention.h"
 #include "core/attention/fused_attention.h"
 #include "core/attention/neural/neural_options.h"
+#include "core/attention/neural/neural_view.h"
 #include "core/attention/position/position.h"
 
 namespace attn {
@@ -77,6 +78,13 @@ class NeuralAttention : public AttentionModule {
   torch::Tensor pair_scores(int64_t head, const torch::Tensor& q_reduced,
                             const torch::Tensor& k_reduced) const;
 
+  // The Neural panel's request (core/attention/neural/neural_view.h, its JSON form); throws
+  // attn::Error naming the key and leaves the request as it was when the JSON is not one.
+  void set_view_request(const nlohmann::json& request) override;
+  // The parameter table and, with d' = 2, every head's surface and slice at the request
+  // (neural_mechanism_view's layout; core/attention/neural/neural_surface.cpp).
+  std::optional<MechanismView> observe() override;
+
  private:
   // A [C, ...] parameter as [H, ...] (an expand when shared; autograd sums the heads' grads).
   torch::Tensor per_head(const torch::Tensor& t) const;
@@ -85,6 +93,7 @@ class NeuralAttention : public AttentionModule {
                        const torch::Tensor& bias) const;
 
   NeuralOptions options_;
+  NeuralViewRequest view_request_;
   HeadShape shape_;
   RelativePosition position_;
   torch::nn::Linear qkv_{nullptr}, out_{nullptr};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/attention/mechanism.h"
+#include "core/attention/neural/neural_view.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
 #include "core/json/json_reader.h"
@@ -79,36 +80,45 @@ NeuralOptions parse_neural_options(const nlohmann::json& options) {
   return read_json_object<NeuralOptions>(options, options_path("neural"), read_neural_fields);
 }
 
+namespace {
+// Before the generic views, views.rec held each head's surface under "neural".
+MechanismDescriptor with_legacy_view(MechanismDescriptor d) {
+  d.legacy_view_key = "neural";
+  d.legacy_view = &neural_legacy_view;
+  return d;
+}
+}  // namespace
+
 const MechanismDescriptor& neural_mechanism() {
-  static const MechanismDescriptor d{
-      "neural",
-      "Neural Attention: softmax(A / sqrt(Dh)) V with scores A_ij = w_a^T act(W_h [q'_i ; k'_j] "
-      "+ b_h) + b_a from a one-hidden-layer MLP per head",
-      "down (2 | none, d' of the q/k down-projection), hidden (64), activation (relu | gelu | "
-      "tanh), placement (first-layer | all-layers), chunk (8, query rows per block on CPU), "
-      "share_across_heads (false: one scorer per head), down_bias (false)",
-      [](const nlohmann::json& o) { parse_neural_options(o); },
-      // The neural module itself (layers after the first may run dot: kFirstLayer).
-      [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
-        const NeuralOptions o = parse_neural_options(options);
-        const int64_t Dh = D / n, d = o.down > 0 ? o.down : Dh, h = o.hidden;
-        const int64_t copies = o.share_across_heads ? 1 : n;  // of the down-projection and scorer
-        const int64_t down = o.down > 0 ? copies * (2 * Dh * d + (o.down_bias ? 2 * d : 0))
-                                        : 0;                                 // Wq', Wk', bq', bk'
-        return 4 * D * D + 4 * D + down + copies * (2 * h * d + 2 * h + 1);  // U, V, b_h, w_a, b_a
-      },
-      /*supports_rope=*/false, /*supports_alibi=*/true,
-      "its score w_a^T act(U q' + V k' + b_h) is not a dot product: rotating q and k by position "
-      "does not make it depend on i - j only",
-      /*resolve=*/nullptr, kFirstLayer, /*input_length_option=*/nullptr,
-      // Its scorer works on one [B, H, chunk, T, hidden] block at a time, recomputed in backward.
-      [](const nlohmann::json& options, double, double H, double T, double) {
-        const NeuralOptions o = parse_neural_options(options);
-        AttentionMemory m;
-        m.scores = H * T * T;
-        m.extra = H * std::min<double>(o.chunk, T) * T * o.hidden;
-        return m;
-      }};
+  static const MechanismDescriptor d = with_legacy_view(
+      {"neural",
+       "Neural Attention: softmax(A / sqrt(Dh)) V with scores A_ij = w_a^T act(W_h [q'_i ; k'_j] "
+       "+ b_h) + b_a from a one-hidden-layer MLP per head",
+       "down (2 | none, d' of the q/k down-projection), hidden (64), activation (relu | gelu | "
+       "tanh), placement (first-layer | all-layers), chunk (8, query rows per block on CPU), "
+       "share_across_heads (false: one scorer per head), down_bias (false)",
+       [](const nlohmann::json& o) { parse_neural_options(o); },
+       // The neural module itself (layers after the first may run dot: kFirstLayer).
+       [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
+         const NeuralOptions o = parse_neural_options(options);
+         const int64_t Dh = D / n, d = o.down > 0 ? o.down : Dh, h = o.hidden;
+         const int64_t copies = o.share_across_heads ? 1 : n;  // of the down-projection and scorer
+         const int64_t down = o.down > 0 ? copies * (2 * Dh * d + (o.down_bias ? 2 * d : 0))
+                                         : 0;                                 // Wq', Wk', bq', bk'
+         return 4 * D * D + 4 * D + down + copies * (2 * h * d + 2 * h + 1);  // U, V, b_h, w_a, b_a
+       },
+       /*supports_rope=*/false, /*supports_alibi=*/true,
+       "its score w_a^T act(U q' + V k' + b_h) is not a dot product: rotating q and k by position "
+       "does not make it depend on i - j only",
+       /*resolve=*/nullptr, kFirstLayer, /*input_length_option=*/nullptr,
+       // Its scorer works on one [B, H, chunk, T, hidden] block at a time, recomputed in backward.
+       [](const nlohmann::json& options, double, double H, double T, double) {
+         const NeuralOptions o = parse_neural_options(options);
+         AttentionMemory m;
+         m.scores = H * T * T;
+         m.extra = H * std::min<double>(o.chunk, T) * T * o.hidden;
+         return m;
+       }});
   return d;
 }
 

@@ -123,28 +123,22 @@ NeuralScoreSurface neural_score_surface(const NeuralAttention& module, int layer
   return s;
 }
 
-std::shared_ptr<const NeuralView> compute_neural_view(
-    const std::vector<std::shared_ptr<AttentionModule>>& modules, const NeuralViewRequest& request,
-    int64_t step) {
-  auto view = std::make_shared<NeuralView>();
-  view->step = step;
-  view->request = request;
-  const NeuralAttention* chosen = nullptr;
-  int chosen_layer = -1;
-  for (size_t l = 0; l < modules.size(); ++l) {
-    const auto* neural = dynamic_cast<const NeuralAttention*>(modules[l].get());
-    if (!neural) continue;
-    view->layers.push_back(neural_layer_info(*neural, static_cast<int>(l)));
-    if (!chosen || static_cast<int>(l) == request.layer) {
-      chosen = neural;
-      chosen_layer = static_cast<int>(l);
-    }
+void NeuralAttention::set_view_request(const nlohmann::json& request) {
+  view_request_ = neural_request_from_json(request);
+}
+
+std::optional<MechanismView> NeuralAttention::observe() {
+  torch::NoGradGuard no_grad;
+  // The view's layer is the caller's (the session sets it); the table's is filled in by it too.
+  NeuralLayerInfo info = neural_layer_info(*this, 0);
+  std::vector<NeuralScoreSurface> surfaces;
+  // At most the views' entry limit of heads with a surface (the table has every head).
+  const int heads = std::min(info.heads, static_cast<int>(kMaxViewEntries) - 8);
+  for (int head = 0; head < heads; ++head) {
+    surfaces.push_back(neural_score_surface(*this, 0, head, view_request_));
+    if (!surfaces.back().available) break;  // d' != 2: no head of this layer has one
   }
-  if (!chosen) return nullptr;
-  const int heads = static_cast<int>(chosen->score_bias().size(0));
-  view->surface =
-      neural_score_surface(*chosen, chosen_layer, std::clamp(request.head, 0, heads - 1), request);
-  return view;
+  return neural_mechanism_view(info, surfaces, view_request_);
 }
 
 }  // namespace attn

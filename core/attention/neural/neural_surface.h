@@ -1,5 +1,5 @@
-// Computes the Neural panel's data (core/views/neural_view.h) from a model's Neural Attention
-// layers, on the trainer thread. Private to core (includes torch).
+// Computes the Neural panel's data (core/attention/neural/neural_view.h) from a Neural Attention
+// layer, on the trainer thread (NeuralAttention::observe). Private to core (includes torch).
 #pragma once
 #include <torch/torch.h>
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/attention/neural/neural_attention.h"
-#include "core/views/neural_view.h"
+#include "core/attention/neural/neural_view.h"
 
 namespace attn {
 
@@ -19,11 +19,5 @@ NeuralLayerInfo neural_layer_info(const NeuralAttention& module, int layer);
 // out of range.
 NeuralScoreSurface neural_score_surface(const NeuralAttention& module, int layer, int head,
                                         const NeuralViewRequest& request);
-
-// The whole view: every neural layer's table, and the surface of the requested layer and head
-// (the first neural layer when the requested one is not neural). nullptr when no layer is neural.
-std::shared_ptr<const NeuralView> compute_neural_view(
-    const std::vector<std::shared_ptr<AttentionModule>>& modules, const NeuralViewRequest& request,
-    int64_t step);
 
 }  // namespace attn

@@ -138,7 +138,6 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
   session.fill_snapshot(*s);
   s->source_dir = run.dir;
   session.probe_attention(*s);
-  s->neural = session.neural_view(NeuralViewRequest{});
   attach_recorded_importance(run, *s);
   fill_curves(run, *s);
   s->state = TrainerState::Finished;

@@ -3,7 +3,7 @@
 // the spectra of conn.json. What `attnlab export --run DIR` draws its figures from. Contract:
 //  - snapshot_of_run() throws attn::Error naming the directory when it has no checkpoint (the
 //    loss curves alone are still available from RunDirectory).
-//  - The snapshot's step is the checkpoint's step; its attention maps, neural view and C are
+//  - The snapshot's step is the checkpoint's step; its attention maps, mechanism views and C are
 //    computed at that step. probe_image >= 0 picks the test image of an image task.
 #pragma once
 #include <cstdint>

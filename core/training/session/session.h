@@ -19,7 +19,6 @@
 #include "core/training/optimizer/recovery.h"
 #include "core/training/session/graphed_step.h"
 #include "core/views/history.h"
-#include "core/views/neural_view.h"
 #include "core/views/snapshot.h"
 
 namespace attn {
@@ -102,9 +101,11 @@ class TrainingSession {
   // out), and those views over training (Snapshot::mechanism_views).
   MechanismFrame mechanism_frame();
   const std::vector<MechanismFrame>& mechanism_history() const { return *mechanism_views_; }
-  // Neural Attention's views for a request (core/views/neural_view.h); nullptr when no layer is
-  // neural.
-  std::shared_ptr<const NeuralView> neural_view(const NeuralViewRequest& request);
+  // A panel's request to the layers of `mechanism` (AttentionModule::set_view_request), then
+  // every layer's view observed again at once (the last frame replaced when it is of this step).
+  // Throws attn::Error naming the mechanism when a layer refuses the request; the layers asked
+  // before it keep theirs.
+  void set_view_request(const std::string& mechanism, const nlohmann::json& request);
 
   // Checkpoint directory (docs/guide/runs.md), data only, so that opening one never runs code:
   // model.safetensors (every parameter and buffer by its named_parameters()/named_buffers() name,

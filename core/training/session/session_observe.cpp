@@ -14,7 +14,6 @@
 #include "core/analysis/head_metrics.h"
 #include "core/attention/fused_attention.h"
 #include "core/attention/kernel_family/kernel_attention.h"
-#include "core/attention/neural/neural_surface.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
@@ -176,17 +175,6 @@ ViewRecord TrainingSession::view_record() {
       r.conn.spectral_radius = std::max(r.conn.spectral_radius, std::abs(e));
     }
   }
-  // Neural layers with d' = 2: every head's surface at the panel's default range.
-  torch::NoGradGuard no_grad;
-  const auto modules = model_->attention_modules();
-  for (size_t l = 0; l < modules.size(); ++l)
-    if (const auto* neural = dynamic_cast<const NeuralAttention*>(modules[l].get()))
-      for (int head = 0; head < static_cast<int>(neural->score_bias().size(0)); ++head) {
-        NeuralScoreSurface surface =
-            neural_score_surface(*neural, static_cast<int>(l), head, NeuralViewRequest{});
-        if (!surface.available) break;  // d' != 2: no head of this layer has one
-        r.neural.push_back(std::move(surface));
-      }
   // Every head's zero ablation on the first eval batches: when each head became necessary.
   if (!conn_monitor_ && config_.model.architecture != "conn") {
     r.importance = head_importance(
@@ -211,8 +199,24 @@ MechanismFrame TrainingSession::mechanism_frame() {
   return frame;
 }
 
-std::shared_ptr<const NeuralView> TrainingSession::neural_view(const NeuralViewRequest& request) {
-  return compute_neural_view(model_->attention_modules(), request, step_);
+void TrainingSession::set_view_request(const std::string& mechanism,
+                                       const nlohmann::json& request) {
+  const auto modules = model_->attention_modules();
+  const auto& names = config_.model.attention;
+  for (size_t l = 0; l < modules.size(); ++l) {
+    const std::string& name = names.size() == 1 ? names[0] : l < names.size() ? names[l] : "";
+    if (name != mechanism) continue;
+    try {
+      modules[l]->set_view_request(request);
+    } catch (const Error& e) {
+      throw Error(mechanism + " view request: " + e.what());
+    }
+  }
+  MechanismFrame frame = mechanism_frame();
+  auto next = std::make_shared<std::vector<MechanismFrame>>(*mechanism_views_);
+  if (!next->empty() && next->back().step == step_) next->pop_back();
+  if (!frame.layers.empty()) append_thinned(*next, std::move(frame), kKeptMechanismFrames);
+  mechanism_views_ = std::move(next);
 }
 
 void TrainingSession::record_mechanism_views() {

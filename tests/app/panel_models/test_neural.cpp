@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "app/panels/mechanisms/neural_model.h"
-#include "core/views/neural_view.h"
+#include "core/attention/neural/neural_view.h"
 
 using namespace attn;
 using gui::NeuralModel;
@@ -53,7 +53,8 @@ std::shared_ptr<const NeuralView> neural_view(int head, bool available = true) {
 
 Snapshot snapshot_of(std::shared_ptr<const NeuralView> v) {
   Snapshot s;
-  s.neural = std::move(v);
+  s.mechanism_views = std::make_shared<const std::vector<MechanismFrame>>(
+      std::vector<MechanismFrame>{neural_frame_of(*v)});
   return s;
 }
 
@@ -65,17 +66,18 @@ std::vector<double> doubles(const std::vector<float>& v) {
 
 TEST_CASE("neural model: the figure for a snapshot holds the view's surface and slice") {
   NeuralModel m;
-  const Snapshot snap = snapshot_of(neural_view(0));
+  const std::shared_ptr<const NeuralView> src = neural_view(0);
+  const Snapshot snap = snapshot_of(src);
   m.update(snap);
   REQUIRE(m.figure_ok());
   const fig::Figure& f = m.figure();
   REQUIRE(f.panels.size() == 3);
-  CHECK(f.panels[0].heatmaps.at(0).values == snap.neural->surface.learned);
-  CHECK(f.panels[1].heatmaps.at(0).values == snap.neural->surface.paraboloid);
+  CHECK(f.panels[0].heatmaps.at(0).values == src->surface.learned);
+  CHECK(f.panels[1].heatmaps.at(0).values == src->surface.paraboloid);
   REQUIRE(f.panels[2].lines.size() == 2);
-  CHECK(f.panels[2].lines[0].x == doubles(snap.neural->surface.slice_t));
-  CHECK(f.panels[2].lines[0].y == doubles(snap.neural->surface.slice_learned));
-  CHECK(f.panels[2].lines[1].y == doubles(snap.neural->surface.slice_dot));
+  CHECK(f.panels[2].lines[0].x == doubles(src->surface.slice_t));
+  CHECK(f.panels[2].lines[0].y == doubles(src->surface.slice_learned));
+  CHECK(f.panels[2].lines[1].y == doubles(src->surface.slice_dot));
   CHECK(f.title.find("head 0") != std::string::npos);
   CHECK(f.title.find("slice at q' = (0.50, -1.00)") != std::string::npos);
   const NeuralModel::Report& r = m.report();
@@ -110,7 +112,7 @@ TEST_CASE("neural model: a changed setting is requested once, and the new view i
   // The trainer publishes the view for head 1: the figure shows its values, not head 0's.
   const Snapshot head1 = snapshot_of(neural_view(1));
   m.update(head1);
-  CHECK(m.figure().panels[0].heatmaps.at(0).values == head1.neural->surface.learned);
+  CHECK(m.figure().panels[0].heatmaps.at(0).values == neural_view(1)->surface.learned);
   CHECK(m.figure().panels[0].heatmaps.at(0).values != neural_view(0)->surface.learned);
   CHECK(m.figure().title.find("head 1") != std::string::npos);
   CHECK(m.report().head == 1);

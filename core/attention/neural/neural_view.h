@@ -1,6 +1,7 @@
 // Neural Attention's views (seed 003, Figure 1; docs/design/MECHANISMS.md §4), torch-free:
-// the request the Neural panel sends to the trainer (Trainer::request_neural_view) and the data
-// the trainer computes on its thread and publishes in the snapshot (Snapshot::neural).
+// the request the Neural panel sends to the trainer as JSON (Trainer::request_mechanism_view,
+// NeuralAttention::set_view_request), and the view the Neural panel and the neural-surface figure
+// read back from the generic mechanism views (NeuralAttention::observe, Snapshot::mechanism_views).
 //  - The score surface restricts the scorer to d' = 2 and q' = k' = (x, y), as the paper's
 //    Figure 1 does: z(x, y) = w_a^T act(U (x, y) + V (x, y) + b_h) + b_a, beside the
 //    dot product's paraboloid x^2 + y^2. Scores are raw: before the 1/sqrt(d) softmax scale.
@@ -12,8 +13,12 @@
 // Surface and slice need d' = 2; for other d' they are left empty and `note` says why.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "core/views/mechanism_view.h"
 
 namespace attn {
 
@@ -33,6 +38,12 @@ struct NeuralViewRequest {
   }
   bool operator!=(const NeuralViewRequest& o) const { return !(*this == o); }
 };
+
+// The request as the JSON object the trainer passes on ({"layer", "head", "x_min", ...}, the
+// field names); from_json reads the keys present over the defaults and throws attn::Error naming
+// the key for a value of the wrong type or an unknown key.
+nlohmann::json neural_request_to_json(const NeuralViewRequest& request);
+NeuralViewRequest neural_request_from_json(const nlohmann::json& j);
 
 // One parameter of one head. For tensors, value and gradient are Frobenius norms of the head's
 // slice; for a scalar (b_a) they are the signed value and gradient themselves.
@@ -81,5 +92,37 @@ struct NeuralView {
     return nullptr;
   }
 };
+
+// The generic layout of one neural layer's view (NeuralAttention::observe), named so that any
+// reader can draw it: matrices "parameters" and "gradients" (head x tensor parameter, Frobenius
+// norms; gradients NaN before the first backward pass), scalars "b_a" and "grad b_a" per head,
+// scalars "heads", "head_dim", "reduced_dim", "down_projection", "hidden" and "request.<field>"
+// (the request it was computed for), text "activation"; with d' = 2 every head's surface
+// (matrix "learned head <h>", "paraboloid", curves "grid" whose xs are the x samples and whose
+// one series "y" the y samples, curves "slice head <h>" with series "learned" and "dot"), else
+// text "note" saying why there is none.
+MechanismView neural_mechanism_view(const NeuralLayerInfo& info,
+                                    const std::vector<NeuralScoreSurface>& surfaces,
+                                    const NeuralViewRequest& request);
+
+// The Neural panel's view of one frame of mechanism views: every neural layer's table, and the
+// surface of `request`'s layer and head (the first neural layer when that one is not neural; the
+// head clamped); with no request, of the layer and head the views were computed for. The view's
+// `request` is the one the views were computed for (its range, query and angle). nullptr when no
+// layer of the frame is neural. Throws attn::Error naming the entry when a view's layout is not
+// the one above. The history form reads its last frame (Snapshot::mechanism_history()).
+std::shared_ptr<const NeuralView> neural_view_of(const MechanismFrame& frame,
+                                                 const NeuralViewRequest* request = nullptr);
+std::shared_ptr<const NeuralView> neural_view_of(const std::vector<MechanismFrame>& history,
+                                                 const NeuralViewRequest* request = nullptr);
+
+// `view` as the frame of generic views it is read from (neural_view_of(neural_frame_of(v))
+// gives v's surface and tables back): for tests and fixtures that start from the panel's data.
+MechanismFrame neural_frame_of(const NeuralView& view);
+
+// An entry of views.rec's "neural" list, recorded before Neural Attention observed itself (one
+// head's surface at the default request) as the generic layout (the codec merges a layer's
+// heads). Throws attn::Error naming the field.
+MechanismView neural_legacy_view(const nlohmann::json& entry);
 
 }  // namespace attn
