@@ -1,7 +1,7 @@
 // The Image attention panel's figures (torch-free): where the CLS token looks, over the test
 // image, for several models side by side (the live run and saved runs), and the full S x S map of
-// one head. The panel draws these on screen (gui/plot/live_figure.h) and its Export buttons write the
-// same figures. figures::image_attention_figure (figures.h) is `attnlab export`'s figure of one
+// one head. The panel draws these on screen (gui/plot/live_figure.h) and its Export buttons write
+// the same figures. figures::image_attention_figure (figures.h) is `attnlab export`'s figure of one
 // run; this one holds rows of several, with the same pictures and overlays.
 // Contract:
 //  - Per input row (a row without maps or with an error shows nothing), per layer shown (every

@@ -5,9 +5,9 @@
 #include <cstdio>
 
 #include "app/figures/compare_figures.h"
-#include "render/plot/colormap.h"
 #include "core/base/error.h"
 #include "core/json/json_member.h"
+#include "render/plot/colormap.h"
 
 namespace attn::figures {
 namespace {
@@ -46,8 +46,8 @@ fig::Figure leaderboard_figure(const json& board) {
         char text[16];
         std::snprintf(text, sizeof text, "%.0f", v);
         // Light text on the dark (low) end of viridis, dark on the bright end.
-        const fig::Color ink = v < 55 ? fig::Color::rgb(0.97f, 0.97f, 0.97f)
-                                      : fig::Color::rgb(0.08f, 0.08f, 0.08f);
+        const fig::Color ink =
+            v < 55 ? fig::Color::rgb(0.97f, 0.97f, 0.97f) : fig::Color::rgb(0.08f, 0.08f, 0.08f);
         p.annotations.push_back({k + 0.5, t + 0.5, text, fig::Anchor::Center, ink});
       }
     }
