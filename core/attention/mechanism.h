@@ -75,7 +75,7 @@ struct MechanismDescriptor {
   // mechanism has none. The parser knows no mechanism by name.
   void (*resolve)(const nlohmann::json& options, MechanismLayout& layout) = nullptr;
   // Rules as data (see FirstLayerRule), applied by resolve_attention_layout before `resolve`.
-  FirstLayerRule first_layer;
+  FirstLayerRule first_layer{};
   // The integer option that bounds the model's input length (linear-sim's max_len, one weight
   // slot per position): resolve_attention_layout refuses a longer MechanismLayout::input_length,
   // naming the key. Null when the mechanism takes any length.

@@ -312,7 +312,6 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
       SweepOutcome r;
       std::exception_ptr error;
       try {
-        const TunedArm& arm = arms[job.arm];
         SweepRunOptions so;
         so.out_dir = o.out_dir + "/" + job.dir;
         so.index = job.cell;
