@@ -372,7 +372,9 @@ TEST_CASE("fashion-mnist ViT: classifier shape, patch input, every mechanism plu
   m.attention = names;
   m.head = "classifier";
   m.classes = 10;
-  m.attention_options = json::object();
+  // Neural in a later layer: its placement must say so (the first-layer rule, neural's
+  // descriptor), or the model refuses the layout.
+  m.attention_options = {{"neural", {{"placement", "all-layers"}}}};
   // A classifier builds every layer bidirectional (AttentionSpec::causal false).
   torch::manual_seed(1);
   Transformer vit(m, /*vocab=*/0, /*max_length=*/16, /*patch_dim=*/49);
