@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (fuzz/, clang-14) and runs each for a while.
 # usage: scripts/fuzz.sh [seconds per target, default 30] [target ...]
 #   targets: fuzz_config fuzz_expression fuzz_matrix (default: all three)
-# Needs the Release build's core libraries (build/core/libattnlab_{core,base,util}.a; built here
+# Needs the Release build's core libraries (build/core/libattnlab_{core,core_torchfree,base}.a; built here
 # if missing).
 # A crash leaves build-fuzz/artifacts/<target>/crash-* and fails; turn each one into a
 # regression input under fuzz/regressions/<target>/ (the normal suite replays them: ctest -R
@@ -14,7 +14,8 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_config fuzz_expression fuzz_matrix)
 jobs=$(nproc 2>/dev/null || echo 2)
-if [ ! -f build/core/libattnlab_core.a ]; then
+if [ ! -f build/core/libattnlab_core.a ] || [ ! -f build/core/libattnlab_core_torchfree.a ] \
+    || [ ! -f build/core/libattnlab_base.a ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build --target attnlab_core -j "$jobs"
 fi
