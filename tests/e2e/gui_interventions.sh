@@ -17,7 +17,10 @@ gui_tmpdir; TMP=$E2E_TMP
 need xvfb-run "apt-get install xvfb xauth"
 need python3
 
-"$ATTNLAB" train --config "$REPO/assets/configs/recall.json" --out "$TMP/run" --threads 2 --quiet \
+# One thread: this small model gains little from a second one on an idle machine, and a two-thread
+# team on a machine whose other core is busy stalls at every barrier (measured here: 100 steps in
+# 61 s with --threads 2 beside other work, 4.9 s with --threads 1), the whole test's time.
+"$ATTNLAB" train --config "$REPO/assets/configs/recall.json" --out "$TMP/run" --threads 1 --quiet \
   >"$TMP/train.log" 2>&1 || fatal "training recall failed: $(tail -3 "$TMP/train.log")"
 
 # 1. The panel opened on the run: the recorded importance.
