@@ -31,7 +31,7 @@ cat >"$work/conn.json" <<'EOF'
  "train": {"steps": 40, "batch_size": 16, "lr": 3e-3, "warmup": 5, "eval_every": 20}}
 EOF
 train() {  # train <name>
-  "$bin" train --config "$work/$1.json" --out "$work/$1" --threads 2 --quiet \
+  "$bin" train --config "$work/$1.json" --out "$work/$1" --threads 1 --quiet \
     >"$work/$1.log" 2>&1 || { bad "training $1 failed: $(tail -3 "$work/$1.log")"; return 1; }
 }
 train dot
@@ -242,7 +242,7 @@ assert [int(r["step"]) for r in rho] == [0, 20, 40] and all(float(r["value"]) > 
 assert all(r["layer"] == "" and r["head"] == "" for r in rho), rho
 PY
 sed 's/"eval_every": 20}/"eval_every": 20, "record_every": 0}/' "$work/dot.json" >"$work/norec.json"
-"$bin" train --config "$work/norec.json" --out "$work/norec" --threads 2 --quiet >/dev/null 2>&1
+"$bin" train --config "$work/norec.json" --out "$work/norec" --threads 1 --quiet >/dev/null 2>&1
 [ ! -e "$work/norec/views.rec" ] && ok "train.record_every 0 records no views" || bad "record_every 0 wrote views.rec"
 rejects "has no recorded views" "$work/fig/n.pdf" --run "$work/norec" --figure attention --step 10 --out "$work/fig/n.pdf"
 # --weights: the checkpoint's tensors as safetensors, read back by a reader written here from the
