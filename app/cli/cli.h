@@ -1,4 +1,8 @@
 // Headless subcommands of the attnlab executable.
+// Contract: a command is its arguments' type XArgs, with two overloads in namespace attn:
+//   CLI::App* add_command(CLI::App& app, XArgs& args);  // registers it; args fill when parsed
+//   int run_command(const XArgs& args);  // runs it: the exit code; prints its errors
+// main.cpp lists the types, in --help's order, and calls the overload of the one parsed.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -40,12 +44,18 @@ std::string utc_now();
 // other exception (the input was accepted, the work failed) kExitRunFailed.
 int run_reporting_errors(const std::string& command, const std::function<int()>& body);
 
-// --figure FILE with its --width-in and --dpi (analyze, eval): the help of --figure and --dpi.
-struct FigureFileHelp {
-  std::string figure, dpi;
+// The output options of the commands that print a result and may draw it (analyze, eval):
+// --figure FILE with its --width-in and --dpi, then --json. Their args derive from it.
+struct FigureOutputArgs {
+  std::string figure;          // empty: no figure
+  fig::ExportRequest request;  // --width-in, --dpi
+  bool json = false;
 };
-void add_figure_file_options(CLI::App* cmd, std::string& figure, fig::ExportRequest& request,
-                             const FigureFileHelp& help);
+// Adds the four options in that order; the help of --figure, --dpi and --json.
+struct FigureOutputHelp {
+  std::string figure, dpi, json;
+};
+void add_figure_output_options(CLI::App* cmd, FigureOutputArgs& out, const FigureOutputHelp& help);
 // --threads (torch threads per run, >= 0; 0: chosen) and --checkpoint-every (steps, >= 0; 0: at
 // the end only): train's, and sweep's that it passes on to each run. The help of each.
 struct RunPacingHelp {
@@ -84,25 +94,24 @@ struct TrainArgs {
   bool wait = false;   // wait for another writer of --out instead of refusing
 };
 
-// Registers `train` on the app; the returned args are filled when it is parsed.
-CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
-// Runs `attnlab train`; returns the exit code (prints errors, never throws).
-int run_train_command(const TrainArgs& args);
+// `attnlab train`: run_command prints its errors and never throws.
+CLI::App* add_command(CLI::App& app, TrainArgs& args);
+int run_command(const TrainArgs& args);
 
 // `attnlab ky` (the KY Transform lab): app/cli/labs/cli_ky.h.
 
 // `attnlab geometry`: the 2-D geometry of softmax attention (core/analysis/geometry.h) without a
 // window. Every value is kept as the text given (std::nullopt: the option was not given) and
-// parsed by run_geometry_command, so each message names its option.
+// parsed by run_command(const GeometryArgs&), so each message names its option.
 struct GeometryArgs {
   std::optional<std::string> tokens, preset, wq, wk, wv, temperature;
   std::optional<std::string> query, circle, grid;  // the mode: exactly one
   std::optional<std::string> samples, extent, mode, alpha, gaussian;
   bool json = false;
 };
-// Registers `geometry`; run_geometry_command prints nothing on stdout when it fails.
-CLI::App* add_geometry_command(CLI::App& app, GeometryArgs& args);
-int run_geometry_command(const GeometryArgs& args);
+// Registers `geometry`; run_command prints nothing on stdout when it fails.
+CLI::App* add_command(CLI::App& app, GeometryArgs& args);
+int run_command(const GeometryArgs& args);
 
 // `attnlab spectral`: rho(I + C), ||I + C||_2 and the eigenvalues of I + C for a CSV matrix C
 // (the Connection Transformer's connection matrix), optionally after a stability control.
@@ -113,8 +122,8 @@ struct SpectralArgs {
   std::string out;
   bool json = false;
 };
-CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& args);
-int run_spectral_command(const SpectralArgs& args);
+CLI::App* add_command(CLI::App& app, SpectralArgs& args);
+int run_command(const SpectralArgs& args);
 
 // `attnlab export`: figures of a saved run (a directory `attnlab train --out` wrote) as PDF,
 // SVG, PNG or CSV, each with its data CSV and a JSON provenance sidecar beside it.
@@ -142,12 +151,12 @@ struct ExportArgs {
 };
 // A failed `attnlab export` writes no file.
 
-CLI::App* add_export_command(CLI::App& app, ExportArgs& args);
-int run_export_command(const ExportArgs& args);
+CLI::App* add_command(CLI::App& app, ExportArgs& args);
+int run_command(const ExportArgs& args);
 
 // `attnlab analyze`: ablation, head importance and activation patching of a saved run's heads
 // (core/training/interventions/run_interventions.h). Exactly one of ablate / importance / patch.
-struct AnalyzeArgs {
+struct AnalyzeArgs : FigureOutputArgs {
   std::string run;
   std::string ablate;  // "L.H[,L.H...]"
   bool importance = false;
@@ -155,34 +164,35 @@ struct AnalyzeArgs {
   std::string mode = "zero";
   int batches = 0;  // 0: every eval batch of the run
   std::string clean, corrupt;
-  std::string figure;
-  fig::ExportRequest request;
-  bool json = false;
 };
-CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& args);
-int run_analyze_command(const AnalyzeArgs& args);
+CLI::App* add_command(CLI::App& app, AnalyzeArgs& args);
+int run_command(const AnalyzeArgs& args);
 
 // `attnlab eval`: saved runs evaluated at other lengths
 // (core/training/interventions/length_eval.h).
-struct EvalArgs {
+struct EvalArgs : FigureOutputArgs {
   std::vector<std::string> runs;
   std::string context;  // "L" or "L1,L2,..."
-  std::string figure;
-  fig::ExportRequest request;
-  bool json = false;
 };
-CLI::App* add_eval_command(CLI::App& app, EvalArgs& args);
-int run_eval_command(const EvalArgs& args);
+CLI::App* add_command(CLI::App& app, EvalArgs& args);
+int run_command(const EvalArgs& args);
 
 // `attnlab migrate` (app/cli/run/cli_migrate.cpp): an old-format checkpoint (TorchScript) to
-// the data-only one; without --trust it refuses (exit 2) and changes nothing.
+// the data-only one, reading the archives as data (core/runs/legacy_archive.h).
 struct MigrateArgs {
   std::string run;
-  bool trust = false;
+  bool trust = false;          // accepted and ignored (earlier versions required it)
   bool to_old_format = false;  // hidden, tests only: the reverse conversion
 };
 CLI::App* add_migrate_command(CLI::App& app, MigrateArgs& args);
 int run_migrate_command(const MigrateArgs& args);
+// migrate's overloads, under the names the others define directly.
+inline CLI::App* add_command(CLI::App& app, MigrateArgs& args) {
+  return add_migrate_command(app, args);
+}
+inline int run_command(const MigrateArgs& args) {
+  return run_migrate_command(args);
+}
 
 // `attnlab bench-step` (app/cli/run/cli_bench_step.cpp).
 struct BenchStepArgs {
@@ -191,7 +201,7 @@ struct BenchStepArgs {
   int warmup = 3, steps = 20;
   bool unfused = false;
 };
-CLI::App* add_bench_step_command(CLI::App& app, BenchStepArgs& args);
-int run_bench_step_command(const BenchStepArgs& args);
+CLI::App* add_command(CLI::App& app, BenchStepArgs& args);
+int run_command(const BenchStepArgs& args);
 
 }  // namespace attn

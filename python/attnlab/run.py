@@ -149,7 +149,7 @@ def _checkpoint_state(run_dir):
             f"{archives[0] if archives else 'state.json'}: format_version "
             f"{version if version is not None else 'none'}), a TorchScript archive that can "
             "run code when opened, so it is not opened. Convert it with `attnlab migrate --run "
-            f"{run_dir} --trust` only if you trust where it came from{hint}")
+            f"{run_dir}` (it reads the archive's tensors as data, never its code){hint}")
     if state is not None and version != FORMAT_VERSION:
         raise AttnlabError(f"{state_path}: checkpoint format_version {version}; this package "
                            f"reads {FORMAT_VERSION} (a newer attnlab wrote it: update python/)")

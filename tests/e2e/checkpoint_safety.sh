@@ -5,8 +5,10 @@
 # __setstate__ creates a marker file when the archive is opened. Every reader of a run --
 # export (--list, --figure, --weights), eval, analyze, train --resume, the window's Open and the
 # Python package's attnlab.load -- must refuse it (exit 2, a message naming `attnlab migrate`)
-# and the marker must never appear. migrate without --trust refuses and changes nothing; with
-# --trust it converts an honest old run, which then resumes bit-identically.
+# and the marker must never appear. migrate reads the archives as data only: it refuses the
+# planted run (nothing runs, nothing changes) and converts an honest old run, which then resumes
+# bit-identically. A control opens the planted archive with LibTorch (Python's torch.jit.load)
+# and sees the marker appear: the archive is live, so its absence above means something.
 # usage: checkpoint_safety.sh <attnlab> <source dir>
 # Needs a python3 with torch (Debian's python3-torch) to plant the archive; exits 77 (skipped)
 # without one.
@@ -102,7 +104,6 @@ refused "export --weights" "$bin" export --run planted --weights w.safetensors
 refused "eval" "$bin" eval --run planted --context 4
 refused "analyze --importance" "$bin" analyze --run planted --importance
 refused "train --resume" "$bin" train --resume planted --steps 40 -q
-refused "migrate without --trust" "$bin" migrate --run planted
 [ ! -e a.pdf ] && [ ! -e w.safetensors ] && ok "refused exports wrote no file" || bad "a refused export wrote a file"
 
 # Python: attnlab.load refuses it the same way (needs the package's own reader, python/attnlab).
@@ -130,22 +131,29 @@ else
   echo "skip: the window's Open (no xvfb-run or no window in this build)"
 fi
 
-# Control: the planted archive is live. Opened the old way (migrate --trust, the one place that
-# opens it), it runs: so the marker's absence above means nothing was opened.
-"$bin" migrate --run planted --trust >out 2>err
-[ -e "$marker" ] && ok "control: opening the planted archive the old way runs its code" ||
+# migrate reads the planted run as data: refused (exit 2, naming the archive and what it holds
+# that no data reader follows), nothing ran, nothing changed; --trust (accepted for old scripts)
+# changes none of that.
+for flags in "" "--trust"; do
+  rc=0; "$bin" migrate --run planted $flags >out 2>err || rc=$?
+  if [ $rc != 2 ]; then bad "migrate $flags on the planted run: exit $rc (want 2): $(head -c 400 err)"
+  elif ! grep -q "model.pt" err || ! grep -q "data-only reader refuses it" err; then
+    bad "migrate $flags on the planted run: message does not name model.pt and the refusal: $(head -c 400 err)"
+  elif [ -e "$marker" ]; then bad "migrate $flags RAN THE CHECKPOINT'S CODE (the marker appeared)"; rm -f "$marker"
+  elif [ "$(tree_sum planted)" != "$planted_before" ]; then bad "migrate $flags changed the planted run"
+  else ok "migrate $flags on the planted run: refused as data, nothing ran, nothing changed"; fi
+done
+
+# Control: the planted archive is live. Opened with LibTorch (torch.jit.load, as attnlab's old
+# migrate --trust did), it runs: so the marker's absence above means nothing was opened that way.
+"$PY" -c 'import sys, torch; torch.jit.load(sys.argv[1])' planted/checkpoint/model.pt >out 2>err
+[ -e "$marker" ] && ok "control: opening the planted archive with LibTorch runs its code" ||
   bad "control: the planted archive did not run when opened (the checks above prove nothing)"
 rm -f "$marker"
 
-# migrate: an honest old run, refused without --trust (byte-identical), converted with it.
-old_before=$(tree_sum old)
+# migrate: an honest old run converted as data, no flag needed.
 rc=0; "$bin" migrate --run old >out 2>err || rc=$?
-[ $rc = 2 ] && grep -q -- "--trust" err && grep -q "run code" err &&
-  ok "migrate without --trust: exit 2, says why and how" || bad "migrate without --trust: exit $rc: $(cat err)"
-[ "$(tree_sum old)" = "$old_before" ] && ok "migrate without --trust changed nothing" ||
-  bad "migrate without --trust changed the run"
-rc=0; "$bin" migrate --run old --trust >out 2>err || rc=$?
-[ $rc = 0 ] && grep -q "converted" out && ok "migrate --trust converted the run" || bad "migrate --trust: exit $rc: $(cat err)"
+[ $rc = 0 ] && grep -q "converted" out && ok "migrate converted the honest old run" || bad "migrate: exit $rc: $(cat err)"
 "$PY" - old/checkpoint <<'PY' && ok "converted: format_version 2, safetensors only, no .pt left" || bad "converted layout"
 import json, os, sys
 d = sys.argv[1]
@@ -163,5 +171,10 @@ cmp -s a b && ok "the migrated run resumes bit-identically to an uninterrupted o
 rc=0; "$bin" migrate --run old >out 2>err || rc=$?
 [ $rc = 0 ] && grep -q "already in the current format" out && ok "migrate on a current run: nothing to do" ||
   bad "migrate on a current run: exit $rc: $(cat out err)"
+
+# The tree never calls torch::load or torch::jit::load on anything (the data-only rule).
+if grep -rnE "torch::(jit::)?load\(|InputArchive|load_from\(" "$src/core" "$src/app" >hits; then
+  bad "product code opens TorchScript archives: $(head -3 hits)"
+else ok "no torch::load, torch::jit::load or InputArchive in core/ or app/"; fi
 
 finish

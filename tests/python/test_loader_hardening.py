@@ -9,7 +9,7 @@ the file and the tensor (or the config key). The run directories are written her
 checkpoint format attnlab writes (checkpoint/state.json format_version 2, model.safetensors).
 
   - no code runs: an old-format run whose model.pt is a TorchScript archive with a __setstate__
-    that creates a marker file is refused naming `attnlab migrate --run DIR --trust`, and the
+    that creates a marker file is refused naming `attnlab migrate --run DIR`, and the
     marker never appears; no module of the package calls a code-executing reader;
   - sizes: a small file whose metadata config claims d_model 65536 x 64 layers, or a model over
     attnlab.limits.MAX_PARAMETERS, is refused in a process capped at 3 GiB of address space
@@ -212,7 +212,7 @@ def test_old_format_run_is_refused_and_its_code_never_runs(work):
         run, marker = old_run(work, name, version, export)
         e = attempt(attnlab.load, run)
         assert not os.path.exists(marker), f"{name}: opening the run ran its archive's code"
-        assert_names(own_refusal(e), run, "old format", f"attnlab migrate --run {run} --trust",
+        assert_names(own_refusal(e), run, "old format", f"attnlab migrate --run {run}`",
                      "TorchScript", "can run code")
         e = attempt(attnlab.load, run, weights=os.path.join(run, "checkpoint", "model.pt"))
         assert not os.path.exists(marker), f"{name}: weights=model.pt ran its code"

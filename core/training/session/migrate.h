@@ -1,14 +1,16 @@
 // `attnlab migrate` (torch-free interface): converts a run's checkpoint from attnlab's old format
-// (model.pt and optimizer.pt, TorchScript archives: opening one can run code from the file) to
-// the current data-only one (model.safetensors, optimizer.safetensors, state.json format 2).
+// (model.pt and optimizer.pt, TorchScript archives: opening one with LibTorch can run code from
+// the file) to the current data-only one (model.safetensors, optimizer.safetensors, state.json
+// format 2).
 // Contract:
 //  - checkpoint_format_of reads only state.json (never the archives).
-//  - migrate_run OPENS the archives (torch::load), so callers run it only on the user's explicit
-//    word that the run is trusted (--trust). It holds the run's lock (core/runs/run_lock.h),
-//    refuses a checkpoint/ holding entries attnlab did not write, and writes the new checkpoint
-//    beside the old one, swapping it into place in one step once it is complete: the old files
-//    are removed only after that succeeded (they are attnlab's own). Throws attn::Error naming
-//    the run (a run not in the old format, a damaged checkpoint, another writer).
+//  - migrate_run reads the archives as data only (core/runs/legacy_archive.h: their pickles and
+//    storages, never their code/), so it needs no trust. It holds the run's lock
+//    (core/runs/run_lock.h), refuses a checkpoint/ holding entries attnlab did not write, and
+//    writes the new checkpoint beside the old one, swapping it into place in one step once it is
+//    complete: the old files are removed only after that succeeded (they are attnlab's own). Throws
+//    attn::Error naming the run (a run not in the old format, a damaged checkpoint, another
+//    writer).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -130,12 +130,12 @@ class TrainingSession {
   // state.json's format_version (1: the old TorchScript format; 2: the current one), without
   // refusing either. Throws attn::Error when dir holds no attnlab checkpoint.
   static int checkpoint_format_version(const std::string& dir);
-  // `attnlab migrate --run DIR --trust`: converts checkpoint `dir` from the old format to the
-  // current one and returns its step. It OPENS the TorchScript archives (torch::load: this can
-  // run code from the files), so only on the user's word that the run is trusted; it is the
-  // only caller of torch::load in attnlab. The new checkpoint replaces `dir` whole, the old
-  // files going only once it is complete. Throws attn::Error (a checkpoint not in the old
-  // format, a damaged one).
+  // `attnlab migrate --run DIR`: converts checkpoint `dir` from the old format to the current
+  // one and returns its step. It reads the TorchScript archives as data only (their pickles and
+  // storages, core/runs/legacy_archive.h; never their code: attnlab has no torch::load), checked
+  // against this run's model before anything is copied. The new checkpoint replaces `dir` whole,
+  // the old files going only once it is complete. Throws attn::Error (a checkpoint not in the
+  // old format, a damaged or foreign one).
   static int64_t migrate_old_format(const std::string& dir);
   // Tests only (`attnlab migrate --to-old-format-for-tests`, hidden): rewrites a current-format
   // checkpoint in the old format, so that migrate and the refusals can be tested on an honest

@@ -21,6 +21,7 @@
 #include "core/base/version.h"
 #include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
+#include "core/runs/legacy_archive.h"
 #include "core/runs/safetensors.h"
 #include "core/training/interventions/interventions.h"
 #include "core/training/optimizer/adamw_state.h"
@@ -37,7 +38,8 @@ namespace {
 
 constexpr const char* kFormat = "attnlab-checkpoint";
 // 2: model.safetensors, optimizer.safetensors and state.json, data only. 1: model.pt and
-// optimizer.pt, TorchScript archives (refused; `attnlab migrate --trust` converts them).
+// optimizer.pt, TorchScript archives (refused; `attnlab migrate` converts them, reading them as
+// data: core/runs/legacy_archive.h).
 constexpr int kFormatVersion = 2, kOldFormatVersion = 1;
 constexpr const char* kModelFile = "model.safetensors";
 constexpr const char* kOptimizerFile = "optimizer.safetensors";
@@ -70,9 +72,9 @@ std::string old_format_message(const std::string& dir) {
   const std::string run = run_of(dir);
   return "checkpoint " + dir + " (run " + run +
          ") is in attnlab's old format: model.pt and optimizer.pt are TorchScript archives, which "
-         "can run code when they are opened, so attnlab no longer opens them. Convert it with "
+         "can run code when LibTorch opens them, so attnlab does not open them. Convert it with "
          "`attnlab migrate --run " +
-         run + " --trust`, only if you trust where the run came from";
+         run + "`: it reads their tensors as data and never runs what they carry";
 }
 
 int format_version_of(const json& j) {
@@ -218,18 +220,21 @@ std::vector<std::pair<std::string, torch::Tensor>> model_state(const torch::nn::
   return out;
 }
 
+// A torch bool must be 0 or 1 (`where`: the file, for the message).
+void check_bools(const std::string& where, const RawTensor& r) {
+  if (r.dtype == "BOOL")
+    for (const char b : r.bytes)
+      if (b != 0 && b != 1)
+        throw Error(where + ": tensor " + r.name + " holds a BOOL that is neither 0 nor 1");
+}
+
 // Reads `file` checked against `expected` (the state's own names, dtypes and shapes; the limit
 // is what they need).
 SafetensorsContents read_checked(const std::string& file, const std::vector<TensorSpec>& expected) {
   SafetensorsLimits limits;
   limits.max_data_bytes = bytes_of(expected);
   SafetensorsContents read = read_safetensors(file, expected, limits);
-  for (const RawTensor& r : read.tensors)  // a torch bool must be 0 or 1
-    if (r.dtype == "BOOL")
-      for (const char b : r.bytes)
-        if (b != 0 && b != 1)
-          throw Error("safetensors file " + file + ": tensor " + r.name +
-                      " holds a BOOL that is neither 0 nor 1");
+  for (const RawTensor& r : read.tensors) check_bools("safetensors file " + file, r);
   return read;
 }
 
@@ -363,6 +368,123 @@ void apply_optimizer(const OptimizerPlan& plan, const SafetensorsContents& read,
     if (plan.max[i]) state->max_exp_avg_sq(moment());
     states[adamw_state_key(states, p)] = std::move(state);
   }
+}
+
+// --- The old format (model.pt, optimizer.pt), read as data only (core/runs/legacy_archive.h):
+// never torch::load, which compiles and runs the TorchScript the archives carry. The limit on
+// each archive is what its tensors need plus room for the pickle and the code/ it holds.
+constexpr uint64_t kLegacyOverheadBytes = 64ull << 20;
+
+// A module tree's tensors by the names named_parameters()/named_buffers() give
+// ("block0.fc1.weight").
+void legacy_tensors(const LegacyValue& module, const std::string& prefix,
+                    std::map<std::string, const LegacyValue*>& out) {
+  for (const auto& [key, child] : module.dict) {
+    const std::string name = prefix.empty() ? key : prefix + "." + key;
+    if (child->kind == LegacyValue::Kind::Dict && !child->class_name.empty())
+      legacy_tensors(*child, name, out);
+    else if (child->kind == LegacyValue::Kind::Tensor)
+      out[name] = child.get();
+  }
+}
+
+// model.pt's tensors, checked against `specs` (the model's own, in its order): the same set.
+std::vector<RawTensor> read_legacy_model(const std::string& file,
+                                         const std::vector<TensorSpec>& specs) {
+  const LegacyArchive archive(file, {bytes_of(specs) + kLegacyOverheadBytes});
+  if (archive.root().kind != LegacyValue::Kind::Dict || archive.root().class_name.empty())
+    throw Error("old checkpoint " + file + " does not hold a module");
+  std::map<std::string, const LegacyValue*> found;
+  legacy_tensors(archive.root(), "", found);
+  std::vector<RawTensor> out;
+  for (const TensorSpec& s : specs) {
+    const auto it = found.find(s.name);
+    if (it == found.end())
+      throw Error("old checkpoint " + file + " lacks this model's tensor " + s.name);
+    out.push_back(archive.read_tensor(*it->second, s));
+    found.erase(it);
+  }
+  if (!found.empty())
+    throw Error("old checkpoint " + file + " holds tensor " + found.begin()->first +
+                ", which this model does not have");
+  return out;
+}
+
+const LegacyValue& legacy_entry(const LegacyValue* v, LegacyValue::Kind kind,
+                                const std::string& file, const std::string& what) {
+  if (!v || v->kind != kind)
+    throw Error("old checkpoint " + file + ": " + what + " is missing or of the wrong kind");
+  return *v;
+}
+
+torch::optim::AdamWOptions legacy_adamw_options(const LegacyValue* options, const std::string& file,
+                                                const std::string& at) {
+  using K = LegacyValue::Kind;
+  const LegacyValue& o = legacy_entry(options, K::Dict, file, at + ".options");
+  auto real = [&](const char* key) {
+    return legacy_entry(o.find(key), K::Float, file, at + ".options." + key).f;
+  };
+  const LegacyValue& betas = legacy_entry(o.find("betas"), K::Tuple, file, at + ".options.betas");
+  if (betas.items.size() != 2 || betas.items[0]->kind != K::Float ||
+      betas.items[1]->kind != K::Float)
+    throw Error("old checkpoint " + file + ": " + at + ".options.betas is not two numbers");
+  return torch::optim::AdamWOptions(real("lr"))
+      .betas({betas.items[0]->f, betas.items[1]->f})
+      .eps(real("eps"))
+      .weight_decay(real("weight_decay"))
+      .amsgrad(legacy_entry(o.find("amsgrad"), K::Bool, file, at + ".options.amsgrad").b);
+}
+
+// optimizer.pt (AdamW's OutputArchive: "state" keyed by parameter ids, "param_groups/<g>" listing
+// "params/<i>" ids and "options") as the plan apply_optimizer installs, and its moments.
+OptimizerPlan read_legacy_optimizer(const std::string& file, const torch::nn::Module& model,
+                                    torch::optim::AdamW& optimizer,
+                                    std::vector<RawTensor>& moments) {
+  using K = LegacyValue::Kind;
+  const auto names = parameter_names(model);
+  std::vector<TensorSpec> most;  // three moments per parameter at the most
+  for (const auto& p : model.parameters())
+    for (int k = 0; k < 3; ++k) most.push_back(spec_of("m", p));
+  const LegacyArchive archive(file, {bytes_of(most) + kLegacyOverheadBytes});
+  const LegacyValue& state = legacy_entry(archive.root().find("state"), K::Dict, file, "state");
+  const LegacyValue& groups =
+      legacy_entry(archive.root().find("param_groups"), K::Dict, file, "param_groups");
+  const size_t n_groups = optimizer.param_groups().size();
+  if (groups.find("param_groups/" + std::to_string(n_groups)))
+    throw Error("old checkpoint " + file + " has more parameter groups than this model's " +
+                std::to_string(n_groups));
+  OptimizerPlan plan;
+  for (size_t g = 0; g < n_groups; ++g) {
+    const std::string at = "param_groups/" + std::to_string(g);
+    const LegacyValue& group = legacy_entry(groups.find(at), K::Dict, file, at);
+    plan.options.push_back(legacy_adamw_options(group.find("options"), file, at));
+    const auto& params = optimizer.param_groups()[g].params();
+    if (group.find("params/" + std::to_string(params.size())))
+      throw Error("old checkpoint " + file + ": " + at +
+                  " lists more parameters than this model's");
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::string id =
+          legacy_entry(group.find("params/" + std::to_string(i)), K::String, file, at + ".params")
+              .s;
+      const LegacyValue* s = state.find(id);
+      if (!s) continue;  // a parameter that never took a step has no state
+      const std::string& name = name_of(names, params[i]);
+      const int64_t step = legacy_entry(s->find("step"), K::Int, file, "state." + name + ".step").i;
+      if (step < 0) throw Error("old checkpoint " + file + ": state." + name + ".step is negative");
+      plan.params.push_back(params[i]);
+      plan.steps.push_back(step);
+      plan.max.push_back(s->find("max_exp_avg_sq") != nullptr);
+      std::vector<std::string> kinds = {"exp_avg", "exp_avg_sq"};
+      if (plan.max.back()) kinds.push_back("max_exp_avg_sq");
+      for (const std::string& kind : kinds) {
+        plan.specs.push_back(spec_of(name + "." + kind, params[i]));
+        moments.push_back(archive.read_tensor(
+            legacy_entry(s->find(kind), K::Tensor, file, "state." + name + "." + kind),
+            plan.specs.back()));
+      }
+    }
+  }
+  return plan;
 }
 
 }  // namespace
@@ -543,23 +665,23 @@ void TrainingSession::load_old_format(const std::string& dir, const json& state)
     if (state.contains("files") && state["files"].contains(name))
       check_file_record(state, dir, name);
   }
-  GoodState before;
-  before.capture(*model_, *optimizer_);
-  std::string file;
-  try {
-    // The one place attnlab opens a TorchScript archive (which can run code): `attnlab migrate
-    // --trust`, on the user's word that the run is theirs or trusted.
-    file = (fs::path(dir) / "model.pt").string();
-    torch::load(model_, file);
-    file = (fs::path(dir) / "optimizer.pt").string();
-    torch::serialize::InputArchive archive;
-    archive.load_from(file);
-    optimizer_->load(archive);
-  } catch (const c10::Error& e) {
-    before.restore(*model_, *optimizer_);
-    throw Error("checkpoint file " + file +
-                " is corrupt or does not match the model: " + first_line(e.what()));
+  // Everything is read and checked (as data: read_legacy_model, read_legacy_optimizer) before
+  // the weights are touched; a refused checkpoint leaves the session as it was.
+  std::vector<TensorSpec> specs;
+  std::vector<torch::Tensor> tensors;
+  for (const auto& [name, tensor] : model_state(*model_)) {
+    specs.push_back(spec_of(name, tensor));
+    tensors.push_back(tensor);
   }
+  const std::vector<RawTensor> weights =
+      read_legacy_model((fs::path(dir) / "model.pt").string(), specs);
+  SafetensorsContents moments;
+  const OptimizerPlan plan = read_legacy_optimizer((fs::path(dir) / "optimizer.pt").string(),
+                                                   *model_, *optimizer_, moments.tensors);
+  for (const RawTensor& r : weights) check_bools("old checkpoint " + dir, r);
+  for (const RawTensor& r : moments.tensors) check_bools("old checkpoint " + dir, r);
+  for (size_t i = 0; i < tensors.size(); ++i) copy_raw_into(tensors[i], weights[i]);
+  apply_optimizer(plan, moments, *optimizer_);
   install(std::move(c));
 }
 
