@@ -71,6 +71,30 @@ finish() {
   echo "$E2E_NAME: $passes passed, $fails failed"
   exit $((fails > 0))
 }
+# in_background NAME CMD...: runs CMD... (checks that print ok/FAIL lines) in a background
+# subshell, its output to $E2E_TMP/bg.NAME, so that two one-core pieces of a script use both cores
+# of a small CI machine. The subshell's counts are lost: collect NAME counts its lines instead.
+in_background() {
+  local name=$1
+  shift
+  ("$@"; : >"$E2E_TMP/bg.$name.done") >"$E2E_TMP/bg.$name" 2>&1 &
+}
+# collect NAME...: waits for every background job, then prints each NAME's lines and adds its
+# ok and FAIL lines to passes and fails; a NAME that did not finish (fatal, a kill) is a FAIL.
+collect() {
+  local name line
+  wait
+  for name in "$@"; do
+    while IFS= read -r line; do
+      echo "$line"
+      case $line in
+        "ok   "*) passes=$((passes + 1)) ;;
+        "FAIL "*) fails=$((fails + 1)) ;;
+      esac
+    done <"$E2E_TMP/bg.$name"
+    [[ -f $E2E_TMP/bg.$name.done ]] || bad "$name: the background checks did not finish"
+  done
+}
 # fatal WHAT: a failed check after which nothing can go on: bad WHAT, then finish.
 fatal() { bad "$*"; finish; }
 # fail WHAT: ends a stop-at-first-failure script: "E2E_NAME: FAIL: WHAT" and $E2E_TMP/log on

@@ -100,28 +100,43 @@ fi
 # --- the estimate covers the measured peak ------------------------------------------------------
 # A limit of 1 MB refuses every config and prints its estimate and what the process held; the
 # same command without it runs, and its peak RSS must stay within the two.
-for spec in "dot 8 512" "dot 16 1024" "rope 8 1024" "ky 16 1024" "neural 4 512" "pseudo 8 512"; do
+# peak_check SPEC NAME: that check for SPEC ("mechanism batch tokens"), its files named NAME.*.
+peak_check() {
+  local spec=$1 p=$2 mech batch length extra need held peak bound
   read -r mech batch length <<<"$spec"
   case $mech in
     rope) extra=', "position": "rope"' ;;
     dot) extra='' ;;
     *) extra=", \"attention\": \"$mech\"" ;;
   esac
-  ctx_config m.json "$batch" "$length" "$extra"
-  ATTNLAB_MEMORY_LIMIT=1M "$bin" train --config m.json --out m -q >out 2>err
-  need=$(sed -n 's/.* needs about \([0-9.]* [MG]B\) on top of the \([0-9.]* [MG]B\) attnlab holds.*/\1/p' err)
-  held=$(sed -n 's/.* needs about \([0-9.]* [MG]B\) on top of the \([0-9.]* [MG]B\) attnlab holds.*/\2/p' err)
+  ctx_config $p.json "$batch" "$length" "$extra"
+  ATTNLAB_MEMORY_LIMIT=1M "$bin" train --config $p.json --out $p -q >$p.out 2>$p.err
+  need=$(sed -n 's/.* needs about \([0-9.]* [MG]B\) on top of the \([0-9.]* [MG]B\) attnlab holds.*/\1/p' $p.err)
+  held=$(sed -n 's/.* needs about \([0-9.]* [MG]B\) on top of the \([0-9.]* [MG]B\) attnlab holds.*/\2/p' $p.err)
   if [ -z "$need" ] || [ -z "$held" ]; then
-    bad "$spec: no estimate in the refusal: $(head -c 300 err)"
-    continue
+    bad "$spec: no estimate in the refusal: $(head -c 300 $p.err)"
+    return
   fi
-  rss m.kib "$bin" train --config m.json --out m -q --force >out 2>err || { bad "$spec: $(tail -2 err)"; continue; }
-  peak=$(($(cat m.kib) * 1024)) bound=$(($(to_bytes "$need") + $(to_bytes "$held")))
+  rss $p.kib "$bin" train --config $p.json --out $p -q --force >$p.out 2>$p.err || { bad "$spec: $(tail -2 $p.err)"; return; }
+  peak=$(($(cat $p.kib) * 1024)) bound=$(($(to_bytes "$need") + $(to_bytes "$held")))
   if [ $peak -le $bound ]; then
     ok "$spec (mechanism, batch, tokens): peak $((peak >> 20)) MiB <= estimate $need + held $held"
   else
     bad "$spec: peak $((peak >> 20)) MiB > estimate $need + held $held"
   fi
-done
+}
+# Each process's own peak is measured (getrusage of its own child), so two configs run side by
+# side, one per core (each trains on one thread), each lane about half the checks' time.
+peak_lane() {  # peak_lane NAME SPEC...
+  local name=$1 i=0
+  shift
+  for spec in "$@"; do
+    i=$((i + 1))
+    peak_check "$spec" "m$name$i"
+  done
+}
+in_background peaks_a peak_lane a "dot 16 1024" "ky 16 1024" "neural 4 512"
+in_background peaks_b peak_lane b "rope 8 1024" "dot 8 512" "pseudo 8 512"
+collect peaks_a peaks_b
 
 finish
