@@ -1,11 +1,13 @@
 #include "core/models/memory_estimate.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/attention/registry.h"
 #include "core/base/error.h"
 #include "core/base/memory.h"
 #include "core/config/task_shape.h"
+#include "core/models/architecture.h"
 #include "core/models/model_size.h"
 
 namespace attn {
@@ -39,15 +41,20 @@ std::string join_keys(const std::vector<std::string>& keys) {
 
 MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape, MemoryUse use) {
   const ModelConfig& m = c.model;
-  const bool classifier = m.head == "classifier", conn = m.architecture == "conn";
+  const bool classifier = m.head == "classifier";
   const double B = c.train.batch_size, T = static_cast<double>(shape.tokens) + (classifier ? 1 : 0);
   const double D = m.d_model, F = static_cast<double>(m.mlp_ratio) * m.d_model;
   const double V = classifier ? (m.classes > 0 ? m.classes : 10) : static_cast<double>(shape.vocab);
-  const int layers = conn ? 0 : m.layers;
+  // A model of its own (no attention layers) states its memory itself (core/models/architecture.h).
+  const ArchitectureDescriptor& architecture = architecture_of(m);
+  const std::optional<ArchitectureMemory> own =
+      architecture.attention_layers
+          ? std::nullopt
+          : std::optional<ArchitectureMemory>(architecture.memory(m, T, V));
+  const int layers = own ? 0 : m.layers;
   double P = 0;  // parameters
-  if (conn) {
-    const double N = m.conn.slots, K = m.conn.steps;
-    P = m.conn.connection_heads * N * N + 8 * D * D + 2 * V * D + T * D + N * D + 4 * K * D;
+  if (own) {
+    P = own->parameters;
   } else {
     const auto clamp = [](int64_t v) { return static_cast<int>(std::min<int64_t>(v, 1 << 30)); };
     P = static_cast<double>(model_parameter_count(m, clamp(std::max<int64_t>(1, shape.vocab)),
@@ -58,7 +65,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
   // once in one layer's forward or backward (live), and the same without gradients (eval_live).
   const bool weights_kept = use == MemoryUse::analyze;  // recording takes the reference path
   double saved = 0, live = 0, eval_live = 0, max_extra = 0, fixed = 0;
-  for (const AttentionMemory& t : conn ? std::vector<AttentionMemory>() : layer_memory(m, B, T)) {
+  for (const AttentionMemory& t : own ? std::vector<AttentionMemory>() : layer_memory(m, B, T)) {
     const bool fused = t.fused_on_cpu && !weights_kept;
     saved += (fused ? 1 : 2) * t.scores;
     live = std::max(live, (fused ? 2 : 3) * t.scores);
@@ -68,13 +75,13 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
     fixed = std::max(fixed, t.fixed);
   }
   // Per token: what autograd keeps of a layer (LayerNorms, q k v, projections, MLP, residuals)
-  // and what one layer has live without gradients; conn: its [slots, D] states of every step.
+  // and what one layer has live without gradients; a model of its own: its whole model's.
   double train_token = 16 * D + 4 * F, eval_token = 8 * D + 2 * F;
-  if (conn) {
-    train_token = m.conn.slots * D * (3.0 * m.conn.steps + 8);
-    eval_token = m.conn.slots * D * 6;
+  if (own) {
+    train_token = own->train_token;
+    eval_token = own->eval_token;
   }
-  const double token_layers = conn ? 1 : layers;
+  const double token_layers = own ? 1 : layers;
   double floats = 0;
   if (use == MemoryUse::train) {
     // Weights, gradients, AdamW's two moments, the recovery copy and a step's spare.
@@ -100,9 +107,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
   e.sizes = "train.batch_size " + std::to_string(c.train.batch_size) + " x " +
             (key.empty() ? tokens + " tokens"
                          : key + " " + std::to_string(key_value) + " (" + tokens + " tokens)");
-  if (conn)
-    e.sizes += "; model.conn.slots " + std::to_string(m.conn.slots) + " x model.d_model " +
-               std::to_string(m.d_model) + " per token";
+  if (own)
+    e.sizes += "; " + own->sizes;
   else
     e.sizes += "; model.heads " + std::to_string(m.heads) + " x model.layers " +
                std::to_string(m.layers) + " of " + tokens + " x " + tokens + " scores";
@@ -110,8 +116,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
              std::to_string(static_cast<long long>(V)) + (shape.vocab_known ? "" : " at least");
   std::vector<std::string> keys = {"train.batch_size"};
   if (!key.empty() && key != "task.patch") keys.push_back(key);
-  if (conn) {
-    keys.insert(keys.end(), {"model.conn.slots", "model.d_model"});
+  if (own) {
+    keys.insert(keys.end(), own->shrink.begin(), own->shrink.end());
   } else {
     keys.insert(keys.end(), {"model.heads", "model.layers", "model.d_model"});
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/attention/registry.h"
+#include "core/models/architecture.h"
 
 namespace attn::gui {
 namespace {
@@ -163,32 +164,16 @@ bool draw_task_fields(TaskConfig& t) {
   return c;
 }
 
-// Connection Transformer fields (model.conn; docs/design/MECHANISMS.md): what a conn model has
-// instead of heads, layers and attention mechanisms.
-bool draw_conn_fields(ModelConfig& m) {
-  ConnConfig& c = m.conn;
-  bool changed = edit_int("d_model", &m.d_model);
-  changed |= edit_int("slots", &c.slots);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("N: fixed slots H [N, D]; C is N x N");
-  changed |= edit_int("steps K", &c.steps);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Reasoning steps H <- H + Influence(H)");
-  changed |= combo("mixing", &c.mixing, {"slots", "literal"});
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(
-        "slots: Influence[b,j] = sum_i C[i,j] H[b,i] (mixes slots, what the seed means)\n"
-        "literal: H @ C as printed (mixes features; needs slots == d_model)");
-  changed |= combo("variant", &c.variant, {"linear", "nonlinear"});
-  changed |= edit_int("connection heads", &c.connection_heads);
-  changed |= combo("control", &c.control, {"none", "spec", "norm-bound"});
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(
-        "After each optimiser step. spec rescales only when rho(I+C) > r (the seed's rule);\n"
-        "norm-bound keeps ||I+C||_2 <= r, which bounds rho too.");
-  changed |= edit_double("limit r", &c.limit);
-  changed |= edit_double("regularization", &c.regularization, "%.3g");
-  changed |= edit_double("init std", &c.init_std, "%.3g");
-  changed |= edit_int("eigen every", &c.eigen_every);
-  changed |= edit_int("matrix every", &c.matrix_every);
+// The fields of an architecture's own config section (a model without attention layers), as its
+// descriptor lists them (core/models/architecture.h).
+bool draw_architecture_fields(const ArchitectureDescriptor& a, ModelConfig& m) {
+  bool changed = false;
+  for (const ArchitectureField& f : a.fields) {
+    if (f.integer) changed |= edit_int(f.label, f.integer(m));
+    if (f.real) changed |= edit_double(f.label, f.real(m), f.format);
+    if (f.text) changed |= combo(f.label, f.text(m), f.choices);
+    if (*f.tooltip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.tooltip);
+  }
   return changed;
 }
 
@@ -271,10 +256,10 @@ bool RunPanel::edit_attention_options(ModelConfig& m) {
 }
 
 bool RunPanel::draw_model_fields(ModelConfig& m) {
-  bool c = combo("architecture", &m.architecture, {"transformer", "conn"});
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("transformer: attention layers; conn: the Connection Transformer");
-  if (m.architecture == "conn") return draw_conn_fields(m) || c;
+  bool c = combo("architecture", &m.architecture, architecture_names());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", architecture_summaries().c_str());
+  const ArchitectureDescriptor& architecture = architecture_of(m);
+  if (!architecture.attention_layers) return draw_architecture_fields(architecture, m) || c;
   c |= edit_int("d_model", &m.d_model);
   c |= edit_int("heads", &m.heads);
   c |= edit_int("layers", &m.layers);

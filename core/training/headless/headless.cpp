@@ -26,6 +26,7 @@
 #include "core/base/interrupt.h"
 #include "core/base/memory.h"
 #include "core/base/version.h"
+#include "core/models/architecture.h"
 #include "core/models/memory_estimate.h"
 #include "core/runs/run_dir.h"
 #include "core/runs/run_files.h"
@@ -369,10 +370,10 @@ void start_run_files(const fs::path& out, const ExperimentConfig& config,
 // The line that opens a run's log: what trains, where, and on how many threads.
 std::string start_line(const ExperimentConfig& config, const TrainingSession& session,
                        const ThreadPolicy& threads, int max_threads) {
-  const bool conn = config.model.architecture == "conn";
+  const ArchitectureDescriptor& a = architecture_of(config.model);
   return "training " + config.task.name + " with " +
-         (conn ? std::string("the Connection Transformer (conn)")
-               : config.model.attention.at(0) + " attention") +
+         (a.attention_layers ? config.model.attention.at(0) + " attention"
+                             : a.summary + " (" + a.name + ")") +
          " on " + session.device_name() + ", " + std::to_string(session.parameters()) +
          " parameters, " +
          (threads.adaptive()

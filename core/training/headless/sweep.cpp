@@ -21,6 +21,7 @@
 #include "core/runs/run_dir.h"
 #include "core/runs/run_files.h"
 #include "core/runs/run_lock.h"
+#include "core/runs/run_writer.h"
 #include "core/training/headless/headless.h"
 
 namespace attn {
@@ -534,8 +535,7 @@ std::vector<GroupSummary> aggregate_sweep(const SweepPlan& plan, const std::stri
       for (const auto& c : plan.cells)
         if (c.group == g) {
           s.task = c.config.task.name;
-          s.mechanism =
-              c.config.model.architecture == "conn" ? "conn" : c.config.model.attention[0];
+          s.mechanism = run_mechanism(c.config);
           break;
         }
     out.push_back(s);

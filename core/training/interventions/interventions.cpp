@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/base/error.h"
+#include "core/models/architecture.h"
 
 namespace attn {
 
@@ -172,11 +173,7 @@ PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean,
 }  // namespace
 
 void check_interventions_apply(const ExperimentConfig& config) {
-  if (config.model.architecture == "conn")
-    throw Error(
-        "model.architecture \"conn\": the Connection Transformer's connection heads only "
-        "reparametrise one matrix C (their mean), so no head has an output of its own to ablate "
-        "or patch; interventions take models with attention heads");
+  require_attention_heads(config.model);
 }
 
 std::vector<Batch> first_batches(const std::vector<Batch>& set, int batches) {

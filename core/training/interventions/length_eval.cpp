@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/data/benchmark_tasks.h"
 #include "core/data/tasks.h"
+#include "core/models/architecture.h"
 #include "core/models/memory_estimate.h"
 #include "core/training/interventions/interventions.h"
 #include "core/training/session/session.h"
@@ -37,11 +38,9 @@ void check_length_fits(TrainingSession& session, const TaskConfig& task, const s
   TaskShape shape = task_shape(task);
   shape.vocab = session.task().vocab_size();
   shape.vocab_known = true;
-  const std::string at = key + " " + std::to_string(length) + " (" +
-                         std::to_string(shape.tokens) + " tokens; trained at " +
-                         std::to_string(task_length(config.task)) + ")";
-  const bool table = config.model.position == "learned" || config.model.architecture == "conn";
-  if (table && shape.tokens > session.max_probe_length())
+  const std::string at = key + " " + std::to_string(length) + " (" + std::to_string(shape.tokens) +
+                         " tokens; trained at " + std::to_string(task_length(config.task)) + ")";
+  if (architecture_has_position_table(config.model) && shape.tokens > session.max_probe_length())
     throw Error(at + ": model.position is \"learned\": its table has a row per position up to " +
                 std::to_string(session.max_probe_length()) +
                 " tokens (the training length), and none beyond; rope, alibi and none "
