@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/base/error.h"
@@ -170,6 +171,25 @@ inline int64_t round_up(int64_t n, int64_t m) {
   return (n + m - 1) / m * m;
 }
 
+// out[r] = sum_{k in [lo, hi)} c(r, k) x[k] for R rows of NV vectors each: x rows xstride apart,
+// out rows ostride apart. The one inner loop of the scores and the weighted sums below.
+template <typename T, int R, int NV, typename Coef>
+inline __attribute__((always_inline)) void rows_times(int64_t lo, int64_t hi, Coef c,
+                                                      const T* __restrict x, int64_t xstride,
+                                                      T* __restrict out, int64_t ostride) {
+  Vec<T> acc[R][NV] = {};
+  for (int64_t k = lo; k < hi; ++k) {
+    Vec<T> xk[NV];
+    for (int v = 0; v < NV; ++v) xk[v] = load(x + k * xstride + v * kLanes<T>);
+    for (int r = 0; r < R; ++r) {
+      const Vec<T> ck = Vec<T>{} + c(r, k);
+      for (int v = 0; v < NV; ++v) acc[r][v] += ck * xk[v];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) store(out + r * ostride + v * kLanes<T>, acc[r][v]);
+}
+
 // s[r][j] = sum_d a[r][d] xt[d][j] for 4 rows r and keys j < n (in blocks of 16; xt is padded
 // to Lp >= round_up(n, 16) columns with zeros). a: [4][DH]; s: [4][Lp].
 template <typename T, int DH>
@@ -177,19 +197,9 @@ inline __attribute__((always_inline)) void scores_4rows(const T* __restrict a,
                                                         const T* __restrict xt, int64_t Lp,
                                                         int64_t n, T* __restrict s) {
   constexpr int NV = kKeyBlock / kLanes<T>;
-  for (int64_t jb = 0; jb < n; jb += kKeyBlock) {
-    Vec<T> acc[4][NV] = {};
-    for (int d = 0; d < DH; ++d) {
-      Vec<T> x[NV];
-      for (int v = 0; v < NV; ++v) x[v] = load(xt + d * Lp + jb + v * kLanes<T>);
-      for (int r = 0; r < 4; ++r) {
-        const Vec<T> c = Vec<T>{} + a[r * DH + d];
-        for (int v = 0; v < NV; ++v) acc[r][v] += c * x[v];
-      }
-    }
-    for (int r = 0; r < 4; ++r)
-      for (int v = 0; v < NV; ++v) store(s + r * Lp + jb + v * kLanes<T>, acc[r][v]);
-  }
+  const auto coef = [a](int r, int64_t d) { return a[r * DH + d]; };
+  for (int64_t jb = 0; jb < n; jb += kKeyBlock)
+    rows_times<T, 4, NV>(0, DH, coef, xt + jb, Lp, s + jb, Lp);
 }
 
 // out[r] = sum_{j in [lo, hi)} w(r, j) x[j] for R rows, where w(r, j) = w[r * rs + j * js]
@@ -200,18 +210,8 @@ inline __attribute__((always_inline)) void weighted_rows(const T* __restrict w, 
                                                          int64_t js, int64_t lo, int64_t hi,
                                                          const T* __restrict x, int64_t xstride,
                                                          T* __restrict out, int64_t ostride) {
-  constexpr int NV = DH / kLanes<T>;
-  Vec<T> acc[R][NV] = {};
-  for (int64_t j = lo; j < hi; ++j) {
-    Vec<T> xj[NV];
-    for (int v = 0; v < NV; ++v) xj[v] = load(x + j * xstride + v * kLanes<T>);
-    for (int r = 0; r < R; ++r) {
-      const Vec<T> c = Vec<T>{} + w[r * rs + j * js];
-      for (int v = 0; v < NV; ++v) acc[r][v] += c * xj[v];
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v) store(out + r * ostride + v * kLanes<T>, acc[r][v]);
+  const auto coef = [w, rs, js](int r, int64_t j) { return w[r * rs + j * js]; };
+  rows_times<T, R, DH / kLanes<T>>(lo, hi, coef, x, xstride, out, ostride);
 }
 
 // Rows [0, L) of out = W x (rs = L, js = 1) or W^T x (rs = 1, js = L) for W [L, L], each row i
@@ -386,20 +386,14 @@ ATTN_CPU_CLONES void backward_f32(const float* q, const float* k, const float* v
                       scale);
 }
 
-// float goes through the clones (AVX2 where the CPU has it); double (tests) straight through.
-template <typename T, typename... Args>
-void forward_kernel(Args... args) {
+// float goes through the clones (AVX2 where the CPU has it); double (tests) straight through:
+// f32 is a kernel's cloned float entry, any its template's instance for T.
+template <typename T, typename F32, typename Any, typename... Args>
+void through_clones(F32 f32, Any any, Args&&... args) {
   if constexpr (std::is_same_v<T, float>)
-    forward_f32(args...);
+    f32(std::forward<Args>(args)...);
   else
-    forward_any<T>(args...);
-}
-template <typename T, typename... Args>
-void backward_kernel(Args... args) {
-  if constexpr (std::is_same_v<T, float>)
-    backward_f32(args...);
-  else
-    backward_any<T>(args...);
+    any(std::forward<Args>(args)...);
 }
 
 // Offsets of head n = b * H + h in the packed projection [B, L, 3, H, Dh] and the output
@@ -437,8 +431,9 @@ std::pair<torch::Tensor, torch::Tensor> attention_forward(const torch::Tensor& q
     if (blocked) sc.size_for(pk.L, pk.Dh);
     for (int64_t n = begin; n < end; ++n) {
       const T* q = base + pk.qkv_offset(n);
-      forward_kernel<T>(q, q + pk.D(), q + 2 * pk.D(), op + pk.out_offset(n), pp + n * pk.L * pk.L,
-                        head_keep<T>(keep, n, pk.L), kt.data(), acc.data(), sc, s, scale);
+      through_clones<T>(forward_f32, forward_any<T>, q, q + pk.D(), q + 2 * pk.D(),
+                        op + pk.out_offset(n), pp + n * pk.L * pk.L, head_keep<T>(keep, n, pk.L),
+                        kt.data(), acc.data(), sc, s, scale);
     }
   });
   return {out, probs};
@@ -466,10 +461,10 @@ torch::Tensor attention_backward(const torch::Tensor& qkv, const torch::Tensor& 
       const int64_t o = pk.qkv_offset(n);
       const T* q = base + o;
       T* dq = dp + o;
-      backward_kernel<T>(q, q + pk.D(), q + 2 * pk.D(), pp + n * pk.L * pk.L,
-                         head_keep<T>(keep, n, pk.L), gp + pk.out_offset(n), dq, dq + pk.D(),
-                         dq + 2 * pk.D(), vt.data(), ds.data(), dk_acc.data(), dv_acc.data(),
-                         dq_acc.data(), sc, s, scale);
+      through_clones<T>(backward_f32, backward_any<T>, q, q + pk.D(), q + 2 * pk.D(),
+                        pp + n * pk.L * pk.L, head_keep<T>(keep, n, pk.L), gp + pk.out_offset(n),
+                        dq, dq + pk.D(), dq + 2 * pk.D(), vt.data(), ds.data(), dk_acc.data(),
+                        dv_acc.data(), dq_acc.data(), sc, s, scale);
     }
   });
   return grad;
