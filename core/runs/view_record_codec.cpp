@@ -11,6 +11,11 @@
 #include "core/runs/view_records.h"
 
 namespace attn {
+
+// A record's "image" keys are ProbeImage's field names; its pixels, a float32 byte string, are
+// written and read beside them.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProbeImage, rows, cols, patch, index, label, label_name)
+
 namespace {
 
 using nlohmann::json;
@@ -48,12 +53,7 @@ void decode_image(const json& j, ViewRecord& r) {
   if (j.contains("image")) {
     const json& m = j.at("image");
     ProbeImage& im = r.image;
-    im.rows = m.at("rows").get<int>();
-    im.cols = m.at("cols").get<int>();
-    im.patch = m.at("patch").get<int>();
-    im.index = m.at("index").get<int>();
-    im.label = m.at("label").get<int>();
-    im.label_name = m.at("label_name").get<std::string>();
+    m.get_to(im);
     im.pixels = floats_of(m.at("pixels"), "the probe image");
     if (im.rows <= 0 || im.cols <= 0 || im.pixels.size() != size_t(im.rows) * size_t(im.cols))
       throw Error("views.rec: a probe image of " + std::to_string(im.rows) + " x " +
@@ -214,14 +214,10 @@ std::string encode_view_record(const ViewRecord& r) {
   json j = {{"v", kViewRecordVersion}, {"step", r.step},   {"tokens", r.probe_tokens},
             {"layers", r.layers},      {"heads", r.heads}, {"maps", maps},
             {"mechanisms", views}};
-  if (!r.image.empty())
-    j["image"] = {{"rows", r.image.rows},
-                  {"cols", r.image.cols},
-                  {"patch", r.image.patch},
-                  {"index", r.image.index},
-                  {"label", r.image.label},
-                  {"label_name", r.image.label_name},
-                  {"pixels", floats(r.image.pixels)}};
+  if (!r.image.empty()) {
+    j["image"] = r.image;
+    j["image"]["pixels"] = floats(r.image.pixels);
+  }
   if (!r.probabilities.empty()) j["probs"] = floats(r.probabilities);
   if (!r.induction.empty()) j["induction"] = floats(r.induction);
   if (!r.importance.empty()) {

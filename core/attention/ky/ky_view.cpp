@@ -95,16 +95,16 @@ std::vector<ConnectionFrame> connection_frames_of(const std::vector<MechanismFra
   return out;
 }
 
+// An old entry's scalar keys are ConnectionCurves' field names (from_json reads each with at(),
+// throwing on a missing or mistyped one); its float arrays are read below.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnectionCurves, layer, heads, window, query_slot, causal,
+                                   edges)
+
 MechanismView ky_legacy_view(const nlohmann::json& k) {
   if (!k.is_object()) throw Error("an old ky curves entry is not an object");
   ConnectionCurves c;
   try {
-    c.layer = k.at("layer").get<int>();
-    c.heads = k.at("heads").get<int>();
-    c.window = k.at("window").get<int>();
-    c.query_slot = k.at("query_slot").get<int>();
-    c.causal = k.at("causal").get<bool>();
-    c.edges = k.at("edges").get<std::string>();
+    k.get_to(c);
   } catch (const json::exception& e) {
     throw Error(std::string("an old ky curves entry: ") + e.what());
   }
