@@ -93,6 +93,18 @@ struct MechanismDescriptor {
   MechanismView (*legacy_view)(const nlohmann::json& entry) = nullptr;
 };
 
+// A descriptor's validate and parameter_count for options that parse into a struct: Parse
+// (options -> Options, throwing attn::Error naming the key) is the validation, and Count
+// (d_model, heads, const Options&) counts from the parsed options, so neither parses twice by hand.
+template <auto Parse>
+void validate_by_parsing(const nlohmann::json& options) {
+  Parse(options);
+}
+template <auto Parse, auto Count>
+int64_t count_parsed(int64_t d_model, int64_t heads, const nlohmann::json& options) {
+  return Count(d_model, heads, Parse(options));
+}
+
 #define ATTN_MECHANISM(id) const MechanismDescriptor& id##_mechanism();
 #include "core/attention/mechanisms.def"
 #undef ATTN_MECHANISM

@@ -67,6 +67,13 @@ LinearSimOptions parse_linear_sim_options(const nlohmann::json& options) {
       });
 }
 
+namespace {
+// Linear-Sim: projections + one weight slot per position, max_len n Dh^2.
+int64_t linear_sim_parameter_count(int64_t D, int64_t n, const LinearSimOptions& o) {
+  return 2 * D * D + 2 * D + int64_t(o.max_len) * (D * D / n);
+}
+}  // namespace
+
 // Pseudo-MHSA: projections + A [n, Dh, Dh] = 2D^2 + 2D + n Dh^2.
 const MechanismDescriptor& pseudo_mechanism() {
   static const MechanismDescriptor d = kernel_family(
@@ -102,7 +109,7 @@ const MechanismDescriptor& gaussian_mechanism() {
         "Gaussian-MHSA (seed 002): score sum_{d1,d2} exp(-(x~_s,d1 - x~_r,d2)^2 / (2 sigma^2)) / "
         "Dh, i.e. A_i fixed to ones (no score parameters)",
         "sigma (1.0, finite, > 0), init (default | xavier)",
-        [](const nlohmann::json& o) { parse_gaussian_options(o); },
+        &validate_by_parsing<parse_gaussian_options>,
         [](int64_t D, int64_t, const nlohmann::json&) -> int64_t { return 2 * D * D + 2 * D; });
     // gaussian_kernel_map's [chunk of B H T T Dh Dh] differences (fused_attention.h), two live.
     g.memory = [](const nlohmann::json&, double B, double H, double T, double Dh) {
@@ -124,11 +131,8 @@ const MechanismDescriptor& linear_sim_mechanism() {
         "per key position o; the key's own content never enters its score",
         "max_len (256, 1..4096): the longest sequence, one weight slot per position; init "
         "(default | xavier)",
-        [](const nlohmann::json& o) { parse_linear_sim_options(o); },
-        [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
-          const LinearSimOptions o = parse_linear_sim_options(options);
-          return 2 * D * D + 2 * D + int64_t(o.max_len) * (D * D / n);  // + max_len n Dh^2
-        });
+        &validate_by_parsing<parse_linear_sim_options>,
+        &count_parsed<parse_linear_sim_options, linear_sim_parameter_count>);
     // One weight slot per position: a config whose input is longer is refused when it is
     // resolved, naming the key, instead of at the first step.
     l.input_length_option = "max_len";

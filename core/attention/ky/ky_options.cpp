@@ -28,6 +28,17 @@ void check_ky_causality(const KyOptions& o, bool causal) {
         "Use \"causal\" (keys i-W+1..i).");
 }
 
+namespace {
+int64_t ky_parameter_count(int64_t D, int64_t n, const KyOptions& o) {
+  const int64_t h = o.hidden;
+  // w1, b1, w3 [n, h], w2 [n, h, h], b2 [n, h], b3 [n] per connection network.
+  const int64_t connection = o.connection == "learned" ? n * (h * h + 4 * h + 1)
+                             : o.connection == "table" ? n * o.window
+                                                       : 0;
+  return 4 * D * D + 4 * D + connection;
+}
+}  // namespace
+
 const MechanismDescriptor& ky_mechanism() {
   static const MechanismDescriptor d = [] {
     MechanismDescriptor d{
@@ -37,16 +48,8 @@ const MechanismDescriptor& ky_mechanism() {
         "window (16, >= 2), placement (causal | centered), edges (masked | zero-pad), hidden (32), "
         "connection (learned | none | table: a free H x W slot bias), init (uniform | xavier, "
         "g_h's initialisation)",
-        [](const nlohmann::json& o) { parse_ky_options(o); },
-        [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
-          const KyOptions o = parse_ky_options(options);
-          const int64_t h = o.hidden;
-          // w1, b1, w3 [n, h], w2 [n, h, h], b2 [n, h], b3 [n] per connection network.
-          const int64_t connection = o.connection == "learned" ? n * (h * h + 4 * h + 1)
-                                     : o.connection == "table" ? n * o.window
-                                                               : 0;
-          return 4 * D * D + 4 * D + connection;
-        },
+        &validate_by_parsing<parse_ky_options>,
+        &count_parsed<parse_ky_options, ky_parameter_count>,
         /*supports_rope=*/true,
         /*supports_alibi=*/true,
         /*rope_refusal=*/"",

@@ -81,6 +81,15 @@ NeuralOptions parse_neural_options(const nlohmann::json& options) {
 }
 
 namespace {
+// The neural module itself (layers after the first may run dot: kFirstLayer).
+int64_t neural_parameter_count(int64_t D, int64_t n, const NeuralOptions& o) {
+  const int64_t Dh = D / n, d = o.down > 0 ? o.down : Dh, h = o.hidden;
+  const int64_t copies = o.share_across_heads ? 1 : n;  // of the down-projection and scorer
+  const int64_t down =
+      o.down > 0 ? copies * (2 * Dh * d + (o.down_bias ? 2 * d : 0)) : 0;  // Wq', Wk', bq', bk'
+  return 4 * D * D + 4 * D + down + copies * (2 * h * d + 2 * h + 1);      // U, V, b_h, w_a, b_a
+}
+
 // Before the generic views, views.rec held each head's surface under "neural".
 MechanismDescriptor with_legacy_view(MechanismDescriptor d) {
   d.legacy_view_key = "neural";
@@ -97,16 +106,8 @@ const MechanismDescriptor& neural_mechanism() {
        "down (2 | none, d' of the q/k down-projection), hidden (64), activation (relu | gelu | "
        "tanh), placement (first-layer | all-layers), chunk (8, query rows per block on CPU), "
        "share_across_heads (false: one scorer per head), down_bias (false)",
-       [](const nlohmann::json& o) { parse_neural_options(o); },
-       // The neural module itself (layers after the first may run dot: kFirstLayer).
-       [](int64_t D, int64_t n, const nlohmann::json& options) -> int64_t {
-         const NeuralOptions o = parse_neural_options(options);
-         const int64_t Dh = D / n, d = o.down > 0 ? o.down : Dh, h = o.hidden;
-         const int64_t copies = o.share_across_heads ? 1 : n;  // of the down-projection and scorer
-         const int64_t down = o.down > 0 ? copies * (2 * Dh * d + (o.down_bias ? 2 * d : 0))
-                                         : 0;                                 // Wq', Wk', bq', bk'
-         return 4 * D * D + 4 * D + down + copies * (2 * h * d + 2 * h + 1);  // U, V, b_h, w_a, b_a
-       },
+       &validate_by_parsing<parse_neural_options>,
+       &count_parsed<parse_neural_options, neural_parameter_count>,
        /*supports_rope=*/false, /*supports_alibi=*/true,
        "its score w_a^T act(U q' + V k' + b_h) is not a dot product: rotating q and k by position "
        "does not make it depend on i - j only",
