@@ -13,6 +13,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "app/cli/cli.h"
 #include "app/cli/compare/cli_compare.h"
@@ -133,11 +134,17 @@ struct Subcommand {
   std::function<int()> run;
 };
 
-template <class Args>
-Subcommand subcommand(CLI::App& app, CLI::App* (*add)(CLI::App&, Args&), int (*run)(const Args&)) {
-  auto args = std::make_shared<Args>();
-  CLI::App* cmd = add(app, *args);
-  return {cmd, [args, run] { return run(*args); }};
+// The commands whose arguments are Args..., registered in that order (app/cli/cli.h: each
+// Args has its add_command and run_command overloads).
+template <class... Args>
+std::vector<Subcommand> subcommands(CLI::App& app) {
+  std::vector<Subcommand> commands;
+  auto add = [&](auto args) {  // args: a shared_ptr, kept alive by the run closure
+    CLI::App* cmd = attn::add_command(app, *args);
+    commands.push_back({cmd, [args] { return attn::run_command(*args); }});
+  };
+  (add(std::make_shared<Args>()), ...);
+  return commands;
 }
 
 // Every command's results go to standard output: a write that failed there (a full disk,
@@ -286,21 +293,11 @@ int main(int argc, char** argv) {
   app.footer(attn::kExitCodesHelp);
 
   // The headless subcommands, in the order --help lists them.
-  const Subcommand commands[] = {
-      subcommand(app, attn::add_train_command, attn::run_train_command),
-      subcommand(app, attn::add_ky_command, attn::run_ky_command),
-      subcommand(app, attn::add_geometry_command, attn::run_geometry_command),
-      subcommand(app, attn::add_spectral_command, attn::run_spectral_command),
-      subcommand(app, attn::add_compare_command, attn::run_compare_command),
-      subcommand(app, attn::add_sweep_command, attn::run_sweep_command),
-      subcommand(app, attn::add_reproduce_command, attn::run_reproduce_command),
-      subcommand(app, attn::add_suite_command, attn::run_suite_command),
-      subcommand(app, attn::add_export_command, attn::run_export_command),
-      subcommand(app, attn::add_analyze_command, attn::run_analyze_command),
-      subcommand(app, attn::add_eval_command, attn::run_eval_command),
-      subcommand(app, attn::add_migrate_command, attn::run_migrate_command),
-      subcommand(app, attn::add_bench_step_command, attn::run_bench_step_command),
-      subcommand(app, attn::add_config_command, attn::run_config_command)};
+  const std::vector<Subcommand> commands =
+      subcommands<attn::TrainArgs, attn::KyArgs, attn::GeometryArgs, attn::SpectralArgs,
+                  attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs, attn::SuiteArgs,
+                  attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs, attn::MigrateArgs,
+                  attn::BenchStepArgs, attn::ConfigArgs>(app);
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;

@@ -59,11 +59,11 @@ int run_reporting_errors(const std::string& command, const std::function<int()>&
   return kExitUsage;
 }
 
-void add_figure_file_options(CLI::App* cmd, std::string& figure, fig::ExportRequest& request,
-                             const FigureFileHelp& help) {
-  cmd->add_option("--figure", figure, help.figure);
-  cmd->add_option("--width-in", request.width_in, "--figure width in inches (1..20)");
-  cmd->add_option("--dpi", request.dpi, help.dpi);
+void add_figure_output_options(CLI::App* cmd, FigureOutputArgs& out, const FigureOutputHelp& help) {
+  cmd->add_option("--figure", out.figure, help.figure);
+  cmd->add_option("--width-in", out.request.width_in, "--figure width in inches (1..20)");
+  cmd->add_option("--dpi", out.request.dpi, help.dpi);
+  cmd->add_flag("--json", out.json, help.json);
 }
 
 void add_run_pacing_options(CLI::App* cmd, int& threads, long long& checkpoint_every,

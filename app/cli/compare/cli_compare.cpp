@@ -339,7 +339,7 @@ std::vector<std::string> export_report_figure(const fig::Figure& figure, const s
   return files;
 }
 
-CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
+CLI::App* add_command(CLI::App& app, CompareArgs& a) {
   auto* cmd = app.add_subcommand(
       "compare", "Table of final metrics of run directories (or sweep directories) side by side");
   cmd->add_option("dirs", a.dirs, "Run directories (attnlab train --out) or sweep directories")
@@ -465,7 +465,7 @@ json seed_groups_json(const std::vector<ComparedRun>& runs) {
   return {{"groups", groups}, {"differences", differences}};
 }
 
-int run_compare_command(const CompareArgs& a) {
+int run_command(const CompareArgs& a) {
   try {
     fig::ExportRequest request;
     if (!a.export_path.empty()) {
@@ -518,7 +518,7 @@ table (or with --json {"ran", "resumed", "skipped", "diverged", "groups"}) to st
 -j N without --threads gives each run cores/N torch threads (fewer if its config asks).
 Exits 1 when a cell failed, 3 when one diverged (the others still ran).)";
 
-CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
+CLI::App* add_command(CLI::App& app, SweepArgs& a) {
   auto* cmd = app.add_subcommand(
       "sweep",
       "Run a grid of configs headless (one run directory each; resumable; --index/--shard for "
@@ -558,7 +558,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& a) {
   return with_footer(cmd, kSweepFooter);
 }
 
-int run_sweep_command(const SweepArgs& a) {
+int run_command(const SweepArgs& a) {
   SweepPlan plan;
   try {
     if (a.index >= 0 && !a.shard.empty()) throw Error("give --index or --shard, not both");

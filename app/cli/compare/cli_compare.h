@@ -33,8 +33,8 @@ struct CompareArgs {
   double width_in = 7.0;
   std::string seed_bands;  // "", "sd" or "ci95"
 };
-CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);
-int run_compare_command(const CompareArgs& args);
+CLI::App* add_command(CLI::App& app, CompareArgs& args);
+int run_command(const CompareArgs& args);
 
 struct SweepArgs {
   std::string config;
@@ -52,8 +52,8 @@ struct SweepArgs {
   std::vector<double> lr_grid;  // --lr-grid: tuned per group (app/cli/compare/sweep_tuned.cpp)
   int lr_extend = 2;            // --lr-extend
 };
-CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
-int run_sweep_command(const SweepArgs& args);
+CLI::App* add_command(CLI::App& app, SweepArgs& args);
+int run_command(const SweepArgs& args);
 // `attnlab sweep --lr-grid`: every group of the plan (its cells less the seed) as a tuned arm
 // (core/training/headless/tuned_arms.h), under OUT/<group>/{grid,seeds}; the closing table
 // holds each group's chosen rate.
@@ -80,15 +80,15 @@ struct ReproduceArgs : CampaignArgs {
   std::string paper;
   std::string configs;  // the repro configs' directory (default: find_data_path's)
 };
-CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& args);
-int run_reproduce_command(const ReproduceArgs& args);
+CLI::App* add_command(CLI::App& app, ReproduceArgs& args);
+int run_command(const ReproduceArgs& args);
 
 // `attnlab suite` (app/cli/compare/cli_suite.cpp, core/training/headless/suite.h).
 struct SuiteArgs : CampaignArgs {
   std::string manifest, tasks, mechanisms, shard;
 };
-CLI::App* add_suite_command(CLI::App& app, SuiteArgs& args);
-int run_suite_command(const SuiteArgs& args);
+CLI::App* add_command(CLI::App& app, SuiteArgs& args);
+int run_command(const SuiteArgs& args);
 
 // Runs named in a comparison: the directories given, a sweep directory (its sweep.json)
 // expanding to every cell directory that exists. `label` is the path relative to the sweep for

@@ -325,7 +325,7 @@ int write_leaderboard(const SuiteArgs& a, const SuitePlan& plan, double wall) {
 
 }  // namespace
 
-CLI::App* add_suite_command(CLI::App& app, SuiteArgs& a) {
+CLI::App* add_command(CLI::App& app, SuiteArgs& a) {
   auto* cmd = app.add_subcommand(
       "suite", "Train every mechanism on the standard synthetic tasks and write a leaderboard");
   cmd->add_option("--manifest", a.manifest,
@@ -337,7 +337,7 @@ CLI::App* add_suite_command(CLI::App& app, SuiteArgs& a) {
   return with_footer(cmd, kSuiteFooter);
 }
 
-int run_suite_command(const SuiteArgs& a) {
+int run_command(const SuiteArgs& a) {
   SuitePlan plan;
   CellConsole console(true, a.jobs);  // the children quiet, every line of the suite's own
   auto o = console.run_options<SuiteRunOptions>(a.out, a.threads, a.quick ? 0 : 500);

@@ -139,7 +139,7 @@ void print_grid(const std::string& title, int layers, int heads,
 
 }  // namespace
 
-CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
+CLI::App* add_command(CLI::App& app, AnalyzeArgs& a) {
   auto* cmd = app.add_subcommand(
       "analyze", "Ablate heads, rank them by importance, or patch activations of a saved run");
   cmd->add_option("--run", a.run, "Run directory (attnlab train --out)")->required();
@@ -167,15 +167,14 @@ CLI::App* add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_option("--clean", a.clean, "--patch: the clean probe (default: the run's probe)");
   cmd->add_option("--corrupt", a.corrupt,
                   "--patch: the corrupted probe (default: the task's corrupted twin of --clean)");
-  add_figure_file_options(
-      cmd, a.figure, a.request,
+  add_figure_output_options(
+      cmd, a,
       {"--importance or --patch: write the heatmap to FILE (.pdf, .svg, .png, .csv)",
-       "--figure PNG resolution (30..2400, default 300)"});
-  cmd->add_flag("--json", a.json, "Print the result as one JSON document");
+       "--figure PNG resolution (30..2400, default 300)", "Print the result as one JSON document"});
   return with_footer(cmd, kAnalyzeFooter);
 }
 
-int run_analyze_command(const AnalyzeArgs& a) {
+int run_command(const AnalyzeArgs& a) {
   return run_reporting_errors("analyze", [&] {
     const int modes = (a.ablate.empty() ? 0 : 1) + (a.importance ? 1 : 0) + (a.patch ? 1 : 0);
     if (modes != 1)

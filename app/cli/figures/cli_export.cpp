@@ -372,7 +372,7 @@ void write_jobs(const ExportArgs& a, const ExportedRun& e, const ExportJobs& job
 
 }  // namespace
 
-CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
+CLI::App* add_command(CLI::App& app, ExportArgs& a) {
   auto* cmd = app.add_subcommand("export", "Export a saved run's figures as PDF, SVG, PNG or CSV");
   cmd->add_option("--run", a.run, "Run directory (attnlab train --out)")->required();
   cmd->add_option("--figure", a.figure, "Figure name (see --list)");
@@ -413,7 +413,7 @@ CLI::App* add_export_command(CLI::App& app, ExportArgs& a) {
   return with_footer(cmd, kExportFooter);
 }
 
-int run_export_command(const ExportArgs& a) {
+int run_command(const ExportArgs& a) {
   return run_reporting_errors("export", [&] {
     const int modes = (a.list ? 1 : 0) + (a.list_steps ? 1 : 0) + (a.all ? 1 : 0) +
                       (a.figure.empty() ? 0 : 1) + (a.weights.empty() ? 0 : 1);

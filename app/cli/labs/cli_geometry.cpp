@@ -199,7 +199,7 @@ void print_text(const json& out) {
 
 }  // namespace
 
-CLI::App* add_geometry_command(CLI::App& app, GeometryArgs& a) {
+CLI::App* add_command(CLI::App& app, GeometryArgs& a) {
   auto* cmd = app.add_subcommand(
       "geometry",
       "The geometry of softmax attention in 2-D (seed 004): a query's output and the hull, "
@@ -231,7 +231,7 @@ CLI::App* add_geometry_command(CLI::App& app, GeometryArgs& a) {
   return with_footer(cmd, kGeometryFooter);
 }
 
-int run_geometry_command(const GeometryArgs& a) {
+int run_command(const GeometryArgs& a) {
   json out;
   try {
     const int modes = int(bool(a.query)) + int(bool(a.circle)) + int(bool(a.grid));

@@ -167,7 +167,7 @@ void write_ky_figure(const KyArgs& a, const KyResult& r, const Expression& f, co
 // separately; from_json comes with the macro and is unused).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KyResult, theta, names, converged, error, h, iterations, message)
 
-CLI::App* add_ky_command(CLI::App& app, KyArgs& a) {
+CLI::App* add_command(CLI::App& app, KyArgs& a) {
   auto* cmd = app.add_subcommand(
       "ky",
       "KY Transform lab: theta(h) of a connection function through (x0, f(x0)) and "
@@ -208,7 +208,7 @@ CLI::App* add_ky_command(CLI::App& app, KyArgs& a) {
   return with_footer(cmd, kKyFooter);
 }
 
-int run_ky_command(const KyArgs& a) {
+int run_command(const KyArgs& a) {
   KyResult r;
   KyChainCheck chain;
   try {

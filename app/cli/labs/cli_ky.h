@@ -28,8 +28,8 @@ struct KyArgs {
 };
 
 // Registers `ky` (the KY Transform lab, headless) on the app.
-CLI::App* add_ky_command(CLI::App& app, KyArgs& args);
+CLI::App* add_command(CLI::App& app, KyArgs& args);
 // Runs `attnlab ky`; returns the exit code above (prints errors, never throws).
-int run_ky_command(const KyArgs& args);
+int run_command(const KyArgs& args);
 
 }  // namespace attn

@@ -49,7 +49,7 @@ void print_text(std::ostream& out, const std::string& title, const spectral::Spe
 
 }  // namespace
 
-CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& a) {
+CLI::App* add_command(CLI::App& app, SpectralArgs& a) {
   auto* cmd = app.add_subcommand(
       "spectral", "Spectral radius, spectral norm and eigenvalues of I + C for a CSV matrix C");
   cmd->add_option("--matrix", a.matrix, "C as CSV: N lines of N numbers, no header")->required();
@@ -68,7 +68,7 @@ CLI::App* add_spectral_command(CLI::App& app, SpectralArgs& a) {
   return with_footer(cmd, kSpectralFooter);
 }
 
-int run_spectral_command(const SpectralArgs& a) {
+int run_command(const SpectralArgs& a) {
   try {
     // A regular file of at most 256 MiB (a 4096 x 4096 matrix is ~70 MiB of CSV): /dev/zero or a
     // FIFO is refused by name instead of read until the machine runs out of memory.

@@ -419,7 +419,7 @@ int write_report(const ReproduceArgs& a, const ReproSetup& s, const TunedOutcome
 
 }  // namespace
 
-CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
+CLI::App* add_command(CLI::App& app, ReproduceArgs& a) {
   auto* cmd = app.add_subcommand(
       "reproduce",
       "Run a seed paper's headline comparison and write a report (Markdown + figures)");
@@ -430,7 +430,7 @@ CLI::App* add_reproduce_command(CLI::App& app, ReproduceArgs& a) {
   return with_footer(cmd, kReproduceFooter);
 }
 
-int run_reproduce_command(const ReproduceArgs& a) {
+int run_command(const ReproduceArgs& a) {
   ReproSetup setup;
   try {
     setup = load_setup(a);

@@ -11,7 +11,11 @@
 namespace attn {
 using nlohmann::json;
 
-CLI::App* add_bench_step_command(CLI::App& app, BenchStepArgs& a) {
+// The printed object: each field under its own name (json's keys are sorted).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBenchmark, steps, warmup, mean_seconds, best_seconds,
+                                   floor_mib, peak_mib, increment_mib, fused_enabled, fused_path)
+
+CLI::App* add_command(CLI::App& app, BenchStepArgs& a) {
   auto* cmd = app.add_subcommand(
       "bench-step",
       "Time one config's training step alone (1 thread, CPU) and measure its memory increment");
@@ -28,7 +32,7 @@ CLI::App* add_bench_step_command(CLI::App& app, BenchStepArgs& a) {
                      "memory over the floor measured before the first step (Linux).");
 }
 
-int run_bench_step_command(const BenchStepArgs& a) {
+int run_command(const BenchStepArgs& a) {
   try {
     json config = read_config_json(a.config);
     for (const auto& s : a.set) {
@@ -39,16 +43,7 @@ int run_bench_step_command(const BenchStepArgs& a) {
     }
     const StepBenchmark b =
         benchmark_training_steps(parse_config(config, a.config), a.warmup, a.steps, !a.unfused);
-    const json out = {{"steps", b.steps},
-                      {"warmup", b.warmup},
-                      {"mean_seconds", b.mean_seconds},
-                      {"best_seconds", b.best_seconds},
-                      {"floor_mib", b.floor_mib},
-                      {"peak_mib", b.peak_mib},
-                      {"increment_mib", b.increment_mib},
-                      {"fused_enabled", b.fused_enabled},
-                      {"fused_path", b.fused_path}};
-    std::cout << out.dump() << "\n";
+    std::cout << json(b).dump() << "\n";
     return kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "attnlab bench-step: " << e.what() << "\n";

@@ -9,7 +9,7 @@
 
 namespace attn {
 
-CLI::App* add_config_command(CLI::App& app, ConfigArgs& a) {
+CLI::App* add_command(CLI::App& app, ConfigArgs& a) {
   auto* cmd = app.add_subcommand(
       "config", "Describe the experiment config: every key's type, range, default and meaning");
   cmd->add_flag("--doc", a.doc,
@@ -19,7 +19,7 @@ CLI::App* add_config_command(CLI::App& app, ConfigArgs& a) {
   return with_footer(cmd, "");
 }
 
-int run_config_command(const ConfigArgs&) {
+int run_command(const ConfigArgs&) {
   std::cout << config_doc_markdown();
   return kExitOk;
 }

@@ -8,8 +8,8 @@ namespace attn {
 struct ConfigArgs {
   bool doc = false;
 };
-CLI::App* add_config_command(CLI::App& app, ConfigArgs& args);
+CLI::App* add_command(CLI::App& app, ConfigArgs& args);
 // Prints the page on standard output; writes no file. Returns the exit code.
-int run_config_command(const ConfigArgs& args);
+int run_command(const ConfigArgs& args);
 
 }  // namespace attn

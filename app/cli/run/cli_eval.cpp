@@ -46,7 +46,7 @@ std::vector<int> parse_lengths(const std::string& text) {
 
 }  // namespace
 
-CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
+CLI::App* add_command(CLI::App& app, EvalArgs& a) {
   auto* cmd = app.add_subcommand(
       "eval",
       "Evaluate saved runs at other lengths (length generalisation: train short, test long)");
@@ -54,14 +54,13 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
       ->required();
   cmd->add_option("--context", a.context, "Length or list of lengths, e.g. 64,128,256,512")
       ->required();
-  add_figure_file_options(cmd, a.figure, a.request,
-                          {"Write metric-against-length to FILE (.pdf, .svg, .png, .csv)",
-                           "--figure PNG resolution (30..2400)"});
-  cmd->add_flag("--json", a.json, "Print the results as JSON");
+  add_figure_output_options(cmd, a,
+                            {"Write metric-against-length to FILE (.pdf, .svg, .png, .csv)",
+                             "--figure PNG resolution (30..2400)", "Print the results as JSON"});
   return with_footer(cmd, kEvalFooter);
 }
 
-int run_eval_command(const EvalArgs& a) {
+int run_command(const EvalArgs& a) {
   return run_reporting_errors("eval", [&] {
     const std::vector<int> lengths = parse_lengths(a.context);
     fig::ExportRequest request = a.request;

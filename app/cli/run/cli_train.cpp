@@ -81,7 +81,7 @@ void print_result(const RunSummary& s, const std::string& out_dir) {
 
 }  // namespace
 
-CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
+CLI::App* add_command(CLI::App& app, TrainArgs& a) {
   auto* cmd = app.add_subcommand("train", "Train a model headless and write a run directory");
   cmd->add_option("--config", a.config, "Experiment config (JSON), e.g. assets/configs/copy.json");
   auto step_option = [cmd](const char* name, long long& value, const char* help) {
@@ -112,7 +112,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   return with_footer(cmd, kTrainFooter);
 }
 
-int run_train_command(const TrainArgs& a) {
+int run_command(const TrainArgs& a) {
   // train_headless throws attn::Error for bad input (the config, the options, the --resume
   // directory), and checks some of it only after its opening line; once a step was logged, any
   // error is a failed run.
