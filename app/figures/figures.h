@@ -4,9 +4,9 @@
 // one builder per figure, shared by both. Torch-free.
 // Contract:
 //  - figures_for(snapshot) lists the figures a run can give (depending on its model: `ky` adds
-//    connections, conn adds conn-matrix / conn-eigenvalues / conn-spectral and, once a probe
-//    ran, conn-trace, a neural layer with d' = 2 adds neural-surface, an image task adds
-//    image-attention).
+//    connections, any mechanism view adds mechanism-views, each mechanism's registered figures
+//    follow (app/figures/mechanism_figures.h: the Connection Transformer's and Neural
+//    Attention's, built beside their panels), an image task adds image-attention).
 //  - build_figure() throws attn::Error for a name the snapshot cannot give, listing the names
 //    it can, and for options out of range (smoothing outside [0, 1), overlay_alpha outside
 //    [0, 1]). Heatmaps carry the exact snapshot values (the CSV export equals them); the loss
@@ -24,10 +24,6 @@
 #include "core/views/snapshot.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure.h"
-
-namespace attn {
-struct NeuralView;  // core/attention/neural/neural_view.h
-}  // namespace attn
 
 namespace attn::figures {
 
@@ -85,21 +81,6 @@ fig::Provenance provenance_for(const Snapshot& s, const ExperimentConfig& config
 fig::Figure loss_figure(const Snapshot& s, const FigureOptions& o = {});
 fig::Figure attention_figure(const Snapshot& s, const FigureOptions& o);
 fig::Figure connections_figure(const Snapshot& s, const FigureOptions& o);
-fig::Figure conn_matrix_figure(const Snapshot& s);
-fig::Figure conn_eigenvalues_figure(const Snapshot& s);
-fig::Figure conn_spectral_figure(const Snapshot& s);
-// The reasoning trace of the probe ("conn-trace"): the norm of every slot's state after
-// compression (k = 0) and after each of the K steps. One panel, two lines: "slots" (each slot's
-// norms over k, one slot after another, each followed by a NaN point that breaks the line) and
-// "mean over slots", with the mean's points as a scatter; the values are the snapshot's exactly.
-// Throws attn::Error unless has_conn_trace(s) (a conn model that has run a probe).
-bool has_conn_trace(const Snapshot& s);
-fig::Figure conn_trace_figure(const Snapshot& s);
-// The latest mechanism views' neural surface (core/attention/neural/neural_view.h) of the layer
-// and head they were computed for; the view form draws a given one (the Neural panel's). Throws
-// attn::Error unless a neural layer with d' = 2 has one.
-fig::Figure neural_surface_figure(const Snapshot& s);
-fig::Figure neural_surface_figure(const NeuralView& view);
 fig::Figure image_attention_figure(const Snapshot& s, const FigureOptions& o);
 // A recorded series as a line named `name` (step on x).
 fig::LineSeries line_from(const Series& s, const std::string& name);

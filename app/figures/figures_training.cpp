@@ -1,5 +1,6 @@
 // Builders for what every run has (loss curves, attention maps) and for Condor's connection
-// functions and image attention; the dispatch table.
+// functions and image attention; the dispatch table (with the mechanisms' registered figures,
+// app/figures/mechanism_figures.h).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -7,13 +8,12 @@
 #include "app/figures/connections_figure.h"
 #include "app/figures/figures.h"
 #include "app/figures/intervention_figures.h"
+#include "app/figures/mechanism_figures.h"
 #include "app/figures/mechanism_view_figure.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/training/session/image_probe.h"
-#include "core/views/conn_view.h"
 #include "core/views/intervention_view.h"
-#include "core/attention/neural/neural_view.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::figures {
@@ -40,15 +40,6 @@ std::vector<int> layers_to_show(const Snapshot& s, int layer) {
     throw Error("layer " + std::to_string(layer) + " is out of range: the model has " +
                 std::to_string(s.layers) + " layers (0.." + std::to_string(s.layers - 1) + ")");
   return out;
-}
-
-bool has_neural_surface(const Snapshot& s) {
-  try {
-    const auto view = neural_view_of(s.mechanism_history());
-    return view && view->surface.available;
-  } catch (const std::exception&) {
-    return false;  // a malformed view: no figure to offer
-  }
 }
 
 float finite_max(const std::vector<float>& v) {
@@ -301,15 +292,8 @@ std::vector<FigureSpec> figures_for(const Snapshot& s) {
   if (!s.mechanism_history().empty())
     out.push_back(
         {"mechanism-views", "what each layer's mechanism shows of itself (any mechanism)"});
-  if (s.conn) {
-    out.push_back({"conn-matrix", "the connection matrix C (diverging colormap)"});
-    out.push_back({"conn-eigenvalues", "eigenvalues of I + C with the unit and limit circles"});
-    out.push_back({"conn-spectral", "rho(I + C) and ||I + C||_2 over training"});
-  }
-  if (has_conn_trace(s))
-    out.push_back({"conn-trace", "every slot's state norm on the probe over the reasoning steps"});
-  if (has_neural_surface(s))
-    out.push_back({"neural-surface", "Neural Attention's learned score surface and a slice"});
+  for (const MechanismFigure& m : mechanism_figures())
+    if (m.available(s)) out.push_back({m.name, m.description});
   if (!s.probe_image.empty())
     out.push_back({"image-attention", "CLS attention over the probe image, per head"});
   if (s.interventions && !s.interventions->importance.empty())
@@ -330,11 +314,8 @@ fig::Figure build_figure(const std::string& name, const Snapshot& s, const Figur
   if (name == "connections") return connections_figure(s, o);
   if (name == "mechanism-views")
     return build_mechanism_view_figure(s.mechanism_history(), {o.layer, o.step});
-  if (name == "conn-matrix") return conn_matrix_figure(s);
-  if (name == "conn-eigenvalues") return conn_eigenvalues_figure(s);
-  if (name == "conn-spectral") return conn_spectral_figure(s);
-  if (name == "conn-trace") return conn_trace_figure(s);
-  if (name == "neural-surface") return neural_surface_figure(s);
+  for (const MechanismFigure& m : mechanism_figures())
+    if (name == m.name) return m.build(s, o);
   if (name == "importance") return importance_figure(s.interventions->importance);
   return image_attention_figure(s, o);
 }

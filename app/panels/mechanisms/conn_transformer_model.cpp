@@ -6,7 +6,7 @@
 #include <exception>
 #include <numeric>
 
-#include "app/figures/figures.h"
+#include "app/panels/mechanisms/conn_transformer_figures.h"
 #include "core/base/error.h"
 
 namespace attn::gui {

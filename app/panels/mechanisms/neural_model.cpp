@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "app/figures/figures.h"
+#include "app/panels/mechanisms/neural_figures.h"
 #include "render/plot/colormap.h"
 
 namespace attn::gui {

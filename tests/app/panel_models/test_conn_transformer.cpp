@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/figures/figures.h"
+#include "app/panels/mechanisms/conn_transformer_figures.h"
 #include "app/panels/mechanisms/conn_transformer_model.h"
 #include "core/base/error.h"
 #include "core/views/conn_view.h"
