@@ -4,7 +4,9 @@ sources (core/, app/, render/). Exits 1 naming every breach; --report prints the
 (files naming each mechanism, the longest functions) whether or not they pass.
 
 1. A mechanism is its folder and one registry row: outside the mechanism's own places (its
-   folder core/attention/<name>/, its panel and panel model, the stated exceptions below), at
+   folder core/attention/<name>/; its files under app/panels/mechanisms/, every one named with
+   its panel's prefix: the panel, its model and its self-registering figures
+   (<prefix>_figures.*, app/figures/mechanism_figures.h); the stated exceptions below), at
    most LIMITS[mechanism] product files name it (a class `Ky...`, an identifier `ky_...`, or the
    string "ky"). The exceptions: the fused kernels (core/kernels/, core/attention/cuda_ops.*,
    core/attention/fused_attention.*), the registry row (core/attention/mechanisms.def), the
@@ -35,7 +37,8 @@ PATTERNS = {
     "neural": (re.compile(r'\bNeural[A-Z]\w*|\bneural_\w+'), re.compile(r'"neural"')),
     "conn": (re.compile(r'\bConn[A-Z]\w*|\bconn_\w+'), re.compile(r'"conn"')),
 }
-# A mechanism's own places: its folder, its panel (and panel model), its views.
+# A mechanism's own places: its folder, its views, and every file under app/panels/mechanisms/
+# that starts with its panel's prefix (the panel, its model, its figures).
 OWN = {
     "ky": [r"core/attention/ky/", r"app/panels/mechanisms/ky_connections_"],
     "neural": [r"core/attention/neural/", r"app/panels/mechanisms/neural_"],
