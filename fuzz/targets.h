@@ -11,10 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "core/config/config.h"
-#include "core/base/error.h"
 #include "core/analysis/ky_transform.h"
+#include "core/base/error.h"
+#include "core/config/config.h"
 #include "core/models/spectrum.h"
+#include "core/runs/legacy_archive.h"
 
 namespace attn::fuzz {
 
@@ -75,6 +76,33 @@ inline void matrix_one(const std::string& text) {
   if (n <= 6) {
     (void)spectral::shifted_spectrum(c, n);
     (void)spectral::apply_control(c, n, spectral::Control::NormBound, 0.95);
+  }
+}
+
+// An old checkpoint archive (model.pt bytes): parses as data, or attn::Error. Every tensor it
+// holds reads back at exactly numel x dtype size bytes, or is refused with attn::Error. The walk
+// is bounded: a pickle can make a container hold itself.
+inline void legacy_one(const std::string& bytes) {
+  try {
+    const LegacyArchive a = LegacyArchive::from_bytes(bytes, "fuzz.pt", {1u << 24});
+    std::vector<const LegacyValue*> todo = {&a.root()};
+    for (size_t seen = 0; !todo.empty() && seen < 4096; ++seen) {
+      const LegacyValue* v = todo.back();
+      todo.pop_back();
+      for (const auto& kv : v->dict) todo.push_back(kv.second.get());
+      for (const auto& item : v->items) todo.push_back(item.get());
+      if (v->kind != LegacyValue::Kind::Tensor) continue;
+      try {
+        const RawTensor r = a.read_tensor(*v, {"t", v->dtype, v->sizes});
+        uint64_t n = static_cast<uint64_t>(safetensors_dtype_size(v->dtype));
+        for (const int64_t d : v->sizes) n *= static_cast<uint64_t>(d);
+        if (r.bytes.size() != n)
+          throw ContractViolation("legacy: a tensor read back " + std::to_string(r.bytes.size()) +
+                                  " bytes, not " + std::to_string(n));
+      } catch (const Error&) {
+      }
+    }
+  } catch (const Error&) {
   }
 }
 

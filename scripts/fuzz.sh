@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, clang-14) and runs each for a while.
 # usage: scripts/fuzz.sh [seconds per target, default 30] [target ...]
-#   targets: fuzz_config fuzz_expression fuzz_matrix (default: all three)
+#   targets: fuzz_config fuzz_expression fuzz_matrix fuzz_legacy (default: all four)
 # Needs the Release build's core libraries (build/core/libattnlab_{core,core_torchfree,base}.a; built here
 # if missing).
 # A crash leaves build-fuzz/artifacts/<target>/crash-* and fails; turn each one into a
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_config fuzz_expression fuzz_matrix)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_config fuzz_expression fuzz_matrix fuzz_legacy)
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ ! -f build/core/libattnlab_core.a ] || [ ! -f build/core/libattnlab_core_torchfree.a ] \
     || [ ! -f build/core/libattnlab_base.a ]; then

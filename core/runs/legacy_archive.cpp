@@ -361,7 +361,25 @@ const LegacyValue* LegacyValue::find(const std::string& key) const {
 LegacyArchive::LegacyArchive(const std::string& path, const LegacyLimits& limits) : path_(path) {
   if (limits.max_file_bytes == 0) throw Error("LegacyArchive: no size limit given");
   bytes_ = read_bounded(path, limits.max_file_bytes);
+  parse(limits);
+}
+
+LegacyArchive LegacyArchive::from_bytes(std::string bytes, const std::string& name,
+                                        const LegacyLimits& limits) {
+  LegacyArchive a;
+  a.path_ = name;
+  if (bytes.size() > limits.max_file_bytes)
+    throw Error("old checkpoint " + name + " is " + std::to_string(bytes.size()) +
+                " bytes, more than this run's model can need (" +
+                std::to_string(limits.max_file_bytes) + ")");
+  a.bytes_ = std::move(bytes);
+  a.parse(limits);
+  return a;
+}
+
+void LegacyArchive::parse(const LegacyLimits& limits) {
   const std::string& b = bytes_;
+  const std::string& path = path_;
   auto bad = [&](const std::string& why) { return Error("old checkpoint " + path + ": " + why); };
   // The end of central directory record (22 bytes, no comment: LibTorch writes none).
   if (b.size() < 22 || le(b, b.size() - 22, 4) != 0x06054b50) throw bad("is not a zip archive");
@@ -424,6 +442,9 @@ RawTensor LegacyArchive::read_tensor(const LegacyValue& t, const TensorSpec& exp
     if (t.strides.size() != t.sizes.size() ||
         (t.sizes[k] > 1 && t.strides[k] != static_cast<int64_t>(stride)))
       throw bad("is not stored contiguously");
+    if (t.sizes[k] < 0) throw bad("has a negative size");
+    if (t.sizes[k] > 0 && numel > (uint64_t{1} << 62) / elsize / static_cast<uint64_t>(t.sizes[k]))
+      throw bad("claims more elements than any file holds");
     numel *= static_cast<uint64_t>(t.sizes[k]);
     stride *= static_cast<uint64_t>(t.sizes[k]);
   }

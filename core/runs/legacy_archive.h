@@ -59,6 +59,9 @@ class LegacyArchive {
  public:
   // Opens `path` (see the contract). Throws attn::Error naming it.
   LegacyArchive(const std::string& path, const LegacyLimits& limits);
+  // The same for an archive already in memory (`name` for messages; the fuzz target's entry).
+  static LegacyArchive from_bytes(std::string bytes, const std::string& name,
+                                  const LegacyLimits& limits);
 
   const LegacyValue& root() const { return *root_; }
   const std::string& path() const { return path_; }
@@ -71,6 +74,8 @@ class LegacyArchive {
   struct Entry {
     uint64_t offset = 0, size = 0;
   };
+  LegacyArchive() = default;
+  void parse(const LegacyLimits& limits);
   const Entry* entry(const std::string& name) const;
 
   std::string path_, bytes_, prefix_;

@@ -37,6 +37,9 @@ TEST_CASE("fuzz inputs: KY expression parser") {
 TEST_CASE("fuzz inputs: CSV matrix reader") {
   CHECK(replay("matrix", attn::fuzz::matrix_one) >= 3);
 }
+TEST_CASE("fuzz inputs: old checkpoint archives read as data") {
+  CHECK(replay("legacy", attn::fuzz::legacy_one) >= 2);
+}
 
 // Found while running hand-made hostile inputs through fuzz_config (issue 11; libFuzzer's own
 // inputs stay under 4 kB, too shallow to reach it): a config nested 200,000 levels deep

@@ -377,12 +377,15 @@ constexpr uint64_t kLegacyOverheadBytes = 64ull << 20;
 
 // A module tree's tensors by the names named_parameters()/named_buffers() give
 // ("block0.fc1.weight").
+// A pickle can make a module hold itself: the depth is bounded (attnlab's models nest 3 deep).
 void legacy_tensors(const LegacyValue& module, const std::string& prefix,
-                    std::map<std::string, const LegacyValue*>& out) {
+                    std::map<std::string, const LegacyValue*>& out, const std::string& file,
+                    int depth = 0) {
+  if (depth > 32) throw Error("old checkpoint " + file + " nests modules more than 32 deep");
   for (const auto& [key, child] : module.dict) {
     const std::string name = prefix.empty() ? key : prefix + "." + key;
     if (child->kind == LegacyValue::Kind::Dict && !child->class_name.empty())
-      legacy_tensors(*child, name, out);
+      legacy_tensors(*child, name, out, file, depth + 1);
     else if (child->kind == LegacyValue::Kind::Tensor)
       out[name] = child.get();
   }
@@ -395,7 +398,7 @@ std::vector<RawTensor> read_legacy_model(const std::string& file,
   if (archive.root().kind != LegacyValue::Kind::Dict || archive.root().class_name.empty())
     throw Error("old checkpoint " + file + " does not hold a module");
   std::map<std::string, const LegacyValue*> found;
-  legacy_tensors(archive.root(), "", found);
+  legacy_tensors(archive.root(), "", found, file);
   std::vector<RawTensor> out;
   for (const TensorSpec& s : specs) {
     const auto it = found.find(s.name);
