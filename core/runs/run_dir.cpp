@@ -30,7 +30,8 @@ std::vector<std::string> split(const std::string& line) {
 }  // namespace
 
 std::string RunDirectory::mechanism() const {
-  if (config.model.architecture == "conn") return "conn";
+  // Only the transformer has attention layers (core/models/architecture.h, above this layer).
+  if (config.model.architecture != "transformer") return config.model.architecture;
   std::string out;
   for (const auto& m : config.model.attention)
     if (out.empty() || out.find(m) == std::string::npos) out += (out.empty() ? "" : "+") + m;

@@ -29,8 +29,8 @@ struct RunDirectory {
   Series train_loss, eval_loss, eval_accuracy, learning_rate;
   int64_t rows = 0;             // complete data rows of metrics.csv
   bool has_checkpoint = false;  // checkpoint/state.json present
-  // A mechanism's name ("dot", ...) or "conn"; per-layer mechanisms joined with "+" when they
-  // differ.
+  // A mechanism's name ("dot", ...); per-layer mechanisms joined with "+" when they differ. A
+  // model of its own (model.architecture other than "transformer") is named by its architecture.
   std::string mechanism() const;
 };
 

@@ -40,7 +40,8 @@ std::string metrics_row(int64_t step, std::optional<double> train_loss,
                         std::optional<double> eval_loss, std::optional<double> eval_accuracy,
                         std::optional<double> lr, std::optional<double> steps_per_s);
 
-// "conn" for a Connection Transformer, else the first layer's mechanism.
+// The first layer's mechanism; a model of its own (model.architecture other than "transformer")
+// is named by its architecture.
 std::string run_mechanism(const ExperimentConfig& config);
 
 // Creates dir (and parents), marks it as attnlab's run (core/runs/run_files.h) and writes
