@@ -34,7 +34,9 @@ std::string metrics_row(int64_t step, std::optional<double> train_loss,
 }
 
 std::string run_mechanism(const ExperimentConfig& config) {
-  return config.model.architecture == "conn" ? "conn" : config.model.attention.at(0);
+  // Only the transformer has attention layers (core/models/architecture.h, above this layer).
+  if (config.model.architecture != "transformer") return config.model.architecture;
+  return config.model.attention.at(0);
 }
 
 void write_run_config(const std::string& dir, const ExperimentConfig& config) {
