@@ -155,31 +155,15 @@ void check_file_record(const json& state, const std::string& dir, const char* na
 // --- Tensors as safetensors entries (the checkpoint's data; core/runs/safetensors.h) ---------
 
 std::string dtype_name(const torch::Tensor& t) {
-  switch (t.scalar_type()) {
-    case torch::kFloat:
-      return "F32";
-    case torch::kDouble:
-      return "F64";
-    case torch::kHalf:
-      return "F16";
-    case torch::kBFloat16:
-      return "BF16";
-    case torch::kLong:
-      return "I64";
-    case torch::kInt:
-      return "I32";
-    case torch::kShort:
-      return "I16";
-    case torch::kChar:
-      return "I8";
-    case torch::kByte:
-      return "U8";
-    case torch::kBool:
-      return "BOOL";
-    default:
-      throw Error(std::string("checkpoint: a tensor of dtype ") + c10::toString(t.scalar_type()) +
-                  " has no safetensors name");
-  }
+  static const std::pair<torch::ScalarType, const char*> kNames[] = {
+      {torch::kFloat, "F32"},     {torch::kDouble, "F64"}, {torch::kHalf, "F16"},
+      {torch::kBFloat16, "BF16"}, {torch::kLong, "I64"},   {torch::kInt, "I32"},
+      {torch::kShort, "I16"},     {torch::kChar, "I8"},    {torch::kByte, "U8"},
+      {torch::kBool, "BOOL"}};
+  for (const auto& [type, name] : kNames)
+    if (type == t.scalar_type()) return name;
+  throw Error(std::string("checkpoint: a tensor of dtype ") + c10::toString(t.scalar_type()) +
+              " has no safetensors name");
 }
 
 TensorSpec spec_of(const std::string& name, const torch::Tensor& t) {
@@ -226,6 +210,17 @@ void check_bools(const std::string& where, const RawTensor& r) {
     for (const char b : r.bytes)
       if (b != 0 && b != 1)
         throw Error(where + ": tensor " + r.name + " holds a BOOL that is neither 0 nor 1");
+}
+
+// The specs of model_state's tensors (their order), and the tensors in `tensors`.
+std::vector<TensorSpec> model_specs(const torch::nn::Module& model,
+                                    std::vector<torch::Tensor>& tensors) {
+  std::vector<TensorSpec> specs;
+  for (const auto& [name, tensor] : model_state(model)) {
+    specs.push_back(spec_of(name, tensor));
+    tensors.push_back(tensor);
+  }
+  return specs;
 }
 
 // Reads `file` checked against `expected` (the state's own names, dtypes and shapes; the limit
@@ -638,12 +633,8 @@ void TrainingSession::load(const std::string& dir) {
   check_file_record(state, dir, kOptimizerFile);
   const std::string model_file = (fs::path(dir) / kModelFile).string();
   const std::string optimizer_file = (fs::path(dir) / kOptimizerFile).string();
-  std::vector<TensorSpec> specs;
   std::vector<torch::Tensor> tensors;
-  for (const auto& [name, tensor] : model_state(*model_)) {
-    specs.push_back(spec_of(name, tensor));
-    tensors.push_back(tensor);
-  }
+  const std::vector<TensorSpec> specs = model_specs(*model_, tensors);
   const SafetensorsContents weights = read_checked(model_file, specs);
   OptimizerPlan plan;
   try {
@@ -670,12 +661,8 @@ void TrainingSession::load_old_format(const std::string& dir, const json& state)
   }
   // Everything is read and checked (as data: read_legacy_model, read_legacy_optimizer) before
   // the weights are touched; a refused checkpoint leaves the session as it was.
-  std::vector<TensorSpec> specs;
   std::vector<torch::Tensor> tensors;
-  for (const auto& [name, tensor] : model_state(*model_)) {
-    specs.push_back(spec_of(name, tensor));
-    tensors.push_back(tensor);
-  }
+  const std::vector<TensorSpec> specs = model_specs(*model_, tensors);
   const std::vector<RawTensor> weights =
       read_legacy_model((fs::path(dir) / "model.pt").string(), specs);
   SafetensorsContents moments;
