@@ -20,28 +20,23 @@
 #include <string>
 #include <vector>
 
-#include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
 #include "app/panels/mechanisms/conn_transformer_model.h"
+#include "app/panels/model_panel.h"
 
 struct ImFont;
 
 namespace attn::gui {
 
-class ConnTransformerPanel : public Panel {
+// The figures it shows and their Export button come from the model (ModelPanel).
+static_assert(kModelShowsFigures<ConnTransformerModel>);
+
+class ConnTransformerPanel : public ModelPanel<ConnTransformerModel> {
  public:
   void draw(FrameContext& frame) override;
-  nlohmann::json report() const override { return model_.report(); }
-  std::vector<std::string> figures(const Snapshot& snap) const override {
-    return model_.figures(snap);
-  }
-  const fig::Figure* shown_figure(const std::string& name) const override {
-    return model_.shown_figure(name);
-  }
   bool wants_auto_open(const Snapshot& snap) const override { return snap.conn != nullptr; }
 
  private:
-  using Model = ConnTransformerModel;
   // Draws the plot's figure in `size` at the cursor (or why it has none); true when drawn.
   bool draw_plot(Model::PlotId id, ImFont* font, ImVec2 size, const char* label);
   void draw_toolbar(const Snapshot& snap);
@@ -50,7 +45,6 @@ class ConnTransformerPanel : public Panel {
   void draw_spectra(ImFont* font, ImVec2 size, UiState& ui);
   void draw_trace(ImFont* font, ImVec2 size);
 
-  Model model_;
   std::array<LiveFigure, Model::kPlots> live_;
 };
 

@@ -9,20 +9,17 @@
 // file has only ImGui calls. Bad input is shown in red, never thrown. Uses no torch and no
 // training state.
 #pragma once
-#include <nlohmann/json.hpp>
-
-#include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
 #include "app/panels/mechanisms/ky_lab_model.h"
+#include "app/panels/model_panel.h"
 
 struct ImFont;
 
 namespace attn::gui {
 
-class KyLabPanel : public Panel {
+class KyLabPanel : public ModelPanel<KyLabModel> {
  public:
   void draw(FrameContext& frame) override;
-  nlohmann::json report() const override { return model_.report(); }
 
  private:
   void draw_error();
@@ -34,7 +31,6 @@ class KyLabPanel : public Panel {
   void draw_chain_section();
   void draw_seed_note();
 
-  KyLabModel model_;
   LiveFigure theta_plot_, fit_plot_;
 };
 
