@@ -13,6 +13,8 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "app/cli/cli.h"
@@ -134,10 +136,11 @@ struct Subcommand {
   std::function<int()> run;
 };
 
-// The commands whose arguments are Args..., registered in that order (app/cli/cli.h: each
-// Args has its add_command and run_command overloads).
+// The commands whose arguments are the types Args... (given as a std::tuple<Args...>, never
+// built), registered in that order (app/cli/cli.h: each Args has its add_command and run_command
+// overloads).
 template <class... Args>
-std::vector<Subcommand> subcommands(CLI::App& app) {
+std::vector<Subcommand> subcommands(CLI::App& app, std::tuple<Args...>* /*types*/) {
   std::vector<Subcommand> commands;
   auto add = [&](auto args) {  // args: a shared_ptr, kept alive by the run closure
     CLI::App* cmd = attn::add_command(app, *args);
@@ -293,11 +296,12 @@ int main(int argc, char** argv) {
   app.footer(attn::kExitCodesHelp);
 
   // The headless subcommands, in the order --help lists them.
-  const std::vector<Subcommand> commands =
-      subcommands<attn::TrainArgs, attn::KyArgs, attn::GeometryArgs, attn::SpectralArgs,
-                  attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs, attn::SuiteArgs,
-                  attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs, attn::MigrateArgs,
-                  attn::BenchStepArgs, attn::ConfigArgs>(app);
+  using Commands = decltype(std::tuple_cat(
+      std::declval<std::tuple<attn::TrainArgs>>(), std::declval<attn::LabCommands>(),
+      std::declval<std::tuple<attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs,
+                              attn::SuiteArgs, attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs,
+                              attn::MigrateArgs, attn::BenchStepArgs, attn::ConfigArgs>>()));
+  const std::vector<Subcommand> commands = subcommands(app, static_cast<Commands*>(nullptr));
 
 #ifdef ATTN_HAVE_GUI
   attn::GuiOptions gui;

@@ -4,7 +4,9 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <tuple>
 
+#include "app/cli/cli.h"
 #include "core/analysis/ky_transform.h"
 
 namespace attn {
@@ -31,5 +33,9 @@ struct KyArgs {
 CLI::App* add_command(CLI::App& app, KyArgs& args);
 // Runs `attnlab ky`; returns the exit code above (prints errors, never throws).
 int run_command(const KyArgs& args);
+
+// The labs' commands, in --help's order: main.cpp registers them as one group, so that the KY
+// lab is named only in the labs.
+using LabCommands = std::tuple<KyArgs, GeometryArgs, SpectralArgs>;
 
 }  // namespace attn
