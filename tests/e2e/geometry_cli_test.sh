@@ -101,18 +101,27 @@ PY
 fi
 
 # Random scenes: always inside the hull, always the formula (python draws, the binary computes;
-# few of them: each run loads the binary, torch included).
+# few of them: each run loads the binary, torch included, one core's half second, so two run at
+# a time).
 python3 - "$bin" <<'PY' && ok "12 random scenes: output is the formula and inside the hull" || bad "random scenes"
 import math, random, subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
 from geo import *
 random.seed(5)
+scenes = []
 for _ in range(12):
     n = random.randint(1, 12); s = 10 ** random.uniform(-1, 1)
     ts = ";".join("%.6f,%.6f" % (random.uniform(-s, s), random.uniform(-s, s)) for _ in range(n))
     r, a = 10 ** random.uniform(-2, 3), random.uniform(0, 2 * math.pi)
     q, tau = "%.6f,%.6f" % (r * math.cos(a), r * math.sin(a)), "%.4f" % 10 ** random.uniform(-1, 1)
-    out = subprocess.run([sys.argv[1], "geometry", "--tokens", ts, "--query", q, "--temperature", tau,
-                          "--json"], capture_output=True, text=True, check=True).stdout
+    scenes.append((ts, q, tau))
+def run(scene):
+    ts, q, tau = scene
+    return subprocess.run([sys.argv[1], "geometry", "--tokens", ts, "--query", q, "--temperature", tau,
+                           "--json"], capture_output=True, text=True, check=True).stdout
+with ThreadPoolExecutor(2) as pool:
+    outs = list(pool.map(run, scenes))
+for (ts, q, tau), out in zip(scenes, outs):
     res = json.loads(out); pts = tokens(ts); v = tuple(map(float, q.split(",")))
     z, p = attend(pts, v, tau=float(tau))
     scale = max(1.0, max(abs(c) for t in pts for c in t))
