@@ -184,15 +184,8 @@ struct MigrateArgs {
   bool trust = false;          // accepted and ignored (earlier versions required it)
   bool to_old_format = false;  // hidden, tests only: the reverse conversion
 };
-CLI::App* add_migrate_command(CLI::App& app, MigrateArgs& args);
-int run_migrate_command(const MigrateArgs& args);
-// migrate's overloads, under the names the others define directly.
-inline CLI::App* add_command(CLI::App& app, MigrateArgs& args) {
-  return add_migrate_command(app, args);
-}
-inline int run_command(const MigrateArgs& args) {
-  return run_migrate_command(args);
-}
+CLI::App* add_command(CLI::App& app, MigrateArgs& args);
+int run_command(const MigrateArgs& args);
 
 // `attnlab bench-step` (app/cli/run/cli_bench_step.cpp).
 struct BenchStepArgs {

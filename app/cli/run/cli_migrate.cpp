@@ -23,7 +23,7 @@ complete; the old files go with it.)";
 
 }  // namespace
 
-CLI::App* add_migrate_command(CLI::App& app, MigrateArgs& a) {
+CLI::App* add_command(CLI::App& app, MigrateArgs& a) {
   auto* cmd = app.add_subcommand(
       "migrate", "Convert a run's checkpoint from the old format (TorchScript) to safetensors");
   cmd->add_option("--run", a.run, "Run directory (attnlab train --out)")->required();
@@ -35,7 +35,7 @@ CLI::App* add_migrate_command(CLI::App& app, MigrateArgs& a) {
   return with_footer(cmd, kMigrateFooter);
 }
 
-int run_migrate_command(const MigrateArgs& a) {
+int run_command(const MigrateArgs& a) {
   try {
     if (a.to_old_format) {
       std::cout << "attnlab migrate: wrote " << a.run << "/checkpoint in the old format (step "
