@@ -184,7 +184,11 @@ TEST_CASE("legacy archive: nothing in the pickle can make the reader call anythi
       {"a storage from a foreign id", pickle("(" + str("file") + str("/etc/passwd") + "tQ"),
        "not a storage"},
       {"a memo never stored", pickle("h\x05"), "never stored"},
-      {"a truncated stream", std::string("\x80\x02X\xff\x00\x00\x00ab", 9), "longer than the file"},
+      {"a truncated stream",
+       std::string("\x80\x02X\xff\x00\x00\x00"
+                   "ab",
+                   9),
+       "longer than the file"},
       {"no STOP", std::string("\x80\x02N"), "ends early"},
       {"two values left", pickle("NN"), "ends with 2 values"},
   };
