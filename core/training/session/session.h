@@ -132,9 +132,9 @@ class TrainingSession {
   static int checkpoint_format_version(const std::string& dir);
   // `attnlab migrate --run DIR`: converts checkpoint `dir` from the old format to the current
   // one and returns its step. It reads the TorchScript archives as data only (their pickles and
-  // storages, core/runs/legacy_archive.h; never their code: attnlab has no torch::load), checked
-  // against this run's model before anything is copied. The new checkpoint replaces `dir` whole,
-  // the old files going only once it is complete. Throws attn::Error (a checkpoint not in the
+  // storages, core/runs/legacy_archive.h; never their code: attnlab calls no archive loader of
+  // LibTorch's), checked against this run's model before anything is copied. The new checkpoint
+  // replaces `dir` whole, the old files going only once it is complete. Throws attn::Error (a checkpoint not in the
   // old format, a damaged or foreign one).
   static int64_t migrate_old_format(const std::string& dir);
   // Tests only (`attnlab migrate --to-old-format-for-tests`, hidden): rewrites a current-format

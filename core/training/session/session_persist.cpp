@@ -366,8 +366,9 @@ void apply_optimizer(const OptimizerPlan& plan, const SafetensorsContents& read,
 }
 
 // --- The old format (model.pt, optimizer.pt), read as data only (core/runs/legacy_archive.h):
-// never torch::load, which compiles and runs the TorchScript the archives carry. The limit on
-// each archive is what its tensors need plus room for the pickle and the code/ it holds.
+// LibTorch's archive loader is never called (it compiles and runs the TorchScript the archives
+// carry). The limit on each archive is what its tensors need plus room for the pickle and the
+// code/ it holds.
 constexpr uint64_t kLegacyOverheadBytes = 64ull << 20;
 
 // A module tree's tensors by the names named_parameters()/named_buffers() give
