@@ -15,7 +15,7 @@
 #include "core/base/error.h"
 #include "core/config/config.h"
 #include "core/models/spectrum.h"
-#include "core/runs/legacy_archive.h"
+#include "core/runs/formats/legacy_archive.h"
 
 namespace attn::fuzz {
 

@@ -6,12 +6,12 @@ sources (core/, app/, render/). Exits 1 naming every breach; --report prints the
 1. A mechanism is its folder and one registry row: outside the mechanism's own places (its
    folder core/attention/<name>/; its files under app/panels/mechanisms/, every one named with
    its panel's prefix: the panel, its model and its self-registering figures
-   (<prefix>_figures.*, app/figures/mechanism_figures.h); the stated exceptions below), at
+   (<prefix>_figures.*, app/figures/catalog/mechanism_figures.h); the stated exceptions below), at
    most LIMITS[mechanism] product files name it (a class `Ky...`, an identifier `ky_...`, or the
    string "ky"). The exceptions: the fused kernels (core/kernels/, core/attention/cuda_ops.*,
    core/attention/fused_attention.*), the registry row (core/attention/mechanisms.def), the
    paper reproductions (app/cli/repro/) and the labs (app/cli/labs/, the KY lab panel and its
-   figures app/figures/ky_lab_figures.*, the KY transform maths core/analysis/ky_transform.*).
+   figures app/figures/models/ky_lab_figures.*, the KY transform maths core/analysis/ky_transform.*).
 2. One include root: every quoted include of a product file starts with app/, core/ or render/.
 3. Dependencies point one way: core/ includes no app/ or render/ header, render/ no app/ header
    and no torch, app/gui/ and app/panels/ nothing of app/cli/.
@@ -47,7 +47,7 @@ OWN = {
 }
 EXCEPTIONS = [r"core/kernels/", r"core/attention/cuda_ops\.", r"core/attention/fused_attention\.",
               r"core/attention/mechanisms\.def", r"app/cli/repro/", r"app/cli/labs/",
-              r"app/panels/mechanisms/ky_lab_", r"app/figures/ky_lab_figures\.",
+              r"app/panels/mechanisms/ky_lab_", r"app/figures/models/ky_lab_figures\.",
               r"core/analysis/ky_transform\."]
 PRODUCT = ("core", "app", "render")
 SOURCE = (".h", ".cpp", ".cu", ".cuh", ".def")

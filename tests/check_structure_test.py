@@ -33,7 +33,7 @@ def tree(root, broken):
         write(root, "core/views/long.cpp", long_function("too_long", 130))
         write(root, "app/gui/menu.cpp", '#include "app/cli/cli.h"\n')
         write(root, "app/panels/p.cpp", '#include "gui/panel.h"\n')
-        write(root, "render/plot/r.cpp", '#include "app/figures/figures.h"\n#include <torch/torch.h>\n')
+        write(root, "render/plot/r.cpp", '#include "app/figures/catalog/figures.h"\n#include <torch/torch.h>\n')
         write(root, "core/models/m.cpp", '#include "render/plot/figure.h"\n')
 
 
@@ -56,7 +56,7 @@ def main():
         for expected in ["name the mechanism 'ky'", "core/runs/reader.cpp",
                          "too_long is 130 lines", "includes app/cli/cli.h",
                          'include "gui/panel.h" is not spelled from the one include root',
-                         "render/ includes app/figures/figures.h", "render/ includes torch",
+                         "render/ includes app/figures/catalog/figures.h", "render/ includes torch",
                          "core/ includes render/plot/figure.h"]:
             if expected not in text:
                 failures.append(f"the broken tree's report lacks: {expected}")

@@ -178,7 +178,7 @@ CLI::App* add_command(CLI::App& app, EvalArgs& args);
 int run_command(const EvalArgs& args);
 
 // `attnlab migrate` (app/cli/run/cli_migrate.cpp): an old-format checkpoint (TorchScript) to
-// the data-only one, reading the archives as data (core/runs/legacy_archive.h).
+// the data-only one, reading the archives as data (core/runs/formats/legacy_archive.h).
 struct MigrateArgs {
   std::string run;
   bool trust = false;          // accepted and ignored (earlier versions required it)

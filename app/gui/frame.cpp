@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "app/gui/help/menus.h"
 #include "app/gui/layout/workspace.h"
 #include "app/gui/panel.h"

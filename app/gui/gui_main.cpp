@@ -24,7 +24,7 @@
 
 #include "app/common/data_paths.h"
 #include "app/common/exit_codes.h"
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "app/gui/frame.h"
 #include "app/gui/gui.h"
 #include "app/gui/help/menus.h"
@@ -39,7 +39,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/version.h"
 #include "core/config/config.h"
-#include "core/runs/run_writer.h"
+#include "core/runs/directory/run_writer.h"
 #include "core/training/trainer.h"
 #include "render/gl/frame_stats.h"
 #include "render/gl/screenshot.h"

@@ -12,7 +12,7 @@
 //    could not record whole (each line names the run, the directory and why).
 //  - report() is the panel's part of the ATTN_GUI_REPORT exit report (null: nothing to add); the
 //    workspace adds "open", "drawn" and "rect" for every panel itself.
-//  - figures() names the exportable figures (app/figures/figures.h) the panel shows now, in the
+//  - figures() names the exportable figures (app/figures/catalog/figures.h) the panel shows now, in the
 //    order shown; the screen/export agreement test (tests/e2e/gui_figures.sh) exports each.
 //  - Adding a panel: its own file(s) under app/panels/ and one row in kPanelTable
 //    (app/panels/panel_table.cpp).

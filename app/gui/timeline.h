@@ -1,5 +1,5 @@
 // Timeline: one control for the whole window over the steps the run on screen recorded its
-// views at (views.rec, core/runs/view_timeline.h). A bar under the menu: step back and forward,
+// views at (views.rec, core/runs/records/view_timeline.h). A bar under the menu: step back and forward,
 // play at a chosen speed, a slider over the recorded steps, and Latest (follow the live model).
 // Contract:
 //  - view(live) is the snapshot every panel draws this frame: the live one while Latest, else the
@@ -25,7 +25,7 @@
 #include <string>
 
 #include "app/gui/ui_state.h"
-#include "core/runs/view_timeline.h"
+#include "core/runs/records/view_timeline.h"
 #include "core/views/snapshot.h"
 
 namespace attn::gui {

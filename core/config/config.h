@@ -101,7 +101,7 @@ struct TrainConfig {
   double grad_clip = 1.0;  // max global grad norm; 0 disables
   int64_t eval_every = 100;
   int eval_batches = 8;
-  // Recorded views (core/runs/view_records.h): the probe's maps every this many steps into the
+  // Recorded views (core/runs/records/view_records.h): the probe's maps every this many steps into the
   // run's views.rec, plus the first and last step; 0 = off (no views.rec), wherever a run is
   // trained (attnlab train, the window). Absent from a config file: its eval_every (resolved,
   // so config.json shows it). It sets nothing else: the window's live answers (interventions,

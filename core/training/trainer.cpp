@@ -11,9 +11,9 @@
 
 #include "core/base/error.h"
 #include "core/models/memory_estimate.h"
-#include "core/runs/run_files.h"
-#include "core/runs/run_lock.h"
-#include "core/runs/run_writer.h"
+#include "core/runs/directory/run_files.h"
+#include "core/runs/directory/run_lock.h"
+#include "core/runs/directory/run_writer.h"
 #include "core/training/interventions/length_eval.h"
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/run_recorder.h"

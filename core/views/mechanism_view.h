@@ -3,7 +3,7 @@
 // axes' names and units, and a few named texts. A mechanism fills one from its own state
 // (AttentionModule::observe, core/attention/attention.h); the session keeps them over training
 // (Snapshot::mechanism_views), views.rec and the run directory record them, and the figures draw
-// them (app/figures/mechanism_view_figure.h) by their names. Torch-free.
+// them (app/figures/models/mechanism_view_figure.h) by their names. Torch-free.
 //
 // Codec: mechanism_view_to_json / _from_json give the layout views.rec's records (CBOR, floats
 // as byte strings of little-endian float32) and mechanism_views.json (JSON, floats as numbers)

@@ -10,7 +10,7 @@
 #include "core/base/error.h"
 #include "core/models/architecture.h"
 #include "core/models/memory_estimate.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/headless/headless.h"
 #include "core/training/headless/sweep.h"
 #include "core/training/interventions/length_eval.h"

@@ -7,11 +7,11 @@
 #include <map>
 #include <sstream>
 
-#include "app/figures/figures.h"
-#include "app/figures/ky_lab_figures.h"
+#include "app/figures/catalog/figures.h"
+#include "app/figures/models/ky_lab_figures.h"
 #include "core/base/error.h"
 #include "core/models/conn_model.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/headless/headless.h"
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/saved_run.h"

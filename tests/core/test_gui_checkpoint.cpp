@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/config/config.h"
-#include "core/runs/run_lock.h"
+#include "core/runs/directory/run_lock.h"
 #include "core/training/headless/headless.h"
 #include "core/training/trainer.h"
 #include "helpers.h"

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "core/config/config.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/run_lock.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/directory/run_lock.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
 

@@ -1,6 +1,6 @@
 // Input parsing of issue 30: ATTNLAB_MEMORY_LIMIT sizes (core/base/memory.h), strict JSON
 // (core/json/json_reader.h), decimal-only numbers (core/base/decimal.h), metrics.csv step
-// order (core/runs/run_dir.h) and the out-of-memory message (core/training/session/training_errors.h).
+// order (core/runs/directory/run_dir.h) and the out-of-memory message (core/training/session/training_errors.h).
 // Each table's expected values are written out by hand (powers of two, byte offsets counted in
 // the literal), not computed by the code under test.
 #include <doctest/doctest.h>
@@ -21,7 +21,7 @@
 #include "core/base/memory.h"
 #include "core/config/config.h"
 #include "core/json/json_reader.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/session/training_errors.h"
 #include "helpers.h"
 

@@ -11,8 +11,8 @@
 #include "core/analysis/head_metrics.h"
 #include "core/attention/ky/ky_view.h"
 #include "core/base/error.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/view_records.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/records/view_records.h"
 #include "temp_dir.h"
 
 using namespace attn;

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/config/config.h"
-#include "core/runs/view_records.h"
+#include "core/runs/records/view_records.h"
 #include "core/training/headless/headless.h"
 #include "core/training/trainer.h"
 #include "helpers.h"

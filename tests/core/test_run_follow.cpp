@@ -1,4 +1,4 @@
-// Following a run directory cheaply (core/runs/run_list.h): metrics.csv is read by its appended
+// Following a run directory cheaply (core/runs/directory/run_list.h): metrics.csv is read by its appended
 // bytes, whole again only when it shrank, was replaced or its steps do not follow; a deleted
 // directory is marked; RunWatcher publishes what it read from its own thread.
 #include <doctest/doctest.h>
@@ -7,9 +7,9 @@
 #include <fstream>
 #include <thread>
 
-#include "core/runs/run_dir.h"
-#include "core/runs/run_list.h"
-#include "core/runs/run_writer.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/directory/run_list.h"
+#include "core/runs/directory/run_writer.h"
 #include "helpers.h"
 
 using namespace attn;

@@ -1,6 +1,6 @@
-// What attnlab may remove or write (core/runs/run_files.h), the config's name as a path
+// What attnlab may remove or write (core/runs/directory/run_files.h), the config's name as a path
 // component (core/config/config.h), summaries without invented measurements
-// (core/runs/run_writer.h) and the loss interval a checkpoint carries
+// (core/runs/directory/run_writer.h) and the loss interval a checkpoint carries
 // (core/training/session/session.h).
 #include <doctest/doctest.h>
 
@@ -11,8 +11,8 @@
 
 #include "core/base/error.h"
 #include "core/config/config.h"
-#include "core/runs/run_files.h"
-#include "core/runs/run_writer.h"
+#include "core/runs/directory/run_files.h"
+#include "core/runs/directory/run_writer.h"
 #include "core/training/headless/headless.h"
 #include "core/training/session/session.h"
 #include "helpers.h"

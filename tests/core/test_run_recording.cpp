@@ -1,5 +1,5 @@
 // Recording runs trained in the window (core/training/recording/run_recorder.h,
-// TrainerOptions::runs_root) and following run directories (core/runs/run_list.h).
+// TrainerOptions::runs_root) and following run directories (core/runs/directory/run_list.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,12 +11,12 @@
 #include "core/analysis/head_metrics.h"
 #include "core/attention/neural/neural_view.h"
 #include "core/config/config.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/run_list.h"
-#include "core/runs/run_lock.h"
-#include "core/runs/run_writer.h"
-#include "core/runs/view_records.h"
-#include "core/runs/view_timeline.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/directory/run_list.h"
+#include "core/runs/directory/run_lock.h"
+#include "core/runs/directory/run_writer.h"
+#include "core/runs/records/view_records.h"
+#include "core/runs/records/view_timeline.h"
 #include "core/training/headless/headless.h"
 #include "core/training/recording/saved_run.h"
 #include "core/training/session/session.h"

@@ -1,4 +1,4 @@
-// Run directories that never lose or mix data (core/training/headless/headless.h, core/runs/run_lock.h,
+// Run directories that never lose or mix data (core/training/headless/headless.h, core/runs/directory/run_lock.h,
 // core/base/file_io.h, core/base/atomic_file.h): each finding of the reliability attack that a
 // library call can reproduce.
 #include <doctest/doctest.h>
@@ -16,8 +16,8 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/run_lock.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/directory/run_lock.h"
 #include "core/training/headless/headless.h"
 #include "core/training/headless/sweep.h"
 #include "helpers.h"

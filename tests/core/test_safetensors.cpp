@@ -1,4 +1,4 @@
-// The bounded safetensors reader (core/runs/safetensors.h): round trips of every dtype the
+// The bounded safetensors reader (core/runs/formats/safetensors.h): round trips of every dtype the
 // checkpoints use, and hostile files (claimed sizes, offsets, dtypes, shapes, names, nesting)
 // refused naming the file and the tensor before anything is allocated for the data.
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
-#include "core/runs/safetensors.h"
+#include "core/runs/formats/safetensors.h"
 #include "temp_dir.h"
 
 using namespace attn;

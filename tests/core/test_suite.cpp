@@ -12,7 +12,7 @@
 #include "core/analysis/statistics.h"
 #include "core/base/error.h"
 #include "core/config/config.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/headless/suite.h"
 #include "core/training/headless/tuned_arms.h"
 #include "core/training/interventions/length_eval.h"

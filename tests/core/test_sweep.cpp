@@ -8,7 +8,7 @@
 
 #include "core/base/error.h"
 #include "core/config/config.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/headless/sweep.h"
 #include "helpers.h"
 

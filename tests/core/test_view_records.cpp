@@ -1,4 +1,4 @@
-// views.rec (core/runs/view_records.h) and the head metrics (core/analysis/head_metrics.h):
+// views.rec (core/runs/records/view_records.h) and the head metrics (core/analysis/head_metrics.h):
 // round trips, torn and damaged records, the size bound, resumption, and the metrics against
 // direct formulas on hand-made maps.
 #include <doctest/doctest.h>
@@ -15,8 +15,8 @@
 #include "core/attention/ky/ky_view.h"
 #include "core/attention/neural/neural_view.h"
 #include "core/base/error.h"
-#include "core/runs/run_files.h"
-#include "core/runs/view_records.h"
+#include "core/runs/directory/run_files.h"
+#include "core/runs/records/view_records.h"
 #include "temp_dir.h"
 
 using namespace attn;

@@ -1,4 +1,4 @@
-// The timeline's reading of views.rec (core/runs/view_timeline.h): the record fields added for
+// The timeline's reading of views.rec (core/runs/records/view_timeline.h): the record fields added for
 // images and the Connection Transformer (and old records without them), incremental indexing
 // against a full index, a run written while it is read, a file thinned under a reader, two
 // sources (an opened run, then the window's own), and the snapshot at a recorded step.
@@ -14,9 +14,9 @@
 
 #include "core/attention/ky/ky_view.h"
 #include "core/base/error.h"
-#include "core/runs/run_files.h"
-#include "core/runs/view_records.h"
-#include "core/runs/view_timeline.h"
+#include "core/runs/directory/run_files.h"
+#include "core/runs/records/view_records.h"
+#include "core/runs/records/view_timeline.h"
 #include "core/views/conn_view.h"
 #include "temp_dir.h"
 

@@ -89,7 +89,7 @@ rejects "--chain: cannot parse" "$bin" ky -f "x" --x0 0 --chain "x +"
 rejects "--x0" "$bin" ky -f "x" --x0 abc
 rejects "--function is required" "$bin" ky --x0 1
 
-# --figure ky-theta | ky-fit --out FILE: the KY lab panel's figures (app/figures/ky_lab_figures.h),
+# --figure ky-theta | ky-fit --out FILE: the KY lab panel's figures (app/figures/models/ky_lab_figures.h),
 # their data CSV equal to the transform printed; bad figure options refused before anything is
 # written.
 mkdir -p "$work/fig"

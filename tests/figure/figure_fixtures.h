@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/compare_figures.h"
-#include "app/figures/figures.h"
+#include "app/figures/runs/compare_figures.h"
+#include "app/figures/catalog/figures.h"
 #include "core/analysis/connections.h"
 #include "core/attention/ky/ky_view.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/views/conn_view.h"
 #include "core/attention/neural/neural_view.h"
 #include "core/views/snapshot.h"

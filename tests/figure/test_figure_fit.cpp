@@ -11,7 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "app/figures/ky_lab_figures.h"
+#include "app/figures/models/ky_lab_figures.h"
 #include "figure_fixtures.h"
 #include "figure_helpers.h"
 #include "render/plot/export/figure_export.h"

@@ -1,4 +1,4 @@
-// The figure registry (app/figures/mechanism_figures.h): the mechanisms' own figures register
+// The figure registry (app/figures/catalog/mechanism_figures.h): the mechanisms' own figures register
 // themselves from their files beside their panels (app/panels/mechanisms/*_figures.cpp), survive
 // the link into every binary that links attnlab_figures, and reach figures_for() and
 // build_figure() in the order the hard-wired list had; a figure registered from anywhere else
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/figures.h"
-#include "app/figures/mechanism_figures.h"
+#include "app/figures/catalog/figures.h"
+#include "app/figures/catalog/mechanism_figures.h"
 #include "core/base/error.h"
 
 using namespace attn;

@@ -15,7 +15,7 @@
 #include "core/analysis/verdict.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/headless/sweep.h"
 #include "render/plot/figure.h"
 
@@ -102,7 +102,7 @@ std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs
 // The per-run table (text, aligned columns) and its JSON rows (summary.json values unrounded).
 std::string compare_table_text(const std::vector<ComparedRun>& runs);
 nlohmann::json compare_table_json(const std::vector<ComparedRun>& runs);
-// Runs that differ only by seed, grouped (core/runs/seed_groups.h): mean ± sd per group and the
+// Runs that differ only by seed, grouped (core/runs/directory/seed_groups.h): mean ± sd per group and the
 // paired interval of each group against the first; "" when no group has two finished runs.
 struct ComparedSeedGroup {
   std::string name;  // the sweep cell's directory, else the first run's label

@@ -13,7 +13,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/compare/cli_compare.h"
 #include "app/cli/progress.h"
-#include "app/figures/leaderboard_figures.h"
+#include "app/figures/runs/leaderboard_figures.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"

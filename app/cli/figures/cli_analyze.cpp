@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "app/cli/cli.h"
-#include "app/figures/figures.h"
-#include "app/figures/intervention_figures.h"
+#include "app/figures/catalog/figures.h"
+#include "app/figures/runs/intervention_figures.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/models/memory_estimate.h"

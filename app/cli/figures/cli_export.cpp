@@ -6,11 +6,11 @@
 #include <iostream>
 
 #include "app/cli/cli.h"
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "core/runs/view_records.h"
-#include "core/runs/view_timeline.h"
+#include "core/runs/records/view_records.h"
+#include "core/runs/records/view_timeline.h"
 #include "core/training/recording/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
@@ -111,7 +111,7 @@ std::string recorded_figure_names() {
 }
 
 // The run's snapshot as it was at the view recorded at or before `step` (said on stderr): the
-// probe's maps and tokens, image, C and its spectrum (core/runs/view_timeline.h). `option`
+// probe's maps and tokens, image, C and its spectrum (core/runs/records/view_timeline.h). `option`
 // names what asked for the step in messages ("--step 300", "--steps 0:60:20").
 std::shared_ptr<const Snapshot> at_recorded_step(const RunDirectory& run, const Snapshot& saved,
                                                  const std::vector<ViewIndexEntry>& index,

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "app/cli/cli.h"
-#include "app/figures/ky_lab_figures.h"
+#include "app/figures/models/ky_lab_figures.h"
 #include "core/analysis/ky_transform.h"
 #include "core/base/error.h"
 #include "core/base/version.h"

@@ -22,7 +22,7 @@ struct KyArgs {
   std::string chain;          // g for the linear-linear chain-rule check of f o g (empty: none)
   bool json = false;
   // --figure ky-theta | ky-fit written to --out FILE (format from its extension), as the KY lab
-  // panel draws it (app/figures/ky_lab_figures.h): the theta component shown (-1: all) and the
+  // panel draws it (app/figures/models/ky_lab_figures.h): the theta component shown (-1: all) and the
   // step h_k whose fit is drawn. Checked before anything is computed; a refusal writes nothing.
   std::string figure, out;
   int component = -1;

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/models/model_size.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/headless/sweep.h"
 #include "core/training/headless/tuned_arms.h"
 

@@ -7,7 +7,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/compare/cli_compare.h"
-#include "app/figures/compare_figures.h"
+#include "app/figures/runs/compare_figures.h"
 #include "core/base/error.h"
 #include "render/plot/colormap.h"
 

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "app/cli/cli.h"
-#include "app/figures/length_figure.h"
+#include "app/figures/runs/length_figure.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/training/interventions/length_eval.h"

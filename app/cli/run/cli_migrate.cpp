@@ -1,5 +1,5 @@
 // `attnlab migrate`: a run's checkpoint from attnlab's old format (TorchScript archives) to the
-// data-only one, reading the archives as data (core/runs/legacy_archive.h), never their code.
+// data-only one, reading the archives as data (core/runs/formats/legacy_archive.h), never their code.
 #include <filesystem>
 #include <iostream>
 

@@ -12,8 +12,8 @@
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/config/config.h"
-#include "core/runs/run_files.h"
-#include "core/runs/run_lock.h"
+#include "core/runs/directory/run_files.h"
+#include "core/runs/directory/run_lock.h"
 #include "core/training/headless/headless.h"
 #include "core/training/session/training_errors.h"
 

@@ -10,7 +10,7 @@
 #include "app/gui/help/experiment_notes.h"
 #include "core/base/atomic_file.h"
 #include "core/config/config.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/recording/saved_run.h"
 
 namespace attn::gui {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "app/gui/plot/figure_view.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure.h"

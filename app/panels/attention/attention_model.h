@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "core/views/intervention_view.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"

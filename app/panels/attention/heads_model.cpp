@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 
 namespace attn::gui {
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/runs/view_records.h"
-#include "core/runs/view_timeline.h"
+#include "core/runs/records/view_records.h"
+#include "core/runs/records/view_timeline.h"
 #include "render/plot/figure.h"
 
 namespace attn::gui {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "app/gui/plot/export_dialog.h"
 #include "app/gui/timeline.h"
 

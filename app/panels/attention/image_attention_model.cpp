@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 
 namespace attn::gui {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/image_rows_figure.h"
+#include "app/figures/models/image_rows_figure.h"
 #include "core/training/session/image_probe.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "app/figures/intervention_figures.h"
+#include "app/figures/runs/intervention_figures.h"
 
 namespace attn::gui {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 #include <utility>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 
 namespace attn::gui {
 namespace {

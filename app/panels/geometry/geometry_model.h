@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "core/analysis/geometry.h"
 #include "render/plot/figure.h"
 

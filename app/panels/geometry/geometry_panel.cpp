@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "app/gui/window/palette.h"
 #include "render/plot/colormap.h"
 
@@ -16,7 +16,7 @@ namespace {
 
 namespace g = geometry;
 
-// The export's limits (app/figures/figures.h), so the file labels what the screen labels.
+// The export's limits (app/figures/catalog/figures.h), so the file labels what the screen labels.
 constexpr int kMaxWeightLines = figures::kGeometryMaxWeightLines;
 constexpr int kMaxLabelledTokens = figures::kGeometryMaxLabelledTokens;
 constexpr ImU32 kHullFill = with_alpha8(colors::kSkyBlue, 38);

@@ -1,5 +1,5 @@
 // The Connection Transformer's figures (conn_transformer_figures.h) and their rows in the figure
-// registry (app/figures/mechanism_figures.h).
+// registry (app/figures/catalog/mechanism_figures.h).
 #include "app/panels/mechanisms/conn_transformer_figures.h"
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "app/figures/mechanism_figures.h"
+#include "app/figures/catalog/mechanism_figures.h"
 #include "core/base/error.h"
 #include "core/views/conn_view.h"
 #include "render/plot/colormap.h"

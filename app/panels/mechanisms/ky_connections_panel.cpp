@@ -9,7 +9,7 @@
 #include <exception>
 #include <string>
 
-#include "app/figures/connections_figure.h"
+#include "app/figures/models/connections_figure.h"
 #include "app/gui/plot/export_dialog.h"
 #include "app/gui/window/palette.h"
 #include "app/gui/window/widgets.h"
@@ -77,7 +77,7 @@ void describe_layer(const ConnectionCurves& c, char* buf, size_t size) {
                 c.causal ? "causal" : "centred", c.edges.c_str());
 }
 
-// Head h's colour: the figure's (okabe_ito, app/figures/connections_figure.h), for the hover.
+// Head h's colour: the figure's (okabe_ito, app/figures/models/connections_figure.h), for the hover.
 ImU32 head_color(int h) {
   const render::Rgba8 c = render::okabe_ito(h);
   return IM_COL32(c.r, c.g, c.b, 255);

@@ -2,7 +2,7 @@
 // connection functions g_h(t) of one `ky` layer, per head, as the trainer publishes them in
 // Snapshot::mechanism_views (ky's generic views, read by their names: core/attention/ky/
 // ky_view.h).
-//  - Curves figure: the connections figure of app/figures/connections_figure.h (small
+//  - Curves figure: the connections figure of app/figures/models/connections_figure.h (small
 //    multiples or overlaid, the beta row, faded earlier frames), built by the same builder
 //    `attnlab export --figure connections` uses, with this panel's controls as its options
 //    (layer, frame's step, overlaid, beta, history) and the grid the space allows (cols). Where
@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/connections_figure.h"
+#include "app/figures/models/connections_figure.h"
 #include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
 #include "core/views/snapshot.h"

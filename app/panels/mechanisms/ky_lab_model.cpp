@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "app/figures/ky_lab_figures.h"
+#include "app/figures/models/ky_lab_figures.h"
 #include "core/base/error.h"
 
 namespace attn::gui {

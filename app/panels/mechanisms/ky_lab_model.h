@@ -1,7 +1,7 @@
 // The KY Transform lab panel's model (ky_lab_panel.h draws it): the lab's inputs (f, g, x0, the
 // connection-function kind and its settings), what they compute (the transform, the other
 // polynomial reading or the limit expected from f and f', the chain-rule check, the seed's
-// Example 3.1) and the figures shown: ky-theta and ky-fit (app/figures/ky_lab_figures.h, the
+// Example 3.1) and the figures shown: ky-theta and ky-fit (app/figures/models/ky_lab_figures.h, the
 // same builders `attnlab ky --figure` writes) and ky-convergence.
 // Contract: plain data, no ImGui, no torch; UI thread only. update() recomputes only when an
 // input changed; bad input (a parse error, f not finite near x0, a setting out of range) becomes

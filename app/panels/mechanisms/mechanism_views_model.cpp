@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "app/figures/mechanism_view_figure.h"
+#include "app/figures/models/mechanism_view_figure.h"
 
 namespace attn::gui {
 

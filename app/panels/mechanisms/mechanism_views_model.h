@@ -1,6 +1,6 @@
 // The mechanism-views model: what any layer's attention mechanism shows of itself
 // (Snapshot::mechanism_views, core/views/mechanism_view.h), drawn by the generic mechanism-views
-// figure (app/figures/mechanism_view_figure.h), with no code naming a mechanism: a new
+// figure (app/figures/models/mechanism_view_figure.h), with no code naming a mechanism: a new
 // mechanism's view reaches it as it reaches views.rec and `attnlab export`. No ImGui: tests drive
 // it without a window (tests/app/panel_models/test_mechanism_views.cpp, and the toy mechanism's
 // test build).

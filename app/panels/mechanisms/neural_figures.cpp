@@ -1,5 +1,5 @@
 // Neural Attention's score-surface figure (neural_figures.h) and its row in the figure registry
-// (app/figures/mechanism_figures.h).
+// (app/figures/catalog/mechanism_figures.h).
 #include "app/panels/mechanisms/neural_figures.h"
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <exception>
 #include <string>
 
-#include "app/figures/mechanism_figures.h"
+#include "app/figures/catalog/mechanism_figures.h"
 #include "core/base/error.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"

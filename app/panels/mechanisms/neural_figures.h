@@ -1,10 +1,10 @@
 // Neural Attention's figure: the learned score surface of a neural layer with d' = 2
 // ("neural-surface"), from the latest mechanism views (core/attention/neural/neural_view.h).
 // Shown by the Neural panel's model (neural_model.h) and registered with the figure registry
-// (app/figures/mechanism_figures.h), so `attnlab export`, the Export dialog and figures_for()
+// (app/figures/catalog/mechanism_figures.h), so `attnlab export`, the Export dialog and figures_for()
 // offer it whenever a neural layer has a surface. Torch-free.
 #pragma once
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "core/attention/neural/neural_view.h"
 
 namespace attn::figures {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "app/panels/mechanisms/neural_figures.h"
 #include "render/plot/colormap.h"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "app/figures/compare_figures.h"
+#include "app/figures/runs/compare_figures.h"
 
 namespace attn::gui {
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 // tests drive it on a temporary runs directory (tests/app/panel_models/test_runs.cpp).
 // Contract:
 //  - Follows directories another process is writing: a background thread (RunWatcher,
-//    core/runs/run_list.h) rescans the list every 2 s and re-reads each run when its files
+//    core/runs/directory/run_list.h) rescans the list every 2 s and re-reads each run when its files
 //    change, only the appended rows of a growing metrics.csv; update() only takes its newest
 //    reading, it never reads a run's files. Never locks a run directory.
 //  - add_dir() returns false with error() set (the path named) for a path that is not a
@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "app/gui/ui_state.h"
-#include "core/runs/run_list.h"
+#include "core/runs/directory/run_list.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
 

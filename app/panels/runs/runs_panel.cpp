@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "app/figures/compare_figures.h"
+#include "app/figures/runs/compare_figures.h"
 #include "app/gui/plot/export_dialog.h"
 #include "app/gui/window/widgets.h"
 #include "core/training/trainer.h"

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "app/figures/compare_figures.h"
-#include "core/runs/run_writer.h"  // new_run_dir
+#include "app/figures/runs/compare_figures.h"
+#include "core/runs/directory/run_writer.h"  // new_run_dir
 #include "core/training/headless/sweep.h"
 #include "core/training/trainer.h"
 #include "render/plot/colormap.h"

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "core/config/config.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
 

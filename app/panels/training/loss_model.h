@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "core/config/config.h"
 #include "core/views/snapshot.h"
 

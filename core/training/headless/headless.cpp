@@ -28,10 +28,10 @@
 #include "core/base/version.h"
 #include "core/models/architecture.h"
 #include "core/models/memory_estimate.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/run_files.h"
-#include "core/runs/run_lock.h"
-#include "core/runs/view_records.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/directory/run_files.h"
+#include "core/runs/directory/run_lock.h"
+#include "core/runs/records/view_records.h"
 #include "core/training/recording/run_recorder.h"
 #include "core/training/session/session.h"
 #include "core/training/threads/team_check.h"
@@ -175,7 +175,7 @@ void check_run_file_types(const fs::path& out, bool replace) {
 }
 
 // The out directory before training writes into it. Only attnlab's own run (its marker, see
-// core/runs/run_files.h) is ever replaced, and only with `force`; files of a run's names that
+// core/runs/directory/run_files.h) is ever replaced, and only with `force`; files of a run's names that
 // attnlab did not mark are never touched. A run being continued loses its summary first, so that
 // a kill while extending it never leaves an old summary beside a newer checkpoint.
 // Whether the out directory may take this run, changing nothing: throws attn::Error when it holds

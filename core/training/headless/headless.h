@@ -2,7 +2,7 @@
 // Writes into out_dir: config.json (fully resolved), metrics.csv, summary.json, checkpoint/
 // (and for a Connection Transformer conn.json and C.csv).
 // Contract (a run directory is complete or visibly incomplete, never mixed):
-//  - out_dir is locked for the whole run (core/runs/run_lock.h): a second writer is refused
+//  - out_dir is locked for the whole run (core/runs/directory/run_lock.h): a second writer is refused
 //    naming this process, or waits (`wait`). An out_dir that holds another run is refused
 //    unless `force` (it is then emptied, summary.json first) or it is the run being resumed.
 //  - summary.json is removed before training continues and written last, after the
@@ -23,7 +23,7 @@
 #include <string>
 
 #include "core/config/config.h"
-#include "core/runs/run_writer.h"  // RunSummary, and the format written
+#include "core/runs/directory/run_writer.h"  // RunSummary, and the format written
 
 namespace attn {
 

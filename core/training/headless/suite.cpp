@@ -15,7 +15,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/json/json_member.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/interventions/length_eval.h"
 #include "core/training/recording/saved_run.h"
 

@@ -18,10 +18,10 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/run_files.h"
-#include "core/runs/run_lock.h"
-#include "core/runs/run_writer.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/directory/run_files.h"
+#include "core/runs/directory/run_lock.h"
+#include "core/runs/directory/run_writer.h"
 #include "core/training/headless/headless.h"
 
 namespace attn {

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "core/config/config.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/headless/headless.h"
 
 namespace attn {

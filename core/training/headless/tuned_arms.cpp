@@ -13,7 +13,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
-#include "core/runs/run_dir.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/training/interventions/length_eval.h"
 #include "core/training/recording/saved_run.h"
 

@@ -5,7 +5,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
-#include "core/runs/run_files.h"
+#include "core/runs/directory/run_files.h"
 #include "core/views/mechanism_view.h"
 
 namespace attn {

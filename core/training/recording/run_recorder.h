@@ -1,11 +1,11 @@
-// Recording a TrainingSession as a run directory (core/runs/run_writer.h's format), for
+// Recording a TrainingSession as a run directory (core/runs/directory/run_writer.h's format), for
 // `attnlab train` (core/training/headless/headless.cpp) and for runs trained in the window (the
 // Trainer, TrainerOptions::runs_root). Torch; internal to core. Contract:
 //  - write_run_outputs() writes, in this order, the checkpoint (when asked), conn.json and C.csv
 //    (Connection Transformer), mechanism_views.json (the layers' mechanism views) and
 //    summary.json last: a present summary means every other file is complete.
 //  - RunRecorder owns one run directory for as long as it lives: it holds the directory's lock
-//    (core/runs/run_lock.h; a second writer is refused), writes config.json and the metrics
+//    (core/runs/directory/run_lock.h; a second writer is refused), writes config.json and the metrics
 //    header at construction, appends one metrics.csv row per evaluation as training goes, and
 //    save() writes the checkpoint and summary (a pause, a reset, closing the window: summary
 //    with "interrupted": true and "interrupted_by" saying which). Training again after a save
@@ -27,8 +27,8 @@
 #include <optional>
 #include <string>
 
-#include "core/runs/run_lock.h"
-#include "core/runs/run_writer.h"
+#include "core/runs/directory/run_lock.h"
+#include "core/runs/directory/run_writer.h"
 #include "core/training/session/session.h"
 
 namespace attn {
@@ -63,7 +63,7 @@ std::string history_metrics_csv(const TrainingSession& session);
 void write_run_copy(TrainingSession& session, const std::string& dir, const std::string& metrics,
                     const nlohmann::json& summary);
 
-// A session's recorded views (core/runs/view_records.h) in dir/views.rec, when
+// A session's recorded views (core/runs/records/view_records.h) in dir/views.rec, when
 // train.record_every > 0: the step it starts at (the initial model, or the resumed one unless
 // the file holds it already), every record_every steps, and the last step at finish(). The
 // window (RunRecorder) and `attnlab train` (train_headless) both record through it. Throws

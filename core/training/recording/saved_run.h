@@ -10,8 +10,8 @@
 #include <memory>
 
 #include "core/config/config.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/safetensors.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/formats/safetensors.h"
 #include "core/views/snapshot.h"
 
 namespace attn {
@@ -24,7 +24,7 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
 std::vector<NamedTensor> weights_of_run(const RunDirectory& run, int64_t* step,
                                         std::vector<std::string>* buffer_names);
 
-// The run's checkpoint as a safetensors file's bytes (core/runs/safetensors.h): weights_of_run's
+// The run's checkpoint as a safetensors file's bytes (core/runs/formats/safetensors.h): weights_of_run's
 // tensors with the metadata a reader needs to rebuild the model (format "attnlab-weights-1",
 // attnlab_version, the resolved config as JSON, step, run, buffers). What `attnlab export
 // --weights` and the window's File > Export weights write. *tensors / *values: the counts.

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "core/base/error.h"
-#include "core/runs/run_files.h"
-#include "core/runs/run_lock.h"
+#include "core/runs/directory/run_files.h"
+#include "core/runs/directory/run_lock.h"
 #include "core/training/session/session.h"
 
 namespace attn {

@@ -4,9 +4,9 @@
 // format 2).
 // Contract:
 //  - checkpoint_format_of reads only state.json (never the archives).
-//  - migrate_run reads the archives as data only (core/runs/legacy_archive.h: their pickles and
+//  - migrate_run reads the archives as data only (core/runs/formats/legacy_archive.h: their pickles and
 //    storages, never their code/), so it needs no trust. It holds the run's lock
-//    (core/runs/run_lock.h), refuses a checkpoint/ holding entries attnlab did not write, and
+//    (core/runs/directory/run_lock.h), refuses a checkpoint/ holding entries attnlab did not write, and
 //    writes the new checkpoint beside the old one, swapping it into place in one step once it is
 //    complete: the old files are removed only after that succeeded (they are attnlab's own). Throws
 //    attn::Error naming the run (a run not in the old format, a damaged checkpoint, another

@@ -24,7 +24,7 @@
 #include "core/base/version.h"
 #include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
-#include "core/runs/safetensors.h"
+#include "core/runs/formats/safetensors.h"
 #include "core/training/interventions/interventions.h"
 #include "core/training/optimizer/adamw_state.h"
 #include "core/training/optimizer/fused_adamw.h"

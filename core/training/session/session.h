@@ -15,7 +15,7 @@
 #include "core/config/config.h"
 #include "core/data/tasks.h"
 #include "core/models/model.h"
-#include "core/runs/view_records.h"
+#include "core/runs/records/view_records.h"
 #include "core/training/optimizer/recovery.h"
 #include "core/training/session/graphed_step.h"
 #include "core/views/history.h"
@@ -74,7 +74,7 @@ class TrainingSession {
   EvalResult evaluate();
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
-  // What views.rec records at this step (core/runs/view_records.h): the probe's maps and tokens,
+  // What views.rec records at this step (core/runs/records/view_records.h): the probe's maps and tokens,
   // every layer's mechanism view, the probe image and class probabilities (image tasks), C with the
   // spectrum of I + C (conn), and every head's zero-ablation importance (models with heads),
   // without probe_attention's side effects (no history, no conn
@@ -118,7 +118,7 @@ class TrainingSession {
   // restored the last good state (which is what is saved) and is thrown by the next train_step().
   void save(const std::string& dir);
   // Restores a checkpoint saved by a session with the same config (throws attn::Error). Both
-  // files are read by the bounded safetensors reader (core/runs/safetensors.h) against this
+  // files are read by the bounded safetensors reader (core/runs/formats/safetensors.h) against this
   // model's own names, dtypes and shapes, and checked against state.json's records, before
   // anything is touched: a refused checkpoint leaves the session as it was. A checkpoint in the
   // old format (format_version 1: model.pt, optimizer.pt, TorchScript archives that can run code
@@ -132,7 +132,7 @@ class TrainingSession {
   static int checkpoint_format_version(const std::string& dir);
   // `attnlab migrate --run DIR`: converts checkpoint `dir` from the old format to the current
   // one and returns its step. It reads the TorchScript archives as data only (their pickles and
-  // storages, core/runs/legacy_archive.h; never their code: attnlab calls no archive loader of
+  // storages, core/runs/formats/legacy_archive.h; never their code: attnlab calls no archive loader of
   // LibTorch's), checked against this run's model before anything is copied. The new checkpoint
   // replaces `dir` whole, the old files going only once it is complete. Throws attn::Error (a checkpoint not in the
   // old format, a damaged or foreign one).

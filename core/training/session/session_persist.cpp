@@ -21,8 +21,8 @@
 #include "core/base/version.h"
 #include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
-#include "core/runs/legacy_archive.h"
-#include "core/runs/safetensors.h"
+#include "core/runs/formats/legacy_archive.h"
+#include "core/runs/formats/safetensors.h"
 #include "core/training/interventions/interventions.h"
 #include "core/training/optimizer/adamw_state.h"
 #include "core/training/optimizer/fused_adamw.h"
@@ -39,7 +39,7 @@ namespace {
 constexpr const char* kFormat = "attnlab-checkpoint";
 // 2: model.safetensors, optimizer.safetensors and state.json, data only. 1: model.pt and
 // optimizer.pt, TorchScript archives (refused; `attnlab migrate` converts them, reading them as
-// data: core/runs/legacy_archive.h).
+// data: core/runs/formats/legacy_archive.h).
 constexpr int kFormatVersion = 2, kOldFormatVersion = 1;
 constexpr const char* kModelFile = "model.safetensors";
 constexpr const char* kOptimizerFile = "optimizer.safetensors";
@@ -152,7 +152,7 @@ void check_file_record(const json& state, const std::string& dir, const char* na
                 want.dump() + " at the save (damaged or replaced since)");
 }
 
-// --- Tensors as safetensors entries (the checkpoint's data; core/runs/safetensors.h) ---------
+// --- Tensors as safetensors entries (the checkpoint's data; core/runs/formats/safetensors.h) ---------
 
 std::string dtype_name(const torch::Tensor& t) {
   static const std::pair<torch::ScalarType, const char*> kNames[] = {
@@ -365,7 +365,7 @@ void apply_optimizer(const OptimizerPlan& plan, const SafetensorsContents& read,
   }
 }
 
-// --- The old format (model.pt, optimizer.pt), read as data only (core/runs/legacy_archive.h):
+// --- The old format (model.pt, optimizer.pt), read as data only (core/runs/formats/legacy_archive.h):
 // LibTorch's archive loader is never called (it compiles and runs the TorchScript the archives
 // carry). The limit on each archive is what its tensors need plus room for the pickle and the
 // code/ it holds.
@@ -628,7 +628,7 @@ void TrainingSession::load(const std::string& dir) {
   check_checkpoint_config(state, dir);
   // Everything is read and checked before the weights are touched: state.json, both files'
   // records, and both files against what this model and its optimiser hold (bounded reader,
-  // core/runs/safetensors.h). A refused checkpoint leaves the session exactly as it was.
+  // core/runs/formats/safetensors.h). A refused checkpoint leaves the session exactly as it was.
   Checkpointed c = read_checkpointed(state, dir);
   check_file_record(state, dir, kModelFile);
   check_file_record(state, dir, kOptimizerFile);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "app/panels/mechanisms/conn_transformer_figures.h"
 #include "app/panels/mechanisms/conn_transformer_model.h"
 #include "core/base/error.h"

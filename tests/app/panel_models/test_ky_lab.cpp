@@ -1,5 +1,5 @@
 // The KY Transform lab panel's model (app/panels/mechanisms/ky_lab_model.h) and its figures
-// (app/figures/ky_lab_figures.h, also written by `attnlab ky --figure`): the limit against the
+// (app/figures/models/ky_lab_figures.h, also written by `attnlab ky --figure`): the limit against the
 // Taylor coefficients computed by hand, the figures against the result and f, and the controls
 // (component, step, kind, f) changing what is drawn.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/ky_lab_figures.h"
+#include "app/figures/models/ky_lab_figures.h"
 #include "app/panels/mechanisms/ky_lab_model.h"
 #include "core/base/error.h"
 #include "tests/app/panel_models/figure_lookup.h"

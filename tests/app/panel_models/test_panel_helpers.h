@@ -1,5 +1,5 @@
 // Helpers of the panel model tests (test_loss.cpp, test_compare.cpp, test_runs.cpp, test_run.cpp):
-// saved runs written by hand in the format that core/runs/run_dir.h reads (config.json through
+// saved runs written by hand in the format that core/runs/directory/run_dir.h reads (config.json through
 // core's writer, metrics.csv rows given here) in a ScopedTempDir (tests/core/temp_dir.h), and
 // the lines of a figure's panel looked up by name.
 #pragma once
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/config/config.h"
-#include "core/runs/run_writer.h"
+#include "core/runs/directory/run_writer.h"
 #include "render/plot/figure.h"
 #include "tests/core/temp_dir.h"
 

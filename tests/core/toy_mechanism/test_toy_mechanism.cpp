@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/figures/figures.h"
+#include "app/figures/catalog/figures.h"
 #include "app/panels/mechanisms/mechanism_views_model.h"
-#include "core/runs/run_dir.h"
-#include "core/runs/view_records.h"
+#include "core/runs/directory/run_dir.h"
+#include "core/runs/records/view_records.h"
 #include "core/training/recording/run_recorder.h"
 #include "core/training/session/session.h"
 #include "render/plot/export/figure_export.h"
