@@ -1,5 +1,5 @@
-// The data-only reader of attnlab's old checkpoint archives (core/runs/legacy_archive.h). The
-// archives are built here byte by byte (a stored zip and a pickle written opcode by opcode, the
+// The data-only reader of attnlab's old checkpoint archives (core/runs/formats/legacy_archive.h).
+// The archives are built here byte by byte (a stored zip and a pickle written opcode by opcode, the
 // way LibTorch writes model.pt), independent of the reader: an honest one reads back exactly,
 // and every way a hostile one could make a pickle run something (a foreign global, a class with
 // its own __setstate__, a call, an opcode attnlab never wrote) is refused naming the file. The
@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "core/base/error.h"
-#include "core/runs/legacy_archive.h"
+#include "core/runs/formats/legacy_archive.h"
 #include "temp_dir.h"
 
 using namespace attn;
@@ -210,7 +210,7 @@ TEST_CASE("legacy archive: the file and its entries are bounded before they are 
   // Over the caller's limit: refused before it is read.
   const fs::path big = f.write(zip({{"archive/data.pkl", honest}}), "big.pt");
   CHECK_THROWS_WITH_AS(LegacyArchive(big.string(), {64}),
-                       doctest::Contains("more than this run's model can need"), Error);
+                       doctest::Contains("attnlab reads at most 0 MiB"), Error);
   LegacyLimits tight{1u << 20, 8};
   CHECK_THROWS_WITH_AS(LegacyArchive(big.string(), tight),
                        doctest::Contains("more than the limit 8"), Error);
@@ -218,7 +218,7 @@ TEST_CASE("legacy archive: the file and its entries are bounded before they are 
   CHECK_THROWS_WITH_AS(LegacyArchive(f.write("not a zip at all, honestly").string(), {1u << 20}),
                        doctest::Contains("is not a zip archive"), Error);
   CHECK_THROWS_WITH_AS(LegacyArchive(f.dir.path.string(), {1u << 20}),
-                       doctest::Contains("is not a file"), Error);
+                       doctest::Contains("reads only regular files"), Error);
   std::string z = zip({{"archive/data.pkl", honest}});
   const std::string huge = le(0x7fffffff, 4);
   std::string cd_broken = z;  // the directory claims 2 GiB for data.pkl

@@ -1,15 +1,13 @@
-#include "core/runs/legacy_archive.h"
+#include "core/runs/formats/legacy_archive.h"
 
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 
 namespace attn {
-namespace fs = std::filesystem;
 namespace {
 
 using Value = LegacyValue;
@@ -335,19 +333,14 @@ void Unpickler::persistent_id() {
   push(s);
 }
 
+// The whole file through the project's bounded reader (a regular file only, never a FIFO that
+// would block, at most `limit` bytes).
 std::string read_bounded(const std::string& path, uint64_t limit) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw Error("old checkpoint " + path + " is not a file");
-  const uint64_t size = fs::file_size(path, ec);
-  if (ec) throw Error("old checkpoint " + path + ": cannot read its size");
-  if (size > limit)
-    throw Error("old checkpoint " + path + " is " + std::to_string(size) +
-                " bytes, more than this run's model can need (" + std::to_string(limit) + ")");
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(size, '\0');
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
-    throw Error("old checkpoint " + path + ": cannot read it");
-  return bytes;
+  try {
+    return read_regular_file(path, limit);
+  } catch (const Error& e) {
+    throw Error(std::string("old checkpoint: ") + e.what());
+  }
 }
 
 }  // namespace
