@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -46,15 +46,15 @@ double beta_fraction(double a, double b, double x) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double front =
-      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-               b * std::log1p(-x));
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
   if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
   return 1 - front * beta_fraction(b, a, 1 - x) / b;
 }
 
 void check_df(double df) {
-  if (!(df > 0)) throw Error("Student t: degrees of freedom must be positive, got " + std::to_string(df));
+  if (!(df > 0))
+    throw Error("Student t: degrees of freedom must be positive, got " + std::to_string(df));
 }
 
 }  // namespace
@@ -121,6 +121,10 @@ PairedDifference paired_difference(const std::vector<double>& a, const std::vect
     if (std::isfinite(a[i]) && std::isfinite(b[i])) d.push_back(a[i] - b[i]);
   PairedDifference r;
   r.difference = mean_interval(d, level);
+  if (r.difference.n >= 2) {
+    r.se = r.difference.sd / std::sqrt(r.difference.n);
+    r.df = r.difference.n - 1;
+  }
   if (r.difference.n < 2) {
     r.p_value = kNaN;
   } else if (r.difference.sd == 0) {
@@ -130,6 +134,12 @@ PairedDifference paired_difference(const std::vector<double>& a, const std::vect
     r.p_value = 2 * student_t_cdf(-std::fabs(t), r.difference.n - 1);
   }
   return r;
+}
+
+double t_test_p(double estimate, double boundary, double se, double df) {
+  if (!std::isfinite(se) || !std::isfinite(df) || !std::isfinite(estimate) || df <= 0) return kNaN;
+  if (se == 0) return estimate == boundary ? 1.0 : 0.0;
+  return 2 * student_t_cdf(-std::fabs((estimate - boundary) / se), df);
 }
 
 PairedDifference welch_difference(const std::vector<double>& a, const std::vector<double>& b,
@@ -147,8 +157,9 @@ PairedDifference welch_difference(const std::vector<double>& a, const std::vecto
     r.p_value = r.difference.mean == 0 ? 1.0 : 0.0;
     return r;
   }
-  const double df = (vx + vy) * (vx + vy) /
-                    (vx * vx / (x.n - 1) + vy * vy / (y.n - 1));
+  const double df = (vx + vy) * (vx + vy) / (vx * vx / (x.n - 1) + vy * vy / (y.n - 1));
+  r.se = se;
+  r.df = df;
   const double half = student_t_quantile(0.5 + level / 2, df) * se;
   r.difference.lo = r.difference.mean - half;
   r.difference.hi = r.difference.mean + half;
@@ -156,54 +167,104 @@ PairedDifference welch_difference(const std::vector<double>& a, const std::vecto
   return r;
 }
 
+double regularized_incomplete_beta(double a, double b, double x) {
+  if (!(a > 0 && b > 0)) throw Error("incomplete beta: a and b must be positive");
+  return incomplete_beta(a, b, x);
+}
+
 namespace {
 
-std::vector<double> finite_values(const std::vector<double>& v) {
-  std::vector<double> out;
-  for (double x : v)
-    if (std::isfinite(x)) out.push_back(x);
-  return out;
+// The x in [0, 1] with I_x(a, b) = p (I_x rises with x).
+double beta_quantile(double p, double a, double b) {
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (incomplete_beta(a, b, mid) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
 }
 
-double resampled_mean(const std::vector<double>& v, std::mt19937& rng) {
-  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
-  double sum = 0;
-  for (size_t i = 0; i < v.size(); ++i) sum += v[pick(rng)];
-  return sum / v.size();
+void check_counts(int k, int n, const char* what) {
+  if (n < 0 || k < 0 || k > n)
+    throw Error(std::string(what) + ": solved count " + std::to_string(k) + " of " +
+                std::to_string(n) + " (need 0 <= k <= n)");
 }
 
-Interval percentile_interval(std::vector<double> means, double level) {
-  std::sort(means.begin(), means.end());
-  const double tail = (1 - level) / 2;
-  auto at = [&](double q) {
-    const double pos = q * (means.size() - 1);
-    const size_t i = static_cast<size_t>(pos);
-    const double f = pos - i;
-    return i + 1 < means.size() ? means[i] * (1 - f) + means[i + 1] * f : means[i];
-  };
-  return {at(tail), at(1 - tail)};
+double log_choose(int n, int k) {
+  return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0);
 }
 
 }  // namespace
 
-Interval bootstrap_mean_interval(const std::vector<double>& values, double level, int resamples,
-                                 unsigned seed) {
-  const std::vector<double> v = finite_values(values);
-  if (v.size() < 2 || resamples < 2) return {kNaN, kNaN};
-  std::mt19937 rng(seed);
-  std::vector<double> means(resamples);
-  for (auto& m : means) m = resampled_mean(v, rng);
-  return percentile_interval(std::move(means), level);
+Interval clopper_pearson(int k, int n, double level) {
+  check_counts(k, n, "Clopper-Pearson interval");
+  if (n < 1) throw Error("Clopper-Pearson interval: needs at least one trial");
+  const double alpha = 1 - level;
+  // P(X >= k | p_lo) = alpha/2 and P(X <= k | p_hi) = alpha/2, through the beta distribution.
+  Interval r;
+  r.lo = k == 0 ? 0.0 : beta_quantile(alpha / 2, k, n - k + 1);
+  r.hi = k == n ? 1.0 : beta_quantile(1 - alpha / 2, k + 1, n - k);
+  return clamp_interval(r, 0, 1);
 }
 
-Interval bootstrap_difference_interval(const std::vector<double>& a, const std::vector<double>& b,
-                                       double level, int resamples, unsigned seed) {
-  const std::vector<double> x = finite_values(a), y = finite_values(b);
-  if (x.size() < 2 || y.size() < 2 || resamples < 2) return {kNaN, kNaN};
-  std::mt19937 rng(seed);
-  std::vector<double> diffs(resamples);
-  for (auto& d : diffs) d = resampled_mean(x, rng) - resampled_mean(y, rng);
-  return percentile_interval(std::move(diffs), level);
+double fisher_exact_two_sided(int k1, int n1, int k2, int n2) {
+  check_counts(k1, n1, "Fisher's exact test");
+  check_counts(k2, n2, "Fisher's exact test");
+  const int solved = k1 + k2, total = n1 + n2;
+  // P(first arm has x solved) with both margins fixed: C(n1, x) C(n2, s - x) / C(N, s).
+  auto log_p = [&](int x) {
+    return log_choose(n1, x) + log_choose(n2, solved - x) - log_choose(total, solved);
+  };
+  const double observed = log_p(k1);
+  double p = 0;
+  for (int x = std::max(0, solved - n2); x <= std::min(n1, solved); ++x) {
+    const double lp = log_p(x);
+    if (lp <= observed + 1e-7) p += std::exp(lp);
+  }
+  return std::min(1.0, p);
+}
+
+double sign_flip_p_value(const std::vector<double>& d, double center) {
+  std::vector<double> v;
+  for (double x : d)
+    if (std::isfinite(x)) v.push_back(x - center);
+  if (v.empty()) return kNaN;
+  if (v.size() > 24)
+    throw Error("sign-flip test: " + std::to_string(v.size()) +
+                " pairs (at most 24: it enumerates all 2^n flips)");
+  double observed = 0;
+  for (double x : v) observed += x;
+  observed = std::fabs(observed);
+  const double tol = 1e-12 * std::max(1.0, observed);
+  const uint32_t flips = 1u << v.size();
+  uint32_t extreme = 0;
+  for (uint32_t mask = 0; mask < flips; ++mask) {
+    double sum = 0;
+    for (size_t i = 0; i < v.size(); ++i) sum += (mask >> i & 1u) ? -v[i] : v[i];
+    if (std::fabs(sum) >= observed - tol) ++extreme;
+  }
+  return static_cast<double>(extreme) / flips;
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < p.size(); ++i)
+    if (std::isfinite(p[i])) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> out(p.size(), kNaN);
+  const size_t m = order.size();
+  double running = 0;
+  for (size_t i = 0; i < m; ++i) {
+    running = std::max(running, std::min(1.0, static_cast<double>(m - i) * p[order[i]]));
+    out[order[i]] = running;
+  }
+  return out;
+}
+
+Interval clamp_interval(Interval i, double lo, double hi) {
+  if (std::isfinite(i.lo)) i.lo = std::clamp(i.lo, lo, hi);
+  if (std::isfinite(i.hi)) i.hi = std::clamp(i.hi, lo, hi);
+  return i;
 }
 
 int pairs_to_resolve(double mean, double sd, double level) {

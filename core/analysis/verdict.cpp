@@ -14,46 +14,36 @@ std::vector<double> values_of(const KeyedValues& k, bool log) {
   return out;
 }
 
-// A verdict's figures (not yet judged): the t-interval `m` of the estimate and its bootstrap
-// interval `boot`.
-Verdict estimated(const MeanInterval& m, const Interval& boot) {
+// A verdict's figures (not yet judged) from the t statistic of `d`.
+Verdict estimated(const PairedDifference& d) {
   Verdict r;
-  r.n = m.n;
-  r.estimate = m.mean;
-  r.sd = m.sd;
-  r.lo = m.lo;
-  r.hi = m.hi;
-  r.boot_lo = boot.lo;
-  r.boot_hi = boot.hi;
+  r.n = d.difference.n;
+  r.estimate = d.difference.mean;
+  r.sd = d.difference.sd;
+  r.lo = d.difference.lo;
+  r.hi = d.difference.hi;
+  r.se = d.se;
+  r.df = d.df;
+  r.p_value = d.p_value;
   return r;
 }
 
 // a - b (of logs when `log`), paired on common keys when at least two pair, else Welch.
-Verdict compare(const KeyedValues& a, const KeyedValues& b, bool log) {
+// diffs: the paired differences (empty when unpaired), for the sign-flip check.
+Verdict compare(const KeyedValues& a, const KeyedValues& b, bool log, std::vector<double>* diffs) {
   std::vector<double> x, y;
   for (const auto& [key, v] : a)
     if (const auto it = b.find(key); it != b.end()) {
       x.push_back(log ? std::log(v) : v);
       y.push_back(log ? std::log(it->second) : it->second);
     }
-  PairedDifference d;
-  Interval boot{NAN, NAN};
-  bool paired = false;
   if (x.size() >= 2) {
-    d = paired_difference(x, y);
-    std::vector<double> diffs;
-    for (size_t i = 0; i < x.size(); ++i) diffs.push_back(x[i] - y[i]);
-    boot = bootstrap_mean_interval(diffs);
-    paired = true;
-  } else {
-    const auto xa = values_of(a, log), yb = values_of(b, log);
-    d = welch_difference(xa, yb);
-    boot = bootstrap_difference_interval(xa, yb);
+    Verdict r = estimated(paired_difference(x, y));
+    for (size_t i = 0; i < x.size(); ++i) diffs->push_back(x[i] - y[i]);
+    r.paired = true;
+    return r;
   }
-  Verdict r = estimated(d.difference, boot);
-  r.paired = paired;
-  r.p_value = d.p_value;
-  return r;
+  return estimated(welch_difference(values_of(a, log), values_of(b, log)));
 }
 
 // The verdict of an interval against the claimed side of `bound`. `above`: the claim puts the
@@ -70,6 +60,16 @@ std::string side(double lo, double hi, double bound, bool above, bool inclusive)
   return "not resolved";
 }
 
+// The test against the decisive boundary: its p, the sign-flip check and the direction (the
+// verdict an excluded boundary gives: the estimate's side of it).
+void decide(Verdict& r, double boundary, bool held_above, const std::vector<double>& diffs) {
+  r.boundary = boundary;
+  r.p_decisive = t_test_p(r.estimate, boundary, r.se, r.df);
+  if (!diffs.empty()) r.p_permutation = sign_flip_p_value(diffs, boundary);
+  if (std::isfinite(r.estimate) && r.estimate != boundary)
+    r.direction = (r.estimate > boundary) == held_above ? "held" : "did not hold";
+}
+
 void resolve_count(Verdict& r, double margin) {
   if (r.verdict == "not resolved" && r.paired) r.seeds_to_resolve = pairs_to_resolve(margin, r.sd);
 }
@@ -77,14 +77,17 @@ void resolve_count(Verdict& r, double margin) {
 }  // namespace
 
 Verdict judge_better(const KeyedValues& a, const KeyedValues& b, bool larger_is_better) {
-  Verdict r = compare(a, b, false);
+  std::vector<double> diffs;
+  Verdict r = compare(a, b, false, &diffs);
   r.verdict = side(r.lo, r.hi, 0.0, larger_is_better, false);
+  decide(r, 0.0, larger_is_better, diffs);
   resolve_count(r, r.estimate);
   return r;
 }
 
 Verdict judge_within(const KeyedValues& a, const KeyedValues& b, double tolerance) {
-  Verdict r = compare(a, b, false);
+  std::vector<double> diffs;
+  Verdict r = compare(a, b, false, &diffs);
   if (!std::isfinite(r.lo) || !std::isfinite(r.hi))
     r.verdict = "not resolved";
   else if (r.lo >= -tolerance && r.hi <= tolerance)
@@ -93,18 +96,23 @@ Verdict judge_within(const KeyedValues& a, const KeyedValues& b, double toleranc
     r.verdict = "did not hold";
   else
     r.verdict = "not resolved";
+  // The tolerance nearer the estimate decides: inside it the claim holds when the interval
+  // excludes it, outside it the claim fails when the interval does.
+  const double bound = r.estimate >= 0 ? tolerance : -tolerance;
+  decide(r, bound, r.estimate < 0, diffs);
   resolve_count(r, tolerance - std::fabs(r.estimate));
   return r;
 }
 
 Verdict judge_ratio(const KeyedValues& a, const KeyedValues& b, double bound, bool at_most) {
-  Verdict r = compare(a, b, true);
+  std::vector<double> diffs;
+  Verdict r = compare(a, b, true, &diffs);
   const double log_mean = r.estimate;
+  decide(r, std::log(bound), !at_most, diffs);
+  r.boundary = bound;
   r.estimate = std::exp(r.estimate);
   r.lo = std::exp(r.lo);
   r.hi = std::exp(r.hi);
-  r.boot_lo = std::exp(r.boot_lo);
-  r.boot_hi = std::exp(r.boot_hi);
   r.verdict = side(r.lo, r.hi, bound, !at_most, true);
   resolve_count(r, log_mean - std::log(bound));
   return r;
@@ -112,11 +120,27 @@ Verdict judge_ratio(const KeyedValues& a, const KeyedValues& b, double bound, bo
 
 Verdict judge_at_most(const KeyedValues& a, double bound) {
   const std::vector<double> v = values_of(a, false);
-  const MeanInterval m = mean_interval(v);
-  Verdict r = estimated(m, bootstrap_mean_interval(v));
-  r.verdict = side(m.lo, m.hi, bound, false, true);
-  if (r.verdict == "not resolved") r.seeds_to_resolve = pairs_to_resolve(m.mean - bound, m.sd);
+  PairedDifference d;
+  d.difference = mean_interval(v);
+  if (d.difference.n >= 2) {
+    d.se = d.difference.sd / std::sqrt(d.difference.n);
+    d.df = d.difference.n - 1;
+  }
+  d.p_value = NAN;
+  Verdict r = estimated(d);
+  r.verdict = side(r.lo, r.hi, bound, false, true);
+  decide(r, bound, false, d.difference.n >= 2 ? v : std::vector<double>{});
+  if (r.verdict == "not resolved") r.seeds_to_resolve = pairs_to_resolve(r.estimate - bound, r.sd);
   return r;
+}
+
+void interval_at_level(const Verdict& v, double level, bool ratio, double* lo, double* hi) {
+  *lo = *hi = NAN;
+  if (!std::isfinite(v.se) || !std::isfinite(v.df) || v.df <= 0) return;
+  const double centre = ratio ? std::log(v.estimate) : v.estimate;
+  const double half = student_t_quantile(0.5 + level / 2, v.df) * v.se;
+  *lo = ratio ? std::exp(centre - half) : centre - half;
+  *hi = ratio ? std::exp(centre + half) : centre + half;
 }
 
 }  // namespace attn

@@ -10,4 +10,11 @@ const char* version_string() {
                                ATTN_TORCH_VERSION + ")";
   return s.c_str();
 }
+const char* commit_string() {
+#ifdef ATTN_COMMIT
+  return ATTN_COMMIT;
+#else
+  return "unknown";
+#endif
+}
 }  // namespace attn

@@ -2,7 +2,9 @@
 // hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/analysis/statistics.h"
 #include "core/analysis/verdict.h"
@@ -12,7 +14,7 @@ using namespace attn;
 
 TEST_CASE("student t: quantiles match the printed table, the cdf inverts them") {
   // Two-sided 95% critical values (t_{0.975}) from a standard table.
-  const std::pair<double, double> table[] = {{1, 12.706}, {2, 4.303}, {3, 3.182}, {4, 2.776},
+  const std::pair<double, double> table[] = {{1, 12.706}, {2, 4.303},  {3, 3.182},  {4, 2.776},
                                              {9, 2.262},  {29, 2.045}, {120, 1.980}};
   for (const auto& [df, t] : table) {
     CAPTURE(df);
@@ -121,18 +123,162 @@ TEST_CASE("welch_difference: degrees of freedom and interval by hand") {
   CHECK(student_t_quantile(0.975, 2.9412) < 4.303);
 }
 
-TEST_CASE("bootstrap intervals: inside the data's range, around the mean, reproducible") {
-  const std::vector<double> v = {1, 2, 3, 4, 5};
-  const Interval a = bootstrap_mean_interval(v), b = bootstrap_mean_interval(v);
-  CHECK(a.lo == b.lo);  // a fixed seed: a report reproduces
-  CHECK(a.lo >= 1);
-  CHECK(a.hi <= 5);
-  CHECK(a.lo < 3);
-  CHECK(a.hi > 3);
-  CHECK(std::isnan(bootstrap_mean_interval({1}).lo));
-  const Interval d = bootstrap_difference_interval({10, 11, 12}, {1, 2, 3});
-  CHECK(d.lo >= 7);  // the extreme resamples: 10 - 3 and 12 - 1
-  CHECK(d.hi <= 11);
+namespace {
+
+// P(X >= k) for X ~ Binomial(n, p), summed term by term (the brute-force reference).
+double binomial_upper(int k, int n, double p) {
+  double sum = 0;
+  for (int x = k; x <= n; ++x)
+    sum += std::exp(std::lgamma(n + 1.0) - std::lgamma(x + 1.0) - std::lgamma(n - x + 1.0) +
+                    x * std::log(p) + (n - x) * std::log1p(-p));
+  return sum;
+}
+
+// The p in (0, 1) where f(p) = target, f rising in p, by plain bisection.
+template <class F>
+double bisect(F f, double target) {
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (f(mid) < target ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// Fisher's two-sided p by enumerating every 2x2 table with the observed margins, each table's
+// probability from exact binomial coefficients in double.
+double fisher_brute(int k1, int n1, int k2, int n2) {
+  auto choose = [](int n, int k) {
+    double c = 1;
+    for (int i = 1; i <= k; ++i) c = c * (n - k + i) / i;
+    return c;
+  };
+  const int s = k1 + k2;
+  const double all = choose(n1 + n2, s);
+  const double observed = choose(n1, k1) * choose(n2, k2) / all;
+  double p = 0;
+  for (int x = 0; x <= n1; ++x)
+    if (s - x >= 0 && s - x <= n2) {
+      const double q = choose(n1, x) * choose(n2, s - x) / all;
+      if (q <= observed * (1 + 1e-7)) p += q;
+    }
+  return p;
+}
+
+// The sign-flip p by recursion over the signs (no bit masks), against centre 0.
+void flips(const std::vector<double>& d, size_t i, double sum, double observed, int* extreme,
+           int* total) {
+  if (i == d.size()) {
+    ++*total;
+    if (std::fabs(sum) >= observed - 1e-12) ++*extreme;
+    return;
+  }
+  flips(d, i + 1, sum + d[i], observed, extreme, total);
+  flips(d, i + 1, sum - d[i], observed, extreme, total);
+}
+
+}  // namespace
+
+TEST_CASE("Clopper-Pearson: the binomial sums' bisection, the edges, the metric's range") {
+  for (const auto& [k, n] : std::vector<std::pair<int, int>>{
+           {0, 3}, {1, 3}, {2, 3}, {3, 3}, {1, 5}, {4, 5}, {7, 20}, {50, 100}}) {
+    CAPTURE(k);
+    CAPTURE(n);
+    const Interval ci = clopper_pearson(k, n);
+    // lo: P(X >= k | lo) = 0.025; hi: P(X <= k | hi) = 0.025, i.e. P(X >= k + 1 | hi) = 0.975.
+    const double lo = k == 0 ? 0 : bisect([&](double p) { return binomial_upper(k, n, p); }, 0.025);
+    const double hi =
+        k == n ? 1 : bisect([&](double p) { return binomial_upper(k + 1, n, p); }, 0.975);
+    CHECK(ci.lo == doctest::Approx(lo).epsilon(1e-8));
+    CHECK(ci.hi == doctest::Approx(hi).epsilon(1e-8));
+    CHECK(ci.lo >= 0);
+    CHECK(ci.hi <= 1);
+  }
+  // Printed values: 0 of 3 gives [0, 0.7076], 3 of 3 [0.2924, 1].
+  CHECK(clopper_pearson(0, 3).hi == doctest::Approx(0.70760).epsilon(1e-4));
+  CHECK(clopper_pearson(3, 3).lo == doctest::Approx(0.29240).epsilon(1e-4));
+  CHECK_THROWS_AS(clopper_pearson(4, 3), Error);
+  CHECK_THROWS_AS(clopper_pearson(0, 0), Error);
+}
+
+TEST_CASE("Fisher's exact test: hypergeometric enumeration and known values") {
+  // The tea-tasting table 3/4 vs 1/4: 0.4857 (R's fisher.test); 10/10 vs 0/10: 2 / C(20, 10).
+  CHECK(fisher_exact_two_sided(3, 4, 1, 4) == doctest::Approx(0.485714).epsilon(1e-5));
+  CHECK(fisher_exact_two_sided(10, 10, 0, 10) == doctest::Approx(2.0 / 184756).epsilon(1e-9));
+  CHECK(fisher_exact_two_sided(3, 3, 3, 3) == doctest::Approx(1.0));
+  for (int n1 : {3, 5, 7})
+    for (int n2 : {3, 5})
+      for (int k1 = 0; k1 <= n1; ++k1)
+        for (int k2 = 0; k2 <= n2; ++k2) {
+          CAPTURE(k1);
+          CAPTURE(k2);
+          CHECK(fisher_exact_two_sided(k1, n1, k2, n2) ==
+                doctest::Approx(fisher_brute(k1, n1, k2, n2)).epsilon(1e-9));
+        }
+  CHECK_THROWS_AS(fisher_exact_two_sided(4, 3, 0, 3), Error);
+}
+
+TEST_CASE("sign-flip test: every flip enumerated, as a recursion over the signs counts them") {
+  // Three differences of one sign: only the two all-same-sign flips are as extreme: 2 / 8.
+  CHECK(sign_flip_p_value({0.1, 0.2, 0.3}) == doctest::Approx(0.25));
+  const std::vector<std::vector<double>> cases = {
+      {1.5, -0.2, 0.7, 0.9}, {0.3, 0.3, -0.3, 0.1, 2.0}, {-1, -2, 0.5, -0.1, -0.4, 0.2, -3}};
+  for (const auto& d : cases) {
+    double sum = 0;
+    for (double x : d) sum += x;
+    int extreme = 0, total = 0;
+    flips(d, 0, 0, std::fabs(sum), &extreme, &total);
+    CHECK(sign_flip_p_value(d) == doctest::Approx(static_cast<double>(extreme) / total));
+  }
+  // Against a centre: the differences from it.
+  CHECK(sign_flip_p_value({1.1, 1.2, 1.3}, 1.0) == doctest::Approx(0.25));
+  CHECK(std::isnan(sign_flip_p_value({})));
+  CHECK_THROWS_AS(sign_flip_p_value(std::vector<double>(25, 1.0)), Error);
+}
+
+TEST_CASE("Holm: step-down adjustment as its definition gives it, NaN outside the family") {
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005, NAN};
+  const std::vector<double> adjusted = holm_adjust(p);
+  // The definition, no sorting: p_holm(i) = max over j with p_j <= p_i of
+  // min(1, (m - rank(j) + 1) p_j), rank(j) = how many p are <= p_j.
+  const int m = 4;
+  for (int i = 0; i < m; ++i) {
+    double best = 0;
+    for (int j = 0; j < m; ++j) {
+      if (p[j] > p[i]) continue;
+      int rank = 0;
+      for (int l = 0; l < m; ++l) rank += p[l] <= p[j];
+      best = std::max(best, std::min(1.0, (m - rank + 1) * p[j]));
+    }
+    CHECK(adjusted[i] == doctest::Approx(best));
+  }
+  // By hand: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, max(0.04*1, 0.06) = 0.06.
+  CHECK(adjusted[3] == doctest::Approx(0.02));
+  CHECK(adjusted[0] == doctest::Approx(0.03));
+  CHECK(adjusted[2] == doctest::Approx(0.06));
+  CHECK(adjusted[1] == doctest::Approx(0.06));
+  CHECK(std::isnan(adjusted[4]));
+}
+
+TEST_CASE("verdict: the decisive p matches the interval, the sign-flip check is exact") {
+  const KeyedValues a = {{1, 0.873}, {2, 0.872}, {3, 0.875}},
+                    b = {{1, 0.864}, {2, 0.862}, {3, 0.866}};
+  const Verdict v = judge_better(a, b, true);
+  CHECK(v.verdict == "held");
+  CHECK(v.p_decisive == doctest::Approx(v.p_value));
+  CHECK(v.p_decisive < 0.05);
+  CHECK(v.p_permutation == doctest::Approx(0.25));  // 3 pairs, one sign: 2 of 8 flips
+  // A 1 - 0.05/3 interval is wider than the 95% one.
+  double lo = 0, hi = 0;
+  interval_at_level(v, 1 - 0.05 / 3, false, &lo, &hi);
+  CHECK(lo < v.lo);
+  CHECK(hi > v.hi);
+  // within: the nearer tolerance decides.
+  const Verdict w = judge_within(a, b, 0.02);
+  CHECK(w.boundary == doctest::Approx(0.02));
+  CHECK(w.verdict == "held");
+  CHECK(w.direction == "held");
+  CHECK(w.p_decisive < 0.05);
 }
 
 TEST_CASE("ratio and at_most verdicts: bounds count as the claimed side") {

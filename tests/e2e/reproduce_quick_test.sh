@@ -81,6 +81,8 @@ for c, want in zip(r["claims"], m["claims"]):
     assert c["verdict"] in ("held", "did not hold", "not resolved"), c
     assert c["metric"] == want["metric"] and c["arms"][0] == want["arm"], c
     assert c["ours"] and c["setting"], c
+    # issue 49's fields: quick applies no recorded looks and no floors, so one look, testable.
+    assert c["testable"] is True and len(c["looks"]) == 1 and "p_raw" in c and "p_holm" in c, c
     if want["metric"].startswith(("parameters", "attention_parameters")):
         assert c["source"].startswith("parameter count"), c
         assert c["ci95"][0] == c["ci95"][1] == c["difference"], c  # a count is exact
@@ -113,7 +115,7 @@ else:
     assert b is None
 PY
   grep -q "± " "$out/report.md" && ok "$p: table shows the spread" || bad "$p: no ± in the table"
-  grep -qF "| claim | the paper | ours | 95% interval (bootstrap) | p | same setting? | verdict |" "$out/report.md" && grep -Eq "\*\*(held|did not hold|not resolved)\*\*" "$out/report.md" && ok "$p: claim table with intervals and verdicts" || bad "$p: no claim table"
+  grep -qF "| claim | the paper | ours | 95% interval | p: raw, sign-flip, looks, Holm | looks (seeds: p) | same setting? | verdict |" "$out/report.md" && grep -Eq "\*\*(held|did not hold|not resolved)\*\*" "$out/report.md" && ok "$p: claim table with intervals and verdicts" || bad "$p: no claim table"
   IFS='|' read -ra want <<< "$(sections_of "$p")"
   for w in "${want[@]}"; do grep -qF -- "$w" "$out/report.md" && ok "$p: report mentions '$w'" || bad "$p: report lacks '$w'"; done
   for f in $(figures_of "$p"); do

@@ -459,8 +459,8 @@ json seed_groups_json(const std::vector<ComparedRun>& runs) {
                            {"n", v.n},
                            {"difference", number(v.estimate)},
                            {"ci95", {number(v.lo), number(v.hi)}},
-                           {"bootstrap_ci95", {number(v.boot_lo), number(v.boot_hi)}},
-                           {"p_value", number(v.p_value)}});
+                           {"p_value", number(v.p_value)},
+                           {"p_permutation", number(v.p_permutation)}});
   }
   return {{"groups", groups}, {"differences", differences}};
 }

@@ -86,6 +86,7 @@ int run_command(const ReproduceArgs& args);
 // `attnlab suite` (app/cli/compare/cli_suite.cpp, core/training/headless/suite.h).
 struct SuiteArgs : CampaignArgs {
   std::string manifest, tasks, mechanisms, shard;
+  bool reanalyze = false;        // --reanalyze: OUT/leaderboard.json's values, no run read
 };
 CLI::App* add_command(CLI::App& app, SuiteArgs& args);
 int run_command(const SuiteArgs& args);
@@ -114,7 +115,7 @@ struct ComparedSeedGroup {
 struct SeedGroupDifference {
   size_t group;        // index into groups; the difference is group - groups[0]
   const char* metric;  // "eval_loss" | "eval_accuracy"
-  Verdict verdict;     // estimate, t-interval, bootstrap interval, p (judge_better)
+  Verdict verdict;     // estimate, t-interval, p and its sign-flip check (judge_better)
 };
 struct SeedGroupComparison {
   std::vector<ComparedSeedGroup> groups;  // empty when no group has two finished runs
@@ -123,7 +124,7 @@ struct SeedGroupComparison {
 SeedGroupComparison compare_seed_groups(const std::vector<ComparedRun>& runs);
 std::string seed_groups_text(const std::vector<ComparedRun>& runs);
 // {"groups": [{group, mechanism, runs, seeds, eval_loss, eval_accuracy}], "differences":
-// [{group, against, metric, paired, n, difference, ci95, bootstrap_ci95, p_value}]}; both
+// [{group, against, metric, paired, n, difference, ci95, p_value, p_permutation}]}; both
 // arrays empty when no group has two finished runs.
 nlohmann::json seed_groups_json(const std::vector<ComparedRun>& runs);
 // The per-group mean ± sd table as Markdown (reproduce reports, sweep's closing table), and as

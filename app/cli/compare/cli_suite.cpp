@@ -12,6 +12,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/compare/cli_compare.h"
+#include "app/cli/compare/leaderboard_stats.h"
 #include "app/cli/progress.h"
 #include "app/figures/runs/leaderboard_figures.h"
 #include "core/base/error.h"
@@ -53,17 +54,14 @@ const json* find_cell(const json& board, const std::string& task, const std::str
   return nullptr;
 }
 
-// "97.3 ± 1.2": the mean and the half-width of its 95% interval, in accuracy points.
+// "2/3 · 52.5": the seeds that solved (eval accuracy at least the threshold) of those finished,
+// and the mean accuracy in points (all-or-nothing outcomes: no t-interval; leaderboard_stats.h).
 std::string cell_text(const json& c) {
   if (c.value("status", "") == "diverged") return "diverged";
   if (!json_member(c, "mean", json()).is_number()) return "pending";
-  std::string s = fixed_number(100 * c["mean"].get<double>(), 1);
-  if (c["ci95"].is_array())
-    s += " ± " + fixed_number(50 * (c["ci95"][1].get<double>() - c["ci95"][0].get<double>()), 1);
-  if (c.value("status", "") == "pending") {
-    const int n = c["seeds"].get<int>();
-    s += " (" + std::to_string(n) + (n == 1 ? " seed)" : " seeds)");
-  }
+  std::string s = std::to_string(c.value("solved", 0)) + "/" + std::to_string(c.value("n", 0)) +
+                  " · " + fixed_number(100 * c["mean"].get<double>(), 1);
+  if (c.value("status", "") == "pending") s += " (pending)";
   return s;
 }
 
@@ -77,8 +75,14 @@ void intro_section(std::ostringstream& md, const json& board, const std::string&
   if (board["quick"].get<bool>())
     md << "> **Quick mode**: tiny runs that check the pipeline; the numbers say nothing about "
           "the mechanisms.\n\n";
-  md << "Eval accuracy (%) at the training length: the mean over " << board["seeds"].get<int>()
-     << " seeds ± the half-width of its 95% t-interval. Each mechanism trains at its own learning "
+  md << "Each cell: the seeds that solved the task (eval accuracy at least "
+     << fixed_number(100 * board["threshold"].get<double>(), 0) << "% at the training length) of "
+     << board["seeds"].get<int>()
+     << ", then the mean eval accuracy (%). The outcomes are all or nothing, so leaderboard.json "
+        "gives each cell's exact (Clopper-Pearson) interval of its solve rate, and mechanisms are "
+        "compared by Fisher's exact test against the reference, Holm-adjusted over the board. A "
+        "task whose reference (dot-rope) solves fewer than 80% of its seeds is \"not learned at "
+        "this budget\": no comparison is drawn there. Each mechanism trains at its own learning "
         "rate, chosen from the grid ×";
   for (size_t i = 0; i < board["lr_grid"].size(); ++i)
     md << (i ? ", ×" : "") << board["lr_grid"][i].get<double>();
@@ -105,7 +109,12 @@ void mechanism_columns(std::ostringstream& md, const json& board, const std::str
 void leaderboard_section(std::ostringstream& md, const json& board) {
   mechanism_columns(md, board, "| task |", 1);
   for (const auto& t : board["tasks"]) {
-    md << "| " << t["name"].get<std::string>() << " |";
+    md << "| " << t["name"].get<std::string>();
+    if (!json_member(t, "learned_at_budget", json(true)).get<bool>())
+      md << " (not learned at this budget: " << t["reference"].get<std::string>() << " solved "
+         << t["reference_solved"][0].get<int>() << "/" << t["reference_solved"][1].get<int>()
+         << ")";
+    md << " |";
     for (const auto& m : board["mechanisms"]) {
       const json* c = find_cell(board, t["name"], m["name"]);
       md << " " << (c ? cell_text(*c) : "-") << " |";
@@ -121,6 +130,8 @@ std::string length_text(const json* c, size_t k) {
   if (!c || !c->contains("length_eval") || k >= (*c)["length_eval"].size()) return "-";
   const json& l = (*c)["length_eval"][k];
   if (l.contains("refused")) return "table";
+  if (l.contains("seeds_solved") && l["seeds_solved"].get<int>() == 0)
+    return "not solved at training";
   if (!l["mean"].is_number()) return "-";
   std::string text = fixed_number(100 * l["mean"].get<double>(), 1);
   if (l["ci95"].is_array())
@@ -134,8 +145,10 @@ void length_section(std::ostringstream& md, const json& board, bool extrapolatio
   for (const auto& t : board["tasks"]) any_length |= !t["extrapolate"].empty();
   if (!any_length) return;
   md << "## Train short, test long\n\nEval accuracy (%) of the same models on longer inputs "
-        "(mean ± 95% half-width over seeds). \"table\": a learned position table has no rows "
-        "beyond the training length, so the model cannot run there.\n\n";
+        "(mean ± 95% half-width), over the seeds that solved the task at the training length "
+        "only: a model that never learned the task says nothing about extrapolating it (\"not "
+        "solved at training\"). \"table\": a learned position table has no rows beyond the "
+        "training length, so the model cannot run there.\n\n";
   mechanism_columns(md, board, "| task | length |", 2);
   for (const auto& t : board["tasks"])
     for (size_t k = 0; k < t["extrapolate"].size(); ++k) {
@@ -164,7 +177,9 @@ std::string lr_grid_text(const json& c) {
                           ? fixed_number(100 * g["validation_accuracy"].get<double>(), 1)
                           : (g["diverged"].get<bool>() ? "diverged" : "pending");
     md << (chosen ? "**" : "") << lr.str() << ": " << acc << (chosen ? "**" : "");
-    if (chosen && json_member(c, "lr_at_edge", json(false)).get<bool>()) md << " (edge)";
+    if (chosen && (json_member(c, "lr_at_edge", json(false)).get<bool>() ||
+                   json_member(c, "lr_interior", json(true)) == json(false)))
+      md << " (edge)";
   }
   return md.str();
 }
@@ -192,6 +207,21 @@ void rates_section(std::ostringstream& md, const json& board) {
   }
 }
 
+// Each mechanism against the reference where the task was learned: Fisher's exact test.
+void comparisons_section(std::ostringstream& md, const json& board) {
+  const json comparisons = json_member(board, "comparisons", json::array());
+  if (comparisons.empty()) return;
+  md << "\n## Comparisons (solved counts, Fisher's exact test, Holm over the board)\n\n"
+        "| task | mechanism | solved | reference solved | p | p (Holm) "
+        "|\n|---|---|---|---|---|---|\n";
+  for (const auto& c : comparisons)
+    md << "| " << c["task"].get<std::string>() << " | " << c["mechanism"].get<std::string>()
+       << " | " << c["solved"][0].get<int>() << "/" << c["solved"][1].get<int>() << " | "
+       << c["against_solved"][0].get<int>() << "/" << c["against_solved"][1].get<int>() << " ("
+       << c["against"].get<std::string>() << ") | " << fixed_number(c["p_fisher"].get<double>(), 3)
+       << " | " << fixed_number(c["p_holm"].get<double>(), 3) << " |\n";
+}
+
 void tasks_section(std::ostringstream& md, const json& board) {
   md << "\n## Tasks\n\n";
   for (const auto& t : board["tasks"])
@@ -214,6 +244,7 @@ std::string markdown(const json& board, const std::string& command, const std::s
   leaderboard_section(md, board);
   length_section(md, board, extrapolation_figure);
   rates_section(md, board);
+  comparisons_section(md, board);
   tasks_section(md, board);
   return md.str();
 }
@@ -304,10 +335,19 @@ bool export_figures(json& board, const std::string& out) {
 
 // leaderboard.md, leaderboard.json and the figures; prints the table (or the board with --json).
 int write_leaderboard(const SuiteArgs& a, const SuitePlan& plan, double wall) {
-  json board = suite_leaderboard(plan, a.out);
-  if (refuse_damaged(board)) return kExitUsage;
-  board.erase("damaged");
-  stamp_board(board, a, wall);
+  json board;
+  if (a.reanalyze) {
+    // The committed board's per-seed values, analysed again; no run is read or trained.
+    board = read_json_file((fs::path(a.out) / "leaderboard.json").string());
+    board["reanalyzed"] = utc_now();
+  } else {
+    board = suite_leaderboard(plan, a.out);
+    if (refuse_damaged(board)) return kExitUsage;
+    board.erase("damaged");
+    stamp_board(board, a, wall);
+  }
+  analyze_leaderboard(board, plan);
+  board["analysis_commit"] = commit_string();
   const bool drew_extrapolation = export_figures(board, a.out);
   const std::string md =
       markdown(board, board["command"].get<std::string>(), board["date"].get<std::string>(),
@@ -333,6 +373,10 @@ CLI::App* add_command(CLI::App& app, SuiteArgs& a) {
   cmd->add_option("--tasks", a.tasks, "Only these tasks (comma-separated names)");
   cmd->add_option("--mechanisms", a.mechanisms, "Only these mechanisms (comma-separated names)");
   cmd->add_option("--shard", a.shard, "i/n: run every n-th pair, starting at i (Slurm arrays)");
+  cmd->add_flag(
+      "--reanalyze", a.reanalyze,
+      "Train and read no run: rebuild OUT/leaderboard.{md,json} and the figures from "
+      "the per-seed values of OUT/leaderboard.json (the statistics of leaderboard_stats.h)");
   add_campaign_options(cmd, a, {"leaderboard", "cell", "OUT/<task>/<mechanism>", ""});
   return with_footer(cmd, kSuiteFooter);
 }
@@ -343,6 +387,9 @@ int run_command(const SuiteArgs& a) {
   auto o = console.run_options<SuiteRunOptions>(a.out, a.threads, a.quick ? 0 : 500);
   try {
     plan = load_plan(a);
+    if (a.reanalyze && !fs::is_regular_file(fs::path(a.out) / "leaderboard.json"))
+      throw Error("--reanalyze: " + (fs::path(a.out) / "leaderboard.json").string() +
+                  " is not there (it rebuilds a leaderboard from that file's own values)");
     if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
   } catch (const std::exception& e) {
     std::cerr << "attnlab suite: " << e.what() << "\n";
@@ -352,7 +399,7 @@ int run_command(const SuiteArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   SuiteOutcome outcome;
   install_stop_signals();
-  if (!a.report_only) {
+  if (!a.report_only && !a.reanalyze) {
     try {
       outcome = run_suite(plan, o);
     } catch (const Interrupted& i) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "app/cli/cli.h"
+#include "app/cli/repro/repro_corrections.h"
 #include "core/analysis/statistics.h"
 #include "core/analysis/verdict.h"
 #include "core/base/error.h"
@@ -232,31 +233,39 @@ void judge_counted(const json& c, const ClaimSides& s, ClaimResult& r) {
            (ratio ? "; ratio " + fixed_number(r.difference, 3) : "");
 }
 
+}  // namespace
+
+Verdict judge_claim_values(const json& c, const KeyedValues& a, const KeyedValues& b) {
+  const std::string kind = c.at("kind"), metric = c.at("metric");
+  const double value = c.value("value", NAN);
+  if (kind == "at_most") return judge_at_most(a, value);
+  if (kind.rfind("ratio", 0) == 0) return judge_ratio(a, b, value, kind == "ratio_at_most");
+  if (kind == "better") return judge_better(a, b, larger_is_better(metric));
+  return judge_within(a, b, c.at("tolerance").get<double>());
+}
+
+namespace {
+
 // Measured metrics: the interval over seeds (or benchmark rounds) decides
 // (core/analysis/verdict.h).
 void judge_measured(const json& c, const ClaimSides& s, ClaimResult& r) {
   const int p = precision_of(r.metric);
   const bool ratio = r.kind.rfind("ratio", 0) == 0;
   const double value = c.value("value", NAN);
-  Verdict v;
-  if (r.kind == "at_most")
-    v = judge_at_most(s.a, value);
-  else if (ratio)
-    v = judge_ratio(s.a, s.b, value, r.kind == "ratio_at_most");
-  else if (r.kind == "better")
-    v = judge_better(s.a, s.b, larger_is_better(r.metric));
-  else
-    v = judge_within(s.a, s.b, c.at("tolerance").get<double>());
+  const Verdict v = judge_claim_values(c, s.a, s.b);
   r.verdict = v.verdict;
+  r.direction = v.direction;
   r.paired = v.paired;
   r.seeds = v.n;
   r.difference = v.estimate;
   r.lo = v.lo;
   r.hi = v.hi;
-  r.boot_lo = v.boot_lo;
-  r.boot_hi = v.boot_hi;
   r.p_value = v.p_value;
+  r.p_raw = v.p_decisive;
+  r.p_permutation = v.p_permutation;
+  r.boundary = v.boundary;
   r.seeds_to_resolve = v.seeds_to_resolve;
+  r.judged = v;
   const bool from_bench = !r.source.empty();
   if (!from_bench)
     r.source = r.kind == "at_most" ? "runs"
@@ -300,6 +309,8 @@ ClaimResult evaluate_claim(const json& c, const ReproRuns& runs, const ReproBenc
   r.verdict = "not checked";
   ClaimSides s;
   if (!claim_sides(c, runs, bench, r, s)) return r;
+  r.a_values = s.a;
+  r.b_values = s.b;
   if (one_of(r.metric, kCountMetrics))
     judge_counted(c, s, r);
   else
@@ -310,46 +321,68 @@ ClaimResult evaluate_claim(const json& c, const ReproRuns& runs, const ReproBenc
 }  // namespace
 
 std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& runs,
-                                         const ReproBench* bench) {
+                                         const ReproBench* bench, const json& rules) {
   std::vector<ClaimResult> out;
   if (!claims.is_array()) return out;
   for (const json& c : claims) out.push_back(evaluate_claim(c, runs, bench));
+  correct_claims(out, claims, runs, rules);
   return out;
 }
+
+namespace {
+
+std::string p_text(double p) {
+  if (!std::isfinite(p)) return "-";
+  std::ostringstream o;
+  o << std::setprecision(2) << p;
+  return o.str();
+}
+
+// "[lo, hi], n pairs" and, with more than one look, the interval at 1 - 0.05 / looks.
+std::string interval_text(const ClaimResult& r) {
+  if (r.source.rfind("parameter count", 0) == 0) return "exact (a count)";
+  if (!std::isfinite(r.lo)) return "-";
+  const int q = r.kind.rfind("ratio", 0) == 0 ? 3 : precision_of(r.metric);
+  std::string text = "[" + fixed_number(r.lo, q) + ", " + fixed_number(r.hi, q) + "], " +
+                     std::to_string(r.seeds) +
+                     (r.source.rfind("benchmark", 0) == 0 ? " rounds"
+                      : r.paired                          ? " pairs"
+                                                          : " seeds");
+  if (r.looks.size() > 1 && std::isfinite(r.lo_looks))
+    text += "; over " + std::to_string(r.looks.size()) + " looks [" + fixed_number(r.lo_looks, q) +
+            ", " + fixed_number(r.hi_looks, q) + "]";
+  return text;
+}
+
+std::string verdict_text(const ClaimResult& r) {
+  std::string verdict = "**" + r.verdict + "**";
+  if (!r.testable) return verdict + " (" + r.why + ")";
+  const std::string unit = r.source.rfind("benchmark", 0) == 0 ? " rounds" : " seeds";
+  if (r.verdict == "not resolved" && r.seeds_to_resolve > 100)
+    verdict += " (more than 100" + unit + " would be needed at this spread: the difference is " +
+               "near nothing)";
+  else if (r.verdict == "not resolved" && r.seeds_to_resolve > 0)
+    verdict += " (about " + std::to_string(r.seeds_to_resolve) + unit +
+               " would resolve one 95% interval at this spread)";
+  if (r.uncorrected != r.verdict) verdict += "; uncorrected: " + r.uncorrected;
+  return verdict;
+}
+
+}  // namespace
 
 std::string claims_markdown(const std::vector<ClaimResult>& results) {
   if (results.empty()) return "";
   std::ostringstream md;
-  md << "| claim | the paper | ours | 95% interval (bootstrap) | p | same setting? | verdict "
-        "|\n|---|---|---|---|---|---|---|\n";
+  md << "| claim | the paper | ours | 95% interval | p: raw, sign-flip, looks, Holm | looks "
+        "(seeds: p) | same setting? | verdict |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : results) {
-    const int q = r.kind.rfind("ratio", 0) == 0 ? 3 : precision_of(r.metric);
-    std::string interval = "-";
-    if (r.source.rfind("parameter count", 0) == 0)
-      interval = "exact (a count)";
-    else if (std::isfinite(r.lo))
-      interval = "[" + fixed_number(r.lo, q) + ", " + fixed_number(r.hi, q) + "]" +
-                 (std::isfinite(r.boot_lo) ? " ([" + fixed_number(r.boot_lo, q) + ", " +
-                                                 fixed_number(r.boot_hi, q) + "])"
-                                           : std::string()) +
-                 ", " + std::to_string(r.seeds) +
-                 (r.source.rfind("benchmark", 0) == 0 ? " rounds"
-                  : r.paired                          ? " pairs"
-                                                      : " seeds");
-    std::string verdict = "**" + r.verdict + "**";
-    const std::string unit = r.source.rfind("benchmark", 0) == 0 ? " rounds" : " seeds";
-    if (r.verdict == "not resolved" && r.seeds_to_resolve > 100)
-      verdict += " (more than 100" + unit +
-                 " would be needed at this spread: the difference is "
-                 "near nothing)";
-    else if (r.verdict == "not resolved" && r.seeds_to_resolve > 0)
-      verdict += " (about " + std::to_string(r.seeds_to_resolve) + unit +
-                 " would resolve it at this spread)";
-    std::ostringstream pv;
-    if (std::isfinite(r.p_value)) pv << std::setprecision(2) << r.p_value;
+    std::string looks;
+    for (const auto& l : r.looks)
+      looks += (looks.empty() ? "" : "; ") + std::to_string(l.seeds) + ": " + p_text(l.p);
     md << "| " << r.claim << " | " << r.paper << " | " << r.ours << " (" << r.source << ") | "
-       << interval << " | " << (std::isfinite(r.p_value) ? pv.str() : "-") << " | " << r.setting
-       << " | " << verdict << " |\n";
+       << interval_text(r) << " | " << p_text(r.p_raw) << ", " << p_text(r.p_permutation) << ", "
+       << p_text(r.p_looks) << ", " << p_text(r.p_holm) << " | " << (looks.empty() ? "-" : looks)
+       << " | " << r.setting << " | " << verdict_text(r) << " |\n";
   }
   return md.str();
 }
@@ -363,6 +396,9 @@ json claims_json(const std::vector<ClaimResult>& results) {
   for (const auto& r : results) {
     json arms = json::array({r.arm});
     if (!r.than.empty()) arms.push_back(r.than);
+    json looks = json::array();
+    for (const auto& l : r.looks)
+      looks.push_back({{"seeds", l.seeds}, {"p", number(l.p)}, {"at", l.at}});
     out.push_back({{"claim", r.claim},
                    {"paper", r.paper},
                    {"setting", r.setting},
@@ -373,9 +409,18 @@ json claims_json(const std::vector<ClaimResult>& results) {
                    {"seeds", r.seeds},
                    {"difference", number(r.difference)},
                    {"ci95", interval(r.lo, r.hi)},
-                   {"bootstrap_ci95", interval(r.boot_lo, r.boot_hi)},
                    {"p_value", number(r.p_value)},
+                   {"boundary", number(r.boundary)},
+                   {"p_raw", number(r.p_raw)},
+                   {"p_permutation", number(r.p_permutation)},
+                   {"p_looks", number(r.p_looks)},
+                   {"p_holm", number(r.p_holm)},
+                   {"ci_looks", interval(r.lo_looks, r.hi_looks)},
+                   {"looks", looks},
+                   {"testable", r.testable},
+                   {"why", r.testable ? json(nullptr) : json(r.why)},
                    {"verdict", r.verdict},
+                   {"verdict_uncorrected", r.uncorrected},
                    {"source", r.source},
                    {"seeds_to_resolve", r.seeds_to_resolve},
                    {"ours", r.ours}});

@@ -23,8 +23,13 @@
 //              fused kernel, else libtorch, so the two sides are equally optimised.
 // Statistics: runs are paired by seed (the same seed gives arms the same data order), benchmark
 // figures by round. The interval is the 95% t-interval of the mean paired difference (Welch's
-// when fewer than two seeds pair), with a percentile bootstrap interval beside it as a check;
-// ratio kinds use the mean of the log ratios, exponentiated. Verdicts:
+// when fewer than two seeds pair), with the exact sign-flip permutation p beside it as a check;
+// ratio kinds use the mean of the log ratios, exponentiated. Every verdict turns on one boundary
+// (verdict.h): p_raw is the t-test's p against it. Corrections (repro_corrections.h): p_looks =
+// p_raw x the claim's looks (Bonferroni over looks), p_holm = Holm's adjustment of p_looks over the
+// paper's testable measured claims; the verdict is the interval's side when p_holm < 0.05, else
+// not resolved. A claim on eval_loss or eval_accuracy whose arm did not learn (repro.json's
+// "learned" floors) is "not testable: ARM did not learn". Uncorrected, the verdicts are:
 //   better   held when the interval excludes zero in the claimed direction, did not hold when it
 //            excludes zero the other way, else not resolved;
 //   within   held when the interval lies inside [-tolerance, tolerance], did not hold when it
@@ -41,37 +46,65 @@
 
 #include "app/cli/repro/repro_bench.h"
 #include "app/cli/repro/repro_plan.h"
+#include "core/analysis/verdict.h"
 
 namespace attn {
 
 struct ClaimResult {
   std::string claim, paper, setting, kind, metric, arm, than;
   std::string ours;     // the figures in words
-  std::string verdict;  // "held" | "did not hold" | "not resolved" | "not checked"
+  std::string verdict;  // "held" | "did not hold" | "not resolved" | "not checked" |
+                        // "not testable: ARM did not learn"
   std::string source;   // "runs, paired by seed", "benchmark, LibTorch ops", "parameter count"
   bool paired = false;
   int seeds = 0;  // pairs (or values) the interval rests on
   // better/within: mean of arm - than; ratio kinds: the ratio arm / than; at_most: arm's mean.
   double difference = NAN;
-  double lo = NAN, hi = NAN;            // 95% t-interval of `difference`
-  double boot_lo = NAN, boot_hi = NAN;  // 95% percentile bootstrap interval
-  double p_value = NAN;                 // two-sided, against no difference (ratio: against 1)
-  int seeds_to_resolve = 0;             // not resolved only; 0 when it cannot say
+  double lo = NAN, hi = NAN;  // 95% t-interval of `difference`
+  double p_value = NAN;       // two-sided, against no difference (ratio: against 1)
+  int seeds_to_resolve = 0;   // not resolved only; 0 when it cannot say
+  // The corrections (repro_corrections.h). direction: the verdict when the boundary is excluded;
+  // uncorrected: the 95% interval's own verdict, before looks, Holm and the learned floors.
+  std::string direction, uncorrected;
+  double boundary = NAN;       // the value the verdict turns on (ratio: the bound itself)
+  double p_raw = NAN;          // two-sided t-test p against `boundary`
+  double p_permutation = NAN;  // exact sign-flip p against `boundary` (paired only)
+  double p_looks = NAN;        // min(1, p_raw x looks)
+  double p_holm = NAN;         // Holm over the paper's testable measured claims' p_looks
+  double lo_looks = NAN, hi_looks = NAN;  // the 1 - 0.05 / looks interval
+  struct Look {
+    int seeds = 0;   // pairs (rounds, values) the look's interval rested on
+    double p = NAN;  // its p_raw
+    std::string at;  // the commit that added seeds after it, or "this report"
+  };
+  std::vector<Look> looks;
+  bool testable = true;
+  std::string why;  // when not testable
+  // Internal: the judged values (not written out).
+  KeyedValues a_values, b_values;
+  Verdict judged;
 };
+
+// The verdict of claim `c` (its kind, metric, value or tolerance) on values a and b.
+Verdict judge_claim_values(const nlohmann::json& c, const KeyedValues& a, const KeyedValues& b);
 
 // Checks the manifest's claims against the arm names before anything trains (throws attn::Error
 // naming the claim's index and key). bench_arms: the arms the benchmark measures.
 void validate_claims(const nlohmann::json& claims, const std::vector<std::string>& arms,
                      const std::vector<std::string>& bench_arms);
 
+// The claims' verdicts, corrected: `rules` is repro.json itself (its "looks" and "learned", or
+// an object without them, as --quick passes: repro_corrections.h).
 std::vector<ClaimResult> evaluate_claims(const nlohmann::json& claims, const ReproRuns& runs,
-                                         const ReproBench* bench);
+                                         const ReproBench* bench, const nlohmann::json& rules);
 
-// "| claim | the paper | ours | 95% interval | same setting? | verdict |", one row per claim.
+// "| claim | the paper | ours | 95% interval | p | looks | same setting? | verdict |", one row per
+// claim.
 std::string claims_markdown(const std::vector<ClaimResult>& results);
 // [{"claim", "paper", "setting", "kind", "metric", "arms": [a, b], "paired", "seeds",
-//   "difference", "ci95": [lo, hi], "bootstrap_ci95", "p_value", "verdict", "source",
-//   "seeds_to_resolve", "ours"}]; unknown numbers are null.
+//   "difference", "ci95": [lo, hi], "p_value", "boundary", "p_raw", "p_permutation", "p_looks",
+//   "p_holm", "ci_looks", "looks": [{"seeds", "p", "at"}], "testable", "why", "verdict",
+//   "verdict_uncorrected", "source", "seeds_to_resolve", "ours"}]; unknown numbers are null.
 nlohmann::json claims_json(const std::vector<ClaimResult>& results);
 
 }  // namespace attn
