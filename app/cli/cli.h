@@ -148,6 +148,7 @@ struct ExportArgs {
   std::string out;
   bool json = false;
   std::string weights;  // --weights FILE.safetensors: the checkpoint's tensors
+  bool tensorboard = false;  // --tensorboard: a TensorBoard event file in the run directory
 };
 // A failed `attnlab export` writes no file.
 

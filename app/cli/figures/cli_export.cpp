@@ -9,6 +9,9 @@
 #include "app/figures/catalog/figures.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
+#include "core/runs/directory/run_lock.h"
+#include "core/runs/formats/tensorboard_events.h"
 #include "core/runs/records/view_records.h"
 #include "core/runs/records/view_timeline.h"
 #include "core/training/recording/saved_run.h"
@@ -26,7 +29,10 @@ long format) and .json (version, run id, config hash, seed, step, mechanism, dat
 Sizes: --width-in 3.5 (single column) or 7 (full width); --height-in 0 keeps the figure's
 aspect. PDFs embed the font (DejaVu Sans unless --font or $ATTNLAB_FONT); PNGs record --dpi.
 --json prints {"run", "checkpoint", "figures": [{"name", "description"}]} for --list, else
-{"files": [...], "font_family", "font_file"}. Bad input writes no file.)";
+{"files": [...], "font_family", "font_file"}. Bad input writes no file.
+--tensorboard writes a TensorBoard event file into the run directory for a run that has none
+(runs trained since issue 51 write theirs as they train): metrics.csv's scalars, the head
+metrics of views.rec and the config (tags: docs/guide/runs.md).)";
 
 fig::ExportFormat format_for(const ExportArgs& a, const std::string& path) {
   std::string name = a.format;
@@ -311,6 +317,44 @@ ExportedRun load_exported_run(const ExportArgs& a) {
   return e;
 }
 
+// The head metrics of every record of the run's views.rec, in step order (none without one).
+std::vector<HeadMetric> recorded_head_metrics(const std::string& views_path, const ViewRun& owner,
+                                              const std::vector<ViewIndexEntry>& index) {
+  std::vector<HeadMetric> rows;
+  for (const auto& entry : index)
+    for (HeadMetric& m : head_metrics(read_view_record(views_path, entry, owner.shape)))
+      rows.push_back(std::move(m));
+  return rows;
+}
+
+// --tensorboard: an older run's event file from its files (core/runs/formats/
+// tensorboard_events.h), refused for a run being written or one that has an event file already
+// (TensorBoard would draw every curve twice). Everything is read and checked before the file is
+// made.
+int write_tensorboard(const ExportArgs& a) {
+  const RunDirectory run = read_run_directory(a.run);  // refuses what is not a run
+  const std::string holder = run_lock_holder(run.dir);
+  if (!holder.empty())
+    throw Error("--tensorboard: run " + run.dir + " is being written by " + holder +
+                ", which writes its own event file as it trains");
+  for (const auto& entry : fs::directory_iterator(run.dir))
+    if (entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
+      throw Error("--tensorboard: run " + run.dir + " has an event file already, " +
+                  entry.path().filename().string() +
+                  ": TensorBoard would show every curve twice (move it away to write a new one)");
+  const std::string views = (fs::path(run.dir) / kViewRecordsFile).string();
+  const ViewRun owner = view_run_of(run.dir, run.config);
+  const auto heads = recorded_head_metrics(views, owner, index_view_records(views, owner));
+  const std::string path =
+      write_run_events(run.dir, read_regular_file((fs::path(run.dir) / "config.json").string()),
+                       read_regular_file((fs::path(run.dir) / "metrics.csv").string()), heads);
+  if (a.json)
+    std::cout << nlohmann::json{{"files", {path}}, {"head_metrics", heads.size()}}.dump(2) << "\n";
+  else
+    std::cout << path << "\n";
+  return kExitOk;
+}
+
 // The head metrics over the recorded steps as CSV: one row per step, layer, head and metric; a
 // metric that was not measured is empty, and the model's metrics (conn's rho(I + C)) belong to
 // no layer or head.
@@ -334,9 +378,7 @@ void write_jobs(const ExportArgs& a, const ExportedRun& e, const ExportJobs& job
   auto is_heads = [&](const std::string& name) { return name == "heads" && !e.views.empty(); };
   for (const auto& job : jobs)
     if (is_heads(job.first) && rows.empty())
-      for (const auto& entry : e.views)
-        for (HeadMetric& m : head_metrics(read_view_record(e.views_path, entry, e.owner.shape)))
-          rows.push_back(std::move(m));
+      rows = recorded_head_metrics(e.views_path, e.owner, e.views);
   std::vector<fig::Figure> built;
   for (const auto& job : jobs)
     built.push_back(!e.film.empty() ? filmstrip(e.run, *e.snap, e.views, job.first, options, e.film,
@@ -410,17 +452,23 @@ CLI::App* add_command(CLI::App& app, ExportArgs& a) {
   cmd->add_option("--weights", a.weights,
                   "Write the checkpoint's tensors to this .safetensors file (names: "
                   "docs/guide/python.md; metadata: attnlab version, resolved config, step)");
+  cmd->add_flag("--tensorboard", a.tensorboard,
+                "Write a TensorBoard event file into the run directory (a run without one): "
+                "metrics.csv's scalars, the head metrics, the config");
   return with_footer(cmd, kExportFooter);
 }
 
 int run_command(const ExportArgs& a) {
   return run_reporting_errors("export", [&] {
     const int modes = (a.list ? 1 : 0) + (a.list_steps ? 1 : 0) + (a.all ? 1 : 0) +
-                      (a.figure.empty() ? 0 : 1) + (a.weights.empty() ? 0 : 1);
+                      (a.figure.empty() ? 0 : 1) + (a.weights.empty() ? 0 : 1) +
+                      (a.tensorboard ? 1 : 0);
     if (modes != 1)
       throw Error(
-          "give exactly one of --list, --list-steps, --figure NAME, --all or --weights FILE");
+          "give exactly one of --list, --list-steps, --figure NAME, --all, --weights FILE or "
+          "--tensorboard");
     if (a.list_steps) return print_steps(a.run, a.json);
+    if (a.tensorboard) return write_tensorboard(a);
     if (!a.weights.empty()) return write_weights(a);
     if (!a.list && a.out.empty()) throw Error("--out is required (a file; with --all a directory)");
     const figures::FigureOptions options = figure_options(a);

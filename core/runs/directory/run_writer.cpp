@@ -13,6 +13,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
+#include "core/runs/formats/tensorboard_events.h"
 #include "core/runs/directory/run_files.h"
 
 namespace attn {
@@ -79,6 +80,13 @@ MetricsAppender::MetricsAppender(const std::string& path) : path_(path) {
   if (fd_ < 0) throw Error("cannot append to " + path_ + ": " + std::strerror(errno));
   const off_t end = ::lseek(fd_, 0, SEEK_END);
   good_size_ = end < 0 ? 0 : end;
+  try {  // TensorBoard's copy of the rows
+    events_ = run_events(fs::path(path_).parent_path().string());
+    events_->begin_metrics(path_);
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
 }
 
 MetricsAppender::~MetricsAppender() {
@@ -92,11 +100,13 @@ void MetricsAppender::append(const std::string& row) {
     throw Error("cannot append to " + path_ + ": " + std::strerror(err));
   }
   good_size_ += static_cast<int64_t>(row.size());
+  events_->add_metrics_row(row);
 }
 
 void MetricsAppender::sync() {
   if (::fsync(fd_) != 0 && errno != EINVAL)
     throw Error("cannot flush " + path_ + " to disk: " + std::strerror(errno));
+  events_->sync();
 }
 
 std::string default_runs_root() {

@@ -6,6 +6,7 @@
 // evaluation), summary.json (run_summary_json plus the writer's own keys), checkpoint/.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -13,6 +14,8 @@
 #include "core/config/config.h"
 
 namespace attn {
+
+class TensorBoardEvents;  // core/runs/formats/tensorboard_events.h
 
 struct RunSummary {
   std::string mechanism;
@@ -61,6 +64,8 @@ void write_run_json(const std::string& dir, const std::string& name, const nlohm
 // truncates the file back to its last complete row and throws attn::Error naming it, so the file
 // never holds a mangled row or a silent gap. A reader sees whole rows only, plus at most one
 // row being written without its newline (core/runs/directory/run_dir.h drops that one).
+// TensorBoard: the run's event file (run_events, core/runs/formats/tensorboard_events.h) gets
+// the config and the file's rows at construction, then each row appended, and is synced with it.
 class MetricsAppender {
  public:
   explicit MetricsAppender(const std::string& path);  // the file must exist (header written)
@@ -75,6 +80,7 @@ class MetricsAppender {
   std::string path_;
   int fd_ = -1;
   int64_t good_size_ = 0;
+  std::shared_ptr<TensorBoardEvents> events_;
 };
 
 // Where the window records its runs when no --runs-dir is given: $XDG_DATA_HOME/attnlab/runs,

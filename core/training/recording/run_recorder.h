@@ -91,6 +91,7 @@ class SessionViews {
   ViewRecorder recorder_;
   int64_t every_;
   double seconds_ = 0;
+  std::shared_ptr<TensorBoardEvents> events_;  // each record's head metrics (run_events)
 };
 
 class RunRecorder {
