@@ -116,6 +116,15 @@ else:
 PY
   grep -q "± " "$out/report.md" && ok "$p: table shows the spread" || bad "$p: no ± in the table"
   grep -qF "| claim | the paper | ours | 95% interval | p: raw, sign-flip, looks, Holm | looks (seeds: p) | same setting? | verdict |" "$out/report.md" && grep -Eq "\*\*(held|did not hold|not resolved)\*\*" "$out/report.md" && ok "$p: claim table with intervals and verdicts" || bad "$p: no claim table"
+  # Provenance (issue 49): every run's summary.json and the report name the binary's commit.
+  python3 - "$out" <<'PY' && ok "$p: runs and report record the commit" || bad "$p: no commit recorded"
+import glob, json, os, re, sys
+out = sys.argv[1]
+commit = json.load(open(os.path.join(out, "report.json")))["analysis_commit"]
+assert commit == "unknown" or re.fullmatch(r"[0-9a-f]{40}", commit), commit
+runs = glob.glob(os.path.join(out, "runs", "**", "summary.json"), recursive=True)
+assert runs and all(json.load(open(r)).get("commit") == commit for r in runs), runs[:1]
+PY
   IFS='|' read -ra want <<< "$(sections_of "$p")"
   for w in "${want[@]}"; do grep -qF -- "$w" "$out/report.md" && ok "$p: report mentions '$w'" || bad "$p: report lacks '$w'"; done
   for f in $(figures_of "$p"); do
