@@ -19,6 +19,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/compare/cli_compare.h"
+#include "app/cli/compare/cli_slurm.h"
 #include "app/cli/labs/cli_ky.h"
 #include "app/cli/run/cli_config_doc.h"
 #include "app/common/data_paths.h"
@@ -299,7 +300,7 @@ int main(int argc, char** argv) {
   using Commands = decltype(std::tuple_cat(
       std::declval<std::tuple<attn::TrainArgs>>(), std::declval<attn::LabCommands>(),
       std::declval<std::tuple<attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs,
-                              attn::SuiteArgs, attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs,
+                              attn::SuiteArgs, attn::SlurmStatusArgs, attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs,
                               attn::MigrateArgs, attn::BenchStepArgs, attn::ConfigArgs>>()));
   const std::vector<Subcommand> commands = subcommands(app, static_cast<Commands*>(nullptr));
 

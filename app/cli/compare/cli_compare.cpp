@@ -555,6 +555,7 @@ CLI::App* add_command(CLI::App& app, SweepArgs& a) {
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--quiet,-q", a.quiet, "Progress: only one line per cell");
   cmd->add_flag("--json", a.json, "Print the cells (--list) or the outcome and table as JSON");
+  add_slurm_options(cmd, a.slurm);
   return with_footer(cmd, kSweepFooter);
 }
 
@@ -570,6 +571,13 @@ int run_command(const SweepArgs& a) {
     std::cerr << "attnlab sweep: " << e.what() << "\n";
     return kExitUsage;
   }
+  if (a.slurm.any())
+    return submit_sweep_to_slurm(a.slurm, plan, a.out,
+                                 a.index >= 0           ? "--index"
+                                 : !a.shard.empty()     ? "--shard"
+                                 : a.list               ? "--list"
+                                 : a.lr_grid.size() > 1 ? "--lr-grid"
+                                                        : "");
   if (a.lr_grid.size() > 1) return run_tuned_sweep(a, plan);
   if (a.list) {
     json cells = json::array();
@@ -584,13 +592,14 @@ int run_command(const SweepArgs& a) {
     return kExitOk;
   }
   install_stop_signals();  // Ctrl-C: the running cells checkpoint, no new cell starts
+  if (a.slurm.task) install_requeue_signal();
   CellConsole console(a.quiet, a.jobs);
   auto o = console.run_options<SweepRunOptions>(a.out, a.threads, a.checkpoint_every);
   if (a.index >= 0) o.index = a.index;
   SweepOutcome outcome;
   if (const auto stopped =
           run_sweep_cells(console, a.shard, o, "cells", [&] { outcome = run_sweep(plan, o); }))
-    return *stopped;
+    return a.slurm.task ? slurm_task_exit(*stopped) : *stopped;
   try {
     const auto groups = aggregate_sweep(plan, a.out);
     if (a.json)

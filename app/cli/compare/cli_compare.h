@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/compare/cli_slurm.h"
 #include "app/cli/progress.h"
 #include "app/common/exit_codes.h"
 #include "core/analysis/verdict.h"
@@ -51,6 +52,7 @@ struct SweepArgs {
   bool json = false;
   std::vector<double> lr_grid;  // --lr-grid: tuned per group (app/cli/compare/sweep_tuned.cpp)
   int lr_extend = 2;            // --lr-extend
+  SlurmArgs slurm;              // --slurm and its options (app/cli/compare/cli_slurm.h)
 };
 CLI::App* add_command(CLI::App& app, SweepArgs& args);
 int run_command(const SweepArgs& args);

@@ -1,0 +1,57 @@
+// `attnlab sweep --slurm`, the array task's requeue on SIGUSR1, and `attnlab slurm-status`
+// (core/training/headless/slurm.h holds the pure half: arrays, scripts, cell states).
+// Contract:
+//  - submit_sweep_to_slurm() writes OUT/sweep.json, OUT/slurm/task.sbatch and report.sbatch,
+//    submits one array (`sbatch --parsable --array=0-M%K`; several when M reaches the cluster's
+//    MaxArraySize, `scontrol show config`) whose task t runs `attnlab sweep <the same arguments>
+//    --shard t/T --slurm-task`, then a report job (--dependency=afterany on the arrays) that runs
+//    `attnlab slurm-status --out OUT --report`. Every submission is recorded in
+//    OUT/slurm/jobs.json. With --resubmit-failed it submits only the tasks whose cells failed
+//    or never started (slurm-status), and a new report job after them.
+//  - Refused with exit 2 before anything is written: --slurm with --index, --shard, --list or
+//    --lr-grid; no sbatch on PATH; a sweep submitted already (jobs.json exists) without
+//    --resubmit-failed; --resubmit-failed without jobs.json.
+//  - In a task (--slurm-task), SIGUSR1 stops the sweep like SIGTERM (the running cell
+//    checkpoints), then slurm_task_exit() requeues the task (`scontrol requeue
+//    <job>_<task>`) and exits 138 (128 + SIGUSR1); the requeued task skips its finished cells and
+//    resumes the interrupted one from its checkpoint.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "core/training/headless/sweep.h"
+
+namespace attn {
+
+struct SlurmArgs {
+  bool submit = false;            // --slurm
+  std::vector<std::string> args;  // --slurm-arg, passed to every sbatch
+  int pack = 1;                   // cells per array task
+  int max_parallel = 0;           // %K of --array; 0: no limit
+  bool resubmit_failed = false;   // --resubmit-failed
+  bool task = false;              // --slurm-task: this process is an array task
+  bool any() const { return submit || resubmit_failed; }
+};
+void add_slurm_options(CLI::App* cmd, SlurmArgs& a);
+
+// `conflicts`: the options given that --slurm cannot take (e.g. "--index"), empty when none.
+int submit_sweep_to_slurm(const SlurmArgs& a, const SweepPlan& plan, const std::string& out,
+                          const std::string& conflicts);
+
+// In an array task: SIGUSR1 asks for a stop like SIGTERM, remembered as "requeue me".
+void install_requeue_signal();
+// The task's exit code from the sweep's: after a SIGUSR1 stop, requeues the task and returns
+// 138; otherwise `code`.
+int slurm_task_exit(int code);
+
+struct SlurmStatusArgs {
+  std::string out;
+  bool json = false;
+  bool report = false;
+  SlurmArgs slurm;  // --resubmit-failed with its --slurm-arg and --max-parallel
+};
+CLI::App* add_command(CLI::App& app, SlurmStatusArgs& args);
+int run_command(const SlurmStatusArgs& args);
+
+}  // namespace attn

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Sweeps on a real Slurm (issue 51): munged, slurmctld and slurmd start on this one node from a
+# temporary slurm.conf (no systemd), `attnlab sweep --slurm` submits a 6-cell sweep as arrays
+# split at MaxArraySize (2 here) with a report job after them; one task is signalled mid-run
+# (USR1, as Slurm does before a time limit), checkpoints, requeues itself and resumes; a task
+# whose cell cannot start fails, slurm-status says which cells failed and never started, and
+# --resubmit-failed submits only that task. The results equal the same sweep run locally.
+# Exits 77 (ctest: skipped) with a message when Slurm's or munge's programs are missing.
+# usage: slurm_test.sh <attnlab>
+set -u
+bin=$(realpath "$1")
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+for p in munged slurmctld slurmd sbatch squeue scontrol scancel sinfo; do
+  if ! command -v "$p" >/dev/null; then
+    echo "slurm_test: SKIPPED: $p not found (scripts/setup.sh --tests installs slurm-wlm and munge)"
+    exit 77
+  fi
+done
+cli_tmpdir
+export ATTNLAB_PROGRESS=lines
+pids=()
+slurm_cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  e2e_cleanup
+}
+trap slurm_cleanup EXIT
+
+# --- a one-node cluster ----------------------------------------------------------------------
+c=$work/cluster
+mkdir -p "$c/state" "$c/spool" "$c/munge"
+chmod 700 "$c/munge"
+head -c 1024 /dev/urandom >"$c/munge/munge.key"
+chmod 600 "$c/munge/munge.key"
+host=$(hostname -s)
+user=$(id -un)
+port=$((20000 + RANDOM % 20000))
+cat >"$c/slurm.conf" <<EOF
+ClusterName=attnlabtest
+SlurmctldHost=$host(127.0.0.1)
+SlurmUser=$user
+SlurmdUser=$user
+AuthType=auth/munge
+AuthInfo=socket=$c/munge/munge.socket
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+SwitchType=switch/none
+StateSaveLocation=$c/state
+SlurmdSpoolDir=$c/spool
+SlurmctldPidFile=$c/slurmctld.pid
+SlurmdPidFile=$c/slurmd.pid
+SlurmctldLogFile=$c/slurmctld.log
+SlurmdLogFile=$c/slurmd.log
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+ReturnToService=2
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MaxArraySize=2
+SchedulerParameters=sched_interval=1
+NodeName=$host NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+export SLURM_CONF=$c/slurm.conf
+munged -F -f --key-file="$c/munge/munge.key" --socket="$c/munge/munge.socket" \
+  --pid-file="$c/munge/munged.pid" --log-file="$c/munge/munged.log" \
+  --seed-file="$c/munge/munge.seed" >"$c/munged.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [ -S "$c/munge/munge.socket" ] && break; sleep 0.1; done
+slurmctld -D -i >"$c/slurmctld.out" 2>&1 &
+pids+=($!)
+slurmd -D >"$c/slurmd.out" 2>&1 &
+pids+=($!)
+up=0
+for _ in $(seq 100); do
+  sinfo -h -o %T 2>/dev/null | grep -q '^idle' && { up=1; break; }
+  sleep 0.2
+done
+if [ $up = 0 ]; then
+  bad "the one-node cluster did not come up"
+  tail -n 20 "$c"/*.log "$c"/*.out
+  finish
+fi
+ok "munged, slurmctld and slurmd are up: $(sinfo -h -o '%P %D %T %c')"
+
+# --- the sweep -------------------------------------------------------------------------------
+# 6 cells (3 rates x 2 seeds), 2 to a task: tasks 0..2, arrays [0-1] and [2] (MaxArraySize 2).
+tiny_config tiny.json 1500 100
+sweep=(sweep --config tiny.json --vary train.lr=0.001,0.003,0.01 --seeds 2 --checkpoint-every 50)
+# Task 2 runs cells 2 and 5: a directory where cell 2's config file goes makes it fail to start
+# (a task that fails on its node), so cell 5 never starts.
+cell2=$("$bin" "${sweep[@]}" --out S --list | awk '$1 == 2 {print $2}')
+mkdir -p "S/$cell2.cell.json"
+"$bin" "${sweep[@]}" --out S --slurm --pack 2 --max-parallel 2 >submit.out 2>"$E2E_TMP/log"
+rc=$?
+cat submit.out
+check "sweep --slurm exits 0" [ $rc = 0 ]
+check "two arrays (split at MaxArraySize 2) and a report job" \
+  [ "$(grep -c '^submitted array job' submit.out)" = 2 -a "$(grep -c '^submitted report job' submit.out)" = 1 ]
+first=$(python3 -c 'import json; print(json.load(open("S/slurm/jobs.json"))["arrays"][0]["job"])')
+
+# Requeue: signal task 0 (cells 0 and 3) while it trains, as --signal=B:USR1 would.
+cell0=$("$bin" "${sweep[@]}" --out S --list | awk '$1 == 0 {print $2}')
+for _ in $(seq 600); do
+  [ "$(wc -l <"S/$cell0/metrics.csv" 2>/dev/null || echo 0)" -ge 4 ] && break
+  sleep 0.1
+done
+scancel --batch --signal=USR1 "${first}_0"
+# A requeued job waits ~2 minutes before it may start again (Slurm's BeginTime); this test
+# lets it start at once.
+for _ in $(seq 300); do
+  state=$(squeue -h -r -t all -j "${first}_0" -o %T 2>/dev/null)
+  [ "$state" = PENDING ] && { scontrol update jobid="${first}_0" StartTime=now; break; }
+  sleep 0.1
+done
+[ "$state" = PENDING ] && ok "task 0 requeued itself after USR1" || bad "task 0 is $state, not requeued"
+
+# Wait for everything but the failing task, and the report job.
+for _ in $(seq 1200); do
+  [ -z "$(squeue -h -o %i)" ] && break
+  sleep 0.2
+done
+check "every job left the queue" [ -z "$(squeue -h -o %i)" ]
+log0=$(ls S/slurm/task-"${first}"_0.log)
+check "task 0's log shows its restart" grep -q "restart 1" "$log0"
+check "the restarted task resumed the interrupted cell" grep -q "resuming from its checkpoint" "$log0"
+check "USR1 checkpointed and requeued" grep -q "SIGUSR1: the running cell is checkpointed; requeueing" "$log0"
+
+"$bin" slurm-status --out S >status.out 2>&1
+cat status.out
+check "slurm-status: cell 2 failed" grep -q "^2 .* failed  $cell2\$" status.out
+check "slurm-status: 4 finished, 1 failed, 1 never started" \
+  grep -q "^4 finished, 0 running, 0 pending, 1 failed, 1 never started$" status.out
+check "the report job wrote report.md" grep -q "Cells: 4 finished" S/report.md
+
+# Resubmit only the failed task, once its cause is gone.
+rmdir "S/$cell2.cell.json"
+"$bin" "${sweep[@]}" --out S --slurm --resubmit-failed >resubmit.out 2>>"$E2E_TMP/log"
+cat resubmit.out
+check "--resubmit-failed submits task 2 alone" grep -q "^submitted array job .*: tasks 0 (+2) of 3" resubmit.out
+check "--resubmit-failed submits one array" [ "$(grep -c '^submitted array job' resubmit.out)" = 1 ]
+for _ in $(seq 600); do
+  [ -z "$(squeue -h -o %i)" ] && break
+  sleep 0.2
+done
+"$bin" slurm-status --out S >status2.out 2>&1
+tail -n 1 status2.out
+check "after the resubmission every cell is finished" grep -q "^6 finished" status2.out
+check "the new report counts 6 finished" grep -q "Cells: 6 finished" S/report.md
+"$bin" "${sweep[@]}" --out S --slurm --resubmit-failed >again.out 2>>"$E2E_TMP/log"
+check "nothing left to resubmit" grep -q "nothing to resubmit" again.out
+
+# --- the same sweep locally: equal results ---------------------------------------------------
+"$bin" "${sweep[@]}" --out L -q >/dev/null 2>>"$E2E_TMP/log" || bad "the local sweep failed"
+# Every cell's metrics.csv without its timing columns, and summary.json's results.
+results() {
+  python3 - "$1" <<'PY'
+import csv, json, sys, pathlib
+root = pathlib.Path(sys.argv[1])
+for cell in json.load(open(root / "sweep.json"))["cells"]:
+    d = root / cell["dir"]
+    rows = list(csv.DictReader(open(d / "metrics.csv")))
+    keep = [k for k in rows[0] if "time" not in k and "per_s" not in k and "second" not in k]
+    print(cell["dir"], [[r[k] for k in keep] for r in rows])
+    s = json.load(open(d / "summary.json"))
+    print(cell["dir"], {k: s.get(k) for k in ("steps", "eval_loss", "eval_accuracy")})
+PY
+}
+results S >slurm.results
+results L >local.results
+check "the Slurm sweep's metrics and summaries equal the local sweep's (requeued cell included)" \
+  cmp -s slurm.results local.results
+cmp -s slurm.results local.results || diff slurm.results local.results | head -n 10
+finish
