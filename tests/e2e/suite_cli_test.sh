@@ -52,14 +52,25 @@ for c in b["cells"]:
         lo, hi = c["ci95"]
         # t_{0.975, 1} = 12.706 for 2 seeds
         sd = math.sqrt(sum((v - c["mean"]) ** 2 for v in vals))
-        assert abs((hi - lo) / 2 - 12.7062 * sd / math.sqrt(2)) < 1e-3 * max(1e-9, sd) + 1e-12, (lo, hi, sd)
+        half = 12.7062 * sd / math.sqrt(2)
+        # clamped to the accuracy's range [0, 1] (issue 49: no interval leaves the metric's range)
+        want = (max(0.0, c["mean"] - half), min(1.0, c["mean"] + half))
+        tol = 1e-3 * max(1e-9, sd) + 1e-12
+        assert abs(lo - want[0]) < tol and abs(hi - want[1]) < tol, (lo, hi, sd)
+    # all-or-nothing outcomes (issue 49): solved k of n with the exact interval
+    assert c["solved"] == sum(v >= b["threshold"] for v in vals) and c["n"] == len(vals), c
+    assert not vals or 0 <= c["ci95_exact"][0] <= c["ci95_exact"][1] <= 1, c
     if c["task"] == "parity":
         le = c["length_eval"]
         assert [l["length"] for l in le] == [8], le
         if c["position"] == "learned" or c["mechanism"] == "conn":
             assert "refused" in le[0] and "learned" in le[0]["refused"], le
         else:
-            assert len(le[0]["values"]) == 2 and all(0 <= v <= 1 for v in le[0]["values"]), le
+            # every seed's figure in values_all; values keeps the seeds that solved parity at
+            # the training length (issue 49: extrapolation only for models that learned)
+            assert len(le[0]["values_all"]) == 2 and all(0 <= v <= 1 for v in le[0]["values_all"]), le
+            kept = [x for x, v in zip(le[0]["values_all"], vals) if v >= b["threshold"]]
+            assert le[0]["values"] == kept and le[0]["seeds_solved"] == len(kept), le
 P
 grep -q "| mqar-64 |" lb/leaderboard.md && grep -q "Train short, test long" lb/leaderboard.md \
   && ok "leaderboard.md has the table and the length section" || bad "leaderboard.md: $(head -20 lb/leaderboard.md)"
