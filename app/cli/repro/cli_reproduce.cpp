@@ -64,11 +64,11 @@ arm stays at its stated floor (repro.json's "learned") is **not testable**. Coun
 // The command that continues this reproduction: the same arguments (finished runs are skipped,
 // checkpointed ones resume).
 std::string continue_command(const ReproduceArgs& a) {
-  std::string cmd = "attnlab reproduce --paper " + shell_quote(a.paper);
+  std::string cmd = "attnlab reproduce --paper " + shell_word(a.paper);
   if (a.quick) cmd += " --quick";
   if (a.seeds > 0) cmd += " --seeds " + std::to_string(a.seeds);
-  cmd += " --out " + shell_quote(a.out);
-  if (!a.configs.empty()) cmd += " --configs " + shell_quote(a.configs);
+  cmd += " --out " + shell_word(a.out);
+  if (!a.configs.empty()) cmd += " --configs " + shell_word(a.configs);
   if (a.threads > 0) cmd += " --threads " + std::to_string(a.threads);
   if (a.jobs > 1) cmd += " -j " + std::to_string(a.jobs);
   if (a.json) cmd += " --json";

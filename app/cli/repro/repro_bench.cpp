@@ -31,7 +31,7 @@ int spec_int(const json& spec, const char* key, int fallback, int lo, int hi,
 // Runs `attnlab bench-step` on the arm's config in a fresh process; its one JSON line.
 BenchRound bench_once(const std::string& exe, const std::string& config_file, int warmup, int steps,
                       bool unfused) {
-  const std::string cmd = shell_quote(exe) + " bench-step --config " + shell_quote(config_file) +
+  const std::string cmd = shell_word(exe) + " bench-step --config " + shell_word(config_file) +
                           " --warmup " + std::to_string(warmup) + " --steps " +
                           std::to_string(steps) + (unfused ? " --unfused" : "");
   FILE* pipe = popen(cmd.c_str(), "r");
@@ -71,7 +71,7 @@ BenchRound round_from(const json& j) {
 
 }  // namespace
 
-std::string shell_quote(const std::string& arg) {
+std::string shell_word(const std::string& arg) {
   if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                             "0123456789-_./=+,:@%") == std::string::npos)
     return arg;

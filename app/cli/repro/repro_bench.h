@@ -56,7 +56,8 @@ std::vector<double> bench_values(const ArmBench& arm, const std::string& metric,
 // paths, best and mean over rounds.
 std::string bench_markdown(const ReproBench& b);
 
-// `arg`, quoted for a POSIX shell when it needs it.
-std::string shell_quote(const std::string& arg);
+// `arg`, quoted for a POSIX shell when it needs it (a plain word stays as it is, so the commands
+// a report prints read as typed; core/training/headless/slurm.h's shell_quote always quotes).
+std::string shell_word(const std::string& arg);
 
 }  // namespace attn
