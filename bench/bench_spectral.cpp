@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/models/conn_monitor.h"
 #include "core/training/session/session.h"
 
 using namespace attn;
@@ -79,10 +80,12 @@ int main(int argc, char** argv) {
     TrainingSession on(conn_config(n, true, "none")), off(conn_config(n, false, "none"));
     seconds(on, 3);  // warm-up (allocations, the first eigen refresh)
     seconds(off, 3);
-    const double t_on0 = on.conn_monitor()->tracking_seconds();
+    const double t_on0 =
+        dynamic_cast<const ConnMonitor&>(*on.architecture_monitor()).tracking_seconds();
     const auto [t_on, t_off] = ab(on, off, rounds, steps);
     const double total = rounds * steps;
-    const double tracker = on.conn_monitor()->tracking_seconds() - t_on0;
+    const double tracker =
+        dynamic_cast<const ConnMonitor&>(*on.architecture_monitor()).tracking_seconds() - t_on0;
     std::printf(
         "N %4d  tracking off %6.3f steps/s  on %6.3f steps/s  overhead %+5.2f%%  (tracker's own "
         "time: %.2f%% of training, %.2f ms/step)\n",

@@ -9,7 +9,7 @@ import sys
 
 # Bottom up. A folder may include its own headers and those of any folder before it.
 LAYERS = ["base", "json", "views", "analysis", "kernels", "random", "attention", "config",
-          "runs", "models", "data", "training"]
+          "models", "runs", "data", "training"]
 # Compiled without torch (attnlab_base, attnlab_core_torchfree): no torch header may reach them.
 TORCH_FREE = {"base", "json", "views", "analysis", "config", "runs"}
 TORCH = re.compile(r'#\s*include\s*<(torch|ATen|c10)/')

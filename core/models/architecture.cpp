@@ -33,6 +33,13 @@ bool architecture_has_position_table(const ModelConfig& m) {
   return m.position == "learned" || architecture_of(m).position_table;
 }
 
+std::vector<std::string> layer_mechanisms(const ModelConfig& m) {
+  const ArchitectureDescriptor& a = architecture_of(m);
+  if (!a.attention_layers) return {a.name};
+  const auto& names = m.attention;
+  return names.size() == 1 ? std::vector<std::string>(m.layers, names[0]) : names;
+}
+
 void require_attention_heads(const ModelConfig& m) {
   const ArchitectureDescriptor& a = architecture_of(m);
   if (!a.attention_layers) throw Error(a.no_heads_reason);

@@ -8,11 +8,13 @@
 //   const ArchitectureDescriptor& <name>_architecture();
 // "transformer" (attention layers, every mechanism of core/attention/) is the default one.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/views/mechanism_view.h"
 
 namespace attn {
 
@@ -68,6 +70,22 @@ struct ArchitectureDescriptor {
   ArchitectureMemory (*memory)(const ModelConfig& m, double T, double V) = nullptr;
   // Its own config section's controls (the Run panel draws them instead of the layers').
   std::vector<ArchitectureField> fields;
+
+  // What it shows of itself. Its monitor (core/models/architecture_monitor.h, made by
+  // <name>_monitor) publishes views of the whole model, Snapshot::model_views; a views.rec record
+  // holds at most `model_views` of them, each checked against the run's config by check_view
+  // (throws attn::Error saying what the config refuses; required when model_views > 0).
+  int model_views = 0;
+  void (*check_view)(const MechanismView& view, const ModelConfig& m) = nullptr;
+  // Records written before its views were generic held them under `legacy_record_key`:
+  // legacy_record_view reads that field of a record at `step` into a view (sizes checked
+  // before anything is allocated; throws attn::Error naming the field). "" / nullptr: none.
+  std::string legacy_record_key;
+  MechanismView (*legacy_record_view)(const nlohmann::json& field, int64_t step) = nullptr;
+  // A saved run's views completed from its run directory's side files (histories a checkpoint
+  // does not hold); nullptr: nothing to complete.
+  void (*restore_views)(std::vector<MechanismView>& views, const std::string& run_dir,
+                        int64_t step) = nullptr;
 };
 
 // Every architecture, in architectures.def's order.
@@ -84,6 +102,9 @@ inline bool architecture_has_heads(const ModelConfig& m) {
 // Whether inputs longer than training are refused: a learned position table, the model's own
 // (position_table) or model.position "learned".
 bool architecture_has_position_table(const ModelConfig& m);
+// The mechanism of every layer (model.attention, one name for all layers when it holds one);
+// an architecture without attention layers is one "layer" of its own name.
+std::vector<std::string> layer_mechanisms(const ModelConfig& m);
 // Throws attn::Error with the architecture's reason when it has no attention heads.
 void require_attention_heads(const ModelConfig& m);
 

@@ -1,5 +1,5 @@
-// The Connection Transformer (seed 001, docs/design/MECHANISMS.md section 2), model.architecture "conn"
-// (private to core: includes torch). A whole model, not an attention module:
+// The Connection Transformer (seed 001, docs/design/MECHANISMS.md section 2), model.architecture
+// "conn" (private to core: includes torch). A whole model, not an attention module:
 //
 //   X = TokenEmbedding + PositionEmbedding                                   [B, L, D]
 //   compression:  A = softmax over slots of (X Wq)(H Wk)^T / sqrt(D)          [B, L, N]
@@ -32,14 +32,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include <chrono>
-#include <memory>
-#include <nlohmann/json.hpp>
-
 #include "core/config/config.h"
-#include "core/views/conn_view.h"
-#include "core/views/history.h"
-#include "core/models/spectral_tracker.h"
 
 namespace attn {
 
@@ -93,39 +86,5 @@ class ConnModelImpl : public torch::nn::Module {
   std::vector<torch::nn::LayerNorm> norms_;
 };
 TORCH_MODULE(ConnModel);
-
-// Trainer-thread bookkeeping for a conn model: the control after every optimiser step, the
-// spectral estimates every step, exact eigenvalues and C on slower cadences, the reasoning
-// trace at probes. Never touches the UI thread; publishes an immutable ConnView.
-class ConnMonitor {
- public:
-  // step: the model's current step (0 for a new model; a checkpoint's step after loading).
-  ConnMonitor(ConnModelImpl& model, int64_t parameters, int64_t spec_formula, int64_t step = 0);
-  // After optimiser step `step` (the step count after it). last: the run's final step, where
-  // the eigenvalues and C are always refreshed (their time budget would otherwise leave a short
-  // run with only the step-0 spectrum).
-  void after_step(ConnModelImpl& model, int64_t step, bool last = false);
-  // At an attention probe: the reasoning trace on the probe input (and C, if stale).
-  void probe(ConnModelImpl& model, const torch::Tensor& input, int64_t step);
-  std::shared_ptr<const ConnView> view() const;
-  // For conn.json in a run directory: histories, the exact spectrum of the final C, stats.
-  nlohmann::json to_json(ConnModelImpl& model) const;
-  // The effective C as CSV (N lines of N numbers, full float precision): `attnlab spectral`'s
-  // input.
-  static std::string matrix_csv(ConnModelImpl& model);
-  // Seconds spent on tracking (estimates, eigenvalues, C copies), not on the control.
-  double tracking_seconds() const { return tracking_seconds_; }
-
- private:
-  void record_eigen(const torch::Tensor& m, int64_t step);
-  void record_matrix(ConnModelImpl& model, int64_t step);
-
-  ConnView base_;  // everything but the histories
-  spectral::Tracker tracker_;
-  MetricHistory rho_, norm_;
-  double tracking_seconds_ = 0;
-  double eigen_seconds_ = 0;
-  std::chrono::steady_clock::time_point last_eigen_;
-};
 
 }  // namespace attn

@@ -26,7 +26,7 @@ namespace attn {
 constexpr size_t kMaxViewEntries = 256;            // curves, matrices, scalars or texts of a view
 constexpr size_t kMaxViewSamples = 1 << 16;        // x samples of one curve family
 constexpr size_t kMaxViewSeries = 1 << 12;         // series of one curve family
-constexpr size_t kMaxViewCells = size_t(1) << 22;  // values of one curve family or one matrix
+constexpr size_t kMaxViewCells = size_t(1) << 24;  // values of one curve family or one matrix
 constexpr size_t kMaxViewNameBytes = 256;          // a name, unit, label or text
 constexpr size_t kMaxMechanismFrames = 4096;       // frames of mechanism_views.json
 

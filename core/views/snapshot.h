@@ -13,7 +13,6 @@ namespace attn {
 
 struct InterventionView;
 struct LengthEvalView;  // core/views/intervention_view.h
-struct ConnView;        // core/views/conn_view.h
 
 enum class TrainerState { Idle, Running, Paused, Stopping, Finished, Diverged, Error };
 const char* to_string(TrainerState s);
@@ -116,10 +115,17 @@ struct Snapshot {
   // The Loss panel's eval-length field answered (Trainer::request_length_eval); null: not asked.
   std::shared_ptr<const LengthEvalView> length_eval;
 
-  // Connection Transformer (model.architecture "conn"): spectra of I + C over training, C, its
-  // eigenvalues, the reasoning trace and statistics (core/views/conn_view.h). Null for other
-  // models.
-  std::shared_ptr<const ConnView> conn;
+  // Views of the whole model rather than of a layer, published by an architecture without
+  // attention layers (its monitor, core/models/architecture_monitor.h): one per mechanism name,
+  // layer 0. Null or empty for models of attention layers.
+  std::shared_ptr<const std::vector<MechanismView>> model_views;
+  // The model view of `mechanism`; nullptr when there is none.
+  const MechanismView* model_view(const std::string& mechanism) const {
+    if (model_views)
+      for (const MechanismView& v : *model_views)
+        if (v.mechanism == mechanism) return &v;
+    return nullptr;
+  }
 };
 
 }  // namespace attn

@@ -6,9 +6,10 @@
 
 #include <cmath>
 
-#include "core/views/conn_view.h"
 #include "core/base/error.h"
 #include "core/models/conn_model.h"
+#include "core/models/conn_monitor.h"
+#include "core/models/conn_view.h"
 #include "core/models/model.h"
 #include "core/training/session/session.h"
 #include "core/training/trainer.h"
@@ -73,6 +74,11 @@ torch::Tensor seed_forward_last(ConnModelImpl& m, const torch::Tensor& ids) {
 }
 
 }  // namespace
+
+// The session's monitor, as the Connection Transformer's (the session holds a generic one).
+const ConnMonitor* monitor_of(const TrainingSession& s) {
+  return dynamic_cast<const ConnMonitor*>(s.architecture_monitor());
+}
 
 TEST_CASE("conn model: slot mixing equals the explicit double loop sum_i C[i,j] H[b,i,:]") {
   torch::manual_seed(3);
@@ -246,7 +252,7 @@ TEST_CASE("conn model: recall trains, and norm-bound keeps rho(I+C) <= r at ever
   auto c = conn_recall_config();
   TrainingSession s(c);
   const double before = s.evaluate().loss;
-  REQUIRE(s.conn_monitor() != nullptr);
+  REQUIRE(monitor_of(s) != nullptr);
   double worst = 0, worst_rho_error = 0, worst_norm_error = 0;
   for (int i = 0; i < 200; ++i) {
     s.train_step();
@@ -254,7 +260,7 @@ TEST_CASE("conn model: recall trains, and norm-bound keeps rho(I+C) <= r at ever
     const double rho = spectral::spectral_radius(M), norm = spectral::spectral_norm(M);
     worst = std::max(worst, rho);
     // The tracker's warm-started estimate of this step, against the exact values.
-    const auto v = s.conn_monitor()->view();
+    const auto v = monitor_of(s)->conn_view();
     worst_rho_error =
         std::max(worst_rho_error, std::abs(v->spectral_radius.values.back() / rho - 1));
     worst_norm_error =
@@ -272,8 +278,9 @@ TEST_CASE("conn model: recall trains, and norm-bound keeps rho(I+C) <= r at ever
   Snapshot snap;
   s.fill_snapshot(snap);
   s.probe_attention(snap);
-  REQUIRE(snap.conn);
-  const auto& v = *snap.conn;
+  const auto conn = conn_view_of(snap);
+  REQUIRE(conn);
+  const auto& v = *conn;
   CHECK(v.control_events > 0);
   CHECK(v.spectral_radius.steps.size() == 201);  // step 0 and every step after it
   CHECK(v.spectral_radius.values.back() <= c.model.conn.limit + 1e-4);
@@ -299,8 +306,9 @@ TEST_CASE("conn model: the trainer thread publishes the spectra, C, eigenvalues 
   t.start();
   REQUIRE(test::wait_until([&] { return t.state() == TrainerState::Finished; }, 120));
   const auto s = t.latest();
-  REQUIRE(s->conn);
-  const ConnView& v = *s->conn;
+  const auto conn = conn_view_of(*s);
+  REQUIRE(conn);
+  const ConnView& v = *conn;
   CHECK(s->mechanisms == std::vector<std::string>{"conn"});
   CHECK(v.spectral_radius.steps.back() == 30);
   CHECK(v.spectral_norm.values.size() == v.spectral_radius.values.size());
@@ -327,8 +335,8 @@ TEST_CASE("conn model: a resumed run is bit-identical to an uninterrupted one") 
   first.save(dir);
   TrainingSession resumed(c);
   resumed.load(dir);
-  REQUIRE(resumed.conn_monitor());
-  CHECK(resumed.conn_monitor()->view()->spectral_radius.steps.front() == 6);
+  REQUIRE(monitor_of(resumed));
+  CHECK(monitor_of(resumed)->conn_view()->spectral_radius.steps.front() == 6);
   for (int i = 0; i < 4; ++i) resumed.train_step();
   auto a = whole.model()->named_parameters(), b = resumed.model()->named_parameters();
   for (const auto& p : a) CHECK(torch::equal(p.value(), b[p.key()]));

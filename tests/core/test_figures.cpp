@@ -11,12 +11,12 @@
 #include "app/figures/models/ky_lab_figures.h"
 #include "core/base/error.h"
 #include "core/models/conn_model.h"
+#include "core/models/conn_view.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/training/headless/headless.h"
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/saved_run.h"
 #include "core/training/session/session.h"
-#include "core/views/conn_view.h"
 #include "helpers.h"
 #include "render/plot/export/figure_export.h"
 
@@ -103,8 +103,9 @@ TEST_CASE("figures: conn-matrix CSV equals the model's effective C; loss CSV equ
   Snapshot snap;
   session.fill_snapshot(snap);
   session.probe_attention(snap);
-  REQUIRE(snap.conn);
-  REQUIRE(snap.conn->matrix);
+  const auto conn = conn_view_of(snap);
+  REQUIRE(conn);
+  REQUIRE(conn->matrix);
   const torch::Tensor ref = session.model()->conn()->effective_connection().to(torch::kFloat).cpu();
   REQUIRE(ref.size(0) == 12);
   size_t checked = 0;
@@ -117,7 +118,7 @@ TEST_CASE("figures: conn-matrix CSV equals the model's effective C; loss CSV equ
   // Eigenvalues: the figure's points are the view's, and the unit circle is drawn.
   const fig::Figure eig = figures::build_figure("conn-eigenvalues", snap);
   REQUIRE(eig.panels[0].scatters.size() == 1);
-  CHECK(eig.panels[0].scatters[0].x.size() == snap.conn->eigen_re.size());
+  CHECK(eig.panels[0].scatters[0].x.size() == conn->eigen_re.size());
 
   size_t losses = 0;
   for (const auto& cell : parse(fig::figure_csv(figures::build_figure("loss", snap)))) {

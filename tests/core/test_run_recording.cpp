@@ -11,6 +11,7 @@
 #include "core/analysis/head_metrics.h"
 #include "core/attention/neural/neural_view.h"
 #include "core/config/config.h"
+#include "core/models/conn_view.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/runs/directory/run_list.h"
 #include "core/runs/directory/run_lock.h"
@@ -342,8 +343,8 @@ TEST_CASE(
   REQUIRE(live->surface.learned.size() == recorded->surface.learned.size());
   double worst = 0;
   for (size_t i = 0; i < live->surface.learned.size(); ++i)
-    worst = std::max(worst,
-                     double(std::abs(live->surface.learned[i] - recorded->surface.learned[i])));
+    worst =
+        std::max(worst, double(std::abs(live->surface.learned[i] - recorded->surface.learned[i])));
   CHECK(worst <= 1e-6);
   CHECK(live->surface.slice_learned == recorded->surface.slice_learned);
   // Training moved the surface between the first and the last record.
@@ -377,22 +378,39 @@ TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each ste
   const auto index = index_view_records(rec);
   REQUIRE(index.size() == 3);
   const ViewRecord last = read_view_record(rec, index.back(), view_shape_of(c));
-  REQUIRE(last.conn.slots == 6);
+  // The record holds the generic view of the whole model, which decodes to C and its spectrum.
+  REQUIRE(last.model_views.size() == 1);
+  CHECK(last.model_views[0].mechanism == "conn");
+  const ConnView lastc = conn_view_from(last.model_views[0]);
+  REQUIRE(lastc.slots == 6);
+  REQUIRE(lastc.matrix);
+  const std::vector<float>& lc = *lastc.matrix;
+  CHECK(lastc.matrix_step == 20);
   // C at the last step is the checkpoint's C, as `attnlab export` probes it.
   const auto saved = snapshot_of_run(read_run_directory((root / "conn").string()));
-  REQUIRE(saved->conn);
-  REQUIRE(saved->conn->matrix);
-  REQUIRE(saved->conn->matrix->size() == last.conn.matrix.size());
-  for (size_t i = 0; i < last.conn.matrix.size(); ++i)
-    CHECK(std::abs((*saved->conn->matrix)[i] - last.conn.matrix[i]) <= 1e-6);
+  const auto savedc = conn_view_of(*saved);
+  REQUIRE(savedc);
+  REQUIRE(savedc->matrix);
+  REQUIRE(savedc->matrix->size() == lc.size());
+  for (size_t i = 0; i < lc.size(); ++i) CHECK(std::abs((*savedc->matrix)[i] - lc[i]) <= 1e-6);
+  // And the model's own C, read from the checkpoint's weights.
+  {
+    TrainingSession model(
+        TrainingSession::checkpoint_config((root / "conn" / "checkpoint").string()));
+    model.load((root / "conn" / "checkpoint").string());
+    const torch::Tensor own = model.model()->conn()->effective_connection().to(torch::kFloat).cpu();
+    REQUIRE(own.numel() == static_cast<int64_t>(lc.size()));
+    for (size_t i = 0; i < lc.size(); ++i)
+      CHECK(own.view(-1)[static_cast<int64_t>(i)].item<float>() == lc[i]);
+  }
   // The eigenvalues of I + C against two invariants computed here in double: their sum is the
   // trace, their product (a real number) the determinant by Gaussian elimination.
-  const int n = last.conn.slots;
+  const int n = lastc.slots;
   std::vector<double> a(static_cast<size_t>(n * n));
   double trace = 0;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
-      a[i * n + j] = last.conn.matrix[i * n + j] + (i == j ? 1.0 : 0.0);
+      a[i * n + j] = lc[i * n + j] + (i == j ? 1.0 : 0.0);
       if (i == j) trace += a[i * n + j];
     }
   double det = 1;
@@ -410,11 +428,11 @@ TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each ste
       for (int j = k; j < n; ++j) a[i * n + j] -= f * a[k * n + j];
     }
   }
-  REQUIRE(last.conn.eigen_re.size() == static_cast<size_t>(n));
+  REQUIRE(lastc.eigen_re.size() == static_cast<size_t>(n));
   double sum = 0, rho = 0;
   std::complex<double> product = 1;
   for (int i = 0; i < n; ++i) {
-    const std::complex<double> e(last.conn.eigen_re[i], last.conn.eigen_im[i]);
+    const std::complex<double> e(lastc.eigen_re[i], lastc.eigen_im[i]);
     sum += e.real();
     product *= e;
     rho = std::max(rho, std::abs(e));
@@ -422,12 +440,13 @@ TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each ste
   CHECK(sum == doctest::Approx(trace).epsilon(1e-5));
   CHECK(product.real() == doctest::Approx(det).epsilon(1e-4));
   CHECK(std::abs(product.imag()) <= 1e-4 * std::max(1.0, std::abs(det)));
-  CHECK(last.conn.spectral_radius == doctest::Approx(rho).epsilon(1e-6));
-  CHECK(last.conn.spectral_norm >= last.conn.spectral_radius * (1 - 1e-6));  // ||M|| >= rho(M)
+  CHECK(lastc.exact_radius == doctest::Approx(rho).epsilon(1e-6));
+  CHECK(lastc.exact_norm >= lastc.exact_radius * (1 - 1e-6));  // ||M|| >= rho(M)
   // The first record is the initial model's, and C moved since.
   const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
   CHECK(first.step == 0);
-  CHECK(first.conn.matrix != last.conn.matrix);
+  REQUIRE(first.model_views.size() == 1);
+  CHECK(*conn_view_from(first.model_views[0]).matrix != lc);
   // rho(I + C) is among the head metrics, once per record.
   int radii = 0;
   for (const HeadMetric& m : head_metrics(last)) radii += m.metric == "spectral_radius";

@@ -15,6 +15,7 @@
 #include "core/attention/ky/ky_view.h"
 #include "core/attention/neural/neural_view.h"
 #include "core/base/error.h"
+#include "core/models/conn_view.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/records/view_records.h"
 #include "temp_dir.h"
@@ -119,14 +120,15 @@ uint32_t crc32_of(const std::string& s) {
   return c ^ 0xFFFFFFFFu;
 }
 
-// A version-1 file (no identity; the CRC covers the payload only), as attnlab wrote it before.
-void write_v1(const fs::path& p, const std::vector<ViewRecord>& records) {
+// A version-1 file (no identity; the CRC covers the payload only), as attnlab wrote it before:
+// records given as (step, payload).
+void write_v1_payloads(const fs::path& p,
+                       const std::vector<std::pair<int64_t, std::string>>& records) {
   std::string out = "ATTNVIEWS1\n";
-  for (const ViewRecord& r : records) {
-    const std::string payload = encode_view_record(r);
+  for (const auto& [record_step, payload] : records) {
     const uint32_t magic = 0x43455256, bytes = static_cast<uint32_t>(payload.size()),
                    crc = crc32_of(payload);
-    const int64_t step = r.step;
+    const int64_t step = record_step;
     out.append(reinterpret_cast<const char*>(&magic), 4);
     out.append(reinterpret_cast<const char*>(&bytes), 4);
     out.append(reinterpret_cast<const char*>(&step), 8);
@@ -134,6 +136,12 @@ void write_v1(const fs::path& p, const std::vector<ViewRecord>& records) {
     out += payload;
   }
   std::ofstream(p, std::ios::binary) << out;
+}
+
+void write_v1(const fs::path& p, const std::vector<ViewRecord>& records) {
+  std::vector<std::pair<int64_t, std::string>> payloads;
+  for (const ViewRecord& r : records) payloads.emplace_back(r.step, encode_view_record(r));
+  write_v1_payloads(p, payloads);
 }
 
 }  // namespace
@@ -178,11 +186,16 @@ TEST_CASE("view records: an old record's neural surfaces are read as neural's ge
   std::vector<std::vector<float>> learned(2);
   for (int head = 0; head < 2; ++head) {
     for (int k = 0; k < 9; ++k) learned[head].push_back(0.25f * k - head);
-    list.push_back({{"layer", 1}, {"head", head}, {"grid", 3},
+    list.push_back({{"layer", 1},
+                    {"head", head},
+                    {"grid", 3},
                     {"xs", float_array_json({-1, 0, 2}, true)},
                     {"ys", float_array_json({-2, 0.5f, 1}, true)},
-                    {"z", float_array_json(learned[head], true)}, {"qx", 1.0f}, {"qy", -0.5f},
-                    {"angle", 0.3f}, {"t", float_array_json({-1, 0, 1, 3}, true)},
+                    {"z", float_array_json(learned[head], true)},
+                    {"qx", 1.0f},
+                    {"qy", -0.5f},
+                    {"angle", 0.3f},
+                    {"t", float_array_json({-1, 0, 1, 3}, true)},
                     {"slice", float_array_json({0.5f, -0.25f, 1, head + 0.125f}, true)}});
   }
   j["neural"] = list;
@@ -443,8 +456,10 @@ TEST_CASE("view records: a record is checked against the run's model before it i
     empty.maps[0].weights.clear();
     rec.append(empty);
     ViewRecord conn = record_at(130);
-    conn.conn.slots = 64;
-    conn.conn.matrix.assign(size_t(64) * 64, 0.0f);
+    ConnView c;
+    c.slots = 64;
+    c.matrix = std::make_shared<const std::vector<float>>(size_t(64) * 64, 0.0f);
+    conn.model_views = {conn_record_view(c)};
     rec.append(conn);
   }
   const auto index = index_view_records(path, run);
@@ -463,8 +478,8 @@ TEST_CASE("view records: a record is checked against the run's model before it i
                                          "least 1 x 1)"),
                        Error);
   CHECK_THROWS_WITH_AS(read_view_record(path, index[4], run.shape),
-                       doctest::Contains("holds C of 64 slots; the run's model is no "
-                                         "Connection Transformer"),
+                       doctest::Contains("holds a view of the whole model (conn); the run's "
+                                         "model (model.architecture \"transformer\") has none"),
                        Error);
   // A writer refuses to record on after such records, and writes nothing.
   const std::string before = bytes_of(path);
@@ -475,6 +490,72 @@ TEST_CASE("view records: a record is checked against the run's model before it i
   many.probe_tokens.assign(kMaxViewRecordItems + 1, "");
   CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(many)),
                        doctest::Contains("a record of more than 1048576 items"), Error);
+}
+
+// Records written before the Connection Transformer's views were generic held C and the
+// spectrum of I + C under their own "conn" field: such a file still reads, through the
+// architecture's row, into the generic view the figures decode; its C is checked against the
+// run's model.conn.slots like a new record's.
+TEST_CASE("view records: an old record's \"conn\" field reads into the generic conn view") {
+  TempDir dir;
+  ExperimentConfig config;
+  config.model.architecture = "conn";
+  config.model.heads = 1;
+  config.model.conn.slots = 2;
+  mark_run_directory(dir.path.string());
+  const ViewRun run = view_run_of(dir.path.string(), config);
+  const std::vector<float> c = {0.5f, -0.25f, 0.125f, 1.0f}, re = {1.5f, 0.75f}, im = {0, -0.5f};
+  auto payload = [&](int64_t step, int slots) {
+    const nlohmann::json old = {
+        {"step", step},
+        {"tokens", {"a", "b"}},
+        {"layers", 0},
+        {"heads", 1},
+        {"maps", nlohmann::json::array()},
+        {"conn",
+         {{"slots", slots},
+          {"c", float_array_json(std::vector<float>(c.begin(), c.begin() + slots * slots), true)},
+          {"eig_re", float_array_json(re, true)},
+          {"eig_im", float_array_json(im, true)},
+          {"rho", 1.5},
+          {"norm", 1.75}}}};
+    const std::vector<uint8_t> cbor = nlohmann::json::to_cbor(old);
+    return std::string(cbor.begin(), cbor.end());
+  };
+  const fs::path path = dir.path / "old.rec";
+  write_v1_payloads(path, {{10, payload(10, 2)}, {20, payload(20, 1)}});
+  const auto index = index_view_records(path.string(), run);
+  REQUIRE(index.size() == 2);
+  const ViewRecord r = read_view_record(path.string(), index[0], run.shape);
+  REQUIRE(r.model_views.size() == 1);
+  CHECK(r.model_views[0].mechanism == "conn");
+  const ConnView v = conn_view_from(r.model_views[0]);
+  REQUIRE(v.matrix);
+  CHECK(*v.matrix == c);
+  CHECK(v.slots == 2);
+  CHECK(v.eigen_re == re);
+  CHECK(v.eigen_im == im);
+  CHECK(v.exact_radius == 1.5);
+  CHECK(v.exact_norm == 1.75);
+  CHECK(v.matrix_step == 10);
+  CHECK(v.eigen_step == 10);
+  // rho(I + C) is still the record's metric of the model.
+  bool rho = false;
+  for (const HeadMetric& m : head_metrics(r))
+    rho |= m.metric == "spectral_radius" && m.layer == -1 && m.value == 1.5;
+  CHECK(rho);
+  // The second record's C is 1 x 1: the run's model has 2 slots.
+  CHECK_THROWS_WITH_AS(read_view_record(path.string(), index[1], run.shape),
+                       doctest::Contains("holds C of 1 slots; the run's model has 2 "
+                                         "(model.conn.slots)"),
+                       Error);
+  // A C larger than the stated limit is refused before it is allocated, naming the field.
+  nlohmann::json huge = nlohmann::json::from_cbor(payload(30, 2));
+  huge["conn"]["slots"] = 1 << 20;
+  const std::vector<uint8_t> cbor = nlohmann::json::to_cbor(huge);
+  CHECK_THROWS_WITH_AS(decode_view_record(std::string(cbor.begin(), cbor.end())),
+                       doctest::Contains("views.rec: \"conn\": a conn record of 1048576 slots"),
+                       Error);
 }
 
 TEST_CASE("view records: a file over 1 GiB is refused by name, without being read") {

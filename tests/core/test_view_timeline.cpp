@@ -1,5 +1,5 @@
-// The timeline's reading of views.rec (core/runs/records/view_timeline.h): the record fields added for
-// images and the Connection Transformer (and old records without them), incremental indexing
+// The timeline's reading of views.rec (core/runs/records/view_timeline.h): the record fields added
+// for images and the Connection Transformer (and old records without them), incremental indexing
 // against a full index, a run written while it is read, a file thinned under a reader, two
 // sources (an opened run, then the window's own), and the snapshot at a recorded step.
 #include <doctest/doctest.h>
@@ -14,10 +14,10 @@
 
 #include "core/attention/ky/ky_view.h"
 #include "core/base/error.h"
+#include "core/models/conn_view.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/records/view_records.h"
 #include "core/runs/records/view_timeline.h"
-#include "core/views/conn_view.h"
 #include "temp_dir.h"
 
 using namespace attn;
@@ -69,6 +69,21 @@ std::vector<int64_t> steps_of(const std::vector<ViewIndexEntry>& index) {
   return s;
 }
 
+// The Connection Transformer's record view (core/models/conn_view.h) at `step`: C, the
+// eigenvalues of I + C, rho and ||I + C||_2.
+MechanismView conn_record(std::vector<float> c, std::vector<float> re, std::vector<float> im,
+                          double rho, double norm, int64_t step) {
+  ConnView v;
+  v.slots = static_cast<int>(std::lround(std::sqrt(double(c.size()))));
+  v.matrix = std::make_shared<const std::vector<float>>(std::move(c));
+  v.eigen_re = std::move(re);
+  v.eigen_im = std::move(im);
+  v.exact_radius = rho;
+  v.exact_norm = norm;
+  v.matrix_step = v.eigen_step = step;
+  return conn_record_view(v);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -79,12 +94,8 @@ TEST_CASE(
   r.image.label_name = "Dress";
   for (int i = 0; i < 24; ++i) r.image.pixels.push_back(i / 23.0f);
   r.probabilities = {0.1f, 0.7f, 0.2f};
-  r.conn.slots = 2;
-  r.conn.matrix = {0.5f, -0.25f, 0.125f, 1.0f};
-  r.conn.eigen_re = {1.5f, 0.75f};
-  r.conn.eigen_im = {0.0f, -0.5f};
-  r.conn.spectral_radius = 1.5;
-  r.conn.spectral_norm = 1.75;
+  r.model_views = {
+      conn_record({0.5f, -0.25f, 0.125f, 1.0f}, {1.5f, 0.75f}, {0.0f, -0.5f}, 1.5, 1.75, 7)};
   r.induction = {0.25f, 0.5f};
   const ViewRecord back = decode_view_record(encode_view_record(r));
   CHECK(back.induction == r.induction);
@@ -96,10 +107,13 @@ TEST_CASE(
   CHECK(back.image.patch == 2);
   CHECK(back.image.index == 11);
   CHECK(back.probabilities == r.probabilities);
-  CHECK(back.conn.matrix == r.conn.matrix);
-  CHECK(back.conn.eigen_im == r.conn.eigen_im);
-  CHECK(back.conn.spectral_radius == 1.5);
-  CHECK(back.conn.spectral_norm == 1.75);
+  REQUIRE(back.model_views.size() == 1);
+  const ConnView bc = conn_view_from(back.model_views[0]);
+  CHECK(*bc.matrix == std::vector<float>{0.5f, -0.25f, 0.125f, 1.0f});
+  CHECK(bc.eigen_im == std::vector<float>{0.0f, -0.5f});
+  CHECK(bc.exact_radius == 1.5);
+  CHECK(bc.exact_norm == 1.75);
+  CHECK(bc.matrix_step == 7);
 
   // A record written before these fields existed (the first format's keys only).
   const nlohmann::json old = {{"step", 3},
@@ -113,7 +127,7 @@ TEST_CASE(
   CHECK(o.step == 3);
   CHECK(o.image.empty());
   CHECK(o.probabilities.empty());
-  CHECK(o.conn.empty());
+  CHECK(o.model_views.empty());
 
   // Scores that do not match the maps, and a conn record whose C does not match its size, are
   // refused by name.
@@ -121,13 +135,14 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(r)),
                        doctest::Contains("3 induction scores for 2 maps"), Error);
   r.induction.pop_back();
-  r.conn.matrix.pop_back();
+  r.model_views[0].matrices[0].values.pop_back();
   CHECK_THROWS_WITH_AS(decode_view_record(encode_view_record(r)),
-                       doctest::Contains("conn record of 2 slots"), Error);
+                       doctest::Contains("holds 3 values"), Error);
 
-  // rho(I + C) is the model's metric, not a head's.
+  // rho(I + C) is the model's metric, not a head's (the steps in the view are none).
   ViewRecord c = make_record(5, false);
-  c.conn = back.conn;
+  c.model_views = back.model_views;
+  for (const HeadMetric& m : head_metrics(c)) CHECK(m.metric.find("_step") == std::string::npos);
   bool found = false;
   for (const HeadMetric& m : head_metrics(c))
     if (m.metric == "spectral_radius") {
@@ -278,14 +293,10 @@ TEST_CASE("snapshot at a recorded step: maps, tokens, image and C are the record
   conn->exact_radius = 9;
   conn->spectral_radius.steps = {0, 900};
   conn->spectral_radius.values = {1, 2};
-  live.conn = conn;
+  live.model_views = conn_model_views(*conn);
   ViewRecord r = make_record(40, false);
-  r.conn.slots = 2;
-  r.conn.matrix = {0.5f, 0.2f, 0.0f, -0.3f};
-  r.conn.eigen_re = {1.5f, 0.7f};
-  r.conn.eigen_im = {0, 0};
-  r.conn.spectral_radius = 1.5;
-  r.conn.spectral_norm = 1.6;
+  const std::vector<float> recorded_c = {0.5f, 0.2f, 0.0f, -0.3f};
+  r.model_views = {conn_record(recorded_c, {1.5f, 0.7f}, {0, 0}, 1.5, 1.6, 40)};
   r.image.rows = r.image.cols = 2;
   r.image.patch = 1;
   r.image.pixels = {0, 1, 1, 0};
@@ -297,14 +308,16 @@ TEST_CASE("snapshot at a recorded step: maps, tokens, image and C are the record
   CHECK(s.attention_maps()[1].weights == r.maps[1].weights);
   CHECK(s.probe_image.pixels == r.image.pixels);
   CHECK(s.train_loss.values == live.train_loss.values);  // histories stay whole
-  REQUIRE(s.conn);
-  CHECK(*s.conn->matrix == r.conn.matrix);
-  CHECK(s.conn->matrix_step == 40);
-  CHECK(s.conn->exact_radius == 1.5);
-  CHECK(s.conn->exact_norm == doctest::Approx(1.6));
-  CHECK(s.conn->stats.edges == compute_conn_stats(r.conn.matrix.data(), 2, 0.1).edges);
-  CHECK(s.conn->spectral_radius.values == conn->spectral_radius.values);
-  CHECK(*live.conn->matrix == std::vector<float>{9, 9, 9, 9});  // the live view is untouched
+  const auto sc = conn_view_of(s);
+  REQUIRE(sc);
+  CHECK(*sc->matrix == recorded_c);
+  CHECK(sc->matrix_step == 40);
+  CHECK(sc->exact_radius == 1.5);
+  CHECK(sc->exact_norm == doctest::Approx(1.6));
+  CHECK(sc->stats.edges == compute_conn_stats(recorded_c.data(), 2, 0.1).edges);
+  CHECK(sc->spectral_radius.values == conn->spectral_radius.values);
+  CHECK(*conn_view_of(live)->matrix ==
+        std::vector<float>{9, 9, 9, 9});  // the live view is untouched
 }
 
 TEST_CASE(

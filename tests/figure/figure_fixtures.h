@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "app/figures/runs/compare_figures.h"
 #include "app/figures/catalog/figures.h"
+#include "app/figures/runs/compare_figures.h"
 #include "core/analysis/connections.h"
 #include "core/attention/ky/ky_view.h"
-#include "core/runs/directory/run_dir.h"
-#include "core/views/conn_view.h"
 #include "core/attention/neural/neural_view.h"
+#include "core/models/conn_view.h"
+#include "core/runs/directory/run_dir.h"
 #include "core/views/snapshot.h"
 #include "render/plot/export/figure_export.h"
 #include "render/plot/figure_font.h"
@@ -165,7 +165,7 @@ inline Snapshot conn_snapshot() {
   for (int i = 0; i < 32; ++i)
     for (int j = 0; j < 32; ++j) c->push_back(static_cast<float>(0.3 * std::sin(0.37 * i * j)));
   v->matrix = c;
-  s.conn = v;
+  s.model_views = conn_model_views(*v);
   return s;
 }
 

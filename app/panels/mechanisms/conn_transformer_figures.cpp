@@ -9,16 +9,18 @@
 
 #include "app/figures/catalog/mechanism_figures.h"
 #include "core/base/error.h"
-#include "core/views/conn_view.h"
+#include "core/models/conn_view.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::figures {
 namespace {
 
-const ConnView& conn_of(const Snapshot& s) {
-  if (!s.conn) throw Error("the run is not a Connection Transformer (model.architecture conn)");
-  return *s.conn;
+// The snapshot's conn view, decoded (core/models/conn_view.h).
+ConnView conn_of(const Snapshot& s) {
+  const std::shared_ptr<const ConnView> v = conn_view_of(s);
+  if (!v) throw Error("the run is not a Connection Transformer (model.architecture conn)");
+  return *v;
 }
 
 fig::Polygon circle_polygon(double r, const std::string& name, fig::Color c, fig::LineStyle st) {
@@ -35,13 +37,13 @@ fig::Polygon circle_polygon(double r, const std::string& name, fig::Color c, fig
 }
 
 bool is_conn(const Snapshot& s) {
-  return s.conn != nullptr;
+  return s.model_view("conn") != nullptr;
 }
 
 }  // namespace
 
 fig::Figure conn_matrix_figure(const Snapshot& s) {
-  const ConnView& v = conn_of(s);
+  const ConnView v = conn_of(s);
   if (!v.matrix || v.matrix->empty()) throw Error("C has not been recorded yet");
   fig::Panel p = fig::matrix_panel("slot j (receives)", "slot i (sends)");
   fig::Heatmap h = fig::square_heatmap("C", v.slots, *v.matrix);
@@ -56,7 +58,7 @@ fig::Figure conn_matrix_figure(const Snapshot& s) {
 }
 
 fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
-  const ConnView& v = conn_of(s);
+  const ConnView v = conn_of(s);
   if (v.eigen_re.empty()) throw Error("the eigenvalues of I + C have not been computed yet");
   fig::Panel p = fig::axes_panel("Re \xce\xbb", "Im \xce\xbb", true);
   p.equal_aspect = true;
@@ -82,7 +84,7 @@ fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
 }
 
 fig::Figure conn_spectral_figure(const Snapshot& s) {
-  const ConnView& v = conn_of(s);
+  const ConnView v = conn_of(s);
   if (v.spectral_radius.empty()) throw Error("no spectral measurements recorded (tracking off?)");
   fig::Panel p = fig::axes_panel("step", "value", true);
   auto to_line = [](const Series& se, const std::string& name, int colour) {
@@ -107,11 +109,13 @@ fig::Figure conn_spectral_figure(const Snapshot& s) {
                                   std::move(p));
 }
 bool has_conn_trace(const Snapshot& s) {
-  return s.conn && s.conn->slots > 0 && s.conn->trace.size() >= static_cast<size_t>(s.conn->slots);
+  const MechanismView* v = s.model_view("conn");
+  const ViewMatrix* t = v ? v->find_matrix("trace") : nullptr;
+  return t && t->col_count > 0 && t->row_count >= 1;
 }
 
 fig::Figure conn_trace_figure(const Snapshot& s) {
-  const ConnView& v = conn_of(s);
+  const ConnView v = conn_of(s);
   if (!has_conn_trace(s)) throw Error("the reasoning trace has not been recorded yet (no probe)");
   const int n = v.slots, rows = static_cast<int>(v.trace.size()) / n;
   fig::Figure f;

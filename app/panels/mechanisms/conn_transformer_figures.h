@@ -1,10 +1,11 @@
-// The Connection Transformer's figures (model.architecture conn), from Snapshot::conn
-// (core/views/conn_view.h): shown by its panel's model (conn_transformer_model.h) and registered
-// with the figure registry (app/figures/catalog/mechanism_figures.h), so `attnlab export`, the Export
-// dialog and figures_for() offer them: conn-matrix, conn-eigenvalues and conn-spectral for every
-// conn run, conn-trace once a probe ran. Torch-free.
-// Contract: each builder throws attn::Error unless the snapshot is a conn model holding what it
-// draws (C, the eigenvalues of I + C, the spectral series, the trace).
+// The Connection Transformer's figures (model.architecture conn), from its view in
+// Snapshot::model_views (decoded by core/models/conn_view.h): shown by its panel's model
+// (conn_transformer_model.h) and registered with the figure registry
+// (app/figures/catalog/mechanism_figures.h), so `attnlab export`, the Export dialog and
+// figures_for() offer them: conn-matrix, conn-eigenvalues and conn-spectral for every conn run,
+// conn-trace once a probe ran. Torch-free. Contract: each builder throws attn::Error unless the
+// snapshot is a conn model holding what it draws (C, the eigenvalues of I + C, the spectral series,
+// the trace).
 #pragma once
 #include "app/figures/catalog/figures.h"
 

@@ -67,7 +67,8 @@ void build(ConnTransformerModel::Plot& plot, Make&& make) {
 
 void ConnTransformerModel::update(const Snapshot& snap) {
   if (!shows(snap) || (snap.serial == built_serial_ && reorder_ == built_reorder_)) return;
-  const ConnView& v = *snap.conn;
+  if (snap.serial != built_serial_ || !view_) view_ = conn_view_of(snap);
+  const ConnView& v = *view_;
   build(plots_[kMatrix], [&] {
     fig::Figure f = figures::conn_matrix_figure(snap);
     order_.resize(static_cast<size_t>(v.slots));

@@ -1,6 +1,6 @@
 // The Connection Transformer panel's model (conn_transformer_panel.h draws it): the panel's
-// control, the four figures it shows for a snapshot and the text beside them, from
-// Snapshot::conn (core/views/conn_view.h).
+// control, the four figures it shows for a snapshot and the text beside them, from the
+// snapshot's generic conn view (Snapshot::model_views), decoded by core/models/conn_view.h.
 //  - Figures: C (figures::conn_matrix_figure; with "reorder" its slots are ordered by total
 //    |C| in and out, strongest first, the heatmap's rows and columns permuted, the ticks
 //    labelled with the real slot indices and the title saying so), the eigenvalues of I + C,
@@ -11,11 +11,12 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "core/views/conn_view.h"
+#include "core/models/conn_view.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
 
@@ -32,7 +33,7 @@ class ConnTransformerModel {
   enum PlotId { kMatrix, kEigenvalues, kSpectral, kTrace, kPlots };
 
   // Whether the snapshot is a conn model with C recorded (else the panel shows only a note).
-  static bool shows(const Snapshot& snap) { return snap.conn && snap.conn->matrix; }
+  static bool shows(const Snapshot& snap) { return has_conn_matrix(snap); }
 
   // The "reorder" control.
   bool reorder() const { return reorder_; }
@@ -47,6 +48,8 @@ class ConnTransformerModel {
   // The exportable figures shown (names, in screen order), and the one named as shown.
   std::vector<std::string> figures(const Snapshot& snap) const;
   const fig::Figure* shown_figure(const std::string& name) const;
+  // The view decoded at the last update() that built (nullptr before one).
+  const ConnView* view() const { return view_.get(); }
 
   // The text above and below the figures: the model's shape and control, the parameter count
   // and estimate note, and the connection statistics (one string per line).
@@ -61,6 +64,7 @@ class ConnTransformerModel {
  private:
   std::array<Plot, kPlots> plots_;
   std::vector<int> order_;
+  std::shared_ptr<const ConnView> view_;
   bool reorder_ = false;
   uint64_t built_serial_ = ~uint64_t(0);
   bool built_reorder_ = false;

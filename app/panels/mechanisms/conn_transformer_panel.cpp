@@ -172,7 +172,9 @@ void ConnTransformerPanel::draw(FrameContext& frame) {
         "assets/configs/conn_recall.json.");
     return;
   }
-  const ConnView& v = *snap.conn;
+  model_.update(snap);  // decodes the view (again in draw_toolbar: nothing to do then)
+  if (!model_.view()) return;
+  const ConnView& v = *model_.view();
   ImGui::TextWrapped("%s", Model::summary(v).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("%s", Model::parameters_note(v).c_str());

@@ -34,7 +34,9 @@ static_assert(kModelShowsFigures<ConnTransformerModel>);
 class ConnTransformerPanel : public ModelPanel<ConnTransformerModel> {
  public:
   void draw(FrameContext& frame) override;
-  bool wants_auto_open(const Snapshot& snap) const override { return snap.conn != nullptr; }
+  bool wants_auto_open(const Snapshot& snap) const override {
+    return snap.model_view("conn") != nullptr;
+  }
 
  private:
   // Draws the plot's figure in `size` at the cursor (or why it has none); true when drawn.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/error.h"
+#include "core/models/architecture.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/records/view_records.h"
 
@@ -10,8 +11,8 @@ namespace attn {
 
 ViewShape view_shape_of(const ExperimentConfig& c) {
   ViewShape s;
-  const bool conn = c.model.architecture == "conn";
-  s.layers = conn ? 0 : c.model.layers;
+  const ArchitectureDescriptor& a = architecture_of(c.model);
+  s.layers = a.attention_layers ? c.model.layers : 0;
   s.heads = c.model.heads;
   // The longest input any task makes of these settings (a sequence of 4 x length, a context
   // window and its target, a 28 x 28 image in 1 x 1 patches), plus a classifier's CLS token.
@@ -19,7 +20,12 @@ ViewShape view_shape_of(const ExperimentConfig& c) {
       std::max<int64_t>({int64_t(4) * std::max(c.task.length, 0), int64_t(c.task.context) + 1, 3,
                          c.task.name == "fashion-mnist" ? 28 * 28 : 0});
   s.max_tokens = static_cast<int>(std::min<int64_t>(t + 1, 1 << 20));
-  s.conn_slots = conn ? c.model.conn.slots : 0;
+  s.model_views = a.model_views;
+  s.architecture = a.name;
+  if (a.check_view)
+    s.check_model_view = [check = a.check_view, m = c.model](const MechanismView& v) {
+      check(v, m);
+    };
   s.image = c.task.name == "fashion-mnist";
   s.max_classes =
       c.model.head == "classifier" ? (c.model.classes > 0 ? c.model.classes : 1 << 16) : 0;
@@ -29,6 +35,30 @@ ViewShape view_shape_of(const ExperimentConfig& c) {
 ViewRun view_run_of(const std::string& dir, const ExperimentConfig& config) {
   return {dir, run_identity(dir), view_shape_of(config)};
 }
+
+namespace {
+
+// The whole-model views: as many as the architecture publishes, each as its row checks it.
+void check_model_views(const ViewRecord& r, const ViewShape& s) {
+  if (r.model_views.size() > static_cast<size_t>(s.model_views))
+    throw Error("the record holds " +
+                (r.model_views.size() == 1 ? std::string("a view")
+                                           : std::to_string(r.model_views.size()) + " views") +
+                " of the whole model (" + r.model_views.front().mechanism +
+                "); the run's model (model.architecture \"" + s.architecture + "\") has " +
+                (s.model_views ? "at most " + std::to_string(s.model_views) : std::string("none")));
+  for (const MechanismView& v : r.model_views) {
+    check_mechanism_view(v);
+    if (!s.check_model_view) continue;
+    try {
+      s.check_model_view(v);
+    } catch (const Error& e) {
+      throw Error(std::string("the record ") + e.what());
+    }
+  }
+}
+
+}  // namespace
 
 void check_view_record(const ViewRecord& r, const ViewShape& s) {
   auto refuse = [](const std::string& what) { throw Error("the record " + what); };
@@ -89,13 +119,7 @@ void check_view_record(const ViewRecord& r, const ViewShape& s) {
     refuse("holds a head importance table of " + std::to_string(r.importance.layers) + " x " +
            std::to_string(r.importance.heads) + "; the run's model has " +
            std::to_string(s.layers) + " layers x " + std::to_string(s.heads) + " heads");
-  if (!r.conn.empty() && r.conn.slots != s.conn_slots)
-    refuse("holds C of " + std::to_string(r.conn.slots) + " slots; " +
-           (s.conn_slots
-                ? "the run's model has " + std::to_string(s.conn_slots) + " (model.conn.slots)"
-                : std::string("the run's model is no Connection Transformer")));
-  if (!r.conn.empty() && r.conn.eigen_re.size() > static_cast<size_t>(r.conn.slots))
-    refuse("holds more eigenvalues than C has slots");
+  check_model_views(r, s);
 }
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include "core/analysis/head_metrics.h"
 #include "core/attention/registry.h"
 #include "core/base/error.h"
+#include "core/models/architecture.h"
 #include "core/runs/records/view_records.h"
 
 namespace attn {
@@ -81,20 +82,32 @@ void decode_importance(const json& j, ViewRecord& r) {
   }
 }
 
-void decode_conn(const json& j, ViewRecord& r) {
-  if (j.contains("conn")) {
-    const json& c = j.at("conn");
-    r.conn.slots = c.at("slots").get<int>();
-    r.conn.matrix = floats_of(c.at("c"), "C");
-    r.conn.eigen_re = floats_of(c.at("eig_re"), "the eigenvalues");
-    r.conn.eigen_im = floats_of(c.at("eig_im"), "the eigenvalues");
-    r.conn.spectral_radius = c.at("rho").get<double>();
-    r.conn.spectral_norm = c.at("norm").get<double>();
-    const size_t n = static_cast<size_t>(std::max(r.conn.slots, 0));
-    if (r.conn.slots <= 0 || r.conn.matrix.size() != n * n ||
-        r.conn.eigen_re.size() != r.conn.eigen_im.size())
-      throw Error("views.rec: a conn record of " + std::to_string(r.conn.slots) + " slots holds " +
-                  std::to_string(r.conn.matrix.size()) + " entries of C");
+// The generic views under `key`: an array of at most kMaxViewEntries (checked before any is read).
+std::vector<MechanismView> views_of(const json& j, const std::string& key) {
+  const json& list = j.at(key);
+  if (!list.is_array() || list.size() > kMaxViewEntries)
+    throw Error("views.rec: \"" + key + "\" is not an array of at most " +
+                std::to_string(kMaxViewEntries) + " views");
+  std::vector<MechanismView> out;
+  for (size_t i = 0; i < list.size(); ++i)
+    out.push_back(
+        mechanism_view_from_json(list[i], "views.rec: " + key + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// The whole-model views: generic under "model"; an architecture's own entry from before its
+// views were generic through its row (ArchitectureDescriptor::legacy_record_view).
+void decode_model_views(const json& j, ViewRecord& r) {
+  if (j.contains("model")) r.model_views = views_of(j, "model");
+  for (const ArchitectureDescriptor* a : architecture_descriptors()) {
+    if (!a->legacy_record_view || !j.contains(a->legacy_record_key)) continue;
+    try {
+      MechanismView view = a->legacy_record_view(j.at(a->legacy_record_key), r.step);
+      view.mechanism = a->name;
+      r.model_views.push_back(std::move(view));
+    } catch (const Error& e) {
+      throw Error("views.rec: \"" + a->legacy_record_key + "\": " + e.what());
+    }
   }
 }
 
@@ -126,15 +139,7 @@ void decode_mechanisms(const json& j, ViewRecord& r) {
     throw Error("views.rec: a record of version " + std::to_string(version) +
                 ", written by a newer attnlab (this one reads versions 1 to " +
                 std::to_string(kViewRecordVersion) + ")");
-  if (version >= 2) {
-    const json& list = j.at("mechanisms");
-    if (!list.is_array() || list.size() > kMaxViewEntries)
-      throw Error("views.rec: \"mechanisms\" is not an array of at most " +
-                  std::to_string(kMaxViewEntries) + " views");
-    for (size_t i = 0; i < list.size(); ++i)
-      r.mechanisms.push_back(
-          mechanism_view_from_json(list[i], "views.rec: mechanisms[" + std::to_string(i) + "]"));
-  }
+  if (version >= 2) r.mechanisms = views_of(j, "mechanisms");
   // Version 2 records written before a mechanism observed itself may hold its old entries too.
   for (const LegacyViewReader& reader : legacy_view_readers()) {
     if (reader.record_key.empty() || !j.contains(reader.record_key)) continue;
@@ -200,7 +205,9 @@ std::vector<HeadMetric> head_metrics(const ViewRecord& r) {
   for (const MechanismView& v : r.mechanisms)
     for (const ViewScalar& x : v.scalars)
       if (x.head >= 0) out.push_back({r.step, v.layer, x.head, x.name, x.value});
-  if (!r.conn.empty()) out.push_back({r.step, -1, -1, "spectral_radius", r.conn.spectral_radius});
+  for (const MechanismView& v : r.model_views)
+    for (const ViewScalar& x : v.scalars)
+      if (x.unit != "step") out.push_back({r.step, -1, -1, x.name, x.value});
   return out;
 }
 
@@ -231,13 +238,11 @@ std::string encode_view_record(const ViewRecord& r) {
                        {"loss", floats(t.loss)},
                        {"acc", floats(t.accuracy)}};
   }
-  if (!r.conn.empty())
-    j["conn"] = {{"slots", r.conn.slots},
-                 {"c", floats(r.conn.matrix)},
-                 {"eig_re", floats(r.conn.eigen_re)},
-                 {"eig_im", floats(r.conn.eigen_im)},
-                 {"rho", r.conn.spectral_radius},
-                 {"norm", r.conn.spectral_norm}};
+  if (!r.model_views.empty()) {
+    json model = json::array();
+    for (const MechanismView& v : r.model_views) model.push_back(mechanism_view_to_json(v, true));
+    j["model"] = std::move(model);
+  }
   const std::vector<uint8_t> cbor = json::to_cbor(j);
   return std::string(cbor.begin(), cbor.end());
 }
@@ -285,7 +290,7 @@ ViewRecord decode_view_record(const std::string& payload) {
                     std::to_string(r.maps.size()) + " maps");
     }
     decode_importance(j, r);
-    decode_conn(j, r);
+    decode_model_views(j, r);
   } catch (const json::exception& e) {
     throw Error(std::string("views.rec: a record lacks a field or has the wrong type: ") +
                 e.what());

@@ -1,26 +1,28 @@
 // Recorded views: what the panels draw on the probe at each recorded step (the attention maps of
 // every layer and head, the probe's tokens, every layer's mechanism view, the probe image and
-// class probabilities of image tasks, and C with the spectrum of I + C for the Connection
-// Transformer), appended to the run directory's views.rec so a run keeps its history, not only
-// its last step. Torch-free. Fields added after the first version ("image", "probs", "conn",
-// "induction", "importance") are optional in a record: older recordings read with them empty.
-// Format (all integers little-endian):
+// class probabilities of image tasks, and the views of the whole model an architecture without
+// attention layers publishes), appended to the run directory's views.rec so a run keeps its
+// history, not only its last step. Torch-free. Fields added after the first version ("image",
+// "probs", "model", "induction", "importance") are optional in a record: older recordings read with
+// them empty. Format (all integers little-endian):
 //   version 2 (written since issue 46): "ATTNVIEWS2\n" (11 bytes), u32 n, n bytes of JSON
-//   {"run_id", "run"} (the identity of the run that recorded the file, core/runs/directory/run_files.h,
-//   and its directory then), u32 CRC-32 of those n bytes; then records, each
-//   u32 magic 0x43455256 ("VREC"), u32 payload bytes, i64 step, u32 CRC-32 (IEEE) of the
-//   payload bytes and step fields followed by the payload,
-//   payload: CBOR (RFC 8949) of the record, float arrays as byte strings of little-endian float32.
-//   A record states its own version under "v" (kViewRecordVersion): 2 holds the layers'
-//   mechanism views generically under "mechanisms" (core/views/mechanism_view.h's layout); a
-//   record without "v" is version 1. A mechanism's entries under its own key, in records written
-//   before it observed itself (version 1, or version 2 for some), are read through its
-//   descriptor (legacy_view_readers, core/attention/registry.h) into one view per layer. A
-//   record of a later version is refused, naming it. The codec is view_record_codec.cpp, the
-//   checks against the run view_record_checks.cpp.
-//   version 1 (older runs): "ATTNVIEWS1\n", then records whose CRC covers the payload only. Such
-//   a file carries no identity: it is checked against the run by the records' shape only, and a
-//   damaged step field is not detected (a record read back says which step it holds).
+//   {"run_id", "run"} (the identity of the run that recorded the file,
+//   core/runs/directory/run_files.h, and its directory then), u32 CRC-32 of those n bytes; then
+//   records, each u32 magic 0x43455256 ("VREC"), u32 payload bytes, i64 step, u32 CRC-32 (IEEE) of
+//   the payload bytes and step fields followed by the payload, payload: CBOR (RFC 8949) of the
+//   record, float arrays as byte strings of little-endian float32. A record states its own version
+//   under "v" (kViewRecordVersion): 2 holds the layers' mechanism views generically under
+//   "mechanisms" (core/views/mechanism_view.h's layout); a record without "v" is version 1. A
+//   mechanism's entries under its own key, in records written before it observed itself (version 1,
+//   or version 2 for some), are read through its descriptor (legacy_view_readers,
+//   core/attention/registry.h) into one view per layer. "model" holds the whole-model views (the
+//   same layout); an architecture's entries under its own key, from before it published generic
+//   views, are read through its row (ArchitectureDescriptor::legacy_record_view,
+//   core/models/architecture.h). A record of a later version is refused, naming it. The codec is
+//   view_record_codec.cpp, the checks against the run view_record_checks.cpp. version 1 (older
+//   runs): "ATTNVIEWS1\n", then records whose CRC covers the payload only. Such a file carries no
+//   identity: it is checked against the run by the records' shape only, and a damaged step field is
+//   not detected (a record read back says which step it holds).
 // Contract:
 //  - A file is read in place (pread), never whole: at most kMaxViewFileBytes (1 GiB, refused
 //    above, naming the file), a record's payload at most kMaxViewPayload, and at most
@@ -49,6 +51,7 @@
 //    leaves the file's whole records as they were.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -71,16 +74,6 @@ constexpr uint32_t kMaxViewPayload = uint32_t(1) << 29;    // 512 MiB
 constexpr uint64_t kMaxViewRecordItems = uint64_t(1) << 20;
 constexpr int kViewRecordVersion = 2;  // of a record's payload (see the format above)
 
-// The Connection Transformer's C and the spectrum of I + C at a recorded step.
-struct ConnRecord {
-  int slots = 0;                          // 0: not a conn model
-  std::vector<float> matrix;              // effective C, slots x slots, row-major
-  std::vector<float> eigen_re, eigen_im;  // every eigenvalue of I + C
-  double spectral_radius = 0;             // rho(I + C), the largest |eigenvalue|
-  double spectral_norm = 0;               // ||I + C||_2
-  bool empty() const { return slots == 0; }
-};
-
 struct ViewRecord {
   int64_t step = 0;
   std::vector<std::string> probe_tokens;
@@ -89,7 +82,9 @@ struct ViewRecord {
   std::vector<MechanismView> mechanisms;  // the layers' views, as a MechanismFrame's
   ProbeImage image;                       // image tasks: the probe image
   std::vector<float> probabilities;       // classifiers: class probabilities on the probe
-  ConnRecord conn;                        // model.architecture "conn"
+  // The whole-model views of an architecture without attention layers (its monitor's
+  // record_views: the Connection Transformer's C and the spectrum of I + C).
+  std::vector<MechanismView> model_views;
   // Token tasks: every head's induction score (map_induction, layer-major like `maps`) on the
   // induction probe (TrainingSession::induction_probe(): n random tokens, then the same n
   // again). Empty: not measured (image tasks, older records).
@@ -104,12 +99,16 @@ struct ViewRecord {
 // states (layers, heads, C's slots) must equal the model's, and the sizes it carries (probe
 // tokens, map widths, images, class probabilities) stay within what the run's task can give.
 struct ViewShape {
-  int layers = 0;       // attention layers (model.layers; 0 for conn, which has none)
+  int layers = 0;       // attention layers (model.layers; 0 for an architecture without them)
   int heads = 0;        // model.heads
   int max_tokens = 0;   // the longest probe the task gives, + a classifier's CLS token
-  int conn_slots = 0;   // conn: C is slots x slots (model.conn.slots); 0: records hold no C
   bool image = false;   // image tasks: records may carry the probe image
   int max_classes = 0;  // classifiers: class probabilities at most; 0: records hold none
+  // Whole-model views at most (the architecture's row), and its check of each against the
+  // run's config (throws attn::Error saying what the config refuses).
+  int model_views = 0;
+  std::string architecture;  // model.architecture, for messages
+  std::function<void(const MechanismView&)> check_model_view;
 };
 ViewShape view_shape_of(const ExperimentConfig& config);
 
@@ -129,8 +128,9 @@ void check_view_record(const ViewRecord& record, const ViewShape& shape);
 // "diagonal", "previous_token", "induction" (on the record's induction probe; a record without
 // one, from before it was recorded: on the recorded probe's own tokens, NaN when none repeats)
 // for every map, each per-head scalar of a mechanism view by its name (ky's "effective_window"),
-// and "spectral_radius" (rho(I+C))
-// for a conn model, which is the model's, not a head's: layer and head are -1 there.
+// and each scalar of a whole-model view (the Connection Transformer's "spectral_radius",
+// rho(I + C)), which is the model's, not a head's: layer and head are -1 there; a scalar whose
+// unit is "step" says when something was measured and is none.
 struct HeadMetric {
   int64_t step = 0;
   int layer = 0, head = 0;

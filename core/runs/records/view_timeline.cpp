@@ -7,13 +7,43 @@
 #include <limits>
 
 #include "core/base/error.h"
-#include "core/views/conn_view.h"
 #include "core/views/intervention_view.h"
 
 namespace attn {
 namespace {
 
 constexpr size_t kCachedRecords = 48;
+
+// The base's whole-model views with the record's entries in place of those of the same name
+// (what the record measured at its step; the histories it does not hold stay the base's).
+std::vector<MechanismView> overlay_views(const std::vector<MechanismView>& base,
+                                         const std::vector<MechanismView>& recorded) {
+  std::vector<MechanismView> out = base;
+  for (const MechanismView& r : recorded) {
+    auto same = std::find_if(out.begin(), out.end(), [&](const MechanismView& v) {
+      return v.mechanism == r.mechanism && v.layer == r.layer;
+    });
+    if (same == out.end()) {
+      out.push_back(r);
+      continue;
+    }
+    auto put = [](auto& to, const auto& from) {
+      for (const auto& e : from) {
+        auto at =
+            std::find_if(to.begin(), to.end(), [&](const auto& t) { return t.name == e.name; });
+        if (at == to.end())
+          to.push_back(e);
+        else
+          *at = e;
+      }
+    };
+    put(same->curves, r.curves);
+    put(same->matrices, r.matrices);
+    put(same->scalars, r.scalars);
+    put(same->texts, r.texts);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -39,19 +69,9 @@ Snapshot snapshot_at_record(const Snapshot& base, const ViewRecord& r,
     iv->importance = r.importance;
     s.interventions = std::move(iv);
   }
-  if (!r.conn.empty() && base.conn) {
-    auto conn = std::make_shared<ConnView>(*base.conn);
-    conn->matrix = std::make_shared<const std::vector<float>>(r.conn.matrix);
-    conn->matrix_step = r.step;
-    conn->stats =
-        compute_conn_stats(r.conn.matrix.data(), r.conn.slots, base.conn->stats.threshold);
-    conn->eigen_re = r.conn.eigen_re;
-    conn->eigen_im = r.conn.eigen_im;
-    conn->eigen_step = r.step;
-    conn->exact_radius = r.conn.spectral_radius;
-    conn->exact_norm = r.conn.spectral_norm;
-    s.conn = std::move(conn);
-  }
+  if (!r.model_views.empty())
+    s.model_views = std::make_shared<const std::vector<MechanismView>>(overlay_views(
+        base.model_views ? *base.model_views : std::vector<MechanismView>(), r.model_views));
   return s;
 }
 

@@ -6,7 +6,6 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/runs/directory/run_files.h"
-#include "core/runs/formats/tensorboard_events.h"
 #include "core/views/mechanism_view.h"
 
 namespace attn {
@@ -46,16 +45,10 @@ json session_summary_json(TrainingSession& session, const RunSummary& summary, d
     j["test_loss"] = j["eval_loss"];
     j["test_examples"] = examples;
   }
-  if (session.config().model.architecture == "conn") {
-    // Spectra of I + C over training, the final C's eigenvalues and statistics.
-    const json c = session.conn_json();
-    j["conn"] = {{"spectral_radius", c["final"]["spectral_radius"]},
-                 {"spectral_norm", c["final"]["spectral_norm"]},
-                 {"frobenius", c["final"]["frobenius"]},
-                 {"control", c["control"]},
-                 {"control_events", c["control_events"]},
-                 {"spec_formula_parameters", c["spec_formula_parameters"]}};
-  }
+  // The architecture's own measurements (conn: the final spectrum of I + C), under its name.
+  if (ArchitectureMonitor* monitor = session.architecture_monitor())
+    if (json own = monitor->summary(); !own.is_null())
+      j[session.config().model.architecture] = std::move(own);
   return j;
 }
 
@@ -63,10 +56,14 @@ void write_run_outputs(TrainingSession& session, const std::string& dir, const j
                        bool checkpoint) {
   const fs::path out(dir);
   if (checkpoint) session.save((out / "checkpoint").string());
-  if (session.config().model.architecture == "conn") {
-    write_run_json(dir, "conn.json", session.conn_json(), /*pretty=*/false);
-    write_file_atomic((out / "C.csv").string(), session.conn_matrix_csv());  // `attnlab spectral`
-  }
+  // The architecture's side files (conn: conn.json, and C.csv for `attnlab spectral`).
+  if (ArchitectureMonitor* monitor = session.architecture_monitor())
+    for (const ArchitectureFile& f : monitor->files()) {
+      if (f.text.empty())
+        write_run_json(dir, f.name, f.json, /*pretty=*/false);
+      else
+        write_file_atomic((out / f.name).string(), f.text);
+    }
   // The mechanisms' views over training (for figures and comparisons; read_mechanism_frames).
   if (!session.mechanism_history().empty())
     write_run_json(dir, kMechanismViewsFile, mechanism_frames_to_json(session.mechanism_history()),
@@ -111,17 +108,13 @@ ViewRecorder open_views(const std::string& dir, const TrainingSession& session) 
 }  // namespace
 
 SessionViews::SessionViews(const std::string& dir, TrainingSession& session)
-    : recorder_(open_views(dir, session)),
-      every_(session.config().train.record_every),
-      events_(run_events(dir)) {
+    : recorder_(open_views(dir, session)), every_(session.config().train.record_every) {
   if (recorder_.index().empty() || recorder_.index().back().step != session.step()) record(session);
 }
 
 void SessionViews::record(TrainingSession& session) {
   const auto t0 = std::chrono::steady_clock::now();
-  const ViewRecord r = session.view_record();
-  recorder_.append(r);
-  events_->add_head_metrics(head_metrics(r));  // TensorBoard's copy
+  recorder_.append(session.view_record());
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -7,34 +7,14 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
+#include "core/models/architecture.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/training/session/session.h"
-#include "core/views/conn_view.h"
 
 namespace attn {
 namespace fs = std::filesystem;
 
 namespace {
-
-nlohmann::json read_json_if_present(const fs::path& p) {
-  if (!regular_file_or_absent(p.string())) return nullptr;
-  try {
-    return nlohmann::json::parse(read_regular_file(p.string()));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(p.string() + " is not valid JSON: " + e.what());
-  }
-}
-
-Series series_from_pairs(const nlohmann::json& j) {
-  Series s;
-  if (!j.is_array()) return s;
-  for (const auto& p : j) {
-    if (!p.is_array() || p.size() != 2) continue;
-    s.steps.push_back(p[0].get<int64_t>());
-    s.values.push_back(p[1].get<float>());
-  }
-  return s;
-}
 
 void fill_curves(const RunDirectory& run, Snapshot& s) {
   s.train_loss = run.train_loss;
@@ -53,9 +33,7 @@ std::shared_ptr<const Snapshot> curves_of_run(const RunDirectory& run) {
   s->source_dir = run.dir;
   s->step = run.train_loss.empty() ? 0 : run.train_loss.steps.back();
   s->total_steps = run.config.train.steps;
-  const auto& a = run.config.model.attention;
-  s->mechanisms = a.size() == 1 ? std::vector<std::string>(run.config.model.layers, a[0]) : a;
-  if (run.config.model.architecture == "conn") s->mechanisms = {"conn"};
+  s->mechanisms = layer_mechanisms(run.config.model);
   return s;
 }
 
@@ -145,25 +123,10 @@ std::shared_ptr<const Snapshot> snapshot_of_run(const RunDirectory& run, int64_t
   // Histories the checkpoint does not hold (they restart at a load) come from the run's files.
   if (auto frames = read_mechanism_frames(run.dir); !frames.empty())
     s->mechanism_views = std::make_shared<const std::vector<MechanismFrame>>(std::move(frames));
-  if (s->conn) {
-    auto view = std::make_shared<ConnView>(*s->conn);
-    const auto cj = read_json_if_present(fs::path(run.dir) / "conn.json");
-    if (cj.is_object()) {
-      if (cj.contains("spectral_radius_estimate"))
-        view->spectral_radius = series_from_pairs(cj["spectral_radius_estimate"]);
-      if (cj.contains("spectral_norm_estimate"))
-        view->spectral_norm = series_from_pairs(cj["spectral_norm_estimate"]);
-      if (view->eigen_re.empty() && cj.contains("final") && cj["final"].contains("eigenvalues")) {
-        for (const auto& z : cj["final"]["eigenvalues"]) {
-          view->eigen_re.push_back(z[0].get<float>());
-          view->eigen_im.push_back(z[1].get<float>());
-        }
-        view->eigen_step = s->step;
-        view->exact_radius = cj["final"].value("spectral_radius", 0.0);
-        view->exact_norm = cj["final"].value("spectral_norm", 0.0);
-      }
-    }
-    s->conn = view;
+  if (const auto restore = architecture_of(config.model).restore_views; restore && s->model_views) {
+    auto views = *s->model_views;
+    restore(views, run.dir, s->step);
+    s->model_views = std::make_shared<const std::vector<MechanismView>>(std::move(views));
   }
   return s;
 }

@@ -22,7 +22,6 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
-#include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
 #include "core/runs/formats/safetensors.h"
 #include "core/training/interventions/interventions.h"
@@ -93,11 +92,7 @@ TrainingSession::TrainingSession(const ExperimentConfig& config)
       std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(t.lr));
   mechanism_views_ = std::make_shared<const std::vector<MechanismFrame>>();
   record_mechanism_views();
-  if (auto c = model_->conn())
-    conn_monitor_ = std::make_unique<ConnMonitor>(
-        *c, model_->parameter_count(),
-        ConnModelImpl::spec_parameter_formula(config.model.conn.slots, config.model.d_model,
-                                              max_length, task_->vocab_size()));
+  monitor_ = make_architecture_monitor(*model_, config.model, 0);
 }
 
 std::string TrainingSession::device_name() const {
@@ -191,8 +186,8 @@ bool TrainingSession::graphed_train_step() {
   pending_losses_.select(0, pending_).copy_(graphed_->loss());
   ++pending_;
   ++step_;
-  if (conn_monitor_)  // control, tracking (tracking reads the spectrum back: a sync per step)
-    conn_monitor_->after_step(*model_->conn(), step_, step_ == config_.train.steps);
+  if (monitor_)  // conn: control, tracking (tracking reads the spectrum back: a sync per step)
+    monitor_->after_step(step_, step_ == config_.train.steps);
   if (pending_ == kLossReadEvery || step_ % config_.train.eval_every == 0 ||
       step_ >= config_.train.steps)
     settle();
@@ -309,8 +304,8 @@ double TrainingSession::train_step() {
   if (recovery_ && !finite)
     throw DivergedError(recover("weights became non-finite after the update"));
   ++step_;
-  if (conn_monitor_)  // control, tracking
-    conn_monitor_->after_step(*model_->conn(), step_, step_ == config_.train.steps);
+  if (monitor_)  // conn: control, tracking
+    monitor_->after_step(step_, step_ == config_.train.steps);
   last_train_loss_ = value;
   interval_.sum += value;
   ++interval_.steps;

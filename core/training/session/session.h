@@ -14,6 +14,7 @@
 
 #include "core/config/config.h"
 #include "core/data/tasks.h"
+#include "core/models/architecture_monitor.h"
 #include "core/models/model.h"
 #include "core/runs/records/view_records.h"
 #include "core/training/optimizer/recovery.h"
@@ -74,11 +75,11 @@ class TrainingSession {
   EvalResult evaluate();
   // Attention maps of every layer and head on the probe input (into the snapshot fields).
   void probe_attention(Snapshot& out);
-  // What views.rec records at this step (core/runs/records/view_records.h): the probe's maps and tokens,
-  // every layer's mechanism view, the probe image and class probabilities (image tasks), C with the
-  // spectrum of I + C (conn), and every head's zero-ablation importance (models with heads),
-  // without probe_attention's side effects (no history, no conn
-  // trace); eval mode, no gradients, no random draws, so recording never changes training.
+  // What views.rec records at this step (core/runs/records/view_records.h): the probe's maps and
+  // tokens, every layer's mechanism view, the probe image and class probabilities (image tasks),
+  // the architecture monitor's record views, and every head's zero-ablation importance (models with
+  // heads), without probe_attention's side effects (no history, no probe measurements of the
+  // monitor); eval mode, no gradients, no random draws, so recording never changes training.
   ViewRecord view_record();
   // The induction probe of token tasks (empty for image tasks and models shorter than 4): n =
   // max_probe_length() / 2 tokens drawn uniformly from the vocabulary by a fixed generator (seed
@@ -132,10 +133,10 @@ class TrainingSession {
   static int checkpoint_format_version(const std::string& dir);
   // `attnlab migrate --run DIR`: converts checkpoint `dir` from the old format to the current
   // one and returns its step. It reads the TorchScript archives as data only (their pickles and
-  // storages, core/runs/formats/legacy_archive.h; never their code: attnlab calls no archive loader of
-  // LibTorch's), checked against this run's model before anything is copied. The new checkpoint
-  // replaces `dir` whole, the old files going only once it is complete. Throws attn::Error (a checkpoint not in the
-  // old format, a damaged or foreign one).
+  // storages, core/runs/formats/legacy_archive.h; never their code: attnlab calls no archive loader
+  // of LibTorch's), checked against this run's model before anything is copied. The new checkpoint
+  // replaces `dir` whole, the old files going only once it is complete. Throws attn::Error (a
+  // checkpoint not in the old format, a damaged or foreign one).
   static int64_t migrate_old_format(const std::string& dir);
   // Tests only (`attnlab migrate --to-old-format-for-tests`, hidden): rewrites a current-format
   // checkpoint in the old format, so that migrate and the refusals can be tested on an honest
@@ -171,12 +172,9 @@ class TrainingSession {
   double last_eval_loss() const { return last_eval_.loss; }
   double last_eval_accuracy() const { return last_eval_.accuracy; }
   double last_train_loss() const { return last_train_loss_; }
-  // The Connection Transformer's monitor (spectra of I + C); nullptr for other models.
-  const ConnMonitor* conn_monitor() const { return conn_monitor_.get(); }
-  // conn.json for a run directory (null JSON for other models).
-  nlohmann::json conn_json();
-  // The Connection Transformer's C as CSV (empty for other models).
-  std::string conn_matrix_csv();
+  // The architecture's monitor (core/models/architecture_monitor.h); nullptr for architectures
+  // that measure nothing of their own (attention layers observe themselves).
+  ArchitectureMonitor* architecture_monitor() const { return monitor_.get(); }
 
  private:
   double lr_at(int64_t step) const;
@@ -218,7 +216,7 @@ class TrainingSession {
   LossInterval interval_;
   EvalResult last_eval_;
   MetricHistory train_loss_, eval_loss_, eval_accuracy_;
-  std::unique_ptr<ConnMonitor> conn_monitor_;  // model.architecture "conn" only
+  std::unique_ptr<ArchitectureMonitor> monitor_;  // architecture_monitor()
   // Divergence recovery: the state before the latest update, and its step and books.
   struct Books {
     double last_train_loss = 0;

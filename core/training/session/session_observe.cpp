@@ -18,7 +18,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
-#include "core/models/spectral_tracker.h"
+#include "core/models/architecture.h"
 #include "core/random/run_random.h"
 #include "core/runs/formats/safetensors.h"
 #include "core/training/interventions/interventions.h"
@@ -36,21 +36,7 @@ namespace {
 
 constexpr size_t kKeptMechanismFrames = 64;  // frames kept over training (thinned beyond)
 
-std::vector<float> to_floats(const torch::Tensor& t) {
-  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
-
 }  // namespace
-
-nlohmann::json TrainingSession::conn_json() {
-  if (!conn_monitor_) return nullptr;
-  return conn_monitor_->to_json(*model_->conn());
-}
-
-std::string TrainingSession::conn_matrix_csv() {
-  return conn_monitor_ ? ConnMonitor::matrix_csv(*model_->conn()) : std::string();
-}
 
 ProbeResult probe_model(Transformer& model, const torch::Tensor& input) {
   torch::NoGradGuard no_grad;
@@ -112,12 +98,12 @@ void TrainingSession::probe_attention(Snapshot& out) {
   ProbeResult probe = probe_model(model_, input);
   out.layers = probe.layers;
   out.heads = config_.model.heads;
-  if (conn_monitor_) {  // the reasoning trace on the same input, in eval mode like the maps
+  if (monitor_) {  // its measurements on the same input, in eval mode like the maps
     torch::NoGradGuard no_grad;
     model_->eval();
-    conn_monitor_->probe(*model_->conn(), input, step_);
+    monitor_->probe(input, step_);
     model_->train();
-    out.conn = conn_monitor_->view();
+    out.model_views = monitor_->views();
   }
   out.probe_tokens = probe_labels();
   out.probe_image = task_->probe_image();
@@ -161,22 +147,9 @@ ViewRecord TrainingSession::view_record() {
       r.induction.push_back(static_cast<float>(map_induction(m.weights, m.size, ids)));
     if (r.induction.size() != r.maps.size()) r.induction.clear();  // maps of another shape
   }
-  if (conn_monitor_) {
-    torch::NoGradGuard no_grad;
-    ConnModelImpl& conn = *model_->conn();
-    const torch::Tensor c = conn.effective_connection();
-    r.conn.slots = static_cast<int>(c.size(0));
-    r.conn.matrix = to_floats(c);
-    const torch::Tensor shifted = spectral::shifted(c);
-    r.conn.spectral_norm = spectral::spectral_norm(shifted);
-    for (const std::complex<double>& e : spectral::eigenvalues(shifted)) {
-      r.conn.eigen_re.push_back(static_cast<float>(e.real()));
-      r.conn.eigen_im.push_back(static_cast<float>(e.imag()));
-      r.conn.spectral_radius = std::max(r.conn.spectral_radius, std::abs(e));
-    }
-  }
+  if (monitor_) r.model_views = monitor_->record_views(step_);
   // Every head's zero ablation on the first eval batches: when each head became necessary.
-  if (!conn_monitor_ && config_.model.architecture != "conn") {
+  if (architecture_has_heads(config_.model)) {
     r.importance = head_importance(
         model_, first_batches(task_->eval_set(), kRecordedImportanceBatches), AblationMode::zero);
     r.importance.step = step_;
@@ -239,12 +212,8 @@ void TrainingSession::fill_snapshot(Snapshot& out) const {
   out.gpu_memory = device_.is_cuda() ? cuda_memory_allocated() : 0;
   out.task = config_.task.name;
   out.token_legend = task_->label_legend();
-  const auto& a = config_.model.attention;
-  out.mechanisms = a.size() == 1 ? std::vector<std::string>(config_.model.layers, a[0]) : a;
-  if (conn_monitor_) {
-    out.mechanisms = {"conn"};
-    out.conn = conn_monitor_->view();
-  }
+  out.mechanisms = layer_mechanisms(config_.model);
+  if (monitor_) out.model_views = monitor_->views();
   out.parameters = model_->parameter_count();
   out.attention_parameters = model_->attention_parameter_count();
   out.train_loss = train_loss_.series();

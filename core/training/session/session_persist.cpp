@@ -19,7 +19,6 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
-#include "core/models/spectral_tracker.h"
 #include "core/random/run_random.h"
 #include "core/runs/formats/legacy_archive.h"
 #include "core/runs/formats/safetensors.h"
@@ -152,7 +151,7 @@ void check_file_record(const json& state, const std::string& dir, const char* na
                 want.dump() + " at the save (damaged or replaced since)");
 }
 
-// --- Tensors as safetensors entries (the checkpoint's data; core/runs/formats/safetensors.h) ---------
+// --- Tensors as safetensors entries (the checkpoint's data; core/runs/formats/safetensors.h) ---
 
 std::string dtype_name(const torch::Tensor& t) {
   static const std::pair<torch::ScalarType, const char*> kNames[] = {
@@ -365,10 +364,10 @@ void apply_optimizer(const OptimizerPlan& plan, const SafetensorsContents& read,
   }
 }
 
-// --- The old format (model.pt, optimizer.pt), read as data only (core/runs/formats/legacy_archive.h):
-// LibTorch's archive loader is never called (it compiles and runs the TorchScript the archives
-// carry). The limit on each archive is what its tensors need plus room for the pickle and the
-// code/ it holds.
+// --- The old format (model.pt, optimizer.pt), read as data only
+// (core/runs/formats/legacy_archive.h): LibTorch's archive loader is never called (it compiles and
+// runs the TorchScript the archives carry). The limit on each archive is what its tensors need plus
+// room for the pickle and the code/ it holds.
 constexpr uint64_t kLegacyOverheadBytes = 64ull << 20;
 
 // A module tree's tensors by the names named_parameters()/named_buffers() give
@@ -606,9 +605,8 @@ TrainingSession::Checkpointed TrainingSession::read_checkpointed(const json& sta
 void TrainingSession::install(Checkpointed&& c) {
   model_->to(device_);
   step_ = c.step;
-  if (conn_monitor_)  // spectra of the loaded C; the histories restart at the checkpoint
-    conn_monitor_ = std::make_unique<ConnMonitor>(*model_->conn(), model_->parameter_count(),
-                                                  conn_monitor_->view()->spec_formula, step_);
+  if (monitor_)  // measurements of the loaded weights; the histories restart at the checkpoint
+    monitor_ = make_architecture_monitor(*model_, config_.model, step_);
   peak_lr_ = c.peak_lr;
   last_train_loss_ = c.books.last_train_loss;
   interval_ = c.books.interval;

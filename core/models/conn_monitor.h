@@ -1,0 +1,63 @@
+// The Connection Transformer's monitor (model.architecture "conn"; private to core: includes
+// torch): trainer-thread bookkeeping behind the generic ArchitectureMonitor
+// (core/models/architecture_monitor.h). The stability control after every optimiser step, the
+// spectral estimates of I + C every step, exact eigenvalues and C on slower cadences, the
+// reasoning trace at probes; published as the generic view of core/models/conn_view.h. Its run
+// directory files: conn.json (histories, the exact spectrum of the final C, statistics) and
+// C.csv (`attnlab spectral`'s input).
+#pragma once
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "core/models/architecture_monitor.h"
+#include "core/models/conn_model.h"
+#include "core/models/conn_view.h"
+#include "core/models/spectral_tracker.h"
+#include "core/views/history.h"
+
+namespace attn {
+
+class ConnMonitor : public ArchitectureMonitor {
+ public:
+  // step: the model's current step (0 for a new model; a checkpoint's step after loading).
+  // parameters: the whole model's trainable parameters.
+  ConnMonitor(std::shared_ptr<ConnModelImpl> model, int64_t parameters, int64_t step = 0);
+  // After optimiser step `step`. last: the run's final step, where the eigenvalues and C are
+  // always refreshed (their time budget would otherwise leave a short run with only the step-0
+  // spectrum).
+  void after_step(int64_t step, bool last) override;
+  // At an attention probe: the reasoning trace on the probe input (and C, if stale).
+  void probe(const torch::Tensor& input, int64_t step) override;
+  std::shared_ptr<const std::vector<MechanismView>> views() override;
+  // C, the eigenvalues of I + C, rho and ||I + C||_2, computed now.
+  std::vector<MechanismView> record_views(int64_t step) override;
+  // summary.json's "conn": the final spectrum, the control and its events.
+  nlohmann::json summary() override;
+  // conn.json and C.csv.
+  std::vector<ArchitectureFile> files() override;
+
+  // What views() encodes (tests, benches).
+  std::shared_ptr<const ConnView> conn_view() const;
+  // For conn.json: histories, the exact spectrum of the final C, stats.
+  nlohmann::json to_json() const;
+  // The effective C as CSV (N lines of N numbers, full float precision).
+  static std::string matrix_csv(ConnModelImpl& model);
+  // Seconds spent on tracking (estimates, eigenvalues, C copies), not on the control.
+  double tracking_seconds() const { return tracking_seconds_; }
+
+ private:
+  void record_eigen(const torch::Tensor& m, int64_t step);
+  void record_matrix(int64_t step);
+
+  std::shared_ptr<ConnModelImpl> model_;
+  ConnView base_;  // everything but the histories
+  spectral::Tracker tracker_;
+  MetricHistory rho_, norm_;
+  std::shared_ptr<const std::vector<MechanismView>> views_;  // null: changed since built
+  double tracking_seconds_ = 0;
+  double eigen_seconds_ = 0;
+  std::chrono::steady_clock::time_point last_eigen_;
+};
+
+}  // namespace attn
