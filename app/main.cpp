@@ -22,6 +22,7 @@
 #include "app/cli/compare/cli_slurm.h"
 #include "app/cli/labs/cli_ky.h"
 #include "app/cli/run/cli_config_doc.h"
+#include "app/cli/run/cli_data.h"
 #include "app/common/data_paths.h"
 #include "app/common/exit_codes.h"
 #include "attnlab_build_info.h"
@@ -301,7 +302,8 @@ int main(int argc, char** argv) {
       std::declval<std::tuple<attn::TrainArgs>>(), std::declval<attn::LabCommands>(),
       std::declval<std::tuple<attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs,
                               attn::SuiteArgs, attn::SlurmStatusArgs, attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs,
-                              attn::MigrateArgs, attn::BenchStepArgs, attn::ConfigArgs>>()));
+                              attn::DataArgs, attn::MigrateArgs, attn::BenchStepArgs,
+                              attn::ConfigArgs>>()));
   const std::vector<Subcommand> commands = subcommands(app, static_cast<Commands*>(nullptr));
 
 #ifdef ATTN_HAVE_GUI

@@ -26,6 +26,7 @@ packages=(cmake g++ make pkg-config ccache
 target=attnlab
 if [ "${1:-}" = "--tests" ]; then
   packages+=(xvfb xauth libgl1-mesa-dri python3 python3-torch xdotool poppler-utils libxml2-utils
+    python3-venv python3-pip  # pip install ./python in a venv (tests/python/test_install.py)
     clang-14 libclang-rt-14-dev  # libFuzzer targets (fuzz/, scripts/fuzz.sh)
     slurm-wlm munge)  # a one-node Slurm for sweep --slurm (tests/e2e/slurm_test.sh)
   target=all

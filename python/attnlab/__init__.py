@@ -8,7 +8,9 @@
     run.evaluate()                        # {"eval_loss", "eval_accuracy"} on attnlab's eval set
     logits, maps = run.model(inputs, return_attention=True)
 
-Pure Python on torch and numpy; no build step: put python/ on PYTHONPATH. The guide is
+Pure Python on torch and numpy. Install it with
+``pip install --no-index --no-build-isolation ./python`` (in a venv made with
+``--system-site-packages`` to use the machine's torch), or put python/ on PYTHONPATH. The guide is
 docs/guide/python.md (hook names, the parameter naming scheme, what matches attnlab and how
 closely, the limits a run's files are checked against). Weights are read from safetensors
 files only: nothing this package reads from a run directory can run code.
@@ -24,7 +26,26 @@ from .run import Run, load
 from .safetensors import read_safetensors, read_safetensors_metadata
 from .weights import expected_tensors, load_state, read_weights, saved_buffers
 
-__version__ = "0.2.0"
+
+
+def _version():
+    """The installed package's version (attnlab/_version.py, written by setup.py), else the
+    source tree's VERSION file: the version CMake gives the attnlab program too."""
+    try:
+        from ._version import version
+        return version
+    except ImportError:
+        import os
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))), "VERSION")
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            return "unknown"
+
+
+__version__ = _version()
 __all__ = ["load", "Run", "hooks", "hook_names", "HookPoint", "build_model", "make_task",
            "load_config", "resolve", "read_safetensors", "read_safetensors_metadata",
            "read_weights", "expected_tensors", "load_state", "saved_buffers", "limits",

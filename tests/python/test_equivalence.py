@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The Python twins compute what attnlab computes (issue 36): for every shipped config
-(assets/configs/*.json) and a few variants that reach what no shipped config does (ALiBi, no
+(assets/configs/**/*.json, the suite's and the reproductions' included, named by their path below
+assets/configs: suite/mqar_64; their manifests suite.json and repro.json are not configs) and a
+few variants that reach what no shipped config does (ALiBi, no
 position, ky's zero-pad edges, neural's options, causal kernel attention, conn's options), attnlab
 trains a short derived run, and with the run's weights loaded by ``attnlab.load``:
 
@@ -24,10 +26,10 @@ eval_batches 2, batch_size at most 32, warmup scaled as `attnlab train --steps` 
 threads 2; fashion-mnist evaluates its first 520 test images (two eval batches, one partial).
 
 usage: test_equivalence.py [--attnlab BIN] [--quick] [--config NAME ...] [--keep DIR]
-  --quick   QUICK's four configs only (ky + dot layers on copy, semi-fusion on fashion-mnist,
-            conn on recall, neural + dot on the fortunes text): every data path, and the
-            mechanisms with their own code paths, in about a minute on 2 cores (everything:
-            about 5 minutes)
+  --quick   QUICK's five configs only (ky + dot layers on copy, semi-fusion on fashion-mnist,
+            conn on recall, neural + dot on the fortunes text, dot on the suite's MQAR): every
+            data path, the explicit-target benchmark tasks, and the mechanisms with their own
+            code paths, in about a minute on 2 cores (everything: about 10 minutes)
 Plain python (no pytest); exit 0 when every check passed, 1 otherwise, 77 (skipped) without
 torch.
 """
@@ -55,7 +57,8 @@ except ImportError:  # ctest reads 77 as skipped (tests/CMakeLists.txt)
 
 import attnlab  # noqa: E402
 
-QUICK = ["copy_gap_mixed", "fmnist_semi_fusion", "conn_recall", "neural_fortunes"]
+QUICK = ["copy_gap_mixed", "fmnist_semi_fusion", "conn_recall", "neural_fortunes",
+         "suite/mqar_64"]
 LOSS_RTOL, MAP_ATOL = 1e-5, 1e-5
 
 # Variants: (name, shipped config it starts from, changes). What no shipped config reaches.
@@ -94,10 +97,22 @@ def merged(base, over):
     return out
 
 
+def shipped_configs():
+    """{name: path} of every run config under assets/configs, recursively (name: the path below
+    it without .json), manifests (a suite's "tasks", a reproduction's "arms") left out."""
+    root = os.path.join(REPO, "assets", "configs")
+    out = {}
+    for path in sorted(glob.glob(os.path.join(root, "**", "*.json"), recursive=True)):
+        raw = json.load(open(path))
+        if "tasks" not in raw and "arms" not in raw:
+            out[os.path.relpath(path, root)[:-5]] = path
+    return out
+
+
 def derive(raw, name):
     """The short config a check trains (see the module docstring)."""
     c = json.loads(json.dumps(raw))
-    c["name"], c["threads"] = name, 2
+    c["name"], c["threads"] = name.replace("/", "_"), 2
     t, task, m = c.setdefault("train", {}), c.setdefault("task", {}), c.setdefault("model", {})
     names = m.get("attention", "dot")
     names = [names] if isinstance(names, str) else names
@@ -185,7 +200,8 @@ def check(name, raw, binary, work, export_weights):
     """Trains the derived config and checks it; returns a result dict (ok, numbers, notes)."""
     r = {"config": name, "ok": False, "notes": []}
     t0 = time.time()
-    cfg_path, run_dir = os.path.join(work, name + ".json"), os.path.join(work, name)
+    flat = name.replace("/", "_")  # suite/mqar_64: one directory, suite_mqar_64
+    cfg_path, run_dir = os.path.join(work, flat + ".json"), os.path.join(work, flat)
     c = derive(raw, name)
     with open(cfg_path, "w") as f:
         json.dump(c, f, indent=1)
@@ -358,8 +374,7 @@ def main():
     binary = os.path.abspath(args.attnlab)
     torch.set_num_threads(2)
 
-    shipped = {os.path.basename(p)[:-5]: p
-               for p in sorted(glob.glob(os.path.join(REPO, "assets", "configs", "*.json")))}
+    shipped = shipped_configs()
     configs = {n: json.load(open(p)) for n, p in shipped.items()}
     for name, base, change in VARIANTS:
         configs[name] = merged(configs[base], change)
@@ -399,7 +414,7 @@ def main():
                 print("    note: " + "; ".join(r["notes"]))
 
         # The README-style example, on the first passing run of a transformer.
-        example_run = next((os.path.join(work, r["config"]) for r in results
+        example_run = next((os.path.join(work, r["config"].replace("/", "_")) for r in results
                             if r.get("ok") and r.get("mechanism") != "conn"), None)
         if example_run:
             env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))

@@ -5,17 +5,18 @@ builds them (core/data/), so that ``Run.evaluate()`` reproduces attnlab's eval l
 Training batches are not replicated: attnlab derives them from per-step seeds; a PyTorch
 continuation of a run draws its own.
 """
+from . import benchmark
 from .fashion_mnist import FashionMnistTask
 from .rng import StdRng, mix_seed
 from .synthetic import InductionTask, ModAddTask, RecallTask, TransformTask, to_batch
 from .text import TextTask
 
 __all__ = ["make_task", "StdRng", "mix_seed", "to_batch", "TransformTask", "RecallTask",
-           "ModAddTask", "InductionTask", "TextTask", "FashionMnistTask"]
+           "ModAddTask", "InductionTask", "TextTask", "FashionMnistTask", "benchmark"]
 
 TASKS = {"copy": TransformTask, "reverse": TransformTask, "sort": TransformTask,
          "recall": RecallTask, "modadd": ModAddTask, "induction": InductionTask,
-         "text": TextTask, "fashion-mnist": FashionMnistTask}
+         "text": TextTask, "fashion-mnist": FashionMnistTask, **benchmark.TASKS}
 
 
 def make_task(config):

@@ -4,8 +4,11 @@ induction, with their eval sets and probes rebuilt exactly.
 Every task builds examples as (tokens, scored) pairs the way its C++ twin does, drawing from the
 same ``StdRng`` stream in the same order, and turns a list of them into a batch as ``to_batch``
 does: inputs are tokens[:-1], the target of position t is tokens[t + 1] where that token is
-scored, else -1 (ignored by the loss).
+scored, else -1 (ignored by the loss). The benchmark tasks (benchmark.py) give ``Explicit``
+examples instead: the input itself and each position's target.
 """
+from collections import namedtuple
+
 import torch
 
 from .rng import StdRng, mix_seed
@@ -15,8 +18,15 @@ PROBE_SALT = 0x9806E  # SyntheticTask::probe's stream
 MODADD_SALT = 0x5917  # ModAddTask's split of the p*p pairs
 
 
+# synthetic_task.h's explicit form: `tokens` is the model input, targets[t] its target (-1: none).
+Explicit = namedtuple("Explicit", "tokens targets")
+
+
 def to_batch(examples):
     """(inputs [B, L], targets [B, L]) of equal-length examples; unscored targets are -1."""
+    if isinstance(examples[0], Explicit):
+        return (torch.tensor([e.tokens for e in examples], dtype=torch.long),
+                torch.tensor([e.targets for e in examples], dtype=torch.long))
     seq = torch.tensor([tokens for tokens, _ in examples], dtype=torch.long)
     scored = torch.tensor([s for _, s in examples], dtype=torch.bool)
     return seq[:, :-1], seq[:, 1:].masked_fill(~scored[:, 1:], -1)
@@ -32,7 +42,7 @@ class SyntheticTask:
         self.c, self.seed = task, seed
         self.eval_batches, self.batch_size = eval_batches, batch_size
 
-    def example(self, rng, eval):  # -> (tokens, scored)
+    def example(self, rng, eval):  # -> (tokens, scored) or Explicit(tokens, targets)
         raise NotImplementedError
 
     def eval_set(self):
@@ -43,8 +53,9 @@ class SyntheticTask:
 
     def probe(self):
         """The probe attnlab shows attention for: token ids [L] (int64)."""
-        tokens, _ = self.example(StdRng(mix_seed(self.seed, PROBE_SALT)), True)
-        return torch.tensor(tokens[:-1], dtype=torch.long)
+        e = self.example(StdRng(mix_seed(self.seed, PROBE_SALT)), True)
+        tokens = e.tokens if isinstance(e, Explicit) else e[0][:-1]
+        return torch.tensor(tokens, dtype=torch.long)
 
     def token_label(self, t):
         return str(t) if t < self.c["vocab"] else self.special_label(t)

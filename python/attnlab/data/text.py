@@ -2,10 +2,14 @@
 
 The corpus is a UTF-8 file, or a directory whose regular files (no symlinks, no ``*.dat``) are
 read in byte order of their paths and concatenated. Tokens are code points, numbered in sorted
-order. The last ``eval_fraction`` of the corpus is held out; the eval set is
-``eval_batches * batch_size`` windows of ``context + 1`` tokens evenly spaced over that tail, and
-the probe is the tail's first min(context, 48) tokens.
+order. With task.split "tail" the last ``eval_fraction`` of the corpus is held out; the eval set
+is ``eval_batches * batch_size`` windows of ``context + 1`` tokens evenly spaced over that tail,
+and the probe is the tail's first min(context, 48) tokens. With task.split "blocks" a fixed
+permutation of the corpus's 4096-character blocks gives eval_fraction of them to eval (and
+validation_fraction to validation); the eval set tiles the eval blocks with non-overlapping
+windows, batch_size to a batch, and the probe starts at the first eval block.
 """
+import math
 import os
 
 import numpy as np
@@ -13,6 +17,10 @@ import torch
 
 from .. import limits
 from ..errors import ConfigError
+from .rng import StdRng
+
+BLOCK = 4096             # TextTask::cut_blocks's block
+BLOCK_SALT = 0xB10C5EED  # its permutation's seed: the same for every run seed
 
 _CORPORA = {}  # path -> (alphabet, tokens): a process reads a corpus once
 
@@ -87,6 +95,33 @@ def load_corpus(path):
     return _CORPORA[path]
 
 
+def llround(x):
+    """std::llround of x >= 0: halves away from zero (Python's round() goes to even)."""
+    f = math.floor(x)
+    return int(f) + (1 if x - f >= 0.5 else 0)
+
+
+def libstdcxx_shuffle(items, rng):
+    """std::shuffle(items, mt19937_64) as libstdc++ (GCC 9 and later) does it: the engine's
+    range exceeds the size squared, so it draws the swap positions of two successive elements
+    from one uniform_int_distribution(0, (i + 1) (i + 2) - 1) call, after a first {0, 1} swap
+    when the size is even. Shuffles in place."""
+    n = len(items)
+    if n == 0:
+        return
+    i = 1
+    if n % 2 == 0:
+        j = rng.uniform(0, 1)
+        items[i], items[j] = items[j], items[i]
+        i += 1
+    while i != n:
+        b0 = i + 1
+        x = rng.uniform(0, b0 * (b0 + 1) - 1)
+        for pos in (x // (b0 + 1), x % (b0 + 1)):
+            items[i], items[pos] = items[pos], items[i]
+            i += 1
+
+
 class TextTask:
     kind = "tokens"
 
@@ -95,10 +130,41 @@ class TextTask:
         self.alphabet, self.tokens = load_corpus(task["text_path"])
         self.vocab, self.length = len(self.alphabet), task["context"]
         n = len(self.tokens)
+        if task.get("split", "tail") == "blocks":
+            self.eval_spans = self.cut_blocks()
+            self.split = self.eval_spans[0][0]
+            return
+        self.eval_spans = None
         self.split = int(n * (1.0 - task["eval_fraction"]))  # static_cast<int64_t>, truncation
         if self.split < self.length + 1 or n - self.split < self.length + 1:
             raise ValueError(f"task.text_path: {task['text_path']} has {n} characters, too few "
                              f"for task.context {self.length}")
+
+    def cut_blocks(self):
+        """split "blocks" (TextTask::cut_blocks): the eval spans [(begin, end)], adjacent eval
+        blocks merged. Raises ValueError when a share holds no window."""
+        n, L = len(self.tokens), self.length
+        blocks = (n + BLOCK - 1) // BLOCK
+        order = list(range(blocks))
+        libstdcxx_shuffle(order, StdRng(BLOCK_SALT))
+        n_eval = llround(blocks * self.c["eval_fraction"])
+        n_validation = llround(blocks * self.c["validation_fraction"])
+        kind = [0] * blocks  # 0 train, 1 eval, 2 validation
+        for i, b in enumerate(order):
+            kind[b] = 1 if i < n_eval else 2 if i < n_eval + n_validation else 0
+        spans = ([], [], [])
+        for b in range(blocks):
+            begin, end = b * BLOCK, min(n, (b + 1) * BLOCK)
+            if spans[kind[b]] and spans[kind[b]][-1][1] == begin:
+                spans[kind[b]][-1][1] = end
+            else:
+                spans[kind[b]].append([begin, end])
+        for k, name in enumerate(("training", "eval", "validation")):
+            if max((e - b for b, e in spans[k]), default=0) < L + 1:
+                raise ValueError(f"task.text_path: {self.c['text_path']} has {n} characters: "
+                                 f"task.split \"blocks\" leaves no {name} text of task.context "
+                                 f"+ 1 = {L + 1} characters")
+        return spans[1]
 
     def windows(self, starts):
         """(inputs [B, L], targets [B, L]) of the windows starting at these corpus offsets."""
@@ -107,6 +173,9 @@ class TextTask:
 
     def eval_set(self):
         B, n, L = self.batch_size, len(self.tokens), self.length
+        if self.eval_spans is not None:  # "blocks": tiled, eval_batches does not apply
+            starts = [at for b, e in self.eval_spans for at in range(b, e - L, L)]
+            return [self.windows(starts[i:i + B]) for i in range(0, len(starts), B)]
         count, span = self.eval_batches * B, n - self.split - (L + 1)
         return [self.windows([self.split + span * (b * B + i) // max(1, count - 1)
                               for i in range(B)]) for b in range(self.eval_batches)]
