@@ -6,6 +6,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/runs/directory/run_files.h"
+#include "core/runs/formats/tensorboard_events.h"
 #include "core/views/mechanism_view.h"
 
 namespace attn {
@@ -108,13 +109,17 @@ ViewRecorder open_views(const std::string& dir, const TrainingSession& session) 
 }  // namespace
 
 SessionViews::SessionViews(const std::string& dir, TrainingSession& session)
-    : recorder_(open_views(dir, session)), every_(session.config().train.record_every) {
+    : recorder_(open_views(dir, session)),
+      every_(session.config().train.record_every),
+      events_(run_events(dir)) {
   if (recorder_.index().empty() || recorder_.index().back().step != session.step()) record(session);
 }
 
 void SessionViews::record(TrainingSession& session) {
   const auto t0 = std::chrono::steady_clock::now();
-  recorder_.append(session.view_record());
+  const ViewRecord r = session.view_record();
+  recorder_.append(r);
+  events_->add_head_metrics(head_metrics(r));  // TensorBoard's copy
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
