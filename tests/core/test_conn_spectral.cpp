@@ -5,7 +5,7 @@
 #include <cmath>
 #include <complex>
 
-#include "core/views/conn_view.h"
+#include "core/models/conn_view.h"
 #include "core/base/error.h"
 #include "core/models/spectrum.h"
 #include "core/models/spectral_tracker.h"
