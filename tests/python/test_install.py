@@ -8,9 +8,10 @@ then exactly the documented line
     ENV/bin/pip install --no-index --no-build-isolation SRC/python
 
 From another directory, without PYTHONPATH, the venv's python must import attnlab from the
-venv (not from the source tree), report VERSION's version (the one CMake gives the program),
-find its package data (mechanisms.json), and load two short runs attnlab trains here, one of
-the suite's tasks (suite/mqar_64) among them, and evaluate them to summary.json's eval loss. The
+venv (not from the source tree), report VERSION's version (the one `attnlab --version` prints:
+CMake reads the same file), find its package data (mechanisms.json), and load two short runs
+attnlab trains here, one of the suite's tasks (suite/mqar_64) among them, and evaluate them to
+summary.json's eval loss. The
 source tree's python/ and VERSION must be unchanged afterwards (no build/, no egg-info).
 
 usage: test_install.py [--attnlab BIN]
@@ -104,6 +105,10 @@ def main():
     sources = [os.path.join(REPO, "python"), os.path.join(REPO, "VERSION")]
     before = tree_state(sources)
     version = open(os.path.join(REPO, "VERSION")).read().strip()
+    program = run([os.path.abspath(args.attnlab), "--version"]).stdout.strip()
+    if program.split()[:2] != ["attnlab", version]:
+        print(f"FAILED: attnlab --version says {program!r}, VERSION {version!r}")
+        sys.exit(1)
     with tempfile.TemporaryDirectory(prefix="attnlab_install_") as work:
         src = os.path.join(work, "src")
         shutil.copytree(os.path.join(REPO, "python"), os.path.join(src, "python"),
