@@ -165,6 +165,10 @@ struct AnalyzeArgs : FigureOutputArgs {
   std::string mode = "zero";
   int batches = 0;  // 0: every eval batch of the run
   std::string clean, corrupt;
+  // Issue 48's causal analyses (core/views/causal_view.h).
+  bool attribution = false, by_position = false, path_patch = false, dla = false,
+       logit_lens = false;
+  std::string receiver;  // --path-patch: "L.H" (empty: every head of layers 1 and up)
 };
 CLI::App* add_command(CLI::App& app, AnalyzeArgs& args);
 int run_command(const AnalyzeArgs& args);

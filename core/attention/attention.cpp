@@ -44,7 +44,7 @@ torch::Tensor AttentionModule::intervene(const torch::Tensor& y,
                                          const std::function<torch::Tensor()>& uniform_output) {
   if (!intervention) return y;
   HeadIntervention& iv = *intervention;
-  if (iv.capture) iv.captured = y.detach();
+  if (iv.capture) iv.captured = iv.keep_graph ? y : y.detach();
   if (!iv.active()) return y;
   const int64_t H = y.size(1);
   torch::Tensor uniform;

@@ -63,8 +63,10 @@ struct HeadIntervention {
   torch::Tensor replacement;  // [1 or B, H, L, Dh], read for `replace` heads
   // Optional bool [L] (or [B, L], per example): intervene only at these query positions.
   torch::Tensor positions;
-  // Store the per-head outputs, before this intervention changes them, in `captured`.
+  // Store the per-head outputs, before this intervention changes them, in `captured`: detached,
+  // or (keep_graph) still in the autograd graph, for a gradient with respect to them.
   bool capture = false;
+  bool keep_graph = false;
   torch::Tensor captured;
   bool active() const;  // some head is not `keep`
 };

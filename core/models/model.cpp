@@ -26,10 +26,14 @@ BlockImpl::BlockImpl(const ModelConfig& m, const std::string& mechanism, bool ca
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   const bool drop = dropout_ > 0 && is_training();
-  auto a = attention->forward(ln1_->forward(x));
+  auto a = attention->forward(attention_input(x));
   auto h = x + (drop ? run_dropout(a, dropout_) : a);
-  auto f = fc2_->forward(torch::gelu(fc1_->forward(ln2_->forward(h))));
+  auto f = mlp_write(h);
   return h + (drop ? run_dropout(f, dropout_) : f);
+}
+
+torch::Tensor BlockImpl::mlp_write(const torch::Tensor& h) {
+  return fc2_->forward(torch::gelu(fc1_->forward(ln2_->forward(h))));
 }
 
 TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length, int patch_dim)
@@ -87,6 +91,16 @@ TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& inputs) {
   if (conn_) return conn_->forward(inputs);
+  torch::Tensor x = embed(inputs);
+  if (dropout_ > 0 && is_training()) x = run_dropout(x, dropout_);
+  for (auto& b : blocks_) x = b->forward(x);
+  x = final_ln_->forward(x);
+  if (classifier_) return head_->forward(x.select(1, 0));
+  return head_->forward(x);
+}
+
+torch::Tensor TransformerImpl::embed(const torch::Tensor& inputs) {
+  if (conn_) throw Error("the Connection Transformer has no residual stream of blocks to walk");
   const int64_t B = inputs.size(0), L = inputs.size(1);
   torch::Tensor x;
   if (patch_) {
@@ -109,11 +123,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& inputs) {
     throw Error("input of " + std::to_string(L) + " tokens is longer than the model's " +
                 std::to_string(max_positions_ - (classifier_ ? 1 : 0)) + " learned positions");
   if (position_.defined()) x = x + position_.slice(0, 0, T).unsqueeze(0);
-  if (dropout_ > 0 && is_training()) x = run_dropout(x, dropout_);
-  for (auto& b : blocks_) x = b->forward(x);
-  x = final_ln_->forward(x);
-  if (classifier_) return head_->forward(x.select(1, 0));
-  return head_->forward(x);
+  return x;
 }
 
 std::vector<std::shared_ptr<AttentionModule>> TransformerImpl::attention_modules() const {

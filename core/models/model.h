@@ -19,6 +19,10 @@ class BlockImpl : public torch::nn::Module {
   BlockImpl(const ModelConfig& m, const std::string& mechanism, bool causal, int layer);
   torch::Tensor forward(const torch::Tensor& x);
   std::shared_ptr<AttentionModule> attention;
+  // The block's pieces, for analyses that walk the residual stream in eval mode (core/training/
+  // interventions/stream.h): forward(x) = h + mlp_write(h), h = x + attention(attention_input(x)).
+  torch::Tensor attention_input(const torch::Tensor& x) { return ln1_->forward(x); }
+  torch::Tensor mlp_write(const torch::Tensor& h);
 
  private:
   torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
@@ -37,6 +41,14 @@ class TransformerImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& inputs);
 
   std::vector<std::shared_ptr<AttentionModule>> attention_modules() const;
+  // The residual stream's pieces, for analyses that walk it in eval mode (direct logit
+  // attribution, the logit lens, path patching): embed(inputs) is the stream entering block 0
+  // ([B, T, D], a classifier's CLS first, no dropout); forward = unembedding(final_norm(blocks(
+  // embed))) read at every position (lm) or the CLS (classifier). Not for a "conn" model.
+  torch::Tensor embed(const torch::Tensor& inputs);
+  const std::vector<Block>& blocks() const { return blocks_; }
+  torch::nn::LayerNorm final_norm() const { return final_ln_; }
+  torch::nn::Linear unembedding() const { return head_; }
   int64_t parameter_count() const;
   int64_t attention_parameter_count() const;
   bool is_classifier() const { return classifier_; }

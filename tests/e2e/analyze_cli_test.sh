@@ -9,6 +9,9 @@
 #  - on recall, patching the task's corrupted twin (the last queried key rebound) finds heads
 #    that carry the answer: some head restores at least half of the logit difference, and its
 #    by-position row says where;
+#  - issue 48: --attribution's JSON carries --patch's value beside each head's estimate and the
+#    two agree on the top head; --path-patch, --dla (components sum to the total) and
+#    --logit-lens (the last layer is the model's output) follow their contracts;
 #  - --figure writes the heatmap with its CSV and JSON; bad input exits 2 naming the culprit and
 #    writes nothing; a Connection Transformer is refused with the reason.
 # usage: analyze_cli_test.sh <attnlab> <repo>
@@ -123,6 +126,73 @@ else
   bad "--figure imp.svg: $(cat err)"
 fi
 
+# --- issue 48: attribution patching, path patching, DLA and the logit lens on trained recall ---
+if "$bin" analyze --run recall --attribution --by-position --json >attr.json 2>err; then ok "analyze --attribution --by-position"; else bad "analyze --attribution: $(cat err)"; fi
+python3 - attr.json patch.json <<'P' && ok "attribution JSON: metric, clean, corrupted, heads with attribution and patched; the top head agrees with patching" || bad "attribution: $(head -c 800 attr.json)"
+import json, sys
+j, patch = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert set(j) >= {"metric", "clean", "corrupted", "heads", "positions"}, set(j)
+assert j["metric"] == patch["metric"] and abs(j["clean"] - patch["clean_metric"]) < 1e-9
+assert len(j["heads"]) == 4 and all(set(h) >= {"layer", "head", "attribution", "patched"} for h in j["heads"])
+for h in j["heads"]:  # patched is --patch's value for the same head
+    p = [q for q in patch["heads"] if q["layer"] == h["layer"] and q["head"] == h["head"]][0]
+    assert abs(h["patched"] - p["restored"]) < 1e-6, (h, p)
+for h in j["heads"]:  # a head's positions sum to the head
+    s = sum(p["attribution"] for p in j["positions"] if p["layer"] == h["layer"] and p["head"] == h["head"])
+    assert abs(s - h["attribution"]) < 1e-6 * max(1, abs(s)), (s, h)
+assert len(j["positions"]) == 4 * len(patch["clean"])
+top_a = max(j["heads"], key=lambda h: h["attribution"])
+top_p = max(j["heads"], key=lambda h: h["patched"])
+print("attribution vs patching:", [(h["layer"], h["head"], round(h["attribution"], 3), round(h["patched"], 3)) for h in j["heads"]])
+assert (top_a["layer"], top_a["head"]) == (top_p["layer"], top_p["head"]), (top_a, top_p)
+P
+if "$bin" analyze --run recall --path-patch --json >path.json 2>err; then ok "analyze --path-patch"; else bad "analyze --path-patch: $(cat err)"; fi
+python3 - path.json <<'P' && ok "path patching JSON: every layer-0 sender to every layer-1 receiver" || bad "path patching: $(head -c 800 path.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert len(j["senders"]) == 2, j["senders"]
+for s in j["senders"]:
+    assert s["layer"] == 0 and len(s["receivers"]) == 2, s
+    for r in s["receivers"]:
+        assert set(r) >= {"layer", "head", "effect"} and r["layer"] == 1, r
+P
+"$bin" analyze --run recall --path-patch --receiver 1.0 --json >path1.json 2>err || bad "--receiver 1.0: $(cat err)"
+python3 - path.json path1.json <<'P' && ok "--receiver 1.0 gives that column of the matrix" || bad "--receiver: $(head -c 600 path1.json)"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for sa, sb in zip(a["senders"], b["senders"]):
+    assert [r for r in sb["receivers"]] == [r for r in sa["receivers"] if (r["layer"], r["head"]) == (1, 0)], (sa, sb)
+P
+if "$bin" analyze --run recall --dla --json >dla.json 2>err; then ok "analyze --dla"; else bad "analyze --dla: $(cat err)"; fi
+python3 - dla.json <<'P' && ok "DLA: the components sum to total = answer logit - held-out biases" || bad "dla: $(head -c 800 dla.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+names = [c["name"] for c in j["components"]]
+assert names[0] == "embed" and "L1.H0" in names and "L0.mlp" in names and "L1.attn_bias" in names, names
+s = sum(c["value"] for c in j["components"])
+assert abs(s - j["total"]) < 1e-9 * max(1, abs(s)), (s, j["total"])
+assert abs(j["total"] + j["held_out"] - j["answer_logit"]) < 1e-3 * max(1, abs(j["answer_logit"])), j
+P
+if "$bin" analyze --run recall --logit-lens --json >lens.json 2>err; then ok "analyze --logit-lens"; else bad "analyze --logit-lens: $(cat err)"; fi
+python3 - lens.json <<'P' && ok "logit lens: one row per block, the last equals the model's output" || bad "lens: $(head -c 800 lens.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert [r["layer"] for r in j["layers"]] == [0, 1], j["layers"]
+last = j["layers"][-1]
+assert last["answer_rank"] == 0 and last["top"] == j["answer"], last
+assert abs(last["answer_logprob"] - j["model_answer_logprob"]) < 1e-4, (last, j["model_answer_logprob"])
+P
+if "$bin" analyze --run recall --attribution --by-position --figure attr.png >/dev/null 2>err && [ -s attr.png ] && [ -s attr.csv ]; then
+  ok "--attribution --figure writes the heatmaps and their CSV"
+else
+  bad "--attribution --figure attr.png: $(cat err)"
+fi
+if "$bin" analyze --run recall --path-patch --figure path.svg >/dev/null 2>err && grep -q "<svg" path.svg; then
+  ok "--path-patch --figure writes the sender x receiver heatmap"
+else
+  bad "--path-patch --figure path.svg: $(cat err)"
+fi
+
 # --- bad input: exit 2, the culprit named, nothing written ------------------------------------
 refuses() {  # refuses WHAT PATTERN ARGS...: exit 2, PATTERN on stderr, nothing on stdout
   shift
@@ -140,6 +210,11 @@ refuses "a token the task lacks" "--clean" --run copy --patch --clean "1 2 77"
 refuses "too many batches" "eval batches" --run copy --importance --batches 99
 refuses "no run" "no_such_run" --run no_such_run --importance
 refuses "--figure with --ablate" "figure" --run copy --ablate 0.0 --figure x.png
+refuses "--figure with --dla" "figure" --run copy --dla --figure x.png
+refuses "--by-position alone" "--by-position" --run copy --importance --by-position
+refuses "--receiver in layer 0" "layer-0" --run recall --path-patch --receiver 0.1
+refuses "--receiver that does not exist" "head 7" --run recall --path-patch --receiver 1.7
+refuses "--corrupt with --dla" "--corrupt" --run recall --dla --corrupt "1 2"
 [ ! -e x.png ] && ok "a refused --figure writes nothing" || bad "x.png was written"
 
 cat >conn.json <<'J'
@@ -149,5 +224,7 @@ cat >conn.json <<'J'
  "train": {"steps": 10, "batch_size": 8, "warmup": 2, "eval_every": 5}}
 J
 train conn conn.json && refuses "a Connection Transformer" "conn" --run conn --importance
+refuses "a Connection Transformer's DLA" "conn" --run conn --dla
+refuses "a Connection Transformer's attribution" "conn" --run conn --attribution
 
 finish

@@ -5,47 +5,19 @@
 
 #include "core/base/error.h"
 #include "core/models/architecture.h"
+#include "core/training/interventions/intervention_scope.h"
 
 namespace attn {
+
+using detail::answer_logits;
+using detail::check_heads;
+using detail::clean_and_corrupt;
+using detail::PatchRuns;
+using detail::Scope;
 
 namespace {
 
 using Kind = HeadIntervention::Kind;
-
-// Eval mode, no gradients and no hooks outside the scope: every function below runs in one.
-class Scope {
- public:
-  explicit Scope(Transformer& model)
-      : model_(model), modules_(model->attention_modules()), training_(model->is_training()) {
-    model_->eval();
-  }
-  ~Scope() {
-    clear();
-    if (training_) model_->train();
-  }
-  Scope(const Scope&) = delete;
-  Scope& operator=(const Scope&) = delete;
-
-  int layers() const { return static_cast<int>(modules_.size()); }
-  int heads() const { return model_->heads(); }
-  // The layer's hook, created on first use; layers never asked for keep their usual paths.
-  HeadIntervention& at(int layer) {
-    auto& iv = modules_.at(layer)->intervention;
-    if (!iv) iv = std::make_shared<HeadIntervention>();
-    return *iv;
-  }
-  void clear() {
-    for (auto& m : modules_) m->intervention.reset();
-  }
-  torch::Tensor forward(const torch::Tensor& input) { return model_->forward(input); }
-  torch::Device device() const { return model_->parameters().front().device(); }
-
- private:
-  Transformer& model_;
-  std::vector<std::shared_ptr<AttentionModule>> modules_;
-  bool training_;
-  torch::NoGradGuard no_grad_;
-};
 
 EvalFigures run_eval(Scope& scope, const std::vector<Batch>& batches) {
   const torch::Device device = scope.device();
@@ -115,6 +87,10 @@ void set_ablation(Scope& scope, const std::vector<HeadRef>& heads, AblationMode 
   }
 }
 
+}  // namespace
+
+namespace detail {
+
 void check_heads(const Scope& scope, const std::vector<HeadRef>& heads) {
   for (const HeadRef& h : heads)
     if (h.layer < 0 || h.layer >= scope.layers() || h.head < 0 || h.head >= scope.heads())
@@ -123,28 +99,6 @@ void check_heads(const Scope& scope, const std::vector<HeadRef>& heads) {
                   std::to_string(scope.layers() - 1) + " and heads 0.." +
                   std::to_string(scope.heads() - 1) + ")");
 }
-
-// Last-position logits [B, V] (classifiers: their class logits).
-torch::Tensor answer_logits(const torch::Tensor& logits) {
-  return logits.dim() == 3 ? logits.select(1, logits.size(1) - 1) : logits;
-}
-
-// The patch metric (see PatchTable) on answer logits [B, V], per row, in double.
-struct Metric {
-  bool logit_diff = true;
-  int64_t clean = 0, corrupt = 0;
-  torch::Tensor of(const torch::Tensor& logits) const {
-    auto z = logits.to(torch::kFloat64);
-    if (logit_diff) return z.select(1, clean) - z.select(1, corrupt);
-    return -torch::log_softmax(z, 1).select(1, clean);
-  }
-};
-
-struct PatchRuns {
-  Metric metric;
-  std::vector<torch::Tensor> clean_heads;  // per layer [1, H, L, Dh]
-  double clean = 0, corrupt = 0;
-};
 
 PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean,
                             const torch::Tensor& corrupt) {
@@ -170,7 +124,7 @@ PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean,
   return r;
 }
 
-}  // namespace
+}  // namespace detail
 
 void check_interventions_apply(const ExperimentConfig& config) {
   require_attention_heads(config.model);

@@ -1,7 +1,10 @@
 #include "core/training/interventions/run_interventions.h"
 
 #include "core/base/error.h"
+#include "core/training/interventions/attribution.h"
 #include "core/training/interventions/interventions.h"
+#include "core/training/interventions/logit_attribution.h"
+#include "core/training/interventions/path_patching.h"
 #include "core/training/session/session.h"
 
 namespace attn {
@@ -82,6 +85,62 @@ PatchTable session_patch(TrainingSession& session, const PatchProbes& probes) {
                   [&](int64_t token) { return task.token_label(token); });
   t.step = session.step();
   return t;
+}
+
+std::vector<int64_t> probe_tokens(const TrainingSession& session, const std::string& clean,
+                                  const std::string& what) {
+  if (session.task().patch_dim() > 0)
+    throw Error("the logit analyses read a token probe; this run's task (" +
+                session.config().task.name + ") feeds images");
+  std::vector<int64_t> p;
+  try {
+    p = clean.empty() ? probe_of(session) : session.parse_probe(clean);
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what());
+  }
+  if (p.empty()) throw Error(what + ": the run has no probe; type one");
+  return p;
+}
+
+AttributionTable session_attribution(TrainingSession& session, const PatchProbes& probes) {
+  check_interventions_apply(session.config());
+  session.settle();
+  AttributionTable t =
+      attribute_heads(session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
+                      [&](int64_t token) { return session.task().token_label(token); });
+  t.step = session.step();
+  return t;
+}
+
+PathPatchTable session_path_patch(TrainingSession& session, const PatchProbes& probes,
+                                  const std::vector<HeadRef>& receivers) {
+  check_interventions_apply(session.config());
+  session.settle();
+  PathPatchTable t =
+      path_patch(session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
+                 receivers, [&](int64_t token) { return session.task().token_label(token); });
+  t.step = session.step();
+  return t;
+}
+
+LogitAttribution session_logit_attribution(TrainingSession& session,
+                                           const std::vector<int64_t>& probe) {
+  check_interventions_apply(session.config());
+  session.settle();
+  LogitAttribution d =
+      direct_logit_attribution(session.model(), tokens_tensor(probe),
+                               [&](int64_t token) { return session.task().token_label(token); });
+  d.step = session.step();
+  return d;
+}
+
+LogitLens session_logit_lens(TrainingSession& session, const std::vector<int64_t>& probe) {
+  check_interventions_apply(session.config());
+  session.settle();
+  LogitLens lens = logit_lens(session.model(), tokens_tensor(probe),
+                              [&](int64_t token) { return session.task().token_label(token); });
+  lens.step = session.step();
+  return lens;
 }
 
 InterventionView session_interventions(TrainingSession& session, const InterventionRequest& request,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/views/causal_view.h"
 #include "core/views/intervention_view.h"
 
 namespace attn {
@@ -38,6 +39,20 @@ AblationResult ablate_session(TrainingSession& session, const std::vector<HeadRe
 ImportanceTable session_importance(TrainingSession& session, AblationMode mode, int batches,
                                    const std::function<void(int, int)>& progress = {});
 PatchTable session_patch(TrainingSession& session, const PatchProbes& probes);
+
+// The causal analyses of core/views/causal_view.h on the session's model, at its step: the
+// probes as patch_probes gives them (DLA and the logit lens read `probes.clean` only).
+// `receivers` empty: every head of layers 1 and up.
+AttributionTable session_attribution(TrainingSession& session, const PatchProbes& probes);
+PathPatchTable session_path_patch(TrainingSession& session, const PatchProbes& probes,
+                                  const std::vector<HeadRef>& receivers);
+LogitAttribution session_logit_attribution(TrainingSession& session,
+                                           const std::vector<int64_t>& probe);
+LogitLens session_logit_lens(TrainingSession& session, const std::vector<int64_t>& probe);
+
+// The session's probe tokens, or `clean` parsed (attn::Error naming `what` and the culprit).
+std::vector<int64_t> probe_tokens(const TrainingSession& session, const std::string& clean,
+                                  const std::string& what);
 
 // What the Interventions panel asked for, at the session's step: the ablation with the probe's
 // prediction before and after, the importance table (when asked) and the patch (when probes are

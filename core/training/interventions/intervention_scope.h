@@ -1,0 +1,80 @@
+// What the head interventions share (torch; internal to core/training/interventions): the scope
+// they run in, the patch metric and the clean/corrupted pair of runs. interventions.h,
+// attribution.h, path_patching.h and logit_attribution.h hold the contracts.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/models/model.h"
+#include "core/views/intervention_view.h"
+
+namespace attn::detail {
+
+// Eval mode, no gradients and no hooks outside the scope: every intervention runs in one.
+class Scope {
+ public:
+  explicit Scope(Transformer& model)
+      : model_(model), modules_(model->attention_modules()), training_(model->is_training()) {
+    model_->eval();
+  }
+  ~Scope() {
+    clear();
+    if (training_) model_->train();
+  }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  int layers() const { return static_cast<int>(modules_.size()); }
+  int heads() const { return model_->heads(); }
+  // The layer's hook, created on first use; layers never asked for keep their usual paths.
+  HeadIntervention& at(int layer) {
+    auto& iv = modules_.at(layer)->intervention;
+    if (!iv) iv = std::make_shared<HeadIntervention>();
+    return *iv;
+  }
+  void clear() {
+    for (auto& m : modules_) m->intervention.reset();
+  }
+  torch::Tensor forward(const torch::Tensor& input) { return model_->forward(input); }
+  torch::Device device() const { return model_->parameters().front().device(); }
+  Transformer& model() { return model_; }
+
+ private:
+  Transformer& model_;
+  std::vector<std::shared_ptr<AttentionModule>> modules_;
+  bool training_;
+  torch::NoGradGuard no_grad_;
+};
+
+// Throws attn::Error naming a head the scope's model does not have.
+void check_heads(const Scope& scope, const std::vector<HeadRef>& heads);
+
+// Last-position logits [B, V] (classifiers: their class logits).
+inline torch::Tensor answer_logits(const torch::Tensor& logits) {
+  return logits.dim() == 3 ? logits.select(1, logits.size(1) - 1) : logits;
+}
+
+// The patch metric (see PatchTable) on answer logits [B, V], per row, in double.
+struct Metric {
+  bool logit_diff = true;
+  int64_t clean = 0, corrupt = 0;
+  torch::Tensor of(const torch::Tensor& logits) const {
+    auto z = logits.to(torch::kFloat64);
+    if (logit_diff) return z.select(1, clean) - z.select(1, corrupt);
+    return -torch::log_softmax(z, 1).select(1, clean);
+  }
+};
+
+struct PatchRuns {
+  Metric metric;
+  std::vector<torch::Tensor> clean_heads;  // per layer [1, H, L, Dh]
+  double clean = 0, corrupt = 0;
+};
+
+// Runs both probes ([1, L] each, one length; attn::Error otherwise): the clean run's head outputs,
+// the metric (answers from the two runs' argmaxes) and its value on each. Leaves no hook.
+PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt);
+
+}  // namespace attn::detail
