@@ -27,6 +27,7 @@
 #include "app/common/exit_codes.h"
 #include "attnlab_build_info.h"
 #include "core/base/memory.h"
+#include "core/config/config_set.h"
 #ifdef ATTN_HAVE_GUI
 #include "app/gui/gui.h"
 #endif
@@ -205,15 +206,18 @@ void keep_freed_memory_in_heap() {
 void add_gui_command(CLI::App& app, attn::GuiOptions& gui, std::string& size) {
   auto* gui_cmd = app.add_subcommand("gui", "Open the interactive window (the default)");
   gui_cmd->add_option("--config", gui.config_path, "Experiment config to open");
+  gui_cmd->add_option("--set", gui.config_sets, attn::kConfigSetHelp);
   gui_cmd->add_flag("--autostart", gui.autostart, "Start training at once");
   gui_cmd->add_option("--frames", gui.exit_after_frames, "Quit after N frames (tests, benchmarks)");
   gui_cmd->add_option("--screenshot", gui.screenshot_path, "Save the last frame as PNG");
   gui_cmd->add_option("--frame-stats", gui.frame_stats_path, "Write frame-time statistics (JSON)");
   gui_cmd->add_option("--layout", gui.layout_path, "Window layout file");
   gui_cmd->add_option("--size", size, "Window size WxH (default 1280x800)");
+  std::string panel_names;  // the panel table's, so the help never misses one
+  for (const std::string& name : attn::gui_panel_names())
+    panel_names += (panel_names.empty() ? "" : ", ") + name;
   gui_cmd->add_option("--panel", gui.panels,
-                      "Open this panel at start (repeatable): run, loss, attention, connections, "
-                      "ky-lab, geometry, neural, image-attention, conn, compare");
+                      "Open this panel at start (repeatable): " + panel_names);
   gui_cmd->add_option("--compare-run", gui.compare_runs,
                       "Saved image run (directory of attnlab train --out) to show beside the live "
                       "one in Image attention (repeatable)");
@@ -281,6 +285,12 @@ int run_gui_command(attn::GuiOptions gui, const std::string& size) {
               << gui.follow_runs.size() << "\n";
     return attn::kExitUsage;
   }
+  try {
+    attn::check_config_sets(gui);
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab gui: " << e.what() << "\n";
+    return attn::kExitUsage;
+  }
   return attn::run_gui(gui);
 }
 #endif
@@ -300,10 +310,10 @@ int main(int argc, char** argv) {
   // The headless subcommands, in the order --help lists them.
   using Commands = decltype(std::tuple_cat(
       std::declval<std::tuple<attn::TrainArgs>>(), std::declval<attn::LabCommands>(),
-      std::declval<std::tuple<attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs,
-                              attn::SuiteArgs, attn::SlurmStatusArgs, attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs,
-                              attn::DataArgs, attn::MigrateArgs, attn::BenchStepArgs,
-                              attn::ConfigArgs>>()));
+      std::declval<
+          std::tuple<attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs, attn::SuiteArgs,
+                     attn::SlurmStatusArgs, attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs,
+                     attn::DataArgs, attn::MigrateArgs, attn::BenchStepArgs, attn::ConfigArgs>>()));
   const std::vector<Subcommand> commands = subcommands(app, static_cast<Commands*>(nullptr));
 
 #ifdef ATTN_HAVE_GUI

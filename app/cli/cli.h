@@ -80,6 +80,7 @@ inline bool all_finite(const nlohmann::json& j) {
 
 struct TrainArgs {
   std::string config;
+  std::vector<std::string> set;  // --set key=value (core/config/config_set.h)
   long long steps = -1;
   long long seed = -1;
   long long until = -1;
@@ -177,6 +178,7 @@ int run_command(const AnalyzeArgs& args);
 // (core/training/interventions/length_eval.h).
 struct EvalArgs : FigureOutputArgs {
   std::vector<std::string> runs;
+  std::vector<std::string> set;  // --set task.* / train.eval_*: how the runs are evaluated
   std::string context;  // "L" or "L1,L2,..."
 };
 CLI::App* add_command(CLI::App& app, EvalArgs& args);

@@ -8,6 +8,7 @@ namespace attn {
 
 struct GuiOptions {
   std::string config_path;  // experiment to open; empty = the default experiment
+  std::vector<std::string> config_sets;  // --set key=value on it (core/config/config_set.h)
   int width = 1280, height = 800;
   bool autostart = false;           // start training as soon as the window is up
   int exit_after_frames = 0;        // > 0: quit after this many frames (tests, benchmarks)
@@ -53,6 +54,10 @@ struct GuiOptions {
 // a fashion-mnist experiment or with compare_runs; Geometry instead of Attention when neither a
 // config nor a panel was given (a bare `attnlab`).
 const std::vector<std::string>& gui_panel_names();
+
+// --set given: the experiment the window would open, with them applied, or attn::Error naming the
+// bad key or value (run_gui's caller refuses it with exit 2 before any window opens).
+void check_config_sets(const GuiOptions& options);
 
 // Returns the process exit code. Prints a clear message and returns 2 for a panel name not in
 // gui_panel_names() (naming the allowed ones), and when no display can be opened (suggesting

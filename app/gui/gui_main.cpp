@@ -37,8 +37,10 @@
 #include "app/gui/window/draw_guard.h"
 #include "app/gui/window/window.h"
 #include "core/base/atomic_file.h"
+#include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/config/config.h"
+#include "core/config/config_set.h"
 #include "core/runs/directory/run_writer.h"
 #include "core/training/trainer.h"
 #include "render/gl/frame_stats.h"
@@ -57,18 +59,21 @@ constexpr size_t kWarmupFrames = 30;  // excluded from frame statistics (shader/
 
 // The experiment to open: the given file, else the bundled default, else built-in defaults.
 // A broken file never stops the window: the error is shown and defaults are used.
-ExperimentConfig load_experiment(const std::string& requested, gui::UiState& ui) {
-  std::string path = requested;
-  if (path.empty()) {
-    // Installed (share/attnlab) or in the source tree: app/common/data_paths.h looks in both.
-    path = find_data_path("configs/copy.json");
-  }
+// The experiment the window opens: --config, else the installed (share/attnlab) or source
+// tree's copy.json (app/common/data_paths.h looks in both); empty when neither exists.
+std::string experiment_path(const std::string& requested) {
+  return requested.empty() ? find_data_path("configs/copy.json") : requested;
+}
+
+ExperimentConfig load_experiment(const std::string& requested, const std::vector<std::string>& sets,
+                                 gui::UiState& ui) {
+  const std::string path = experiment_path(requested);
   if (path.empty()) {
     ui.config_source = "built-in defaults";
     return ExperimentConfig{};
   }
   try {
-    ExperimentConfig c = load_config_file(path);
+    ExperimentConfig c = load_config_with_sets(path, sets);
     ui.config_source = path;
     return c;
   } catch (const std::exception& e) {  // attn::Error, or anything a parser may throw
@@ -344,7 +349,7 @@ GuiRun::GuiRun(const GuiOptions& options, std::unique_ptr<gui::Window> window)
     ui_.notes += std::string(ui_.notes.empty() ? "" : "\n") +
                  "Runs not recorded: neither XDG_DATA_HOME nor HOME is set (give --runs-dir)";
   ui_.small_font = window_->small_font();
-  config_ = load_experiment(options_.config_path, ui_);
+  config_ = load_experiment(options_.config_path, options_.config_sets, ui_);
   ui_.pending = config_;
   ui_.lr_input = config_.train.lr;
   // Save (Ctrl+S) writes into this run's own recorded directory unless the user types one.
@@ -597,6 +602,13 @@ void GuiRun::write_exit_files() {
 }
 
 }  // namespace
+
+void check_config_sets(const GuiOptions& options) {
+  if (options.config_sets.empty()) return;
+  const std::string path = experiment_path(options.config_path);
+  if (path.empty()) throw Error("--set: no config to apply it to (give --config FILE)");
+  load_config_with_sets(path, options.config_sets);
+}
 
 int run_gui(const GuiOptions& options) {
   if (!check_panel_names(options.panels)) return 2;

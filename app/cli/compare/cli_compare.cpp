@@ -29,6 +29,7 @@
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"
+#include "core/config/config_set.h"
 #include "core/runs/directory/seed_groups.h"
 #include "core/training/threads/thread_policy.h"
 #include "render/plot/export/figure_export.h"
@@ -524,6 +525,7 @@ CLI::App* add_command(CLI::App& app, SweepArgs& a) {
       "Run a grid of configs headless (one run directory each; resumable; --index/--shard for "
       "Slurm arrays or GNU parallel)");
   cmd->add_option("--config", a.config, "Base experiment config (JSON)")->required();
+  cmd->add_option("--set", a.set, kConfigSetHelp);
   cmd->add_option("--vary", a.vary,
                   "key=v1,v2,... (a dotted config key, e.g. model.attention=ky,dot or "
                   "train.lr=1e-3,3e-3; repeatable: the grid is their product)");
@@ -563,7 +565,8 @@ int run_command(const SweepArgs& a) {
   SweepPlan plan;
   try {
     if (a.index >= 0 && !a.shard.empty()) throw Error("give --index or --shard, not both");
-    const json base = read_config_json(a.config);  // bounded, regular, not nested deep
+    json base = read_config_json(a.config);  // bounded, regular, not nested deep
+    apply_config_sets(base, a.set);
     std::vector<VaryAxis> axes;
     for (const auto& v : a.vary) axes.push_back(parse_vary(v));
     plan = plan_sweep({{"", base}}, axes, a.seeds);

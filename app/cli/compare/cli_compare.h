@@ -39,6 +39,7 @@ int run_command(const CompareArgs& args);
 
 struct SweepArgs {
   std::string config;
+  std::vector<std::string> set;  // --set key=value on the base config (core/config/config_set.h)
   std::vector<std::string> vary;
   int seeds = 1;
   std::string out;
@@ -88,6 +89,7 @@ int run_command(const ReproduceArgs& args);
 // `attnlab suite` (app/cli/compare/cli_suite.cpp, core/training/headless/suite.h).
 struct SuiteArgs : CampaignArgs {
   std::string manifest, tasks, mechanisms, shard;
+  std::vector<std::string> set;  // --set key=value on every cell, after the manifest's own
   bool reanalyze = false;        // --reanalyze: OUT/leaderboard.json's values, no run read
 };
 CLI::App* add_command(CLI::App& app, SuiteArgs& args);

@@ -18,6 +18,7 @@
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"
+#include "core/config/config_set.h"
 #include "core/json/json_member.h"
 #include "core/training/headless/suite.h"
 #include "render/plot/export/figure_export.h"
@@ -259,7 +260,13 @@ SuitePlan load_plan(const SuiteArgs& a) {
   filter.tasks = split_list(a.tasks);
   filter.mechanisms = split_list(a.mechanisms);
   filter.seeds = a.seeds;
-  return load_suite(manifest, a.quick, filter);
+  SuitePlan plan = load_suite(manifest, a.quick, filter);
+  // --set after the manifest's own overrides, checked on every cell as its config.
+  for (SuitePair& p : plan.pairs) {
+    apply_config_sets(p.config, a.set);
+    if (!a.set.empty()) parse_config(p.config, manifest + " (" + p.dir + ") with --set");
+  }
+  return plan;
 }
 
 // A run whose summary is damaged would be dropped from its cell in silence: refused, naming
@@ -373,6 +380,7 @@ CLI::App* add_command(CLI::App& app, SuiteArgs& a) {
   cmd->add_option("--tasks", a.tasks, "Only these tasks (comma-separated names)");
   cmd->add_option("--mechanisms", a.mechanisms, "Only these mechanisms (comma-separated names)");
   cmd->add_option("--shard", a.shard, "i/n: run every n-th pair, starting at i (Slurm arrays)");
+  cmd->add_option("--set", a.set, kConfigSetHelp);
   cmd->add_flag(
       "--reanalyze", a.reanalyze,
       "Train and read no run: rebuild OUT/leaderboard.{md,json} and the figures from "

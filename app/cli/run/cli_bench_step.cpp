@@ -5,8 +5,8 @@
 
 #include "app/cli/cli.h"
 #include "core/base/error.h"
+#include "core/config/config_set.h"
 #include "core/training/headless/step_benchmark.h"
-#include "core/training/headless/sweep.h"
 
 namespace attn {
 using nlohmann::json;
@@ -20,7 +20,7 @@ CLI::App* add_command(CLI::App& app, BenchStepArgs& a) {
       "bench-step",
       "Time one config's training step alone (1 thread, CPU) and measure its memory increment");
   cmd->add_option("--config", a.config, "Experiment config (JSON)")->required();
-  cmd->add_option("--set", a.set, "key=value override (repeatable), e.g. model.attention=ky");
+  cmd->add_option("--set", a.set, kConfigSetHelp);
   cmd->add_option("--warmup", a.warmup, "Steps before timing (default 3)")
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--steps", a.steps, "Timed steps (default 20)")->check(CLI::Range(1, 100000));
@@ -34,15 +34,8 @@ CLI::App* add_command(CLI::App& app, BenchStepArgs& a) {
 
 int run_command(const BenchStepArgs& a) {
   try {
-    json config = read_config_json(a.config);
-    for (const auto& s : a.set) {
-      const VaryAxis axis = parse_vary(s);
-      if (axis.values.size() != 1)
-        throw Error("--set " + s + ": one value (key=value), not a list");
-      set_dotted(config, axis.key, axis.values[0]);
-    }
-    const StepBenchmark b =
-        benchmark_training_steps(parse_config(config, a.config), a.warmup, a.steps, !a.unfused);
+    const StepBenchmark b = benchmark_training_steps(load_config_with_sets(a.config, a.set),
+                                                     a.warmup, a.steps, !a.unfused);
     std::cout << json(b).dump() << "\n";
     return kExitOk;
   } catch (const std::exception& e) {

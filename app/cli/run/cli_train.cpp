@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
 #include "core/config/config.h"
+#include "core/config/config_set.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/directory/run_lock.h"
 #include "core/training/headless/headless.h"
@@ -84,6 +85,7 @@ void print_result(const RunSummary& s, const std::string& out_dir) {
 CLI::App* add_command(CLI::App& app, TrainArgs& a) {
   auto* cmd = app.add_subcommand("train", "Train a model headless and write a run directory");
   cmd->add_option("--config", a.config, "Experiment config (JSON), e.g. assets/configs/copy.json");
+  cmd->add_option("--set", a.set, kConfigSetHelp);
   auto step_option = [cmd](const char* name, long long& value, const char* help) {
     cmd->add_option(name, value, help)->check(CLI::PositiveNumber);
   };
@@ -122,7 +124,9 @@ int run_command(const TrainArgs& a) {
   try {
     if (a.config.empty() == a.resume.empty())
       throw Error("train: give exactly one of --config FILE or --resume DIR");
-    if (!a.config.empty()) config = load_config_file(a.config);
+    if (!a.set.empty() && !a.resume.empty())
+      throw Error("train: --set applies to --config; a resumed run keeps its own config.json");
+    if (!a.config.empty()) config = load_config_with_sets(a.config, a.set);
     HeadlessOptions o;
     o.resume_dir = a.resume;
     o.out_dir = !a.out.empty()      ? a.out

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/json/json_path.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/training/headless/headless.h"
 
@@ -38,11 +39,7 @@ struct VaryAxis {
 
 VaryAxis parse_vary(const std::string& spec);
 
-// Dotted paths into a config JSON. set_dotted creates missing objects and throws attn::Error
-// when the path crosses a value that is not an object.
-void set_dotted(nlohmann::json& j, const std::string& key, const nlohmann::json& value);
-// The value at the path, or null when absent.
-nlohmann::json get_dotted(const nlohmann::json& j, const std::string& key);
+// set_dotted / get_dotted: core/json/json_path.h.
 
 // A named base config (a sweep from one --config has one arm with an empty name).
 struct SweepArm {
