@@ -101,12 +101,31 @@ cat submit.out
 check "sweep --slurm exits 0" [ $rc = 0 ]
 check "two arrays (split at MaxArraySize 2) and a report job" \
   [ "$(grep -c '^submitted array job' submit.out)" = 2 -a "$(grep -c '^submitted report job' submit.out)" = 1 ]
+# Refusals: exit 2, nothing written.
+expect_refusal() {
+  local what=$1 dir=$2
+  shift 2
+  local before
+  before=$(find "$dir" -type f 2>/dev/null | sort | xargs -r md5sum 2>/dev/null | md5sum)
+  "$bin" "$@" >/dev/null 2>refusal.err
+  local rc=$?
+  local after
+  after=$(find "$dir" -type f 2>/dev/null | sort | xargs -r md5sum 2>/dev/null | md5sum)
+  if [ $rc = 2 ] && grep -q -- "$what" refusal.err && [ "$before" = "$after" ]; then
+    ok "refused with exit 2, nothing changed: $(head -n 1 refusal.err)"
+  else
+    bad "expected exit 2 naming $what, nothing changed; got $rc: $(cat refusal.err)"
+  fi
+}
+expect_refusal "--index cannot go with it" R "${sweep[@]}" --out R --slurm --index 1
+check "the refused --slurm --index created no directory" [ ! -e R ]
+expect_refusal "does not exist; submit first" R "${sweep[@]}" --out R --slurm --resubmit-failed
 first=$(python3 -c 'import json; print(json.load(open("S/slurm/jobs.json"))["arrays"][0]["job"])')
 
 # Requeue: signal task 0 (cells 0 and 3) while it trains, as --signal=B:USR1 would.
 cell0=$("$bin" "${sweep[@]}" --out S --list | awk '$1 == 0 {print $2}')
 for _ in $(seq 600); do
-  [ "$(wc -l <"S/$cell0/metrics.csv" 2>/dev/null || echo 0)" -ge 4 ] && break
+  [ "$({ wc -l <"S/$cell0/metrics.csv"; } 2>/dev/null || echo 0)" -ge 4 ] && break
   sleep 0.1
 done
 scancel --batch --signal=USR1 "${first}_0"
@@ -126,6 +145,7 @@ for _ in $(seq 1200); do
 done
 check "every job left the queue" [ -z "$(squeue -h -o %i)" ]
 log0=$(ls S/slurm/task-"${first}"_0.log)
+grep -E "^attnlab: task|SIGUSR1|resuming|interrupted" "$log0"
 check "task 0's log shows its restart" grep -q "restart 1" "$log0"
 check "the restarted task resumed the interrupted cell" grep -q "resuming from its checkpoint" "$log0"
 check "USR1 checkpointed and requeued" grep -q "SIGUSR1: the running cell is checkpointed; requeueing" "$log0"
@@ -153,6 +173,8 @@ check "after the resubmission every cell is finished" grep -q "^6 finished" stat
 check "the new report counts 6 finished" grep -q "Cells: 6 finished" S/report.md
 "$bin" "${sweep[@]}" --out S --slurm --resubmit-failed >again.out 2>>"$E2E_TMP/log"
 check "nothing left to resubmit" grep -q "nothing to resubmit" again.out
+# (Now that no task writes into S.)
+expect_refusal "submitted already" S "${sweep[@]}" --out S --slurm
 
 # --- the same sweep locally: equal results ---------------------------------------------------
 "$bin" "${sweep[@]}" --out L -q >/dev/null 2>>"$E2E_TMP/log" || bad "the local sweep failed"
