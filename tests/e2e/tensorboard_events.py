@@ -275,6 +275,18 @@ def main():
         check(len(scalars.get("model/spectral_radius", [])) >= 2,
               "conn: rho(I + C) as model/spectral_radius at each recorded step")
 
+        # The reader is no rubber stamp: one flipped bit in either part of a record is caught.
+        raw = open(os.path.join(dot, event_files(dot)[0]), "rb").read()
+        for at, part in ((3, "length"), (20, "data")):
+            bad_copy = os.path.join(work, "flipped")
+            open(bad_copy, "wb").write(raw[:at] + bytes([raw[at] ^ 1]) + raw[at + 1:])
+            try:
+                records(bad_copy)
+                check(False, "a flipped bit in the %s is caught" % part)
+            except ValueError as e:
+                check(part in str(e) or "torn" in str(e),
+                      "a flipped bit in the %s is caught (%s)" % (part, e))
+
         # A resume appends to a new file; the old one stays byte for byte.
         first = event_files(dot)[0]
         old = open(os.path.join(dot, first), "rb").read()
