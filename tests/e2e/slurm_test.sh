@@ -171,6 +171,13 @@ done
 tail -n 1 status2.out
 check "after the resubmission every cell is finished" grep -q "^6 finished" status2.out
 check "the new report counts 6 finished" grep -q "Cells: 6 finished" S/report.md
+"$bin" slurm-status --out S --json >status.json 2>>"$E2E_TMP/log"
+check "slurm-status --json: 6 cells, all finished, each with its task's job" python3 -c '
+import json, sys
+s = json.load(open("status.json"))
+assert s["counts"]["finished"] == 6 and len(s["cells"]) == 6, s["counts"]
+assert all(c["state"] == "finished" and c["job"] for c in s["cells"])
+assert [c["task"] for c in s["cells"]] == [0, 1, 2, 0, 1, 2]'
 "$bin" "${sweep[@]}" --out S --slurm --resubmit-failed >again.out 2>>"$E2E_TMP/log"
 check "nothing left to resubmit" grep -q "nothing to resubmit" again.out
 # (Now that no task writes into S.)
