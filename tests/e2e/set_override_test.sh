@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `--set key=value` (issue 51, item 4) on every command that takes a config: train, sweep,
-# suite, bench-step and gui. An accepted override reaches the run's config.json (and so the run),
+# suite, eval, bench-step and gui. An accepted override reaches the run's config.json (and so the run),
 # a later --set wins over an earlier one, values are parsed as JSON where they are JSON; an
 # unknown key, a value out of range, a malformed spec and --set on --resume exit 2 naming the
 # culprit and leave the directory byte-identical.
@@ -52,6 +52,17 @@ expect_fail -c 2 -q -- "unknown config key 'train.nope'" \
   "$bin" gui --config tiny.json --set train.nope=1 --frames 1
 after=$(find . -mindepth 1 -not -name out -not -name err -not -name log -printf '%p %s %T@\n' | sort | sha256sum)
 check "refused commands changed nothing" [ "$before" = "$after" ]
+
+# eval: the eval set drawn otherwise (its size, its seed); the model's keys are refused.
+if "$bin" eval --run a --context 4 --set train.eval_batches=3 --json >ev.json 2>log &&
+  "$bin" eval --run a --context 4 --set train.eval_batches=3 --set seed=9 --json >ev9.json 2>>log; then
+  check "eval --set train.eval_batches=3: three batches" python3 -c "import json; assert json.load(open('ev.json'))['batches'] == 3"
+  check "eval --set seed=9: another eval set" python3 -c "import json; assert json.load(open('ev.json'))['eval_loss'] != json.load(open('ev9.json'))['eval_loss']"
+else
+  bad "eval --set: $(tail -3 log)"
+fi
+expect_fail -c 2 -q -- "eval keeps the checkpoint's model" "$bin" eval --run a --context 4 --set model.heads=4
+expect_fail -c 2 -q -- "--context sets that" "$bin" eval --run a --context 4 --set task.length=5
 
 # sweep: the override under every cell, beside the swept key.
 if "$bin" sweep --config tiny.json --out sw --vary train.lr=1e-3,2e-3 --set train.steps=6 \

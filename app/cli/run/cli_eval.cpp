@@ -54,6 +54,9 @@ CLI::App* add_command(CLI::App& app, EvalArgs& a) {
       ->required();
   cmd->add_option("--context", a.context, "Length or list of lengths, e.g. 64,128,256,512")
       ->required();
+  cmd->add_option("--set", a.set,
+                  "Draw the eval set otherwise (repeatable): --set train.eval_batches=32, "
+                  "--set seed=7; the model and its task stay the checkpoint's");
   add_figure_output_options(cmd, a,
                             {"Write metric-against-length to FILE (.pdf, .svg, .png, .csv)",
                              "--figure PNG resolution (30..2400)", "Print the results as JSON"});
@@ -71,12 +74,13 @@ int run_command(const EvalArgs& a) {
     for (const std::string& dir : a.runs) {
       const RunDirectory run = read_run_directory(dir);
       SavedSession saved(run);
+      const ExperimentConfig eval_config = eval_config_with_sets(saved.config(), a.set);
       figures::LengthCurve curve;
       curve.name = run.id;
       curve.trained = task_length(saved.config().task);
       curve.key = length_key(saved.config().task);
       for (const int length : lengths) {
-        const LengthEvalResult r = evaluate_at_length(saved.session(), length);
+        const LengthEvalResult r = evaluate_at_length(saved.session(), length, eval_config);
         list.push_back({{"run", run.dir},
                         {"context", r.length},
                         {"key", r.key},

@@ -1,6 +1,7 @@
 #include "core/training/interventions/length_eval.h"
 
 #include "core/base/error.h"
+#include "core/config/config_set.h"
 #include "core/data/benchmark_tasks.h"
 #include "core/data/tasks.h"
 #include "core/models/architecture.h"
@@ -53,7 +54,28 @@ void check_length_fits(TrainingSession& session, const TaskConfig& task, const s
 }  // namespace
 
 LengthEvalResult evaluate_at_length(TrainingSession& session, int length) {
-  const ExperimentConfig& config = session.config();
+  return evaluate_at_length(session, length, session.config());
+}
+
+ExperimentConfig eval_config_with_sets(const ExperimentConfig& run,
+                                       const std::vector<std::string>& specs) {
+  const std::string length = length_key(run.task);
+  for (const std::string& spec : specs) {
+    const std::string key = parse_config_set(spec).key;
+    const bool eval_key = key == "seed" || key == "train.eval_batches" ||
+                          key == "train.batch_size" || key.rfind("task.", 0) == 0;
+    if (!eval_key || key == "task.name" || key == "task.vocab" || key == length)
+      throw Error("--set " + spec + ": eval keeps the checkpoint's model and task; it can change " +
+                  "seed, train.eval_batches, train.batch_size and task keys other than " +
+                  "task.name, task.vocab and " + length + " (--context sets that)");
+  }
+  nlohmann::json config = to_json(run);
+  apply_config_sets(config, specs);
+  return parse_config(config, "the run's config with --set");
+}
+
+LengthEvalResult evaluate_at_length(TrainingSession& session, int length,
+                                    const ExperimentConfig& config) {
   LengthEvalResult r;
   r.key = length_key(config.task);
   r.length = length;

@@ -1,10 +1,10 @@
 // A trained run evaluated at another length (train short, test long): the task rebuilt with
 // one length key changed (task.context for text, mqar, selective_copy and induction_head: the
 // sequence; task.length for copy, reverse, sort, recall, induction, parity, reverse_string and
-// duplicate_string: the string or the pairs), its fixed eval set drawn from the run's seed exactly as at training, and the
-// model evaluated on it (core/training/interventions/interventions.h's evaluate_model: eval mode, no
-// gradients, nothing about the run changed). Torch-free for callers (`attnlab eval`).
-// Contract:
+// duplicate_string: the string or the pairs), its fixed eval set drawn from the run's seed exactly
+// as at training, and the model evaluated on it (core/training/interventions/interventions.h's
+// evaluate_model: eval mode, no gradients, nothing about the run changed). Torch-free for callers
+// (`attnlab eval`). Contract:
 //  - At the training length the figures equal the run's own eval (the same batches).
 //  - A task without a length to change (modadd, fashion-mnist) and a length below 1 throw
 //    attn::Error naming the task or the length. A model that cannot run at that length (a
@@ -12,6 +12,7 @@
 //    naming the length, the limit and the positions that do extrapolate (rope, alibi, none).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "core/config/config.h"
 #include "core/views/intervention_view.h"
@@ -34,6 +35,16 @@ std::string length_key(const TaskConfig& task);
 int task_length(const TaskConfig& task);
 
 LengthEvalResult evaluate_at_length(TrainingSession& session, int length);
+// The same with the eval set drawn as `eval` says (`attnlab eval --set`): its seed, task keys,
+// train.eval_batches and train.batch_size; the model is the session's. The caller checks that
+// `eval` differs from the session's config only in those (eval_config_with_sets).
+LengthEvalResult evaluate_at_length(TrainingSession& session, int length,
+                                    const ExperimentConfig& eval);
+// The session's config with `eval --set` specs applied (core/config/config_set.h); throws
+// attn::Error naming --set for a key the checkpoint fixes (model.*, task.name, task.vocab, the
+// architecture's, the length key: --context sets it) or one that does not change the eval set.
+ExperimentConfig eval_config_with_sets(const ExperimentConfig& run,
+                                       const std::vector<std::string>& specs);
 
 // A validation set for choosing hyperparameters without looking at the reported eval set: the
 // task's own held-out validation set where it has one (text with task.split "blocks",
