@@ -1,0 +1,77 @@
+// The window's recording (RunRecorder, core/training/recording/run_recorder.h) writes the run's
+// TensorBoard event file as it trains: the config, each metrics row and each recorded view's head
+// metrics, before any save. (`attnlab train`'s file is decoded field by field by
+// tests/e2e/tensorboard_events.py; here the records are walked by their framing only.)
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/runs/formats/tensorboard_events.h"
+#include "core/training/recording/run_recorder.h"
+#include "helpers.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The events of an event file, each record's length and both CRCs checked.
+std::vector<std::string> event_records(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  const std::string raw = s.str();
+  std::vector<std::string> events;
+  for (size_t at = 0; at < raw.size();) {
+    REQUIRE(at + 12 <= raw.size());
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = n << 8 | static_cast<unsigned char>(raw[at + i]);
+    REQUIRE(at + 16 + n <= raw.size());
+    const std::string event = raw.substr(at + 12, n);
+    REQUIRE(tensorboard_record(event) == raw.substr(at, 16 + n));  // both masked CRCs
+    events.push_back(event);
+    at += 16 + n;
+  }
+  return events;
+}
+
+size_t count_with(const std::vector<std::string>& events, const std::string& tag) {
+  size_t n = 0;
+  for (const auto& e : events) n += e.find(tag) != std::string::npos;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("tensorboard: the window's recorded run has its event file as it trains") {
+  const fs::path dir = fs::path(test::temp_dir("tb-window")) / "run";
+  ExperimentConfig c = test::tiny_config();
+  c.train.steps = 20;
+  c.train.record_every = 10;
+  TrainingSession session(c);
+  {
+    RunRecorder recorder(dir.string(), session, "test");
+    for (int i = 0; i < 20; ++i) {
+      session.train_step();
+      recorder.on_step(session);
+      if (session.step() % 10 == 0)
+        recorder.on_eval(session, session.evaluate(), session.learning_rate());
+    }
+    // Before any save: written as training went.
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
+        files.push_back(e.path());
+    REQUIRE(files.size() == 1);
+    const auto events = event_records(files[0]);
+    CHECK(events[0].find("brain.Event:2") != std::string::npos);
+    CHECK(count_with(events, std::string("\x0a\x06") + "config") == 1);
+    CHECK(count_with(events, "loss/eval") == 2);  // the rows at steps 10 and 20
+    CHECK(count_with(events, "train/lr") == 2);
+    // Views recorded at steps 0, 10 and 20: every head's entropy at each.
+    CHECK(count_with(events, "heads_entropy/layer1/head1") == 3);
+  }
+  fs::remove_all(dir.parent_path());
+}
