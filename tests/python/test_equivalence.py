@@ -23,13 +23,14 @@ and tests/python/example.py runs on one of the runs.
 A derived config: train.steps 20 (30 for ky and neural, whose scorer and bias start nearly
 flat: the extra steps make their maps depend on their own parameters), eval_every = steps,
 eval_batches 2, batch_size at most 32, warmup scaled as `attnlab train --steps` scales it,
-threads 2; fashion-mnist evaluates its first 520 test images (two eval batches, one partial).
+threads 2; fashion-mnist evaluates its first 520 test images (two eval batches, one partial), and
+a text task split in "blocks" holds out 1% of them for eval (its eval set tiles them all).
 
 usage: test_equivalence.py [--attnlab BIN] [--quick] [--config NAME ...] [--keep DIR]
   --quick   QUICK's five configs only (ky + dot layers on copy, semi-fusion on fashion-mnist,
             conn on recall, neural + dot on the fortunes text, dot on the suite's MQAR): every
             data path, the explicit-target benchmark tasks, and the mechanisms with their own
-            code paths, in about a minute on 2 cores (everything: about 10 minutes)
+            code paths, in about a minute on 2 cores (everything: about 20 minutes)
 Plain python (no pytest); exit 0 when every check passed, 1 otherwise, 77 (skipped) without
 torch.
 """
@@ -123,6 +124,8 @@ def derive(raw, name):
     t["batch_size"] = min(t.get("batch_size", 32), 32)  # the time goes into training
     if task.get("name") == "fashion-mnist":
         task["test_examples"] = 520
+    if task.get("split") == "blocks":  # its eval set tiles every eval block: fewer blocks
+        task["eval_fraction"] = 0.01
     return c
 
 
