@@ -132,6 +132,10 @@ std::vector<std::shared_ptr<AttentionModule>> TransformerImpl::attention_modules
   return r;
 }
 
+torch::Tensor TransformerImpl::regularization() const {
+  return conn_ ? conn_->regularization() : torch::Tensor();
+}
+
 int64_t TransformerImpl::parameter_count() const {
   int64_t n = 0;
   for (const auto& p : parameters()) n += p.numel();

@@ -56,6 +56,9 @@ class TransformerImpl : public torch::nn::Module {
   bool takes_patches() const { return !patch_.is_empty(); }
   // The Connection Transformer when model.architecture is "conn" (then the only submodule).
   ConnModel conn() const { return conn_; }
+  // The training objective is the loss plus this: the architecture's own penalty (conn:
+  // lambda ||C||_F^2), or an undefined tensor when it has none.
+  torch::Tensor regularization() const;
 
  private:
   bool classifier_;

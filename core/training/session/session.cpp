@@ -166,7 +166,7 @@ bool TrainingSession::graphed_train_step() {
           classes_ = logits.size(-1);
           auto loss = masked_loss(logits, targets);
           auto objective = loss;
-          if (auto c = model_->conn()) objective = loss + c->regularization();
+          if (auto r = model_->regularization(); r.defined()) objective = loss + r;
           return std::make_pair(loss, objective);
         },
         config_.train.grad_clip, config_.model.dropout, device_, &graph_refusal_);
@@ -255,7 +255,7 @@ double TrainingSession::train_step() {
   auto logits = model_->forward(inputs);
   auto loss = masked_loss(logits, targets);
   const double value = loss.item<double>();
-  if (auto c = model_->conn()) loss = loss + c->regularization();  // lambda ||C||_F^2
+  if (auto r = model_->regularization(); r.defined()) loss = loss + r;
   if (!std::isfinite(value)) throw DivergedError(recover("loss became " + num(value)));
   // A cross-entropy far above a uniform guess's ln(classes) means the last update threw the
   // weights out (lr 1e6 gives ~1e7 here one step before the overflow to NaN): caught now, the
