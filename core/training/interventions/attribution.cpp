@@ -12,13 +12,7 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
   if (scope.layers() == 0) throw Error("attribution patching needs a model with attention heads");
   const detail::PatchRuns runs = detail::clean_and_corrupt(scope, clean, corrupt);
   AttributionTable t;
-  t.metric = runs.metric.logit_diff ? "logit_diff" : "loss";
-  t.clean_answer = label(runs.metric.clean);
-  t.corrupt_answer = label(runs.metric.corrupt);
-  t.clean_metric = runs.clean;
-  t.corrupt_metric = runs.corrupt;
-  t.layers = scope.layers();
-  t.heads = scope.heads();
+  detail::fill_patch_header(t, runs, scope, label);
   // The corrupted run again, its head outputs kept in the graph: one backward gives d metric /
   // d z for every layer. Parameters are not asked for, so their .grad stays as it was.
   std::vector<torch::Tensor> z;

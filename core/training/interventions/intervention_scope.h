@@ -4,7 +4,9 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/models/model.h"
@@ -76,5 +78,19 @@ struct PatchRuns {
 // Runs both probes ([1, L] each, one length; attn::Error otherwise): the clean run's head outputs,
 // the metric (answers from the two runs' argmaxes) and its value on each. Leaves no hook.
 PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt);
+
+// Fills what every patch-like table shares (PatchTable, AttributionTable, PathPatchTable): the
+// metric's name, answers and values, and the model's layers and heads.
+template <class Table>
+void fill_patch_header(Table& t, const PatchRuns& runs, const Scope& scope,
+                       const std::function<std::string(int64_t)>& label) {
+  t.metric = runs.metric.logit_diff ? "logit_diff" : "loss";
+  t.clean_answer = label(runs.metric.clean);
+  t.corrupt_answer = label(runs.metric.corrupt);
+  t.clean_metric = runs.clean;
+  t.corrupt_metric = runs.corrupt;
+  t.layers = scope.layers();
+  t.heads = scope.heads();
+}
 
 }  // namespace attn::detail

@@ -202,13 +202,7 @@ PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const tor
   Scope scope(model);
   const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt);
   PatchTable t;
-  t.metric = runs.metric.logit_diff ? "logit_diff" : "loss";
-  t.clean_answer = label(runs.metric.clean);
-  t.corrupt_answer = label(runs.metric.corrupt);
-  t.clean_metric = runs.clean;
-  t.corrupt_metric = runs.corrupt;
-  t.layers = scope.layers();
-  t.heads = scope.heads();
+  detail::fill_patch_header(t, runs, scope, label);
   const int64_t P = runs.clean_heads.front().size(2);  // positions the heads see (CLS included)
   t.positions = static_cast<int>(P);
   const int64_t offset = P - clean.size(1);  // 1 for a classifier's CLS

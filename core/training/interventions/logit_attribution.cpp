@@ -14,16 +14,35 @@ void check_probe(detail::Scope& scope, const torch::Tensor& probe) {
     throw Error("the logit analyses take one token probe, [1, L]");
 }
 
+// The probe walked through the model: its stream, the answer position, the model's output there
+// and its top token (the answer).
+struct Read {
+  detail::Stream stream;
+  int64_t position = 0, answer = 0;
+  torch::Tensor out;
+};
+
+Read read_probe(detail::Scope& scope, const torch::Tensor& probe) {
+  check_probe(scope, probe);
+  Read read;
+  read.stream = detail::walk(scope, probe);
+  const torch::Tensor& logits = read.stream.logits;
+  const int64_t T = read.stream.embed.size(1);
+  read.position = detail::answer_position(scope, T);
+  read.out = logits.dim() == 3 ? logits[0][T - 1] : logits[0];
+  read.answer = read.out.argmax().item<int64_t>();
+  return read;
+}
+
 }  // namespace
 
 LogitAttribution direct_logit_attribution(Transformer& model, const torch::Tensor& probe,
                                           const std::function<std::string(int64_t)>& label) {
   detail::Scope scope(model);
-  check_probe(scope, probe);
-  const detail::Stream s = detail::walk(scope, probe);
-  const int64_t T = s.embed.size(1), r = detail::answer_position(scope, T);
-  const torch::Tensor out = s.logits.dim() == 3 ? s.logits[0][T - 1] : s.logits[0];
-  const int64_t answer = out.argmax().item<int64_t>();
+  const Read read = read_probe(scope, probe);
+  const detail::Stream& s = read.stream;
+  const int64_t r = read.position, answer = read.answer;
+  const torch::Tensor& out = read.out;
   torch::nn::LayerNorm norm = model->final_norm();
   torch::nn::Linear unembed = model->unembedding();
   // The final norm with its scale frozen at the clean run's: a write c adds
@@ -34,10 +53,10 @@ LogitAttribution direct_logit_attribution(Transformer& model, const torch::Tenso
   const torch::Tensor w = unembed->weight[answer].to(torch::kFloat64);
   const torch::Tensor gamma = norm->options.elementwise_affine() ? norm->weight.to(torch::kFloat64)
                                                                  : torch::ones_like(final);
-  const torch::Tensor read = w * gamma / sigma;
+  const torch::Tensor reader = w * gamma / sigma;
   auto direct = [&](const torch::Tensor& write) {  // [1, T, D] -> its share of the logit
     const torch::Tensor c = write[0][r].to(torch::kFloat64);
-    return (read * (c - c.mean())).sum().item<double>();
+    return (reader * (c - c.mean())).sum().item<double>();
   };
   LogitAttribution d;
   d.answer = label(answer);
@@ -65,16 +84,14 @@ LogitAttribution direct_logit_attribution(Transformer& model, const torch::Tenso
 LogitLens logit_lens(Transformer& model, const torch::Tensor& probe,
                      const std::function<std::string(int64_t)>& label) {
   detail::Scope scope(model);
-  check_probe(scope, probe);
-  const detail::Stream s = detail::walk(scope, probe);
-  const int64_t T = s.embed.size(1), r = detail::answer_position(scope, T);
-  const torch::Tensor out = s.logits.dim() == 3 ? s.logits[0][T - 1] : s.logits[0];
-  const int64_t answer = out.argmax().item<int64_t>();
+  const Read read = read_probe(scope, probe);
+  const int64_t answer = read.answer;
   LogitLens lens;
   lens.answer = label(answer);
-  lens.model_answer_logprob = torch::log_softmax(out.to(torch::kFloat64), 0)[answer].item<double>();
+  lens.model_answer_logprob =
+      torch::log_softmax(read.out.to(torch::kFloat64), 0)[answer].item<double>();
   for (int l = 0; l < scope.layers(); ++l) {
-    const torch::Tensor x = s.resid[l + 1][0][r];
+    const torch::Tensor x = read.stream.resid[l + 1][0][read.position];
     const torch::Tensor logits =
         model->unembedding()->forward(model->final_norm()->forward(x)).to(torch::kFloat64);
     LogitLensRow row;

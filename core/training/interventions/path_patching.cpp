@@ -76,13 +76,7 @@ PathPatchTable path_patch(Transformer& model, const torch::Tensor& clean,
   detail::check_heads(scope, receivers);
   const PathRuns p = path_runs(scope, clean, corrupt);
   PathPatchTable t;
-  t.metric = p.runs.metric.logit_diff ? "logit_diff" : "loss";
-  t.clean_answer = label(p.runs.metric.clean);
-  t.corrupt_answer = label(p.runs.metric.corrupt);
-  t.clean_metric = p.runs.clean;
-  t.corrupt_metric = p.runs.corrupt;
-  t.layers = scope.layers();
-  t.heads = scope.heads();
+  detail::fill_patch_header(t, p.runs, scope, label);
   t.receivers = receivers;
   if (t.receivers.empty())
     for (int l = 1; l < t.layers; ++l)
