@@ -204,4 +204,26 @@ results L >local.results
 check "the Slurm sweep's metrics and summaries equal the local sweep's (requeued cell included)" \
   cmp -s slurm.results local.results
 cmp -s slurm.results local.results || diff slurm.results local.results | head -n 10
+# --- a suite: one task per (task, mechanism) pair, then the leaderboard job ------------------
+suite=(suite --quick --tasks parity --mechanisms dot,dot-none --seeds 1)
+expect_refusal "--shard cannot go with it" Q "${suite[@]}" --out Q --slurm --shard 0/2
+check "the refused suite --slurm --shard created no directory" [ ! -e Q ]
+"$bin" "${suite[@]}" --out Q --slurm --max-parallel 2 >qsubmit.out 2>>"$E2E_TMP/log"
+rc=$?
+cat qsubmit.out
+check "suite --slurm exits 0" [ $rc = 0 ]
+check "suite --slurm: one array of its 2 pairs and a leaderboard job" \
+  [ "$(grep -c '^submitted array job .*: tasks 0-1%2 (+0) of 2\|^submitted array job .*: tasks 0-1 (+0) of 2' qsubmit.out)" = 1 -a "$(grep -c '^submitted report job .*leaderboard.md' qsubmit.out)" = 1 ]
+for _ in $(seq 600); do
+  [ -z "$(squeue -h -o %i)" ] && break
+  sleep 0.2
+done
+check "every suite job left the queue" [ -z "$(squeue -h -o %i)" ]
+check "the leaderboard job wrote Q/leaderboard.md" [ -s Q/leaderboard.md ]
+"$bin" "${suite[@]}" --out QL >/dev/null 2>>"$E2E_TMP/log" || bad "the local suite failed"
+check "the Slurm suite's leaderboard cells equal the local suite's" python3 -c '
+import json
+q, l = (json.load(open(d + "/leaderboard.json")) for d in ("Q", "QL"))
+assert len(q["cells"]) == 2 and all(c["status"] == "done" for c in q["cells"]), q["cells"]
+assert q["cells"] == l["cells"] and q["comparisons"] == l["comparisons"]'
 finish

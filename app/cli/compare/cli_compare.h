@@ -91,6 +91,7 @@ struct SuiteArgs : CampaignArgs {
   std::string manifest, tasks, mechanisms, shard;
   std::vector<std::string> set;  // --set key=value on every cell, after the manifest's own
   bool reanalyze = false;        // --reanalyze: OUT/leaderboard.json's values, no run read
+  SlurmArgs slurm;               // --slurm and its options (app/cli/compare/cli_slurm.h)
 };
 CLI::App* add_command(CLI::App& app, SuiteArgs& args);
 int run_command(const SuiteArgs& args);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -121,7 +122,7 @@ std::string sbatch(const std::vector<std::string>& args) {
 int cluster_max_array_size() {
   std::string text;
   if (run_capture({"scontrol", "show", "config"}, text) != 0) {
-    std::cerr << "attnlab sweep: scontrol show config failed; assuming MaxArraySize 1001\n";
+    std::cerr << "attnlab: scontrol show config failed; assuming MaxArraySize 1001\n";
     return 1001;
   }
   return parse_max_array_size(text);
@@ -130,7 +131,7 @@ int cluster_max_array_size() {
 // Submits `tasks` as arrays (split at MaxArraySize), then the report job after them; records each
 // in jobs.json as it goes and says what it submitted on stdout.
 void submit_tasks(const SlurmArgs& a, const std::string& out, const std::vector<int>& tasks,
-                  json& jobs) {
+                  json& jobs, const std::string& report_note) {
   const std::string dir = slurm_dir(out).string();
   std::string after;
   for (const auto& chunk : split_array_tasks(tasks, cluster_max_array_size())) {
@@ -151,8 +152,7 @@ void submit_tasks(const SlurmArgs& a, const std::string& out, const std::vector<
   const std::string id = sbatch(args);
   jobs["reports"].push_back(id);
   write_jobs(out, jobs);
-  std::cout << "submitted report job " << id << " (after the arrays: " << out
-            << "/report.md)\nstate: attnlab slurm-status --out " << out << "\n";
+  std::cout << "submitted report job " << id << " (after the arrays: " << report_note << "\n";
 }
 
 SweepPlan plan_from_manifest(const std::string& out) {
@@ -179,10 +179,13 @@ std::map<std::string, std::string> job_states() {
 
 }  // namespace
 
-void add_slurm_options(CLI::App* cmd, SlurmArgs& a) {
+void add_slurm_options(CLI::App* cmd, SlurmArgs& a, const std::string& what) {
+  const bool sweep = what == "sweep";
   cmd->add_flag("--slurm", a.submit,
-                "Submit the sweep to Slurm as one job array (OUT/slurm/: scripts, jobs.json, "
-                "logs) and a report job after it; see attnlab slurm-status");
+                "Submit the " + what +
+                    " to Slurm as one job array (OUT/slurm/: scripts, jobs.json, logs) and a " +
+                    (sweep ? "report job after it; see attnlab slurm-status"
+                           : "job writing the leaderboard after it"));
   cmd->add_option("--slurm-arg", a.args,
                   "With --slurm: an sbatch option for every job, e.g. --slurm-arg=--time=60 "
                   "(repeatable)");
@@ -191,81 +194,134 @@ void add_slurm_options(CLI::App* cmd, SlurmArgs& a) {
   cmd->add_option("--max-parallel", a.max_parallel,
                   "With --slurm: array tasks running at once (--array=...%K; default no limit)")
       ->check(CLI::Range(1, 100000));
-  cmd->add_flag("--resubmit-failed", a.resubmit_failed,
-                "With a submitted sweep: submit again only the tasks whose cells failed or "
-                "never started");
+  if (sweep)
+    cmd->add_flag("--resubmit-failed", a.resubmit_failed,
+                  "With a submitted sweep: submit again only the tasks whose cells failed or "
+                  "never started");
   cmd->add_flag("--slurm-task", a.task, "Run as an array task (the job script passes it)")
       ->group("");
 }
 
-int submit_sweep_to_slurm(const SlurmArgs& a, const SweepPlan& plan, const std::string& out,
+namespace {
+
+// What submit_to_slurm() submits: `cells` cells, `pack` to an array task, each task running
+// this command's arguments with --shard, and `report` once after the arrays.
+struct SlurmJobs {
+  std::string command;  // "sweep" | "suite": messages and job names
+  size_t cells = 0;
+  std::vector<std::string> report;
+  std::string report_note;          // what the report job writes, and where to look meanwhile
+  std::function<void()> check_out;  // throws to refuse --out before anything is written
+  // The tasks --resubmit-failed submits (jobs.json read); null where the command has none.
+  std::function<std::vector<int>(const json& jobs)> failed_tasks;
+};
+
+// Refusals (exit 2, nothing written), else jobs.json as submitted before or as it starts.
+json slurm_jobs_or_refuse(const SlurmArgs& a, const SlurmJobs& j, const std::string& out,
                           const std::string& conflicts) {
+  if (!conflicts.empty())
+    throw Error("--slurm submits the whole " + j.command + "; " + conflicts + " cannot go with it");
+  if (a.resubmit_failed && !j.failed_tasks)
+    throw Error("--resubmit-failed works for sweeps only, not for " + j.command);
+  if (!on_path("sbatch"))
+    throw Error("--slurm: sbatch is not on PATH (Slurm's client commands are needed)");
+  const fs::path jobs_path = slurm_dir(out) / "jobs.json";
+  std::error_code ec;
+  const bool submitted = fs::exists(jobs_path, ec);
+  if (a.resubmit_failed && !submitted)
+    throw Error("--resubmit-failed: " + jobs_path.string() + " does not exist; submit first");
+  if (!a.resubmit_failed && submitted)
+    throw Error("--slurm: " + out + " was submitted already (" + jobs_path.string() + ")" +
+                (j.failed_tasks
+                     ? "; see attnlab slurm-status --out " + out + ", or add --resubmit-failed"
+                     : "; rerun without --slurm to finish it here"));
+  auto task_count = [&](int pack) { return static_cast<int>((j.cells + pack - 1) / pack); };
+  json jobs;
+  if (submitted) {
+    jobs = read_json_file(jobs_path.string());
+    const int pack = jobs.value("pack", 1);
+    if (pack < 1 || jobs.value("tasks", 0) != task_count(pack))
+      throw Error("--resubmit-failed: the " + j.command + "'s cells differ from those submitted (" +
+                  jobs_path.string() + ")");
+  } else {
+    jobs = {{"format", "attnlab-slurm"},   {"version", 1},
+            {"tasks", task_count(a.pack)}, {"pack", a.pack},
+            {"arrays", json::array()},     {"reports", json::array()}};
+  }
+  if (j.check_out) j.check_out();
+  return jobs;
+}
+
+// OUT/slurm/task.sbatch, report.sbatch and jobs.json of a first submission.
+void write_slurm_scripts(const SlurmJobs& j, const std::string& out, const json& jobs) {
+  SlurmScript s;
+  s.job_name = "attnlab-" + j.command;
+  s.workdir = fs::current_path().string();
+  s.out_dir = fs::absolute(out).string();
+  s.tasks = jobs["tasks"];
+  s.command = task_command(own_arguments());
+  fs::create_directories(slurm_dir(out));
+  write_file_atomic((slurm_dir(out) / "task.sbatch").string(), slurm_task_script(s));
+  s.job_name = "attnlab-report";
+  s.command = j.report;
+  write_file_atomic((slurm_dir(out) / "report.sbatch").string(), slurm_report_script(s));
+  write_jobs(out, jobs);
+}
+
+int submit_to_slurm(const SlurmArgs& a, const SlurmJobs& j, const std::string& out,
+                    const std::string& conflicts) {
   json jobs;
   try {
-    if (!conflicts.empty())
-      throw Error("--slurm submits the whole sweep; " + conflicts + " cannot go with it");
-    if (!on_path("sbatch"))
-      throw Error("--slurm: sbatch is not on PATH (Slurm's client commands are needed)");
-    const fs::path jobs_path = slurm_dir(out) / "jobs.json";
-    std::error_code ec;
-    const bool submitted = fs::exists(jobs_path, ec);
-    if (a.resubmit_failed && !submitted)
-      throw Error("--resubmit-failed: " + jobs_path.string() + " does not exist; submit first");
-    if (!a.resubmit_failed && submitted)
-      throw Error("--slurm: " + out + " was submitted already (" + jobs_path.string() +
-                  "); see attnlab slurm-status --out " + out + ", or add --resubmit-failed");
-    auto task_count = [&](int pack) {
-      return static_cast<int>((plan.cells.size() + pack - 1) / pack);
-    };
-    if (submitted) {
-      jobs = read_json_file(jobs_path.string());
-      const int pack = jobs.value("pack", 1);
-      if (pack < 1 || jobs.value("tasks", 0) != task_count(pack))
-        throw Error("--resubmit-failed: the sweep's cells differ from those submitted (" +
-                    jobs_path.string() + ")");
-    } else {
-      const int tasks = task_count(a.pack);
-      jobs = {{"format", "attnlab-slurm"},
-              {"version", 1},
-              {"tasks", tasks},
-              {"pack", a.pack},
-              {"arrays", json::array()},
-              {"reports", json::array()}};
-    }
-    open_sweep_dir(plan, out);  // refuses another sweep's directory before writing
+    jobs = slurm_jobs_or_refuse(a, j, out, conflicts);
   } catch (const std::exception& e) {
-    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    std::cerr << "attnlab " << j.command << ": " << e.what() << "\n";
     return kExitUsage;
   }
   try {
     std::vector<int> todo;
     if (a.resubmit_failed) {
-      todo = tasks_to_resubmit(slurm_cell_status(plan, out, jobs, job_states()));
+      todo = j.failed_tasks(jobs);
       if (todo.empty()) {
         std::cout << "nothing to resubmit: every cell is finished, running or pending\n";
         return kExitOk;
       }
     } else {
-      SlurmScript s;
-      s.job_name = "attnlab-sweep";
-      s.workdir = fs::current_path().string();
-      s.out_dir = fs::absolute(out).string();
-      s.tasks = jobs["tasks"];
-      s.command = task_command(own_arguments());
-      fs::create_directories(slurm_dir(out));
-      write_file_atomic((slurm_dir(out) / "task.sbatch").string(), slurm_task_script(s));
-      s.job_name = "attnlab-report";
-      s.command = {executable_path(), "slurm-status", "--out", s.out_dir, "--report"};
-      write_file_atomic((slurm_dir(out) / "report.sbatch").string(), slurm_report_script(s));
-      write_jobs(out, jobs);
-      for (int t = 0; t < s.tasks; ++t) todo.push_back(t);
+      write_slurm_scripts(j, out, jobs);
+      for (int t = 0; t < jobs["tasks"].get<int>(); ++t) todo.push_back(t);
     }
-    submit_tasks(a, out, todo, jobs);
+    submit_tasks(a, out, todo, jobs, j.report_note);
     return kExitOk;
   } catch (const std::exception& e) {
-    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    std::cerr << "attnlab " << j.command << ": " << e.what() << "\n";
     return kExitRunFailed;
   }
+}
+
+}  // namespace
+
+int submit_sweep_to_slurm(const SlurmArgs& a, const SweepPlan& plan, const std::string& out,
+                          const std::string& conflicts) {
+  SlurmJobs j;
+  j.command = "sweep";
+  j.cells = plan.cells.size();
+  j.report = {executable_path(), "slurm-status", "--out", fs::absolute(out).string(), "--report"};
+  j.report_note = out + "/report.md)\nstate: attnlab slurm-status --out " + out;
+  j.check_out = [&] { open_sweep_dir(plan, out); };  // refuses another sweep's directory
+  j.failed_tasks = [&](const json& jobs) {
+    return tasks_to_resubmit(slurm_cell_status(plan, out, jobs, job_states()));
+  };
+  return submit_to_slurm(a, j, out, conflicts);
+}
+
+int submit_suite_to_slurm(const SlurmArgs& a, size_t pairs, const std::string& out,
+                          const std::string& conflicts) {
+  SlurmJobs j;
+  j.command = "suite";
+  j.cells = pairs;
+  j.report = task_command(own_arguments());
+  j.report.push_back("--report-only");
+  j.report_note = out + "/leaderboard.md; its log: " + out + "/slurm/report.log)";
+  return submit_to_slurm(a, j, out, conflicts);
 }
 
 namespace {
@@ -295,14 +351,13 @@ int slurm_task_exit(int code) {
   const char* single = std::getenv("SLURM_JOB_ID");
   const std::string id = job && task ? std::string(job) + "_" + task : single ? single : "";
   if (id.empty()) {
-    std::cerr << "attnlab sweep: SIGUSR1 outside a Slurm job: checkpointed, not requeued\n";
+    std::cerr << "attnlab: SIGUSR1 outside a Slurm job: checkpointed, not requeued\n";
     return 128 + SIGUSR1;
   }
-  std::cerr << "attnlab sweep: SIGUSR1: the running cell is checkpointed; requeueing " << id
-            << "\n";
+  std::cerr << "attnlab: SIGUSR1: the running cell is checkpointed; requeueing " << id << "\n";
   std::string text;
   if (run_capture({"scontrol", "requeue", id}, text) != 0)
-    std::cerr << "attnlab sweep: scontrol requeue " << id << " failed: " << text;
+    std::cerr << "attnlab: scontrol requeue " << id << " failed: " << text;
   return 128 + SIGUSR1;
 }
 

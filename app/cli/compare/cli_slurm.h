@@ -33,10 +33,19 @@ struct SlurmArgs {
   bool task = false;              // --slurm-task: this process is an array task
   bool any() const { return submit || resubmit_failed; }
 };
-void add_slurm_options(CLI::App* cmd, SlurmArgs& a);
+// `what`: "sweep" (with --resubmit-failed) or "suite" (without).
+void add_slurm_options(CLI::App* cmd, SlurmArgs& a, const std::string& what = "sweep");
 
 // `conflicts`: the options given that --slurm cannot take (e.g. "--index"), empty when none.
 int submit_sweep_to_slurm(const SlurmArgs& a, const SweepPlan& plan, const std::string& out,
+                          const std::string& conflicts);
+
+// `attnlab suite --slurm`: the same arrays over the suite's `pairs` (task t runs `attnlab suite
+// <the same arguments> --shard t/T --slurm-task`, which trains its pairs and writes no
+// leaderboard), then a report job running `attnlab suite <the same arguments> --report-only`,
+// which writes OUT/leaderboard.{md,json}. --resubmit-failed is refused for a suite (exit 2), and
+// slurm-status reads sweeps only.
+int submit_suite_to_slurm(const SlurmArgs& a, size_t pairs, const std::string& out,
                           const std::string& conflicts);
 
 // In an array task: SIGUSR1 asks for a stop like SIGTERM, remembered as "requeue me".

@@ -386,6 +386,7 @@ CLI::App* add_command(CLI::App& app, SuiteArgs& a) {
       "Train and read no run: rebuild OUT/leaderboard.{md,json} and the figures from "
       "the per-seed values of OUT/leaderboard.json (the statistics of leaderboard_stats.h)");
   add_campaign_options(cmd, a, {"leaderboard", "cell", "OUT/<task>/<mechanism>", ""});
+  add_slurm_options(cmd, a.slurm, "suite");
   return with_footer(cmd, kSuiteFooter);
 }
 
@@ -403,10 +404,17 @@ int run_command(const SuiteArgs& a) {
     std::cerr << "attnlab suite: " << e.what() << "\n";
     return kExitUsage;
   }
+  if (a.slurm.any())
+    return submit_suite_to_slurm(a.slurm, plan.pairs.size(), a.out,
+                                 !a.shard.empty() ? "--shard"
+                                 : a.report_only  ? "--report-only"
+                                 : a.reanalyze    ? "--reanalyze"
+                                                  : "");
   ProgressPrinter& progress = console.progress;
   const auto start = std::chrono::steady_clock::now();
   SuiteOutcome outcome;
   install_stop_signals();
+  if (a.slurm.task) install_requeue_signal();  // USR1: checkpoint, then requeue
   if (!a.report_only && !a.reanalyze) {
     try {
       outcome = run_suite(plan, o);
@@ -415,7 +423,7 @@ int run_command(const SuiteArgs& a) {
       std::cerr << "attnlab suite: interrupted (signal " << i.signal
                 << "); finished runs and checkpoints are kept under "
                 << fs::absolute(a.out).string() << ". Run the same command again to continue.\n";
-      return 128 + i.signal;
+      return a.slurm.task ? slurm_task_exit(128 + i.signal) : 128 + i.signal;
     } catch (const std::exception& e) {
       progress.finish();
       std::cerr << "attnlab suite: " << e.what() << "\n";
@@ -423,6 +431,8 @@ int run_command(const SuiteArgs& a) {
     }
   }
   progress.finish();
+  // An array task trains its pairs only; the report job writes the leaderboard.
+  if (a.slurm.task) return outcome.diverged ? kExitDiverged : kExitOk;
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {
