@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace attn {
@@ -49,6 +50,12 @@ bool parse_decimal(const std::string& text, double& out, std::string& why) {
   }
   out = x;
   return true;
+}
+
+std::string fixed_decimal(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 }  // namespace attn

@@ -14,4 +14,7 @@ namespace attn {
 // subnormal range (e.g. 1e-310) is accepted as it rounds.
 bool parse_decimal(const std::string& text, double& out, std::string& why);
 
+// `v` with exactly `digits` digits after the point ("%.*f"), for figure titles and tables.
+std::string fixed_decimal(double v, int digits);
+
 }  // namespace attn

@@ -99,8 +99,8 @@ P
 done
 
 # --- patching on recall: the corrupted twin, heads that carry the answer ----------------------
-if "$bin" analyze --run recall --patch --json >patch.json 2>err; then ok "analyze --patch (the task's twin)"; else bad "analyze --patch: $(cat err)"; fi
-python3 - patch.json <<'P' && ok "recall: a head restores >= 0.4 of the logit difference; by position too" || bad "recall patching: $(head -c 600 patch.json)"
+if "$bin" analyze --run recall --patch --json >patch_table.json 2>err; then ok "analyze --patch (the task's twin)"; else bad "analyze --patch: $(cat err)"; fi
+python3 - patch_table.json <<'P' && ok "recall: a head restores >= 0.4 of the logit difference; by position too" || bad "recall patching: $(head -c 600 patch_table.json)"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["metric"] == "logit_diff", j["metric"]
@@ -128,7 +128,7 @@ fi
 
 # --- issue 48: attribution patching, path patching, DLA and the logit lens on trained recall ---
 if "$bin" analyze --run recall --attribution --by-position --json >attr.json 2>err; then ok "analyze --attribution --by-position"; else bad "analyze --attribution: $(cat err)"; fi
-python3 - attr.json patch.json <<'P' && ok "attribution JSON: metric, clean, corrupted, heads with attribution and patched; its top head carries the answer when patched" || bad "attribution: $(head -c 800 attr.json)"
+python3 - attr.json patch_table.json <<'P' && ok "attribution JSON: metric, clean, corrupted, heads with attribution and patched; its top head carries the answer when patched" || bad "attribution: $(head -c 800 attr.json)"
 import json, sys
 j, patch = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert set(j) >= {"metric", "clean", "corrupted", "heads", "positions"}, set(j)

@@ -10,6 +10,7 @@
 #include "app/figures/catalog/figures.h"
 #include "app/figures/runs/causal_figures.h"
 #include "app/figures/runs/intervention_figures.h"
+#include "core/base/decimal.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/models/memory_estimate.h"
@@ -64,12 +65,6 @@ each block through the final norm and unembedding; its last layer is the model's
 
 nlohmann::json figures_json(const EvalFigures& e) {
   return {{"eval_loss", e.loss}, {"eval_accuracy", e.accuracy}};
-}
-
-std::string fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 void write_figure(const AnalyzeArgs& a, const fig::Figure& figure, const RunDirectory& run,
@@ -146,6 +141,17 @@ nlohmann::json patch_json(const PatchTable& t) {
           {"step", t.step}};
 }
 
+// The probe pair's fields that the causal tables' JSON share (issue 48's contracts).
+template <class Table>
+nlohmann::json probe_pair_json(const Table& t) {
+  return {{"metric", t.metric},
+          {"clean", t.clean_metric},
+          {"corrupted", t.corrupt_metric},
+          {"clean_answer", t.clean_answer},
+          {"corrupt_answer", t.corrupt_answer},
+          {"step", t.step}};
+}
+
 // The share of a patch table's clean-minus-corrupted difference that `change` (metric units) is.
 double share(double change, double clean, double corrupt) {
   return clean == corrupt ? std::nan("") : change / (clean - corrupt);
@@ -172,13 +178,8 @@ nlohmann::json attribution_json(const AttributionTable& a, const PatchTable& p, 
                              {"patched", patched}});
       }
     }
-  nlohmann::json out = {{"metric", a.metric},
-                        {"clean", a.clean_metric},
-                        {"corrupted", a.corrupt_metric},
-                        {"clean_answer", a.clean_answer},
-                        {"corrupt_answer", a.corrupt_answer},
-                        {"heads", heads},
-                        {"step", a.step}};
+  nlohmann::json out = probe_pair_json(a);
+  out["heads"] = heads;
   if (by_position) out["positions"] = positions;
   return out;
 }
@@ -198,13 +199,9 @@ nlohmann::json path_patch_json(const PathPatchTable& t) {
       if (!receivers.empty())
         senders.push_back({{"layer", l}, {"head", h}, {"receivers", receivers}});
     }
-  return {{"metric", t.metric},
-          {"clean", t.clean_metric},
-          {"corrupted", t.corrupt_metric},
-          {"clean_answer", t.clean_answer},
-          {"corrupt_answer", t.corrupt_answer},
-          {"senders", senders},
-          {"step", t.step}};
+  nlohmann::json out = probe_pair_json(t);
+  out["senders"] = senders;
+  return out;
 }
 
 nlohmann::json dla_json(const LogitAttribution& d) {
@@ -325,7 +322,8 @@ void check_analyze_args(const AnalyzeArgs& a) {
 
 void refuse_no_difference(const std::string& metric, double clean, double corrupt) {
   if (clean == corrupt)
-    throw Error("the clean and corrupted probes give the same " + metric + " (" + fixed(clean, 4) +
+    throw Error("the clean and corrupted probes give the same " + metric + " (" +
+                fixed_decimal(clean, 4) +
                 "): there is no difference for a head to restore; corrupt a token the answer "
                 "depends on");
 }
@@ -337,10 +335,10 @@ nlohmann::json run_ablate(const AnalyzeArgs& a, SavedSession& saved, AblationMod
   if (!a.json)
     std::cout << "step " << saved.step() << ", " << r.batches << " eval batches, "
               << ablation_mode_name(mode) << " ablation of " << head_list_text(heads) << "\n"
-              << "  baseline: loss " << fixed(r.baseline.loss, 4) << ", accuracy "
-              << fixed(100 * r.baseline.accuracy, 2) << "%\n"
-              << "  ablated:  loss " << fixed(r.ablated.loss, 4) << ", accuracy "
-              << fixed(100 * r.ablated.accuracy, 2) << "%\n";
+              << "  baseline: loss " << fixed_decimal(r.baseline.loss, 4) << ", accuracy "
+              << fixed_decimal(100 * r.baseline.accuracy, 2) << "%\n"
+              << "  ablated:  loss " << fixed_decimal(r.ablated.loss, 4) << ", accuracy "
+              << fixed_decimal(100 * r.ablated.accuracy, 2) << "%\n";
   return ablation_json(r, saved.step());
 }
 
@@ -352,13 +350,13 @@ nlohmann::json run_importance(const AnalyzeArgs& a, SavedSession& saved, Ablatio
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!a.json) {
     std::cout << "step " << t.step << ", " << t.batches << " eval batches, "
-              << ablation_mode_name(mode) << " ablation of each head, " << fixed(seconds, 1)
-              << " s\nbaseline: loss " << fixed(t.baseline.loss, 4) << ", accuracy "
-              << fixed(100 * t.baseline.accuracy, 2) << "%\n";
+              << ablation_mode_name(mode) << " ablation of each head, " << fixed_decimal(seconds, 1)
+              << " s\nbaseline: loss " << fixed_decimal(t.baseline.loss, 4) << ", accuracy "
+              << fixed_decimal(100 * t.baseline.accuracy, 2) << "%\n";
     print_grid("eval loss change (nats):", t.layers, t.heads,
-               [&](int l, int h) { return fixed(t.loss_change(l, h), 3); });
+               [&](int l, int h) { return fixed_decimal(t.loss_change(l, h), 3); });
     print_grid("eval accuracy change (points):", t.layers, t.heads,
-               [&](int l, int h) { return fixed(100 * t.accuracy_change(l, h), 2); });
+               [&](int l, int h) { return fixed_decimal(100 * t.accuracy_change(l, h), 2); });
   }
   if (!a.figure.empty()) write_figure(a, figures::importance_figure(t), run, t.step);
   return importance_json(t, seconds);
@@ -371,10 +369,11 @@ nlohmann::json run_patch(const AnalyzeArgs& a, SavedSession& saved, const RunDir
   refuse_no_difference(t.metric, t.clean_metric, t.corrupt_metric);
   if (!a.json) {
     std::cout << "step " << t.step << ", metric " << t.metric << ": clean "
-              << fixed(t.clean_metric, 4) << " (answer " << t.clean_answer << "), corrupted "
-              << fixed(t.corrupt_metric, 4) << " (answer " << t.corrupt_answer << ")\n";
+              << fixed_decimal(t.clean_metric, 4) << " (answer " << t.clean_answer
+              << "), corrupted " << fixed_decimal(t.corrupt_metric, 4) << " (answer "
+              << t.corrupt_answer << ")\n";
     print_grid("share of the difference each head restores:", t.layers, t.heads, [&](int l, int h) {
-      return fixed(t.restored[static_cast<size_t>(l) * t.heads + h], 3);
+      return fixed_decimal(t.restored[static_cast<size_t>(l) * t.heads + h], 3);
     });
   }
   if (!a.figure.empty()) write_figure(a, figures::patch_figure(t), run, t.step);
@@ -389,16 +388,17 @@ nlohmann::json run_attribution(const AnalyzeArgs& a, SavedSession& saved, const 
   const PatchTable p = session_patch(session, probes);
   if (!a.json) {
     std::cout << "step " << t.step << ", metric " << t.metric << ": clean "
-              << fixed(t.clean_metric, 4) << " (answer " << t.clean_answer << "), corrupted "
-              << fixed(t.corrupt_metric, 4) << " (answer " << t.corrupt_answer << ")\n";
+              << fixed_decimal(t.clean_metric, 4) << " (answer " << t.clean_answer
+              << "), corrupted " << fixed_decimal(t.corrupt_metric, 4) << " (answer "
+              << t.corrupt_answer << ")\n";
     print_grid("attribution (share of the difference, first order):", t.layers, t.heads,
                [&](int l, int h) {
-                 return fixed(share(t.attribution[static_cast<size_t>(l) * t.heads + h],
-                                    t.clean_metric, t.corrupt_metric),
-                              3);
+                 return fixed_decimal(share(t.attribution[static_cast<size_t>(l) * t.heads + h],
+                                            t.clean_metric, t.corrupt_metric),
+                                      3);
                });
     print_grid("activation patching (share restored):", p.layers, p.heads, [&](int l, int h) {
-      return fixed(p.restored[static_cast<size_t>(l) * p.heads + h], 3);
+      return fixed_decimal(p.restored[static_cast<size_t>(l) * p.heads + h], 3);
     });
   }
   if (!a.figure.empty())
@@ -424,7 +424,8 @@ nlohmann::json run_path_patch(const AnalyzeArgs& a, SavedSession& saved, const R
   refuse_no_difference(t.metric, t.clean_metric, t.corrupt_metric);
   if (!a.json) {
     std::cout << "step " << t.step << ", metric " << t.metric << ": clean "
-              << fixed(t.clean_metric, 4) << ", corrupted " << fixed(t.corrupt_metric, 4)
+              << fixed_decimal(t.clean_metric, 4) << ", corrupted "
+              << fixed_decimal(t.corrupt_metric, 4)
               << "\nshare restored through each receiver's input (sender -> receiver):\n";
     const size_t R = t.receivers.size();
     for (int l = 0; l < t.layers; ++l)
@@ -448,8 +449,8 @@ nlohmann::json run_logit_analysis(const AnalyzeArgs& a, SavedSession& saved) {
     const LogitAttribution d = session_logit_attribution(session, probe);
     if (!a.json) {
       std::cout << "step " << d.step << ", answer " << d.answer << ": logit "
-                << fixed(d.answer_logit, 4) << " = total " << fixed(d.total, 4)
-                << " + held-out biases " << fixed(d.held_out, 4) << "\n";
+                << fixed_decimal(d.answer_logit, 4) << " = total " << fixed_decimal(d.total, 4)
+                << " + held-out biases " << fixed_decimal(d.held_out, 4) << "\n";
       for (const auto& [name, value] : d.components)
         std::printf("  %-14s %9.4f\n", name.c_str(), value);
       std::fflush(stdout);
@@ -459,7 +460,7 @@ nlohmann::json run_logit_analysis(const AnalyzeArgs& a, SavedSession& saved) {
   const LogitLens lens = session_logit_lens(session, probe);
   if (!a.json) {
     std::cout << "step " << lens.step << ", answer " << lens.answer << " (log-probability "
-              << fixed(lens.model_answer_logprob, 4) << ")\n";
+              << fixed_decimal(lens.model_answer_logprob, 4) << ")\n";
     for (const LogitLensRow& r : lens.layers)
       std::printf("  after block %d: rank %lld, log-probability %.4f, top %s\n", r.layer,
                   static_cast<long long>(r.answer_rank), r.answer_logprob, r.top.c_str());

@@ -5,17 +5,12 @@
 #include <cstdio>
 
 #include "app/figures/runs/intervention_figures.h"
+#include "core/base/decimal.h"
 #include "core/base/error.h"
 
 namespace attn::figures {
 
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // A heatmap panel of `rows` x `cols` values with the given tick labels, on a diverging scale.
 fig::Panel grid(const std::string& title, const std::string& name, const std::string& x_label,
@@ -60,9 +55,7 @@ fig::Figure attribution_figure(const AttributionTable& a, const PatchTable& p, b
   fig::Figure f;
   f.name = "attribution";
   f.step = a.step;
-  f.title = "attribution patching, step " + std::to_string(a.step) + ": " + a.metric + " clean " +
-            fixed(a.clean_metric, 2) + " (" + a.clean_answer + "), corrupted " +
-            fixed(a.corrupt_metric, 2) + " (" + a.corrupt_answer + ")";
+  f.title = probe_pair_title("attribution patching", a);
   fig::Panel est = layer_head_panel("attribution", "share (first order)", a.layers, a.heads,
                                     std::move(heads), render::Colormap::Diverging);
   est.title = "attribution (gradient estimate)";
@@ -92,8 +85,7 @@ fig::Figure path_patch_figure(const PathPatchTable& t) {
   fig::Figure f;
   f.name = "path-patching";
   f.step = t.step;
-  f.title = "path patching, step " + std::to_string(t.step) + ": " + t.metric + " clean " +
-            fixed(t.clean_metric, 2) + ", corrupted " + fixed(t.corrupt_metric, 2);
+  f.title = probe_pair_title("path patching", t);
   f.panels.push_back(grid("sender -> receiver (its query, key and value input)", "effect",
                           "receiver", "sender", receivers, head_labels(t.layers, t.heads),
                           std::move(values)));

@@ -4,17 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/base/decimal.h"
 #include "core/base/error.h"
 
 namespace attn::figures {
 
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // A layer x head heatmap panel on a diverging scale, with each cell's value printed in it when
 // the grid is small enough to read.
@@ -29,7 +24,7 @@ fig::Panel head_grid(const std::string& title, const std::string& name, const st
       for (int h = 0; h < heads; ++h) {
         const float v = values[static_cast<size_t>(l) * heads + h];
         if (std::isfinite(v))
-          p.annotations.push_back({h + 0.5, l + 0.5, fixed(v, digits), fig::Anchor::Center,
+          p.annotations.push_back({h + 0.5, l + 0.5, fixed_decimal(v, digits), fig::Anchor::Center,
                                    fig::Color::rgb(0.08f, 0.08f, 0.08f)});
       }
   return p;
@@ -65,8 +60,8 @@ fig::Figure importance_figure(const ImportanceTable& t, bool accuracy) {
   f.step = t.step;
   f.title = std::string(ablation_mode_name(t.mode)) + " ablation, step " + std::to_string(t.step) +
             ", " + std::to_string(t.batches) + " eval batch" + (t.batches == 1 ? "" : "es") +
-            " (baseline loss " + fixed(t.baseline.loss, 3) + ", accuracy " +
-            fixed(100 * t.baseline.accuracy, 1) + "%)";
+            " (baseline loss " + fixed_decimal(t.baseline.loss, 3) + ", accuracy " +
+            fixed_decimal(100 * t.baseline.accuracy, 1) + "%)";
   f.panels.push_back(accuracy ? head_grid("accuracy", "accuracy_change", "accuracy change (points)",
                                           t.layers, t.heads, std::move(change), 1)
                               : head_grid("loss", "loss_change", "loss change (nats)", t.layers,
@@ -80,9 +75,7 @@ fig::Figure patch_figure(const PatchTable& t, bool by_position) {
   fig::Figure f;
   f.name = "patching";
   f.step = t.step;
-  f.title = "patching, step " + std::to_string(t.step) + ": " + t.metric + " clean " +
-            fixed(t.clean_metric, 2) + " (" + t.clean_answer + "), corrupted " +
-            fixed(t.corrupt_metric, 2) + " (" + t.corrupt_answer + ")";
+  f.title = probe_pair_title("patching", t);
   f.panels.push_back(
       head_grid("per head", "restored", "share restored", t.layers, t.heads, t.restored, 2));
   if (by_position && t.positions > 0) {

@@ -13,6 +13,9 @@
 //    "*"). Cells without a value (a classifier's CLS alone) are NaN (blank).
 //  - Both throw attn::Error for an empty table.
 #pragma once
+#include <string>
+
+#include "core/base/decimal.h"
 #include "core/views/intervention_view.h"
 #include "render/plot/figure.h"
 
@@ -26,5 +29,14 @@ fig::Panel layer_head_panel(const std::string& name, const std::string& label, i
                             int heads, std::vector<float> values,
                             render::Colormap colormap = fig::Heatmap{}.colormap);
 fig::Figure patch_figure(const PatchTable& table, bool by_position = true);
+
+// "WHAT, step N: METRIC clean X (ANSWER), corrupted Y (ANSWER)": the title of a figure about one
+// clean/corrupted probe pair (patching, attribution, path patching tables share these fields).
+template <class Table>
+std::string probe_pair_title(const std::string& what, const Table& t) {
+  return what + ", step " + std::to_string(t.step) + ": " + t.metric + " clean " +
+         fixed_decimal(t.clean_metric, 2) + " (" + t.clean_answer + "), corrupted " +
+         fixed_decimal(t.corrupt_metric, 2) + " (" + t.corrupt_answer + ")";
+}
 
 }  // namespace attn::figures

@@ -210,24 +210,20 @@ TensorBoardEvents::TensorBoardEvents(const std::string& dir) {
                                              std::to_string(static_cast<int64_t>(now_seconds())) +
                                              "." + host + "." + std::to_string(::getpid())))
                                .string();
-  for (int n = 0; fd_ < 0; ++n) {
+  for (int n = 0; !fd_.valid(); ++n) {
     path_ = n == 0 ? base : base + "." + std::to_string(n);
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0 && (errno != EEXIST || n >= 1000))
+    fd_.reset(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644));
+    if (!fd_.valid() && (errno != EEXIST || n >= 1000))
       throw Error("cannot create the TensorBoard event file " + path_ + ": " +
                   std::strerror(errno));
   }
   write_event(tensorboard_version_event(now_seconds()));
 }
 
-TensorBoardEvents::~TensorBoardEvents() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 void TensorBoardEvents::write_event(const std::string& event) {
   const std::string record = tensorboard_record(event);
-  if (const int err = write_all(fd_, record.data(), record.size())) {
-    const int cut = ::ftruncate(fd_, static_cast<off_t>(good_size_));  // best effort
+  if (const int err = write_all(fd_.get(), record.data(), record.size())) {
+    const int cut = ::ftruncate(fd_.get(), static_cast<off_t>(good_size_));  // best effort
     (void)cut;
     throw Error("cannot append to " + path_ + ": " + std::strerror(err));
   }
@@ -277,7 +273,7 @@ void TensorBoardEvents::add_metrics_row(const std::string& row) {
 }
 
 void TensorBoardEvents::sync() {
-  if (::fsync(fd_) != 0 && errno != EINVAL)
+  if (::fsync(fd_.get()) != 0 && errno != EINVAL)
     throw Error("cannot flush " + path_ + " to disk: " + std::strerror(errno));
 }
 

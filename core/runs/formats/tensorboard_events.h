@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/unique_fd.h"
 #include "core/runs/records/view_records.h"
 
 namespace attn {
@@ -67,13 +68,11 @@ struct TensorBoardRow {
 };
 std::vector<TensorBoardRow> metrics_csv_scalars(const std::string& csv, const std::string& where);
 
+// One event file this process created and appends to (closed with the object; not copyable).
 class TensorBoardEvents {
  public:
   // Creates the new event file in `dir` (which must exist) and writes its version record.
   explicit TensorBoardEvents(const std::string& dir);
-  ~TensorBoardEvents();
-  TensorBoardEvents(const TensorBoardEvents&) = delete;
-  TensorBoardEvents& operator=(const TensorBoardEvents&) = delete;
 
   const std::string& path() const { return path_; }
   void add_scalars(int64_t step, const TensorBoardScalars& values);
@@ -94,7 +93,7 @@ class TensorBoardEvents {
  private:
   void write_event(const std::string& event);
   std::string path_;
-  int fd_ = -1;
+  UniqueFd fd_;
   int64_t good_size_ = 0;
   bool metrics_begun_ = false;
   std::vector<std::string> columns_;  // metrics.csv's header

@@ -5,7 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include "core/base/enum_names.h"
 #include "core/base/error.h"
 
 namespace attn {
@@ -118,15 +117,10 @@ std::string slurm_report_script(const SlurmScript& s) {
   return script_header(s, "report.log") + "exec " + command_line(s.command) + "\n";
 }
 
-constexpr EnumName<SlurmCellState> kSlurmCellStateNames[] = {
-    {SlurmCellState::Finished, "finished"},
-    {SlurmCellState::Running, "running"},
-    {SlurmCellState::Pending, "pending"},
-    {SlurmCellState::Failed, "failed"},
-    {SlurmCellState::NeverStarted, "never started"}};
-
 const char* to_string(SlurmCellState s) {
-  return enum_name(s, kSlurmCellStateNames);
+  // In the enum's order (slurm.h).
+  static const char* const kNames[] = {"finished", "running", "pending", "failed", "never started"};
+  return kNames[static_cast<int>(s)];
 }
 
 std::string slurm_task_job(const json& jobs, int task) {
