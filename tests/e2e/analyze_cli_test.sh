@@ -186,15 +186,15 @@ last = j["layers"][-1]
 assert last["answer_rank"] == 0 and last["top"] == j["answer"], last
 assert abs(last["answer_logprob"] - j["model_answer_logprob"]) < 1e-4, (last, j["model_answer_logprob"])
 P
-if "$bin" analyze --run recall --attribution --by-position --figure attr.png >/dev/null 2>err && [ -s attr.png ] && [ -s attr.csv ]; then
+if "$bin" analyze --run recall --attribution --by-position --figure attr_fig.png >/dev/null 2>err && [ -s attr_fig.png ] && [ -s attr_fig.csv ]; then
   ok "--attribution --figure writes the heatmaps and their CSV"
 else
-  bad "--attribution --figure attr.png: $(cat err)"
+  bad "--attribution --figure attr_fig.png: $(cat err)"
 fi
-if "$bin" analyze --run recall --path-patch --figure path.svg >/dev/null 2>err && grep -q "<svg" path.svg; then
+if "$bin" analyze --run recall --path-patch --figure path_fig.svg >/dev/null 2>err && grep -q "<svg" path_fig.svg; then
   ok "--path-patch --figure writes the sender x receiver heatmap"
 else
-  bad "--path-patch --figure path.svg: $(cat err)"
+  bad "--path-patch --figure path_fig.svg: $(cat err)"
 fi
 
 # --- bad input: exit 2, the culprit named, nothing written ------------------------------------

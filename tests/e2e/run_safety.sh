@@ -141,6 +141,20 @@ expect_fail "would replace that run's own summary.json" "$bin" export --run run 
 echo '{"mine": 1}' >x.json
 expect_fail "would overwrite it" "$bin" export --run run --figure loss --format pdf --out x.json
 [ "$(cat x.json)" = '{"mine": 1}' ] && ok "x.json is untouched" || bad "x.json overwritten: $(head -c 100 x.json)"
+# A side file (FIG.csv, FIG.json beside --out FIG.pdf) that attnlab did not write is refused;
+# an earlier export's side files are replaced by the next export to the same name.
+echo '{"mine": 1}' >y.json
+expect_fail -c 2 -a y.pdf "y.json exists and attnlab did not write it" "$bin" export --run run --figure loss --out y.pdf
+[ "$(cat y.json)" = '{"mine": 1}' ] && [ ! -e y.csv ] && ok "y.json is untouched, nothing written" || bad "y.json or y.csv changed"
+printf 'a,b\n1,2\n' >w.csv
+expect_fail -c 2 -a w.pdf "w.csv exists and attnlab did not write it" "$bin" export --run run --figure loss --out w.pdf
+[ "$(cat w.csv)" = "$(printf 'a,b\n1,2')" ] && ok "w.csv is untouched" || bad "w.csv overwritten"
+if "$bin" export --run run --figure loss --out v.pdf >/dev/null 2>&1 &&
+  "$bin" export --run run --figure loss --out v.pdf >/dev/null 2>"$E2E_TMP/err"; then
+  ok "a second export to the same name replaces its own side files"
+else
+  bad "re-export to v.pdf refused: $(cat "$E2E_TMP/err")"
+fi
 mkdir -p nodes
 if mknod nodes/null c 1 3 2>/dev/null && mknod nodes/zero c 1 5 2>/dev/null; then
   printf '0,1\n1,0\n' >m.csv

@@ -12,6 +12,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/enum_names.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/base/memory.h"
 #include "render/plot/export/figure_render.h"
 #include "render/plot/export/png.h"
@@ -95,9 +96,13 @@ std::string now_utc() {
 
 }  // namespace
 
+// The first line of every figure CSV (and how an export recognises its own earlier CSV).
+constexpr const char* kCsvHeader =
+    "figure,panel,title,series,kind,i,j,x,y,value,step,layer,head,query,key,weight\n";
+
 std::string figure_csv(const Figure& figure) {
   std::ostringstream os;
-  os << "figure,panel,title,series,kind,i,j,x,y,value,step,layer,head,query,key,weight\n";
+  os << kCsvHeader;
   const std::string name = field(figure.name);
   for (size_t p = 0; p < figure.panels.size(); ++p) {
     const Panel& panel = figure.panels[p];
@@ -146,9 +151,8 @@ namespace {
 // The files a run directory is made of: a side file (CSV, JSON) of an export must never replace
 // one of them; only an --out naming it directly may.
 bool is_run_file(const fs::path& p) {
-  static const char* const kRunFiles[] = {"config.json",          "metrics.csv",
-                                          "summary.json",         "conn.json",
-                                          "mechanism_views.json", "connections.json",
+  static const char* const kRunFiles[] = {"config.json", "metrics.csv",          "summary.json",
+                                          "conn.json",   "mechanism_views.json", "connections.json",
                                           "C.csv"};
   const std::string name = p.filename().string();
   bool named = false;
@@ -158,7 +162,23 @@ bool is_run_file(const fs::path& p) {
   return named && fs::exists(dir / "config.json", ec) && fs::exists(dir / "metrics.csv", ec);
 }
 
-// Before anything is written: the outputs are distinct, and side files leave run files alone.
+// An existing side file attnlab wrote (an earlier export to the same name, which this one
+// replaces): a provenance JSON saying "program": "attnlab", or a CSV starting with the figure
+// CSV's header. Anything else there is someone's file, which an export must not replace.
+bool is_our_side_file(const fs::path& p) {
+  std::string text;
+  try {
+    text = read_regular_file(p.string(), 64u << 20);
+  } catch (const Error&) {
+    return false;  // a directory, a FIFO, unreadable: not ours to replace
+  }
+  if (p.extension() == ".csv") return text.rfind(kCsvHeader, 0) == 0;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.value("program", std::string()) == "attnlab" && j.contains("figure");
+}
+
+// Before anything is written: the outputs are distinct, and side files leave run files and
+// files attnlab did not write alone.
 void check_outputs(const std::vector<std::pair<std::string, std::string>>& files) {
   for (size_t i = 0; i < files.size(); ++i) {
     const fs::path p = fs::absolute(files[i].first).lexically_normal();
@@ -170,6 +190,11 @@ void check_outputs(const std::vector<std::pair<std::string, std::string>>& files
       throw FigureError("the side file " + files[i].first + " would replace that run's own " +
                         p.filename().string() + "; write the figure elsewhere (e.g. into " +
                         (p.parent_path() / "figures").string() + "/)");
+    std::error_code ec;
+    if (i > 0 && fs::exists(fs::symlink_status(p, ec)) && !is_our_side_file(p))
+      throw FigureError("the side file " + files[i].first +
+                        " exists and attnlab did not write it (it is not an earlier export's); "
+                        "move it, or write the figure under another name");
   }
 }
 
