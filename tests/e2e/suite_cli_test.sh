@@ -19,7 +19,7 @@ cli_tmpdir
 mqar_pid=$!
 
 if "$bin" suite --quick --out lb -j 2 --json >board.json 2>err; then ok "suite --quick"; else bad "suite --quick: $(tail -5 err)"; fi
-for f in leaderboard.md leaderboard.json leaderboard.png leaderboard.pdf leaderboard.csv extrapolation.png; do
+for f in leaderboard.md leaderboard.json accuracy.png accuracy.pdf accuracy.csv accuracy.json extrapolation.png; do
   [ -s "lb/$f" ] || bad "lb/$f missing"
 done
 python3 - board.json lb <<'P' && ok "leaderboard.json: tasks x mechanisms, the contract's fields, lr chosen from the grid" || bad "contract: $(head -c 800 board.json)"
@@ -107,7 +107,7 @@ if "$bin" suite --quick --out shards --shard 0/2 --tasks parity --mechanisms dot
   python3 -c "import json,sys; b=json.load(open('shards/leaderboard.json')); assert all(c['status']=='done' for c in b['cells']), b['cells']" \
     && ok "the last shard's leaderboard covers both" || bad "shard leaderboard: $(head -c 300 shards/leaderboard.json)"
 else
-  bad "shards: $(tail -3 err0 err1)"
+  bad "shards: $(tail -n 3 err0 err1)"
 fi
 
 # A known result as a check (not a target tuned to): a 2-layer dot model solves MQAR at (64, 4)

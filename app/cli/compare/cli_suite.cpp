@@ -122,7 +122,7 @@ void leaderboard_section(std::ostringstream& md, const json& board) {
     }
     md << "\n";
   }
-  md << "\n![leaderboard](leaderboard.png)\n\n([PDF](leaderboard.pdf), [data CSV](leaderboard.csv))"
+  md << "\n![leaderboard](accuracy.png)\n\n([PDF](accuracy.pdf), [data CSV](accuracy.csv))"
         "\n\n";
 }
 
@@ -326,8 +326,9 @@ bool export_figures(json& board, const std::string& out) {
   std::vector<std::string> figures;
   bool drew_extrapolation = false;
   try {
-    export_report_figure(figures::leaderboard_figure(board), out, "leaderboard", 7.5);
-    figures.push_back("leaderboard");
+    // Not "leaderboard": that figure's provenance JSON would be leaderboard.json, the board.
+    export_report_figure(figures::leaderboard_figure(board), out, "accuracy", 7.5);
+    figures.push_back("accuracy");
     if (figures::has_extrapolation(board)) {
       export_report_figure(figures::extrapolation_figure(board), out, "extrapolation", 7.5);
       figures.push_back("extrapolation");
