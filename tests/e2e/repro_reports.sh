@@ -18,6 +18,15 @@ if python3 "$E2E_DIR/repro_links.py" "$root" > "$work/links.txt"; then
 else
   bad "broken links in docs/repro: $(head -5 "$work/links.txt")"
 fi
+# same_keys A.json B.json KEY...: the two files hold equal values under every KEY.
+same_keys() {
+  python3 - "$@" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for key in sys.argv[3:]:
+    assert a[key] == b[key], f"{key} differs"
+PY
+}
 checked=0
 for dir in "$root"/docs/repro/*/; do
   p=$(basename "$dir")
@@ -30,12 +39,7 @@ for dir in "$root"/docs/repro/*/; do
   if ! "$bin" reproduce --paper "$p" --out "$work/$p" --report-only > /dev/null 2> "$work/$p.err"; then
     bad "$p: --report-only on the committed runs failed: $(tail -3 "$work/$p.err")"; continue
   fi
-  if python3 - "$dir/report.json" "$work/$p/report.json" <<'PY'
-import json, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:])
-for key in ("arms", "claims", "benchmark"):
-    assert a[key] == b[key], f"{key} differs"
-PY
+  if same_keys "$dir/report.json" "$work/$p/report.json" arms claims benchmark
   then ok "$p: the committed report is what its committed runs give"
   else bad "$p: the committed report differs from its runs"; fi
   # The statistics of issue 49, recomputed in Python from the report's per-seed values.
@@ -53,12 +57,7 @@ board=$root/docs/leaderboard
 mkdir -p "$work/lb"
 cp "$board/leaderboard.json" "$work/lb/"
 if "$bin" suite --reanalyze --out "$work/lb" > /dev/null 2> "$work/lb.err"; then
-  if python3 - "$board/leaderboard.json" "$work/lb/leaderboard.json" <<'PY'
-import json, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:])
-for key in ("cells", "tasks", "comparisons"):
-    assert a[key] == b[key], f"{key} differs"
-PY
+  if same_keys "$board/leaderboard.json" "$work/lb/leaderboard.json" cells tasks comparisons
   then ok "leaderboard: the committed board is what --reanalyze gives"
   else bad "leaderboard: the committed board differs from --reanalyze of it"; fi
   if python3 "$E2E_DIR/repro_stats_check.py" leaderboard "$work/lb/leaderboard.json" > "$work/lb.stats"
