@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/models/conn_monitor.h"
+#include "core/models/conn/conn_monitor.h"
 #include "core/training/session/session.h"
 
 using namespace attn;

@@ -14,7 +14,7 @@
 #include "core/analysis/ky_transform.h"
 #include "core/base/error.h"
 #include "core/config/config.h"
-#include "core/models/spectrum.h"
+#include "core/models/conn/spectrum.h"
 #include "core/runs/formats/legacy_archive.h"
 
 namespace attn::fuzz {

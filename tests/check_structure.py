@@ -42,7 +42,7 @@ PATTERNS = {
 OWN = {
     "ky": [r"core/attention/ky/", r"app/panels/mechanisms/ky_connections_"],
     "neural": [r"core/attention/neural/", r"app/panels/mechanisms/neural_"],
-    "conn": [r"core/models/conn_", r"app/panels/mechanisms/conn_transformer_"],
+    "conn": [r"core/models/conn/", r"app/panels/mechanisms/conn_transformer_"],
 }
 EXCEPTIONS = [r"core/kernels/", r"core/attention/cuda_ops\.", r"core/attention/fused_attention\.",
               r"core/attention/mechanisms\.def", r"app/cli/repro/", r"app/cli/labs/",

@@ -1,8 +1,8 @@
 // Spectra of I + C for the Connection Transformer's connection matrix C (seed 001), torch-free:
 // the names of the stability controls, the Spectrum record and the CSV matrix reader used by
 // the `attnlab spectral` command, tests and panels. The exact spectrum itself (LAPACK through
-// LibTorch) is core/models/spectrum.h; the training-time estimates (warm-started, O(N^2) per
-// step) live in core/models/spectral_tracker.h.
+// LibTorch) is core/models/conn/spectrum.h; the training-time estimates (warm-started, O(N^2) per
+// step) live in core/models/conn/spectral_tracker.h.
 //
 // Stability controls, applied to C after an optimiser step:
 //  - none

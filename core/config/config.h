@@ -48,7 +48,7 @@ struct TaskConfig {
   int validation_examples = 0;
 };
 
-// The Connection Transformer (model.architecture "conn", seed 001; core/models/conn_model.h):
+// The Connection Transformer (model.architecture "conn", seed 001; core/models/conn/conn_model.h):
 // fixed slots H [N, D], a learned connection matrix C [N, N], K reasoning steps. D is
 // model.d_model; heads/layers/mlp_ratio/attention do not apply to it.
 struct ConnConfig {
@@ -144,7 +144,7 @@ std::string config_hash(const ExperimentConfig& c);
 
 // Allowed values, for UI combos and messages.
 const std::vector<std::string>& task_names();
-// model.architecture: transformer, and conn (the Connection Transformer, core/models/conn_model.h).
+// model.architecture: transformer, and conn (the Connection Transformer, core/models/conn/conn_model.h).
 const std::vector<std::string>& architecture_names();
 
 }  // namespace attn

@@ -7,7 +7,7 @@
 #include "core/base/error.h"
 #include "core/base/memory.h"
 #include "core/config/task_shape.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/models/model_size.h"
 
 namespace attn {
@@ -45,7 +45,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
   const double B = c.train.batch_size, T = static_cast<double>(shape.tokens) + (classifier ? 1 : 0);
   const double D = m.d_model, F = static_cast<double>(m.mlp_ratio) * m.d_model;
   const double V = classifier ? (m.classes > 0 ? m.classes : 10) : static_cast<double>(shape.vocab);
-  // A model of its own (no attention layers) states its memory itself (core/models/architecture.h).
+  // A model of its own (no attention layers) states its memory itself (core/models/architectures/architecture.h).
   const ArchitectureDescriptor& architecture = architecture_of(m);
   const std::optional<ArchitectureMemory> own =
       architecture.attention_layers

@@ -8,7 +8,7 @@
 // softmax-like mechanisms and each mechanism's own tensors as its descriptor states them
 // (MechanismDescriptor::memory, core/attention/mechanism.h: windowed bands, scorer blocks,
 // features), the states of a model of its own as its architecture states them
-// (ArchitectureDescriptor::memory, core/models/architecture.h) and the [B, T, vocab] logits. It is meant as an upper bound in practice: tests/core/test_memory_estimate
+// (ArchitectureDescriptor::memory, core/models/architectures/architecture.h) and the [B, T, vocab] logits. It is meant as an upper bound in practice: tests/core/test_memory_estimate
 // checks it against the peak resident memory measured for small configs (estimate >= measured,
 // and within a stated factor of it), docs/guide/hardening.md lists measured peaks for larger ones.
 #pragma once

@@ -38,7 +38,7 @@ torch::Tensor BlockImpl::mlp_write(const torch::Tensor& h) {
 
 TransformerImpl::TransformerImpl(const ModelConfig& m, int vocab, int max_length, int patch_dim)
     : classifier_(m.head == "classifier"), dropout_(m.dropout) {
-  if (m.architecture == "conn") {  // a whole model of its own (core/models/conn_model.h)
+  if (m.architecture == "conn") {  // a whole model of its own (core/models/conn/conn_model.h)
     if (classifier_ || patch_dim > 0)
       throw Error("model.architecture \"conn\" is a causal token model (model.head \"lm\")");
     conn_ = register_module("conn", ConnModel(m, vocab, max_length));

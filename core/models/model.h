@@ -10,7 +10,7 @@
 
 #include "core/attention/attention.h"
 #include "core/config/config.h"
-#include "core/models/conn_model.h"
+#include "core/models/conn/conn_model.h"
 
 namespace attn {
 

@@ -116,7 +116,7 @@ struct Snapshot {
   std::shared_ptr<const LengthEvalView> length_eval;
 
   // Views of the whole model rather than of a layer, published by an architecture without
-  // attention layers (its monitor, core/models/architecture_monitor.h): one per mechanism name,
+  // attention layers (its monitor, core/models/architectures/architecture_monitor.h): one per mechanism name,
   // layer 0. Null or empty for models of attention layers.
   std::shared_ptr<const std::vector<MechanismView>> model_views;
   // The model view of `mechanism`; nullptr when there is none.

@@ -1,6 +1,6 @@
-// The model architectures' capabilities (core/models/architecture.h): the code around the model
+// The model architectures' capabilities (core/models/architectures/architecture.h): the code around the model
 // asks them instead of comparing model.architecture with a name, and each architecture the
-// config accepts answers through its row of core/models/architectures.def.
+// config accepts answers through its row of core/models/architectures/architectures.def.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/models/memory_estimate.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/training/headless/headless.h"

@@ -1,4 +1,4 @@
-// The Connection Transformer (core/models/conn_model.h): slot mixing against explicit loops, the
+// The Connection Transformer (core/models/conn/conn_model.h): slot mixing against explicit loops, the
 // literal form, exact causality (output t = the seed's model on the prefix x_0..x_t), the
 // parameter count against the seed's formula, config errors, and a short training run on
 // recall under each control.
@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "core/base/error.h"
-#include "core/models/conn_model.h"
-#include "core/models/conn_monitor.h"
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_model.h"
+#include "core/models/conn/conn_monitor.h"
+#include "core/models/conn/conn_view.h"
 #include "core/models/model.h"
 #include "core/training/session/session.h"
 #include "core/training/trainer.h"

@@ -1,14 +1,14 @@
-// Spectra of I + C (core/analysis/spectral.h, core/models/spectral_tracker.h): the stability controls, the
+// Spectra of I + C (core/analysis/spectral.h, core/models/conn/spectral_tracker.h): the stability controls, the
 // warm-started estimators against full eigenvalues and SVD, the CSV reader, C's statistics.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <complex>
 
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 #include "core/base/error.h"
-#include "core/models/spectrum.h"
-#include "core/models/spectral_tracker.h"
+#include "core/models/conn/spectrum.h"
+#include "core/models/conn/spectral_tracker.h"
 
 using namespace attn;
 using namespace attn::spectral;

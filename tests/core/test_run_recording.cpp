@@ -11,7 +11,7 @@
 #include "core/analysis/head_metrics.h"
 #include "core/attention/neural/neural_view.h"
 #include "core/config/config.h"
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/runs/directory/run_list.h"
 #include "core/runs/directory/run_lock.h"

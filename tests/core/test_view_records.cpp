@@ -15,7 +15,7 @@
 #include "core/attention/ky/ky_view.h"
 #include "core/attention/neural/neural_view.h"
 #include "core/base/error.h"
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/records/view_records.h"
 #include "temp_dir.h"

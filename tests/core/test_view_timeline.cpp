@@ -14,7 +14,7 @@
 
 #include "core/attention/ky/ky_view.h"
 #include "core/base/error.h"
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/records/view_records.h"
 #include "core/runs/records/view_timeline.h"
@@ -69,7 +69,7 @@ std::vector<int64_t> steps_of(const std::vector<ViewIndexEntry>& index) {
   return s;
 }
 
-// The Connection Transformer's record view (core/models/conn_view.h) at `step`: C, the
+// The Connection Transformer's record view (core/models/conn/conn_view.h) at `step`: C, the
 // eigenvalues of I + C, rho and ||I + C||_2.
 MechanismView conn_record(std::vector<float> c, std::vector<float> re, std::vector<float> im,
                           double rho, double norm, int64_t step) {

@@ -14,7 +14,7 @@
 #include "core/analysis/connections.h"
 #include "core/attention/ky/ky_view.h"
 #include "core/attention/neural/neural_view.h"
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/views/snapshot.h"
 #include "render/plot/export/figure_export.h"

@@ -12,7 +12,7 @@
 #include "core/base/decimal.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
-#include "core/models/spectrum.h"
+#include "core/models/conn/spectrum.h"
 
 namespace attn {
 namespace {

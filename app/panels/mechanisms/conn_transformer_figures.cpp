@@ -9,14 +9,14 @@
 
 #include "app/figures/catalog/mechanism_figures.h"
 #include "core/base/error.h"
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 #include "render/plot/colormap.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::figures {
 namespace {
 
-// The snapshot's conn view, decoded (core/models/conn_view.h).
+// The snapshot's conn view, decoded (core/models/conn/conn_view.h).
 ConnView conn_of(const Snapshot& s) {
   const std::shared_ptr<const ConnView> v = conn_view_of(s);
   if (!v) throw Error("the run is not a Connection Transformer (model.architecture conn)");

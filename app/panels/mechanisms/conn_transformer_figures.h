@@ -1,5 +1,5 @@
 // The Connection Transformer's figures (model.architecture conn), from its view in
-// Snapshot::model_views (decoded by core/models/conn_view.h): shown by its panel's model
+// Snapshot::model_views (decoded by core/models/conn/conn_view.h): shown by its panel's model
 // (conn_transformer_model.h) and registered with the figure registry
 // (app/figures/catalog/mechanism_figures.h), so `attnlab export`, the Export dialog and
 // figures_for() offer them: conn-matrix, conn-eigenvalues and conn-spectral for every conn run,

@@ -1,6 +1,6 @@
 // The Connection Transformer panel's model (conn_transformer_panel.h draws it): the panel's
 // control, the four figures it shows for a snapshot and the text beside them, from the
-// snapshot's generic conn view (Snapshot::model_views), decoded by core/models/conn_view.h.
+// snapshot's generic conn view (Snapshot::model_views), decoded by core/models/conn/conn_view.h.
 //  - Figures: C (figures::conn_matrix_figure; with "reorder" its slots are ordered by total
 //    |C| in and out, strongest first, the heatmap's rows and columns permuted, the ticks
 //    labelled with the real slot indices and the title saying so), the eigenvalues of I + C,
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/attention/registry.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 
 namespace attn::gui {
 namespace {
@@ -165,7 +165,7 @@ bool draw_task_fields(TaskConfig& t) {
 }
 
 // The fields of an architecture's own config section (a model without attention layers), as its
-// descriptor lists them (core/models/architecture.h).
+// descriptor lists them (core/models/architectures/architecture.h).
 bool draw_architecture_fields(const ArchitectureDescriptor& a, ModelConfig& m) {
   bool changed = false;
   for (const ArchitectureField& f : a.fields) {

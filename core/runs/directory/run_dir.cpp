@@ -30,7 +30,7 @@ std::vector<std::string> split(const std::string& line) {
 }  // namespace
 
 std::string RunDirectory::mechanism() const {
-  // Only the transformer has attention layers (core/models/architecture.h, above this layer).
+  // Only the transformer has attention layers (core/models/architectures/architecture.h, above this layer).
   if (config.model.architecture != "transformer") return config.model.architecture;
   std::string out;
   for (const auto& m : config.model.attention)

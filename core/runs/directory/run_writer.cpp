@@ -35,7 +35,7 @@ std::string metrics_row(int64_t step, std::optional<double> train_loss,
 }
 
 std::string run_mechanism(const ExperimentConfig& config) {
-  // Only the transformer has attention layers (core/models/architecture.h, above this layer).
+  // Only the transformer has attention layers (core/models/architectures/architecture.h, above this layer).
   if (config.model.architecture != "transformer") return config.model.architecture;
   return config.model.attention.at(0);
 }

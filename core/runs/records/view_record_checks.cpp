@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/base/error.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/records/view_records.h"
 

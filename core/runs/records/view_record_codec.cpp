@@ -8,7 +8,7 @@
 #include "core/analysis/head_metrics.h"
 #include "core/attention/registry.h"
 #include "core/base/error.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/runs/records/view_records.h"
 
 namespace attn {

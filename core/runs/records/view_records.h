@@ -18,7 +18,7 @@
 //   core/attention/registry.h) into one view per layer. "model" holds the whole-model views (the
 //   same layout); an architecture's entries under its own key, from before it published generic
 //   views, are read through its row (ArchitectureDescriptor::legacy_record_view,
-//   core/models/architecture.h). A record of a later version is refused, naming it. The codec is
+//   core/models/architectures/architecture.h). A record of a later version is refused, naming it. The codec is
 //   view_record_codec.cpp, the checks against the run view_record_checks.cpp. version 1 (older
 //   runs): "ATTNVIEWS1\n", then records whose CRC covers the payload only. Such a file carries no
 //   identity: it is checked against the run by the records' shape only, and a damaged step field is

@@ -26,7 +26,7 @@
 #include "core/base/interrupt.h"
 #include "core/base/memory.h"
 #include "core/base/version.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/models/memory_estimate.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/runs/directory/run_files.h"

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "core/base/error.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/training/interventions/intervention_scope.h"
 
 namespace attn {

@@ -12,7 +12,7 @@
 //    own eval on those batches.
 //  - Mean ablation replaces a head's output by its mean over every example of the same batches,
 //    per position (pooled over positions too when the batches have different lengths).
-//  - A model without attention heads (architecture_has_heads, core/models/architecture.h) is
+//  - A model without attention heads (architecture_has_heads, core/models/architectures/architecture.h) is
 //    refused (attn::Error) with its architecture's reason.
 #pragma once
 #include <torch/torch.h>

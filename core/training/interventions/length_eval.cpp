@@ -4,7 +4,7 @@
 #include "core/config/config_set.h"
 #include "core/data/benchmark_tasks.h"
 #include "core/data/tasks.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/models/memory_estimate.h"
 #include "core/training/interventions/interventions.h"
 #include "core/training/session/session.h"

@@ -7,7 +7,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/training/session/session.h"
 

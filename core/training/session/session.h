@@ -14,7 +14,7 @@
 
 #include "core/config/config.h"
 #include "core/data/tasks.h"
-#include "core/models/architecture_monitor.h"
+#include "core/models/architectures/architecture_monitor.h"
 #include "core/models/model.h"
 #include "core/runs/records/view_records.h"
 #include "core/training/optimizer/recovery.h"
@@ -172,7 +172,7 @@ class TrainingSession {
   double last_eval_loss() const { return last_eval_.loss; }
   double last_eval_accuracy() const { return last_eval_.accuracy; }
   double last_train_loss() const { return last_train_loss_; }
-  // The architecture's monitor (core/models/architecture_monitor.h); nullptr for architectures
+  // The architecture's monitor (core/models/architectures/architecture_monitor.h); nullptr for architectures
   // that measure nothing of their own (attention layers observe themselves).
   ArchitectureMonitor* architecture_monitor() const { return monitor_.get(); }
 

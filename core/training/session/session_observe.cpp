@@ -18,7 +18,7 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/version.h"
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 #include "core/random/run_random.h"
 #include "core/runs/formats/safetensors.h"
 #include "core/training/interventions/interventions.h"

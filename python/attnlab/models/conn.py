@@ -1,4 +1,4 @@
-"""The Connection Transformer (core/models/conn_model.cpp, seed 001): model.architecture "conn".
+"""The Connection Transformer (core/models/conn/conn_model.cpp, seed 001): model.architecture "conn".
 
   X = token embedding + position table                                      [B, L, D]
   compression:  A = softmax over slots of (X Wq)(H Wk)^T / sqrt(D)          [B, L, N]

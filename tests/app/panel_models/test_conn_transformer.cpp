@@ -14,7 +14,7 @@
 #include "app/panels/mechanisms/conn_transformer_figures.h"
 #include "app/panels/mechanisms/conn_transformer_model.h"
 #include "core/base/error.h"
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 #include "render/plot/export/figure_export.h"
 #include "tests/app/panel_models/figure_lookup.h"
 

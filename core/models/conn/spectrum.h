@@ -1,5 +1,5 @@
 // The exact spectrum of I + C and the stability controls on plain matrices (torch-free
-// interface; computed with LAPACK through LibTorch in core/models/spectral_tracker.cpp). For
+// interface; computed with LAPACK through LibTorch in core/models/conn/spectral_tracker.cpp). For
 // the `attnlab spectral` command, tests and panels. Controls and the Spectrum record:
 // core/analysis/spectral.h.
 #pragma once

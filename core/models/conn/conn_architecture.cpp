@@ -1,7 +1,7 @@
-// The Connection Transformer's row of core/models/architectures.def: what it answers for the code
-// around the model (core/models/architecture.h). Its modules: core/models/conn_model.h.
-#include "core/models/architecture.h"
-#include "core/models/conn_view.h"
+// The Connection Transformer's row of core/models/architectures/architectures.def: what it answers for the code
+// around the model (core/models/architectures/architecture.h). Its modules: core/models/conn/conn_model.h.
+#include "core/models/architectures/architecture.h"
+#include "core/models/conn/conn_view.h"
 
 namespace attn {
 
@@ -67,7 +67,7 @@ const ArchitectureDescriptor& conn_architecture() {
     a.position_table = true;  // its position embedding is learned, whatever model.position says
     a.memory = conn_memory;
     a.fields = conn_fields();
-    a.model_views = 1;  // C, the spectrum of I + C and its history (core/models/conn_view.h)
+    a.model_views = 1;  // C, the spectrum of I + C and its history (core/models/conn/conn_view.h)
     a.check_view = check_conn_view;
     a.legacy_record_key = "conn";
     a.legacy_record_view = conn_legacy_record_view;

@@ -18,7 +18,7 @@
 #include <complex>
 #include <vector>
 
-#include "core/models/spectrum.h"
+#include "core/models/conn/spectrum.h"
 
 namespace attn::spectral {
 

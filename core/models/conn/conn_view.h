@@ -1,7 +1,7 @@
 // What the trainer publishes about a Connection Transformer (model.architecture "conn") for
 // the UI and tests: spectral measurements of I + C over training, its eigenvalues, C itself,
 // the reasoning trace of the probe input and connection statistics. Torch-free; measured on
-// the trainer thread (core/models/conn_monitor.h) and published as a generic MechanismView
+// the trainer thread (core/models/conn/conn_monitor.h) and published as a generic MechanismView
 // (core/views/mechanism_view.h, mechanism "conn", layer 0) in Snapshot::model_views, views.rec
 // and the run directory, so nothing outside conn's own files knows this struct: its panel and
 // figures decode the view back (conn_view_of).
@@ -96,7 +96,7 @@ std::shared_ptr<const ConnView> conn_view_of(const Snapshot& s);
 // Whether the snapshot holds a conn view with C (cheap: nothing decoded).
 bool has_conn_matrix(const Snapshot& s);
 
-// The architecture row's hooks (core/models/architecture.h):
+// The architecture row's hooks (core/models/architectures/architecture.h):
 // a recorded view checked against the run's config (C of model.conn.slots, at most as many
 // eigenvalues); throws attn::Error saying what the config refuses.
 void check_conn_view(const MechanismView& view, const ModelConfig& m);

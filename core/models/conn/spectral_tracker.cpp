@@ -1,4 +1,4 @@
-#include "core/models/spectral_tracker.h"
+#include "core/models/conn/spectral_tracker.h"
 
 #include <algorithm>
 #include <cmath>

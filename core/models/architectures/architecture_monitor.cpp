@@ -1,5 +1,5 @@
-// The architectures' monitors, found by their rows (core/models/architecture_monitor.h).
-#include "core/models/architecture_monitor.h"
+// The architectures' monitors, found by their rows (core/models/architectures/architecture_monitor.h).
+#include "core/models/architectures/architecture_monitor.h"
 
 namespace attn {
 
@@ -11,7 +11,7 @@ std::unique_ptr<ArchitectureMonitor> make_architecture_monitor(TransformerImpl& 
                                                                const ModelConfig& m, int64_t step) {
 #define ATTN_ARCHITECTURE(id) \
   if (m.architecture == #id) return id##_monitor(model, step);
-#include "core/models/architectures.def"
+#include "core/models/architectures/architectures.def"
 #undef ATTN_ARCHITECTURE
   return nullptr;
 }

@@ -1,5 +1,5 @@
-// The Connection Transformer's monitor (core/models/conn_monitor.h).
-#include "core/models/conn_monitor.h"
+// The Connection Transformer's monitor (core/models/conn/conn_monitor.h).
+#include "core/models/conn/conn_monitor.h"
 
 #include <algorithm>
 #include <cmath>

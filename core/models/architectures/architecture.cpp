@@ -1,4 +1,4 @@
-#include "core/models/architecture.h"
+#include "core/models/architectures/architecture.h"
 
 #include "core/base/error.h"
 
@@ -17,7 +17,7 @@ const ArchitectureDescriptor& transformer_architecture() {
 const std::vector<const ArchitectureDescriptor*>& architecture_descriptors() {
   static const std::vector<const ArchitectureDescriptor*> all = {
 #define ATTN_ARCHITECTURE(id) &id##_architecture(),
-#include "core/models/architectures.def"
+#include "core/models/architectures/architectures.def"
 #undef ATTN_ARCHITECTURE
   };
   return all;

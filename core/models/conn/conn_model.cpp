@@ -1,11 +1,11 @@
-#include "core/models/conn_model.h"
+#include "core/models/conn/conn_model.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "core/base/error.h"
-#include "core/models/spectral_tracker.h"
+#include "core/models/conn/spectral_tracker.h"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 // architecture it serves: after every optimiser step, at every probe, for the snapshot, the
 // views.rec record and the run directory's side files.
 //
-// An architecture's row (core/models/architectures.def) names the function its files define,
+// An architecture's row (core/models/architectures/architectures.def) names the function its files define,
 //   std::unique_ptr<ArchitectureMonitor> <id>_monitor(TransformerImpl& model, int64_t step);
 // which answers nullptr when it measures nothing (the transformer: its layers observe
 // themselves, AttentionModule::observe).
@@ -56,7 +56,7 @@ std::unique_ptr<ArchitectureMonitor> make_architecture_monitor(TransformerImpl& 
 // The row functions of architectures.def (torch side).
 #define ATTN_ARCHITECTURE(id) \
   std::unique_ptr<ArchitectureMonitor> id##_monitor(TransformerImpl& model, int64_t step);
-#include "core/models/architectures.def"
+#include "core/models/architectures/architectures.def"
 #undef ATTN_ARCHITECTURE
 
 }  // namespace attn

@@ -1,8 +1,8 @@
 // The Connection Transformer's monitor (model.architecture "conn"; private to core: includes
 // torch): trainer-thread bookkeeping behind the generic ArchitectureMonitor
-// (core/models/architecture_monitor.h). The stability control after every optimiser step, the
+// (core/models/architectures/architecture_monitor.h). The stability control after every optimiser step, the
 // spectral estimates of I + C every step, exact eigenvalues and C on slower cadences, the
-// reasoning trace at probes; published as the generic view of core/models/conn_view.h. Its run
+// reasoning trace at probes; published as the generic view of core/models/conn/conn_view.h. Its run
 // directory files: conn.json (histories, the exact spectrum of the final C, statistics) and
 // C.csv (`attnlab spectral`'s input).
 #pragma once
@@ -10,10 +10,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "core/models/architecture_monitor.h"
-#include "core/models/conn_model.h"
-#include "core/models/conn_view.h"
-#include "core/models/spectral_tracker.h"
+#include "core/models/architectures/architecture_monitor.h"
+#include "core/models/conn/conn_model.h"
+#include "core/models/conn/conn_view.h"
+#include "core/models/conn/spectral_tracker.h"
 #include "core/views/history.h"
 
 namespace attn {

@@ -4,7 +4,7 @@
 // one place that chooses an architecture's modules by name.
 //
 // An architecture is its own files plus one row ATTN_ARCHITECTURE(<name>) in
-// core/models/architectures.def; the row names the function its files define,
+// core/models/architectures/architectures.def; the row names the function its files define,
 //   const ArchitectureDescriptor& <name>_architecture();
 // "transformer" (attention layers, every mechanism of core/attention/) is the default one.
 #pragma once
@@ -71,7 +71,7 @@ struct ArchitectureDescriptor {
   // Its own config section's controls (the Run panel draws them instead of the layers').
   std::vector<ArchitectureField> fields;
 
-  // What it shows of itself. Its monitor (core/models/architecture_monitor.h, made by
+  // What it shows of itself. Its monitor (core/models/architectures/architecture_monitor.h, made by
   // <name>_monitor) publishes views of the whole model, Snapshot::model_views; a views.rec record
   // holds at most `model_views` of them, each checked against the run's config by check_view
   // (throws attn::Error saying what the config refuses; required when model_views > 0).
@@ -113,7 +113,7 @@ std::string architecture_summaries();
 
 // The row functions of architectures.def.
 #define ATTN_ARCHITECTURE(id) const ArchitectureDescriptor& id##_architecture();
-#include "core/models/architectures.def"
+#include "core/models/architectures/architectures.def"
 #undef ATTN_ARCHITECTURE
 
 }  // namespace attn

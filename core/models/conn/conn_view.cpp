@@ -1,6 +1,6 @@
-// The Connection Transformer's view as a generic MechanismView and back (core/models/conn_view.h),
+// The Connection Transformer's view as a generic MechanismView and back (core/models/conn/conn_view.h),
 // and the hooks its architecture row gives the records' readers. Torch-free.
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 
 #include <cmath>
 #include <filesystem>

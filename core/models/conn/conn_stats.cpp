@@ -5,7 +5,7 @@
 #include <functional>
 #include <queue>
 
-#include "core/models/conn_view.h"
+#include "core/models/conn/conn_view.h"
 
 namespace attn {
 
