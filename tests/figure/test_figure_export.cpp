@@ -44,9 +44,12 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
     std::string cell;
     bool quoted = false;
     for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) cells.push_back(cell), cell.clear();
-      else cell += c;
+      if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted)
+        cells.push_back(cell), cell.clear();
+      else
+        cell += c;
     }
     cells.push_back(cell);
     rows.push_back(cells);
@@ -69,7 +72,8 @@ TEST_CASE("figure export: the PDF embeds its TrueType font (no Type 3) and rende
   req.format = ExportFormat::Pdf;
   req.path = (dir / "sample.pdf").string();
   req.width_in = 7.0;
-  const ExportResult res = export_figure(sample_figure(), req, {"0.1", "run1", "abc", 7, 120, "dot", ""});
+  const ExportResult res =
+      export_figure(sample_figure(), req, {"0.1", "run1", "abc", 7, 120, "dot", ""});
   CHECK(res.font_family == "DejaVu Sans");
   CHECK(fs::exists(dir / "sample.pdf"));
   CHECK(fs::exists(dir / "sample.csv"));
@@ -128,6 +132,14 @@ TEST_CASE("figure export: the SVG parses, keeps text as <text> and heatmaps as c
   CHECK(svg.find("<image") != std::string::npos);
   CHECK(svg.find("image-rendering=\"pixelated\"") != std::string::npos);
   CHECK(svg.find("width=\"252pt\"") != std::string::npos);  // 3.5 in
+  // Each heatmap image carries xlink:href (declared on <svg>) beside SVG 2's href, so ImageMagick
+  // and older viewers, which read only xlink:href, draw it.
+  CHECK(svg.find("xmlns:xlink=\"http://www.w3.org/1999/xlink\"") != std::string::npos);
+  const size_t image = svg.find("<image");
+  REQUIRE(image != std::string::npos);
+  const std::string tag = svg.substr(image, svg.find("/>", image) - image);
+  CHECK(tag.find(" xlink:href=\"data:image/png;base64,") != std::string::npos);
+  CHECK(tag.find(" href=\"data:image/png;base64,") != std::string::npos);
 }
 
 TEST_CASE("figure export: the PNG has the requested size and records its dpi in pHYs") {
@@ -238,7 +250,8 @@ TEST_CASE("figure export: heatmap cells are crisp and oriented (row 0 at the top
     for (int c = 0; c < 2; ++c) {
       // Centre of cell (r, c), and a point one pixel inside its corner: the same colour (no
       // smoothing between cells).
-      const int cx = int(plot.x + (c + 0.5) * plot.w / 2), cy = int(plot.y + (r + 0.5) * plot.h / 2);
+      const int cx = int(plot.x + (c + 0.5) * plot.w / 2),
+                cy = int(plot.y + (r + 0.5) * plot.h / 2);
       const int ex = int(plot.x + c * plot.w / 2) + 2, ey = int(plot.y + r * plot.h / 2) + 2;
       const auto a = px[size_t(cy) * w + cx], b = px[size_t(ey) * w + ex];
       const auto want = colours[r * 2 + c];

@@ -14,10 +14,18 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
       default:
         // XML 1.0 forbids most control characters.
         if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;
@@ -73,8 +81,8 @@ class SvgPainter : public Painter {
   void fill_rect(const Rect& r, Color c) override {
     if (c.a <= 0) return;
     os_ << "<rect x=\"" << num(r.x) << "\" y=\"" << num(r.y) << "\" width=\"" << num(r.w)
-        << "\" height=\"" << num(r.h) << "\" fill=\"" << rgb(c) << "\"" << opacity("fill-opacity", c)
-        << "/>\n";
+        << "\" height=\"" << num(r.h) << "\" fill=\"" << rgb(c) << "\""
+        << opacity("fill-opacity", c) << "/>\n";
   }
 
   void polyline(const double* x, const double* y, int n, Color c, double width, LineStyle style,
@@ -136,7 +144,10 @@ class SvgPainter : public Painter {
         << "\" preserveAspectRatio=\"none\" image-rendering=\"pixelated\" "
            "style=\"image-rendering:pixelated;image-rendering:crisp-edges\"";
     if (alpha < 1) os_ << " opacity=\"" << num(alpha) << "\"";
-    os_ << " href=\"data:image/png;base64," << base64(png) << "\"/>\n";
+    // SVG 2's href and SVG 1.1's xlink:href: ImageMagick (rsvg) and older viewers read only
+    // the latter, browsers prefer the former.
+    const std::string data = "data:image/png;base64," + base64(png);
+    os_ << " href=\"" << data << "\" xlink:href=\"" << data << "\"/>\n";
   }
 
   void push_clip(const Rect& r) override {
@@ -158,9 +169,10 @@ class SvgPainter : public Painter {
 std::string render_svg(const Figure& figure, const Page& page, const FigureFont& font) {
   std::ostringstream os;
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-     << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << num(page.width_pt)
-     << "pt\" height=\"" << num(page.height_pt) << "pt\" viewBox=\"0 0 " << num(page.width_pt)
-     << " " << num(page.height_pt) << "\">\n"
+     << "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
+        "version=\"1.1\" width=\""
+     << num(page.width_pt) << "pt\" height=\"" << num(page.height_pt) << "pt\" viewBox=\"0 0 "
+     << num(page.width_pt) << " " << num(page.height_pt) << "\">\n"
      << "<title>" << escape(figure.title.empty() ? figure.name : figure.title) << "</title>\n";
   SvgPainter painter(os, font);
   draw_figure(figure, page, font, painter);
