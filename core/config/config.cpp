@@ -34,7 +34,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, architecture, conn, d_model, hea
                                    position, rope_base)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ratio, warmup,
                                    weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches,
-                                   record_every)
+                                   record_every, record_attribution, record_importance_batches)
 
 namespace {
 
@@ -429,6 +429,11 @@ json to_json(const ExperimentConfig& c) {
     task.erase("validation_fraction");
   }
   if (c.task.validation_examples == defaults.validation_examples) task.erase("validation_examples");
+  const TrainConfig train_defaults;
+  if (c.train.record_attribution == train_defaults.record_attribution)
+    j["train"].erase("record_attribution");
+  if (c.train.record_importance_batches == train_defaults.record_importance_batches)
+    j["train"].erase("record_importance_batches");
   return j;
 }
 

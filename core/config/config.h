@@ -107,6 +107,10 @@ struct TrainConfig {
   // so config.json shows it). It sets nothing else: the window's live answers (interventions,
   // the eval-length figures) refresh at every evaluation (eval_every).
   int64_t record_every = 100;
+  // At every recorded step, attribution patching and direct logit attribution on the probe and
+  // its twin (core/training/recording/run_recorder.h); eval batches of the recorded importance.
+  bool record_attribution = true;
+  int record_importance_batches = 1;
 };
 
 struct ExperimentConfig {

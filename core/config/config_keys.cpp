@@ -25,6 +25,9 @@ ConfigKey number(const char* path, double lo, double hi, bool lo_open, const cha
 ConfigKey text(const char* path, std::vector<std::string> allowed, const char* meaning) {
   return {path, T::string, 0, 0, false, std::move(allowed), meaning};
 }
+ConfigKey boolean(const char* path, const char* meaning) {
+  return {path, T::boolean, 0, 0, false, {}, meaning};
+}
 
 constexpr double kMaxSteps = 1e8;
 
@@ -162,6 +165,14 @@ std::vector<ConfigKey> train_keys() {
               "Record the probe's views into the run's views.rec every this many steps, and at "
               "the first and last; 0 = no views.rec",
               "train.eval_every"),
+      boolean(
+          "train.record_attribution",
+          "At every recorded step, also record attribution patching of every head (the probe "
+          "and the task's corrupted twin: one forward and backward) and the direct logit "
+          "attribution (token tasks with twins; `attnlab export --figure attribution --steps`)"),
+      integer("train.record_importance_batches", 1, 100000,
+              "Eval batches the recorded head importance (each head zero-ablated alone, at every "
+              "recorded step) runs on; each costs layers x heads + 1 forward passes"),
   };
 }
 

@@ -7,6 +7,7 @@
 
 #include "app/cli/cli.h"
 #include "app/figures/catalog/figures.h"
+#include "app/figures/runs/causal_figures.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
@@ -99,8 +100,8 @@ int print_steps(const std::string& dir, bool as_json) {
 // (connections and mechanism-views read the run's mechanism views over training through
 // FigureOptions::step instead: history_figure). One list for the checks and their messages.
 const std::vector<std::string> kRecordedFigures = {
-    "attention",   "image-attention",  "connections",    "mechanism-views",
-    "conn-matrix", "conn-eigenvalues", "neural-surface", "importance"};
+    "attention",        "image-attention", "connections", "mechanism-views", "conn-matrix",
+    "conn-eigenvalues", "neural-surface",  "importance",  "attribution"};
 // Drawn from the snapshot's mechanism views over training, picked by FigureOptions::step.
 bool history_figure(const std::string& name) {
   return name == "connections" || name == "mechanism-views";
@@ -317,6 +318,30 @@ ExportedRun load_exported_run(const ExportArgs& a) {
   return e;
 }
 
+// --figure attribution: attribution patching as views.rec recorded it (train.record_attribution)
+// at each of `steps` (-1: the last record; the record at or before each, drawn once), side by
+// side on one colour scale: when each head became causally necessary.
+fig::Figure attribution_filmstrip(const ExportedRun& e, const std::vector<int64_t>& steps,
+                                  const std::string& option) {
+  if (e.views.empty())
+    throw Error(option + ": " + e.run.dir +
+                " has no recorded views (views.rec; train.record_every 0, or a run from before "
+                "recording): attribution over training is drawn from them");
+  std::vector<fig::Figure> frames;
+  for (const int64_t step : steps) {
+    const ViewRecord r =
+        read_view_record(e.views_path, view_record_at(e.views, step), e.owner.shape);
+    if (!frames.empty() && frames.back().step == r.step) continue;
+    if (r.attribution.empty())
+      throw Error(option + ": the view recorded at step " + std::to_string(r.step) + " of " +
+                  e.run.dir +
+                  " holds no attribution (recorded with train.record_attribution true, for token "
+                  "tasks with a corrupted twin, since issue 48)");
+    frames.push_back(figures::recorded_attribution_figure(r.attribution, r.step));
+  }
+  return frames.size() == 1 ? frames.front() : figures::filmstrip_figure(frames);
+}
+
 // The head metrics of every record of the run's views.rec, in step order (none without one).
 std::vector<HeadMetric> recorded_head_metrics(const std::string& views_path, const ViewRun& owner,
                                               const std::vector<ViewIndexEntry>& index) {
@@ -381,11 +406,15 @@ void write_jobs(const ExportArgs& a, const ExportedRun& e, const ExportJobs& job
       rows = recorded_head_metrics(e.views_path, e.owner, e.views);
   std::vector<fig::Figure> built;
   for (const auto& job : jobs)
-    built.push_back(!e.film.empty() ? filmstrip(e.run, *e.snap, e.views, job.first, options, e.film,
-                                                "--steps " + a.steps)
-                    : !is_heads(job.first) ? figures::build_figure(job.first, *e.snap, options)
-                    : job.second.format == fig::ExportFormat::Csv ? fig::Figure{}
-                                                                  : figures::heads_figure(rows));
+    built.push_back(
+        job.first == "attribution"
+            ? attribution_filmstrip(e, e.film.empty() ? std::vector<int64_t>{a.step} : e.film,
+                                    e.film.empty() ? "--figure attribution" : "--steps " + a.steps)
+        : !e.film.empty()
+            ? filmstrip(e.run, *e.snap, e.views, job.first, options, e.film, "--steps " + a.steps)
+        : !is_heads(job.first) ? figures::build_figure(job.first, *e.snap, options)
+        : job.second.format == fig::ExportFormat::Csv ? fig::Figure{}
+                                                      : figures::heads_figure(rows));
   const fig::Provenance prov = figures::provenance_for(*e.snap, e.run.config, e.run.id);
   nlohmann::json written = nlohmann::json::array();
   fig::ExportResult res;

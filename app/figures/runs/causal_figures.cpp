@@ -93,4 +93,21 @@ fig::Figure path_patch_figure(const PathPatchTable& t) {
   return f;
 }
 
+fig::Figure recorded_attribution_figure(const RecordedAttribution& a, int64_t step) {
+  if (a.empty()) throw Error("no recorded attribution at step " + std::to_string(step));
+  fig::Figure f;
+  f.name = "attribution";
+  f.step = step;
+  f.title = "attribution patching, " + a.metric + " (clean " + fixed_decimal(a.clean, 2) +
+            ", corrupted " + fixed_decimal(a.corrupt, 2) + ")";
+  // The metric names the panel: patch_heads reads the loss where the clean and corrupted answers
+  // agree (an untrained model) and the logit difference once they differ.
+  fig::Panel p = layer_head_panel("attribution", "attribution (metric units)", a.layers, a.heads,
+                                  a.values, render::Colormap::Diverging);
+  p.title = a.metric;
+  f.panels.push_back(std::move(p));
+  f.aspect = std::clamp(0.25 + 0.1 * a.layers, 0.3, 0.9);
+  return f;
+}
+
 }  // namespace attn::figures

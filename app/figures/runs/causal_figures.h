@@ -8,8 +8,14 @@
 //    probe's tokens as ticks). Diverging scale centred on 0.
 //  - path_patch_figure: the sender x receiver matrix of shares restored, sender rows, receiver
 //    columns ("L1 H0"); cells without a path (the receiver not in a later layer) are NaN.
-//  - Both throw attn::Error for an empty table.
+//  - recorded_attribution_figure: one recorded step's attribution patching (views.rec,
+//    core/runs/records/view_records.h) as a layer x head heatmap in the metric's units (not a
+//    share: early in training clean and corrupted barely differ, and a share would blow up), the
+//    clean and corrupted metric in the title; `attnlab export --figure attribution --steps`
+//    draws one per step side by side on one colour scale (filmstrip_figure).
+//  - All throw attn::Error for an empty table.
 #pragma once
+#include "core/runs/records/view_records.h"
 #include "core/views/causal_view.h"
 #include "core/views/intervention_view.h"
 #include "render/plot/figure.h"
@@ -19,5 +25,6 @@ namespace attn::figures {
 fig::Figure attribution_figure(const AttributionTable& attribution, const PatchTable& patch,
                                bool by_position);
 fig::Figure path_patch_figure(const PathPatchTable& table);
+fig::Figure recorded_attribution_figure(const RecordedAttribution& attribution, int64_t step);
 
 }  // namespace attn::figures

@@ -119,6 +119,16 @@ void check_view_record(const ViewRecord& r, const ViewShape& s) {
     refuse("holds a head importance table of " + std::to_string(r.importance.layers) + " x " +
            std::to_string(r.importance.heads) + "; the run's model has " +
            std::to_string(s.layers) + " layers x " + std::to_string(s.heads) + " heads");
+  if (!r.attribution.empty() &&
+      (r.attribution.layers != s.layers || r.attribution.heads != s.heads))
+    refuse("holds an attribution table of " + std::to_string(r.attribution.layers) + " x " +
+           std::to_string(r.attribution.heads) + "; the run's model has " +
+           std::to_string(s.layers) + " layers x " + std::to_string(s.heads) + " heads");
+  // embed, then per layer every head, the attention bias and the MLP.
+  const size_t components = 1 + size_t(std::max(s.layers, 0)) * (size_t(std::max(s.heads, 0)) + 2);
+  if (r.dla.names.size() > components)
+    refuse("holds a direct logit attribution of " + std::to_string(r.dla.names.size()) +
+           " components; the run's model has " + std::to_string(components));
   check_model_views(r, s);
 }
 

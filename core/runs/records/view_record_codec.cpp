@@ -82,6 +82,46 @@ void decode_importance(const json& j, ViewRecord& r) {
   }
 }
 
+// "attribution" and "dla" (optional; see view_records.h): every count checked against the
+// stated limits (kMaxRecordedHeads, kMaxRecordedComponents) before its values are read.
+void decode_attribution(const json& j, ViewRecord& r) {
+  if (!j.contains("attribution")) return;
+  const json& e = j.at("attribution");
+  RecordedAttribution& a = r.attribution;
+  a.metric = e.at("metric").get<std::string>();
+  a.clean = e.at("clean").get<double>();
+  a.corrupt = e.at("corrupt").get<double>();
+  a.layers = e.at("layers").get<int>();
+  a.heads = e.at("heads").get<int>();
+  if (a.layers <= 0 || a.heads <= 0 || uint64_t(a.layers) * uint64_t(a.heads) > kMaxRecordedHeads)
+    throw Error("views.rec: an attribution table of " + std::to_string(a.layers) + " x " +
+                std::to_string(a.heads) + " heads (at most " + std::to_string(kMaxRecordedHeads) +
+                ")");
+  a.values = float_array_of(e.at("values"), kMaxRecordedHeads, "views.rec: the attribution");
+  if (a.values.size() != size_t(a.layers) * size_t(a.heads))
+    throw Error("views.rec: an attribution table of " + std::to_string(a.layers) + " x " +
+                std::to_string(a.heads) + " holds " + std::to_string(a.values.size()) + " values");
+}
+
+void decode_dla(const json& j, ViewRecord& r) {
+  if (!j.contains("dla")) return;
+  const json& e = j.at("dla");
+  RecordedLogitAttribution& d = r.dla;
+  d.answer = e.at("answer").get<std::string>();
+  d.answer_logit = e.at("logit").get<double>();
+  d.held_out = e.at("held_out").get<double>();
+  const json& names = e.at("names");
+  if (!names.is_array() || names.size() > kMaxRecordedComponents)
+    throw Error("views.rec: the direct logit attribution's \"names\" is not an array of at most " +
+                std::to_string(kMaxRecordedComponents) + " names");
+  d.names = names.get<std::vector<std::string>>();
+  d.values = float_array_of(e.at("values"), kMaxRecordedComponents,
+                            "views.rec: the direct logit attribution");
+  if (d.values.size() != d.names.size())
+    throw Error("views.rec: the direct logit attribution holds " + std::to_string(d.values.size()) +
+                " values for " + std::to_string(d.names.size()) + " components");
+}
+
 // The generic views under `key`: an array of at most kMaxViewEntries (checked before any is read).
 std::vector<MechanismView> views_of(const json& j, const std::string& key) {
   const json& list = j.at(key);
@@ -238,6 +278,17 @@ std::string encode_view_record(const ViewRecord& r) {
                        {"loss", floats(t.loss)},
                        {"acc", floats(t.accuracy)}};
   }
+  if (!r.attribution.empty()) {
+    const RecordedAttribution& a = r.attribution;
+    j["attribution"] = {{"metric", a.metric}, {"clean", a.clean}, {"corrupt", a.corrupt},
+                        {"layers", a.layers}, {"heads", a.heads}, {"values", floats(a.values)}};
+  }
+  if (!r.dla.empty())
+    j["dla"] = {{"answer", r.dla.answer},
+                {"logit", r.dla.answer_logit},
+                {"held_out", r.dla.held_out},
+                {"names", r.dla.names},
+                {"values", floats(r.dla.values)}};
   if (!r.model_views.empty()) {
     json model = json::array();
     for (const MechanismView& v : r.model_views) model.push_back(mechanism_view_to_json(v, true));
@@ -290,6 +341,8 @@ ViewRecord decode_view_record(const std::string& payload) {
                     std::to_string(r.maps.size()) + " maps");
     }
     decode_importance(j, r);
+    decode_attribution(j, r);
+    decode_dla(j, r);
     decode_model_views(j, r);
   } catch (const json::exception& e) {
     throw Error(std::string("views.rec: a record lacks a field or has the wrong type: ") +

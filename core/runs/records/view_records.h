@@ -3,8 +3,9 @@
 // class probabilities of image tasks, and the views of the whole model an architecture without
 // attention layers publishes), appended to the run directory's views.rec so a run keeps its
 // history, not only its last step. Torch-free. Fields added after the first version ("image",
-// "probs", "model", "induction", "importance") are optional in a record: older recordings read with
-// them empty. Format (all integers little-endian):
+// "probs", "model", "induction", "importance", "attribution", "dla") are optional in a record:
+// older recordings read with them empty, and older readers skip the keys they do not know, so
+// adding one keeps the record's version. Format (all integers little-endian):
 //   version 2 (written since issue 46): "ATTNVIEWS2\n" (11 bytes), u32 n, n bytes of JSON
 //   {"run_id", "run"} (the identity of the run that recorded the file,
 //   core/runs/directory/run_files.h, and its directory then), u32 CRC-32 of those n bytes; then
@@ -18,11 +19,11 @@
 //   core/attention/registry.h) into one view per layer. "model" holds the whole-model views (the
 //   same layout); an architecture's entries under its own key, from before it published generic
 //   views, are read through its row (ArchitectureDescriptor::legacy_record_view,
-//   core/models/architectures/architecture.h). A record of a later version is refused, naming it. The codec is
-//   view_record_codec.cpp, the checks against the run view_record_checks.cpp. version 1 (older
-//   runs): "ATTNVIEWS1\n", then records whose CRC covers the payload only. Such a file carries no
-//   identity: it is checked against the run by the records' shape only, and a damaged step field is
-//   not detected (a record read back says which step it holds).
+//   core/models/architectures/architecture.h). A record of a later version is refused, naming it.
+//   The codec is view_record_codec.cpp, the checks against the run view_record_checks.cpp. version
+//   1 (older runs): "ATTNVIEWS1\n", then records whose CRC covers the payload only. Such a file
+//   carries no identity: it is checked against the run by the records' shape only, and a damaged
+//   step field is not detected (a record read back says which step it holds).
 // Contract:
 //  - A file is read in place (pread), never whole: at most kMaxViewFileBytes (1 GiB, refused
 //    above, naming the file), a record's payload at most kMaxViewPayload, and at most
@@ -64,8 +65,8 @@
 namespace attn {
 
 constexpr const char* kViewRecordsFile = "views.rec";
-// Eval batches the recorded head importance uses: the run's first (it runs layers x heads + 1
-// passes at every recorded step, so it is kept to one batch).
+// Eval batches the recorded head importance uses by default (train.record_importance_batches):
+// the run's first (it runs layers x heads + 1 passes at every recorded step).
 constexpr int kRecordedImportanceBatches = 1;
 constexpr uint64_t kDefaultViewBudget = uint64_t(64) << 20;  // 64 MiB
 // The stated limits (docs/guide/hardening.md): a file, a record's payload, its CBOR items.
@@ -73,6 +74,27 @@ constexpr uint64_t kMaxViewFileBytes = uint64_t(1) << 30;  // 1 GiB
 constexpr uint32_t kMaxViewPayload = uint32_t(1) << 29;    // 512 MiB
 constexpr uint64_t kMaxViewRecordItems = uint64_t(1) << 20;
 constexpr int kViewRecordVersion = 2;  // of a record's payload (see the format above)
+// The recorded causal tables' stated limits (checked on the bytes before anything is built).
+constexpr uint64_t kMaxRecordedHeads = uint64_t(1) << 16;       // attribution cells
+constexpr uint64_t kMaxRecordedComponents = uint64_t(1) << 16;  // direct logit attribution rows
+
+// Attribution patching at a recorded step (core/views/causal_view.h's AttributionTable, per head
+// only), on the recorded probe and the task's corrupted twin of it (Task::corrupted_twin).
+struct RecordedAttribution {
+  std::string metric;             // as PatchTable::metric
+  double clean = 0, corrupt = 0;  // the metric on the clean and the corrupted probe
+  int layers = 0, heads = 0;
+  std::vector<float> values;  // layer-major [layers x heads], metric units
+  bool empty() const { return values.empty(); }
+};
+// Direct logit attribution at a recorded step (LogitAttribution) on the recorded probe.
+struct RecordedLogitAttribution {
+  std::string answer;  // the model's top prediction at the answer position
+  double answer_logit = 0, held_out = 0;
+  std::vector<std::string> names;  // "embed", "L0.H1", "L0.attn_bias", "L0.mlp", ...
+  std::vector<float> values;       // per name, in logit units
+  bool empty() const { return values.empty(); }
+};
 
 struct ViewRecord {
   int64_t step = 0;
@@ -90,9 +112,14 @@ struct ViewRecord {
   // again). Empty: not measured (image tasks, older records).
   std::vector<float> induction;
   // Models with attention heads: every head's zero ablation on the run's first
-  // kRecordedImportanceBatches eval batches (core/training/interventions/interventions.h). Empty
-  // otherwise.
+  // train.record_importance_batches eval batches (core/training/interventions/interventions.h).
+  // Empty otherwise.
   ImportanceTable importance;
+  // Token tasks with a corrupted twin, train.record_attribution: attribution patching of every
+  // head on the probe and its twin, and the direct logit attribution on the probe (recorded by
+  // core/training/recording/run_recorder.h's SessionViews). Empty otherwise and in older records.
+  RecordedAttribution attribution;
+  RecordedLogitAttribution dla;
 };
 
 // What every record of a run must look like, from the run's own config: the counts a record

@@ -7,6 +7,7 @@
 #include "core/base/file_io.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/formats/tensorboard_events.h"
+#include "core/training/interventions/run_interventions.h"
 #include "core/views/mechanism_view.h"
 
 namespace attn {
@@ -108,16 +109,47 @@ ViewRecorder open_views(const std::string& dir, const TrainingSession& session) 
 
 }  // namespace
 
+void add_causal_record(TrainingSession& session, ViewRecord& r) {
+  const PatchProbes probes = patch_probes(session, "", "", "the probe", "its twin");
+  const AttributionTable a = session_attribution(session, probes);
+  r.attribution.metric = a.metric;
+  r.attribution.clean = a.clean_metric;
+  r.attribution.corrupt = a.corrupt_metric;
+  r.attribution.layers = a.layers;
+  r.attribution.heads = a.heads;
+  r.attribution.values.assign(a.attribution.begin(), a.attribution.end());
+  const LogitAttribution d = session_logit_attribution(session, probes.clean);
+  r.dla.answer = d.answer;
+  r.dla.answer_logit = d.answer_logit;
+  r.dla.held_out = d.held_out;
+  for (const auto& c : d.components) {
+    r.dla.names.push_back(c.first);
+    r.dla.values.push_back(static_cast<float>(c.second));
+  }
+}
+
 SessionViews::SessionViews(const std::string& dir, TrainingSession& session)
     : recorder_(open_views(dir, session)),
+      notes_(recorder_.notes()),
       every_(session.config().train.record_every),
       events_(run_events(dir)) {
+  if (session.config().train.record_attribution) {
+    try {  // the probes it would use: refused for images, a task without twins, no heads
+      check_interventions_apply(session.config());
+      patch_probes(session, "", "", "the probe", "its twin");
+      attribution_ = true;
+    } catch (const Error& e) {
+      notes_.push_back(
+          std::string("views.rec records no attribution (train.record_attribution): ") + e.what());
+    }
+  }
   if (recorder_.index().empty() || recorder_.index().back().step != session.step()) record(session);
 }
 
 void SessionViews::record(TrainingSession& session) {
   const auto t0 = std::chrono::steady_clock::now();
-  const ViewRecord r = session.view_record();
+  ViewRecord r = session.view_record();
+  if (attribution_) add_causal_record(session, r);
   recorder_.append(r);
   events_->add_head_metrics(head_metrics(r));  // TensorBoard's copy
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -5,9 +5,9 @@
 //    (Connection Transformer), mechanism_views.json (the layers' mechanism views) and
 //    summary.json last: a present summary means every other file is complete.
 //  - RunRecorder owns one run directory for as long as it lives: it holds the directory's lock
-//    (core/runs/directory/run_lock.h; a second writer is refused), writes config.json and the metrics
-//    header at construction, appends one metrics.csv row per evaluation as training goes, and
-//    save() writes the checkpoint and summary (a pause, a reset, closing the window: summary
+//    (core/runs/directory/run_lock.h; a second writer is refused), writes config.json and the
+//    metrics header at construction, appends one metrics.csv row per evaluation as training goes,
+//    and save() writes the checkpoint and summary (a pause, a reset, closing the window: summary
 //    with "interrupted": true and "interrupted_by" saying which). Training again after a save
 //    removes summary.json first (continue()), so a present summary never describes fewer steps
 //    than the checkpoint beside it. Every method throws attn::Error naming the file on failure.
@@ -73,11 +73,21 @@ void write_run_copy(TrainingSession& session, const std::string& dir, const std:
 // 1 GiB is refused and left as it was. Then a new file is made for the run (its marker, and so
 // its identity, first when it has none), or, on a resume, damaged bytes and the records after
 // the resumed step are moved beside the file (never dropped), each said in notes().
+// With train.record_attribution, each record also holds attribution patching of every head on
+// the probe and the task's corrupted twin (session_attribution) and the direct logit attribution
+// on the probe (session_logit_attribution), both at the record's step; a run whose model or task
+// cannot give them (no heads, images, a task without twins) records without them and says why in
+// notes().
+// Fills r.attribution and r.dla from the session's model at its step, as SessionViews records
+// them (the session's probe and Task::corrupted_twin of it). Throws attn::Error when the run
+// cannot give them (see above).
+void add_causal_record(TrainingSession& session, ViewRecord& r);
+
 class SessionViews {
  public:
   SessionViews(const std::string& dir, TrainingSession& session);
   // What opening moved aside, one line each, for the run's log (empty as a rule).
-  const std::vector<std::string>& notes() const { return recorder_.notes(); }
+  const std::vector<std::string>& notes() const { return notes_; }
   void after_step(TrainingSession& session);
   // Records the current step unless it is recorded, and flushes the file to disk.
   void finish(TrainingSession& session);
@@ -89,6 +99,8 @@ class SessionViews {
  private:
   void record(TrainingSession& session);
   ViewRecorder recorder_;
+  std::vector<std::string> notes_;
+  bool attribution_ = false;  // train.record_attribution, and the run can give it
   int64_t every_;
   double seconds_ = 0;
   std::shared_ptr<TensorBoardEvents> events_;  // each record's head metrics (run_events)

@@ -151,7 +151,8 @@ ViewRecord TrainingSession::view_record() {
   // Every head's zero ablation on the first eval batches: when each head became necessary.
   if (architecture_has_heads(config_.model)) {
     r.importance = head_importance(
-        model_, first_batches(task_->eval_set(), kRecordedImportanceBatches), AblationMode::zero);
+        model_, first_batches(task_->eval_set(), config_.train.record_importance_batches),
+        AblationMode::zero);
     r.importance.step = step_;
   }
   return r;
