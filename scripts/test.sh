@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Command 2: set up, build everything, and run the whole test suite (GUI tests under Xvfb),
+# Command 2: set up, build everything, and run the whole test suite (GUI tests under Xvfb) in
+# two lanes (ctest -j 2; tests/CMakeLists.txt says which suites run alone and why),
 # then a short fuzzing run (scripts/fuzz.sh: 30 s per libFuzzer target, clang-14).
 # Then the sanitizer stage (scripts/sanitize.sh stage, every time): ASan+UBSan on instrumented
 # copies of the torch-free libraries (readers, parsers, run files, figures, the window's panels)
@@ -18,7 +19,7 @@ scripts/setup.sh --tests
 stage() { echo "== attnlab test: $1 ($(date -u +%H:%M:%S))"; }
 
 stage "Release suite"
-(cd build && ctest --output-on-failure --timeout 1800 "$@")
+(cd build && ctest -j 2 --output-on-failure --timeout 1800 "$@")
 
 if [ -z "${ATTN_SKIP_SANITIZE:-}" ]; then
   stage "sanitizer stage (ASan+UBSan, TSan)"
