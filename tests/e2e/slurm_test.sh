@@ -2,9 +2,12 @@
 # Sweeps on a real Slurm (issue 51): munged, slurmctld and slurmd start on this one node from a
 # temporary slurm.conf (no systemd), `attnlab sweep --slurm` submits a 6-cell sweep as arrays
 # split at MaxArraySize (2 here) with a report job after them; one task is signalled mid-run
-# (USR1, as Slurm does before a time limit), checkpoints, requeues itself and resumes; a task
-# whose cell cannot start fails, slurm-status says which cells failed and never started, and
-# --resubmit-failed submits only that task. The results equal the same sweep run locally.
+# (USR1, as Slurm does before a time limit), checkpoints (its log names SIGUSR1), requeues itself
+# and resumes; a task whose cell cannot start fails, slurm-status says which cells failed and never
+# started, and --resubmit-failed submits only that task. The results equal the same sweep run
+# locally. A 2-pair suite and a 4-arm reproduction (conn --quick, one seed) go the same way: their
+# leaderboard and report equal a local run's, slurm-status reads them, and the reproduction's
+# failed task is resubmitted alone (slurm-status --resubmit-failed).
 # Exits 77 (ctest: skipped) with a message when Slurm's or munge's programs are missing.
 # usage: slurm_test.sh <attnlab>
 set -u
@@ -149,6 +152,9 @@ grep -E "^attnlab: task|SIGUSR1|resuming|interrupted" "$log0"
 check "task 0's log shows its restart" grep -q "restart 1" "$log0"
 check "the restarted task resumed the interrupted cell" grep -q "resuming from its checkpoint" "$log0"
 check "USR1 checkpointed and requeued" grep -q "SIGUSR1: the running cell is checkpointed; requeueing" "$log0"
+# The cell's own log names the signal Slurm sent, not the one the sweep forwarded it as.
+check "the cell says it was interrupted by SIGUSR1" grep -q "interrupted by SIGUSR1 at step" "$log0"
+check "no cell says SIGINT or SIGTERM" bash -c "! grep -q 'interrupted by SIG\(INT\|TERM\)' '$log0'"
 
 "$bin" slurm-status --out S >status.out 2>&1
 cat status.out
@@ -204,6 +210,14 @@ results L >local.results
 check "the Slurm sweep's metrics and summaries equal the local sweep's (requeued cell included)" \
   cmp -s slurm.results local.results
 cmp -s slurm.results local.results || diff slurm.results local.results | head -n 10
+# Wait until the queue is empty (at most 2 minutes).
+drain() {
+  for _ in $(seq 600); do
+    [ -z "$(squeue -h -o %i)" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
 # --- a suite: one task per (task, mechanism) pair, then the leaderboard job ------------------
 suite=(suite --quick --tasks parity --mechanisms dot,dot-none --seeds 1)
 expect_refusal "--shard cannot go with it" Q "${suite[@]}" --out Q --slurm --shard 0/2
@@ -226,4 +240,54 @@ import json
 q, l = (json.load(open(d + "/leaderboard.json")) for d in ("Q", "QL"))
 assert len(q["cells"]) == 2 and all(c["status"] == "done" for c in q["cells"]), q["cells"]
 assert q["cells"] == l["cells"] and q["comparisons"] == l["comparisons"]'
+"$bin" slurm-status --out Q >qstatus.out 2>&1
+cat qstatus.out
+check "slurm-status reads a suite: both pairs finished" \
+  grep -q "^2 finished, 0 running, 0 pending, 0 failed, 0 never started$" qstatus.out
+"$bin" "${suite[@]}" --out Q --slurm --resubmit-failed >qagain.out 2>>"$E2E_TMP/log"
+check "suite --resubmit-failed: nothing to resubmit" grep -q "nothing to resubmit" qagain.out
+
+# --- a reproduction: one task per arm, then the report job -----------------------------------
+# conn --quick with one seed: 4 arms (tasks 0..3). Task 3 (arm dot) fails on its node (a file
+# where its runs go), is reported failed, and is resubmitted alone once the file is gone.
+repro=(reproduce --paper conn --quick --seeds 1)
+expect_refusal "--shard cannot go with it" P "${repro[@]}" --out P --slurm --shard 0/4
+check "the refused reproduce --slurm --shard created no directory" [ ! -e P ]
+mkdir -p P/runs && echo "not a directory" >P/runs/dot
+"$bin" "${repro[@]}" --out P --slurm --max-parallel 2 >psubmit.out 2>>"$E2E_TMP/log"
+rc=$?
+cat psubmit.out
+check "reproduce --slurm exits 0" [ $rc = 0 ]
+check "reproduce --slurm: its 4 arms in two arrays (MaxArraySize 2) and a report job" \
+  [ "$(grep -c '^submitted array job .*: tasks 0-1 (+[02]) of 4' psubmit.out)" = 2 -a "$(grep -c '^submitted report job .*report.md' psubmit.out)" = 1 ]
+drain
+check "every reproduce job left the queue" [ -z "$(squeue -h -o %i)" ]
+"$bin" slurm-status --out P >pstatus.out 2>&1
+cat pstatus.out
+check "slurm-status reads a reproduction: 3 arms finished, the dot arm's task failed" \
+  grep -q "^3 finished, 0 running, 0 pending, 1 failed, 0 never started$" pstatus.out
+check "slurm-status names the failed task's log" grep -q "^3  task 3  .*  failed  slurm/task-[0-9]*_1.log$" pstatus.out
+check "the report job wrote a report anyway" [ -s P/report.md ]
+rm P/runs/dot
+"$bin" slurm-status --out P --resubmit-failed >presubmit.out 2>>"$E2E_TMP/log"
+cat presubmit.out
+check "slurm-status --resubmit-failed submits task 3 alone, and a new report job" \
+  [ "$(grep -c '^submitted array job .*: tasks 0 (+3) of 4' presubmit.out)" = 1 -a "$(grep -c '^submitted report job' presubmit.out)" = 1 ]
+drain
+"$bin" slurm-status --out P --json >pstatus.json 2>>"$E2E_TMP/log"
+check "slurm-status --json: the reproduction's 4 arms finished" python3 -c '
+import json
+s = json.load(open("pstatus.json"))
+assert s["command"] == "reproduce" and s["counts"]["finished"] == 4, s'
+"$bin" "${repro[@]}" --out PL -j 2 >/dev/null 2>>"$E2E_TMP/log" || bad "the local reproduction failed"
+check "the Slurm reproduction's report equals the local one's (arms, claims, groups)" python3 -c '
+import json
+def strip(v):  # what depends on the machine or the clock
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items()
+                if not any(w in k for w in ("per_s", "rss", "second", "wall", "date", "time"))}
+    return [strip(x) for x in v] if isinstance(v, list) else v
+p, l = (json.load(open(d + "/report.json")) for d in ("P", "PL"))
+for key in ("arms", "claims", "groups"):
+    assert strip(p[key]) == strip(l[key]), (key, strip(p[key]), strip(l[key]))'
 finish

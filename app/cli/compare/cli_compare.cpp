@@ -184,14 +184,15 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
   // so that it checkpoints now instead of training to its end. It is sent as the other stop
   // signal (SIGTERM for SIGINT/SIGHUP, SIGINT for SIGTERM): a child that received the same signal
   // itself (Ctrl-C reaches the whole process group) takes a second one of a kind as "stop at
-  // once" (core/base/interrupt.h) and would lose its checkpoint.
+  // once" (core/base/interrupt.h) and would lose its checkpoint. It names the signal this process
+  // got, so that the cell's log and summary say SIGUSR1 in a Slurm task.
   int status = 0;
   bool forwarded = false;
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) break;
     if (!forwarded && stop_signal() != 0) {
-      kill(pid, stop_signal() == SIGTERM ? SIGINT : SIGTERM);
+      forward_stop(pid, stop_signal() == SIGTERM ? SIGINT : SIGTERM, stop_signal());
       forwarded = true;
     }
     usleep(20 * 1000);

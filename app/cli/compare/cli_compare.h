@@ -82,6 +82,8 @@ void add_campaign_options(CLI::App* cmd, CampaignArgs& a, const CampaignWords& w
 struct ReproduceArgs : CampaignArgs {
   std::string paper;
   std::string configs;  // the repro configs' directory (default: find_data_path's)
+  std::string shard;    // --shard i/n: the arms with index % n == i (a Slurm array task)
+  SlurmArgs slurm;      // --slurm and its options (app/cli/compare/cli_slurm.h)
 };
 CLI::App* add_command(CLI::App& app, ReproduceArgs& args);
 int run_command(const ReproduceArgs& args);

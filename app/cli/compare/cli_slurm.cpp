@@ -20,6 +20,7 @@
 #include "app/common/exit_codes.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/interrupt.h"
 #include "core/config/config.h"
 #include "core/training/headless/slurm.h"
 
@@ -85,7 +86,8 @@ std::vector<std::string> own_arguments() {
 
 // The array task's command: this one less the options that submit (a task runs its shard).
 std::vector<std::string> task_command(const std::vector<std::string>& argv) {
-  static const std::set<std::string> kFlags = {"--slurm", "--resubmit-failed", "--slurm-task"};
+  static const std::set<std::string> kFlags = {"--slurm", "--resubmit-failed", "--slurm-task",
+                                               "--slurm-report"};
   static const std::set<std::string> kWithValue = {"--slurm-arg", "--pack", "--max-parallel",
                                                    "--shard", "--index"};
   std::vector<std::string> out;
@@ -177,15 +179,21 @@ std::map<std::string, std::string> job_states() {
   return states;
 }
 
+// A suite's or reproduction's tasks to submit again (slurm_task_status: each task's done mark).
+std::vector<int> failed_campaign_tasks(const std::string& out, const json& jobs) {
+  return tasks_to_resubmit(slurm_task_status(fs::absolute(out).string(), jobs, job_states()));
+}
+
 }  // namespace
 
 void add_slurm_options(CLI::App* cmd, SlurmArgs& a, const std::string& what) {
-  const bool sweep = what == "sweep";
+  const std::string product = what == "suite" ? "leaderboard" : "report";
+  const std::string noun = what == "reproduce" ? "reproduction" : what;
   cmd->add_flag("--slurm", a.submit,
-                "Submit the " + what +
-                    " to Slurm as one job array (OUT/slurm/: scripts, jobs.json, logs) and a " +
-                    (sweep ? "report job after it; see attnlab slurm-status"
-                           : "job writing the leaderboard after it"));
+                "Submit the " + noun +
+                    " to Slurm as one job array (OUT/slurm/: scripts, jobs.json, logs) and a job "
+                    "writing the " +
+                    product + " after it; see attnlab slurm-status");
   cmd->add_option("--slurm-arg", a.args,
                   "With --slurm: an sbatch option for every job, e.g. --slurm-arg=--time=60 "
                   "(repeatable)");
@@ -194,12 +202,14 @@ void add_slurm_options(CLI::App* cmd, SlurmArgs& a, const std::string& what) {
   cmd->add_option("--max-parallel", a.max_parallel,
                   "With --slurm: array tasks running at once (--array=...%K; default no limit)")
       ->check(CLI::Range(1, 100000));
-  if (sweep)
-    cmd->add_flag("--resubmit-failed", a.resubmit_failed,
-                  "With a submitted sweep: submit again only the tasks whose cells failed or "
-                  "never started");
+  cmd->add_flag("--resubmit-failed", a.resubmit_failed,
+                "With a submitted " + noun +
+                    ": submit again only the tasks whose cells failed or never started");
   cmd->add_flag("--slurm-task", a.task, "Run as an array task (the job script passes it)")
       ->group("");
+  if (what == "reproduce")
+    cmd->add_flag("--slurm-report", a.report, "Run as the report job (the job script passes it)")
+        ->group("");
 }
 
 namespace {
@@ -207,12 +217,12 @@ namespace {
 // What submit_to_slurm() submits: `cells` cells, `pack` to an array task, each task running
 // this command's arguments with --shard, and `report` once after the arrays.
 struct SlurmJobs {
-  std::string command;  // "sweep" | "suite": messages and job names
+  std::string command;  // "sweep" | "suite" | "reproduce": messages, job names, jobs.json
   size_t cells = 0;
   std::vector<std::string> report;
   std::string report_note;          // what the report job writes, and where to look meanwhile
   std::function<void()> check_out;  // throws to refuse --out before anything is written
-  // The tasks --resubmit-failed submits (jobs.json read); null where the command has none.
+  // The tasks --resubmit-failed submits (jobs.json read).
   std::function<std::vector<int>(const json& jobs)> failed_tasks;
 };
 
@@ -221,8 +231,6 @@ json slurm_jobs_or_refuse(const SlurmArgs& a, const SlurmJobs& j, const std::str
                           const std::string& conflicts) {
   if (!conflicts.empty())
     throw Error("--slurm submits the whole " + j.command + "; " + conflicts + " cannot go with it");
-  if (a.resubmit_failed && !j.failed_tasks)
-    throw Error("--resubmit-failed works for sweeps only, not for " + j.command);
   if (!on_path("sbatch"))
     throw Error("--slurm: sbatch is not on PATH (Slurm's client commands are needed)");
   const fs::path jobs_path = slurm_dir(out) / "jobs.json";
@@ -231,20 +239,20 @@ json slurm_jobs_or_refuse(const SlurmArgs& a, const SlurmJobs& j, const std::str
   if (a.resubmit_failed && !submitted)
     throw Error("--resubmit-failed: " + jobs_path.string() + " does not exist; submit first");
   if (!a.resubmit_failed && submitted)
-    throw Error("--slurm: " + out + " was submitted already (" + jobs_path.string() + ")" +
-                (j.failed_tasks
-                     ? "; see attnlab slurm-status --out " + out + ", or add --resubmit-failed"
-                     : "; rerun without --slurm to finish it here"));
+    throw Error("--slurm: " + out + " was submitted already (" + jobs_path.string() +
+                "); see attnlab slurm-status --out " + out + ", or add --resubmit-failed");
   auto task_count = [&](int pack) { return static_cast<int>((j.cells + pack - 1) / pack); };
   json jobs;
   if (submitted) {
     jobs = read_json_file(jobs_path.string());
     const int pack = jobs.value("pack", 1);
-    if (pack < 1 || jobs.value("tasks", 0) != task_count(pack))
+    if (pack < 1 || jobs.value("tasks", 0) != task_count(pack) ||
+        jobs.value("command", std::string("sweep")) != j.command)
       throw Error("--resubmit-failed: the " + j.command + "'s cells differ from those submitted (" +
                   jobs_path.string() + ")");
   } else {
     jobs = {{"format", "attnlab-slurm"},   {"version", 1},
+            {"command", j.command},        {"cells", j.cells},
             {"tasks", task_count(a.pack)}, {"pack", a.pack},
             {"arrays", json::array()},     {"reports", json::array()}};
   }
@@ -313,64 +321,79 @@ int submit_sweep_to_slurm(const SlurmArgs& a, const SweepPlan& plan, const std::
   return submit_to_slurm(a, j, out, conflicts);
 }
 
-int submit_suite_to_slurm(const SlurmArgs& a, size_t pairs, const std::string& out,
-                          const std::string& conflicts) {
-  SlurmJobs j;
-  j.command = "suite";
-  j.cells = pairs;
-  j.report = task_command(own_arguments());
-  j.report.push_back("--report-only");
-  j.report_note = out + "/leaderboard.md; its log: " + out + "/slurm/report.log)";
-  return submit_to_slurm(a, j, out, conflicts);
-}
-
 namespace {
 
-volatile std::sig_atomic_t g_requeue = 0;
-
-// Async-signal-safe: the stop machinery (core/base/interrupt.h) takes it from here as SIGTERM.
-extern "C" void on_requeue_signal(int) {
-  g_requeue = 1;
-  kill(getpid(), SIGTERM);
+// A suite or a reproduction: task t runs this command with --shard t/T, the report job runs it
+// with `report_flag` and writes OUT/`product`; each task's done mark says which cells finished.
+int submit_campaign_to_slurm(const SlurmArgs& a, const std::string& command, size_t cells,
+                             const std::string& out, const std::string& conflicts,
+                             const std::string& report_flag, const std::string& product) {
+  SlurmJobs j;
+  j.command = command;
+  j.cells = cells;
+  j.report = task_command(own_arguments());  // (a resubmission keeps report.sbatch as it is)
+  j.report.push_back(report_flag);
+  j.report_note = out + "/" + product + "; its log: " + out + "/slurm/report.log)";
+  j.failed_tasks = [&](const json& jobs) { return failed_campaign_tasks(out, jobs); };
+  return submit_to_slurm(a, j, out, conflicts);
 }
 
 }  // namespace
 
+int submit_suite_to_slurm(const SlurmArgs& a, size_t pairs, const std::string& out,
+                          const std::string& conflicts) {
+  return submit_campaign_to_slurm(a, "suite", pairs, out, conflicts, "--report-only",
+                                  "leaderboard.md");
+}
+
+int submit_reproduce_to_slurm(const SlurmArgs& a, size_t arms, const std::string& out,
+                              const std::string& conflicts) {
+  return submit_campaign_to_slurm(a, "reproduce", arms, out, conflicts, "--slurm-report",
+                                  "report.md");
+}
+
+void slurm_task_done(const std::string& out, const std::string& shard) {
+  int task = 0, tasks = 1;
+  parse_shard(shard, task, tasks);
+  const fs::path file = slurm_task_done_path(out, task);
+  fs::create_directories(file.parent_path());
+  write_file_atomic(file.string(),
+                    json({{"task", task}, {"tasks", tasks}, {"date", utc_now()}}).dump() + "\n");
+}
+
 void install_requeue_signal() {
-  struct sigaction sa {};
-  sa.sa_handler = on_requeue_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGUSR1, &sa, nullptr);
+  stop_also_on(SIGUSR1);
 }
 
 int slurm_task_exit(int code) {
-  if (!g_requeue) return code;
+  if (stop_signal() != SIGUSR1) return code;
   const char* job = std::getenv("SLURM_ARRAY_JOB_ID");
   const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
   const char* single = std::getenv("SLURM_JOB_ID");
   const std::string id = job && task ? std::string(job) + "_" + task : single ? single : "";
   if (id.empty()) {
     std::cerr << "attnlab: SIGUSR1 outside a Slurm job: checkpointed, not requeued\n";
-    return 128 + SIGUSR1;
+    return kExitRequeue;
   }
   std::cerr << "attnlab: SIGUSR1: the running cell is checkpointed; requeueing " << id << "\n";
   std::string text;
   if (run_capture({"scontrol", "requeue", id}, text) != 0)
     std::cerr << "attnlab: scontrol requeue " << id << " failed: " << text;
-  return 128 + SIGUSR1;
+  return kExitRequeue;
 }
 
 CLI::App* add_command(CLI::App& app, SlurmStatusArgs& a) {
   auto* cmd = app.add_subcommand(
       "slurm-status",
-      "State of a sweep submitted with --slurm: cells finished, running, pending, failed or "
-      "never started (run directories, squeue, sacct)");
-  cmd->add_option("--out", a.out, "The sweep directory (sweep --slurm --out)")->required();
+      "State of a sweep, suite or reproduction submitted with --slurm: cells finished, running, "
+      "pending, failed or never started (run directories or each task's done mark, squeue, "
+      "sacct)");
+  cmd->add_option("--out", a.out, "The directory submitted (sweep|suite|reproduce --slurm --out)")
+      ->required();
   cmd->add_flag("--json", a.json, "Print the cells and counts as JSON");
   cmd->add_flag("--report", a.report,
-                "Also write OUT/report.md and OUT/report.json (the per-group table and the "
-                "counts; the report job does this)");
+                "A sweep's: also write OUT/report.md and OUT/report.json (the per-group table "
+                "and the counts; the report job does this)");
   cmd->add_flag("--resubmit-failed", a.slurm.resubmit_failed,
                 "Submit again the tasks whose cells failed or never started");
   cmd->add_option("--slurm-arg", a.slurm.args, "With --resubmit-failed: an sbatch option");
@@ -423,35 +446,65 @@ void write_report(const SweepPlan& plan, const std::string& out, const json& cou
 
 }  // namespace
 
-int run_command(const SlurmStatusArgs& a) {
-  SweepPlan plan;
+namespace {
+
+// What slurm-status reads: jobs.json, and for a sweep its plan (sweep.json).
+struct SubmittedWork {
   json jobs;
+  std::string command;  // jobs.json's "command" ("sweep" when absent: the first format)
+  SweepPlan plan;       // a sweep's only
+};
+
+SubmittedWork read_submitted(const std::string& out) {
+  SubmittedWork w;
+  w.jobs = read_json_file((slurm_dir(out) / "jobs.json").string());
+  w.command = w.jobs.value("command", std::string("sweep"));
+  if (w.command == "sweep") w.plan = plan_from_manifest(out);
+  return w;
+}
+
+// Submits again the tasks whose cells failed or never started, with the scripts written at
+// the first submission.
+int resubmit(const SlurmStatusArgs& a, const SubmittedWork& w) {
+  SlurmArgs s = a.slurm;
+  s.pack = w.jobs.value("pack", 1);
+  if (w.command == "sweep") return submit_sweep_to_slurm(s, w.plan, a.out, "");
+  const size_t cells = w.jobs.value("cells", w.jobs.value("tasks", 1));
+  return w.command == "suite" ? submit_suite_to_slurm(s, cells, a.out, "")
+                              : submit_reproduce_to_slurm(s, cells, a.out, "");
+}
+
+}  // namespace
+
+int run_command(const SlurmStatusArgs& a) {
+  SubmittedWork w;
   try {
-    plan = plan_from_manifest(a.out);
-    jobs = read_json_file((slurm_dir(a.out) / "jobs.json").string());
+    w = read_submitted(a.out);
+    if (a.report && w.command != "sweep")
+      throw Error("--report: a " + w.command + "'s report job writes its own (" +
+                  (slurm_dir(a.out) / "report.sbatch").string() + ")");
   } catch (const std::exception& e) {
     std::cerr << "attnlab slurm-status: " << e.what() << " (is " << a.out
-              << " a sweep submitted with --slurm?)\n";
+              << " a sweep, suite or reproduction submitted with --slurm?)\n";
     return kExitUsage;
   }
-  if (a.slurm.resubmit_failed) {
-    SlurmArgs s = a.slurm;
-    s.pack = jobs.value("pack", 1);
-    return submit_sweep_to_slurm(s, plan, a.out, "");
-  }
+  if (a.slurm.resubmit_failed) return resubmit(a, w);
   try {
-    const auto cells = slurm_cell_status(plan, a.out, jobs, job_states());
+    const auto cells = w.command == "sweep"
+                           ? slurm_cell_status(w.plan, a.out, w.jobs, job_states())
+                           : slurm_task_status(fs::absolute(a.out).string(), w.jobs, job_states());
     json counts = json::object();
     const json rows = status_json(cells, counts);
-    if (a.report) write_report(plan, a.out, counts);
+    if (a.report) write_report(w.plan, a.out, counts);
     if (a.json) {
-      std::cout << json({{"cells", rows}, {"counts", counts}}).dump(2) << "\n";
+      std::cout << json({{"command", w.command}, {"cells", rows}, {"counts", counts}}).dump(2)
+                << "\n";
       return kExitOk;
     }
     for (const auto& c : cells)
       std::cout << c.cell << "  task " << c.task << "  " << (c.job.empty() ? "-" : c.job) << "  "
                 << (c.job_state.empty() ? "-" : c.job_state) << "  " << to_string(c.state) << "  "
-                << c.dir << "\n";
+                << (c.dir.empty() ? "-" : c.dir) << "\n";
     std::cout << counts_line(counts) << "\n";
     return kExitOk;
   } catch (const std::exception& e) {

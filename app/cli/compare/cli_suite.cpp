@@ -432,8 +432,17 @@ int run_command(const SuiteArgs& a) {
     }
   }
   progress.finish();
-  // An array task trains its pairs only; the report job writes the leaderboard.
-  if (a.slurm.task) return outcome.diverged ? kExitDiverged : kExitOk;
+  // An array task trains its pairs only (and says so for slurm-status); the report job writes
+  // the leaderboard.
+  if (a.slurm.task) {
+    try {
+      slurm_task_done(a.out, a.shard);
+    } catch (const std::exception& e) {
+      std::cerr << "attnlab suite: " << e.what() << "\n";
+      return kExitRunFailed;
+    }
+    return outcome.diverged ? kExitDiverged : kExitOk;
+  }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {

@@ -23,6 +23,7 @@
 #include "app/cli/repro/repro_claims.h"
 #include "app/cli/repro/repro_corrections.h"
 #include "app/cli/repro/repro_plan.h"
+#include "app/cli/repro/repro_provenance.h"
 #include "app/cli/repro/repro_sections.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -57,7 +58,8 @@ added after a look count as looks (repro.json's "looks", listed per claim with e
 p looks = p raw x looks (Bonferroni over looks; its interval at 1 - 0.05/looks), and Holm's
 step-down runs over the paper's measured, testable claims. **held** / **did not hold**: the
 interval's side when p Holm < 0.05; **not resolved** otherwise. A claim on loss or accuracy whose
-arm stays at its stated floor (repro.json's "learned") is **not testable**. Counts are exact.
+arm stays at its stated floor (repro.json's "learned") is **not testable**. Counts are exact. A
+claim tested away from the paper's setting (repro.json's "paper_at") says so in its verdict.
 
 )";
 
@@ -243,24 +245,22 @@ ReproSetup load_setup(const ReproduceArgs& a) {
     for (const auto& n : s.bench_spec["arms"]) bench_arms.push_back(n.get<std::string>());
   validate_claims(s.plan.manifest.value("claims", json()), names, bench_arms);
   validate_claim_rules(s.plan.manifest, names);
+  check_seed_counts(s.plan, a.out, a.quick, a.seeds > 0);
   return s;
 }
 
 // Interrupted: what is kept and the command that continues.
 int interrupted_exit(const ReproduceArgs& a, const Interrupted& i, double wall) {
-  record_invocation(a.out, a, wall, nullptr, "interrupted");
+  // Array tasks run at once: invocations.json is not theirs to rewrite.
+  if (!a.slurm.task) record_invocation(a.out, a, wall, nullptr, "interrupted");
   const int sig = i.signal;
-  std::cerr << "attnlab reproduce: interrupted by "
-            << (sig == SIGINT    ? "SIGINT"
-                : sig == SIGTERM ? "SIGTERM"
-                : sig == SIGHUP  ? "SIGHUP"
-                                 : "a signal")
+  std::cerr << "attnlab reproduce: interrupted by " << stop_signal_name(sig)
             << "; the finished runs and a checkpoint of each interrupted run are kept under "
             << fs::absolute(fs::path(a.out) / "runs").string()
             << " (no report written yet). Continue with (finished runs are skipped, "
                "interrupted ones resume):\n  "
             << continue_command(a) << "\n";
-  return 128 + sig;
+  return a.slurm.task ? slurm_task_exit(128 + sig) : 128 + sig;
 }
 
 // Trains every arm (finished runs skipped, checkpointed ones resumed), then runs the isolated
@@ -277,11 +277,17 @@ std::optional<int> train_arms(const ReproduceArgs& a, const ReproSetup& s, Tuned
   // Ctrl-C, kill and a closed terminal: the running runs checkpoint, no new run starts, and the
   // message says what is kept and how to continue.
   install_stop_signals();
+  if (a.slurm.task) install_requeue_signal();  // USR1: checkpoint, then requeue
   try {
-    if (!a.report_only) {
+    if (!a.report_only && !a.slurm.report) {
       auto o = console.run_options<TunedRunOptions>((out / "runs").string(), a.threads,
                                                     a.quick ? 0 : 250);  // resumes mid-run
+      if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
       *outcome = run_tuned_arms(s.plan.arms, o);
+    }
+    // A shard (an array task) trains its arms only; the benchmark runs once, with the report.
+    if (a.slurm.task) slurm_task_done(a.out, a.shard);
+    if (!a.report_only && a.shard.empty()) {
       std::error_code ec;
       if (s.bench_spec.is_object() && !fs::exists(bench_file, ec)) {
         const ReproBench b = run_repro_bench(s.plan, s.bench_spec, (out / "bench").string(),
@@ -392,6 +398,8 @@ int write_report(const ReproduceArgs& a, const ReproSetup& s, const TunedOutcome
   ReproReport r;
   r.dir = out.string();
   report_header(r, a, plan, runs, st, outcome);
+  const json provenance = report_provenance(plan, runs);
+  r.md << provenance_markdown(provenance, a.seeds);
   const json arms = arms_section(r.md, plan, runs, runs_dir);
   r.md << "## Results (mean ± sample sd over seeds, each arm at its chosen rate)\n\n"
        << group_table_markdown(groups)
@@ -417,6 +425,8 @@ int write_report(const ReproduceArgs& a, const ReproSetup& s, const TunedOutcome
                    {"looks", "Bonferroni over looks: p_looks = min(1, looks x p_raw)"},
                    {"multiplicity", "Holm over the paper's measured testable claims"}}},
                  {"analysis_commit", commit_string()},
+                 {"provenance", provenance},
+                 {"seeds_override", a.seeds > 0 ? json(a.seeds) : json(nullptr)},
                  {"benchmark", bench ? bench_json(*bench) : json(nullptr)},
                  {"groups", group_table_json(groups)},
                  {"figures", r.figures},
@@ -444,7 +454,11 @@ CLI::App* add_command(CLI::App& app, ReproduceArgs& a) {
   cmd->add_option("--paper", a.paper, "condor | conn | kernel | neural")->required();
   cmd->add_option("--configs", a.configs,
                   "Repro configs directory (default: the installed ones, see attnlab --version)");
+  cmd->add_option("--shard", a.shard,
+                  "i/n: train only the arms with index % n == i and write no report (Slurm "
+                  "arrays; run once more without --shard to write it)");
   add_campaign_options(cmd, a, {"report", "arm", "OUT/runs", " (plus the report's path)"});
+  add_slurm_options(cmd, a.slurm, "reproduce");
   return with_footer(cmd, kReproduceFooter);
 }
 
@@ -452,13 +466,25 @@ int run_command(const ReproduceArgs& a) {
   ReproSetup setup;
   try {
     setup = load_setup(a);
+    int index = 0, count = 1;
+    if (!a.shard.empty()) parse_shard(a.shard, index, count);
   } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: " << e.what() << "\n";
     return kExitUsage;
   }
+  if (a.slurm.any())
+    return submit_reproduce_to_slurm(a.slurm, setup.plan.arms.size(), a.out,
+                                     !a.shard.empty() ? "--shard"
+                                     : a.report_only  ? "--report-only"
+                                                      : "");
   TunedOutcome outcome;
   double wall = 0;
   if (const std::optional<int> stopped = train_arms(a, setup, &outcome, &wall)) return *stopped;
+  if (!a.shard.empty()) {  // a shard writes no report: the other shards' arms are not done
+    std::cerr << "attnlab reproduce: shard " << a.shard << " trained; write the report with the "
+              << "same command without --shard\n";
+    return outcome.diverged > 0 ? kExitDiverged : kExitOk;
+  }
   try {
     return write_report(a, setup, outcome, wall);
   } catch (const std::exception& e) {

@@ -86,13 +86,6 @@ int64_t last_row_step(const std::string& rows) {
   return std::strtoll(rows.c_str() + (start == std::string::npos ? 0 : start + 1), nullptr, 10);
 }
 
-const char* signal_name(int sig) {
-  return sig == SIGINT    ? "SIGINT"
-         : sig == SIGTERM ? "SIGTERM"
-         : sig == SIGHUP  ? "SIGHUP"
-                          : "a signal";
-}
-
 // The keys (dotted paths) where two configs differ, with both values: "train.lr (0.01 here,
 // 0.003 there)".
 void config_differences(const json& here, const json& there, const std::string& prefix,
@@ -401,7 +394,7 @@ class StepLoop {
     interval_start_ = Clock::now();
     while (session_.step() < stop_at) {
       if (const int sig = stop_signal()) {
-        log_(std::string("interrupted by ") + signal_name(sig) + " at step " +
+        log_(std::string("interrupted by ") + stop_signal_name(sig) + " at step " +
              std::to_string(session_.step()) + ": saving the checkpoint");
         return sig;
       }
@@ -495,7 +488,7 @@ RunSummary write_summary(TrainingSession& session, const fs::path& out, int64_t 
   j["peak_rss_mib"] = peak_rss_mib();
   if (interrupted_by) {
     j["interrupted"] = true;
-    j["interrupted_by"] = signal_name(interrupted_by);
+    j["interrupted_by"] = stop_signal_name(interrupted_by);
   }
   write_run_outputs(session, out.string(), j, /*checkpoint=*/false);
   return done;

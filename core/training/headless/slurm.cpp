@@ -133,13 +133,21 @@ std::string slurm_task_job(const json& jobs, int task) {
   return job;
 }
 
+namespace {
+
+bool job_active(const std::string& state) {
+  static const std::set<std::string> kActive = {"PENDING",  "RUNNING",  "COMPLETING", "CONFIGURING",
+                                                "REQUEUED", "RESIZING", "SUSPENDED"};
+  return kActive.count(state) > 0;
+}
+
+}  // namespace
+
 std::vector<SlurmCellStatus> slurm_cell_status(const SweepPlan& plan, const std::string& out_dir,
                                                const json& jobs,
                                                const std::map<std::string, std::string>& states) {
   const int tasks = jobs.value("tasks", 1);
   if (tasks < 1) throw Error("slurm/jobs.json: tasks must be >= 1");
-  static const std::set<std::string> kActive = {"PENDING",  "RUNNING",  "COMPLETING", "CONFIGURING",
-                                                "REQUEUED", "RESIZING", "SUSPENDED"};
   std::vector<SlurmCellStatus> out;
   for (const auto& cell : plan.cells) {
     SlurmCellStatus s;
@@ -155,9 +163,45 @@ std::vector<SlurmCellStatus> slurm_cell_status(const SweepPlan& plan, const std:
       s.state = SlurmCellState::Finished;
     else if (s.job.empty())
       s.state = SlurmCellState::NeverStarted;
-    else if (kActive.count(s.job_state))
+    else if (job_active(s.job_state))
       s.state =
           s.job_state == "RUNNING" && started ? SlurmCellState::Running : SlurmCellState::Pending;
+    else
+      s.state = started ? SlurmCellState::Failed : SlurmCellState::NeverStarted;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string slurm_task_done_path(const std::string& out_dir, int task) {
+  return (fs::path(out_dir) / "slurm" / "done" / ("task-" + std::to_string(task) + ".json"))
+      .string();
+}
+
+std::vector<SlurmCellStatus> slurm_task_status(const std::string& out_dir, const json& jobs,
+                                               const std::map<std::string, std::string>& states) {
+  const int tasks = jobs.value("tasks", 1);
+  const int cells = jobs.value("cells", tasks);
+  if (tasks < 1 || cells < tasks)
+    throw Error("slurm/jobs.json: need tasks >= 1 and cells >= tasks");
+  std::vector<SlurmCellStatus> out;
+  for (int c = 0; c < cells; ++c) {
+    SlurmCellStatus s;
+    s.cell = c;
+    s.task = c % tasks;
+    s.job = slurm_task_job(jobs, s.task);
+    const auto it = states.find(s.job);
+    if (it != states.end()) s.job_state = it->second;
+    std::error_code ec;
+    const fs::path log = fs::path(out_dir) / "slurm" / ("task-" + s.job + ".log");
+    const bool started = !s.job.empty() && fs::exists(log, ec);
+    if (started) s.dir = log.lexically_relative(out_dir).generic_string();
+    if (fs::exists(slurm_task_done_path(out_dir, s.task), ec))
+      s.state = SlurmCellState::Finished;
+    else if (s.job.empty())
+      s.state = SlurmCellState::NeverStarted;
+    else if (job_active(s.job_state))
+      s.state = s.job_state == "RUNNING" ? SlurmCellState::Running : SlurmCellState::Pending;
     else
       s.state = started ? SlurmCellState::Failed : SlurmCellState::NeverStarted;
     out.push_back(s);

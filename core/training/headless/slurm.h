@@ -7,7 +7,8 @@
 //  - split_array_tasks(): task ids (any order, duplicates ignored) into sbatch submissions, each
 //    an array whose indices (task - offset) stay below the cluster's MaxArraySize; array_spec()
 //    writes one as "0-3,5" (+ "%K" when K > 0).
-//  - OUT/slurm/jobs.json records every submission ({"tasks": T, "pack": P, "arrays": [{"job",
+//  - OUT/slurm/jobs.json records every submission ({"command": "sweep" | "suite" | "reproduce",
+//    "cells": C, "tasks": T, "pack": P, "arrays": [{"job",
 //    "offset", "tasks"}], "reports": [job ids]}); the last array holding a task is its job.
 //  - slurm_cell_status() decides each cell's state from its run directory (cell_state) and the
 //    task's job state (squeue -t all, else sacct): finished (summary.json complete), running or
@@ -70,6 +71,15 @@ struct SlurmCellStatus {
 // The job ("<array job>_<index>") that last ran task t, or "" (jobs.json as above).
 std::string slurm_task_job(const nlohmann::json& jobs, int task);
 std::vector<SlurmCellStatus> slurm_cell_status(const SweepPlan& plan, const std::string& out_dir,
+                                               const nlohmann::json& jobs,
+                                               const std::map<std::string, std::string>& states);
+// Suite and reproduce, whose cells (pairs, arms) have no single run directory to read: task t
+// writes OUT/slurm/done/task-<t>.json (slurm_task_done_path) when it ends without error or
+// interruption. Cell c (of jobs.json's "cells") is task c % tasks's: finished when that file is
+// there; running or pending while the task's job is; failed when the job started (its log
+// OUT/slurm/task-<job>.log exists, named in `dir`) and ended without it; else never started.
+std::string slurm_task_done_path(const std::string& out_dir, int task);
+std::vector<SlurmCellStatus> slurm_task_status(const std::string& out_dir,
                                                const nlohmann::json& jobs,
                                                const std::map<std::string, std::string>& states);
 // The tasks to submit again: those with a failed or never-started cell and none running or
