@@ -14,6 +14,7 @@
 #include "core/runs/directory/run_files.h"
 #include "core/runs/directory/run_lock.h"
 #include "core/runs/directory/run_writer.h"
+#include "core/runs/formats/tensorboard_events.h"
 #include "core/training/interventions/length_eval.h"
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/run_recorder.h"
@@ -523,6 +524,7 @@ struct Trainer::Impl {
     own_saves.insert(canonical);  // from the first file written: ours to rewrite
     write_run_copy(*session, dir.string(),
                    recorder ? recorder->metrics_csv() : history_metrics_csv(*session), summary);
+    rewrite_run_events(dir.string());  // TensorBoard's copy: one file, the copy's rows
     return "saved checkpoint to " + dir.string();
   }
 

@@ -81,7 +81,7 @@ TEST_CASE("tensorboard: a new event file never replaces a file that is there") {
   std::vector<fs::path> planted;
   for (int64_t t = now; t <= now + 1; ++t) {
     planted.push_back(dir.path / ("events.out.tfevents." + std::to_string(t) + "." + host + "." +
-                                  std::to_string(::getpid())));
+                                  std::to_string(::getpid()) + ".attnlab"));
     std::ofstream(planted.back()) << "user data";
   }
   std::string a, b;
@@ -99,6 +99,63 @@ TEST_CASE("tensorboard: a new event file never replaces a file that is there") {
   }
   CHECK(slurp(a) == tensorboard_record(slurp(a).substr(12, slurp(a).size() - 16)));
   CHECK(event_files(dir.path).size() == 4);
+}
+
+TEST_CASE("tensorboard: attnlab's event files are told apart by name; only they are removed") {
+  test::ScopedTempDir dir("tensorboard");
+  std::string ours, second;
+  {
+    TensorBoardEvents a(dir.path.string());
+    TensorBoardEvents b(dir.path.string());  // the same second and process: ".1" appended
+    ours = fs::path(a.path()).filename().string();
+    second = fs::path(b.path()).filename().string();
+  }
+  CHECK(is_attnlab_event_file(ours));
+  CHECK(is_attnlab_event_file(second));
+  CHECK(second == ours + ".1");
+  // TensorFlow's, PyTorch's and TensorBoard's own names, and look-alikes, are not ours.
+  for (const char* other :
+       {"events.out.tfevents.1700000000.host.123", "events.out.tfevents.1700000000.host.123.0.v2",
+        "events.out.tfevents.1700000000.host.attnlab.123", "events.out.tfevents..attnlab",
+        "events.out.tfevents.1.h.2.attnlab.x", "events.out.tfevents.1.h.2.attnlab.", "x.attnlab",
+        "events.out.tfevents.1.h.2.attnlab.1.bak"}) {
+    INFO(other);
+    CHECK_FALSE(is_attnlab_event_file(other));
+    std::ofstream(dir.path / other) << "someone else's";
+  }
+  // A link with our name (to a file of the user's) is not a file we wrote either.
+  std::ofstream(dir.path / "target") << "the user's";
+  fs::create_symlink(dir.path / "target", dir.path / "events.out.tfevents.1.h.2.attnlab");
+  const auto removed = remove_attnlab_event_files(dir.path.string());
+  CHECK(removed.size() == 2);
+  CHECK_FALSE(fs::exists(dir.path / ours));
+  CHECK_FALSE(fs::exists(dir.path / second));
+  CHECK(fs::is_symlink(dir.path / "events.out.tfevents.1.h.2.attnlab"));
+  CHECK(slurp(dir.path / "target") == "the user's");
+  CHECK(slurp(dir.path / "events.out.tfevents.1700000000.host.123") == "someone else's");
+  CHECK(event_files(dir.path).size() == 8);  // the 7 others of that prefix and the link
+}
+
+TEST_CASE("tensorboard: a run saved whole again keeps one event file, of its rows") {
+  test::ScopedTempDir dir("tensorboard");
+  const std::string d = dir.path.string();
+  std::ofstream(dir.path / "config.json") << "{\"name\": \"x\"}\n";
+  std::ofstream(dir.path / "metrics.csv") << "step,train_loss\n1,0.5\n";
+  rewrite_run_events(d);
+  std::ofstream(dir.path / "metrics.csv") << "step,train_loss\n1,0.5\n2,0.25\n";
+  std::ofstream(dir.path / "events.out.tfevents.1.h.2") << "another writer's";
+  const std::string second = rewrite_run_events(d);  // may reuse the first's name (same second)
+  CHECK(event_files(dir.path).size() == 2);          // the new one and the other writer's
+  CHECK(slurp(dir.path / "events.out.tfevents.1.h.2") == "another writer's");
+  const std::string raw = slurp(second);
+  size_t rows = 0;
+  for (size_t at = 0; (at = raw.find("loss/train", at)) != std::string::npos; ++at) ++rows;
+  CHECK(rows == 2);  // the second save's rows only: not the first file's row beside them
+  CHECK(raw.find("config") != std::string::npos);
+  // A damaged metrics.csv is refused before the file it would replace goes.
+  std::ofstream(dir.path / "metrics.csv") << "step,train_loss\n1,abc\n";
+  CHECK_THROWS_AS(rewrite_run_events(d), Error);
+  CHECK(fs::exists(second));
 }
 
 TEST_CASE("tensorboard: the writers of one run share its file; a later run opens a new one") {

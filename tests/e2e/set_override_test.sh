@@ -84,4 +84,19 @@ if "$bin" bench-step --config tiny.json --set train.batch_size=1 --warmup 0 --st
 else
   bad "bench-step --set: $(tail -3 log)"
 fi
+# data: the eval set as the override builds it (a seed of its own gives other tokens), and the
+# specs recorded; a bad key is refused naming it, writing nothing.
+if "$bin" data --config tiny.json --batches 1 --out d0.json 2>log &&
+  "$bin" data --config tiny.json --batches 1 --set seed=9 --set train.batch_size=2 --out d9.json 2>>log; then
+  check "data --set: the overridden batch size and seed reach the eval set" python3 -c '
+import json
+a, b = json.load(open("d0.json")), json.load(open("d9.json"))
+assert b["set"] == ["seed=9", "train.batch_size=2"] and "set" not in a
+assert len(b["eval"][0]["inputs"]) == 2 != len(a["eval"][0]["inputs"]), (len(a["eval"][0]["inputs"]), len(b["eval"][0]["inputs"]))
+assert b["seed"] == 9 and a["seed"] != 9'
+else
+  bad "data --set: $(tail -3 log)"
+fi
+expect_fail -c 2 -q -- "unknown config key 'train.stepz'" "$bin" data --config tiny.json --set train.stepz=3 --out d1.json
+check "a refused data --set writes no file" [ ! -e d1.json ]
 finish

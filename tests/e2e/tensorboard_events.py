@@ -303,6 +303,30 @@ def main():
             check(metric_tags == metrics_scalars(dot),
                   "resume: the new file holds every metrics.csv row, the kept ones too")
 
+        # train --force over a run: the replaced run's event files (attnlab's, by name) go with
+        # it, so TensorBoard shows the new run alone; another writer's event file stays.
+        forced = train(work, "forced", {
+            "name": "forced", "seed": 1, "task": {"name": "copy", "length": 6, "vocab": 10},
+            "model": {"d_model": 16, "heads": 2, "layers": 1, "attention": "dot"},
+            "train": {"steps": 40, "batch_size": 8, "warmup": 5, "eval_every": 20,
+                      "eval_batches": 1}})
+        subprocess.run([BIN, "train", "--resume", forced, "--out", forced, "--steps", "60",
+                        "--threads", "1", "--quiet"], capture_output=True, text=True)
+        check(len(event_files(forced)) == 2, "forced: two event files before --force (%s)" %
+              event_files(forced))
+        theirs = "events.out.tfevents.1700000000.elsewhere.42"
+        open(os.path.join(forced, theirs), "wb").write(b"another writer's")
+        p = subprocess.run([BIN, "train", "--config", os.path.join(work, "forced.json"), "--out",
+                            forced, "--force", "--seed", "2", "--threads", "1", "--quiet"],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "train --force over the run (%s)" % p.stderr.strip()[-300:])
+        mine = [f for f in event_files(forced) if f != theirs]
+        check(len(mine) == 1, "train --force: the new run's event file alone (%s)" % mine)
+        check(open(os.path.join(forced, theirs), "rb").read() == b"another writer's",
+              "train --force: another writer's event file stays as it was")
+        if len(mine) == 1:
+            check_run_file(forced, work, "forced", os.path.join(forced, mine[0]))
+
         # export --tensorboard: an older run (no event file) gets one, equal to the live one.
         old_run = os.path.join(work, "old")
         shutil.copytree(dot, old_run)

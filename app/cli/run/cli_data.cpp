@@ -10,6 +10,7 @@
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/config/config.h"
+#include "core/config/config_set.h"
 #include "core/data/task_dump.h"
 
 namespace attn {
@@ -21,7 +22,8 @@ train.batch_size) and writes its eval set and probe as JSON: {"attnlab", "config
 "vocab", "sequence_length", "patch_dim", "eval_batches" (the set's size), "eval": [{"inputs",
 "targets"}, ...] (the first --batches; token ids, -1 = not scored; image tasks: patch features
 and class labels), "probe"}. For comparing another implementation's data with attnlab's: the
-Python package's generators are tested against it token for token. --out never replaces a file.)";
+Python package's generators are tested against it token for token. --set key=value overrides a
+config key as train's does. --out never replaces a file.)";
 
 }  // namespace
 
@@ -30,6 +32,7 @@ CLI::App* add_command(CLI::App& app, DataArgs& a) {
       "data", "Write a config's eval set and probe as attnlab builds them (JSON), for comparing");
   cmd->add_option("--config", a.config, "Experiment config (JSON), e.g. assets/configs/copy.json")
       ->required();
+  cmd->add_option("--set", a.set, kConfigSetHelp);
   cmd->add_option("--batches", a.batches, "Only the first N eval batches (default: all)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--out", a.out, "Write the JSON to this new file (default: standard output)");
@@ -42,8 +45,10 @@ int run_command(const DataArgs& a) {
     if (!a.out.empty() &&
         std::filesystem::symlink_status(a.out, ec).type() != std::filesystem::file_type::not_found)
       throw Error("--out " + a.out + ": exists; attnlab data writes a new file only");
+    const ExperimentConfig config = load_config_with_sets(a.config, a.set);
     nlohmann::json j = {{"attnlab", version_string()}, {"config", a.config}};
-    j.update(task_data_json(load_config_file(a.config), a.batches));
+    if (!a.set.empty()) j["set"] = a.set;
+    j.update(task_data_json(config, a.batches));
     const std::string text = j.dump() + "\n";
     if (a.out.empty())
       std::cout << text;

@@ -10,6 +10,7 @@
 #include "core/base/file_io.h"
 #include "core/base/version.h"
 #include "core/config/config.h"  // read_json_file
+#include "core/runs/formats/tensorboard_events.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -119,6 +120,7 @@ void clear_run_files(const std::string& dir) {
     remove_file(d / "checkpoint" / "state.json");
   for (const char* name : kRunFiles) remove_file(d / name);
   for (const char* name : kRunFiles) remove_stale_siblings((d / name).string());
+  remove_attnlab_event_files(dir);  // the replaced run's TensorBoard curves, never others
   const fs::path ckpt = d / "checkpoint";
   remove_stale_siblings(ckpt.string());  // checkpoint.tmp-<pid>, .old-<pid> of killed saves
   if (fs::is_symlink(ckpt, ec)) {

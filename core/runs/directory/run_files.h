@@ -49,9 +49,10 @@ std::string mark_run_directory(const std::string& dir);
 std::string run_identity(const std::string& dir);
 
 // Removes one run's files from dir: summary.json first (the mark of a finished run), then
-// checkpoint/state.json (of a resumable one), then the other kRunFiles, checkpoint/'s files and
-// the temporaries of killed writes; checkpoint/ itself only when it is then empty. Nothing else:
-// not the marker, not the lock, no other file, no subdirectory. The caller holds the lock.
+// checkpoint/state.json (of a resumable one), then the other kRunFiles, checkpoint/'s files,
+// the temporaries of killed writes and attnlab's TensorBoard event files (is_attnlab_event_file);
+// checkpoint/ itself only when it is then empty. Nothing else: not the marker, not the lock, no
+// other file (another writer's event file included), no subdirectory. The caller holds the lock.
 // Throws attn::Error naming the file it could not remove.
 void clear_run_files(const std::string& dir);
 

@@ -22,6 +22,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr const char* kEventFilePrefix = "events.out.tfevents.";
+constexpr const char* kEventFileMark = ".attnlab";  // is_attnlab_event_file: the files we made
+
 std::array<uint32_t, 256> crc32c_table() {
   std::array<uint32_t, 256> t{};
   for (uint32_t i = 0; i < 256; ++i) {
@@ -206,10 +209,10 @@ TensorBoardEvents::TensorBoardEvents(const std::string& dir) {
   char host[256] = "localhost";
   if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
   host[sizeof host - 1] = '\0';
-  const std::string base = (fs::path(dir) / ("events.out.tfevents." +
-                                             std::to_string(static_cast<int64_t>(now_seconds())) +
-                                             "." + host + "." + std::to_string(::getpid())))
-                               .string();
+  const std::string base =
+      (fs::path(dir) / (kEventFilePrefix + std::to_string(static_cast<int64_t>(now_seconds())) +
+                        "." + host + "." + std::to_string(::getpid()) + kEventFileMark))
+          .string();
   for (int n = 0; !fd_.valid(); ++n) {
     path_ = n == 0 ? base : base + "." + std::to_string(n);
     fd_.reset(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644));
@@ -288,6 +291,48 @@ std::shared_ptr<TensorBoardEvents> run_events(const std::string& dir) {
   auto events = std::make_shared<TensorBoardEvents>(dir);
   opened[key] = events;
   return events;
+}
+
+bool is_attnlab_event_file(const std::string& name) {
+  if (name.rfind(kEventFilePrefix, 0) != 0) return false;
+  const size_t mark = name.rfind(kEventFileMark);
+  if (mark == std::string::npos || mark <= std::strlen(kEventFilePrefix)) return false;
+  // "<time>.<host>.<pid>" before the mark: the pid's digits after a dot.
+  const size_t pid = name.find_last_not_of("0123456789", mark - 1);
+  if (pid == mark - 1 || name[pid] != '.') return false;
+  const size_t end = mark + std::strlen(kEventFileMark);
+  if (end == name.size()) return true;
+  // ".<n>": a second file of the same second, host and process.
+  return name[end] == '.' && end + 1 < name.size() &&
+         name.find_first_not_of("0123456789", end + 1) == std::string::npos;
+}
+
+std::vector<std::string> remove_attnlab_event_files(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    if (!is_attnlab_event_file(name) || !it->is_regular_file(type_ec) || it->is_symlink(type_ec))
+      continue;
+    std::error_code rm;
+    if (!fs::remove(it->path(), rm) && rm)
+      throw Error("cannot remove the replaced run's event file " + it->path().string() + ": " +
+                  rm.message());
+    removed.push_back(name);
+  }
+  return removed;
+}
+
+std::string rewrite_run_events(const std::string& dir) {
+  const std::string metrics = (fs::path(dir) / "metrics.csv").string();
+  // Read before anything is removed: a damaged metrics.csv throws with the old file still there.
+  metrics_csv_scalars(read_regular_file(metrics), metrics);
+  remove_attnlab_event_files(dir);
+  TensorBoardEvents events(dir);
+  events.begin_metrics(metrics);
+  events.sync();
+  return events.path();
 }
 
 std::string write_run_events(const std::string& dir, const std::string& config_json,

@@ -20,9 +20,12 @@
 //   spectral_radius, rho(I + C)) model/<metric>; a non-finite value writes nothing. The config:
 //   text "config" at step 0, config.json in a Markdown json code block.
 // Contract:
-//  - A TensorBoardEvents creates a new file events.out.tfevents.<unix time>.<host>.<pid> in an
-//    existing directory, ".<n>" appended while that name is taken: it never opens, truncates or
-//    overwrites a file it did not create (O_CREAT | O_EXCL). A resumed run writes a new file.
+//  - A TensorBoardEvents creates a new file events.out.tfevents.<unix time>.<host>.<pid>.attnlab
+//    in an existing directory, ".<n>" appended while that name is taken: it never opens,
+//    truncates or overwrites a file it did not create (O_CREAT | O_EXCL). A resumed run writes a
+//    new file. That name (is_attnlab_event_file) is how attnlab knows the files it wrote: a run
+//    replaced (train --force) or saved again whole (the window's Save to a directory) loses
+//    those, never another writer's event file.
 //  - Every event is written to the file with one write(2) as it is added (no buffer to lose
 //    when the process dies); sync() flushes the file to disk. A failed or short write truncates
 //    the file back to its last whole record and throws attn::Error naming the file.
@@ -102,6 +105,18 @@ class TensorBoardEvents {
 // The event file of `dir` in this process, shared by the writers of one run (its metrics rows
 // and its recorded views): opened (a new file) by the first user, closed with the last.
 std::shared_ptr<TensorBoardEvents> run_events(const std::string& dir);
+
+// Whether a file name is one TensorBoardEvents makes ("events.out.tfevents.<...>.attnlab" with an
+// optional ".<n>"): TensorFlow's and PyTorch's writers never end a name that way.
+bool is_attnlab_event_file(const std::string& name);
+// Removes the regular files of `dir` that is_attnlab_event_file names (not links, nor anyone
+// else's event files); returns their names. Throws attn::Error naming one it cannot remove.
+std::vector<std::string> remove_attnlab_event_files(const std::string& dir);
+// A run directory written whole (the window's Save to a directory, again and again): attnlab's
+// earlier event files there go and one new file gets config.json and metrics.csv's rows, as a run
+// trained there would (begin_metrics). metrics.csv is read and checked first: when it throws
+// (attn::Error naming it), nothing was removed. Returns the new file's path.
+std::string rewrite_run_events(const std::string& dir);
 
 // A whole run in one new event file of `dir` (an older run: `attnlab export --tensorboard`):
 // config.json's text, metrics.csv's rows and the head metrics. Returns the file's path.
