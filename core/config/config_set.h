@@ -1,5 +1,5 @@
 // `--set key=value` (repeatable) on every command that takes a config: train, gui, sweep, suite,
-// eval, bench-step. The value is read as JSON when it is valid JSON (numbers, true, lists,
+// eval, bench-step, data. The value is read as JSON when it is valid JSON (numbers, true, lists,
 // quoted strings) and kept as text otherwise, so `model.attention=ky` and `train.lr=3e-3` both
 // work; unlike `--vary` it is never split on commas.
 // Contract: apply_config_sets refuses a malformed spec or a key the config does not have
