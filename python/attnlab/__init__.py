@@ -2,11 +2,13 @@
 
     import attnlab
     run = attnlab.load("runs/copy-1")     # a run directory written by `attnlab train --out DIR`
+    early = attnlab.load("runs/copy-1", step=200)  # a checkpoint the run kept (train.keep_checkpoints)
     run.model                             # torch.nn.Module: attnlab's architecture, final weights
     run.config                            # the resolved config (dict)
     run.probe                             # the probe input the window shows attention for
     run.evaluate()                        # {"eval_loss", "eval_accuracy"} on attnlab's eval set
     logits, maps = run.model(inputs, return_attention=True)
+    logits, cache = run.cache(inputs)     # every hook point's value: cache["block0.hook_resid_post"]
 
 Pure Python on torch and numpy. Install it with
 ``pip install --no-index --no-build-isolation ./python`` (in a venv made with
@@ -20,9 +22,9 @@ from .config import load_config, resolve
 from .data import make_task
 from .errors import (AttnlabError, ConfigError, OldFormatError, SafetensorsError,
                      WeightsError)
-from .hooks import HookPoint, hook_names, hooks
+from .hooks import HookPoint, hook_names, hooks, run_with_cache
 from .models import build_model
-from .run import Run, load
+from .run import Run, kept_steps, load
 from .safetensors import read_safetensors, read_safetensors_metadata
 from .weights import expected_tensors, load_state, read_weights, saved_buffers
 
@@ -46,7 +48,7 @@ def _version():
 
 
 __version__ = _version()
-__all__ = ["load", "Run", "hooks", "hook_names", "HookPoint", "build_model", "make_task",
+__all__ = ["load", "Run", "hooks", "hook_names", "HookPoint", "run_with_cache", "kept_steps", "build_model", "make_task",
            "load_config", "resolve", "read_safetensors", "read_safetensors_metadata",
            "read_weights", "expected_tensors", "load_state", "saved_buffers", "limits",
            "AttnlabError", "ConfigError", "WeightsError", "SafetensorsError", "OldFormatError"]

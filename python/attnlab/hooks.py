@@ -13,6 +13,12 @@ it downstream. ``hooks()`` registers a few for the length of a ``with`` block::
     with attnlab.hooks(run.model, {"block0.attention.hook_z": ablate_head_2}):
         logits = run.model(inputs)
 
+``run_with_cache`` (TransformerLens's ``run_with_cache``) runs the model once and returns its
+logits and every hook point's value::
+
+    logits, cache = run.model.run_with_cache(inputs)
+    cache["block0.attention.hook_pattern"]   # [B, H, L, L]
+
 The hook names are listed by ``hook_names(model)`` and in docs/guide/python.md.
 """
 import contextlib
@@ -49,3 +55,32 @@ def hooks(model, functions):
     finally:
         for h in handles:
             h.remove()
+
+
+def run_with_cache(model, inputs, names=None, unbatched=False, detach=True):
+    """(logits, cache): the model's forward output on `inputs` and {hook name: tensor} of every
+    hook point it passed, in forward order (TransformerLens's run_with_cache). `names`: keep
+    only these (a list of names, or a predicate on the name); an unknown name raises KeyError
+    listing the model's. `unbatched`: the model was given one sequence without the batch
+    dimension, so the cached tensors lose theirs too, as its logits do. `detach`: cache
+    tensors detached from the graph (the logits keep theirs). Nothing of the model changes:
+    the hooks are removed again, even on an exception."""
+    known = hook_names(model)
+    if names is not None and not callable(names):
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise KeyError(f"{unknown[0]!r} is not a hook point of this model; its hook points: "
+                           + ", ".join(known))
+        wanted = set(names)
+        names = wanted.__contains__
+    cache = {}
+
+    def keep(tensor, hook, name):
+        t = tensor.detach() if detach else tensor
+        cache[name] = t[0] if unbatched else t
+
+    points = dict(model.named_modules())
+    chosen = {n: (lambda t, h, n=n: keep(t, h, n)) for n in known if names is None or names(n)}
+    with hooks(model, {points[n]: fn for n, fn in chosen.items()}):
+        logits = model(inputs)
+    return logits, cache

@@ -18,3 +18,5 @@ MAX_PARAMETERS = 1 << 28
 MAX_JSON_BYTES = 16 << 20
 # The text corpus a text task reads (task.text_path), all its files together.
 MAX_CORPUS_BYTES = 1 << 30
+# Entries of a run's checkpoints/ folder listed for attnlab.load(DIR, step=N).
+MAX_KEPT_CHECKPOINTS = 100_000

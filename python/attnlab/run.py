@@ -13,6 +13,7 @@ a file claims is checked against the run's config and attnlab.limits before it i
 """
 import json
 import os
+import re
 import stat
 import warnings
 import zlib
@@ -30,6 +31,10 @@ from .weights import SizingBug, expected_tensors, load_state, read_weights
 
 SAFETENSORS_NAME = "weights.safetensors"
 CHECKPOINT = os.path.join("checkpoint", "model.safetensors")
+# The checkpoints a run keeps (train.keep_checkpoints): DIR/checkpoints/step-<N>/, each laid out
+# as checkpoint/ (state.json, model.safetensors, optimizer.safetensors).
+KEPT_DIR = "checkpoints"
+_KEPT_NAME = re.compile(r"step-([0-9]{1,15})\Z")
 FORMAT_VERSION = 2  # checkpoint/state.json's format_version this package reads
 
 
@@ -68,6 +73,18 @@ class Run:
         """Attention patterns of `inputs` (default: the probe), one per layer, no grad."""
         with torch.no_grad():
             return self.model(self.probe if inputs is None else inputs, return_attention=True)[1]
+
+    def cache(self, inputs=None, names=None):
+        """(logits, cache) of `inputs` (default: the probe), without gradients: the model's
+        output and {hook name: tensor} of every hook point (TransformerLens's run_with_cache;
+        the names are hook_names(run.model), docs/guide/python.md). `names`: only these (a
+        list, or a predicate on the name)."""
+        with torch.no_grad():
+            return self.model.run_with_cache(self.probe if inputs is None else inputs, names)
+
+    def kept_steps(self):
+        """The steps of the checkpoints the run kept (attnlab.load(DIR, step=N) loads one)."""
+        return list(kept_steps(self.dir)) if self.dir else []
 
     def parameter_count(self):
         return sum(p.numel() for p in self.model.parameters())
@@ -127,11 +144,12 @@ def _json_loads(text, source):
         raise AttnlabError(f"{source}: not valid JSON ({e})") from None
 
 
-def _checkpoint_state(run_dir):
-    """checkpoint/state.json as a dict (None when the run has no checkpoint). Refuses a run in
-    attnlab's old format (OldFormatError) before anything of it is opened: state.json's
-    format_version below 2, or a model.pt / optimizer.pt without model.safetensors."""
-    ckpt = os.path.join(run_dir, "checkpoint")
+def _checkpoint_state(run_dir, ckpt=None):
+    """checkpoint/state.json (or that of `ckpt`, a kept checkpoint's folder) as a dict (None
+    when the run has no checkpoint). Refuses a run in attnlab's old format (OldFormatError)
+    before anything of it is opened: state.json's format_version below 2, or a model.pt /
+    optimizer.pt without model.safetensors."""
+    ckpt = ckpt or os.path.join(run_dir, "checkpoint")
     state_path = os.path.join(ckpt, "state.json")
     state = _read_json(state_path) if os.path.lexists(state_path) else None
     if state is not None and not isinstance(state, dict):
@@ -154,6 +172,47 @@ def _checkpoint_state(run_dir):
         raise AttnlabError(f"{state_path}: checkpoint format_version {version}; this package "
                            f"reads {FORMAT_VERSION} (a newer attnlab wrote it: update python/)")
     return state
+
+
+def kept_steps(run_dir):
+    """{step: folder} of the checkpoints a run directory kept (train.keep_checkpoints:
+    DIR/checkpoints/step-<N>/), without the final checkpoint/. Only real folders named
+    step-<N> count (no links); more than attnlab.limits.MAX_KEPT_CHECKPOINTS entries in
+    checkpoints/ are refused (AttnlabError) rather than listed."""
+    root = os.path.join(os.fspath(run_dir), KEPT_DIR)
+    if not os.path.isdir(root) or os.path.islink(root):
+        return {}
+    kept = {}
+    with os.scandir(root) as entries:
+        for n, entry in enumerate(entries):
+            if n >= limits.MAX_KEPT_CHECKPOINTS:
+                raise AttnlabError(f"{root}: more than {limits.MAX_KEPT_CHECKPOINTS:,} entries "
+                                   "(attnlab.limits.MAX_KEPT_CHECKPOINTS)")
+            match = _KEPT_NAME.match(entry.name)
+            if match and entry.is_dir(follow_symlinks=False):
+                kept[int(match.group(1))] = entry.path
+    return dict(sorted(kept.items()))
+
+
+def _kept_checkpoint(run_dir, config, state, step):
+    """The folder of the checkpoint at `step`: a kept one, or checkpoint/ when `step` is the
+    final checkpoint's. AttnlabError listing the kept steps when the run has none there."""
+    if type(step) is not int or step < 0:
+        raise AttnlabError(f"step={step!r}: a training step is an integer >= 0")
+    kept = kept_steps(run_dir)
+    if step in kept:
+        return kept[step]
+    final = state.get("step") if isinstance(state, dict) else None
+    if step == final:
+        return os.path.join(run_dir, "checkpoint")
+    setting = config["train"].get("keep_checkpoints")
+    raise AttnlabError(
+        f"{run_dir}: no checkpoint at step {step}. The run kept "
+        + (f"steps {', '.join(map(str, kept))}" if kept else "no intermediate checkpoints")
+        + f" ({KEPT_DIR}/step-<N>/; train.keep_checkpoints "
+        + (json.dumps(setting) if setting is not None else "not set") + ")"
+        + (f"; its final checkpoint is at step {final} (step=None loads it)"
+           if final is not None else ""))
 
 
 def _check_recorded(path, state):
@@ -200,7 +259,7 @@ def _metadata_int(metadata, key, source):
                            "integer") from None
 
 
-def load(path, weights=None, device="cpu", ky_impl="dense"):
+def load(path, weights=None, device="cpu", ky_impl="dense", step=None):
     """Loads a run.
 
     path     a run directory written by ``attnlab train --out DIR``, or a lone safetensors
@@ -209,13 +268,21 @@ def load(path, weights=None, device="cpu", ky_impl="dense"):
              present, else DIR/checkpoint/model.safetensors
     device   where the model goes ("cpu", "cuda", a torch.device)
     ky_impl  ky attention's form, "dense" (L x L hooks) or "unfold" (O(L W) memory)
+    step     load the checkpoint the run kept at this training step (train.keep_checkpoints:
+             DIR/checkpoints/step-<N>/), or the final checkpoint when it is at this step;
+             default None: the final weights. A step the run did not keep raises
+             AttnlabError listing the kept steps (attnlab.kept_steps(DIR) lists them)
     Raises FileNotFoundError for what is not there; OldFormatError for a run in attnlab's old
     checkpoint format (never opened: it can run code); ConfigError, WeightsError or
     SafetensorsError (all attnlab.AttnlabError, a ValueError) naming the file, and the tensor
     or config key, for anything that does not fit or is beyond attnlab.limits. Warns
     (RuntimeWarning) naming tensors that hold NaN or infinite values."""
     path = os.fspath(path)
-    run_dir = state = None
+    run_dir = state = ckpt_dir = None
+    if step is not None and not os.path.isdir(path):
+        raise AttnlabError(f"{path}: step={step} needs a run directory (its kept checkpoints)")
+    if step is not None and weights is not None:
+        raise AttnlabError("attnlab.load: pass step= or weights=, not both")
     if os.path.isdir(path):
         run_dir = path
         cfg_path = os.path.join(path, "config.json")
@@ -224,7 +291,15 @@ def load(path, weights=None, device="cpu", ky_impl="dense"):
                                     "config.json (written by `attnlab train --out DIR`)")
         state = _checkpoint_state(run_dir)
         config = resolve(_read_json(cfg_path), cfg_path)
-        if weights is None:
+        ckpt_dir = os.path.join(path, "checkpoint")
+        if step is not None:
+            ckpt_dir = _kept_checkpoint(path, config, state, step)
+            state = _checkpoint_state(run_dir, ckpt_dir)
+            weights = os.path.join(ckpt_dir, "model.safetensors")
+            if not os.path.isfile(weights):
+                raise FileNotFoundError(f"{ckpt_dir}: the checkpoint at step {step} has no "
+                                        "model.safetensors")
+        elif weights is None:
             exported = os.path.join(path, SAFETENSORS_NAME)
             weights = exported if os.path.isfile(exported) else os.path.join(path, CHECKPOINT)
         if not os.path.isfile(weights):
@@ -242,6 +317,10 @@ def load(path, weights=None, device="cpu", ky_impl="dense"):
                            "safetensors files only (data, never code)")
 
     metadata = read_safetensors_metadata(weights)  # the header alone, bounded
+    if step is not None and "step" in metadata and \
+            _metadata_int(metadata, "step", weights) != step:
+        raise WeightsError(f"{weights}: holds step {metadata['step'][:20]}, not the step "
+                           f"{step} its folder is named for (moved or replaced?)")
     if config is None:
         if "config" not in metadata:
             raise WeightsError(f"{weights} carries no config in its metadata: load its run "
@@ -256,7 +335,7 @@ def load(path, weights=None, device="cpu", ky_impl="dense"):
                           f"config than {run_dir}/config.json; loading it into this run's model")
 
     task, expect, buffers = _sized(config, config_source, ky_impl)
-    checkpoint = os.path.join(run_dir, CHECKPOINT) if run_dir else None
+    checkpoint = os.path.join(ckpt_dir, "model.safetensors") if run_dir else None
     is_checkpoint = bool(checkpoint) and os.path.isfile(checkpoint) and \
         os.path.samefile(weights, checkpoint)
     if is_checkpoint:

@@ -24,7 +24,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..hooks import HookPoint
+from ..hooks import HookPoint, run_with_cache
 
 
 class ConnModel(nn.Module):
@@ -118,3 +118,7 @@ class ConnTransformer(nn.Module):
         if unbatched:
             logits = logits[0]
         return (logits, []) if return_attention else logits
+
+    def run_with_cache(self, inputs, names=None, detach=True):
+        """(logits, {hook name: tensor}): hooks.run_with_cache (conn.hook_compress, ...)."""
+        return run_with_cache(self, inputs, names, inputs.dim() == 1, detach)

@@ -16,7 +16,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..hooks import HookPoint
+from ..hooks import HookPoint, run_with_cache
 from ..mechanisms import resolve_layers
 from .base import AttentionSpec
 from .dot import DotAttention
@@ -39,9 +39,21 @@ def make_attention(name, spec, ky_impl="dense"):
     return MECHANISMS[name](spec)
 
 
+class HookedLayerNorm(nn.LayerNorm):
+    """nn.LayerNorm whose output passes hook_normalized (its parameters keep their names)."""
+
+    def __init__(self, d):
+        super().__init__(d)
+        self.hook_normalized = HookPoint()
+
+    def forward(self, x):
+        return self.hook_normalized(super().forward(x))
+
+
 class Block(nn.Module):
     """Pre-LN block. Hooks: hook_resid_pre, hook_attn_out, hook_resid_mid, hook_mlp_out,
-    hook_resid_post, all [B, L, D]."""
+    hook_resid_post, all [B, L, D]; hook_mlp_post [B, L, mlp_ratio D], the MLP's hidden
+    activations after GELU."""
 
     def __init__(self, m, mechanism, causal, layer, ky_impl="dense", max_len=0):
         super().__init__()
@@ -56,6 +68,7 @@ class Block(nn.Module):
         self.hook_attn_out, self.hook_resid_mid = HookPoint(), HookPoint()
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.fc1, self.fc2 = nn.Linear(d, m["mlp_ratio"] * d), nn.Linear(m["mlp_ratio"] * d, d)
+        self.hook_mlp_post = HookPoint()
         self.hook_mlp_out, self.hook_resid_post = HookPoint(), HookPoint()
 
     def forward(self, x, return_pattern=False):
@@ -63,7 +76,7 @@ class Block(nn.Module):
         a, pattern = self.attention(self.ln1(x), return_pattern=True) if return_pattern else \
             (self.attention(self.ln1(x)), None)
         h = self.hook_resid_mid(x + F.dropout(self.hook_attn_out(a), self.dropout, self.training))
-        f = self.hook_mlp_out(self.fc2(F.gelu(self.fc1(self.ln2(h)))))
+        f = self.hook_mlp_out(self.fc2(self.hook_mlp_post(F.gelu(self.fc1(self.ln2(h))))))
         y = self.hook_resid_post(h + F.dropout(f, self.dropout, self.training))
         return (y, pattern) if return_pattern else y
 
@@ -96,7 +109,7 @@ class Transformer(nn.Module):
             block = Block(m, names[i], not self.classifier, i, ky_impl, self.max_positions)
             self.add_module(f"block{i}", block)
             self.blocks.append(block)
-        self.final_ln = nn.LayerNorm(d)
+        self.final_ln = HookedLayerNorm(d)  # hook: final_ln.hook_normalized
         self.head = nn.Linear(d, (m["classes"] or 10) if self.classifier else vocab)
         self.reset_parameters(layers)
 
@@ -149,3 +162,9 @@ class Transformer(nn.Module):
         if unbatched:
             logits, patterns = logits[0], [p[0] for p in patterns]
         return (logits, patterns) if return_attention else logits
+
+    def run_with_cache(self, inputs, names=None, detach=True):
+        """(logits, {hook name: tensor}): hooks.run_with_cache; one sequence without the batch
+        dimension gives tensors without it."""
+        unbatched = inputs.dim() == (2 if hasattr(self, "patch") else 1)
+        return run_with_cache(self, inputs, names, unbatched, detach)
