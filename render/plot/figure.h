@@ -98,6 +98,9 @@ struct Heatmap {
   // An attention map of one layer and head (rows queries, columns keys): the CSV names its cells
   // by layer, head, query, key and weight too. layer < 0: not an attention map.
   int layer = -1, head = -1;
+  // A cut of a larger matrix (render/plot/map_view.h): the index of its first row and column in
+  // the whole matrix, so the CSV names the cells (and queries and keys) as the whole map does.
+  int first_row = 0, first_col = 0;
 };
 
 enum class Anchor { Left, Center, Right };

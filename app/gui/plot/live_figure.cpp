@@ -18,8 +18,18 @@ std::vector<CapturedFigure>& LiveFigure::captured() {
   return figures;
 }
 
-bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font, uint64_t cache_key) {
+bool LiveFigure::draw(const fig::Figure& source, ImVec2 size, ImFont* font, uint64_t cache_key) {
   ImFont* f = font ? font : ImGui::GetFont();
+  // Attention maps go through the map view: crop fields above, the cut figure drawn.
+  const fig::Heatmap* map = fig::MapView::first_map(source);
+  maps_ = map != nullptr;
+  if (maps_) {
+    map_view_.set_size(map->rows, map->cols);
+    if (map_view_.selected() >= static_cast<int>(source.panels.size())) map_view_.select(-1);
+    map_controls(&size);
+    shown_ = map_view_.apply(source);
+  }
+  const fig::Figure& figure = maps_ ? shown_ : source;
   page_ = fig::Page{};
   page_.theme = fig::Theme::dark();
   const double pixels_per_point = std::max(0.5, static_cast<double>(f->FontSize) / page_.font_pt);
@@ -36,10 +46,18 @@ bool LiveFigure::draw(const fig::Figure& figure, ImVec2 size, ImFont* font, uint
     const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
     captured().push_back({figure, page_, p0.x, p0.y, p1.x - p0.x, p1.y - p0.y});
   }
+  if (maps_) map_input();
   return !layout_.panels.empty() || figure.panels.empty();
 }
 
 ImVec2 LiveFigure::to_screen(int panel, double x, double y) const {
+  if (maps_) {
+    panel = map_view_.shown_panel(panel);
+    if (panel < 0 || panel >= static_cast<int>(shown_.panels.size())) return ImVec2(-1e6f, -1e6f);
+    const fig::Panel& shown = shown_.panels[static_cast<size_t>(panel)];
+    if (shown.x.min < shown.x.max) x = std::clamp(x, shown.x.min, shown.x.max);
+    if (shown.y.min < shown.y.max) y = std::clamp(y, shown.y.min, shown.y.max);
+  }
   const fig::PanelLayout& p = layout_.panels.at(static_cast<size_t>(panel));
   const float s = view_.pixels_per_point();
   return ImVec2(view_.origin().x + static_cast<float>(p.page_x(x)) * s,
@@ -70,6 +88,10 @@ std::optional<double> LiveFigure::clicked_x() const {
   return std::nullopt;
 }
 
+fig::Figure LiveFigure::on_screen(const fig::Figure& figure) const {
+  return fig::MapView::has_maps(figure) ? map_view_.apply(figure) : figure;
+}
+
 void mark_timeline(const LiveFigure& plot, UiState& ui) {
   if (ui.timeline_step >= 0) plot.draw_step_cursor(ui.timeline_step);
   if (const auto x = plot.clicked_x()) ui.timeline_request = std::max<int64_t>(0, std::llround(*x));
@@ -84,7 +106,9 @@ std::optional<FigureHover> LiveFigure::hover(const fig::Figure& figure, float ra
                      hit->x,     hit->y,      to_screen(hit->panel, hit->x, hit->y)};
 }
 
-std::optional<CellHover> LiveFigure::hover_cell(const fig::Figure& figure) const {
+std::optional<CellHover> LiveFigure::hover_cell(const fig::Figure& source) const {
+  // With maps, the cut figure is searched and the answer given in the caller's terms.
+  const fig::Figure& figure = maps_ ? shown_ : source;
   if (!hovered_ || layout_.panels.size() != figure.panels.size()) return std::nullopt;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const float s = view_.pixels_per_point();
@@ -101,11 +125,12 @@ std::optional<CellHover> LiveFigure::hover_cell(const fig::Figure& figure) const
       const int col = static_cast<int>(std::floor((x - h.x0) / w));
       const int row = static_cast<int>(std::floor((y - h.y0) / hh));
       if (col < 0 || col >= h.cols || row < 0 || row >= h.rows) continue;
-      CellHover c{static_cast<int>(k), static_cast<int>(hi), row, col, 0};
+      const int panel = maps_ ? map_view_.source_panel(static_cast<int>(k)) : static_cast<int>(k);
+      CellHover c{panel, static_cast<int>(hi), h.first_row + row, h.first_col + col, 0};
       const size_t index = static_cast<size_t>(row) * h.cols + col;
       c.value = index < h.values.size() ? h.values[index] : NAN;
-      const ImVec2 a = to_screen(static_cast<int>(k), h.x0 + col * w, h.y0 + row * hh);
-      const ImVec2 b = to_screen(static_cast<int>(k), h.x0 + (col + 1) * w, h.y0 + (row + 1) * hh);
+      const ImVec2 a = to_screen(panel, h.x0 + col * w, h.y0 + row * hh);
+      const ImVec2 b = to_screen(panel, h.x0 + (col + 1) * w, h.y0 + (row + 1) * hh);
       c.min = ImVec2(std::min(a.x, b.x), std::min(a.y, b.y));
       c.max = ImVec2(std::max(a.x, b.x), std::max(a.y, b.y));
       return c;

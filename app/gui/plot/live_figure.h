@@ -9,6 +9,12 @@
 //  - hover() finds, for the mouse position of this frame, the line-series point nearest to it
 //    (within radius_px, measured on screen) in the panel under the mouse; series without a name
 //    are skipped when named_only.
+//  - A figure with attention maps (render/plot/map_view.h) is drawn through this view's map
+//    view: a line of crop fields above it (rows and columns, first and last cell), the mouse
+//    wheel zooms about the cursor, a left drag pans, a double-click shows the whole crop again, a
+//    click shows the clicked map alone at the full size (a click or Esc goes back). hover_cell()
+//    and to_screen() take the caller's figure and panel indices and answer in them (cells of the
+//    whole map); on_screen() is the figure as drawn, crop included: what Export should write.
 //  - UI thread only, GL context current (heatmaps are textures); destroy before the window.
 #pragma once
 #include <imgui.h>
@@ -21,6 +27,7 @@
 #include "app/gui/plot/figure_view.h"
 #include "render/plot/figure.h"
 #include "render/plot/figure_draw.h"
+#include "render/plot/map_view.h"
 
 namespace attn::gui {
 
@@ -73,8 +80,13 @@ class LiveFigure {
   // The page the last draw used (the Export dialog's "as on screen" size).
   const fig::Page& page() const { return page_; }
   const fig::FigureLayout& layout() const { return layout_; }
-  // Screen position of a point of panel `panel` in data coordinates.
+  // Screen position of a point of panel `panel` in data coordinates (for a figure with maps:
+  // clamped to the visible cells; far off screen when that panel is not shown).
   ImVec2 to_screen(int panel, double x, double y) const;
+  // `figure` as the last draw() showed it: through the map view (zoom, crop, one head) when it
+  // has attention maps, else unchanged. The figure to export.
+  fig::Figure on_screen(const fig::Figure& figure) const;
+  const fig::MapView& map_view() const { return map_view_; }
   // The timeline's cursor (gui/timeline.h): a vertical line at x = step across every panel of
   // the last draw whose x range holds it (figures over training steps). Not part of the figure.
   void draw_step_cursor(int64_t step) const;
@@ -82,7 +94,17 @@ class LiveFigure {
   std::optional<double> clicked_x() const;
 
  private:
+  // The map view's crop fields (one line, taken off `size`) and mouse/keyboard handling.
+  void map_controls(ImVec2* size);
+  void map_input();
+  // The shown panel under the mouse and the mouse there in data coordinates (-1: none).
+  int panel_under_mouse(double* x, double* y) const;
+
   FigureView view_;
+  fig::MapView map_view_;
+  fig::Figure shown_;                // the last figure with maps as drawn
+  bool maps_ = false;                // the last draw() went through the map view
+  int crop_edit_[4] = {0, 0, 0, 0};  // the crop fields: first and last row, first and last column
   fig::FigureLayout layout_;
   fig::Page page_;
   bool hovered_ = false;

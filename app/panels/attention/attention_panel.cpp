@@ -31,7 +31,8 @@ void AttentionPanel::toolbar(const Snapshot& snap, bool have) {
   if (have) model_.figure(snap);
   ImGui::SameLine();
   ImGui::BeginDisabled(!have);
-  if (ImGui::SmallButton("Export...")) request_figure_export(model_.shown());
+  // What is on screen, crop and single-head view included (the map view of plot_).
+  if (ImGui::SmallButton("Export...")) request_figure_export(plot_.on_screen(model_.shown()));
   ImGui::EndDisabled();
   const std::string status = AttentionModel::status(snap);
   if (!status.empty()) {

@@ -122,10 +122,11 @@ std::string figure_csv(const Figure& figure) {
           const size_t k = static_cast<size_t>(r) * h.cols + c;
           if (k >= h.values.size()) break;
           const std::string value = number(h.values[k], 9);
-          os << head << field(h.name) << ",heatmap," << r << "," << c << ",,," << value << ","
+          const int i = h.first_row + r, j = h.first_col + c;  // in the whole matrix
+          os << head << field(h.name) << ",heatmap," << i << "," << j << ",,," << value << ","
              << step << ",";
           if (h.layer >= 0)
-            os << h.layer << "," << h.head << "," << r << "," << c << "," << value << "\n";
+            os << h.layer << "," << h.head << "," << i << "," << j << "," << value << "\n";
           else
             os << ",,,,\n";
         }

@@ -11,7 +11,8 @@
 //    replaces a good export with a broken one. Returns the files written.
 //  - The CSV is long-format, one row per value:
 //    figure,panel,title,series,kind,i,j,x,y,value,step,layer,head,query,key,weight.
-//    kind is line | scatter | polygon | heatmap; heatmap rows give i = row, j = col, value;
+//    kind is line | scatter | polygon | heatmap; heatmap rows give i = row, j = col, value (of
+//    the whole matrix when the heatmap is a cut of one: Heatmap::first_row, first_col);
 //    the others give i = point index, x, y. step is Panel::step, else Figure::step (empty when both
 //    are -1); an attention map's cells (Heatmap::layer >= 0) also give layer, head, query (= i),
 //    key (= j) and weight
