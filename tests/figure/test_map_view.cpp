@@ -53,7 +53,7 @@ TEST_CASE("map view: zooming about a point keeps the cell under it") {
   for (double fy : {0.3, 0.52, 0.71})
     for (double fx : {0.25, 0.5, 0.66}) {
       v.reset();
-      for (int step = 0; step < 12; ++step) {
+      for (int step = 0; step < 20; ++step) {
         const double row = point_at(v.visible_rows(), fy), col = point_at(v.visible_cols(), fx);
         const int cell_r = static_cast<int>(std::floor(row)), cell_c = static_cast<int>(col);
         v.zoom_at(1.25, row, col);
