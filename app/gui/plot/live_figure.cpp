@@ -27,9 +27,12 @@ bool LiveFigure::draw(const fig::Figure& source, ImVec2 size, ImFont* font, uint
     map_view_.set_size(map->rows, map->cols);
     if (map_view_.selected() >= static_cast<int>(source.panels.size())) map_view_.select(-1);
     map_controls(&size);
-    shown_ = map_view_.apply(source);
   }
-  const fig::Figure& figure = maps_ ? shown_ : source;
+  // The whole grid is drawn as it is (no copy per frame); a zoom, crop or single head is cut.
+  cut_ = maps_ && (map_view_.zoomed() || map_view_.selected() >= 0);
+  if (cut_) shown_ = map_view_.apply(source);
+  shown_alone_ = cut_ ? map_view_.selected() : -1;  // map_input() may change it after the draw
+  const fig::Figure& figure = cut_ ? shown_ : source;
   page_ = fig::Page{};
   page_.theme = fig::Theme::dark();
   const double pixels_per_point = std::max(0.5, static_cast<double>(f->FontSize) / page_.font_pt);
@@ -51,9 +54,11 @@ bool LiveFigure::draw(const fig::Figure& source, ImVec2 size, ImFont* font, uint
 }
 
 ImVec2 LiveFigure::to_screen(int panel, double x, double y) const {
-  if (maps_) {
-    panel = map_view_.shown_panel(panel);
-    if (panel < 0 || panel >= static_cast<int>(shown_.panels.size())) return ImVec2(-1e6f, -1e6f);
+  if (cut_) {
+    if (shown_alone_ >= 0) panel = panel == shown_alone_ ? 0 : -1;
+    if (panel < 0 ||
+        panel >= static_cast<int>(std::min(shown_.panels.size(), layout_.panels.size())))
+      return ImVec2(-1e6f, -1e6f);  // not shown: off screen
     const fig::Panel& shown = shown_.panels[static_cast<size_t>(panel)];
     if (shown.x.min < shown.x.max) x = std::clamp(x, shown.x.min, shown.x.max);
     if (shown.y.min < shown.y.max) y = std::clamp(y, shown.y.min, shown.y.max);
@@ -108,7 +113,7 @@ std::optional<FigureHover> LiveFigure::hover(const fig::Figure& figure, float ra
 
 std::optional<CellHover> LiveFigure::hover_cell(const fig::Figure& source) const {
   // With maps, the cut figure is searched and the answer given in the caller's terms.
-  const fig::Figure& figure = maps_ ? shown_ : source;
+  const fig::Figure& figure = cut_ ? shown_ : source;
   if (!hovered_ || layout_.panels.size() != figure.panels.size()) return std::nullopt;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const float s = view_.pixels_per_point();
@@ -125,7 +130,7 @@ std::optional<CellHover> LiveFigure::hover_cell(const fig::Figure& source) const
       const int col = static_cast<int>(std::floor((x - h.x0) / w));
       const int row = static_cast<int>(std::floor((y - h.y0) / hh));
       if (col < 0 || col >= h.cols || row < 0 || row >= h.rows) continue;
-      const int panel = maps_ ? map_view_.source_panel(static_cast<int>(k)) : static_cast<int>(k);
+      const int panel = shown_alone_ >= 0 ? shown_alone_ : static_cast<int>(k);
       CellHover c{panel, static_cast<int>(hi), h.first_row + row, h.first_col + col, 0};
       const size_t index = static_cast<size_t>(row) * h.cols + col;
       c.value = index < h.values.size() ? h.values[index] : NAN;

@@ -102,8 +102,10 @@ class LiveFigure {
 
   FigureView view_;
   fig::MapView map_view_;
-  fig::Figure shown_;                // the last figure with maps as drawn
-  bool maps_ = false;                // the last draw() went through the map view
+  fig::Figure shown_;     // the last figure with maps as drawn
+  bool maps_ = false;     // the last draw() went through the map view
+  bool cut_ = false;      // ... and drew shown_ (zoomed, cropped or one head), not the source
+  int shown_alone_ = -1;  // the source panel shown_ shows alone, -1: none
   int crop_edit_[4] = {0, 0, 0, 0};  // the crop fields: first and last row, first and last column
   fig::FigureLayout layout_;
   fig::Page page_;
