@@ -11,6 +11,7 @@
 #include "core/models/conn/conn_monitor.h"
 #include "core/models/conn/conn_view.h"
 #include "core/models/model.h"
+#include "core/models/model_size.h"
 #include "core/training/session/session.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
@@ -226,6 +227,9 @@ TEST_CASE("conn model: parameter count against the seed's formula, the differenc
     const int64_t N = 20, D = 16, K = 4;
     const int64_t count = t->parameter_count();
     CHECK(count == ConnModelImpl::parameter_formula(mc.conn, D, S, V));
+    // The torch-free count a reproduction uses at the paper's size (core/models/model_size.h).
+    CHECK(model_parameter_count(mc, V, S, 0).total == count);
+    CHECK(model_parameter_count(mc, V, S, 0).attention == t->attention_parameter_count());
     CHECK(count == heads * N * N + 6 * D * D + 2 * V * D + S * D + 2 * K * D);
     // The seed: N^2 + 8 D^2 + S D + V D. It counts 7 D x D matrices + "embeddings" as 8 D^2,
     // but W_vocab is D x V, the token embedding V x D is another V D, and the K LayerNorms

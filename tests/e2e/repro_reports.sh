@@ -50,6 +50,52 @@ for dir in "$root"/docs/repro/*/; do
   checked=$((checked + 1))
 done
 [ $checked -gt 0 ] || bad "no data/repro/<paper>/runs: the committed reproductions' runs are missing"
+# Issue 49, item 2: the report records the manifest's and its binary's SHA-256 (recomputed here
+# by Python's hashlib) and the commit; the seeds are the manifest's, fixed in advance.
+if [ -f "$work/conn/report.json" ]; then
+  if python3 - "$work/conn/report.json" "$root/assets/configs/repro/conn/repro.json" "$bin" <<'PY'
+import hashlib, json, re, sys
+r = json.load(open(sys.argv[1]))["provenance"]
+sha = lambda f: hashlib.sha256(open(f, "rb").read()).hexdigest()
+assert r["manifest_sha256"] == sha(sys.argv[2]), r["manifest_sha256"]
+assert r["binary_sha256"] == sha(sys.argv[3]), r["binary_sha256"]
+assert r["commit"] == "unknown" or re.fullmatch("[0-9a-f]{40}", r["commit"]), r["commit"]
+assert sum(r["run_commits"].values()) == 12, r["run_commits"]
+PY
+  then ok "conn: report.json records repro.json's and the binary's SHA-256, the commit and the runs' commits"
+  else bad "conn: report.json's provenance is wrong"; fi
+  grep -q "^Provenance: assets/configs/repro/conn/repro.json sha256" "$work/conn/report.md" \
+    && ok "conn: report.md has the provenance line" || bad "conn: report.md has no provenance line"
+  # seeds_case NAME PYTHON: a copy of the conn configs whose repro.json PYTHON edits (m: the
+  # manifest), then --report-only on the conn work directory; prints the exit code.
+  seeds_case() {
+    rm -rf "$work/cfg-$1"; mkdir -p "$work/cfg-$1"; cp -r "$root/assets/configs/repro/conn" "$work/cfg-$1/"
+    python3 - "$work/cfg-$1/conn/repro.json" "$2" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(m, open(sys.argv[1], "w"), indent=2)
+PY
+    "$bin" reproduce --paper conn --configs "$work/cfg-$1" --out "$work/conn" --report-only \
+      > /dev/null 2> "$work/seeds-$1.err"
+    echo $?
+  }
+  before=$(cd "$work/conn" && find . -type f -exec sha256sum {} + | sort)
+  # Seeds on disk beyond the manifest's count: a report would leave them out unseen.
+  rc=$(seeds_case fewer 'm["seeds"] = 2')
+  if [ "$rc" = 2 ] && grep -q 'seed(s) 3 beyond the 2 seed(s).*arm "conn-norm-bound"' "$work/seeds-fewer.err"
+  then ok "seed runs beyond repro.json's count are refused (exit 2), naming the arm and the seeds"
+  else bad "seeds beyond the manifest: rc $rc, $(cat "$work/seeds-fewer.err")"; fi
+  # Seeds added after a look (report.json planned 3) with no recorded look.
+  rc=$(seeds_case more 'm["seeds"] = 4')
+  if [ "$rc" = 2 ] && grep -q 'written with 3 seed(s) of arm .* now plans 4: seeds added after a look must be a recorded look' "$work/seeds-more.err"
+  then ok "seeds added after a report without a recorded look are refused (exit 2), naming repro.json looks"
+  else bad "seeds added after a look: rc $rc, $(cat "$work/seeds-more.err")"; fi
+  [ "$before" = "$(cd "$work/conn" && find . -type f -exec sha256sum {} + | sort)" ] \
+    && ok "the refused reports changed nothing in OUT" || bad "a refused report changed OUT"
+  # The same addition recorded as a look is allowed.
+  rc=$(seeds_case recorded 'm["seeds"] = 4; m["looks"] = [{"at": "test", "note": "read at 3", "seeds": {a["name"]: 3 for a in m["arms"]}}]')
+  [ "$rc" = 0 ] && ok "seeds added after a recorded look are accepted" \
+    || bad "seeds added after a recorded look: rc $rc, $(cat "$work/seeds-recorded.err")"
+fi
 # The committed leaderboard, re-analysed from its own per-seed values (suite --reanalyze): the
 # same board as committed, and its solved counts, exact intervals, learned_at_budget and
 # Fisher/Holm comparisons recompute in Python.

@@ -11,6 +11,7 @@
 #include "core/analysis/statistics.h"
 #include "core/analysis/verdict.h"
 #include "core/base/error.h"
+#include "core/json/json_path.h"
 #include "core/json/json_reader.h"
 
 namespace attn {
@@ -95,6 +96,65 @@ Keyed bench_keyed(const ArmBench& a, const std::string& metric, const std::strin
   return out;
 }
 
+// "paper_at": {arm: {config key: value}}, the arms among the claim's own.
+void validate_paper_at(const json& at, const std::vector<std::string>& named,
+                       const std::string& where) {
+  if (!at.is_object())
+    throw Error(where + ".paper_at must be an object {arm: {config key: the paper's value}}");
+  for (const auto& [arm, keys] : at.items()) {
+    if (!one_of(arm, named))
+      throw Error(where + ".paper_at names \"" + arm + "\", not one of the claim's arms (" +
+                  join_names(named) + ")");
+    if (!keys.is_object() || keys.empty())
+      throw Error(where + ".paper_at." + arm + " must be a non-empty object {config key: value}");
+    for (const auto& [key, value] : keys.items())
+      if (!value.is_primitive() || value.is_null())
+        throw Error(where + ".paper_at." + arm + "." + key + " must be a number, string or bool");
+  }
+}
+
+// A value as the verdict line writes it: integers with thousands separators (1,024).
+std::string setting_text(const json& v) {
+  if (v.is_number_integer() || (v.is_number() && v.get<double>() == std::floor(v.get<double>()) &&
+                                std::fabs(v.get<double>()) < 1e15)) {
+    std::string digits = std::to_string(std::llround(v.get<double>()));
+    for (int i = static_cast<int>(digits.size()) - 3; i > (digits[0] == '-' ? 1 : 0); i -= 3)
+      digits.insert(static_cast<size_t>(i), ",");
+    return digits;
+  }
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string setting_label(const std::string& key) {
+  static const std::map<std::string, std::string> labels = {{"task.context", "context"},
+                                                            {"model.d_model", "D"},
+                                                            {"model.layers", "L"},
+                                                            {"model.conn.slots", "N"}};
+  const auto it = labels.find(key);
+  return it != labels.end() ? it->second : key;
+}
+
+// "context 64 vs 1,024; D 64 vs 512": where the claim's arms differ from its "paper_at".
+std::string away_from_paper(const json& c, const ReproRuns& runs) {
+  if (!c.contains("paper_at")) return "";
+  std::vector<std::string> parts;
+  for (const auto& [arm, keys] : c["paper_at"].items()) {
+    const auto it = runs.configs.find(arm);
+    if (it == runs.configs.end()) continue;
+    for (const auto& [key, paper] : keys.items()) {
+      const json ours = get_dotted(it->second, key);
+      if (ours == paper) continue;
+      const std::string part = setting_label(key) + " " +
+                               (ours.is_null() ? "(absent)" : setting_text(ours)) + " vs " +
+                               setting_text(paper);
+      if (!one_of(part, parts)) parts.push_back(part);
+    }
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
 }  // namespace
 
 void validate_claims(const json& claims, const std::vector<std::string>& arms,
@@ -132,6 +192,7 @@ void validate_claims(const json& claims, const std::vector<std::string>& arms,
     }
     if (c.contains("path") && string_key(c, "path", i) != "libtorch" && c["path"] != "as_trained")
       throw Error(where + ".path must be \"libtorch\" or \"as_trained\"");
+    if (c.contains("paper_at")) validate_paper_at(c["paper_at"], named, where);
     if (kind == "within") number_key(c, "tolerance", i);
     if (kind.rfind("ratio", 0) == 0 || kind == "at_most") number_key(c, "value", i);
     if (kind.rfind("ratio", 0) == 0 && kind != "at_most" && c.at("value").get<double>() <= 0)
@@ -211,26 +272,27 @@ void judge_counted(const json& c, const ClaimSides& s, ClaimResult& r) {
   const bool ratio = r.kind.rfind("ratio", 0) == 0;
   const double value = c.value("value", NAN);
   const double x = s.a.begin()->second, y = s.b.empty() ? NAN : s.b.begin()->second;
-  r.seeds = 1;
+  Verdict& v = r.judged;
+  v.n = 1;
   if (r.kind == "at_most") {
-    r.difference = r.lo = r.hi = x;
+    v.estimate = x;
     r.verdict = x <= value ? "held" : "did not hold";
   } else if (ratio) {
-    r.difference = r.lo = r.hi = x / y;
-    r.verdict = (r.kind == "ratio_at_most" ? r.difference <= value : r.difference >= value)
+    v.estimate = x / y;
+    r.verdict = (r.kind == "ratio_at_most" ? v.estimate <= value : v.estimate >= value)
                     ? "held"
                     : "did not hold";
   } else {
-    r.difference = r.lo = r.hi = x - y;
+    v.estimate = x - y;
     const double tol = c.value("tolerance", 0.0);
-    r.verdict = r.kind == "within" ? (std::fabs(r.difference) <= tol ? "held" : "did not hold")
-                : (larger_is_better(r.metric) ? r.difference > 0 : r.difference < 0)
-                    ? "held"
-                    : "did not hold";
+    r.verdict = r.kind == "within" ? (std::fabs(v.estimate) <= tol ? "held" : "did not hold")
+                : (larger_is_better(r.metric) ? v.estimate > 0 : v.estimate < 0) ? "held"
+                                                                                 : "did not hold";
   }
+  v.lo = v.hi = v.estimate;
   r.ours = r.arm + " " + fixed_number(x, 0) +
            (r.than.empty() ? "" : " vs " + r.than + " " + fixed_number(y, 0)) +
-           (ratio ? "; ratio " + fixed_number(r.difference, 3) : "");
+           (ratio ? "; ratio " + fixed_number(v.estimate, 3) : "");
 }
 
 }  // namespace
@@ -254,17 +316,6 @@ void judge_measured(const json& c, const ClaimSides& s, ClaimResult& r) {
   const double value = c.value("value", NAN);
   const Verdict v = judge_claim_values(c, s.a, s.b);
   r.verdict = v.verdict;
-  r.direction = v.direction;
-  r.paired = v.paired;
-  r.seeds = v.n;
-  r.difference = v.estimate;
-  r.lo = v.lo;
-  r.hi = v.hi;
-  r.p_value = v.p_value;
-  r.p_raw = v.p_decisive;
-  r.p_permutation = v.p_permutation;
-  r.boundary = v.boundary;
-  r.seeds_to_resolve = v.seeds_to_resolve;
   r.judged = v;
   const bool from_bench = !r.source.empty();
   if (!from_bench)
@@ -287,13 +338,13 @@ void judge_measured(const json& c, const ClaimSides& s, ClaimResult& r) {
                             fixed_number(xa.sd, p) + " vs " + r.than + " " +
                             fixed_number(yb.mean, p) + " ± " + fixed_number(yb.sd, p);
   if (ratio)
-    r.ours = sides + "; ratio " + fixed_number(r.difference, 3) + s.path_note + " (" +
+    r.ours = sides + "; ratio " + fixed_number(v.estimate, 3) + s.path_note + " (" +
              (r.kind == "ratio_at_most" ? "at most " : "at least ") + fixed_number(value, 3) + ")" +
              div;
   else if (r.kind == "better")
-    r.ours = sides + "; difference " + fixed_number(r.difference, p) + div;
+    r.ours = sides + "; difference " + fixed_number(v.estimate, p) + div;
   else
-    r.ours = sides + "; difference " + fixed_number(r.difference, p) + " (tolerance ±" +
+    r.ours = sides + "; difference " + fixed_number(v.estimate, p) + " (tolerance ±" +
              fixed_number(c.at("tolerance").get<double>(), p) + ")" + div;
 }
 
@@ -307,6 +358,7 @@ ClaimResult evaluate_claim(const json& c, const ReproRuns& runs, const ReproBenc
   r.arm = c.at("arm");
   r.than = r.kind == "at_most" ? "" : c.at("than").get<std::string>();
   r.verdict = "not checked";
+  r.away = away_from_paper(c, runs);
   ClaimSides s;
   if (!claim_sides(c, runs, bench, r, s)) return r;
   r.a_values = s.a;
@@ -341,12 +393,13 @@ std::string p_text(double p) {
 // "[lo, hi], n pairs" and, with more than one look, the interval at 1 - 0.05 / looks.
 std::string interval_text(const ClaimResult& r) {
   if (r.source.rfind("parameter count", 0) == 0) return "exact (a count)";
-  if (!std::isfinite(r.lo)) return "-";
+  const Verdict& v = r.judged;
+  if (!std::isfinite(v.lo)) return "-";
   const int q = r.kind.rfind("ratio", 0) == 0 ? 3 : precision_of(r.metric);
-  std::string text = "[" + fixed_number(r.lo, q) + ", " + fixed_number(r.hi, q) + "], " +
-                     std::to_string(r.seeds) +
+  std::string text = "[" + fixed_number(v.lo, q) + ", " + fixed_number(v.hi, q) + "], " +
+                     std::to_string(v.n) +
                      (r.source.rfind("benchmark", 0) == 0 ? " rounds"
-                      : r.paired                          ? " pairs"
+                      : v.paired                          ? " pairs"
                                                           : " seeds");
   if (r.looks.size() > 1 && std::isfinite(r.lo_looks))
     text += "; over " + std::to_string(r.looks.size()) + " looks [" + fixed_number(r.lo_looks, q) +
@@ -356,15 +409,19 @@ std::string interval_text(const ClaimResult& r) {
 
 std::string verdict_text(const ClaimResult& r) {
   std::string verdict = "**" + r.verdict + "**";
-  if (!r.testable) return verdict + " (" + r.why + ")";
+  if (!r.testable)
+    return verdict + " (" + r.why + ")" +
+           (r.away.empty() ? "" : "; not tested at the paper's setting (" + r.away + ")");
   const std::string unit = r.source.rfind("benchmark", 0) == 0 ? " rounds" : " seeds";
-  if (r.verdict == "not resolved" && r.seeds_to_resolve > 100)
+  const int to_resolve = r.judged.seeds_to_resolve;
+  if (r.verdict == "not resolved" && to_resolve > 100)
     verdict += " (more than 100" + unit + " would be needed at this spread: the difference is " +
                "near nothing)";
-  else if (r.verdict == "not resolved" && r.seeds_to_resolve > 0)
-    verdict += " (about " + std::to_string(r.seeds_to_resolve) + unit +
+  else if (r.verdict == "not resolved" && to_resolve > 0)
+    verdict += " (about " + std::to_string(to_resolve) + unit +
                " would resolve one 95% interval at this spread)";
   if (r.uncorrected != r.verdict) verdict += "; uncorrected: " + r.uncorrected;
+  if (!r.away.empty()) verdict += "; not tested at the paper's setting (" + r.away + ")";
   return verdict;
 }
 
@@ -380,9 +437,10 @@ std::string claims_markdown(const std::vector<ClaimResult>& results) {
     for (const auto& l : r.looks)
       looks += (looks.empty() ? "" : "; ") + std::to_string(l.seeds) + ": " + p_text(l.p);
     md << "| " << r.claim << " | " << r.paper << " | " << r.ours << " (" << r.source << ") | "
-       << interval_text(r) << " | " << p_text(r.p_raw) << ", " << p_text(r.p_permutation) << ", "
-       << p_text(r.p_looks) << ", " << p_text(r.p_holm) << " | " << (looks.empty() ? "-" : looks)
-       << " | " << r.setting << " | " << verdict_text(r) << " |\n";
+       << interval_text(r) << " | " << p_text(r.judged.p_decisive) << ", "
+       << p_text(r.judged.p_permutation) << ", " << p_text(r.p_looks) << ", " << p_text(r.p_holm)
+       << " | " << (looks.empty() ? "-" : looks) << " | " << r.setting << " | " << verdict_text(r)
+       << " |\n";
   }
   return md.str();
 }
@@ -394,6 +452,7 @@ json claims_json(const std::vector<ClaimResult>& results) {
   };
   json out = json::array();
   for (const auto& r : results) {
+    const Verdict& v = r.judged;
     json arms = json::array({r.arm});
     if (!r.than.empty()) arms.push_back(r.than);
     json looks = json::array();
@@ -405,14 +464,14 @@ json claims_json(const std::vector<ClaimResult>& results) {
                    {"kind", r.kind},
                    {"metric", r.metric},
                    {"arms", arms},
-                   {"paired", r.paired},
-                   {"seeds", r.seeds},
-                   {"difference", number(r.difference)},
-                   {"ci95", interval(r.lo, r.hi)},
-                   {"p_value", number(r.p_value)},
-                   {"boundary", number(r.boundary)},
-                   {"p_raw", number(r.p_raw)},
-                   {"p_permutation", number(r.p_permutation)},
+                   {"paired", v.paired},
+                   {"seeds", v.n},
+                   {"difference", number(v.estimate)},
+                   {"ci95", interval(v.lo, v.hi)},
+                   {"p_value", number(v.p_value)},
+                   {"boundary", number(v.boundary)},
+                   {"p_raw", number(v.p_decisive)},
+                   {"p_permutation", number(v.p_permutation)},
                    {"p_looks", number(r.p_looks)},
                    {"p_holm", number(r.p_holm)},
                    {"ci_looks", interval(r.lo_looks, r.hi_looks)},
@@ -421,8 +480,9 @@ json claims_json(const std::vector<ClaimResult>& results) {
                    {"why", r.testable ? json(nullptr) : json(r.why)},
                    {"verdict", r.verdict},
                    {"verdict_uncorrected", r.uncorrected},
+                   {"away", r.away.empty() ? json(nullptr) : json(r.away)},
                    {"source", r.source},
-                   {"seeds_to_resolve", r.seeds_to_resolve},
+                   {"seeds_to_resolve", v.seeds_to_resolve},
                    {"ours", r.ours}});
   }
   return out;

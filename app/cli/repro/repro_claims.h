@@ -18,6 +18,10 @@
 //              benchmarked:    steps_per_second | memory_increment_mib (repro_bench.h, one
 //                              value per round; never the training runs' own figures)
 //   "arm", "than"  arm names of repro.json
+//   "paper_at" optional: {arm: {config key: the paper's value}} for the claim's arms, e.g.
+//              {"fortunes-neural": {"task.context": 1024}}. Where an arm's resolved config
+//              differs, the verdict line says "not tested at the paper's setting (context 64
+//              vs 1,024)" (report.json: "away"), whatever the verdict.
 //   "path"     benchmarked metrics only: "libtorch" (every arm on LibTorch ops) or "as_trained"
 //              (fused kernels where an arm has them). Default: as_trained when both arms took a
 //              fused kernel, else libtorch, so the two sides are equally optimised.
@@ -56,21 +60,20 @@ struct ClaimResult {
   std::string verdict;  // "held" | "did not hold" | "not resolved" | "not checked" |
                         // "not testable: ARM did not learn"
   std::string source;   // "runs, paired by seed", "benchmark, LibTorch ops", "parameter count"
-  bool paired = false;
-  int seeds = 0;  // pairs (or values) the interval rests on
-  // better/within: mean of arm - than; ratio kinds: the ratio arm / than; at_most: arm's mean.
-  double difference = NAN;
-  double lo = NAN, hi = NAN;  // 95% t-interval of `difference`
-  double p_value = NAN;       // two-sided, against no difference (ratio: against 1)
-  int seeds_to_resolve = 0;   // not resolved only; 0 when it cannot say
-  // The corrections (repro_corrections.h). direction: the verdict when the boundary is excluded;
-  // uncorrected: the 95% interval's own verdict, before looks, Holm and the learned floors.
-  std::string direction, uncorrected;
-  double boundary = NAN;       // the value the verdict turns on (ratio: the bound itself)
-  double p_raw = NAN;          // two-sided t-test p against `boundary`
-  double p_permutation = NAN;  // exact sign-flip p against `boundary` (paired only)
-  double p_looks = NAN;        // min(1, p_raw x looks)
-  double p_holm = NAN;         // Holm over the paper's testable measured claims' p_looks
+  // The judged interval (core/analysis/verdict.h): judged.n the pairs (or values) it rests on;
+  // judged.estimate for better/within the mean of arm - than, for ratio kinds the ratio
+  // arm / than, for at_most the arm's mean; judged.lo/hi its 95% t-interval; judged.p_value
+  // against no difference (ratio: 1); judged.boundary and judged.p_decisive (written as p_raw)
+  // the value the verdict turns on and the t-test's p against it; judged.p_permutation the exact
+  // sign-flip p; judged.direction the verdict when the boundary is excluded;
+  // judged.seeds_to_resolve (not resolved only; 0 when it cannot say). A counted claim sets n 1
+  // and estimate = lo = hi = the count's difference or ratio.
+  Verdict judged;
+  // The corrections (repro_corrections.h). uncorrected: the 95% interval's own verdict, before
+  // looks, Holm and the learned floors.
+  std::string uncorrected;
+  double p_looks = NAN;                   // min(1, p_raw x looks)
+  double p_holm = NAN;                    // Holm over the paper's testable measured claims' p_looks
   double lo_looks = NAN, hi_looks = NAN;  // the 1 - 0.05 / looks interval
   struct Look {
     int seeds = 0;   // pairs (rounds, values) the look's interval rested on
@@ -80,9 +83,11 @@ struct ClaimResult {
   std::vector<Look> looks;
   bool testable = true;
   std::string why;  // when not testable
+  // Where the claim's arms differ from the paper's setting (the claim's "paper_at"):
+  // "context 64 vs 1,024"; empty when it names none or every key matches.
+  std::string away;
   // Internal: the judged values (not written out).
   KeyedValues a_values, b_values;
-  Verdict judged;
 };
 
 // The verdict of claim `c` (its kind, metric, value or tolerance) on values a and b.

@@ -148,12 +148,13 @@ void correct_claims(std::vector<ClaimResult>& claims, const json& claim_specs,
     r.uncorrected = r.verdict;
     if (r.verdict == "not checked") continue;
     if (r.source.rfind("parameter count", 0) == 0) {  // counted: exact, one look, no p
-      r.looks.push_back({r.seeds, NAN, "this report"});
+      r.looks.push_back({r.judged.n, NAN, "this report"});
       continue;
     }
     fill_looks(r, claim_specs[i], looks);
     const double k = static_cast<double>(r.looks.size());
-    r.p_looks = std::isfinite(r.p_raw) ? std::min(1.0, k * r.p_raw) : NAN;
+    const double p_raw = r.judged.p_decisive;
+    r.p_looks = std::isfinite(p_raw) ? std::min(1.0, k * p_raw) : NAN;
     interval_at_level(r.judged, 1 - kAlpha / k, r.kind.rfind("ratio", 0) == 0, &r.lo_looks,
                       &r.hi_looks);
     fill_testable(r, runs, learned);
@@ -164,7 +165,7 @@ void correct_claims(std::vector<ClaimResult>& claims, const json& claim_specs,
     ClaimResult& r = claims[i];
     if (!std::isfinite(holm[i])) continue;
     r.p_holm = holm[i];
-    r.verdict = r.p_holm < kAlpha ? r.direction : "not resolved";
+    r.verdict = r.p_holm < kAlpha ? r.judged.direction : "not resolved";
   }
 }
 

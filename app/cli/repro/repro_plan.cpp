@@ -125,6 +125,7 @@ ReproRuns collect_repro_runs(const ReproPlan& plan, const std::string& runs_dir)
     }
   }
   for (const auto& arm : plan.arms) {
+    r.configs[arm.name] = to_json_every_key(parse_config(arm.config, plan.dir + "/repro.json"));
     r.tuned.push_back(tuned_runs(arm, runs_dir));
     for (const auto& rel : r.tuned.back().runs) {
       r.runs.push_back(read_run_directory((fs::path(runs_dir) / rel).string()));

@@ -48,6 +48,9 @@ struct ReproRuns {
   // own "paper_size_set"): each arm's whole-model and attention parameter counts at the paper's
   // dimensions, by formula (core/models/model_size.h), no training. Empty without it.
   std::map<std::string, ModelSize> paper_size;
+  // Each arm's resolved config (to_json of the parsed config: defaults filled in), for the
+  // claims' "paper_at" (repro_claims.h).
+  std::map<std::string, nlohmann::json> configs;
   // The runs of one arm, in seed order.
   std::vector<const RunDirectory*> of(const std::string& arm) const;
 };
