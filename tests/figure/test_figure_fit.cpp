@@ -113,6 +113,29 @@ TEST_CASE("figure fit: ky model with connection curves") {
   check_fits(figures::build_figure("connections", ky_snapshot(), o), "ky_step");
 }
 
+TEST_CASE("figure fit: the connections figure's title is one line of a single-column page") {
+  // Measured with the figure font at the title's size (font + 1 pt) against the page width less
+  // its padding (0.4 font each side), and drawn whole as one FigureTitle text: every layer or
+  // one, with and without the beta row, at a four-digit step.
+  for (int layer : {-1, 0})
+    for (bool beta : {false, true}) {
+      figures::FigureOptions o;
+      o.layer = layer;
+      o.connections_beta = beta;
+      o.step = 6000;
+      const fig::Figure f = figures::build_figure("connections", ky_snapshot(), o);
+      const fig::Page page = page_at(f, 3.5);
+      INFO("layer " << layer << ", beta " << beta << ": " << f.title);
+      CHECK(font().width(f.title, page.font_pt + 1) <= page.width_pt - 0.8 * page.font_pt);
+      int lines = 0;
+      bool whole = false;
+      for (const fig::PlacedText& t : fig::layout_figure(f, page, font()).texts)
+        if (t.role == fig::TextRole::FigureTitle) ++lines, whole |= t.text == f.title;
+      CHECK(lines == 1);
+      CHECK(whole);
+    }
+}
+
 TEST_CASE("figure fit: Connection Transformer") {
   check_every_figure(conn_snapshot(), "conn");
 }

@@ -168,19 +168,19 @@ void lay_out(Build& b) {
   fig::Figure& f = b.out.figure;
   f.name = "connections";
   f.step = b.frame().step;
-  const std::string beta_part =
-      o.beta ? std::string(" and ") + kBeta + " = softmax_j g_h(t_j)" : "";
+  // Short enough for one line of a single-column page (3.5 in): "g_h(t) and beta_h, layers 0,
+  // 1, step 6000"; the axes and the legend say the rest (beta's formula is in the contract).
+  const std::string what =
+      o.beta ? std::string("g_h(t) and ") + kBeta + "_h" : "Connections g_h(t)";
   if (b.one_layer) {
     const ConnectionCurves& c = *b.layers[0];
-    f.title = "Connection functions g_h(t)" + beta_part + " of layer " + std::to_string(c.layer) +
-              " (W " + std::to_string(c.window) + ", " + (c.causal ? "causal" : "centred") +
-              "), step " + std::to_string(f.step);
+    f.title = what + ", layer " + std::to_string(c.layer) + " (W " + std::to_string(c.window) +
+              ", " + (c.causal ? "causal" : "centred") + "), step " + std::to_string(f.step);
   } else {
     std::string names;
     for (const ConnectionCurves* c : b.layers)
       names += (names.empty() ? "" : ", ") + std::to_string(c->layer);
-    f.title = "Connection functions g_h(t)" + beta_part + " of layers " + names + ", step " +
-              std::to_string(f.step);
+    f.title = what + ", layers " + names + ", step " + std::to_string(f.step);
   }
   f.cols = cols;
   f.rows = b.group_rows * (o.beta ? 2 : 1);
