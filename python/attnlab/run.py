@@ -162,8 +162,9 @@ def _checkpoint_state(run_dir, ckpt=None):
         exported = os.path.join(run_dir, SAFETENSORS_NAME)
         hint = (f" (its export {exported} is data only: attnlab.load({exported!r}) opens it)"
                 if os.path.isfile(exported) else "")
+        where = os.path.relpath(ckpt, run_dir)  # checkpoint, or checkpoints/step-<N>
         raise OldFormatError(
-            f"{run_dir}: the checkpoint is in attnlab's old format (checkpoint/"
+            f"{run_dir}: the checkpoint is in attnlab's old format ({where}/"
             f"{archives[0] if archives else 'state.json'}: format_version "
             f"{version if version is not None else 'none'}), a TorchScript archive that can "
             "run code when opened, so it is not opened. Convert it with `attnlab migrate --run "
@@ -259,6 +260,34 @@ def _metadata_int(metadata, key, source):
                            "integer") from None
 
 
+def _open_run_dir(path, weights, step):
+    """(checkpoint state, checkpoint folder, resolved config, weights file, config file) of the
+    run directory `path`: the weights the caller named, else those of the checkpoint kept at
+    `step`, else DIR/weights.safetensors when present, else the final checkpoint's."""
+    cfg_path = os.path.join(path, "config.json")
+    if not os.path.isfile(cfg_path):
+        raise FileNotFoundError(f"{path} is not an attnlab run directory: it has no "
+                                "config.json (written by `attnlab train --out DIR`)")
+    state = _checkpoint_state(path)
+    config = resolve(_read_json(cfg_path), cfg_path)
+    ckpt_dir = os.path.join(path, "checkpoint")
+    if step is not None:
+        ckpt_dir = _kept_checkpoint(path, config, state, step)
+        state = _checkpoint_state(path, ckpt_dir)
+        weights = os.path.join(ckpt_dir, "model.safetensors")
+        if not os.path.isfile(weights):
+            raise FileNotFoundError(f"{ckpt_dir}: the checkpoint at step {step} has no "
+                                    "model.safetensors")
+    elif weights is None:
+        exported = os.path.join(path, SAFETENSORS_NAME)
+        weights = exported if os.path.isfile(exported) else os.path.join(path, CHECKPOINT)
+    if not os.path.isfile(weights):
+        raise FileNotFoundError(
+            f"{path} has no weights: neither {SAFETENSORS_NAME} nor {CHECKPOINT} (a run "
+            "stopped before its first checkpoint, or its checkpoint/ was removed)")
+    return state, ckpt_dir, config, weights, cfg_path
+
+
 def load(path, weights=None, device="cpu", ky_impl="dense", step=None):
     """Loads a run.
 
@@ -285,28 +314,7 @@ def load(path, weights=None, device="cpu", ky_impl="dense", step=None):
         raise AttnlabError("attnlab.load: pass step= or weights=, not both")
     if os.path.isdir(path):
         run_dir = path
-        cfg_path = os.path.join(path, "config.json")
-        if not os.path.isfile(cfg_path):
-            raise FileNotFoundError(f"{path} is not an attnlab run directory: it has no "
-                                    "config.json (written by `attnlab train --out DIR`)")
-        state = _checkpoint_state(run_dir)
-        config = resolve(_read_json(cfg_path), cfg_path)
-        ckpt_dir = os.path.join(path, "checkpoint")
-        if step is not None:
-            ckpt_dir = _kept_checkpoint(path, config, state, step)
-            state = _checkpoint_state(run_dir, ckpt_dir)
-            weights = os.path.join(ckpt_dir, "model.safetensors")
-            if not os.path.isfile(weights):
-                raise FileNotFoundError(f"{ckpt_dir}: the checkpoint at step {step} has no "
-                                        "model.safetensors")
-        elif weights is None:
-            exported = os.path.join(path, SAFETENSORS_NAME)
-            weights = exported if os.path.isfile(exported) else os.path.join(path, CHECKPOINT)
-        if not os.path.isfile(weights):
-            raise FileNotFoundError(
-                f"{path} has no weights: neither {SAFETENSORS_NAME} nor {CHECKPOINT} (a run "
-                "stopped before its first checkpoint, or its checkpoint/ was removed)")
-        config_source = cfg_path
+        state, ckpt_dir, config, weights, config_source = _open_run_dir(path, weights, step)
     elif os.path.isfile(path) and path.endswith(".safetensors"):
         weights, config = weights or path, None
     else:
