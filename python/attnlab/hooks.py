@@ -66,6 +66,8 @@ def run_with_cache(model, inputs, names=None, unbatched=False, detach=True):
     tensors detached from the graph (the logits keep theirs). Nothing of the model changes:
     the hooks are removed again, even on an exception."""
     known = hook_names(model)
+    if isinstance(names, str):
+        names = [names]
     if names is not None and not callable(names):
         unknown = [n for n in names if n not in known]
         if unknown:
