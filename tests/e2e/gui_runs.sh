@@ -147,4 +147,21 @@ assert sorted(h["listed"]) == shipped and len(shipped) >= 20, (h["listed"], ship
 print("4: the picker lists %d experiments from %s" % (len(shipped), d))
 PY
 ok "4: Help shows the guide and one row per shipped experiment"
+
+# 5. `gui --run A --run B` opens every run given in Runs (listed, ticked, overlaid), each with
+#    the config keys that tell them apart; --step with two is refused (gui_timeline.sh).
+cp -r "$TMP/half" "$TMP/half2"
+sed -i 's/"seed": 3/"seed": 5/' "$TMP/half2/config.json"
+ATTN_GUI_REPORT=$TMP/report5.json run_xvfb --run "$TMP/half" --run "$TMP/half2" --frames 40 ||
+  fail "5: the window with two --run exited with $?"
+python3 - "$TMP/report5.json" "$TMP/half" "$TMP/half2" <<'PY' || fail "5: not every --run run is open"
+import json, os, sys
+runs = {x["path"]: x for x in json.load(open(sys.argv[1]))["runs"]}
+for d in sys.argv[2:]:
+    r = runs[os.path.abspath(d)]
+    assert r["selected"] and r["metric_rows"] == 3, r
+    # (the runs root's runs are listed too: other keys may differ among them)
+    assert ("seed=5" if d.endswith("2") else "seed=3") in r["differs"].split(", "), r
+PY
+ok "5: gui --run A --run B lists and ticks both, telling them apart by seed"
 finish

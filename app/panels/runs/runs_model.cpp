@@ -6,6 +6,8 @@
 #include <functional>
 
 #include "app/figures/runs/compare_figures.h"
+#include "app/panels/runs/config_diff_model.h"
+#include "core/config/config.h"
 
 namespace attn::gui {
 namespace fs = std::filesystem;
@@ -164,6 +166,7 @@ std::vector<std::string> RunsModel::merge_latest(const Snapshot& snap) {
   if (watcher_.serial() == merged_serial_) return loads;
   merged_serial_ = watcher_.serial();
   merge(*watcher_.latest());
+  update_differing();
   auto load = [&](Entry& e) {
     const std::string path = open_entry(e, snap);
     if (!path.empty()) loads.push_back(path);
@@ -199,6 +202,25 @@ void RunsModel::update_recent(UiState& ui) {
 
 std::string RunsModel::label(const Entry& e) const {
   return e.run.gone ? e.name + " (deleted)" : e.name;
+}
+
+void RunsModel::update_differing() {
+  bool added = false;
+  for (const auto& e : entries_)
+    if (e->config.is_null() && e->run.readable) {
+      e->config = to_json_every_key(e->run.run->config);
+      added = true;
+    }
+  if (!added) return;
+  std::vector<nlohmann::json> configs;
+  for (const auto& e : entries_)
+    if (!e->config.is_null()) configs.push_back(e->config);
+  differing_ = gui::differing_keys(configs);
+}
+
+std::string RunsModel::differs(size_t i) const {
+  const Entry& e = *entries_.at(i);
+  return e.config.is_null() ? "" : differing_text(e.config, differing_);
 }
 
 bool RunsModel::can_open(size_t i) const {
@@ -314,7 +336,8 @@ nlohmann::json RunsModel::report() const {
                    {"error", e->run.error},
                    {"gone", e->run.gone},
                    {"open", opened ? open_state_ : ""},
-                   {"open_error", opened ? open_error_ : ""}});
+                   {"open_error", opened ? open_error_ : ""},
+                   {"differs", e->config.is_null() ? "" : differing_text(e->config, differing_)}});
   }
   return out;
 }

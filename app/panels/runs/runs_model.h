@@ -4,8 +4,8 @@
 // tests drive it on a temporary runs directory (tests/app/panel_models/test_runs.cpp).
 // Contract:
 //  - Follows directories another process is writing: a background thread (RunWatcher,
-//    core/runs/directory/run_list.h) rescans the list every 2 s and re-reads each run when its files
-//    change, only the appended rows of a growing metrics.csv; update() only takes its newest
+//    core/runs/directory/run_list.h) rescans the list every 2 s and re-reads each run when its
+//    files change, only the appended rows of a growing metrics.csv; update() only takes its newest
 //    reading, it never reads a run's files. Never locks a run directory.
 //  - add_dir() returns false with error() set (the path named) for a path that is not a
 //    directory; a directory with no run yet is kept and rescanned (a run about to start), and
@@ -20,7 +20,7 @@
 //    figures::compare_color in list order, optionally seed groups as mean and band), rebuilt
 //    only when the ticks, seed_bands, the own run or a ticked run's reading change.
 //  - report(): [{path, metric_rows, state, step, selected, own, first_rows, reads, error, gone,
-//    open, open_error}] for every run listed.
+//    open, open_error, differs}] for every run listed.
 //  - Test hook: ATTN_GUI_OPEN_RUN=DIR opens DIR (as its Open button does) once it is read.
 #pragma once
 #include <cstdint>
@@ -66,6 +66,11 @@ class RunsModel {
   bool& selected(size_t i) { return entries_.at(i)->selected; }
   bool own(size_t i) const { return entries_.at(i)->run.dir == own_dir_; }
   bool can_open(size_t i) const;
+  // The config keys whose values differ between the readable runs listed
+  // (app/panels/runs/config_diff_model.h: "model.position", "seed", "train.lr"), sorted, and a
+  // run's values of them ("" until it is read). Recomputed when a run is first read.
+  const std::vector<std::string>& differing_keys() const { return differing_; }
+  std::string differs(size_t i) const;
   // Each run's colour in the overlay (figures::compare_color's index; -1: not drawn).
   std::vector<int> color_indices() const;
   // Open button: the checkpoint to load ("" when it cannot: error() or note() says why).
@@ -82,6 +87,7 @@ class RunsModel {
     RunView run;
     std::string name;  // label()'s text, computed once
     bool selected = false;
+    nlohmann::json config;  // the run's resolved config once read (null before)
     explicit Entry(std::string dir) { run.dir = std::move(dir); }
   };
   Entry& add_entry(const std::string& dir);
@@ -89,6 +95,7 @@ class RunsModel {
   Entry& ensure(const std::string& dir);
   void merge(const std::vector<RunView>& views);
   void drop_placeholders();
+  void update_differing();
   void note_deleted();
   std::vector<std::string> merge_latest(const Snapshot& snap);
   void update_recent(UiState& ui);
@@ -113,6 +120,7 @@ class RunsModel {
   std::vector<std::string> pending_open_;  // asked to open before the run was read
   double last_recent_ = -1e9;
   std::string error_, note_, deleted_note_;
+  std::vector<std::string> differing_;
   fig::Figure overlay_;
   uint64_t overlay_key_ = 0;
   uint64_t overlay_serial_ = 0;

@@ -72,6 +72,9 @@ void RunsPanel::draw_row(FrameContext& frame, size_t row, int color) {
     ImGui::SameLine();
     ImGui::TextDisabled("(this window)");
   }
+  ImGui::TableNextColumn();  // the config keys that tell the runs apart (W&B's runs table)
+  const std::string differs = model_.differs(row);
+  ImGui::TextUnformatted(differs.empty() ? "-" : differs.c_str());
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(run ? run->mechanism().c_str() : "-");
   ImGui::TableNextColumn();
@@ -104,10 +107,10 @@ void RunsPanel::draw_table(FrameContext& frame) {
                                 ImGuiTableFlags_ScrollX;
   const float rows = static_cast<float>(std::min<size_t>(model_.size(), 8) + 1);
   const float height = ImGui::GetFrameHeightWithSpacing() * (rows + 0.5f);
-  if (!ImGui::BeginTable("runs", 10, flags, ImVec2(0, height))) return;
+  if (!ImGui::BeginTable("runs", 11, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(2, 1);
-  for (const char* h :
-       {"", "", "run", "mechanism", "task", "step", "eval loss", "eval acc", "state", "age"})
+  for (const char* h : {"", "", "run", "differs", "mechanism", "task", "step", "eval loss",
+                        "eval acc", "state", "age"})
     ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
   // Overlay colours in list order (the clipper below draws only the rows in view).

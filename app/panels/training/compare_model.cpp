@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "app/figures/runs/compare_figures.h"
+#include "app/panels/runs/config_diff_model.h"
 #include "core/runs/directory/run_writer.h"  // new_run_dir
 #include "core/training/headless/sweep.h"
 #include "core/training/trainer.h"
@@ -230,6 +231,7 @@ CompareModel::Row CompareModel::row(size_t run) const {
     row.attention_parameters = summary_value(r.dir, "attention_parameters");
     row.steps_per_second = summary_value(r.dir, "steps_per_second");
   }
+  row.differs = differing_text(configs_.at(run), differing_keys());
   if (!r.save_error.empty()) {
     row.saved = r.save_error, row.tone = SavedTone::Failed;
   } else if (r.saved || !r.is_live()) {
@@ -238,6 +240,15 @@ CompareModel::Row CompareModel::row(size_t run) const {
     row.saved = "recording to " + r.out_dir, row.tone = SavedTone::Recording;
   }
   return row;
+}
+
+const std::vector<std::string>& CompareModel::differing_keys() const {
+  if (configs_.size() != runs_.size()) {  // runs are only ever added
+    for (size_t i = configs_.size(); i < runs_.size(); ++i)
+      configs_.push_back(to_json_every_key(runs_[i]->config));
+    differing_ = gui::differing_keys(configs_);
+  }
+  return differing_;
 }
 
 int CompareModel::map_layers() const {
@@ -284,6 +295,7 @@ nlohmann::json CompareModel::report() const {
       j["attention_maps"] = r->snap->attention_maps().size();
     }
     if (!r->save_error.empty()) j["save_error"] = r->save_error;
+    j["differs"] = row(runs.size()).differs;
     runs.push_back(j);
   }
   // What the curves show: the eval panel's line names and its bands (seed groups).
@@ -292,9 +304,13 @@ nlohmann::json CompareModel::report() const {
     for (const auto& l : overlay_.panels.front().lines) lines.push_back(l.name);
     for (const auto& b : overlay_.panels.front().polygons) bands.push_back(b.name);
   }
-  return {{"runs", runs},          {"error", error_},
-          {"log_y", log_y_shown_}, {"seed_bands", seed_bands},
-          {"eval_lines", lines},   {"eval_bands", bands}};
+  return {{"runs", runs},
+          {"error", error_},
+          {"log_y", log_y_shown_},
+          {"seed_bands", seed_bands},
+          {"eval_lines", lines},
+          {"eval_bands", bands},
+          {"differing_keys", differing_keys()}};
 }
 
 }  // namespace attn::gui

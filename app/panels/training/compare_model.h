@@ -75,8 +75,12 @@ class CompareModel {
     double step, eval_loss, eval_accuracy, parameters, attention_parameters, steps_per_second;
     std::string saved;  // the recorded directory, "recording to DIR", or why it is not recorded
     SavedTone tone = SavedTone::Saved;
+    std::string differs;  // its values of differing_keys(): "model.position=rope, seed=2"
   };
   Row row(size_t run) const;
+  // The config keys whose values differ between the runs (app/panels/runs/config_diff_model.h),
+  // sorted; recomputed when a run is added.
+  const std::vector<std::string>& differing_keys() const;
 
   // The probe's attention maps at (layer, head) of every live run that has them, in run order.
   struct MapShown {
@@ -89,7 +93,8 @@ class CompareModel {
   std::vector<MapShown> maps() const;
 
   // For ATTN_GUI_REPORT: each run's label, kind, state, step, eval loss, colour and saved
-  // directory; what the curves show (eval lines and bands), the y scale and the seed bands.
+  // directory and "differs"; "differing_keys"; what the curves show (eval lines and bands), the y
+  // scale and the seed bands.
   nlohmann::json report() const;
 
  private:
@@ -102,6 +107,8 @@ class CompareModel {
   bool closed_ = false;
   std::string error_;
   bool log_y_shown_ = false;
+  mutable std::vector<nlohmann::json> configs_;  // each run's resolved config, in run order
+  mutable std::vector<std::string> differing_;
   std::vector<RunDirectory> overlay_dirs_;  // what overlay_'s curves point into
   fig::Figure overlay_;
   uint64_t overlay_key_ = 0;

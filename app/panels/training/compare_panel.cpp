@@ -91,10 +91,11 @@ void ComparePanel::draw_table() {
                        ImGui::GetStyle().ScrollbarSize + ImGui::GetStyle().CellPadding.y;
   const float height =
       std::min(wanted, std::max(4 * row_h, ImGui::GetContentRegionAvail().y * 0.33f));
-  if (!ImGui::BeginTable("runs", 10, flags, ImVec2(0, height))) return;
+  if (!ImGui::BeginTable("runs", 11, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(2, 1);  // colour and run name stay while the rest scrolls
-  for (const char* h : {"", "run", "state", "step", "eval loss", "eval acc", "parameters",
-                        "attn params", "steps/s", "saved"})
+  // "differs": the config keys that tell the runs apart (W&B's runs table), beside the name.
+  for (const char* h : {"", "run", "differs", "state", "step", "eval loss", "eval acc",
+                        "parameters", "attn params", "steps/s", "saved"})
     ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
   for (size_t i = 0; i < model_.size(); ++i) {
@@ -106,6 +107,8 @@ void ComparePanel::draw_table() {
                       ImGuiColorEditFlags_NoInputs | ImGuiColorEditFlags_NoLabel);
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.label.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(row.differs.empty() ? "-" : row.differs.c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(row.state.c_str());
     number_cell(row.step, "%.0f");
