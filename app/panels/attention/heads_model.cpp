@@ -118,4 +118,9 @@ const fig::Figure* HeadsModel::shown_figure(const std::string& name) const {
   return nullptr;
 }
 
+float HeadsModel::min_height(const fig::Figure& figure, float font_px) {
+  const int rows = std::max(1, figure.rows);
+  return font_px * (7.0f * static_cast<float>(rows) + 3.0f);  // + the x label and the legend
+}
+
 }  // namespace attn::gui

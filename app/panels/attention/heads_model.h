@@ -49,6 +49,10 @@ class HeadsModel {
   static std::string line_text(const std::string& name, const std::string& panel, double value,
                                double step);
   std::string cell_text(int layer, int head, float value) const;
+  // The least height, in pixels at font size `font_px`, that keeps each row of `figure`'s plots
+  // readable (about 4 font sizes of plot, its title and ticks); a shorter tile scrolls instead
+  // of squeezing them (at UI scale 2 or 1280x720 they shrank to 0-35 px).
+  static float min_height(const fig::Figure& figure, float font_px);
 
   // "step" (the map's), "steps" (steps with metrics), "metric", "rows".
   nlohmann::json report() const;

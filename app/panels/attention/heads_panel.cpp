@@ -49,8 +49,11 @@ void HeadsPanel::draw_figures(FrameContext& frame) {
                                  : std::clamp(avail.x * 0.3f, 160.0f, 420.0f);
   const float lines_w =
       stacked ? avail.x : std::max(120.0f, avail.x - grid_w - ImGui::GetStyle().ItemSpacing.x);
-  const float h = std::max(120.0f, stacked ? std::floor(0.62f * (avail.y - spacing)) : avail.y);
-  const float grid_h = stacked ? std::max(100.0f, avail.y - h - spacing) : h;
+  // Never below the plots' readable minimum: the child window around them scrolls instead.
+  const float min_h = HeadsModel::min_height(model_.lines(), ImGui::GetFontSize());
+  const float min_grid = 12 * ImGui::GetFontSize();
+  const float h = std::max(min_h, stacked ? std::floor(0.62f * (avail.y - spacing)) : avail.y);
+  const float grid_h = stacked ? std::max(min_grid, avail.y - h - spacing) : std::max(h, min_grid);
   ImGui::BeginGroup();
   lines_.draw(model_.lines(), ImVec2(lines_w, h), font);
   mark_timeline(lines_, frame.ui);
@@ -86,7 +89,9 @@ void HeadsPanel::draw(FrameContext& frame) {
   // The map's step: the timeline's, or the newest with metrics while it follows the model.
   model_.build(model_.step_for(frame.ui.timeline_step));
   toolbar();
-  draw_figures(frame);
+  // The figures scroll inside the tile when their minimum height does not fit it.
+  if (ImGui::BeginChild("##heads-figures", ImVec2(0, 0), false)) draw_figures(frame);
+  ImGui::EndChild();
 }
 
 }  // namespace attn::gui

@@ -75,9 +75,16 @@ fig::Figure conn_eigenvalues_figure(const Snapshot& s) {
   eig.color = fig::Color::from(render::okabe_ito(0));
   eig.size_pt = 3;
   p.scatters.push_back(eig);
-  char title[96];
-  std::snprintf(title, sizeof title, "Eigenvalues of I + C, step %lld (rho = %.3f)",
-                static_cast<long long>(v.eigen_step), v.exact_radius);
+  // The step they were computed at (every eigen_every steps, within 0.5% of the time), and
+  // the model's when it has moved on since, so "step 0" between refreshes is not read as now.
+  char title[160];
+  if (s.step > v.eigen_step && v.eigen_step >= 0)
+    std::snprintf(
+        title, sizeof title, "Eigenvalues of I + C at step %lld (rho = %.3f), model at step %lld",
+        static_cast<long long>(v.eigen_step), v.exact_radius, static_cast<long long>(s.step));
+  else
+    std::snprintf(title, sizeof title, "Eigenvalues of I + C, step %lld (rho = %.3f)",
+                  static_cast<long long>(v.eigen_step), v.exact_radius);
   fig::Figure f = fig::single_panel_figure("conn-eigenvalues", title, std::move(p), 0.9);
   f.step = v.eigen_step;
   return f;
@@ -104,9 +111,11 @@ fig::Figure conn_spectral_figure(const Snapshot& s) {
                        fig::Color::from(render::okabe_ito(5)),
                        0.75,
                        fig::LineStyle::Dashed});
-  return fig::single_panel_figure("conn-spectral",
-                                  "Spectral radius and norm of I + C (control: " + v.control + ")",
-                                  std::move(p));
+  fig::Figure f = fig::single_panel_figure(
+      "conn-spectral", "Spectral radius and norm of I + C (control: " + v.control + ")",
+      std::move(p));
+  f.shared_legend = true;  // below the plot: inside, four entries covered the curves
+  return f;
 }
 bool has_conn_trace(const Snapshot& s) {
   const MechanismView* v = s.model_view("conn");

@@ -181,23 +181,28 @@ void ConnTransformerPanel::draw(FrameContext& frame) {
   ImGui::PopStyleColor();
   draw_toolbar(snap);
 
-  // The four figures in a grid: four in a row when the tile is wide and short (1280x720), two
-  // by two when there is height, one column when narrow; the statistics below.
+  // The four figures in a grid: four in a row when the tile is wide and short enough that each
+  // still gets a readable plot, two by two when not, one column when narrow; the statistics
+  // below. Each plot keeps 16 x 14 font sizes at least (at 1280x720 four in a row were 170 px
+  // tall): where the tile is shorter the panel scrolls.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImGuiStyle& style = ImGui::GetStyle();
+  const float font_px = ImGui::GetFontSize();
+  const float min_w = 16 * font_px, min_h = 14 * font_px;
   const float stats_h = 4.5f * ImGui::GetTextLineHeightWithSpacing();
   const float plots_h = avail.y - stats_h - style.ItemSpacing.y;
+  const float four_w = (avail.x - 3 * kGap) / 4;
   int columns = 1;
-  if (avail.x >= 4 * 200 + 3 * kGap && plots_h < 1.3f * (avail.x - 3 * kGap) / 4)
+  if (four_w >= min_w && plots_h >= min_h && plots_h < 1.3f * four_w)
     columns = 4;
-  else if (avail.x >= 2 * 240 + kGap)
+  else if (avail.x >= 2 * min_w + kGap)
     columns = 2;
   const float cell_w = std::floor((avail.x - (columns - 1) * kGap) / columns);
   const int grid_rows = 4 / columns;
   const float cell_h =
       columns == 1
-          ? std::max(180.0f, cell_w * 0.7f)
-          : std::max(columns == 4 ? 170.0f : 150.0f,
+          ? std::max(min_h, cell_w * 0.7f)
+          : std::max(min_h,
                      std::floor((plots_h - (grid_rows - 1) * style.ItemSpacing.y) / grid_rows));
   const ImVec2 cell(cell_w, cell_h);
   draw_matrix(v, font, cell);

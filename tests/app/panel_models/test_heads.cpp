@@ -105,3 +105,19 @@ TEST_CASE("heads model: a metric no head has at the step leaves no map, and says
   CHECK(m.shown_figure("heads-step") == nullptr);
   CHECK(m.shown_figure("heads") != nullptr);  // the lines still show
 }
+
+TEST_CASE("heads model: the line figure's least height keeps each row of plots readable") {
+  // Two metrics: one row of two plots. At UI scale 2 (a 26 px font) and at scale 1 (13 px) each
+  // row keeps at least four font sizes of plot beside its title and ticks; a taller figure (three
+  // rows, as six metrics give) asks for proportionally more, and the panel scrolls.
+  HeadsModel m = two_steps();
+  m.build(20);
+  const fig::Figure& lines = m.lines();
+  REQUIRE(lines.rows == 1);
+  for (float font : {13.0f, 26.0f}) {
+    CHECK(HeadsModel::min_height(lines, font) >= 7 * font);
+    fig::Figure tall = lines;
+    tall.rows = 3;
+    CHECK(HeadsModel::min_height(tall, font) >= 3 * 7 * font);
+  }
+}
