@@ -96,5 +96,11 @@ for panel in run loss attention connections ky-lab neural conn geometry runs; do
   [[ $allowed == *" $panel,"* || $allowed == *" $panel)"* ]] ||
     fail "--panel bogus: the allowed values do not name '$panel' ($allowed)"
 done
+# 5. `gui --help` names every panel the table has (the refusal's allowed list above).
+"$ATTNLAB" gui --help >"$TMP/help.txt" 2>&1 || fail "gui --help exited with $?"
+for panel in $(sed -e 's/.*(allowed: //' -e 's/)$//' -e 's/,/ /g' <<<"$allowed"); do
+  grep -qE "(: |, )$panel(,|\s*$)" "$TMP/help.txt" || fail "gui --help does not list the panel '$panel'"
+done
+[[ -n $allowed ]] || fail "no allowed list to check gui --help against"
 
 echo "gui_ky: OK"
