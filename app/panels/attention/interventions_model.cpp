@@ -60,7 +60,8 @@ void InterventionsModel::build(const InterventionView* v) {
   if (have_patch_) patch_figure_ = figures::patch_figure(v->patch, true);
 }
 
-InterventionsModel::Summary InterventionsModel::summary(const InterventionView* v) {
+InterventionsModel::Summary InterventionsModel::summary(const InterventionView* v,
+                                                        int64_t timeline_step) {
   Summary s;
   if (!v) {
     s.waiting = true;
@@ -69,6 +70,7 @@ InterventionsModel::Summary InterventionsModel::summary(const InterventionView* 
   }
   s.error = v->error;
   const AblationResult& a = v->ablation;
+  const ImportanceTable& t = v->importance;
   char text[1024];
   if (!a.heads.empty()) {
     std::snprintf(text, sizeof text,
@@ -80,12 +82,23 @@ InterventionsModel::Summary InterventionsModel::summary(const InterventionView* 
                   percent(a.ablated.accuracy).c_str(), v->prediction.c_str(),
                   v->prediction_probability, v->ablated_prediction.c_str(), v->ablated_probability);
     s.text = text;
+    // The ablation runs on the model; the maps may show a recorded step.
+    const int64_t shown = !t.empty() ? t.step : timeline_step;
+    if (timeline_step >= 0 && shown >= 0 && shown != v->step)
+      s.text += " (the model at step " + std::to_string(v->step) + "; the timeline shows step " +
+                std::to_string(shown) + ")";
   } else if (v->step >= 0 && !v->prediction.empty()) {
+    // The importance map's own baseline, at the map's step (a recorded one on the timeline).
+    const bool map = !t.empty();
+    const EvalFigures& e = map ? t.baseline : a.baseline;
+    const int batches = map ? t.batches : a.batches;
     std::snprintf(text, sizeof text,
                   "No head ablated: click a cell of the importance map (or right-click a map "
-                  "in the Attention panel). Eval loss %.4f, accuracy %s at step %lld.",
-                  a.baseline.loss, percent(a.baseline.accuracy).c_str(),
-                  static_cast<long long>(v->step));
+                  "in the Attention panel). Eval loss %.4f, accuracy %s at step %lld (%d eval "
+                  "batch%s).",
+                  e.loss, percent(e.accuracy).c_str(),
+                  static_cast<long long>(map ? t.step : v->step), batches,
+                  batches == 1 ? "" : "es");
     s.text = text;
     s.dimmed = true;
   }

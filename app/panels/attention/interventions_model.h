@@ -9,6 +9,7 @@
 // when the view (its pointer) or the loss/accuracy choice changed.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -49,14 +50,17 @@ class InterventionsModel {
   bool draws_patch(bool narrow) const { return have_patch_ && (!narrow || shown == 1); }
 
   // The line under the controls: the error (red), then the ablation's figures or, with no head
-  // ablated, a dimmed hint with the eval figures; waiting: no view yet.
+  // ablated, a dimmed hint with the eval figures; waiting: no view yet. Each names its step and
+  // eval batch count. With no head ablated the figures are the importance map's baseline, at
+  // the map's step (the timeline's recorded step); an ablation runs on the model (v->step), and
+  // when `timeline_step` (-1: the live model) shows another step the line says which.
   struct Summary {
     bool waiting = false;
     std::string error;
     std::string text;
     bool dimmed = false;
   };
-  static Summary summary(const InterventionView* v);
+  static Summary summary(const InterventionView* v, int64_t timeline_step = -1);
   // "importance recorded at step S" when the importance map is older than the view ("": not).
   static std::string importance_note(const InterventionView& v);
   // The ablated heads inside the importance table (outlined on the map).

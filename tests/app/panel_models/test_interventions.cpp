@@ -145,3 +145,30 @@ TEST_CASE("interventions model: the summary and report state the ablation") {
   snap.interventions = v;
   CHECK(InterventionsModel::figures(snap) == std::vector<std::string>{"importance", "patching"});
 }
+
+TEST_CASE("interventions model: the summary states the timeline's step and the batch count") {
+  // The timeline at recorded step 400 while the model is at 1000: the view carries the recorded
+  // importance (its baseline over 8 eval batches at 400) and the model's own figures at 1000.
+  auto v = view();
+  v->step = 1000;
+  v->prediction = "b";
+  v->ablation.batches = 4;
+  v->ablation.baseline = {0.25, 0.875};
+  v->importance.step = 400;
+  v->importance.batches = 8;
+  const auto s = InterventionsModel::summary(v.get(), 400);
+  CHECK(s.dimmed);
+  CHECK(s.text.find("Eval loss 1.0000, accuracy 50.0% at step 400 (8 eval batches).") !=
+        std::string::npos);
+  CHECK(s.text.find("1000") == std::string::npos);
+  // An ablation runs on the model: its step, and the one the timeline shows.
+  v->ablation.heads = {{0, 1}};
+  v->ablation.ablated = {0.5, 0.5};
+  v->ablated_prediction = "c";
+  const auto a = InterventionsModel::summary(v.get(), 400);
+  CHECK(a.text.find("at step 1000 (4 eval batches)") != std::string::npos);
+  CHECK(a.text.find("(the model at step 1000; the timeline shows step 400)") != std::string::npos);
+  // Following the live model: nothing to add.
+  v->importance.step = 1000;
+  CHECK(InterventionsModel::summary(v.get(), -1).text.find("timeline") == std::string::npos);
+}
