@@ -131,7 +131,7 @@ void MapView::cut_panel(Panel& p) const {
   p.y.ticks = ticks_inside(p.y.ticks, vis_rows_);
 }
 
-Figure MapView::apply(const Figure& figure) const {
+Figure MapView::apply(const Figure& figure, bool name_range) const {
   if (!has_maps(figure) || rows_ <= 0 || cols_ <= 0) return figure;
   Figure f = figure;
   if (selected_ >= 0 && selected_ < static_cast<int>(f.panels.size())) {
@@ -143,8 +143,9 @@ Figure MapView::apply(const Figure& figure) const {
   }
   if (zoomed()) {
     for (Panel& p : f.panels) cut_panel(p);
-    f.title += (f.title.empty() ? "" : "; ") + range_text("rows (queries)", vis_rows_) + ", " +
-               range_text("columns (keys)", vis_cols_);
+    if (name_range)
+      f.title += (f.title.empty() ? "" : "; ") + range_text("rows (queries)", vis_rows_) + ", " +
+                 range_text("columns (keys)", vis_cols_);
   }
   return f;
 }

@@ -17,8 +17,9 @@
 //  - apply() returns the figure as shown: every heatmap of the maps' size cut to the visible
 //    cells (its data coordinates kept, so tick positions and hover readouts still hold), the
 //    panels' axes set to the visible range and their ticks to those inside it, and, with a
-//    selected panel, that panel alone. The title says which rows and columns are shown when
-//    that is not the whole map.
+//    selected panel, that panel alone. With name_range (exports), the title also says which rows
+//    and columns are shown when that is not the whole map; the screen leaves the title alone,
+//    so that the layout (and the cell under the mouse) stays put while zooming.
 #pragma once
 #include <string>
 #include <vector>
@@ -72,7 +73,7 @@ class MapView {
   int shown_panel(int source) const;
 
   // The figure as shown (see the contract). A figure without maps is returned unchanged.
-  Figure apply(const Figure& figure) const;
+  Figure apply(const Figure& figure, bool name_range = false) const;
 
  private:
   static CellRange clamp_into(CellRange r, const CellRange& limit);

@@ -24,7 +24,7 @@ constexpr int kTokens = 64;
 fig::Figure two_heads() {
   fig::Figure f;
   f.name = "attention";
-  f.title = "Attention on the probe input (mqar, dot), step 100";  // as the Attention panel's
+
   f.cols = 2;
   f.share_x = f.share_y = true;
   for (int h = 0; h < 2; ++h) {

@@ -143,8 +143,9 @@ TEST_CASE("map view: the figure shown (and exported) holds exactly the visible c
   const CellRange R = v.visible_rows(), C = v.visible_cols();
   REQUIRE(R.size() == 8);
   REQUIRE(C.size() == 32);
-  v.select(1);  // head 1 alone
-  const Figure shown = v.apply(source);
+  v.select(1);                                   // head 1 alone
+  const Figure shown = v.apply(source, true);    // as exported: the title names the range
+  CHECK(v.apply(source).title == source.title);  // on screen: the layout stays put
   REQUIRE(shown.panels.size() == 1);
   CHECK(shown.rows == 1);
   CHECK(shown.cols == 1);

@@ -94,7 +94,7 @@ std::optional<double> LiveFigure::clicked_x() const {
 }
 
 fig::Figure LiveFigure::on_screen(const fig::Figure& figure) const {
-  return fig::MapView::has_maps(figure) ? map_view_.apply(figure) : figure;
+  return fig::MapView::has_maps(figure) ? map_view_.apply(figure, true) : figure;
 }
 
 void mark_timeline(const LiveFigure& plot, UiState& ui) {
