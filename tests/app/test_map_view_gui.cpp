@@ -19,12 +19,11 @@ namespace {
 
 constexpr int kTokens = 64;
 
-// Two 64 x 64 attention maps (layer 0, heads 0 and 1); cell (r, c) of head h holds 1000 h + 64 r +
-// c.
+// Two 64 x 64 attention maps (layer 0, heads 0 and 1): cell (r, c) of head h holds
+// 1000 h + 64 r + c. No title: a zoom that changed the title would move the plot.
 fig::Figure two_heads() {
   fig::Figure f;
   f.name = "attention";
-
   f.cols = 2;
   f.share_x = f.share_y = true;
   for (int h = 0; h < 2; ++h) {
