@@ -1,0 +1,170 @@
+// Benchmark (prints figures; not a test): the cost of recording views over training, attribution
+// included (issue 48, item 4), as ratios measured side by side in one run.
+//  1. Recording: steps/s of a training loop that evaluates every eval_every steps, with the
+//     recorder SessionViews (core/training/recording/run_recorder.h) at record_every =
+//     eval_every, against the same loop without it; the recording with and without
+//     train.record_attribution. Rounds alternate the arms (off, views, views+attribution, ...);
+//     each arm's best round counts. Target: views+attribution >= 0.97x off's steps/s.
+//  2. Attribution patching of every head on the recorded probe and its twin
+//     (session_attribution) in forward-pass equivalents: its time over one eval-mode forward
+//     pass of the same probe, alternating, medians of each. Target <= 3.
+// One thread, on the machine as it is (say its load beside the figures).
+// usage: bench_recording [--steps N] [--rounds R] [--task recall|copy|mqar]
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/runs/directory/run_files.h"
+#include "core/training/interventions/run_interventions.h"
+#include "core/training/recording/run_recorder.h"
+#include "core/training/session/session.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+ExperimentConfig bench_config(const std::string& task) {
+  ExperimentConfig c;  // assets/configs/recall.json's model; copy and mqar on the same model
+  c.name = "bench-recording";
+  c.task.name = task;
+  c.task.length = task == "mqar" ? 8 : 4;
+  c.task.vocab = task == "mqar" ? 32 : 8;
+  c.model.d_model = 128;
+  c.model.heads = 2;
+  c.model.layers = 2;
+  c.model.attention.assign(2, "dot");
+  c.train.batch_size = 64;
+  c.train.lr = 1e-3;
+  c.train.warmup = 50;
+  c.train.eval_every = 50;
+  c.train.eval_batches = 8;
+  c.threads = 1;
+  return c;
+}
+
+// Steps/s of `steps` training steps with an evaluation every eval_every, recording into a fresh
+// run directory when `record` (with or without attribution).
+double steps_per_second(ExperimentConfig c, int64_t steps, bool record, bool attribution,
+                        const fs::path& dir) {
+  c.train.steps = steps;
+  c.train.record_every = record ? c.train.eval_every : 0;
+  c.train.record_attribution = attribution;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  TrainingSession session(c);
+  std::optional<SessionViews> views;
+  const auto t0 = Clock::now();
+  if (record) {
+    mark_run_directory(dir.string());
+    views.emplace(dir.string(), session);  // records step 0, as a run does
+  }
+  for (int64_t s = 0; s < steps; ++s) {
+    session.train_step();
+    if (session.step() % c.train.eval_every == 0) session.evaluate();
+    if (views) views->after_step(session);
+  }
+  if (views) views->finish(session);
+  return steps / seconds_since(t0);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Attribution of every head against one forward pass of the probe, alternating, `reps` each.
+void attribution_cost(const ExperimentConfig& config, int reps) {
+  ExperimentConfig c = config;
+  TrainingSession session(c);
+  for (int i = 0; i < 50; ++i) session.train_step();
+  const PatchProbes probes = patch_probes(session, "", "", "the probe", "its twin");
+  const torch::Tensor probe = torch::tensor(probes.clean, torch::kInt64).unsqueeze(0);
+  std::vector<double> forward, attribution;
+  for (int r = 0; r < reps + 5; ++r) {  // the first 5 of each warm up
+    auto t0 = Clock::now();
+    {
+      torch::NoGradGuard no_grad;
+      session.model()->eval();
+      session.model()->forward(probe);
+      session.model()->train();
+    }
+    const double f = seconds_since(t0);
+    t0 = Clock::now();
+    session_attribution(session, probes);
+    const double a = seconds_since(t0);
+    if (r >= 5) forward.push_back(f), attribution.push_back(a);
+  }
+  const double fm = median(forward), am = median(attribution);
+  std::printf(
+      "attribution (every head, %d layers x %d heads, probe of %zu tokens): %.3f ms, forward "
+      "%.3f ms: %.2f forward-pass equivalents (target <= 3)\n",
+      c.model.layers, c.model.heads, probes.clean.size(), 1e3 * am, 1e3 * fm, am / fm);
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, cc;
+  in >> a >> b >> cc;
+  return a + " " + b + " " + cc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t steps = 300;
+  int rounds = 3;
+  std::string task = "recall";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--steps")
+      steps = std::atoll(argv[i + 1]);
+    else if (a == "--rounds")
+      rounds = std::atoi(argv[i + 1]);
+    else if (a == "--task")
+      task = argv[i + 1];
+  }
+  try {
+    torch::set_num_threads(1);
+    const ExperimentConfig c = bench_config(task);
+    std::printf("load average before: %s (%u cores)\n", load_average().c_str(),
+                std::thread::hardware_concurrency());
+    const fs::path dir =
+        fs::temp_directory_path() / ("attnlab-bench-recording-" + std::to_string(::getpid()));
+    double off = 0, views = 0, attributed = 0;
+    for (int r = 0; r < rounds; ++r) {  // alternating: off, views, views + attribution
+      off = std::max(off, steps_per_second(c, steps, false, false, dir));
+      views = std::max(views, steps_per_second(c, steps, true, false, dir));
+      attributed = std::max(attributed, steps_per_second(c, steps, true, true, dir));
+      std::printf("round %d: best so far off %.1f, views %.1f, views+attribution %.1f steps/s\n",
+                  r + 1, off, views, attributed);
+    }
+    fs::remove_all(dir);
+    std::printf(
+        "recording (%s, d128 2x2 dot, batch 64, eval_every = record_every = 50, %lld steps, best "
+        "of %d alternating rounds): views %.3fx, views+attribution %.3fx of off's steps/s "
+        "(target >= 0.97x)\n",
+        task.c_str(), static_cast<long long>(steps), rounds, views / off, attributed / off);
+    attribution_cost(c, 50);
+    std::printf("load average after: %s\n", load_average().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_recording: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
