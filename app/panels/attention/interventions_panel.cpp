@@ -55,13 +55,22 @@ bool InterventionsPanel::controls(InterventionRequest& r) {
 // The patch's probes: typed, or the run's probe and the task's corrupted twin.
 bool InterventionsPanel::patch_controls(InterventionRequest& r) {
   bool changed = false;
-  const float field = std::max(80.0f, ImGui::GetContentRegionAvail().x * 0.3f);
+  // Both fields and Patch on one line where the hints fit whole, else the corrupted field and
+  // Patch on a line of their own (a 1280x720 tile clipped "corrupted").
+  const char* clean_hint = "clean: the run's probe";
+  const char* corrupt_hint = "corrupted: the task's twin";
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float hint = ImGui::CalcTextSize(corrupt_hint).x + 2 * style.FramePadding.x;
+  const float button = ImGui::CalcTextSize("Patch").x + 2 * style.FramePadding.x;
+  const bool one_line = 2 * hint + button + 2 * style.ItemSpacing.x <= avail;
+  const float field = one_line ? std::max(hint, avail * 0.3f) : avail;
   ImGui::SetNextItemWidth(field);
-  ImGui::InputTextWithHint("##clean", "clean: the run's probe", model_.clean(),
+  ImGui::InputTextWithHint("##clean", clean_hint, model_.clean(),
                            InterventionsModel::kProbeCapacity);
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(field);
-  ImGui::InputTextWithHint("##corrupt", "corrupted: the task's twin", model_.corrupt(),
+  if (one_line) ImGui::SameLine();
+  ImGui::SetNextItemWidth(one_line ? field : avail - button - style.ItemSpacing.x);
+  ImGui::InputTextWithHint("##corrupt", corrupt_hint, model_.corrupt(),
                            InterventionsModel::kProbeCapacity);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -79,8 +88,9 @@ bool InterventionsPanel::patch_controls(InterventionRequest& r) {
   return changed;
 }
 
-void InterventionsPanel::summary(const Snapshot& snap) {
-  const InterventionsModel::Summary s = InterventionsModel::summary(snap.interventions.get());
+void InterventionsPanel::summary(const Snapshot& snap, int64_t timeline_step) {
+  const InterventionsModel::Summary s =
+      InterventionsModel::summary(snap.interventions.get(), timeline_step);
   if (s.waiting) {
     ImGui::TextDisabled("%s", s.text.c_str());
     return;
@@ -162,7 +172,7 @@ void InterventionsPanel::draw(FrameContext& frame) {
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   if (model_.first_show(frame.ui.interventions)) send_interventions(frame.trainer, frame.ui);
   if (controls(frame.ui.interventions)) send_interventions(frame.trainer, frame.ui);
-  summary(snap);
+  summary(snap, frame.ui.timeline_step);
   const InterventionView* v = snap.interventions.get();
   model_.build(v);
   if (!model_.have_importance() && !model_.have_patch()) {

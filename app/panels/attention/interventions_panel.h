@@ -41,7 +41,7 @@ class InterventionsPanel : public Panel {
  private:
   bool controls(InterventionRequest& r);
   bool patch_controls(InterventionRequest& r);
-  void summary(const Snapshot& snap);
+  void summary(const Snapshot& snap, int64_t timeline_step);
   bool toolbar(const InterventionView& v);
   void draw_importance(FrameContext& frame, ImVec2 size, ImFont* font);
   void draw_patch(const PatchTable& p, ImVec2 size, ImFont* font);
