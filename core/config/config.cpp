@@ -34,7 +34,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelConfig, architecture, conn, d_model, hea
                                    position, rope_base)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainConfig, steps, batch_size, lr, min_lr_ratio, warmup,
                                    weight_decay, beta1, beta2, grad_clip, eval_every, eval_batches,
-                                   record_every, record_attribution, record_importance_batches)
+                                   record_every, record_attribution, record_importance_batches,
+                                   keep_checkpoints)
 
 namespace {
 
@@ -376,6 +377,7 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
   if (c.train.warmup >= c.train.steps && c.train.warmup > 0)
     throw Error(where + ": train.warmup (" + std::to_string(c.train.warmup) +
                 ") must be smaller than train.steps (" + std::to_string(c.train.steps) + ")");
+  check_kept_checkpoints(c.train, where);
   const auto& t = c.task;
   if ((t.name == "recall" || t.name == "induction") && t.length > t.vocab)
     throw Error(where + ": task.length (" + std::to_string(t.length) +
@@ -385,6 +387,25 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
   if (t.name == "text" && t.text_path.empty())
     throw Error(where + ": task.text_path must name a UTF-8 file or a directory of them");
   return c;
+}
+
+int64_t kept_checkpoint_count(const TrainConfig& t) {
+  return t.keep_checkpoints > 0 ? (t.steps + t.keep_checkpoints - 1) / t.keep_checkpoints : 0;
+}
+
+bool keeps_checkpoint_at(const TrainConfig& t, int64_t step) {
+  return t.keep_checkpoints > 0 && step > 0 && (step % t.keep_checkpoints == 0 || step == t.steps);
+}
+
+void check_kept_checkpoints(const TrainConfig& t, const std::string& where) {
+  const int64_t n = kept_checkpoint_count(t);
+  if (n > kMaxKeptCheckpoints)
+    throw Error(where + ": train.keep_checkpoints " + std::to_string(t.keep_checkpoints) +
+                " keeps " + std::to_string(n) + " checkpoints over train.steps " +
+                std::to_string(t.steps) + "; at most " + std::to_string(kMaxKeptCheckpoints) +
+                " are kept: give at least " +
+                std::to_string((t.steps + kMaxKeptCheckpoints - 1) / kMaxKeptCheckpoints) +
+                " (or 0 to keep none)");
 }
 
 json read_config_json(const std::string& path) {
@@ -434,6 +455,8 @@ json to_json(const ExperimentConfig& c) {
     j["train"].erase("record_attribution");
   if (c.train.record_importance_batches == train_defaults.record_importance_batches)
     j["train"].erase("record_importance_batches");
+  if (c.train.keep_checkpoints == train_defaults.keep_checkpoints)
+    j["train"].erase("keep_checkpoints");
   return j;
 }
 

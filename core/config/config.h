@@ -101,8 +101,8 @@ struct TrainConfig {
   double grad_clip = 1.0;  // max global grad norm; 0 disables
   int64_t eval_every = 100;
   int eval_batches = 8;
-  // Recorded views (core/runs/records/view_records.h): the probe's maps every this many steps into the
-  // run's views.rec, plus the first and last step; 0 = off (no views.rec), wherever a run is
+  // Recorded views (core/runs/records/view_records.h): the probe's maps every this many steps into
+  // the run's views.rec, plus the first and last step; 0 = off (no views.rec), wherever a run is
   // trained (attnlab train, the window). Absent from a config file: its eval_every (resolved,
   // so config.json shows it). It sets nothing else: the window's live answers (interventions,
   // the eval-length figures) refresh at every evaluation (eval_every).
@@ -111,7 +111,22 @@ struct TrainConfig {
   // its twin (core/training/recording/run_recorder.h); eval batches of the recorded importance.
   bool record_attribution = true;
   int record_importance_batches = 1;
+  // Kept checkpoints (DIR/checkpoints/step-<N>/, core/runs/directory/run_files.h): one every this
+  // many steps and at the last (train.steps), beside the run's checkpoint/; 0 = none. At most
+  // kMaxKeptCheckpoints per run (kept_checkpoint_count; a config over it is refused).
+  int64_t keep_checkpoints = 0;
 };
+
+// The most checkpoints a run may keep (train.keep_checkpoints); attnlab.load reads no
+// checkpoints/ holding more (python's attnlab.limits.MAX_KEPT_CHECKPOINTS).
+inline constexpr int64_t kMaxKeptCheckpoints = 100000;
+// How many checkpoints train.keep_checkpoints keeps over train.steps: ceil(steps / K), 0 for K 0.
+int64_t kept_checkpoint_count(const TrainConfig& t);
+// Whether train.keep_checkpoints keeps the checkpoint at `step` (a multiple of K, or train.steps).
+bool keeps_checkpoint_at(const TrainConfig& t, int64_t step);
+// Throws attn::Error naming train.keep_checkpoints (and `where`) when the run would keep more than
+// kMaxKeptCheckpoints. parse_config calls it; so does a resume that changes train.steps.
+void check_kept_checkpoints(const TrainConfig& t, const std::string& where);
 
 struct ExperimentConfig {
   std::string name = "experiment";
@@ -148,7 +163,8 @@ std::string config_hash(const ExperimentConfig& c);
 
 // Allowed values, for UI combos and messages.
 const std::vector<std::string>& task_names();
-// model.architecture: transformer, and conn (the Connection Transformer, core/models/conn/conn_model.h).
+// model.architecture: transformer, and conn (the Connection Transformer,
+// core/models/conn/conn_model.h).
 const std::vector<std::string>& architecture_names();
 
 }  // namespace attn

@@ -28,7 +28,8 @@ DEFAULTS = {
                        "eigen_every": 50, "matrix_every": 10, "link_threshold": 0.1}},
     "train": {"steps": 2000, "batch_size": 32, "lr": 3e-3, "min_lr_ratio": 0.1, "warmup": 100,
               "weight_decay": 0.01, "beta1": 0.9, "beta2": 0.98, "grad_clip": 1.0,
-              "eval_every": 100, "eval_batches": 8, "record_every": 100},
+              "eval_every": 100, "eval_batches": 8, "record_every": 100,
+              "keep_checkpoints": 0},
 }
 
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Continue in Python (issue 48, item 9): attnlab.load(DIR, step=N) and run_with_cache.
 
-Kept checkpoints: attnlab trains a tiny copy run (the built CLI) and stops at steps 5 and 10
-(`train --until`), each time exporting the weights it holds (`attnlab export --weights`) and
-keeping its checkpoint as DIR/checkpoints/step-<N>/, the layout train.keep_checkpoints writes;
-then it resumes to step 20. Checked:
+Kept checkpoints: attnlab trains a tiny copy run (the built CLI) with train.keep_checkpoints 5
+and stops at steps 5 and 10 (`train --until`, then `--resume`), each time exporting the weights
+it holds (`attnlab export --weights`); then it resumes to step 20. Checked:
+  - attnlab wrote DIR/checkpoints/step-<N>/ at 5, 10, 15 and 20 (the resumes kept adding them),
+    and nothing else there;
   - load(DIR, step=N) gives exactly the tensors attnlab exported at step N (read here by a
     safetensors parser of this file's own, not the package's), its eval loss is metrics.csv's
-    row for step N, and they differ from the final weights, which load(DIR) still gives;
+    row for step N (15 too), and they differ from the final weights, which load(DIR) still
+    gives, as the step-20 folder does;
   - a step the run did not keep raises attnlab's error naming the kept steps; a bad step value
     and step= with weights= are refused;
   - a kept checkpoint whose header claims a tensor larger than the run's config allows (its
@@ -54,7 +56,8 @@ import attnlab  # noqa: E402
 
 ATTNLAB = sys.argv[sys.argv.index("--attnlab") + 1] if "--attnlab" in sys.argv else \
     os.path.join(REPO, "build", "app", "attnlab")
-KEPT = (5, 10)
+EXPORTED = (5, 10)  # the --until stops, whose weights attnlab exports
+KEPT = (5, 10, 15, 20)  # train.keep_checkpoints 5 over 20 steps
 FINAL = 20
 NUMPY = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "BOOL": np.bool_}
 
@@ -65,20 +68,21 @@ def attnlab_cli(*args):
 
 
 def train_with_kept(work):
-    """The run (steps 1..20) with checkpoints kept at KEPT, and {step: the weights attnlab
-    exported at that step}."""
+    """The run (steps 1..20, train.keep_checkpoints 5: attnlab keeps KEPT), and {step: the
+    weights attnlab exported at that step}."""
     run = os.path.join(work, "run")
     exported = {}
-    for i, stop in enumerate(KEPT):
+    for i, stop in enumerate(EXPORTED):
         start = ["--config", os.path.join(REPO, "assets", "configs", "copy.json"),
                  "--set", f"train.steps={FINAL}", "--set", "train.eval_every=5",
-                 "--set", "model.d_model=16", "--set", "train.warmup=2", "--out", run] \
+                 "--set", "model.d_model=16", "--set", "train.warmup=2",
+                 "--set", "train.keep_checkpoints=5", "--out", run] \
             if i == 0 else ["--resume", run]
         attnlab_cli("train", *start, "--until", str(stop), "-q")
+        kept = sorted(os.listdir(os.path.join(run, "checkpoints")))
+        assert kept == sorted(f"step-{s}" for s in KEPT if s <= stop), (stop, kept)
         exported[stop] = os.path.join(work, f"export-{stop}.safetensors")
         attnlab_cli("export", "--run", run, "--weights", exported[stop])
-        shutil.copytree(os.path.join(run, "checkpoint"),
-                        os.path.join(run, "checkpoints", f"step-{stop}"))
     attnlab_cli("train", "--resume", run, "-q")
     return run, exported
 
@@ -119,23 +123,30 @@ def test_load_at_a_kept_step_gives_the_weights_attnlab_saved_there(work):
     run, exported = train_with_kept(work)
     final = attnlab.load(run)
     assert final.step == FINAL, final.step
+    assert sorted(os.listdir(os.path.join(run, "checkpoints"))) == \
+        sorted(f"step-{s}" for s in KEPT)
     assert final.kept_steps() == list(KEPT), final.kept_steps()
-    for step in KEPT:
+    for step in KEPT[:-1]:
         loaded = attnlab.load(run, step=step)
         assert loaded.step == step, (step, loaded.step)
-        want = parse_safetensors(exported[step])
         state = loaded.model.state_dict()
-        assert set(state) == set(want), (step, set(state) ^ set(want))
-        for name, t in want.items():
-            assert torch.equal(state[name], t), f"step {step}: {name} differs from attnlab's"
+        if step in exported:
+            want = parse_safetensors(exported[step])
+            assert set(state) == set(want), (step, set(state) ^ set(want))
+            for name, t in want.items():
+                assert torch.equal(state[name], t), f"step {step}: {name} differs from attnlab's"
         assert any(not torch.equal(state[k], final.model.state_dict()[k]) for k in state), \
             f"step {step}'s weights are the final ones"
         ours, theirs = loaded.evaluate()["eval_loss"], eval_loss_at(run, step)
         assert abs(ours - theirs) <= 1e-5 * theirs, f"step {step}: eval loss {ours} vs {theirs}"
-    # the final checkpoint's step loads the final checkpoint
+    # the final checkpoint's step loads the final checkpoint, which the last kept one equals
     again = attnlab.load(run, step=FINAL)
     assert all(torch.equal(v, final.model.state_dict()[k])
                for k, v in again.model.state_dict().items())
+    last = parse_safetensors(os.path.join(run, "checkpoints", f"step-{FINAL}",
+                                          "model.safetensors"))
+    assert set(last) == set(final.model.state_dict())
+    assert all(torch.equal(v, final.model.state_dict()[k]) for k, v in last.items())
 
 
 def test_a_step_not_kept_names_the_kept_steps(work):

@@ -46,7 +46,59 @@ void remove_file(const fs::path& path) {
   if (ec) throw Error("cannot remove " + path.string() + ": " + ec.message());
 }
 
+// The step-<N> folders (real ones, no links) in dir/checkpoints.
+std::vector<fs::path> kept_checkpoint_folders(const fs::path& dir) {
+  std::vector<fs::path> found;
+  const fs::path kept = dir / kKeptCheckpointsDir;
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(kept, ec))) return found;
+  for (fs::directory_iterator it(kept, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("step-", 0) == 0 && name.size() > 5 &&
+        name.find_first_not_of("0123456789", 5) == std::string::npos &&
+        fs::is_directory(it->symlink_status(ec)))
+      found.push_back(it->path());
+  }
+  return found;
+}
+
+// Entries of checkpoint folder `ckpt` that are not attnlab's, each as prefix + its name.
+void add_foreign_entries(const fs::path& ckpt, const std::string& prefix,
+                         std::vector<std::string>& foreign) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(ckpt, ec))) return;
+  for (fs::directory_iterator it(ckpt, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    bool ours = false;
+    for (const char* name : kCheckpointFiles)
+      ours = ours || entry == name || (is_temporary_of(entry, name) && !it->is_directory(ec));
+    if (!ours || fs::is_symlink(it->symlink_status(ec)) || it->is_directory(ec))
+      foreign.push_back(prefix + entry);
+  }
+}
+
+// checkpoint folder `ckpt`'s own files (state.json first), then the folder once empty.
+void clear_checkpoint_folder(const fs::path& ckpt) {
+  std::error_code ec;
+  remove_stale_siblings(ckpt.string());  // <ckpt>.tmp-<pid>, .old-<pid> of killed saves
+  if (fs::is_symlink(ckpt, ec)) {
+    remove_file(ckpt);  // a link in place of the folder: the link goes, never its target
+    return;
+  }
+  if (!fs::is_directory(ckpt, ec)) return;
+  remove_file(ckpt / "state.json");
+  for (const char* name : kCheckpointFiles) {
+    remove_file(ckpt / name);
+    remove_stale_siblings((ckpt / name).string());
+  }
+  if (fs::is_empty(ckpt, ec)) fs::remove(ckpt, ec);
+}
+
 }  // namespace
+
+std::string kept_checkpoint_dir(const std::string& dir, int64_t step) {
+  return (fs::path(dir) / kKeptCheckpointsDir / ("step-" + std::to_string(step))).string();
+}
 
 bool is_run_directory(const std::string& dir) {
   const fs::path d(dir);
@@ -71,17 +123,15 @@ std::vector<std::string> run_files_present(const std::string& dir) {
 
 std::vector<std::string> foreign_checkpoint_entries(const std::string& dir) {
   std::vector<std::string> foreign;
-  const fs::path ckpt = fs::path(dir) / "checkpoint";
-  std::error_code ec;
-  if (!fs::is_directory(fs::symlink_status(ckpt, ec))) return foreign;
-  for (fs::directory_iterator it(ckpt, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string entry = it->path().filename().string();
-    bool ours = false;
-    for (const char* name : kCheckpointFiles)
-      ours = ours || entry == name || (is_temporary_of(entry, name) && !it->is_directory(ec));
-    if (!ours || fs::is_symlink(it->symlink_status(ec)) || it->is_directory(ec))
-      foreign.push_back("checkpoint/" + entry);
-  }
+  add_foreign_entries(fs::path(dir) / "checkpoint", "checkpoint/", foreign);
+  return foreign;
+}
+
+std::vector<std::string> foreign_kept_checkpoint_entries(const std::string& dir) {
+  std::vector<std::string> foreign;
+  for (const fs::path& kept : kept_checkpoint_folders(dir))
+    add_foreign_entries(
+        kept, std::string(kKeptCheckpointsDir) + "/" + kept.filename().string() + "/", foreign);
   return foreign;
 }
 
@@ -121,18 +171,11 @@ void clear_run_files(const std::string& dir) {
   for (const char* name : kRunFiles) remove_file(d / name);
   for (const char* name : kRunFiles) remove_stale_siblings((d / name).string());
   remove_attnlab_event_files(dir);  // the replaced run's TensorBoard curves, never others
-  const fs::path ckpt = d / "checkpoint";
-  remove_stale_siblings(ckpt.string());  // checkpoint.tmp-<pid>, .old-<pid> of killed saves
-  if (fs::is_symlink(ckpt, ec)) {
-    remove_file(ckpt);  // a link in place of checkpoint/: the link goes, never its target
-    return;
-  }
-  if (!fs::is_directory(ckpt, ec)) return;
-  for (const char* name : kCheckpointFiles) {
-    remove_file(ckpt / name);
-    remove_stale_siblings((ckpt / name).string());
-  }
-  if (fs::is_empty(ckpt, ec)) fs::remove(ckpt, ec);
+  clear_checkpoint_folder(d / "checkpoint");
+  const fs::path kept = d / kKeptCheckpointsDir;
+  for (const fs::path& folder : kept_checkpoint_folders(d)) clear_checkpoint_folder(folder);
+  if (fs::is_directory(fs::symlink_status(kept, ec)) && fs::is_empty(kept, ec))
+    fs::remove(kept, ec);
 }
 
 std::string join_file_names(const std::vector<std::string>& names) {

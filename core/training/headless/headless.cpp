@@ -168,13 +168,13 @@ void check_run_file_types(const fs::path& out, bool replace) {
 }
 
 // The out directory before training writes into it. Only attnlab's own run (its marker, see
-// core/runs/directory/run_files.h) is ever replaced, and only with `force`; files of a run's names that
-// attnlab did not mark are never touched. A run being continued loses its summary first, so that
-// a kill while extending it never leaves an old summary beside a newer checkpoint.
-// Whether the out directory may take this run, changing nothing: throws attn::Error when it holds
-// files of a run's names that attnlab did not mark as its own, or attnlab's run without `force`,
-// or files in checkpoint/ that a save would replace. Returns whether a run there is to be
-// replaced (`force`).
+// core/runs/directory/run_files.h) is ever replaced, and only with `force`; files of a run's names
+// that attnlab did not mark are never touched. A run being continued loses its summary first, so
+// that a kill while extending it never leaves an old summary beside a newer checkpoint. Whether the
+// out directory may take this run, changing nothing: throws attn::Error when it holds files of a
+// run's names that attnlab did not mark as its own, or attnlab's run without `force`, or files in
+// checkpoint/ or a kept checkpoints/step-<N>/ that a save would replace. Returns whether a run
+// there is to be replaced (`force`).
 bool check_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as_resume) {
   const std::string dir = out.string();
   bool replace = false;
@@ -209,6 +209,12 @@ bool check_out_dir(const fs::path& out, const HeadlessOptions& o, bool same_as_r
     throw Error((out / "checkpoint").string() + " holds " + join_file_names(foreign) +
                 ", which attnlab did not write; a checkpoint save replaces that folder whole, so "
                 "move them elsewhere first");
+  // So does a kept checkpoint's (train.keep_checkpoints), when its step is trained again.
+  const auto foreign_kept = foreign_kept_checkpoint_entries(dir);
+  if (!foreign_kept.empty())
+    throw Error("--out " + dir + " holds " + join_file_names(foreign_kept) +
+                ", which attnlab did not write; a kept checkpoint's save replaces its step-<N> "
+                "folder whole, so move them elsewhere first");
   return replace;
 }
 
@@ -259,6 +265,7 @@ std::unique_ptr<TrainingSession> load_resumed(ExperimentConfig& config, const He
   check_checkpoint_matches_run(o.resume_dir, config, notice);
   check_training_memory(config);
   if (o.steps) config.train.steps = *o.steps;
+  if (o.steps) check_kept_checkpoints(config.train, "--steps " + std::to_string(*o.steps));
   check_until(o, config);
   if (o.seed && *o.seed != config.seed)
     throw Error("--seed " + std::to_string(*o.seed) + " differs from the resumed run's seed " +
@@ -404,6 +411,7 @@ class StepLoop {
         return 0;
       }
       if (views_) views_->after_step(session_);
+      keep_checkpoint(session_, out.string());
       const int64_t step = session_.step();
       if (step % config_.train.eval_every == 0 || step == stop_at) write_row(step, lr);
       if (checkpoint_every > 0 && step % checkpoint_every == 0 && step < stop_at)

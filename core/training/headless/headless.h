@@ -1,8 +1,10 @@
 // Headless training: the `attnlab train` command as a library call (used by the CLI and tests).
 // Writes into out_dir: config.json (fully resolved), metrics.csv, summary.json, checkpoint/
-// (and for a Connection Transformer conn.json and C.csv).
+// (and for a Connection Transformer conn.json and C.csv; with train.keep_checkpoints, the kept
+// checkpoints/step-<N>/, core/training/recording/run_recorder.h's keep_checkpoint).
 // Contract (a run directory is complete or visibly incomplete, never mixed):
-//  - out_dir is locked for the whole run (core/runs/directory/run_lock.h): a second writer is refused
+//  - out_dir is locked for the whole run (core/runs/directory/run_lock.h): a second writer is
+//  refused
 //    naming this process, or waits (`wait`). An out_dir that holds another run is refused
 //    unless `force` (it is then emptied, summary.json first) or it is the run being resumed.
 //  - summary.json is removed before training continues and written last, after the

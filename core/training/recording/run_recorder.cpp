@@ -89,9 +89,15 @@ RunRecorder::RunRecorder(const std::string& dir, TrainingSession& session, const
   }
 }
 
+void keep_checkpoint(TrainingSession& session, const std::string& dir) {
+  if (keeps_checkpoint_at(session.config().train, session.step()))
+    session.save(kept_checkpoint_dir(dir, session.step()));
+}
+
 void RunRecorder::on_step(TrainingSession& session) {
   ++timed_steps_;
   if (views_) views_->after_step(session);
+  keep_checkpoint(session, dir());
 }
 
 namespace {

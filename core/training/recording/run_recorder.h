@@ -48,6 +48,12 @@ nlohmann::json session_summary_json(TrainingSession& session, const RunSummary& 
 void write_run_outputs(TrainingSession& session, const std::string& dir,
                        const nlohmann::json& summary, bool checkpoint);
 
+// After a training step: writes the checkpoint train.keep_checkpoints keeps at the session's step
+// (keeps_checkpoint_at) into kept_checkpoint_dir(dir, step) (core/runs/directory/run_files.h),
+// atomically and laid out as checkpoint/ (TrainingSession::save); nothing at other steps. The
+// window (RunRecorder::on_step) and `attnlab train` both keep through it. Throws attn::Error.
+void keep_checkpoint(TrainingSession& session, const std::string& dir);
+
 // The summary the window writes: session_summary_json plus "source": "gui" and, unless
 // stopped_by is "" (finished), "interrupted": true and "interrupted_by": stopped_by.
 nlohmann::json gui_summary_json(TrainingSession& session, int64_t first_step, double seconds,
@@ -114,8 +120,9 @@ class RunRecorder {
 
   const std::string& dir() const { return lock_.dir(); }
   // After every training step (for steps_per_s; the losses are the session's LossInterval):
-  // records the views (views.rec) every train.record_every steps. The recording's time is left
-  // out of steps_per_s.
+  // records the views (views.rec) every train.record_every steps and keeps the checkpoints
+  // train.keep_checkpoints asks for (keep_checkpoint). The recording's time (not the kept
+  // checkpoints') is left out of steps_per_s.
   void on_step(TrainingSession& session);
   // After an evaluation at the session's current step: appends its metrics row, whose train loss
   // is the session's interval since the last row (taken, so the session starts a new one).
