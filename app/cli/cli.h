@@ -148,8 +148,11 @@ struct ExportArgs {
   int cols = 0;
   std::string out;
   bool json = false;
-  std::string weights;  // --weights FILE.safetensors: the checkpoint's tensors
+  std::string weights;       // --weights FILE.safetensors: the checkpoint's tensors
   bool tensorboard = false;  // --tensorboard: a TensorBoard event file in the run directory
+  // heads: the query rows the head metrics average over: answer, query or all
+  // (core/training/interventions/run_interventions.h, probe_rows).
+  std::string positions = "all";
 };
 // A failed `attnlab export` writes no file.
 
@@ -170,6 +173,8 @@ struct AnalyzeArgs : FigureOutputArgs {
   bool attribution = false, by_position = false, path_patch = false, dla = false,
        logit_lens = false;
   std::string receiver;  // --path-patch: "L.H" (empty: every head of layers 1 and up)
+  // Run the probe analyses on a clean-minus-corrupted difference below kMinPatchDifference.
+  bool allow_small_difference = false;
 };
 CLI::App* add_command(CLI::App& app, AnalyzeArgs& args);
 int run_command(const AnalyzeArgs& args);
@@ -179,7 +184,7 @@ int run_command(const AnalyzeArgs& args);
 struct EvalArgs : FigureOutputArgs {
   std::vector<std::string> runs;
   std::vector<std::string> set;  // --set task.* / train.eval_*: how the runs are evaluated
-  std::string context;  // "L" or "L1,L2,..."
+  std::string context;           // "L" or "L1,L2,..."
 };
 CLI::App* add_command(CLI::App& app, EvalArgs& args);
 int run_command(const EvalArgs& args);

@@ -26,55 +26,81 @@ double at(const std::vector<float>& w, int size, int q, int k) {
   return std::isfinite(v) ? v : 0.0;
 }
 
+// Which rows a metric averages over: `rows`, or every row when empty.
+std::vector<char> row_mask(int size, const std::vector<int>& rows, const char* what) {
+  std::vector<char> mask(static_cast<size_t>(size), rows.empty() ? 1 : 0);
+  for (const int q : rows) {
+    if (q < 0 || q >= size)
+      throw Error(std::string(what) + ": row " + std::to_string(q) + " is outside a map of size " +
+                  std::to_string(size));
+    mask[static_cast<size_t>(q)] = 1;
+  }
+  return mask;
+}
+
+double mean_or_nan(double total, int count) {
+  return count ? total / count : std::numeric_limits<double>::quiet_NaN();
+}
+
 }  // namespace
 
-double map_entropy(const std::vector<float>& w, int size) {
+double map_entropy(const std::vector<float>& w, int size, const std::vector<int>& rows) {
   check(w, size, "entropy");
+  const auto mask = row_mask(size, rows, "entropy");
   double total = 0;
+  int count = 0;
   for (int q = 0; q < size; ++q) {
+    if (!mask[q]) continue;
     double h = 0;
     for (int k = 0; k < size; ++k) {
       const double p = at(w, size, q, k);
       if (p > 0) h -= p * std::log(p);
     }
     total += h;
+    ++count;
   }
-  return total / size;
+  return mean_or_nan(total, count);
 }
 
-double map_diagonal(const std::vector<float>& w, int size) {
+double map_diagonal(const std::vector<float>& w, int size, const std::vector<int>& rows) {
   check(w, size, "diagonal");
+  const auto mask = row_mask(size, rows, "diagonal");
   double total = 0;
-  for (int q = 0; q < size; ++q) total += at(w, size, q, q);
-  return total / size;
+  int count = 0;
+  for (int q = 0; q < size; ++q)
+    if (mask[q]) total += at(w, size, q, q), ++count;
+  return mean_or_nan(total, count);
 }
 
-double map_previous_token(const std::vector<float>& w, int size) {
+double map_previous_token(const std::vector<float>& w, int size, const std::vector<int>& rows) {
   check(w, size, "previous_token");
-  if (size < 2) return std::numeric_limits<double>::quiet_NaN();
+  const auto mask = row_mask(size, rows, "previous_token");
   double total = 0;
-  for (int q = 1; q < size; ++q) total += at(w, size, q, q - 1);
-  return total / (size - 1);
+  int count = 0;
+  for (int q = 1; q < size; ++q)
+    if (mask[q]) total += at(w, size, q, q - 1), ++count;
+  return mean_or_nan(total, count);
 }
 
-double map_induction(const std::vector<float>& w, int size,
-                     const std::vector<std::string>& tokens) {
+double map_induction(const std::vector<float>& w, int size, const std::vector<std::string>& tokens,
+                     const std::vector<int>& rows) {
   check(w, size, "induction");
   if (tokens.size() != static_cast<size_t>(size))
     throw Error("induction: " + std::to_string(tokens.size()) + " tokens for a map of size " +
                 std::to_string(size));
+  const auto mask = row_mask(size, rows, "induction");
   std::unordered_map<std::string, int> last;  // token -> its latest position so far
   double total = 0;
   int count = 0;
   for (int q = 0; q < size; ++q) {
     const auto it = last.find(tokens[q]);
-    if (it != last.end() && it->second + 1 < size) {
+    if (mask[q] && it != last.end() && it->second + 1 < size) {
       total += at(w, size, q, it->second + 1);
       ++count;
     }
     last[tokens[q]] = q;
   }
-  return count ? total / count : std::numeric_limits<double>::quiet_NaN();
+  return mean_or_nan(total, count);
 }
 
 int effective_window(const float* beta, int window, double mass) {

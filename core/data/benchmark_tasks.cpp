@@ -41,6 +41,49 @@ class MqarTask : public SyntheticTask {
   }
   std::string label_legend() const override { return "kN = key, vN = value, . = filler"; }
 
+  // The queried keys after the pairs: where the answers are scored.
+  std::vector<int64_t> scored_positions(const std::vector<int64_t>& tokens) const override {
+    std::vector<int64_t> out;
+    for (size_t t = 2 * static_cast<size_t>(c_.length); t < tokens.size(); ++t)
+      if (tokens[t] > 0 && tokens[t] < c_.vocab / 2) out.push_back(static_cast<int64_t>(t));
+    return out;
+  }
+  // The last query's key is bound to a value no pair uses (values are distinct), so its answer
+  // changes and no other does.
+  Twin twin(const std::vector<int64_t>& clean) const override {
+    const auto queries = scored_positions(clean);
+    if (queries.empty())
+      throw Error("this MQAR probe queries no key after its " + std::to_string(c_.length) +
+                  " key-value pairs: there is no answer to change");
+    const int64_t q = queries.back();
+    const int n = c_.length, half = c_.vocab / 2, values = c_.vocab - half;
+    for (int i = 0; i < n && 2 * i + 1 < static_cast<int>(clean.size()); ++i) {
+      if (clean[2 * i] != clean[q]) continue;
+      auto value = [&](int j) {
+        return half + ((clean[2 * i + 1] - half + j) % values + values) % values;
+      };
+      auto used = [&](int64_t v) {
+        for (int k = 0; k < n && 2 * k + 1 < static_cast<int>(clean.size()); ++k)
+          if (clean[2 * k + 1] == v) return true;
+        return false;
+      };
+      Twin t{clean, {q}};
+      t.tokens[2 * i + 1] = value(1);  // kept when every value is bound already
+      for (int j = 1; j < values; ++j)
+        if (!used(value(j))) {
+          t.tokens[2 * i + 1] = value(j);
+          break;
+        }
+      return t;
+    }
+    throw Error("this MQAR probe queries key " + token_label(clean[q]) + " at position " +
+                std::to_string(q) +
+                ", which no key-value pair binds: there is no answer to change");
+  }
+  std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
+    return twin(clean).tokens;
+  }
+
  protected:
   Example example(std::mt19937_64& rng, bool) const override {
     const int L = c_.context, n = c_.length, V = c_.vocab, half = V / 2, context = 2 * n;
@@ -94,6 +137,39 @@ class SelectiveCopyTask : public SyntheticTask {
   }
   std::string label_legend() const override { return "_ = blank (noise), > = copy"; }
 
+  // The blanks after the copy token, one per copied token.
+  std::vector<int64_t> scored_positions(const std::vector<int64_t>& tokens) const override {
+    const int64_t c = copy_position(tokens), L = static_cast<int64_t>(tokens.size());
+    std::vector<int64_t> out;
+    for (int64_t t = c + 1; c >= 0 && t < L && t <= c + c_.length; ++t) out.push_back(t);
+    return out;
+  }
+  // The last copied token whose answer the probe holds changes; so does that answer alone.
+  Twin twin(const std::vector<int64_t>& clean) const override {
+    const int64_t c = copy_position(clean), blank = c_.vocab - 2;
+    std::vector<int64_t> data;
+    for (int64_t t = 0; t < c; ++t)
+      if (clean[t] != blank) data.push_back(t);
+    const int64_t i =
+        std::min<int64_t>(data.size(), static_cast<int64_t>(clean.size()) - 1 - c) - 1;
+    if (c < 0 || i < 0)
+      throw Error(
+          "this selective-copy probe has no copied token with an answer after the copy "
+          "token (>): there is no answer to change");
+    Twin t{clean, {c + 1 + i}};
+    t.tokens[data[i]] = (clean[data[i]] + 1) % blank;
+    return t;
+  }
+  std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
+    return twin(clean).tokens;
+  }
+
+ private:
+  int64_t copy_position(const std::vector<int64_t>& tokens) const {
+    const auto it = std::find(tokens.begin(), tokens.end(), int64_t{c_.vocab - 1});
+    return it == tokens.end() ? -1 : static_cast<int64_t>(it - tokens.begin());
+  }
+
  protected:
   Example example(std::mt19937_64& rng, bool) const override {
     const int L = c_.context, n = c_.length, blank = c_.vocab - 2, copy = c_.vocab - 1;
@@ -132,6 +208,25 @@ class InductionHeadTask : public SyntheticTask {
     return label_with_specials(t, c_.vocab, "=>", ".");
   }
   std::string label_legend() const override { return "=> = trigger"; }
+
+  // The eval set scores the last position only (the answer after the final trigger).
+  // The token after the earlier trigger (the answer the last position copies) changes.
+  Twin twin(const std::vector<int64_t>& clean) const override {
+    const int64_t last = static_cast<int64_t>(clean.size()) - 1, trigger = c_.vocab - 2;
+    int64_t p = -1;
+    for (int64_t t = 0; t + 1 < last; ++t)
+      if (clean[t] == trigger) p = t;
+    if (p < 0)
+      throw Error(
+          "this induction-head probe has no trigger (=>) before its last position: "
+          "there is no answer to change");
+    Twin t{clean, {last}};
+    t.tokens[p + 1] = (clean[p + 1] + 1) % trigger;
+    return t;
+  }
+  std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
+    return twin(clean).tokens;
+  }
 
  protected:
   Example example(std::mt19937_64& rng, bool eval) const override {
@@ -173,7 +268,48 @@ class ChomskyTask : public SyntheticTask {
   }
   std::string label_legend() const override { return "_ = output placeholder"; }
 
+  // The placeholders that answer: n symbols, then outputs(n) placeholders are read.
+  std::vector<int64_t> scored_positions(const std::vector<int64_t>& tokens) const override {
+    const int64_t n = symbols(tokens), L = static_cast<int64_t>(tokens.size());
+    std::vector<int64_t> out;
+    for (int64_t t = n; n > 0 && t < L && t < n + outputs(static_cast<int>(n)); ++t)
+      out.push_back(t);
+    return out;
+  }
+  // The first symbol changes (parity: its lowest bit, so the sum's parity flips); read where
+  // the outputs copy it (reverse: the last output; duplicate: both copies).
+  Twin twin(const std::vector<int64_t>& clean) const override {
+    const int64_t n = symbols(clean), L = static_cast<int64_t>(clean.size());
+    if (n <= 0 || n >= L)
+      throw Error(
+          "this probe has no input symbol followed by an output placeholder (_): there "
+          "is no answer to change");
+    Twin t{clean, {}};
+    const int64_t x = clean[0];
+    if (c_.name == "parity") {
+      t.tokens[0] = (x ^ 1) < c_.vocab ? x ^ 1 : x - 1;
+      t.read = {n};
+    } else {
+      t.tokens[0] = (x + 1) % c_.vocab;
+      if (c_.name == "reverse_string") t.read = {2 * n - 1};
+      if (c_.name == "duplicate_string") t.read = {n, 2 * n};
+    }
+    t.read.erase(std::remove_if(t.read.begin(), t.read.end(), [&](int64_t p) { return p >= L; }),
+                 t.read.end());
+    if (t.read.empty())
+      throw Error("this probe is cut before the output that copies its first symbol");
+    return t;
+  }
+  std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
+    return twin(clean).tokens;
+  }
+
  protected:
+  // The input symbols before the first placeholder.
+  int64_t symbols(const std::vector<int64_t>& tokens) const {
+    const auto it = std::find(tokens.begin(), tokens.end(), int64_t{c_.vocab});
+    return it == tokens.end() ? -1 : static_cast<int64_t>(it - tokens.begin());
+  }
   int outputs(int n) const {
     if (c_.name == "parity") return 1;
     return c_.name == "duplicate_string" ? 2 * n : n;

@@ -77,6 +77,18 @@ std::vector<int64_t> Task::corrupted_twin(const std::vector<int64_t>&) const {
       "differs from the clean probe where it matters, of the same length)");
 }
 
+std::vector<int64_t> Task::scored_positions(const std::vector<int64_t>& tokens) const {
+  if (tokens.empty()) return {};
+  return {static_cast<int64_t>(tokens.size()) - 1};
+}
+
+Task::Twin Task::twin(const std::vector<int64_t>& clean) const {
+  Twin t;
+  t.tokens = corrupted_twin(clean);
+  t.read = {static_cast<int64_t>(clean.size()) - 1};
+  return t;
+}
+
 void Task::set_probe_index(int64_t) {
   throw Error("this task has no test images to pick: only image tasks (fashion-mnist) do");
 }
@@ -450,8 +462,8 @@ class TextTask : public Task {
         starts.push_back(at);
     std::vector<Batch> out;
     for (size_t i = 0; i < starts.size(); i += batch_size)
-      out.push_back(windows_at({starts.begin() + i,
-                                starts.begin() + std::min(starts.size(), i + batch_size)}));
+      out.push_back(windows_at(
+          {starts.begin() + i, starts.begin() + std::min(starts.size(), i + batch_size)}));
     return out;
   }
 

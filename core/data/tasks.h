@@ -61,12 +61,29 @@ class Task {
   // the culprit (the unknown character and its position, the id out of range) and what is
   // allowed; image tasks refuse (they pick a test image instead). Length is not checked here.
   virtual std::vector<int64_t> parse_probe(const std::string& text) const;
-  // Activation patching's corrupted probe for a clean one (core/training/interventions/interventions.h): the
-  // same length, one token changed so that the answer at the last position changes. Recall
-  // rebinds the last queried key to another value; copy and reverse change the symbol the next
-  // output copies; other synthetic tasks change the first token. Text and image tasks throw
-  // attn::Error (type the corrupted probe).
+  // Activation patching's corrupted probe for a clean one
+  // (core/training/interventions/interventions.h): the same length, one token changed so that the
+  // answer at the last position changes. Recall rebinds the last queried key to another value; copy
+  // and reverse change the symbol the next output copies; other synthetic tasks change the first
+  // token. Text and image tasks throw attn::Error (type the corrupted probe).
   virtual std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const;
+  // The input positions whose prediction the task scores for an input of these tokens (its
+  // loss mask as the eval set has it, read from the tokens alone), ascending. The benchmark
+  // tasks give every scored position (MQAR's queried keys, selective copy's blanks after the
+  // copy token, induction head's last trigger, the Chomsky placeholders that answer); attnlab's
+  // own tasks give the last position, where their probes end on an answer.
+  virtual std::vector<int64_t> scored_positions(const std::vector<int64_t>& tokens) const;
+  // The corrupted twin and where the patch metric reads it: `read` holds the scored positions
+  // whose answer the one changed token changes (a subset of scored_positions(clean)). The
+  // benchmark tasks: MQAR rebinds the last queried key to a value no pair uses; selective copy
+  // changes the last copied token; induction head the token after the earlier trigger; parity
+  // flips the lowest bit of the first symbol, reverse_string and duplicate_string change it.
+  // Default: corrupted_twin(clean), read at the last position. Throws as corrupted_twin does.
+  struct Twin {
+    std::vector<int64_t> tokens;
+    std::vector<int64_t> read;
+  };
+  virtual Twin twin(const std::vector<int64_t>& clean) const;
   // Cross-entropy of a trivial predictor on the eval set (text: unigram); 0 if none.
   virtual double baseline_loss() const { return 0.0; }
 };

@@ -23,6 +23,8 @@ struct AttributionTable {
   std::string metric;  // as PatchTable::metric
   std::string clean_answer, corrupt_answer;
   double clean_metric = 0, corrupt_metric = 0;
+  std::vector<int64_t> read_positions;  // as PatchTable's
+  std::string warning;                  // as PatchTable's
   int layers = 0, heads = 0, positions = 0;
   std::vector<std::string> tokens;     // per position the heads see (a classifier's "CLS" first)
   std::vector<double> attribution;     // layer-major [layers x heads]
@@ -38,6 +40,8 @@ struct PathPatchTable {
   int64_t step = -1;
   std::string metric, clean_answer, corrupt_answer;
   double clean_metric = 0, corrupt_metric = 0;
+  std::vector<int64_t> read_positions;  // as PatchTable's
+  std::string warning;                  // as PatchTable's
   int layers = 0, heads = 0;
   std::vector<HeadRef> receivers;
   // [sender (layer-major over every head) x receivers.size()]; NaN where the sender's layer is

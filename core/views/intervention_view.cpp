@@ -3,9 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/base/decimal.h"
 #include "core/base/error.h"
 
 namespace attn {
+
+std::string small_difference_warning(double clean, double corrupt) {
+  const double d = std::fabs(clean - corrupt);
+  if (d >= kMinPatchDifference) return "";
+  return "the clean and corrupted metrics differ by " + fixed_decimal(d, 4) + ", below " +
+         fixed_decimal(kMinPatchDifference, 2) +
+         ": a share restored is a ratio of noise; corrupt a token the answer depends on";
+}
 
 const char* ablation_mode_name(AblationMode mode) {
   switch (mode) {

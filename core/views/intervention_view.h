@@ -1,6 +1,7 @@
 // Interventions on attention heads, torch-free: what the Interventions panel asks the trainer
 // for (Trainer::request_interventions), what the trainer and `attnlab analyze` compute
-// (core/training/interventions/interventions.h) and what the window, the figures and views.rec read.
+// (core/training/interventions/interventions.h) and what the window, the figures and views.rec
+// read.
 //  - Ablation replaces a head's output, the [B, L, Dh] slice of the per-head outputs before the
 //    output projection: zero (0), mean (its mean over the evaluated batches, per position) or
 //    uniform (it attends uniformly over the keys each query may see). Evaluation only: weights,
@@ -41,10 +42,10 @@ struct EvalFigures {
 // The model evaluated on its task rebuilt at another length (Trainer::request_length_eval, the
 // Loss panel's eval-length field; core/training/interventions/length_eval.h).
 struct LengthEvalView {
-  int length = 0;       // the value asked for
-  std::string key;      // "task.context" or "task.length"
-  int trained = 0;      // the run's own value of that key
-  int tokens = 0;       // model input length at `length`
+  int length = 0;   // the value asked for
+  std::string key;  // "task.context" or "task.length"
+  int trained = 0;  // the run's own value of that key
+  int tokens = 0;   // model input length at `length`
   int batches = 0;
   int64_t step = -1;    // the model's step when computed
   EvalFigures figures;  // valid when error is empty
@@ -73,13 +74,25 @@ struct ImportanceTable {
   float accuracy_change(int layer, int head) const;
 };
 
+// The smallest |clean - corrupted| metric difference a share restored is trusted on: below
+// it, a share is a ratio of noise (0.023 nats once read as "restores 1.97"). In the metric's
+// units (logits or nats). `attnlab analyze` refuses below it without --allow-small-difference.
+constexpr double kMinPatchDifference = 0.1;
+// Empty when |clean - corrupt| >= kMinPatchDifference; else a one-line warning naming both.
+std::string small_difference_warning(double clean, double corrupt);
+
 struct PatchTable {
   int64_t step = -1;
-  // "logit_diff": logit(clean answer) - logit(corrupted answer) at the last position, when the
-  // model's two answers differ; "loss": the cross-entropy of the clean answer there otherwise.
+  // "logit_diff": logit(clean answer) - logit(corrupted answer), summed over the read positions
+  // (0 where the two answers agree), when the model's answers differ somewhere; "loss": the
+  // clean answers' cross-entropy summed there otherwise.
   std::string metric;
-  std::string clean_answer, corrupt_answer;  // token labels of the two answers
+  std::string clean_answer, corrupt_answer;  // token labels of the answers, one per position
   double clean_metric = 0, corrupt_metric = 0;
+  // The input positions the metric reads: the task's scored positions the twin changes (the
+  // twin's Task::Twin::read), or every scored position for a typed corrupted probe.
+  std::vector<int64_t> read_positions;
+  std::string warning;  // small_difference_warning(clean_metric, corrupt_metric)
   int layers = 0, heads = 0, positions = 0;
   // Per position the heads see (a classifier's "CLS" first): the clean and corrupted probes'
   // labels, and the positions where they differ.

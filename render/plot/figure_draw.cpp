@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "render/plot/plot_math.h"
 
@@ -213,17 +215,49 @@ SeriesColors series_colors(const Panel& p) {
   return out;
 }
 
+namespace {
+
+Range fitted_range(const Heatmap& h, size_t* finite = nullptr) {
+  const size_t n =
+      std::min(static_cast<size_t>(std::max(0, h.rows)) * std::max(0, h.cols), h.values.size());
+  if (finite) {
+    *finite = 0;
+    for (size_t i = 0; i < n; ++i) *finite += std::isfinite(h.values[i]) ? 1 : 0;
+  }
+  return render::value_range(h.values.data(), n);
+}
+
+}  // namespace
+
+bool heatmap_flat(const Heatmap& h) {
+  if (h.vmin < h.vmax) return false;
+  size_t finite = 0;
+  const Range r = fitted_range(h, &finite);
+  if (finite < 2) return false;
+  const double magnitude = std::max(std::fabs(r.lo), std::fabs(r.hi));
+  return r.hi - r.lo < std::max(kFlatSpanAbsolute, kFlatSpanRelative * magnitude);
+}
+
+std::string colorbar_text(const Heatmap& h) {
+  if (!heatmap_flat(h)) return h.colorbar_label;
+  // The note first: a label too long for the bar is cut at its end.
+  char note[64];
+  std::snprintf(note, sizeof note, "equal within %g (one colour)", kFlatSpanRelative);
+  return h.colorbar_label.empty() ? note : note + (": " + h.colorbar_label);
+}
+
 void value_limits(const Heatmap& h, double& vmin, double& vmax) {
   vmin = h.vmin, vmax = h.vmax;
   if (vmin < vmax) return;
-  const size_t n = static_cast<size_t>(std::max(0, h.rows)) * std::max(0, h.cols);
-  const Range r = render::value_range(h.values.data(), std::min(n, h.values.size()));
+  const Range r = fitted_range(h);
+  const bool flat = heatmap_flat(h);
   if (h.colormap == render::Colormap::Diverging) {
-    const double m = r.empty() ? 1.0 : std::max({std::fabs(r.lo), std::fabs(r.hi), 1e-12});
+    const double top = r.empty() ? 1.0 : std::max(std::fabs(r.lo), std::fabs(r.hi));
+    const double m = r.empty() ? 1.0 : flat ? std::max(1.0, top) : std::max(top, 1e-12);
     vmin = -m, vmax = m;
   } else {
     vmin = r.empty() ? 0.0 : r.lo;
-    vmax = r.empty() ? 1.0 : (r.hi > r.lo ? r.hi : r.lo + 1.0);
+    vmax = r.empty() ? 1.0 : (r.hi > r.lo && !flat ? r.hi : r.lo + 1.0);
   }
 }
 

@@ -204,8 +204,19 @@ struct SeriesColors {
 SeriesColors series_colors(const Panel& panel);
 // On/off lengths in points for a dashed or dotted line (empty: solid).
 std::vector<double> dash_pattern(LineStyle style, double width_pt);
+// A fitted range narrower than max(kFlatSpanAbsolute, kFlatSpanRelative * max |v|) holds values
+// that are equal up to float noise: stretching it over the colormap would make identical heads
+// look different, so such a heatmap is drawn in one colour and its colorbar says so.
+constexpr double kFlatSpanAbsolute = 1e-6, kFlatSpanRelative = 1e-5;
+// True when `h` fits its range to the data (vmin >= vmax), holds two finite values or more,
+// and they span less than the minimum above.
+bool heatmap_flat(const Heatmap& h);
+// The colorbar's label: colorbar_label, after "equal within 1e-05 (one colour): " for a flat
+// heatmap.
+std::string colorbar_text(const Heatmap& h);
 // A heatmap's value range: vmin/vmax when vmin < vmax, else fitted to the data (Diverging:
-// symmetric about zero).
+// symmetric about zero). A flat heatmap (heatmap_flat) gets [lo, lo + 1] (Diverging: +-max(1,
+// max |v|)), so every value takes one colour.
 void value_limits(const Heatmap& h, double& vmin, double& vmax);
 // A heatmap's colours, with its (fitted) value range written to vmin/vmax.
 std::vector<render::Rgba8> heatmap_pixels(const Heatmap& h, double& vmin, double& vmax);

@@ -277,7 +277,7 @@ void Layout::shared_colorbar() {
   auto make_bar = [&](const Heatmap* h, const std::vector<const Heatmap*>& served) {
     Colorbar c;
     c.h = h;
-    c.label = h->colorbar_label;
+    c.label = colorbar_text(*h);
     if (!h->colorbar_relative) {
       std::tie(c.lo, c.hi) = limits(h);
       c.ticks = make_ticks(Axis{}, c.lo, c.hi, 4);
@@ -380,7 +380,7 @@ void Layout::margins(Grid& g) const {
     const double half = pl.xt_labels ? 0.5 * max_width(pl.xt.labels, m_.tick_font, tm_) : 0;
     if (pl.col == 0) l = std::max(l, half - m_.pad);
     g.left[pl.col] = std::max(g.left[pl.col], l);
-    double r = pl.cbar ? bar_extent(m_, tm_, pl.ct, !pl.cbar->colorbar_label.empty()) : 0;
+    double r = pl.cbar ? bar_extent(m_, tm_, pl.ct, !colorbar_text(*pl.cbar).empty()) : 0;
     if (pl.col == cols_ - 1) r = std::max(r, half - m_.pad);
     g.right[pl.col] = std::max(g.right[pl.col], r);
   }
@@ -556,7 +556,7 @@ void Layout::panel_rects(const Grid& g) {
       L.colorbar.bar = {plot.x + plot.w + m_.pad, plot.y, m_.bar_w, plot.h};
       L.colorbar.vmin = pl.c_lo, L.colorbar.vmax = pl.c_hi;
       L.colorbar.colormap = pl.cbar->colormap;
-      Colorbar c{pl.cbar, pl.c_lo, pl.c_hi, pl.ct, pl.cbar->colorbar_label};
+      Colorbar c{pl.cbar, pl.c_lo, pl.c_hi, pl.ct, colorbar_text(*pl.cbar)};
       colorbar_ticks(c, plot.h);
       pl.ct = c.ticks;
       L.colorbar.ticks = pl.ct.values;

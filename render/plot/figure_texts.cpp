@@ -184,7 +184,7 @@ void Layout::place_panel_texts(int i, const Grid& g, const std::vector<double>& 
         Anchor::Center, true);
   }
   if (pl.cbar) {
-    const Colorbar c{pl.cbar, pl.c_lo, pl.c_hi, pl.ct, pl.cbar->colorbar_label};
+    const Colorbar c{pl.cbar, pl.c_lo, pl.c_hi, pl.ct, colorbar_text(*pl.cbar)};
     place_colorbar_texts(c, L.colorbar.bar, cell_y1 - cell_y0, i);
   }
   place_legend(i);

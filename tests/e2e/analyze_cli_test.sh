@@ -13,7 +13,8 @@
 #    two agree on the top head; --path-patch, --dla (components sum to the total) and
 #    --logit-lens (the last layer is the model's output) follow their contracts;
 #  - --figure writes the heatmap with its CSV and JSON; bad input exits 2 naming the culprit and
-#    writes nothing; a Connection Transformer is refused with the reason.
+#    writes nothing; a clean-corrupted difference below 0.1 is refused unless
+#    --allow-small-difference; a Connection Transformer is refused with the reason.
 # usage: analyze_cli_test.sh <attnlab> <repo>
 set -u
 bin=$1
@@ -220,6 +221,22 @@ refuses "--receiver in layer 0" "layer-0" --run recall --path-patch --receiver 0
 refuses "--receiver that does not exist" "head 7" --run recall --path-patch --receiver 1.7
 refuses "--corrupt with --dla" "--corrupt" --run recall --dla --corrupt "1 2"
 [ ! -e x.png ] && ok "a refused --figure writes nothing" || bad "x.png was written"
+
+# Issue 48: a corrupted probe the answer does not depend on (copy's first symbol; the last
+# position copies the eighth) moves the metric by far less than 0.1: refused, naming the
+# difference, the threshold and --allow-small-difference, and nothing written; with the flag
+# it runs and warns. (attnlab 0.x printed "restores 2.015" on a 2.6e-8 difference here.)
+"$bin" analyze --run copy --patch --json >copy_patch.json 2>err || bad "copy --patch: $(cat err)"
+clean=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["clean"]))' copy_patch.json)
+corrupt=$(python3 -c 'import sys; t=sys.argv[1].split(); t[0]="1" if t[0]=="0" else "0"; print(" ".join(t))' "$clean")
+refuses "a tiny difference" "--allow-small-difference" --run copy --patch --clean "$clean" --corrupt "$corrupt" --figure tiny.png
+refuses "a tiny difference, its numbers" "differ by 0.0000, below 0.10" --run copy --attribution --clean "$clean" --corrupt "$corrupt"
+[ ! -e tiny.png ] && ok "a refused tiny difference writes nothing" || bad "tiny.png was written"
+if "$bin" analyze --run copy --patch --clean "$clean" --corrupt "$corrupt" --allow-small-difference --json >tiny.json 2>err && grep -q "warning: the clean and corrupted metrics differ by" err; then
+  ok "--allow-small-difference runs it and warns"
+else
+  bad "--allow-small-difference: $(cat err)"
+fi
 
 cat >conn.json <<'J'
 {"name": "conn", "seed": 1, "task": {"name": "recall", "length": 4, "vocab": 8},

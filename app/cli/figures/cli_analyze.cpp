@@ -29,10 +29,15 @@ the output projection) by 0 (--mode zero), its mean over the evaluated batches p
 or the first --batches of them), the same for every head, so an --importance row equals
 --ablate L.H with the same mode. --patch runs the corrupted probe with one head's output from
 the clean probe's run and reports the share of the metric's clean-minus-corrupted difference
-that comes back: the metric is logit(clean answer) - logit(corrupted answer) at the last
-position ("logit_diff"), or the clean answer's cross-entropy ("loss") when both probes give
-the same answer. --clean defaults to the run's probe, --corrupt to the task's corrupted twin
-(recall rebinds the last queried key; copy and reverse change the copied symbol).
+that comes back: the metric is logit(clean answer) - logit(corrupted answer) ("logit_diff"),
+or the clean answer's cross-entropy ("loss") when both probes give the same answers, summed
+over the positions the task scores whose answer the twin changes ("read_positions" in the
+JSON; a typed --corrupt: every scored position). --clean defaults to the run's probe, --corrupt to the
+task's corrupted twin (mqar and recall rebind the last queried key; copy, reverse and
+selective_copy change a copied symbol; induction_head the token after the earlier trigger;
+parity, reverse_string and duplicate_string the first symbol). A clean-minus-corrupted
+difference below 0.1 is refused (every share would be a ratio of noise) unless
+--allow-small-difference.
 --figure FILE writes the heatmap (.pdf, .svg, .png, .csv) with its CSV and JSON sidecars.
 --json prints: --ablate {"baseline": {"eval_loss", "eval_accuracy"}, "ablated": {...},
 "heads": [{"layer", "head"}], "mode", "batches", "step"}; --importance {"baseline", "heads":
@@ -136,6 +141,7 @@ nlohmann::json patch_json(const PatchTable& t) {
           {"clean", t.tokens},
           {"corrupt", t.corrupt_tokens},
           {"differing_positions", t.differing},
+          {"read_positions", t.read_positions},
           {"heads", heads},
           {"positions", positions},
           {"step", t.step}};
@@ -149,6 +155,7 @@ nlohmann::json probe_pair_json(const Table& t) {
           {"corrupted", t.corrupt_metric},
           {"clean_answer", t.clean_answer},
           {"corrupt_answer", t.corrupt_answer},
+          {"read_positions", t.read_positions},
           {"step", t.step}};
 }
 
@@ -282,6 +289,10 @@ CLI::App* add_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_option("--corrupt", a.corrupt,
                   "--patch, --attribution, --path-patch: the corrupted probe (default: the task's "
                   "corrupted twin of --clean)");
+  cmd->add_flag("--allow-small-difference", a.allow_small_difference,
+                "--patch, --attribution, --path-patch: run even when the clean and corrupted "
+                "metrics differ by less than " +
+                    fixed_decimal(kMinPatchDifference, 2));
   add_figure_output_options(
       cmd, a,
       {"--importance, --patch, --attribution or --path-patch: write the heatmap to FILE (.pdf, "
@@ -309,6 +320,8 @@ void check_analyze_args(const AnalyzeArgs& a) {
     throw Error("--corrupt goes with --patch, --attribution or --path-patch");
   if (a.by_position && !a.attribution) throw Error("--by-position goes with --attribution");
   if (!a.receiver.empty() && !a.path_patch) throw Error("--receiver goes with --path-patch");
+  if (a.allow_small_difference && !probes)
+    throw Error("--allow-small-difference goes with --patch, --attribution or --path-patch");
   if (!a.figure.empty() && (!a.ablate.empty() || a.dla || a.logit_lens))
     throw Error(
         "--figure draws --importance, --patch, --attribution or --path-patch (--ablate, --dla "
@@ -326,6 +339,15 @@ void refuse_no_difference(const std::string& metric, double clean, double corrup
                 fixed_decimal(clean, 4) +
                 "): there is no difference for a head to restore; corrupt a token the answer "
                 "depends on");
+}
+
+// A difference below kMinPatchDifference makes every share a ratio of noise: refused (before
+// anything is written) unless --allow-small-difference, then printed as a warning.
+void refuse_small_difference(const AnalyzeArgs& a, const std::string& warning) {
+  if (warning.empty()) return;
+  if (!a.allow_small_difference)
+    throw Error(warning + " (--allow-small-difference runs it anyway)");
+  std::cerr << "warning: " << warning << "\n";
 }
 
 nlohmann::json run_ablate(const AnalyzeArgs& a, SavedSession& saved, AblationMode mode) {
@@ -366,6 +388,7 @@ nlohmann::json run_patch(const AnalyzeArgs& a, SavedSession& saved, const RunDir
   TrainingSession& session = saved.session();
   const PatchProbes probes = patch_probes(session, a.clean, a.corrupt, "--clean", "--corrupt");
   const PatchTable t = session_patch(session, probes);
+  refuse_small_difference(a, t.warning);
   refuse_no_difference(t.metric, t.clean_metric, t.corrupt_metric);
   if (!a.json) {
     std::cout << "step " << t.step << ", metric " << t.metric << ": clean "
@@ -384,6 +407,7 @@ nlohmann::json run_attribution(const AnalyzeArgs& a, SavedSession& saved, const 
   TrainingSession& session = saved.session();
   const PatchProbes probes = patch_probes(session, a.clean, a.corrupt, "--clean", "--corrupt");
   const AttributionTable t = session_attribution(session, probes);
+  refuse_small_difference(a, t.warning);
   refuse_no_difference(t.metric, t.clean_metric, t.corrupt_metric);
   const PatchTable p = session_patch(session, probes);
   if (!a.json) {
@@ -421,6 +445,7 @@ nlohmann::json run_path_patch(const AnalyzeArgs& a, SavedSession& saved, const R
   if (layers < 2) throw Error("--path-patch needs two layers or more; this model has one");
   const PatchProbes probes = patch_probes(session, a.clean, a.corrupt, "--clean", "--corrupt");
   const PathPatchTable t = session_path_patch(session, probes, receivers);
+  refuse_small_difference(a, t.warning);
   refuse_no_difference(t.metric, t.clean_metric, t.corrupt_metric);
   if (!a.json) {
     std::cout << "step " << t.step << ", metric " << t.metric << ": clean "

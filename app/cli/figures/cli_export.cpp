@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 
 #include "app/cli/cli.h"
@@ -15,6 +16,7 @@
 #include "core/runs/formats/tensorboard_events.h"
 #include "core/runs/records/view_records.h"
 #include "core/runs/records/view_timeline.h"
+#include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/saved_run.h"
 #include "render/plot/export/figure_export.h"
 
@@ -342,13 +344,19 @@ fig::Figure attribution_filmstrip(const ExportedRun& e, const std::vector<int64_
   return frames.size() == 1 ? frames.front() : figures::filmstrip_figure(frames);
 }
 
-// The head metrics of every record of the run's views.rec, in step order (none without one).
+using RowsOf = std::function<std::vector<int>(const std::vector<std::string>&)>;
+
+// The head metrics of every record of the run's views.rec, in step order (none without one),
+// averaged over the query rows `rows_of` gives for each record's probe (none: every row).
 std::vector<HeadMetric> recorded_head_metrics(const std::string& views_path, const ViewRun& owner,
-                                              const std::vector<ViewIndexEntry>& index) {
+                                              const std::vector<ViewIndexEntry>& index,
+                                              const RowsOf& rows_of = {}) {
   std::vector<HeadMetric> rows;
-  for (const auto& entry : index)
-    for (HeadMetric& m : head_metrics(read_view_record(views_path, entry, owner.shape)))
+  for (const auto& entry : index) {
+    const ViewRecord r = read_view_record(views_path, entry, owner.shape);
+    for (HeadMetric& m : head_metrics(r, rows_of ? rows_of(r.probe_tokens) : std::vector<int>{}))
       rows.push_back(std::move(m));
+  }
   return rows;
 }
 
@@ -403,7 +411,8 @@ void write_jobs(const ExportArgs& a, const ExportedRun& e, const ExportJobs& job
   auto is_heads = [&](const std::string& name) { return name == "heads" && !e.views.empty(); };
   for (const auto& job : jobs)
     if (is_heads(job.first) && rows.empty())
-      rows = recorded_head_metrics(e.views_path, e.owner, e.views);
+      rows = recorded_head_metrics(e.views_path, e.owner, e.views,
+                                   probe_rows(e.run.config, a.positions, "--positions"));
   std::vector<fig::Figure> built;
   for (const auto& job : jobs)
     built.push_back(
@@ -481,6 +490,9 @@ CLI::App* add_command(CLI::App& app, ExportArgs& a) {
   cmd->add_option("--weights", a.weights,
                   "Write the checkpoint's tensors to this .safetensors file (names: "
                   "docs/guide/python.md; metadata: attnlab version, resolved config, step)");
+  cmd->add_option("--positions", a.positions,
+                  "heads: the query rows the head metrics average over: answer (the positions "
+                  "the task scores), query (from the first scored one on) or all (default)");
   cmd->add_flag("--tensorboard", a.tensorboard,
                 "Write a TensorBoard event file into the run directory (a run without one): "
                 "metrics.csv's scalars, the head metrics, the config");
@@ -496,6 +508,10 @@ int run_command(const ExportArgs& a) {
       throw Error(
           "give exactly one of --list, --list-steps, --figure NAME, --all, --weights FILE or "
           "--tensorboard");
+    if (a.positions != "all" && a.positions != "answer" && a.positions != "query")
+      throw Error("--positions " + a.positions + ": give answer, query or all");
+    if (a.positions != "all" && a.figure != "heads" && !a.all)
+      throw Error("--positions goes with --figure heads (or --all)");
     if (a.list_steps) return print_steps(a.run, a.json);
     if (a.tensorboard) return write_tensorboard(a);
     if (!a.weights.empty()) return write_weights(a);

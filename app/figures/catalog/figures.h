@@ -1,8 +1,7 @@
 // Figure builders: turn what a panel shows (a Snapshot, or the geometry lab's inputs) into the
-// plain figure model of render/plot/figure.h (the KY lab's: app/figures/models/ky_lab_figures.h). The
-// window draws these on screen (Export dialog preview) and `attnlab export` writes them to files:
-// one builder per figure, shared by both. Torch-free.
-// Contract:
+// plain figure model of render/plot/figure.h (the KY lab's: app/figures/models/ky_lab_figures.h).
+// The window draws these on screen (Export dialog preview) and `attnlab export` writes them to
+// files: one builder per figure, shared by both. Torch-free. Contract:
 //  - figures_for(snapshot) lists the figures a run can give (depending on its model: `ky` adds
 //    connections, any mechanism view adds mechanism-views, each mechanism's registered figures
 //    follow (app/figures/catalog/mechanism_figures.h: the Connection Transformer's and Neural
@@ -48,8 +47,8 @@ constexpr int kAllLayers = -2;
 struct FigureOptions {
   int layer = -1;     // attention, image-attention (see kAllLayers), connections (< 0: all)
   int64_t step = -1;  // connections: the recorded frame at or before this step (-1: latest)
-  // connections (app/figures/models/connections_figure.h): heads overlaid in one plot per layer or one
-  // plot per head, the beta row, earlier frames drawn faded (0..8), plots per row (0: auto).
+  // connections (app/figures/models/connections_figure.h): heads overlaid in one plot per layer or
+  // one plot per head, the beta row, earlier frames drawn faded (0..8), plots per row (0: auto).
   bool connections_overlaid = true;
   bool connections_beta = false;
   int connections_history = 0;
@@ -116,14 +115,16 @@ struct GeometryFigureInput {
 };
 fig::Figure geometry_figure(const GeometryFigureInput& in);
 
-// The head metrics over the recorded steps (core/runs/records/view_records.h): one panel per metric (in
-// the order entropy, diagonal, previous_token, induction, effective_window; those absent are
+// The head metrics over the recorded steps (core/runs/records/view_records.h): one panel per metric
+// (in the order entropy, diagonal, previous_token, induction, effective_window; those absent are
 // left out), one line per layer and head ("L0 h1"), x the step. Throws attn::Error when empty.
 fig::Figure heads_figure(const std::vector<HeadMetric>& rows);
 // One metric of every layer (rows) and head (columns) at one recorded step, as a heatmap with
 // the values printed in the cells' CSV; throws attn::Error when `rows` hold none at `step`.
+// shared_scale: one colour scale for the metric over every recorded step and head of `rows`
+// (colours compare across steps as the timeline moves); else the step's own range.
 fig::Figure heads_at_step_figure(const std::vector<HeadMetric>& rows, int64_t step,
-                                 const std::string& metric);
+                                 const std::string& metric, bool shared_scale = false);
 // The same figure at several steps side by side (a filmstrip, for papers): column c is frames[c],
 // row r its panel r (every frame must have the same panels); each panel keeps its frame's step
 // (the CSV's step column) and says it in its title; heatmaps with a colorbar share one colour

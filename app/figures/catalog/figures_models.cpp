@@ -9,6 +9,7 @@
 #include "app/figures/runs/intervention_figures.h"
 #include "core/base/error.h"
 #include "render/plot/colormap.h"
+#include "render/plot/figure_draw.h"
 #include "render/plot/plot_math.h"
 
 namespace attn::figures {
@@ -186,7 +187,7 @@ const std::vector<std::pair<std::string, std::string>>& head_metric_labels() {
 }
 
 fig::Figure heads_at_step_figure(const std::vector<HeadMetric>& rows, int64_t step,
-                                 const std::string& metric) {
+                                 const std::string& metric, bool shared_scale) {
   int layers = 0, heads = 0;
   for (const HeadMetric& r : rows)
     if (r.step == step && r.metric == metric && r.layer >= 0 && r.head >= 0)
@@ -203,6 +204,25 @@ fig::Figure heads_at_step_figure(const std::vector<HeadMetric>& rows, int64_t st
   f.name = "heads-step";
   f.title = label + " at step " + std::to_string(step);
   f.panels.push_back(layer_head_panel(metric, label, layers, heads, std::move(values)));
+  if (shared_scale) {
+    double lo = 0, hi = 0;
+    bool any = false;
+    for (const HeadMetric& r : rows)
+      if (r.metric == metric && r.layer >= 0 && r.head >= 0 && std::isfinite(r.value)) {
+        lo = any ? std::min(lo, r.value) : r.value;
+        hi = any ? std::max(hi, r.value) : r.value;
+        any = true;
+      }
+    // A range too narrow to show (fig::heatmap_flat's) stays fitted: drawn flat, and said so.
+    const double least = std::max(fig::kFlatSpanAbsolute,
+                                  fig::kFlatSpanRelative * std::max(std::fabs(lo), std::fabs(hi)));
+    for (fig::Heatmap& h : f.panels.back().heatmaps) {
+      if (!any || hi - lo < least) continue;
+      h.vmin = lo;
+      h.vmax = hi;
+      h.colorbar_label += (h.colorbar_label.empty() ? "" : ", ") + std::string("every step");
+    }
+  }
   f.aspect = std::clamp(0.25 + 0.12 * layers, 0.3, 0.9);
   return f;
 }

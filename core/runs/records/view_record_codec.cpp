@@ -225,22 +225,23 @@ struct ItemCounter {
 
 }  // namespace
 
-std::vector<HeadMetric> head_metrics(const ViewRecord& r) {
+std::vector<HeadMetric> head_metrics(const ViewRecord& r, const std::vector<int>& rows) {
   std::vector<HeadMetric> out;
   const bool labelled = r.probe_tokens.size() > 0;
   for (const AttentionMap& m : r.maps) {
     auto add = [&](const char* name, double v) {
       out.push_back({r.step, m.layer, m.head, name, v});
     };
-    add("entropy", map_entropy(m.weights, m.size));
-    add("diagonal", map_diagonal(m.weights, m.size));
-    add("previous_token", map_previous_token(m.weights, m.size));
+    add("entropy", map_entropy(m.weights, m.size, rows));
+    add("diagonal", map_diagonal(m.weights, m.size, rows));
+    add("previous_token", map_previous_token(m.weights, m.size, rows));
     const size_t index = static_cast<size_t>(&m - r.maps.data());
-    if (r.induction.size() == r.maps.size())
+    if (r.induction.size() == r.maps.size() && rows.empty())
       add("induction", r.induction[index]);
     else if (labelled && r.probe_tokens.size() == static_cast<size_t>(m.size))
-      add("induction", map_induction(m.weights, m.size, r.probe_tokens));
+      add("induction", map_induction(m.weights, m.size, r.probe_tokens, rows));
   }
+  if (!rows.empty()) return out;
   // A mechanism's per-head scalars (ky's effective_window) are head metrics of their own name.
   for (const MechanismView& v : r.mechanisms)
     for (const ViewScalar& x : v.scalars)

@@ -164,7 +164,10 @@ struct HeadMetric {
   std::string metric;
   double value = 0;
 };
-std::vector<HeadMetric> head_metrics(const ViewRecord& record);
+// `rows` (non-empty): the map metrics average over those query rows only (the scored positions
+// of `attnlab export --positions`), induction on the recorded probe's tokens; the mechanisms'
+// and the model's scalars are left out (they are not per query).
+std::vector<HeadMetric> head_metrics(const ViewRecord& record, const std::vector<int>& rows = {});
 
 // The record's payload (CBOR) and back; decode throws attn::Error naming what is malformed
 // (more than kMaxViewRecordItems items is refused before decoding), and with a shape what the

@@ -7,10 +7,11 @@ namespace attn {
 
 AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
                                  const torch::Tensor& corrupt,
-                                 const std::function<std::string(int64_t)>& label) {
+                                 const std::function<std::string(int64_t)>& label,
+                                 const std::vector<int64_t>& read) {
   detail::Scope scope(model);
   if (scope.layers() == 0) throw Error("attribution patching needs a model with attention heads");
-  const detail::PatchRuns runs = detail::clean_and_corrupt(scope, clean, corrupt);
+  const detail::PatchRuns runs = detail::clean_and_corrupt(scope, clean, corrupt, read);
   AttributionTable t;
   detail::fill_patch_header(t, runs, scope, label);
   // The corrupted run again, its head outputs kept in the graph: one backward gives d metric /
@@ -23,8 +24,7 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
       scope.at(l).capture = true;
       scope.at(l).keep_graph = true;
     }
-    const torch::Tensor m =
-        runs.metric.of(detail::answer_logits(scope.forward(corrupt.to(scope.device())))).sum();
+    const torch::Tensor m = runs.metric.of(scope.forward(corrupt.to(scope.device()))).sum();
     for (int l = 0; l < t.layers; ++l) z.push_back(scope.at(l).captured);
     scope.clear();
     grads = torch::autograd::grad({m}, z, /*grad_outputs=*/{}, /*retain_graph=*/false,

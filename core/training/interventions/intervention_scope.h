@@ -58,14 +58,35 @@ inline torch::Tensor answer_logits(const torch::Tensor& logits) {
   return logits.dim() == 3 ? logits.select(1, logits.size(1) - 1) : logits;
 }
 
-// The patch metric (see PatchTable) on answer logits [B, V], per row, in double.
+// The patch metric (see PatchTable), per row, in double, summed over the read positions: the
+// logit difference of each position's clean and corrupted answers (0 where they agree), or the
+// clean answers' cross-entropy when they agree everywhere.
 struct Metric {
   bool logit_diff = true;
-  int64_t clean = 0, corrupt = 0;
+  std::vector<int64_t> positions;       // the input positions read (empty: the last)
+  std::vector<int64_t> clean, corrupt;  // the answers, one per read position
+  // Logits [B, L, V] -> [B, P, V] at the read positions; a classifier's [B, V] -> [B, 1, V].
+  torch::Tensor read(const torch::Tensor& logits) const {
+    if (logits.dim() == 2) return logits.unsqueeze(1);
+    if (positions.empty()) return logits.slice(1, logits.size(1) - 1);
+    return logits.index_select(1, torch::tensor(positions, torch::kInt64).to(logits.device()));
+  }
+  // The per-position argmax of one run's logits, as answers.
+  static std::vector<int64_t> answers(const torch::Tensor& read_logits) {
+    const torch::Tensor a = read_logits[0].argmax(-1).to(torch::kCPU).contiguous();
+    return {a.data_ptr<int64_t>(), a.data_ptr<int64_t>() + a.numel()};
+  }
+  // Full logits [B, L, V] (or a classifier's [B, V]) -> [B].
   torch::Tensor of(const torch::Tensor& logits) const {
-    auto z = logits.to(torch::kFloat64);
-    if (logit_diff) return z.select(1, clean) - z.select(1, corrupt);
-    return -torch::log_softmax(z, 1).select(1, clean);
+    const torch::Tensor z = read(logits).to(torch::kFloat64);
+    const auto index = [&](const std::vector<int64_t>& a) {
+      return torch::tensor(a, torch::kInt64)
+          .to(z.device())
+          .view({1, -1, 1})
+          .expand({z.size(0), -1, 1});
+    };
+    if (logit_diff) return (z.gather(2, index(clean)) - z.gather(2, index(corrupt))).sum({1, 2});
+    return -torch::log_softmax(z, 2).gather(2, index(clean)).sum({1, 2});
   }
 };
 
@@ -76,8 +97,10 @@ struct PatchRuns {
 };
 
 // Runs both probes ([1, L] each, one length; attn::Error otherwise): the clean run's head outputs,
-// the metric (answers from the two runs' argmaxes) and its value on each. Leaves no hook.
-PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt);
+// the metric read at `read` (input positions; empty: the last; attn::Error past the probe),
+// its answers from the two runs' argmaxes there, and its value on each. Leaves no hook.
+PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
+                            const std::vector<int64_t>& read = {});
 
 // Fills what every patch-like table shares (PatchTable, AttributionTable, PathPatchTable): the
 // metric's name, answers and values, and the model's layers and heads.
@@ -85,10 +108,17 @@ template <class Table>
 void fill_patch_header(Table& t, const PatchRuns& runs, const Scope& scope,
                        const std::function<std::string(int64_t)>& label) {
   t.metric = runs.metric.logit_diff ? "logit_diff" : "loss";
-  t.clean_answer = label(runs.metric.clean);
-  t.corrupt_answer = label(runs.metric.corrupt);
+  auto labels = [&](const std::vector<int64_t>& answers) {
+    std::string s;
+    for (const int64_t a : answers) s += (s.empty() ? "" : " ") + label(a);
+    return s;
+  };
+  t.clean_answer = labels(runs.metric.clean);
+  t.corrupt_answer = labels(runs.metric.corrupt);
   t.clean_metric = runs.clean;
   t.corrupt_metric = runs.corrupt;
+  t.read_positions = runs.metric.positions;
+  t.warning = small_difference_warning(runs.clean, runs.corrupt);
   t.layers = scope.layers();
   t.heads = scope.heads();
 }

@@ -100,8 +100,8 @@ void check_heads(const Scope& scope, const std::vector<HeadRef>& heads) {
                   std::to_string(scope.heads() - 1) + ")");
 }
 
-PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean,
-                            const torch::Tensor& corrupt) {
+PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
+                            const std::vector<int64_t>& read) {
   if (clean.dim() != 2 || corrupt.dim() != 2 || clean.size(0) != 1 || corrupt.size(0) != 1)
     throw Error("patching takes two token probes, each a batch of one");
   if (clean.size(1) != corrupt.size(1))
@@ -109,15 +109,20 @@ PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean,
                 " tokens and the corrupted probe " + std::to_string(corrupt.size(1)) +
                 ": patching replaces a head's output position by position, so the two probes "
                 "must have the same length");
+  for (const int64_t p : read)
+    if (p < 0 || p >= clean.size(1))
+      throw Error("the patch metric reads position " + std::to_string(p) + ", outside the " +
+                  std::to_string(clean.size(1)) + "-token probe");
   const torch::Device device = scope.device();
   PatchRuns r;
+  r.metric.positions = read;
   for (int l = 0; l < scope.layers(); ++l) scope.at(l).capture = true;
-  const torch::Tensor clean_logits = answer_logits(scope.forward(clean.to(device)));
+  const torch::Tensor clean_logits = scope.forward(clean.to(device));
   for (int l = 0; l < scope.layers(); ++l) r.clean_heads.push_back(scope.at(l).captured);
   scope.clear();
-  const torch::Tensor corrupt_logits = answer_logits(scope.forward(corrupt.to(device)));
-  r.metric.clean = clean_logits.argmax(1).item<int64_t>();
-  r.metric.corrupt = corrupt_logits.argmax(1).item<int64_t>();
+  const torch::Tensor corrupt_logits = scope.forward(corrupt.to(device));
+  r.metric.clean = Metric::answers(r.metric.read(clean_logits));
+  r.metric.corrupt = Metric::answers(r.metric.read(corrupt_logits));
   r.metric.logit_diff = r.metric.clean != r.metric.corrupt;
   r.clean = r.metric.of(clean_logits).item<double>();
   r.corrupt = r.metric.of(corrupt_logits).item<double>();
@@ -198,9 +203,10 @@ std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::T
 }
 
 PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                       const std::function<std::string(int64_t)>& label) {
+                       const std::function<std::string(int64_t)>& label,
+                       const std::vector<int64_t>& read) {
   Scope scope(model);
-  const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt);
+  const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt, read);
   PatchTable t;
   detail::fill_patch_header(t, runs, scope, label);
   const int64_t P = runs.clean_heads.front().size(2);  // positions the heads see (CLS included)
@@ -233,10 +239,10 @@ PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const tor
       iv.kinds.assign(t.heads, Kind::keep);
       iv.kinds[h] = Kind::replace;
       iv.replacement = runs.clean_heads[l];
-      const torch::Tensor whole = runs.metric.of(answer_logits(scope.forward(corrupt.to(device))));
+      const torch::Tensor whole = runs.metric.of(scope.forward(corrupt.to(device)));
       t.restored.push_back(restored(whole).item<float>());
       iv.positions = one_position;
-      const torch::Tensor each = restored(runs.metric.of(answer_logits(scope.forward(rows))));
+      const torch::Tensor each = restored(runs.metric.of(scope.forward(rows)));
       const float* e = each.data_ptr<float>();
       float* out = &t.restored_at[(static_cast<size_t>(l) * t.heads + h) * P];
       for (int64_t p = 0; p + offset < P; ++p) out[p + offset] = e[p];
@@ -246,17 +252,17 @@ PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const tor
 }
 
 double patched_metric(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                      const std::vector<HeadRef>& heads) {
+                      const std::vector<HeadRef>& heads, const std::vector<int64_t>& read) {
   Scope scope(model);
   check_heads(scope, heads);
-  const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt);
+  const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt, read);
   for (const HeadRef& h : heads) {
     HeadIntervention& iv = scope.at(h.layer);
     iv.kinds.resize(scope.heads(), Kind::keep);
     iv.kinds[h.head] = Kind::replace;
     iv.replacement = runs.clean_heads[h.layer];
   }
-  return runs.metric.of(answer_logits(scope.forward(corrupt.to(scope.device())))).item<double>();
+  return runs.metric.of(scope.forward(corrupt.to(scope.device()))).item<double>();
 }
 
 }  // namespace attn

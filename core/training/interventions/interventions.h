@@ -12,7 +12,8 @@
 //    own eval on those batches.
 //  - Mean ablation replaces a head's output by its mean over every example of the same batches,
 //    per position (pooled over positions too when the batches have different lengths).
-//  - A model without attention heads (architecture_has_heads, core/models/architectures/architecture.h) is
+//  - A model without attention heads (architecture_has_heads,
+//  core/models/architectures/architecture.h) is
 //    refused (attn::Error) with its architecture's reason.
 #pragma once
 #include <torch/torch.h>
@@ -53,13 +54,16 @@ std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::T
 // Activation patching between two probes of one length ([1, L] int64 token inputs):
 // clean/corrupted metrics and, for every head, the share of the difference that comes back
 // when the corrupted run takes that head's output from the clean run (at every position, and
-// at each position alone). `label` names a token. Throws attn::Error when the lengths differ.
+// at each position alone). `label` names a token. The metric reads the input positions `read`
+// (empty: the last; Task::Twin::read gives a twin's). Throws attn::Error when the lengths
+// differ or a read position is outside the probe.
 PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                       const std::function<std::string(int64_t)>& label);
+                       const std::function<std::string(int64_t)>& label,
+                       const std::vector<int64_t>& read = {});
 
 // The patch metric of the corrupted run with `heads` taken from the clean run at every
 // position (empty: the corrupted metric; the answers and the metric kind as patch_heads picks).
 double patched_metric(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                      const std::vector<HeadRef>& heads);
+                      const std::vector<HeadRef>& heads, const std::vector<int64_t>& read = {});
 
 }  // namespace attn

@@ -15,11 +15,12 @@ struct PathRuns {
   detail::Stream clean, corrupt;
 };
 
-PathRuns path_runs(detail::Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt) {
+PathRuns path_runs(detail::Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
+                   const std::vector<int64_t>& read) {
   if (scope.layers() == 0 || scope.model()->blocks().empty())
     throw Error("path patching needs a model with attention heads in blocks");
   PathRuns p;
-  p.runs = detail::clean_and_corrupt(scope, clean, corrupt);
+  p.runs = detail::clean_and_corrupt(scope, clean, corrupt, read);
   p.clean = detail::walk(scope, clean);
   p.corrupt = detail::walk(scope, corrupt);
   return p;
@@ -44,9 +45,7 @@ double receiver_metric(detail::Scope& scope, const PathRuns& p, HeadRef receiver
   iv.kinds.assign(scope.heads(), HeadIntervention::Kind::keep);
   iv.kinds[receiver.head] = HeadIntervention::Kind::replace;
   iv.replacement = z;
-  const double m =
-      p.runs.metric.of(detail::answer_logits(scope.forward(corrupt.to(scope.device()))))
-          .item<double>();
+  const double m = p.runs.metric.of(scope.forward(corrupt.to(scope.device()))).item<double>();
   scope.clear();
   return m;
 }
@@ -55,10 +54,10 @@ double receiver_metric(detail::Scope& scope, const PathRuns& p, HeadRef receiver
 
 double path_patched_metric(Transformer& model, const torch::Tensor& clean,
                            const torch::Tensor& corrupt, const std::vector<StreamSource>& senders,
-                           HeadRef receiver) {
+                           HeadRef receiver, const std::vector<int64_t>& read) {
   detail::Scope scope(model);
   detail::check_heads(scope, {receiver});
-  const PathRuns p = path_runs(scope, clean, corrupt);
+  const PathRuns p = path_runs(scope, clean, corrupt, read);
   torch::Tensor delta = torch::zeros_like(p.corrupt.embed);
   for (const StreamSource& s : senders) {
     if (s.layer >= scope.layers() || s.head >= scope.heads())
@@ -71,10 +70,11 @@ double path_patched_metric(Transformer& model, const torch::Tensor& clean,
 
 PathPatchTable path_patch(Transformer& model, const torch::Tensor& clean,
                           const torch::Tensor& corrupt, const std::vector<HeadRef>& receivers,
-                          const std::function<std::string(int64_t)>& label) {
+                          const std::function<std::string(int64_t)>& label,
+                          const std::vector<int64_t>& read) {
   detail::Scope scope(model);
   detail::check_heads(scope, receivers);
-  const PathRuns p = path_runs(scope, clean, corrupt);
+  const PathRuns p = path_runs(scope, clean, corrupt, read);
   PathPatchTable t;
   detail::fill_patch_header(t, p.runs, scope, label);
   t.receivers = receivers;

@@ -27,12 +27,13 @@ struct StreamSource {
 // Every head as a sender to each of `receivers` (empty: every head of layers 1 and up).
 PathPatchTable path_patch(Transformer& model, const torch::Tensor& clean,
                           const torch::Tensor& corrupt, const std::vector<HeadRef>& receivers,
-                          const std::function<std::string(int64_t)>& label);
+                          const std::function<std::string(int64_t)>& label,
+                          const std::vector<int64_t>& read = {});
 
 // The metric of the corrupted run whose `receiver` reads the corrupted stream plus the clean-
 // minus-corrupted writes of `senders` (sources after the receiver's layer write nothing to it).
 double path_patched_metric(Transformer& model, const torch::Tensor& clean,
                            const torch::Tensor& corrupt, const std::vector<StreamSource>& senders,
-                           HeadRef receiver);
+                           HeadRef receiver, const std::vector<int64_t>& read = {});
 
 }  // namespace attn

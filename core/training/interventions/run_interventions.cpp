@@ -1,5 +1,7 @@
 #include "core/training/interventions/run_interventions.h"
 
+#include <map>
+
 #include "core/base/error.h"
 #include "core/training/interventions/attribution.h"
 #include "core/training/interventions/interventions.h"
@@ -40,12 +42,15 @@ PatchProbes patch_probes(const TrainingSession& session, const std::string& clea
   if (p.clean.empty()) throw Error(clean_what + ": the run has no probe; type one");
   if (corrupt.empty()) {
     try {
-      p.corrupt = session.task().corrupted_twin(p.clean);
+      Task::Twin twin = session.task().twin(p.clean);
+      p.corrupt = std::move(twin.tokens);
+      p.read = std::move(twin.read);
     } catch (const Error& e) {
       throw Error(corrupt_what + ": " + e.what());
     }
   } else {
     p.corrupt = parse(corrupt, corrupt_what);
+    p.read = session.task().scored_positions(p.clean);
   }
   if (p.corrupt.size() != p.clean.size())
     throw Error(corrupt_what + " has " + std::to_string(p.corrupt.size()) + " tokens and " +
@@ -56,6 +61,37 @@ PatchProbes patch_probes(const TrainingSession& session, const std::string& clea
     throw Error(corrupt_what + " equals " + clean_what +
                 ": patching needs two probes that differ where it matters");
   return p;
+}
+
+std::function<std::vector<int>(const std::vector<std::string>&)> probe_rows(
+    const ExperimentConfig& config, const std::string& which, const std::string& what) {
+  if (which != "answer" && which != "query" && which != "all")
+    throw Error(what + " " + which + ": give answer, query or all");
+  if (which == "all") return [](const std::vector<std::string>&) { return std::vector<int>{}; };
+  std::shared_ptr<const Task> task = make_task(config.task, config.seed, 1, 1);
+  if (task->patch_dim() > 0)
+    throw Error(what + " " + which + ": this run's task (" + config.task.name +
+                ") feeds images; its maps have no scored token positions (use all)");
+  std::map<std::string, int64_t> ids;
+  for (int64_t t = 0; t < task->vocab_size(); ++t) ids.emplace(task->token_label(t), t);
+  return [task, ids, which, what](const std::vector<std::string>& labels) {
+    std::vector<int64_t> tokens;
+    for (const std::string& l : labels) {
+      const auto it = ids.find(l);
+      if (it == ids.end())
+        throw Error(what + ": the recorded probe holds '" + l + "', not a token of this task");
+      tokens.push_back(it->second);
+    }
+    const std::vector<int64_t> scored = task->scored_positions(tokens);
+    std::vector<int> rows;
+    if (which == "answer")
+      rows.assign(scored.begin(), scored.end());
+    else
+      for (int64_t q = scored.empty() ? 0 : scored.front(); q < static_cast<int64_t>(labels.size());
+           ++q)
+        rows.push_back(static_cast<int>(q));
+    return rows;
+  };
 }
 
 AblationResult ablate_session(TrainingSession& session, const std::vector<HeadRef>& heads,
@@ -80,9 +116,9 @@ PatchTable session_patch(TrainingSession& session, const PatchProbes& probes) {
   check_interventions_apply(session.config());
   session.settle();
   const Task& task = session.task();
-  PatchTable t =
-      patch_heads(session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
-                  [&](int64_t token) { return task.token_label(token); });
+  PatchTable t = patch_heads(
+      session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
+      [&](int64_t token) { return task.token_label(token); }, probes.read);
   t.step = session.step();
   return t;
 }
@@ -105,9 +141,9 @@ std::vector<int64_t> probe_tokens(const TrainingSession& session, const std::str
 AttributionTable session_attribution(TrainingSession& session, const PatchProbes& probes) {
   check_interventions_apply(session.config());
   session.settle();
-  AttributionTable t =
-      attribute_heads(session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
-                      [&](int64_t token) { return session.task().token_label(token); });
+  AttributionTable t = attribute_heads(
+      session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
+      [&](int64_t token) { return session.task().token_label(token); }, probes.read);
   t.step = session.step();
   return t;
 }
@@ -116,9 +152,9 @@ PathPatchTable session_path_patch(TrainingSession& session, const PatchProbes& p
                                   const std::vector<HeadRef>& receivers) {
   check_interventions_apply(session.config());
   session.settle();
-  PathPatchTable t =
-      path_patch(session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
-                 receivers, [&](int64_t token) { return session.task().token_label(token); });
+  PathPatchTable t = path_patch(
+      session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt), receivers,
+      [&](int64_t token) { return session.task().token_label(token); }, probes.read);
   t.step = session.step();
   return t;
 }

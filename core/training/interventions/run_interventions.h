@@ -26,8 +26,11 @@ void check_interventions_apply(const ExperimentConfig& config);
 // typed (empty: the task's corrupted twin of the clean probe, Task::corrupted_twin). Throws
 // attn::Error naming `clean_what` / `corrupt_what` (e.g. "--clean") and the culprit: a token
 // the task does not know, a probe too long, two lengths that differ, a task without twins.
+// `read`: the input positions the patch metric reads, the twin's (Task::twin) or, for a typed
+// corrupted probe, every position the task scores on the clean one (Task::scored_positions).
 struct PatchProbes {
   std::vector<int64_t> clean, corrupt;
+  std::vector<int64_t> read;
 };
 PatchProbes patch_probes(const TrainingSession& session, const std::string& clean,
                          const std::string& corrupt, const std::string& clean_what,
@@ -49,6 +52,15 @@ PathPatchTable session_path_patch(TrainingSession& session, const PatchProbes& p
 LogitAttribution session_logit_attribution(TrainingSession& session,
                                            const std::vector<int64_t>& probe);
 LogitLens session_logit_lens(TrainingSession& session, const std::vector<int64_t>& probe);
+
+// The query rows that head metrics average over for `which`, per probe (its token labels, as a
+// view record holds them): "answer", the positions the task scores (Task::scored_positions);
+// "query", every position from the first scored one to the end (the task's query region);
+// "all", none listed (every row). The task is built once, from `config`. Throws attn::Error
+// naming `what` (e.g. "--positions") for another value or an image task; the returned function
+// throws for a label the task does not know.
+std::function<std::vector<int>(const std::vector<std::string>&)> probe_rows(
+    const ExperimentConfig& config, const std::string& which, const std::string& what);
 
 // The session's probe tokens, or `clean` parsed (attn::Error naming `what` and the culprit).
 std::vector<int64_t> probe_tokens(const TrainingSession& session, const std::string& clean,

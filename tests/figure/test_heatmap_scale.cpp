@@ -1,0 +1,111 @@
+// Issue 48 item 6: colour scales a reader can trust. A heatmap whose values span less than the
+// stated minimum (render/plot/figure_draw.h: kFlatSpanAbsolute, kFlatSpanRelative) is drawn in
+// one colour and its colorbar says so, instead of stretching float noise over the colormap; the
+// Heads grid (figures::heads_at_step_figure) can keep one colour scale over every step.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "app/figures/catalog/figures.h"
+#include "figure_helpers.h"
+#include "render/plot/figure_draw.h"
+#include "render/plot/figure_font.h"
+
+using namespace attn;
+using namespace attn::fig;
+using namespace attn::fig::testing;
+
+namespace {
+
+Heatmap heatmap(std::vector<float> values, render::Colormap map = render::Colormap::Viridis) {
+  Heatmap h;
+  h.rows = 1;
+  h.cols = static_cast<int>(values.size());
+  h.values = std::move(values);
+  h.colormap = map;
+  h.colorbar_label = "entropy (nats)";
+  return h;
+}
+
+bool one_colour(const std::vector<render::Rgba8>& px) {
+  for (const auto& p : px)
+    if (p.r != px[0].r || p.g != px[0].g || p.b != px[0].b) return false;
+  return true;
+}
+
+struct Texts : Painter {
+  std::vector<std::string> texts;
+  void fill_rect(const Rect&, Color) override {}
+  void polyline(const double*, const double*, int, Color, double, LineStyle, bool) override {}
+  void fill_polygon(const double*, const double*, int, Color) override {}
+  void marker(double, double, double, Marker, Color) override {}
+  void text(double, double, const std::string& s, double, Color, Anchor, bool) override {
+    texts.push_back(s);
+  }
+  void image(const Rect&, int, int, const std::vector<render::Rgba8>&, double) override {}
+  void push_clip(const Rect&) override {}
+  void pop_clip() override {}
+};
+
+}  // namespace
+
+TEST_CASE("a heatmap spanning less than the minimum is drawn in one colour and says so") {
+  // Four identical heads up to float noise: entropy 1.38629 +- 5e-6 (3.6e-6 relative).
+  const Heatmap flat = heatmap({1.386290f, 1.386295f, 1.386285f, 1.386292f});
+  double lo = 0, hi = 0;
+  CHECK(heatmap_flat(flat));
+  CHECK(one_colour(heatmap_pixels(flat, lo, hi)));
+  CHECK(hi - lo == doctest::Approx(1.0));
+  CHECK(colorbar_text(flat) == "equal within 1e-05 (one colour): entropy (nats)");
+  // Just above the relative minimum (2e-5 of 1): stretched as before, the label unchanged.
+  const Heatmap wide = heatmap({1.0f, 1.00002f});
+  CHECK_FALSE(heatmap_flat(wide));
+  CHECK_FALSE(one_colour(heatmap_pixels(wide, lo, hi)));
+  CHECK(colorbar_text(wide) == "entropy (nats)");
+  // Near zero the absolute minimum decides: 3e-7 apart is flat, 3e-6 is not.
+  CHECK(heatmap_flat(heatmap({-1e-7f, 2e-7f}, render::Colormap::Diverging)));
+  CHECK(one_colour(heatmap_pixels(heatmap({-1e-7f, 2e-7f}, render::Colormap::Diverging), lo, hi)));
+  CHECK_FALSE(heatmap_flat(heatmap({-1e-6f, 2e-6f}, render::Colormap::Diverging)));
+  // One value, or limits the builder set, are never "flat".
+  CHECK_FALSE(heatmap_flat(heatmap({2.0f})));
+  Heatmap fixed = flat;
+  fixed.vmin = 0, fixed.vmax = 2;
+  CHECK_FALSE(heatmap_flat(fixed));
+  // The note reaches the page.
+  Figure f;
+  Panel p = matrix_panel("head", "layer");
+  p.heatmaps.push_back(flat);
+  p.heatmaps.back().rows = 2, p.heatmaps.back().cols = 2;
+  f.panels.push_back(p);
+  auto font = FigureFont::load(default_font_path());
+  Texts rec;
+  Page page;
+  page.width_pt = 400, page.height_pt = 240;
+  draw_figure(f, page, *font, rec);
+  bool said = false;
+  for (const auto& t : rec.texts) said = said || t.find("one colour") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("the Heads grid can share one colour scale over every recorded step") {
+  std::vector<HeadMetric> rows;
+  for (int h = 0; h < 2; ++h) {
+    rows.push_back({0, 0, h, "entropy", h == 0 ? 0.0 : 1.0});    // step 0: 0 and 1
+    rows.push_back({100, 0, h, "entropy", h == 0 ? 1.0 : 2.0});  // step 100: 1 and 2
+  }
+  auto pixels = [&](int64_t step, bool shared) {
+    const Figure f = figures::heads_at_step_figure(rows, step, "entropy", shared);
+    double lo, hi;
+    return heatmap_pixels(f.panels.at(0).heatmaps.at(0), lo, hi);
+  };
+  // Shared: the value 1 has one colour at both steps (head 1 at step 0, head 0 at step 100).
+  const auto a = pixels(0, true), b = pixels(100, true);
+  CHECK((a[1].r == b[0].r && a[1].g == b[0].g && a[1].b == b[0].b));
+  const Figure shared = figures::heads_at_step_figure(rows, 100, "entropy", true);
+  CHECK(shared.panels[0].heatmaps[0].vmin == 0.0);
+  CHECK(shared.panels[0].heatmaps[0].vmax == 2.0);
+  // Per step (the default): each step stretches its own range, so 1 changes colour.
+  const auto c = pixels(0, false), d = pixels(100, false);
+  CHECK_FALSE((c[1].r == d[0].r && c[1].g == d[0].g && c[1].b == d[0].b));
+}
