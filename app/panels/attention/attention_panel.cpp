@@ -47,7 +47,9 @@ void AttentionPanel::draw_maps(FrameContext& frame) {
   const fig::Figure& figure = model_.shown();
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  plot_.draw(figure, ImVec2(avail.x, std::max(60.0f, avail.y)), font);
+  // A least height in font sizes (at UI scale 2 a short tile left maps of about 45 px): below
+  // it the panel scrolls.
+  plot_.draw(figure, ImVec2(avail.x, std::max(16 * ImGui::GetFontSize(), avail.y)), font);
   // Heads ablated in the Interventions panel are outlined (the maps are the unablated model's).
   for (const HeatmapRef& at : model_.ablated_maps(frame.ui.interventions.ablate)) {
     const fig::Heatmap& m = figure.panels[at.panel].heatmaps[at.heatmap];

@@ -185,7 +185,8 @@ void InterventionsPanel::draw(FrameContext& frame) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float w = draw_importance && draw_patch ? (avail.x - spacing) * 0.4f : avail.x;
-  const float h = std::max(100.0f, avail.y);
+  // A readable least height at any UI scale (the panel scrolls below it).
+  const float h = std::max(12 * ImGui::GetFontSize(), avail.y);
   if (draw_importance) this->draw_importance(frame, ImVec2(w, h), font);
   if (draw_patch) {
     if (draw_importance) ImGui::SameLine();
