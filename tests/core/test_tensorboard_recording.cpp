@@ -1,6 +1,7 @@
 // The window's recording (RunRecorder, core/training/recording/run_recorder.h) writes the run's
 // TensorBoard event file as it trains: the config, each metrics row and each recorded view's head
-// metrics, before any save. (`attnlab train`'s file is decoded field by field by
+// metrics, before any save; the window's Save to a directory gives the copy one event file of its
+// own rows, however often it saves there. (`attnlab train`'s file is decoded field by field by
 // tests/e2e/tensorboard_events.py; here the records are walked by their framing only.)
 #include <doctest/doctest.h>
 
@@ -10,6 +11,7 @@
 
 #include "core/runs/formats/tensorboard_events.h"
 #include "core/training/recording/run_recorder.h"
+#include "core/training/trainer.h"
 #include "helpers.h"
 
 using namespace attn;
@@ -37,6 +39,14 @@ std::vector<std::string> event_records(const fs::path& path) {
   return events;
 }
 
+std::vector<fs::path> event_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
+      files.push_back(e.path());
+  return files;
+}
+
 size_t count_with(const std::vector<std::string>& events, const std::string& tag) {
   size_t n = 0;
   for (const auto& e : events) n += e.find(tag) != std::string::npos;
@@ -60,10 +70,7 @@ TEST_CASE("tensorboard: the window's recorded run has its event file as it train
         recorder.on_eval(session, session.evaluate(), session.learning_rate());
     }
     // Before any save: written as training went.
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
-        files.push_back(e.path());
+    const std::vector<fs::path> files = event_files(dir);
     REQUIRE(files.size() == 1);
     const auto events = event_records(files[0]);
     CHECK(events[0].find("brain.Event:2") != std::string::npos);
@@ -74,4 +81,41 @@ TEST_CASE("tensorboard: the window's recorded run has its event file as it train
     CHECK(count_with(events, "heads_entropy/layer1/head1") == 3);
   }
   fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("tensorboard: the window's Save to a directory writes one event file of the copy") {
+  const fs::path root = test::temp_dir("tb-save-to");
+  ExperimentConfig c = test::tiny_config();
+  c.train.steps = 100000;
+  c.train.eval_every = 4;
+  TrainerOptions o = test::fast_options();
+  o.runs_root = (root / "runs").string();
+  Trainer t(c, o);
+  t.start();
+  const fs::path mine = root / "mine";
+  for (int i = 0; i < 2; ++i) {  // saved twice: the second save's file replaces the first's
+    const int64_t at = t.latest()->step;
+    REQUIRE(test::wait_until([&] { return t.latest()->step >= at + 9; }));
+    t.save_checkpoint(mine.string());
+    REQUIRE(test::wait_until([&] {
+      return t.latest()->message.find("saved checkpoint to " + mine.string()) != std::string::npos;
+    }));
+    const std::vector<fs::path> files = event_files(mine);
+    REQUIRE(files.size() == 1);
+    const auto events = event_records(files[0]);
+    CHECK(count_with(events, std::string("\x0a\x06") + "config") == 1);
+    // One loss/eval scalar per metrics.csv row of the copy.
+    std::ifstream metrics(mine / "metrics.csv");
+    size_t rows = 0;
+    for (std::string line; std::getline(metrics, line);) rows += !line.empty();
+    REQUIRE(rows >= 2 + i);  // the header and the rows at steps 4, 8 (and 12, ...)
+    CHECK(count_with(events, "loss/eval") == rows - 1);
+    t.save_checkpoint("");  // another message, so the next wait sees the next save
+    REQUIRE(test::wait_until([&] {
+      return t.latest()->message.find("saved checkpoint to " + (root / "runs").string()) !=
+             std::string::npos;
+    }));
+  }
+  t.close();
+  fs::remove_all(root);
 }
