@@ -36,7 +36,7 @@ TaskConfig benchmark(const std::string& name, int context, int length, int vocab
 // The tasks under test: each with a small shape its settings accept.
 std::vector<TaskConfig> benchmark_tasks() {
   return {benchmark("mqar", 32, 4, 64),           benchmark("selective_copy", 16, 4, 10),
-          benchmark("induction_head", 20, 4, 12), benchmark("parity", 0, 6, 4),
+          benchmark("induction_head", 20, 4, 12), benchmark("parity", 0, 6, 2),
           benchmark("reverse_string", 0, 5, 4),   benchmark("duplicate_string", 0, 4, 4)};
 }
 
