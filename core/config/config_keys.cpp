@@ -172,7 +172,8 @@ std::vector<ConfigKey> train_keys() {
           "attribution (token tasks with twins; `attnlab export --figure attribution --steps`)"),
       integer("train.record_importance_batches", 1, 100000,
               "Eval batches the recorded head importance (each head zero-ablated alone, at every "
-              "recorded step) runs on; each costs layers x heads + 1 forward passes"),
+              "recorded step) runs on, each cut to train.batch_size examples; each costs layers x "
+              "heads + 1 forward passes"),
       integer("train.keep_checkpoints", 0, kMaxSteps,
               "Keep a checkpoint (the run's checkpoints/step-<N>/, laid out as checkpoint/; "
               "attnlab.load(DIR, step=N)) every this many steps, and at the last; 0 = none. At "
