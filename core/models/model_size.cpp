@@ -2,30 +2,19 @@
 
 #include "core/attention/registry.h"
 #include "core/base/error.h"
+#include "core/models/architectures/architecture.h"
 
 namespace attn {
 
-namespace {
-
-// The Connection Transformer (core/models/conn/conn_model.h; ConnModelImpl::parameter_formula
-// is the same sum, tested against the built model): token embedding V x D, position table
-// S x D, C per connection head N x N, six D x D projections, the vocabulary head D x V (no bias)
-// and K LayerNorms. It has no attention layers: attention 0, as its runs record.
-ModelSize conn_parameter_count(const ModelConfig& m, int vocab, int max_length) {
-  const int64_t D = m.d_model, N = m.conn.slots, V = vocab, S = max_length;
-  ModelSize s;
-  s.total = m.conn.connection_heads * N * N + 6 * D * D + 2 * V * D + S * D +
-            2 * static_cast<int64_t>(m.conn.steps) * D;
-  return s;
-}
-
-}  // namespace
-
 ModelSize model_parameter_count(const ModelConfig& m, int vocab, int max_length, int patch_dim) {
-  if (m.architecture == "conn" && patch_dim == 0) return conn_parameter_count(m, vocab, max_length);
-  if (m.architecture != "transformer")
-    throw Error("model_parameter_count: model.architecture \"" + m.architecture +
-                "\" is counted by building it (this counts transformers and conn)");
+  if (const ArchitectureDescriptor& a = architecture_of(m); !a.attention_layers) {
+    if (!a.parameter_count || patch_dim != 0)
+      throw Error("model_parameter_count: model.architecture \"" + m.architecture +
+                  "\" is counted by building it (its row gives no formula for these inputs)");
+    ModelSize s;  // no attention layers: attention 0, as its runs record
+    s.total = a.parameter_count(m, vocab, max_length);
+    return s;
+  }
   const int64_t D = m.d_model, hidden = static_cast<int64_t>(m.mlp_ratio) * D;
   const bool classifier = m.head == "classifier";
   ModelSize s;

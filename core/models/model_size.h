@@ -2,10 +2,9 @@
 // no model is built, so a claim can be counted at a paper's dimensions (width 256, 6 layers)
 // without the memory or time to build it. Torch-free. Each layer's attention is counted by its
 // mechanism's descriptor (attention_parameter_count, core/attention/registry.h), over the layers
-// as resolved (resolved_attention_layers): this file names no mechanism. The Connection
-// Transformer (model.architecture "conn", token models) is counted by its own sum, attention 0
-// as its runs record (tests/core/test_conn_model.cpp checks it against the built model); other
-// architectures are refused: their own modules count them.
+// as resolved (resolved_attention_layers): this file names no mechanism. An architecture without
+// attention layers is counted by its row's formula (ArchitectureDescriptor::parameter_count,
+// token models), attention 0 as its runs record; one without a formula is refused.
 // Contract: equals Transformer::parameter_count() for the same config, vocabulary, input length
 // and patch size (tests/core/test_model.cpp checks it against built models).
 #pragma once

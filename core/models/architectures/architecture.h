@@ -68,6 +68,10 @@ struct ArchitectureDescriptor {
   // Its memory at batch-independent sizes: T tokens per sequence, V outputs per token.
   // Required when attention_layers is false.
   ArchitectureMemory (*memory)(const ModelConfig& m, double T, double V) = nullptr;
+  // Its exact parameter count by formula for a token model (vocabulary, input length), so a
+  // claim can be counted at a paper's size without building it; equals the built model's count.
+  // nullptr: counted only by building it.
+  int64_t (*parameter_count)(const ModelConfig& m, int vocab, int max_length) = nullptr;
   // Its own config section's controls (the Run panel draws them instead of the layers').
   std::vector<ArchitectureField> fields;
 

@@ -1,5 +1,6 @@
-// The Connection Transformer's row of core/models/architectures/architectures.def: what it answers for the code
-// around the model (core/models/architectures/architecture.h). Its modules: core/models/conn/conn_model.h.
+// The Connection Transformer's row of core/models/architectures/architectures.def: what it answers
+// for the code around the model (core/models/architectures/architecture.h). Its modules:
+// core/models/conn/conn_model.h.
 #include "core/models/architectures/architecture.h"
 #include "core/models/conn/conn_view.h"
 
@@ -52,6 +53,16 @@ std::vector<ArchitectureField> conn_fields() {
   };
 }
 
+// Token embedding V x D, position table S x D, C per connection head N x N, six D x D
+// projections, the vocabulary head D x V (no bias) and K LayerNorms (ConnModelImpl's
+// parameter_formula is the same sum; tests/core/test_conn_model.cpp checks both against the
+// built model).
+int64_t conn_parameter_count(const ModelConfig& m, int vocab, int max_length) {
+  const int64_t D = m.d_model, N = m.conn.slots, V = vocab, S = max_length;
+  return m.conn.connection_heads * N * N + 6 * D * D + 2 * V * D + S * D +
+         2 * static_cast<int64_t>(m.conn.steps) * D;
+}
+
 }  // namespace
 
 const ArchitectureDescriptor& conn_architecture() {
@@ -66,6 +77,7 @@ const ArchitectureDescriptor& conn_architecture() {
         "or patch; interventions take models with attention heads";
     a.position_table = true;  // its position embedding is learned, whatever model.position says
     a.memory = conn_memory;
+    a.parameter_count = conn_parameter_count;
     a.fields = conn_fields();
     a.model_views = 1;  // C, the spectrum of I + C and its history (core/models/conn/conn_view.h)
     a.check_view = check_conn_view;
