@@ -50,16 +50,20 @@ void decode_maps(const json& j, ViewRecord& r) {
   }
 }
 
+// Throws unless a rows x cols table holds exactly one of its `unit` per cell.
+void check_table(const char* what, int rows, int cols, size_t n, const char* unit = "values") {
+  if (rows <= 0 || cols <= 0 || n != size_t(rows) * size_t(cols))
+    throw Error(std::string("views.rec: ") + what + " of " + std::to_string(rows) + " x " +
+                std::to_string(cols) + " holds " + std::to_string(n) + " " + unit);
+}
+
 void decode_image(const json& j, ViewRecord& r) {
   if (j.contains("image")) {
     const json& m = j.at("image");
     ProbeImage& im = r.image;
     m.get_to(im);
     im.pixels = floats_of(m.at("pixels"), "the probe image");
-    if (im.rows <= 0 || im.cols <= 0 || im.pixels.size() != size_t(im.rows) * size_t(im.cols))
-      throw Error("views.rec: a probe image of " + std::to_string(im.rows) + " x " +
-                  std::to_string(im.cols) + " holds " + std::to_string(im.pixels.size()) +
-                  " pixels");
+    check_table("a probe image", im.rows, im.cols, im.pixels.size(), "pixels");
   }
 }
 
@@ -75,10 +79,8 @@ void decode_importance(const json& j, ViewRecord& r) {
     t.baseline = {e.at("base_loss").get<double>(), e.at("base_acc").get<double>()};
     t.loss = floats_of(e.at("loss"), "the head importance losses");
     t.accuracy = floats_of(e.at("acc"), "the head importance accuracies");
-    const size_t cells = static_cast<size_t>(std::max(t.layers, 0)) * std::max(t.heads, 0);
-    if (t.layers <= 0 || t.heads <= 0 || t.loss.size() != cells || t.accuracy.size() != cells)
-      throw Error("views.rec: a head importance table of " + std::to_string(t.layers) + " x " +
-                  std::to_string(t.heads) + " holds " + std::to_string(t.loss.size()) + " values");
+    check_table("a head importance table", t.layers, t.heads, t.loss.size());
+    check_table("a head importance table", t.layers, t.heads, t.accuracy.size());
   }
 }
 
@@ -98,9 +100,7 @@ void decode_attribution(const json& j, ViewRecord& r) {
                 std::to_string(a.heads) + " heads (at most " + std::to_string(kMaxRecordedHeads) +
                 ")");
   a.values = float_array_of(e.at("values"), kMaxRecordedHeads, "views.rec: the attribution");
-  if (a.values.size() != size_t(a.layers) * size_t(a.heads))
-    throw Error("views.rec: an attribution table of " + std::to_string(a.layers) + " x " +
-                std::to_string(a.heads) + " holds " + std::to_string(a.values.size()) + " values");
+  check_table("an attribution table", a.layers, a.heads, a.values.size());
 }
 
 void decode_dla(const json& j, ViewRecord& r) {
