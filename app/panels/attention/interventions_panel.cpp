@@ -182,6 +182,8 @@ void InterventionsPanel::draw(FrameContext& frame) {
   const bool narrow = toolbar(*v);
   const bool draw_importance = model_.draws_importance(narrow);
   const bool draw_patch = model_.draws_patch(narrow);
+  if (draw_patch && !v->patch.warning.empty())  // a difference too small to share out
+    ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f), "%s", v->patch.warning.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float w = draw_importance && draw_patch ? (avail.x - spacing) * 0.4f : avail.x;
