@@ -62,24 +62,24 @@ double map_entropy(const std::vector<float>& w, int size, const std::vector<int>
   return mean_or_nan(total, count);
 }
 
-double map_diagonal(const std::vector<float>& w, int size, const std::vector<int>& rows) {
-  check(w, size, "diagonal");
-  const auto mask = row_mask(size, rows, "diagonal");
+// The mean weight `offset` keys back from the query, w[q][q - offset], over the chosen rows.
+static double mean_at_offset(const std::vector<float>& w, int size, const std::vector<int>& rows,
+                             const char* metric, int offset) {
+  check(w, size, metric);
+  const auto mask = row_mask(size, rows, metric);
   double total = 0;
   int count = 0;
-  for (int q = 0; q < size; ++q)
-    if (mask[q]) total += at(w, size, q, q), ++count;
+  for (int q = offset; q < size; ++q)
+    if (mask[q]) total += at(w, size, q, q - offset), ++count;
   return mean_or_nan(total, count);
 }
 
+double map_diagonal(const std::vector<float>& w, int size, const std::vector<int>& rows) {
+  return mean_at_offset(w, size, rows, "diagonal", 0);
+}
+
 double map_previous_token(const std::vector<float>& w, int size, const std::vector<int>& rows) {
-  check(w, size, "previous_token");
-  const auto mask = row_mask(size, rows, "previous_token");
-  double total = 0;
-  int count = 0;
-  for (int q = 1; q < size; ++q)
-    if (mask[q]) total += at(w, size, q, q - 1), ++count;
-  return mean_or_nan(total, count);
+  return mean_at_offset(w, size, rows, "previous_token", 1);
 }
 
 double map_induction(const std::vector<float>& w, int size, const std::vector<std::string>& tokens,

@@ -116,6 +116,20 @@ nlohmann::json importance_json(const ImportanceTable& t, double seconds) {
           {"seconds", seconds}};
 }
 
+// The probe pair's fields that the causal tables' JSON share (issue 48's contracts); --patch's
+// older contract names the two metrics clean_metric and corrupt_metric.
+template <class Table>
+nlohmann::json probe_pair_json(const Table& t, const char* clean = "clean",
+                               const char* corrupted = "corrupted") {
+  return {{"metric", t.metric},
+          {clean, t.clean_metric},
+          {corrupted, t.corrupt_metric},
+          {"clean_answer", t.clean_answer},
+          {"corrupt_answer", t.corrupt_answer},
+          {"read_positions", t.read_positions},
+          {"step", t.step}};
+}
+
 nlohmann::json patch_json(const PatchTable& t) {
   nlohmann::json heads = nlohmann::json::array(), positions = nlohmann::json::array();
   for (int l = 0; l < t.layers; ++l)
@@ -133,30 +147,13 @@ nlohmann::json patch_json(const PatchTable& t) {
                              {"restored", v}});
       }
     }
-  return {{"metric", t.metric},
-          {"clean_metric", t.clean_metric},
-          {"corrupt_metric", t.corrupt_metric},
-          {"clean_answer", t.clean_answer},
-          {"corrupt_answer", t.corrupt_answer},
-          {"clean", t.tokens},
-          {"corrupt", t.corrupt_tokens},
-          {"differing_positions", t.differing},
-          {"read_positions", t.read_positions},
-          {"heads", heads},
-          {"positions", positions},
-          {"step", t.step}};
-}
-
-// The probe pair's fields that the causal tables' JSON share (issue 48's contracts).
-template <class Table>
-nlohmann::json probe_pair_json(const Table& t) {
-  return {{"metric", t.metric},
-          {"clean", t.clean_metric},
-          {"corrupted", t.corrupt_metric},
-          {"clean_answer", t.clean_answer},
-          {"corrupt_answer", t.corrupt_answer},
-          {"read_positions", t.read_positions},
-          {"step", t.step}};
+  nlohmann::json out = probe_pair_json(t, "clean_metric", "corrupt_metric");
+  out["clean"] = t.tokens;
+  out["corrupt"] = t.corrupt_tokens;
+  out["differing_positions"] = t.differing;
+  out["heads"] = heads;
+  out["positions"] = positions;
+  return out;
 }
 
 // The share of a patch table's clean-minus-corrupted difference that `change` (metric units) is.
