@@ -381,17 +381,25 @@ nlohmann::json run_importance(const AnalyzeArgs& a, SavedSession& saved, Ablatio
   return importance_json(t, seconds);
 }
 
-nlohmann::json run_patch(const AnalyzeArgs& a, SavedSession& saved, const RunDirectory& run) {
-  TrainingSession& session = saved.session();
-  const PatchProbes probes = patch_probes(session, a.clean, a.corrupt, "--clean", "--corrupt");
-  const PatchTable t = session_patch(session, probes);
+// The probe pair's refusals (a difference too small to read, or none) and, as text, its line:
+// the step, the metric, both values and their answers.
+template <class Table>
+void check_probe_pair(const AnalyzeArgs& a, const Table& t) {
   refuse_small_difference(a, t.warning);
   refuse_no_difference(t.metric, t.clean_metric, t.corrupt_metric);
-  if (!a.json) {
+  if (!a.json)
     std::cout << "step " << t.step << ", metric " << t.metric << ": clean "
               << fixed_decimal(t.clean_metric, 4) << " (answer " << t.clean_answer
               << "), corrupted " << fixed_decimal(t.corrupt_metric, 4) << " (answer "
               << t.corrupt_answer << ")\n";
+}
+
+nlohmann::json run_patch(const AnalyzeArgs& a, SavedSession& saved, const RunDirectory& run) {
+  TrainingSession& session = saved.session();
+  const PatchProbes probes = patch_probes(session, a.clean, a.corrupt, "--clean", "--corrupt");
+  const PatchTable t = session_patch(session, probes);
+  check_probe_pair(a, t);
+  if (!a.json) {
     print_grid("share of the difference each head restores:", t.layers, t.heads, [&](int l, int h) {
       return fixed_decimal(t.restored[static_cast<size_t>(l) * t.heads + h], 3);
     });
@@ -404,14 +412,9 @@ nlohmann::json run_attribution(const AnalyzeArgs& a, SavedSession& saved, const 
   TrainingSession& session = saved.session();
   const PatchProbes probes = patch_probes(session, a.clean, a.corrupt, "--clean", "--corrupt");
   const AttributionTable t = session_attribution(session, probes);
-  refuse_small_difference(a, t.warning);
-  refuse_no_difference(t.metric, t.clean_metric, t.corrupt_metric);
+  check_probe_pair(a, t);
   const PatchTable p = session_patch(session, probes);
   if (!a.json) {
-    std::cout << "step " << t.step << ", metric " << t.metric << ": clean "
-              << fixed_decimal(t.clean_metric, 4) << " (answer " << t.clean_answer
-              << "), corrupted " << fixed_decimal(t.corrupt_metric, 4) << " (answer "
-              << t.corrupt_answer << ")\n";
     print_grid("attribution (share of the difference, first order):", t.layers, t.heads,
                [&](int l, int h) {
                  return fixed_decimal(share(t.attribution[static_cast<size_t>(l) * t.heads + h],
