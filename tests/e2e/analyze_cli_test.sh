@@ -133,7 +133,10 @@ python3 - attr.json patch_table.json <<'P' && ok "attribution JSON: metric, clea
 import json, sys
 j, patch = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert set(j) >= {"metric", "clean", "corrupted", "heads", "positions"}, set(j)
-assert j["metric"] == patch["metric"] and abs(j["clean"] - patch["clean_metric"]) < 1e-9
+# Attribution runs the two probes as one batch of two (one forward and one backward), --patch one
+# at a time: the same metric to float32's precision, summed in another order.
+assert j["metric"] == patch["metric"], (j["metric"], patch["metric"])
+assert abs(j["clean"] - patch["clean_metric"]) < 1e-5 * max(1, abs(j["clean"])), (j["clean"], patch["clean_metric"])
 assert len(j["heads"]) == 4 and all(set(h) >= {"layer", "head", "attribution", "patched"} for h in j["heads"])
 for h in j["heads"]:  # patched is --patch's value for the same head
     p = [q for q in patch["heads"] if q["layer"] == h["layer"] and q["head"] == h["head"]][0]

@@ -11,25 +11,31 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
                                  const std::vector<int64_t>& read) {
   detail::Scope scope(model);
   if (scope.layers() == 0) throw Error("attribution patching needs a model with attention heads");
-  const detail::PatchRuns runs = detail::clean_and_corrupt(scope, clean, corrupt, read);
-  AttributionTable t;
-  detail::fill_patch_header(t, runs, scope, label);
-  // The corrupted run again, its head outputs kept in the graph: one backward gives d metric /
-  // d z for every layer. Parameters are not asked for, so their .grad stays as it was.
+  detail::check_probe_pair(clean, corrupt, read);
+  // Clean and corrupted as one batch of two, the head outputs kept in the graph: one forward
+  // and one backward (d metric / d z of the corrupted row) for every head, about 3 forward
+  // passes of the probe (bench_recording). Parameters are not asked for: their .grad stays.
   std::vector<torch::Tensor> z;
   std::vector<torch::Tensor> grads;
+  AttributionTable t;
+  detail::PatchRuns runs;
   {
     torch::AutoGradMode grad(true);
-    for (int l = 0; l < t.layers; ++l) {
+    for (int l = 0; l < scope.layers(); ++l) {
       scope.at(l).capture = true;
       scope.at(l).keep_graph = true;
     }
-    const torch::Tensor m = runs.metric.of(scope.forward(corrupt.to(scope.device()))).sum();
-    for (int l = 0; l < t.layers; ++l) z.push_back(scope.at(l).captured);
+    const torch::Tensor logits = scope.forward(torch::cat({clean, corrupt}).to(scope.device()));
+    for (int l = 0; l < scope.layers(); ++l) z.push_back(scope.at(l).captured);
     scope.clear();
+    runs = detail::runs_from_logits(logits.slice(0, 0, 1).detach(), logits.slice(0, 1, 2).detach(),
+                                    read);
+    for (const torch::Tensor& zl : z) runs.clean_heads.push_back(zl.slice(0, 0, 1).detach());
+    const torch::Tensor m = runs.metric.of(logits.slice(0, 1, 2)).sum();
     grads = torch::autograd::grad({m}, z, /*grad_outputs=*/{}, /*retain_graph=*/false,
                                   /*create_graph=*/false, /*allow_unused=*/true);
   }
+  detail::fill_patch_header(t, runs, scope, label);
   const int64_t P = runs.clean_heads.front().size(2);
   t.positions = static_cast<int>(P);
   if (P > clean.size(1)) t.tokens.push_back("CLS");
@@ -38,9 +44,10 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
     t.tokens.push_back(label(clean_cpu[0][i].item<int64_t>()));
   for (int l = 0; l < t.layers; ++l) {
     // [1, H, P, Dh] -> [H, P]: the per-position terms, in double.
-    const torch::Tensor delta = (runs.clean_heads[l] - z[l].detach()).to(torch::kFloat64);
+    const torch::Tensor delta =
+        (runs.clean_heads[l] - z[l].slice(0, 1, 2).detach()).to(torch::kFloat64);
     const torch::Tensor g =
-        grads[l].defined() ? grads[l].to(torch::kFloat64) : torch::zeros_like(delta);
+        grads[l].defined() ? grads[l].slice(0, 1, 2).to(torch::kFloat64) : torch::zeros_like(delta);
     const torch::Tensor at = (delta * g).sum(-1)[0].to(torch::kCPU).contiguous();
     const torch::Tensor per_head = at.sum(-1).contiguous();
     const double* a = at.data_ptr<double>();

@@ -101,6 +101,13 @@ struct PatchRuns {
 // its answers from the two runs' argmaxes there, and its value on each. Leaves no hook.
 PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
                             const std::vector<int64_t>& read = {});
+// Throws attn::Error unless the probes are two [1, L] token batches of one length and `read`
+// lies within them.
+void check_probe_pair(const torch::Tensor& clean, const torch::Tensor& corrupt,
+                      const std::vector<int64_t>& read);
+// The metric, its answers and its values from the two runs' logits (clean_heads left empty).
+PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tensor& corrupt_logits,
+                           const std::vector<int64_t>& read);
 
 // Fills what every patch-like table shares (PatchTable, AttributionTable, PathPatchTable): the
 // metric's name, answers and values, and the model's layers and heads.

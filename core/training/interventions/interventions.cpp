@@ -100,8 +100,8 @@ void check_heads(const Scope& scope, const std::vector<HeadRef>& heads) {
                   std::to_string(scope.heads() - 1) + ")");
 }
 
-PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                            const std::vector<int64_t>& read) {
+void check_probe_pair(const torch::Tensor& clean, const torch::Tensor& corrupt,
+                      const std::vector<int64_t>& read) {
   if (clean.dim() != 2 || corrupt.dim() != 2 || clean.size(0) != 1 || corrupt.size(0) != 1)
     throw Error("patching takes two token probes, each a batch of one");
   if (clean.size(1) != corrupt.size(1))
@@ -113,19 +113,32 @@ PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torc
     if (p < 0 || p >= clean.size(1))
       throw Error("the patch metric reads position " + std::to_string(p) + ", outside the " +
                   std::to_string(clean.size(1)) + "-token probe");
-  const torch::Device device = scope.device();
+}
+
+PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tensor& corrupt_logits,
+                           const std::vector<int64_t>& read) {
   PatchRuns r;
   r.metric.positions = read;
-  for (int l = 0; l < scope.layers(); ++l) scope.at(l).capture = true;
-  const torch::Tensor clean_logits = scope.forward(clean.to(device));
-  for (int l = 0; l < scope.layers(); ++l) r.clean_heads.push_back(scope.at(l).captured);
-  scope.clear();
-  const torch::Tensor corrupt_logits = scope.forward(corrupt.to(device));
   r.metric.clean = Metric::answers(r.metric.read(clean_logits));
   r.metric.corrupt = Metric::answers(r.metric.read(corrupt_logits));
   r.metric.logit_diff = r.metric.clean != r.metric.corrupt;
   r.clean = r.metric.of(clean_logits).item<double>();
   r.corrupt = r.metric.of(corrupt_logits).item<double>();
+  return r;
+}
+
+PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
+                            const std::vector<int64_t>& read) {
+  check_probe_pair(clean, corrupt, read);
+  const torch::Device device = scope.device();
+  for (int l = 0; l < scope.layers(); ++l) scope.at(l).capture = true;
+  const torch::Tensor clean_logits = scope.forward(clean.to(device));
+  std::vector<torch::Tensor> clean_heads;
+  for (int l = 0; l < scope.layers(); ++l) clean_heads.push_back(scope.at(l).captured);
+  scope.clear();
+  const torch::Tensor corrupt_logits = scope.forward(corrupt.to(device));
+  PatchRuns r = runs_from_logits(clean_logits, corrupt_logits, read);
+  r.clean_heads = std::move(clean_heads);
   return r;
 }
 
