@@ -39,34 +39,23 @@ std::string join_keys(const std::vector<std::string>& keys) {
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape, MemoryUse use) {
+namespace {
+
+// The floats one pass adds at `B` sequences (see estimate_memory): `use` train keeps what
+// backward needs, eval and analyze one layer at a time (analyze also every layer's weights).
+// P: parameters; own: a model of its own; reference: the reference path even where the fused
+// CPU kernel would serve (the head interventions' hooks take it).
+double pass_floats(const ExperimentConfig& c, double B, double T, double V, double P,
+                   const std::optional<ArchitectureMemory>& own, MemoryUse use,
+                   bool reference = false) {
   const ModelConfig& m = c.model;
-  const bool classifier = m.head == "classifier";
-  const double B = c.train.batch_size, T = static_cast<double>(shape.tokens) + (classifier ? 1 : 0);
   const double D = m.d_model, F = static_cast<double>(m.mlp_ratio) * m.d_model;
-  const double V = classifier ? (m.classes > 0 ? m.classes : 10) : static_cast<double>(shape.vocab);
-  // A model of its own (no attention layers) states its memory itself (core/models/architectures/architecture.h).
-  const ArchitectureDescriptor& architecture = architecture_of(m);
-  const std::optional<ArchitectureMemory> own =
-      architecture.attention_layers
-          ? std::nullopt
-          : std::optional<ArchitectureMemory>(architecture.memory(m, T, V));
-  const int layers = own ? 0 : m.layers;
-  double P = 0;  // parameters
-  if (own) {
-    P = own->parameters;
-  } else {
-    const auto clamp = [](int64_t v) { return static_cast<int>(std::min<int64_t>(v, 1 << 30)); };
-    P = static_cast<double>(model_parameter_count(m, clamp(std::max<int64_t>(1, shape.vocab)),
-                                                  clamp(shape.tokens), clamp(shape.patch_dim))
-                                .total);
-  }
   // Per sequence, in float elements: the score tensors autograd keeps (saved), the most live at
   // once in one layer's forward or backward (live), and the same without gradients (eval_live).
   const bool weights_kept = use == MemoryUse::analyze;  // recording takes the reference path
   double saved = 0, live = 0, eval_live = 0, max_extra = 0, fixed = 0;
   for (const AttentionMemory& t : own ? std::vector<AttentionMemory>() : layer_memory(m, B, T)) {
-    const bool fused = t.fused_on_cpu && !weights_kept;
+    const bool fused = t.fused_on_cpu && !weights_kept && !reference;
     saved += (fused ? 1 : 2) * t.scores;
     live = std::max(live, (fused ? 2 : 3) * t.scores);
     eval_live = std::max(eval_live, (fused ? 1.5 : 3) * t.scores);
@@ -76,20 +65,66 @@ MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape
   }
   // Per token: what autograd keeps of a layer (LayerNorms, q k v, projections, MLP, residuals)
   // and what one layer has live without gradients; a model of its own: its whole model's.
-  double train_token = 16 * D + 4 * F, eval_token = 8 * D + 2 * F;
+  const double train_token = own ? own->train_token : 16 * D + 4 * F;
+  const double eval_token = own ? own->eval_token : 8 * D + 2 * F;
+  const double token_layers = own ? 1 : m.layers;
+  // Weights, gradients, AdamW's two moments, the recovery copy and a step's spare.
+  if (use == MemoryUse::train)
+    return 6 * P + B * (token_layers * T * train_token + saved + live + max_extra + 4 * T * V) +
+           fixed;
+  // A loaded run holds weights and its AdamW moments; no gradients, one layer at a time.
+  return 4 * P + B * (T * eval_token + eval_live + max_extra + 3 * T * V) + fixed;
+}
+
+// One views.rec record (core/training/recording/run_recorder.h) on top of the training state:
+// head importance ablates one head at a time over train.batch_size eval sequences (through the
+// interventions' hooks, so on the reference path), the record's
+// maps keep every layer's weights of one probe, and with train.record_attribution attribution
+// patching runs the probe and its twin as a batch of two with gradients on the reference path.
+// A model of its own has no heads: its views are of one probe. The parameters are the run's,
+// already counted by the step.
+double record_floats(const ExperimentConfig& c, double B, double T, double V,
+                     const std::optional<ArchitectureMemory>& own) {
+  if (own) return pass_floats(c, 1, T, V, 0, own, MemoryUse::eval);  // its views of one probe
+  double f = std::max(pass_floats(c, B, T, V, 0, own, MemoryUse::eval, /*reference=*/true),
+                      pass_floats(c, 1, T, V, 0, own, MemoryUse::analyze));
+  if (c.train.record_attribution)
+    f = std::max(f, pass_floats(c, 2, T, V, 0, own, MemoryUse::train, /*reference=*/true));
+  return f;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ExperimentConfig& c, const TaskShape& shape, MemoryUse use) {
+  const ModelConfig& m = c.model;
+  const bool classifier = m.head == "classifier";
+  const double B = c.train.batch_size, T = static_cast<double>(shape.tokens) + (classifier ? 1 : 0);
+  const double V = classifier ? (m.classes > 0 ? m.classes : 10) : static_cast<double>(shape.vocab);
+  // A model of its own (no attention layers) states its memory itself
+  // (core/models/architectures/architecture.h).
+  const ArchitectureDescriptor& architecture = architecture_of(m);
+  const std::optional<ArchitectureMemory> own =
+      architecture.attention_layers
+          ? std::nullopt
+          : std::optional<ArchitectureMemory>(architecture.memory(m, T, V));
+  double P = 0;  // parameters
   if (own) {
-    train_token = own->train_token;
-    eval_token = own->eval_token;
-  }
-  const double token_layers = own ? 1 : layers;
-  double floats = 0;
-  if (use == MemoryUse::train) {
-    // Weights, gradients, AdamW's two moments, the recovery copy and a step's spare.
-    floats =
-        6 * P + B * (token_layers * T * train_token + saved + live + max_extra + 4 * T * V) + fixed;
+    P = own->parameters;
   } else {
-    // A loaded run holds weights and its AdamW moments; no gradients, one layer at a time.
-    floats = 4 * P + B * (T * eval_token + eval_live + max_extra + 3 * T * V) + fixed;
+    const auto clamp = [](int64_t v) { return static_cast<int>(std::min<int64_t>(v, 1 << 30)); };
+    P = static_cast<double>(model_parameter_count(m, clamp(std::max<int64_t>(1, shape.vocab)),
+                                                  clamp(shape.tokens), clamp(shape.patch_dim))
+                                .total);
+  }
+  double floats = 0;
+  if (use == MemoryUse::record) {
+    floats = record_floats(c, B, T, V, own);
+  } else {
+    floats = pass_floats(c, B, T, V, P, own, use);
+    // A recording run's step comes after records: glibc keeps a freed record's heap resident
+    // and a step need not reuse it, so their peaks add (measured, neural at 4 x 512 tokens: a
+    // first step peaked 22 MiB higher after an attribution record than without one).
+    if (use == MemoryUse::train && c.train.record_every > 0) floats += record_floats(c, B, T, V, own);
   }
   // The eval set (and a training batch): int64 inputs and targets; images as float patches.
   double data = (c.train.eval_batches + 1) * B * T * 16;

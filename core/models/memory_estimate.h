@@ -29,6 +29,10 @@ enum class MemoryUse {
   train,    // one training step (forward, backward, AdamW) with the eval set held
   eval,     // one eval batch without gradients, the eval set held
   analyze,  // an eval batch that also keeps every layer's attention weights
+  // One views.rec record on top of a run's training state (head importance, the record's maps,
+  // attribution patching with train.record_attribution). `train` includes it when the run
+  // records (train.record_every > 0): freed heap stays resident, so the two peaks add.
+  record,
 };
 
 struct MemoryEstimate {

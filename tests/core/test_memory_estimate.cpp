@@ -17,6 +17,7 @@
 #include "core/config/config.h"
 #include "core/data/tasks.h"
 #include "core/models/memory_estimate.h"
+#include "core/training/interventions/run_interventions.h"
 #include "core/training/session/session.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
@@ -84,7 +85,9 @@ TEST_CASE("memory estimate: task shapes equal the built tasks' input length and 
 // Every config here runs one training step (the step's peak: forward, backward, AdamW's first
 // moments, the recovery copy) in a fresh session, then one eval pass in another: the estimate
 // must cover the peak measured, and stay within kAtMost of it.
-TEST_CASE("memory estimate: covers the measured peak of a training step and an eval pass") {
+TEST_CASE(
+    "memory estimate: covers the measured peak of a training step, an eval pass and a views.rec "
+    "record") {
   if (!reset_peak()) {
     MESSAGE("skipped: /proc/self/clear_refs cannot reset the peak resident size here");
     return;
@@ -94,10 +97,14 @@ TEST_CASE("memory estimate: covers the measured peak of a training step and an e
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
   // Measured on these configs (2026-11-29, one thread): the estimate ran between 1.13x (pseudo,
-  // eval) and 2.74x (neural, train) the peak; 3x is the bound.
+  // eval) and 2.87x (neural, train) the peak, a record's between 1.1x (pseudo) and 2.0x
+  // (neural); 3x is the bound. Training here records nothing (train.record_every 0): a
+  // recording run's estimate adds a record's (MemoryUse::record), checked on its own.
   constexpr double kAtMost = 3.0;
+  constexpr double kNoise = 4 << 20;
   const std::string base =
-      R"("seed": 3, "threads": 1, "train": {"batch_size": 16, "eval_batches": 2, "warmup": 0},
+      R"("seed": 3, "threads": 1,
+         "train": {"batch_size": 16, "eval_batches": 2, "warmup": 0, "record_every": 0},
          "task": {"name": "copy", "length": 128, "vocab": 8})";
   const std::string models[] = {
       R"({"d_model": 32, "heads": 4, "layers": 2})",
@@ -114,27 +121,45 @@ TEST_CASE("memory estimate: covers the measured peak of a training step and an e
     CAPTURE(model);
     const ExperimentConfig c = config_of("{" + base + R"(, "model": )" + model + "}");
     const TaskShape shape = task_shape(c.task);
-    for (const MemoryUse use : {MemoryUse::train, MemoryUse::eval}) {
-      const bool train = use == MemoryUse::train;
-      CAPTURE(train);
-      const uint64_t before = status_bytes("VmRSS");
-      REQUIRE(reset_peak());
-      {
+    for (const MemoryUse use : {MemoryUse::train, MemoryUse::eval, MemoryUse::record}) {
+      const char* what = use == MemoryUse::train  ? "train "
+                         : use == MemoryUse::eval ? "eval "
+                                                  : "record ";
+      CAPTURE(what);
+      double measured = 0;
+      if (use == MemoryUse::record) {
+        // A record on top of a built session: its maps and head importance, and attribution
+        // patching of the probe and its twin where the model has heads.
         TrainingSession session(c);
-        if (train)
-          session.train_step();
-        else
-          session.evaluate();
+        const uint64_t before = status_bytes("VmRSS");
+        REQUIRE(reset_peak());
+        {
+          const ViewRecord r = session.view_record();
+          if (c.model.architecture != "conn")
+            (void)session_attribution(session, patch_probes(session, "", "", "probe", "twin"));
+        }
+        measured = static_cast<double>(status_bytes("VmHWM") - before);
+      } else {
+        const uint64_t before = status_bytes("VmRSS");
+        REQUIRE(reset_peak());
+        {
+          TrainingSession session(c);
+          if (use == MemoryUse::train)
+            session.train_step();
+          else
+            session.evaluate();
+        }
+        measured = static_cast<double>(status_bytes("VmHWM") - before);
       }
-      const double measured = static_cast<double>(status_bytes("VmHWM") - before);
       // This process paid the runtime's one-time cost in an earlier case: compared without it.
       const double estimate =
           static_cast<double>(estimate_memory(c, shape, use).bytes - kRuntimeOverhead);
-      MESSAGE(std::string(train ? "train " : "eval ")
+      MESSAGE(std::string(what)
               << model << ": estimate " << estimate / 1048576 << " MiB, measured "
               << measured / 1048576 << " MiB");
       CHECK(estimate >= measured);
-      CHECK(estimate <= kAtMost * measured);
+      // A conn record (its C and eigenvalues of one probe) takes under a MiB: page noise.
+      if (measured > kNoise) CHECK(estimate <= kAtMost * measured);
     }
   }
 }
