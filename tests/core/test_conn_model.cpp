@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/base/error.h"
+#include "core/models/architectures/architecture.h"
 #include "core/models/conn/conn_model.h"
 #include "core/models/conn/conn_monitor.h"
 #include "core/models/conn/conn_view.h"
@@ -230,6 +231,8 @@ TEST_CASE("conn model: parameter count against the seed's formula, the differenc
     // The torch-free count a reproduction uses at the paper's size (core/models/model_size.h).
     CHECK(model_parameter_count(mc, V, S, 0).total == count);
     CHECK(model_parameter_count(mc, V, S, 0).attention == t->attention_parameter_count());
+    // The memory estimate counts the same parameters (one formula, at S tokens and V outputs).
+    CHECK(architecture_of(mc).memory(mc, S, V).parameters == static_cast<double>(count));
     CHECK(count == heads * N * N + 6 * D * D + 2 * V * D + S * D + 2 * K * D);
     // The seed: N^2 + 8 D^2 + S D + V D. It counts 7 D x D matrices + "embeddings" as 8 D^2,
     // but W_vocab is D x V, the token embedding V x D is another V D, and the K LayerNorms

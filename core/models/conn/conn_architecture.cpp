@@ -1,6 +1,8 @@
 // The Connection Transformer's row of core/models/architectures/architectures.def: what it answers
 // for the code around the model (core/models/architectures/architecture.h). Its modules:
 // core/models/conn/conn_model.h.
+#include <algorithm>
+
 #include "core/models/architectures/architecture.h"
 #include "core/models/conn/conn_view.h"
 
@@ -8,12 +10,28 @@ namespace attn {
 
 namespace {
 
-// Its [slots, D] states of every step, per token; no layers, no score tensors.
+// Token embedding V x D, position table S x D, C per connection head N x N, six D x D
+// projections, the vocabulary head D x V (no bias) and K LayerNorms (ConnModelImpl's
+// parameter_formula is the same sum; tests/core/test_conn_model.cpp checks both against the
+// built model).
+int64_t conn_parameter_count(const ModelConfig& m, int vocab, int max_length) {
+  const int64_t D = m.d_model, N = m.conn.slots, V = vocab, S = max_length;
+  return m.conn.connection_heads * N * N + 6 * D * D + 2 * V * D + S * D +
+         2 * static_cast<int64_t>(m.conn.steps) * D;
+}
+
+// Its [slots, D] states of every step, per token; no layers, no score tensors. Its parameters
+// are the exact count above at the estimate's T tokens and V outputs (a conn model is a causal
+// token model: V is its vocabulary); the slots buffer (N x D floats) is page noise.
 ArchitectureMemory conn_memory(const ModelConfig& m, double T, double V) {
   const ConnConfig& c = m.conn;
-  const double D = m.d_model, N = c.slots, K = c.steps;
+  const double D = m.d_model, N = c.slots;
+  // Bounded like the layers' count (core/models/memory_estimate.cpp): int arguments.
+  const auto clamp = [](double v) {
+    return static_cast<int>(std::min(std::max(v, 1.0), double(1 << 30)));
+  };
   ArchitectureMemory r;
-  r.parameters = c.connection_heads * N * N + 8 * D * D + 2 * V * D + T * D + N * D + 4 * K * D;
+  r.parameters = static_cast<double>(conn_parameter_count(m, clamp(V), clamp(T)));
   r.train_token = N * D * (3.0 * c.steps + 8);
   r.eval_token = N * D * 6;
   r.sizes = "model.conn.slots " + std::to_string(c.slots) + " x model.d_model " +
@@ -51,16 +69,6 @@ std::vector<ArchitectureField> conn_fields() {
       integer_field("eigen every", "", [](ModelConfig& m) { return &m.conn.eigen_every; }),
       integer_field("matrix every", "", [](ModelConfig& m) { return &m.conn.matrix_every; }),
   };
-}
-
-// Token embedding V x D, position table S x D, C per connection head N x N, six D x D
-// projections, the vocabulary head D x V (no bias) and K LayerNorms (ConnModelImpl's
-// parameter_formula is the same sum; tests/core/test_conn_model.cpp checks both against the
-// built model).
-int64_t conn_parameter_count(const ModelConfig& m, int vocab, int max_length) {
-  const int64_t D = m.d_model, N = m.conn.slots, V = vocab, S = max_length;
-  return m.conn.connection_heads * N * N + 6 * D * D + 2 * V * D + S * D +
-         2 * static_cast<int64_t>(m.conn.steps) * D;
 }
 
 }  // namespace
