@@ -9,26 +9,12 @@
 #include "core/config/config.h"
 #include "core/data/tasks.h"
 #include "core/training/interventions/length_eval.h"
+#include "task_helpers.h"
 
 using namespace attn;
 
-namespace {
-
-TaskConfig task_config(const std::string& name, int context, int length, int vocab) {
-  TaskConfig t;
-  t.name = name;
-  t.context = context;
-  t.length = length;
-  t.vocab = vocab;
-  return t;
-}
-
-std::vector<int64_t> row(const torch::Tensor& t, int64_t b) {
-  auto r = t[b].contiguous();
-  return {r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel()};
-}
-
-}  // namespace
+using test::row;
+using test::task_config;
 
 TEST_CASE("mqar: distinct keys, queries only over presented keys, answers at the query") {
   const int L = 64, n = 4, V = 256, half = V / 2;
@@ -59,9 +45,9 @@ TEST_CASE("mqar: distinct keys, queries only over presented keys, answers at the
           CHECK(y[t] == -1);  // filler: never scored
           continue;
         }
-        CHECK((t - 2 * n) % 2 == 0);  // queries at even offsets after the context
+        CHECK((t - 2 * n) % 2 == 0);      // queries at even offsets after the context
         REQUIRE(bound.count(x[t]) == 1);  // only presented keys are queried
-        CHECK(y[t] == bound[x[t]]);      // the answer is scored at the query itself
+        CHECK(y[t] == bound[x[t]]);       // the answer is scored at the query itself
         CHECK(queried.insert(x[t]).second);
         ++gap_count[(t - 2 * n) / 2];
       }

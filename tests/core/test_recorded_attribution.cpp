@@ -19,6 +19,7 @@
 #include "core/training/recording/run_recorder.h"
 #include "core/training/session/session.h"
 #include "helpers.h"
+#include "recording_helpers.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -154,22 +155,14 @@ TEST_CASE("recorded attribution equals the analyses on that step's model") {
   c.train.steps = 20;
   c.train.record_every = 10;
   c.train.record_importance_batches = 2;
-  HeadlessOptions h;
-  h.out_dir = (root / "on").string();
-  h.threads = 1;
-  train_headless(c, h);
-  const std::string rec = (root / "on" / kViewRecordsFile).string();
-  const auto index = index_view_records(rec);
-  REQUIRE(index.size() == 3);
-  const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
-  const ViewRecord last = read_view_record(rec, index.back(), view_shape_of(c));
+  const test::RecordedRun run = test::train_recorded(c, root / "on", 3);
+  const ViewRecord& first = run.first;
+  const ViewRecord& last = run.last;
   CHECK(last.importance.batches == 2);  // train.record_importance_batches
 
   // The last record against the checkpoint's model, analysed directly.
-  ExperimentConfig cc = TrainingSession::checkpoint_config((root / "on" / "checkpoint").string());
-  cc.device = "cpu";
-  TrainingSession session(cc);
-  session.load((root / "on" / "checkpoint").string());
+  const auto loaded = test::checkpoint_session(root / "on");
+  TrainingSession& session = *loaded;
   REQUIRE(session.step() == last.step);
   const PatchProbes probes = patch_probes(session, "", "", "clean", "corrupt");
   const AttributionTable a = session_attribution(session, probes);
@@ -208,8 +201,7 @@ TEST_CASE("recorded attribution equals the analyses on that step's model") {
 
   // Off: the records hold none; the rest of the recording is unchanged.
   c.train.record_attribution = false;
-  h.out_dir = (root / "off").string();
-  train_headless(c, h);
+  test::train_into(c, root / "off");
   const std::string off = (root / "off" / kViewRecordsFile).string();
   for (const auto& e : index_view_records(off)) {
     const ViewRecord r = read_view_record(off, e, view_shape_of(c));

@@ -23,6 +23,7 @@
 #include "core/training/session/session.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
+#include "recording_helpers.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -87,10 +88,7 @@ TEST_CASE("a run trained in the window is recorded exactly as attnlab train writ
   const auto dirs = subdirs(root / "gui");
   REQUIRE(dirs.size() == 1);
   CHECK(dirs[0].filename().string().rfind("same-", 0) == 0);
-  HeadlessOptions h;
-  h.out_dir = (root / "cli").string();
-  h.threads = 1;
-  train_headless(c, h);
+  test::train_into(c, root / "cli");
   // Same seed, same steps, one thread each: the same rows (step, train, eval, accuracy, lr).
   const auto gui_rows = rows_without_speed(dirs[0] / "metrics.csv");
   CHECK(gui_rows.size() == 5);  // header + steps 10, 20, 30, 40
@@ -238,14 +236,9 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   auto c = test::tiny_config();
   c.train.steps = 40;
   c.train.record_every = 10;
-  HeadlessOptions h;
-  h.out_dir = (root / "on").string();
-  h.threads = 1;
-  train_headless(c, h);
-  const std::string rec = (root / "on" / kViewRecordsFile).string();
-  const auto index = index_view_records(rec);
+  const test::RecordedRun run = test::train_recorded(c, root / "on", 5);
   std::vector<int64_t> steps;
-  for (const auto& e : index) steps.push_back(e.step);
+  for (const auto& e : run.index) steps.push_back(e.step);
   CHECK(steps == std::vector<int64_t>{0, 10, 20, 30, 40});
 
   auto check_maps = [](const ViewRecord& r, const std::vector<AttentionMap>& maps) {
@@ -259,13 +252,13 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   };
   // Step 40: the maps probed from the final checkpoint, as `attnlab export` loads it.
   const auto saved = snapshot_of_run(read_run_directory((root / "on").string()));
-  check_maps(read_view_record(rec, index.back(), view_shape_of(c)), saved->attention_maps());
-  CHECK(read_view_record(rec, index.back(), view_shape_of(c)).probe_tokens == saved->probe_tokens);
+  check_maps(run.last, saved->attention_maps());
+  CHECK(run.last.probe_tokens == saved->probe_tokens);
   // Step 0: the initial model of the same config and seed.
   TrainingSession initial(c);
   Snapshot s0;
   initial.probe_attention(s0);
-  check_maps(read_view_record(rec, index.front(), view_shape_of(c)), s0.attention_maps());
+  check_maps(run.first, s0.attention_maps());
 
   // The induction scores: each head's on the induction probe (n random tokens, then the same n
   // again), measured here through the ordinary probe path of the initial model.
@@ -282,7 +275,7 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
   initial.probe_attention(rs);
   std::vector<std::string> ids;
   for (const int64_t t : repeated) ids.push_back(std::to_string(t));
-  const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
+  const ViewRecord& first = run.first;
   REQUIRE(first.induction.size() == rs.attention_maps().size());
   for (size_t i = 0; i < first.induction.size(); ++i) {
     const AttentionMap& m = rs.attention_maps()[i];
@@ -296,8 +289,7 @@ TEST_CASE("views.rec: recorded maps are the model's at step 0 and at the checkpo
 
   // Recording never changes training: with it off the rows are the same, and there is no file.
   c.train.record_every = 0;
-  h.out_dir = (root / "off").string();
-  train_headless(c, h);
+  test::train_into(c, root / "off");
   CHECK(!fs::exists(root / "off" / kViewRecordsFile));
   CHECK(rows_without_speed(root / "on" / "metrics.csv") ==
         rows_without_speed(root / "off" / "metrics.csv"));
@@ -313,15 +305,9 @@ TEST_CASE(
       nlohmann::json::parse(R"({"neural": {"down": 2, "hidden": 8, "placement": "all-layers"}})");
   c.train.steps = 20;
   c.train.record_every = 10;
-  HeadlessOptions h;
-  h.out_dir = (root / "neural").string();
-  h.threads = 1;
-  train_headless(c, h);
-  const std::string rec = (root / "neural" / kViewRecordsFile).string();
-  const auto index = index_view_records(rec);
-  REQUIRE(index.size() == 3);
-  const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
-  const ViewRecord last = read_view_record(rec, index.back(), view_shape_of(c));
+  const test::RecordedRun run = test::train_recorded(c, root / "neural", 3);
+  const ViewRecord& first = run.first;
+  const ViewRecord& last = run.last;
   // Every neural layer's generic view, every head's surface in it (NeuralAttention::observe).
   REQUIRE(last.mechanisms.size() == 2);
   CHECK(last.mechanisms[1].mechanism == "neural");
@@ -333,12 +319,8 @@ TEST_CASE(
   CHECK(recorded->surface.layer == 1);
   CHECK(recorded->surface.head == 1);
   // The last record is the checkpoint's model: its surface for layer 1, head 1 observed again.
-  ExperimentConfig cc =
-      TrainingSession::checkpoint_config((root / "neural" / "checkpoint").string());
-  cc.device = "cpu";
-  TrainingSession session(cc);
-  session.load((root / "neural" / "checkpoint").string());
-  const auto live = neural_view_of(session.mechanism_frame(), &q);
+  const auto live =
+      neural_view_of(test::checkpoint_session(root / "neural")->mechanism_frame(), &q);
   REQUIRE(live);
   REQUIRE(live->surface.learned.size() == recorded->surface.learned.size());
   double worst = 0;
@@ -370,14 +352,8 @@ TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each ste
   c.model.conn.init_std = 0.3;
   c.train.steps = 20;
   c.train.record_every = 10;
-  HeadlessOptions h;
-  h.out_dir = (root / "conn").string();
-  h.threads = 1;
-  train_headless(c, h);
-  const std::string rec = (root / "conn" / kViewRecordsFile).string();
-  const auto index = index_view_records(rec);
-  REQUIRE(index.size() == 3);
-  const ViewRecord last = read_view_record(rec, index.back(), view_shape_of(c));
+  const test::RecordedRun run = test::train_recorded(c, root / "conn", 3);
+  const ViewRecord& last = run.last;
   // The record holds the generic view of the whole model, which decodes to C and its spectrum.
   REQUIRE(last.model_views.size() == 1);
   CHECK(last.model_views[0].mechanism == "conn");
@@ -395,10 +371,9 @@ TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each ste
   for (size_t i = 0; i < lc.size(); ++i) CHECK(std::abs((*savedc->matrix)[i] - lc[i]) <= 1e-6);
   // And the model's own C, read from the checkpoint's weights.
   {
-    TrainingSession model(
-        TrainingSession::checkpoint_config((root / "conn" / "checkpoint").string()));
-    model.load((root / "conn" / "checkpoint").string());
-    const torch::Tensor own = model.model()->conn()->effective_connection().to(torch::kFloat).cpu();
+    const auto model = test::checkpoint_session(root / "conn");
+    const torch::Tensor own =
+        model->model()->conn()->effective_connection().to(torch::kFloat).cpu();
     REQUIRE(own.numel() == static_cast<int64_t>(lc.size()));
     for (size_t i = 0; i < lc.size(); ++i)
       CHECK(own.view(-1)[static_cast<int64_t>(i)].item<float>() == lc[i]);
@@ -443,7 +418,7 @@ TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each ste
   CHECK(lastc.exact_radius == doctest::Approx(rho).epsilon(1e-6));
   CHECK(lastc.exact_norm >= lastc.exact_radius * (1 - 1e-6));  // ||M|| >= rho(M)
   // The first record is the initial model's, and C moved since.
-  const ViewRecord first = read_view_record(rec, index.front(), view_shape_of(c));
+  const ViewRecord& first = run.first;
   CHECK(first.step == 0);
   REQUIRE(first.model_views.size() == 1);
   CHECK(*conn_view_from(first.model_views[0]).matrix != lc);

@@ -11,6 +11,7 @@
 #include "core/base/error.h"
 #include "core/data/tasks.h"
 #include "core/data/text_corpus.h"
+#include "task_helpers.h"
 
 using namespace attn;
 
@@ -22,11 +23,8 @@ TaskConfig task(const std::string& name, int length = 6, int vocab = 10) {
   t.vocab = vocab;
   return t;
 }
-std::vector<int64_t> row(const torch::Tensor& t, int64_t b) {
-  auto r = t[b].contiguous();
-  return {r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel()};
-}
 }  // namespace
+using test::row;
 
 TEST_CASE("copy, reverse and sort: the scored targets are f(x)") {
   for (std::string name : {"copy", "reverse", "sort"}) {
@@ -206,7 +204,9 @@ TEST_CASE("label legends explain every probe label that is not a plain symbol") 
 
 // Issue 34: task.split "blocks". Each 4096-character block is one distinct character, so a
 // token id names its block (the alphabet is sorted by code point).
-TEST_CASE("text split blocks: eval, validation and training hold disjoint blocks, the same for every seed") {
+TEST_CASE(
+    "text split blocks: eval, validation and training hold disjoint blocks, the same for every "
+    "seed") {
   const auto dir = std::filesystem::temp_directory_path() / "attnlab-text-blocks-test";
   std::filesystem::create_directories(dir);
   const auto file = dir / "blocks.txt";

@@ -14,31 +14,20 @@
 #include "core/base/error.h"
 #include "core/runs/formats/tensorboard_events.h"
 #include "temp_dir.h"
+#include "tensorboard_helpers.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::event_files;
+using test::file_bytes;
 
 uint32_t u32_at(const std::string& s, size_t at) {
   uint32_t v = 0;
   for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(s[at + i]);
   return v;
-}
-
-std::vector<fs::path> event_files(const fs::path& dir) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
-      files.push_back(e.path());
-  return files;
 }
 
 }  // namespace
@@ -95,9 +84,9 @@ TEST_CASE("tensorboard: a new event file never replaces a file that is there") {
   for (const auto& p : planted) {
     CHECK(a != p.string());
     CHECK(b != p.string());
-    CHECK(slurp(p) == "user data");
+    CHECK(file_bytes(p) == "user data");
   }
-  CHECK(slurp(a) == tensorboard_record(slurp(a).substr(12, slurp(a).size() - 16)));
+  CHECK(file_bytes(a) == tensorboard_record(file_bytes(a).substr(12, file_bytes(a).size() - 16)));
   CHECK(event_files(dir.path).size() == 4);
 }
 
@@ -131,8 +120,8 @@ TEST_CASE("tensorboard: attnlab's event files are told apart by name; only they 
   CHECK_FALSE(fs::exists(dir.path / ours));
   CHECK_FALSE(fs::exists(dir.path / second));
   CHECK(fs::is_symlink(dir.path / "events.out.tfevents.1.h.2.attnlab"));
-  CHECK(slurp(dir.path / "target") == "the user's");
-  CHECK(slurp(dir.path / "events.out.tfevents.1700000000.host.123") == "someone else's");
+  CHECK(file_bytes(dir.path / "target") == "the user's");
+  CHECK(file_bytes(dir.path / "events.out.tfevents.1700000000.host.123") == "someone else's");
   CHECK(event_files(dir.path).size() == 8);  // the 7 others of that prefix and the link
 }
 
@@ -146,8 +135,8 @@ TEST_CASE("tensorboard: a run saved whole again keeps one event file, of its row
   std::ofstream(dir.path / "events.out.tfevents.1.h.2") << "another writer's";
   const std::string second = rewrite_run_events(d);  // may reuse the first's name (same second)
   CHECK(event_files(dir.path).size() == 2);          // the new one and the other writer's
-  CHECK(slurp(dir.path / "events.out.tfevents.1.h.2") == "another writer's");
-  const std::string raw = slurp(second);
+  CHECK(file_bytes(dir.path / "events.out.tfevents.1.h.2") == "another writer's");
+  const std::string raw = file_bytes(second);
   size_t rows = 0;
   for (size_t at = 0; (at = raw.find("loss/train", at)) != std::string::npos; ++at) ++rows;
   CHECK(rows == 2);  // the second save's rows only: not the first file's row beside them

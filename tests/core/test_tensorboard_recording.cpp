@@ -13,39 +13,15 @@
 #include "core/training/recording/run_recorder.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
+#include "tensorboard_helpers.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
 
-// The events of an event file, each record's length and both CRCs checked.
-std::vector<std::string> event_records(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  const std::string raw = s.str();
-  std::vector<std::string> events;
-  for (size_t at = 0; at < raw.size();) {
-    REQUIRE(at + 12 <= raw.size());
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = n << 8 | static_cast<unsigned char>(raw[at + i]);
-    REQUIRE(at + 16 + n <= raw.size());
-    const std::string event = raw.substr(at + 12, n);
-    REQUIRE(tensorboard_record(event) == raw.substr(at, 16 + n));  // both masked CRCs
-    events.push_back(event);
-    at += 16 + n;
-  }
-  return events;
-}
-
-std::vector<fs::path> event_files(const fs::path& dir) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
-      files.push_back(e.path());
-  return files;
-}
+using test::event_files;
+using test::event_records;
 
 size_t count_with(const std::vector<std::string>& events, const std::string& tag) {
   size_t n = 0;

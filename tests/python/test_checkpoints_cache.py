@@ -36,13 +36,11 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
-import traceback
 import zlib
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-PACKAGE_DIR = os.environ.get("ATTNLAB_PYTHON_DIR", os.path.join(REPO, "python"))
+# this folder's shared helpers (tests/python/harness.py)
+from harness import PACKAGE_DIR, REPO, load_capped, run_tests, st_bytes
+
 sys.path.insert(0, PACKAGE_DIR)
 
 try:
@@ -163,29 +161,13 @@ def test_a_step_not_kept_names_the_kept_steps(work):
     assert "no intermediate checkpoints" in refusal(attnlab.load, run, step=5)
 
 
-CAPPED = """
-import json, resource, sys
-resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-sys.path.insert(0, PACKAGE)
-import attnlab
-try:
-    attnlab.load(RUN, step=STEP)
-    out = ["loaded", "", False]
-except Exception as e:
-    out = [type(e).__name__, str(e), isinstance(e, attnlab.AttnlabError)]
-print(json.dumps(out))
-"""
-
-
 def test_a_kept_checkpoint_claiming_more_than_the_config_is_refused_before_allocating(work):
     run, _ = train_with_kept(work)
     kept = os.path.join(run, "checkpoints", "step-5")
     path = os.path.join(kept, "model.safetensors")
     name = "block0.fc1.weight"  # [64, 16] in this config; the file claims 16 GiB
-    header = {name: {"dtype": "F32", "shape": [1 << 20, 1 << 12], "data_offsets": [0, 1 << 34]},
-              "__metadata__": {"format": "attnlab-checkpoint", "step": "5"}}
-    text = json.dumps(header).encode()
-    data = struct.pack("<Q", len(text)) + text + b"\0" * 64
+    data = st_bytes([(name, "F32", (1 << 20, 1 << 12), b"", [0, 1 << 34])],
+                    {"format": "attnlab-checkpoint", "step": "5"}) + b"\0" * 64
     with open(path, "wb") as f:
         f.write(data)
     state_path = os.path.join(kept, "state.json")
@@ -194,11 +176,7 @@ def test_a_kept_checkpoint_claiming_more_than_the_config_is_refused_before_alloc
     state["files"]["model.safetensors"] = {"size": len(data), "crc32": zlib.crc32(data)}
     with open(state_path, "w") as f:
         json.dump(state, f)
-    code = CAPPED.replace("PACKAGE", repr(PACKAGE_DIR)).replace("RUN", repr(run)) \
-        .replace("STEP", "5")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0 and p.stdout.strip(), f"the capped load died: {p.stderr[-800:]}"
-    kind, message, own = json.loads(p.stdout.strip().splitlines()[-1])
+    kind, message, own, _ = load_capped(PACKAGE_DIR, run, step=5)
     assert own, f"refused with {kind}, not attnlab's error: {message}"
     assert path in message and name in message, message
 
@@ -294,24 +272,8 @@ def main():
     if not os.access(ATTNLAB, os.X_OK):
         print(f"test_checkpoints_cache.py: skipped: no attnlab program at {ATTNLAB}")
         sys.exit(77)
-    only = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and only in n]
-    passed = failed = 0
     torch.set_num_threads(2)
-    for name, fn in tests:
-        work = tempfile.mkdtemp(prefix="attnlab_kept_")
-        try:
-            fn(work)
-            passed += 1
-            print(f"ok      {name}")
-        except Exception:  # noqa: BLE001 (reported per test)
-            failed += 1
-            print(f"FAILED  {name}\n" + "".join("    " + line for line in
-                                               traceback.format_exc().splitlines(True)[-12:]))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    run_tests(globals(), "attnlab_kept_", 12)
 
 
 if __name__ == "__main__":

@@ -2,11 +2,12 @@
 """attnlab.load opens a run someone sent you without running its code or believing its sizes
 (issue 46, findings 1, 2 and 8 on the Python side).
 
-Each check builds its hostile file here, byte by byte (its own safetensors writer, independent
-of the package's reader), and asserts the refusal: an attnlab error (attnlab.AttnlabError, a
-ValueError), never a raw ValueError, TypeError, KeyError or JSONDecodeError, whose message names
-the file and the tensor (or the config key). The run directories are written here too, in the
-checkpoint format attnlab writes (checkpoint/state.json format_version 2, model.safetensors).
+Each check builds its hostile file here, byte by byte (a safetensors writer of these tests' own,
+tests/python/harness.py, independent of the package's reader), and asserts the refusal: an
+attnlab error (attnlab.AttnlabError, a ValueError), never a raw ValueError, TypeError, KeyError
+or JSONDecodeError, whose message names the file and the tensor (or the config key). The run
+directories are written here too, in the checkpoint format attnlab writes
+(checkpoint/state.json format_version 2, model.safetensors).
 
   - no code runs: an old-format run whose model.pt is a TorchScript archive with a __setstate__
     that creates a marker file is refused naming `attnlab migrate --run DIR`, and the
@@ -32,16 +33,14 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import sys
-import tempfile
-import traceback
 import warnings
 import zlib
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-PACKAGE_DIR = os.environ.get("ATTNLAB_PYTHON_DIR", os.path.join(REPO, "python"))
+# this folder's shared helpers (tests/python/harness.py)
+import harness
+from harness import PACKAGE_DIR, REPO, run_tests, st_bytes
+
 sys.path.insert(0, PACKAGE_DIR)
 
 try:
@@ -65,24 +64,6 @@ TORCH_NAMES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64",
 
 
 # --- files, written here -------------------------------------------------------------------
-
-def st_bytes(entries, metadata=None, header_extra=None):
-    """A safetensors file from [(name, dtype, shape, data bytes, offsets or None)]: offsets None
-    means packed in order. header_extra: raw header entries to add as they are."""
-    header, blobs, pos = {}, [], 0
-    for name, dtype, shape, data, offsets in entries:
-        if offsets is None:
-            offsets = [pos, pos + len(data)]
-            pos += len(data)
-            blobs.append(data)
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": list(offsets)}
-    header.update(header_extra or {})
-    if metadata is not None:
-        header["__metadata__"] = metadata
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
-
 
 def entries_of(tensors):
     return [(k, TORCH_NAMES[t.dtype], tuple(t.shape), t.contiguous().numpy().tobytes(), None)
@@ -470,31 +451,10 @@ def test_a_lone_file_without_its_buffer_says_what_is_missing(work):
 
 # --- finding 2: sizes ---------------------------------------------------------------------
 
-CAPPED = """
-import json, resource, sys
-resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-sys.path.insert(0, PACKAGE)
-import attnlab
-try:
-    attnlab.load(PATH)
-    out = ["loaded", "", False]
-except Exception as e:
-    own = getattr(attnlab, "AttnlabError", None)
-    out = [type(e).__name__, str(e), own is not None and isinstance(e, own)]
-out.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-print(json.dumps(out))
-"""
-
-
 def load_capped(path):
     """attnlab.load(path) in a process capped at 3 GiB of address space: [error type, message,
     attnlab's error?, peak RSS kB]."""
-    code = CAPPED.replace("PACKAGE", repr(PACKAGE_DIR)).replace("PATH", repr(path))
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=300)
-    assert p.returncode == 0 and p.stdout.strip(), \
-        f"the capped load died (exit {p.returncode}): {p.stderr.strip()[-800:]}"
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return harness.load_capped(PACKAGE_DIR, path)
 
 
 def test_huge_config_in_a_small_file_is_refused_before_allocating(work):
@@ -543,24 +503,8 @@ def test_sizing_on_the_meta_device_equals_a_real_build(work):
 # --- runner -------------------------------------------------------------------------------
 
 def main():
-    only = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and only in n]
-    passed = failed = 0
     torch.set_num_threads(2)
-    for name, fn in tests:
-        work = tempfile.mkdtemp(prefix="attnlab_loader_")
-        try:
-            fn(work)
-            passed += 1
-            print(f"ok      {name}")
-        except Exception:  # noqa: BLE001 (reported per test)
-            failed += 1
-            print(f"FAILED  {name}\n" + "".join("    " + line for line in
-                                               traceback.format_exc().splitlines(True)[-6:]))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    run_tests(globals(), "attnlab_loader_", 6)
 
 
 if __name__ == "__main__":
