@@ -59,7 +59,7 @@ TEST_CASE("memory estimate: task shapes equal the built tasks' input length and 
            R"({"name": "copy", "length": 9})", R"({"name": "reverse", "length": 5})",
            R"({"name": "sort", "length": 7})", R"({"name": "recall", "length": 6})",
            R"({"name": "modadd"})", R"({"name": "induction", "length": 8})",
-           R"({"name": "mqar", "context": 64, "vocab": 32})",
+           R"({"name": "mqar", "context": 64, "vocab": 72})",
            R"({"name": "selective_copy", "context": 48})",
            R"({"name": "induction_head", "context": 40})",
            R"({"name": "parity", "length": 12, "vocab": 2})",

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -96,15 +98,16 @@ TEST_CASE("suite: grid, validation choice, seeds at the chosen rate, leaderboard
     const auto& b = trials[1];
     const bool first_wins =
         a["validation_accuracy"].get<double>() > b["validation_accuracy"].get<double>() + 1e-9 ||
-        (std::fabs(a["validation_accuracy"].get<double>() - b["validation_accuracy"].get<double>()) <=
-             1e-9 &&
+        (std::fabs(a["validation_accuracy"].get<double>() -
+                   b["validation_accuracy"].get<double>()) <= 1e-9 &&
          a["validation_loss"].get<double>() <= b["validation_loss"].get<double>());
     CHECK(cell["lr_chosen"] == (first_wins ? a["lr"] : b["lr"]));
     CHECK(cell["lr_at_edge"] == true);  // a grid of two rates, not extended: either is an edge
     // The values are the runs' own summaries; the interval is the t-interval of them.
     std::vector<double> values;
     for (const auto& rel : cell["runs"]) {
-      const RunDirectory run = read_run_directory((fs::path(o.out_dir) / rel.get<std::string>()).string());
+      const RunDirectory run =
+          read_run_directory((fs::path(o.out_dir) / rel.get<std::string>()).string());
       CHECK(run.config.train.lr == doctest::Approx(cell["lr_chosen"].get<double>()));
       values.push_back(run.summary["eval_accuracy"].get<double>());
     }
@@ -152,7 +155,8 @@ TEST_CASE("suite: grid, validation choice, seeds at the chosen rate, leaderboard
 }
 
 TEST_CASE("suite: the validation set is not the eval set; tasks without one are refused") {
-  ExperimentConfig c = parse_config(tiny_task({{"name", "mqar"}, {"context", 16}, {"length", 2}, {"vocab", 32}}));
+  ExperimentConfig c =
+      parse_config(tiny_task({{"name", "mqar"}, {"context", 16}, {"length", 2}, {"vocab", 32}}));
   TrainingSession s(c);
   for (int i = 0; i < 5; ++i) s.train_step();
   const EvalFigures v = evaluate_validation(s);
@@ -172,9 +176,9 @@ TEST_CASE("suite: manifest errors name the culprit") {
   const fs::path manifest = tiny_manifest(tmp.path);
   SuiteFilter f;
   f.tasks = {"nope"};
-  CHECK_THROWS_WITH_AS(load_suite(manifest.string(), false, f),
-                       doctest::Contains("task \"nope\" is not in the suite (it has: parity, mqar)"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      load_suite(manifest.string(), false, f),
+      doctest::Contains("task \"nope\" is not in the suite (it has: parity, mqar)"), Error);
   json j = json::parse(std::ifstream(manifest));
   // lr_extend: each pair's grid may grow past its edge; quick.lr_extend for the quick slice.
   CHECK(load_suite(manifest.string(), false).lr_extend == 0);
@@ -189,8 +193,8 @@ TEST_CASE("suite: manifest errors name the culprit") {
     j["lr_extend"] = bad;
     write(manifest, j);
     const std::string message = "lr_extend must be an integer from 0 to 10, got " + bad.dump();
-    CHECK_THROWS_WITH_AS(load_suite(manifest.string(), false),
-                         doctest::Contains(message.c_str()), Error);
+    CHECK_THROWS_WITH_AS(load_suite(manifest.string(), false), doctest::Contains(message.c_str()),
+                         Error);
   }
   j["lr_extend"] = 0;
   j["quick"]["lr_extend"] = 12;
@@ -220,9 +224,9 @@ TEST_CASE("tuned arms: the rate chosen on a text validation split ignores the ev
   };
   corpus(tmp.path / "marked.txt",
          [](int b) { return std::string(4096, static_cast<char>('A' + b)); });
-  json task = {{"name", "text"},         {"text_path", (tmp.path / "marked.txt").string()},
-               {"context", 16},          {"split", "blocks"},
-               {"eval_fraction", 0.1},   {"validation_fraction", 0.1}};
+  json task = {{"name", "text"},       {"text_path", (tmp.path / "marked.txt").string()},
+               {"context", 16},        {"split", "blocks"},
+               {"eval_fraction", 0.1}, {"validation_fraction", 0.1}};
   std::set<int> validation_blocks;
   {
     const ExperimentConfig c = parse_config(tiny_task(task));
@@ -333,4 +337,97 @@ TEST_CASE("tuned arms: a choice at the grid's top edge tries the next rate up") 
   // Without extension the choice stops at the grid's own edge.
   arm.extend = 0;
   CHECK(choose_tuned_rate(arm, o.out_dir).trials.size() == 2);
+}
+
+// extend_lr_choice (the chooser behind every suite cell and reproduce arm) on a fake grid: no
+// training, each trial's validation accuracy a function of its rate that peaks at `peak`, so
+// the rate the grid must grow to is known in advance.
+TEST_CASE("tuned arms: the grid grows until the chosen rate is interior, up to the cap") {
+  auto fake = [](double peak) {
+    return [peak](double lr, int) {
+      LrTrial t;
+      t.lr = lr;
+      t.finished = t.validated = true;
+      t.validation_accuracy = 1 - 0.1 * std::fabs(std::log2(lr / peak));
+      t.validation_loss = 1 - t.validation_accuracy;
+      return t;
+    };
+  };
+  const std::vector<double> multipliers = {0.5, 1, 2};
+  auto grid_of = [&](double peak) {
+    std::vector<LrTrial> g;
+    for (double m : multipliers) g.push_back(fake(peak)(1e-3 * m, 0));
+    return g;
+  };
+  auto rates = [](const LrChoice& c) {
+    std::vector<double> r;
+    for (const auto& t : c.trials) r.push_back(t.lr);
+    return r;
+  };
+  // Peak at 8e-3, three grid steps above 1e-3: 2e-3 (edge) -> 4e-3 -> 8e-3 -> 1.6e-2 brackets.
+  const LrChoice up = extend_lr_choice(grid_of(8e-3), multipliers, 4, true, fake(8e-3));
+  CHECK(rates(up) == std::vector<double>{5e-4, 1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2});
+  CHECK(up.trials[up.chosen].lr == doctest::Approx(8e-3));
+  CHECK_FALSE(up.at_edge);
+  CHECK(up.next_rate == 0);
+  // The same with a cap of 2: it stops at 8e-3, still the highest tried: at the edge.
+  const LrChoice capped = extend_lr_choice(grid_of(8e-3), multipliers, 2, true, fake(8e-3));
+  CHECK(rates(capped).size() == 5);
+  CHECK(capped.trials[capped.chosen].lr == doctest::Approx(8e-3));
+  CHECK(capped.at_edge);
+  // Downwards: peak at 1.25e-4, two steps below the grid's lowest.
+  const LrChoice down = extend_lr_choice(grid_of(1.25e-4), multipliers, 4, true, fake(1.25e-4));
+  CHECK(rates(down) == std::vector<double>{5e-4, 1e-3, 2e-3, 2.5e-4, 1.25e-4, 6.25e-5});
+  CHECK(down.trials[down.chosen].lr == doctest::Approx(1.25e-4));
+  CHECK_FALSE(down.at_edge);
+  // A peak inside the grid: nothing is added.
+  const LrChoice inside = extend_lr_choice(grid_of(1e-3), multipliers, 4, true, fake(1e-3));
+  CHECK(inside.trials.size() == 3);
+  CHECK_FALSE(inside.at_edge);
+  // An extension not trained yet is asked for, and the choice waits for it.
+  auto pending = [&](double lr, int k) {
+    LrTrial t = fake(8e-3)(lr, k);
+    t.finished = t.validated = k < 2;
+    return t;
+  };
+  const LrChoice waits = extend_lr_choice(grid_of(8e-3), multipliers, 4, true, pending);
+  CHECK(waits.next_rate == doctest::Approx(8e-3));
+  CHECK(waits.next_extension == 2);
+  // A rate above the choice that diverged bounds it: the choice is interior, no more growth.
+  auto diverges = [&](double lr, int k) {
+    LrTrial t = fake(8e-3)(lr, k);
+    t.diverged = lr > 3e-3;
+    return t;
+  };
+  const LrChoice bounded = extend_lr_choice(grid_of(8e-3), multipliers, 4, true, diverges);
+  CHECK(rates(bounded).size() == 4);
+  CHECK(bounded.trials[bounded.chosen].lr == doctest::Approx(2e-3));
+  CHECK_FALSE(bounded.at_edge);
+  // Without validation (a grid of one rate) nothing grows.
+  CHECK(extend_lr_choice(grid_of(8e-3), multipliers, 4, false, fake(8e-3)).trials.size() == 3);
+}
+
+// Zoology's own assertion (multiquery_ar.py: vocab_size > input_seq_len), where the config is
+// parsed: the message names both keys and the least vocabulary that passes.
+TEST_CASE("mqar: task.vocab must exceed task.context, as Zoology asserts") {
+  auto config = [](int context, int length, int vocab) {
+    return tiny_task(
+        {{"name", "mqar"}, {"context", context}, {"length", length}, {"vocab", vocab}});
+  };
+  for (const auto& [context, length, vocab, least] :
+       std::vector<std::array<int, 4>>{{64, 4, 16, 65}, {64, 4, 64, 65}, {256, 16, 64, 257}}) {
+    CAPTURE(vocab);
+    try {
+      parse_config(config(context, length, vocab), "mqar.json");
+      FAIL("accepted");
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      CHECK(m.find("mqar.json") != std::string::npos);
+      CHECK(m.find("task.vocab (" + std::to_string(vocab) + ")") != std::string::npos);
+      CHECK(m.find("task.context (" + std::to_string(context) + ")") != std::string::npos);
+      CHECK(m.find("least task.vocab that passes is " + std::to_string(least)) !=
+            std::string::npos);
+    }
+    CHECK(parse_config(config(context, length, least)).task.vocab == least);
+  }
 }

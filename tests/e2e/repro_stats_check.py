@@ -209,7 +209,8 @@ def check_leaderboard(path):
                   f"{w}: ci95_exact {c['ci95_exact']} vs {lo, hi}")
         if isinstance(c.get("ci95"), list):
             check(0 <= c["ci95"][0] <= c["ci95"][1] <= 1, f"{w}: ci95 {c['ci95']} leaves [0, 1]")
-        rates = [t["lr"] for t in c.get("lr_grid", []) if t.get("finished", True) and not t.get("diverged")]
+        # a rate that diverged bounds the choice (leaderboard_stats.cpp, extend_lr_choice)
+        rates = [t["lr"] for t in c.get("lr_grid", []) if t.get("finished", True)]
         if c.get("lr_chosen") is not None:
             check(c["lr_interior"] == (min(rates) < c["lr_chosen"] < max(rates)), f"{w}: lr_interior")
         solved = [x >= th for x in v]

@@ -93,6 +93,8 @@ struct SuiteArgs : CampaignArgs {
   std::string manifest, tasks, mechanisms, shard;
   std::vector<std::string> set;  // --set key=value on every cell, after the manifest's own
   bool reanalyze = false;        // --reanalyze: OUT/leaderboard.json's values, no run read
+  std::string tier;              // --tier cpu|reference: the installed manifest ("" = cpu)
+  bool yes = false;              // --yes: start a manifest meant for a GPU on a CPU
   SlurmArgs slurm;               // --slurm and its options (app/cli/compare/cli_slurm.h)
 };
 CLI::App* add_command(CLI::App& app, SuiteArgs& args);
@@ -110,8 +112,8 @@ std::vector<ComparedRun> load_compared_runs(const std::vector<std::string>& dirs
 // The per-run table (text, aligned columns) and its JSON rows (summary.json values unrounded).
 std::string compare_table_text(const std::vector<ComparedRun>& runs);
 nlohmann::json compare_table_json(const std::vector<ComparedRun>& runs);
-// Runs that differ only by seed, grouped (core/runs/directory/seed_groups.h): mean ± sd per group and the
-// paired interval of each group against the first; "" when no group has two finished runs.
+// Runs that differ only by seed, grouped (core/runs/directory/seed_groups.h): mean ± sd per group
+// and the paired interval of each group against the first; "" when no group has two finished runs.
 struct ComparedSeedGroup {
   std::string name;  // the sweep cell's directory, else the first run's label
   std::string mechanism;

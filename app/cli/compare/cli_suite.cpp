@@ -14,12 +14,15 @@
 #include "app/cli/compare/cli_compare.h"
 #include "app/cli/compare/leaderboard_stats.h"
 #include "app/cli/progress.h"
+#include "app/cli/repro/repro_provenance.h"
 #include "app/figures/runs/leaderboard_figures.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/base/interrupt.h"
 #include "core/base/version.h"
 #include "core/config/config_set.h"
 #include "core/json/json_member.h"
+#include "core/training/headless/step_benchmark.h"
 #include "core/training/headless/suite.h"
 #include "render/plot/export/figure_export.h"
 
@@ -38,7 +41,9 @@ leaderboard.md, leaderboard.json and figures; runs live under OUT/<task>/<mechan
 runs are skipped and interrupted ones resume, so rerunning the same command continues. --shard
 i/n runs every n-th pair (a Slurm array: one shard per task id; run once more without --shard,
 or with --report-only, to write the whole leaderboard). --quick runs the manifest's quick slice
-(seconds per run) for tests.)";
+(seconds per run) for tests. --tier cpu (the default) is the manifest sized for a 2-core machine;
+--tier reference the references' settings (configs/suite_reference/suite.json), meant for a GPU:
+on a machine without one it prints its estimated time and starts only with --yes.)";
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -73,6 +78,8 @@ void intro_section(std::ostringstream& md, const json& board, const std::string&
   md << "`" << command << "`: " << when << ", " << version_string() << ", "
      << std::thread::hardware_concurrency() << " cores, " << fixed_number(wall_minutes, 1)
      << " min for this invocation.\n\n";
+  if (board.contains("stale"))
+    md << "> **Stale**: this board was " << board["stale"].get<std::string>() << ".\n\n";
   if (board["quick"].get<bool>())
     md << "> **Quick mode**: tiny runs that check the pipeline; the numbers say nothing about "
           "the mechanisms.\n\n";
@@ -250,12 +257,43 @@ std::string markdown(const json& board, const std::string& command, const std::s
   return md.str();
 }
 
+// The manifest: --manifest FILE, else the installed one of --tier (cpu by default).
+std::string manifest_path(const SuiteArgs& a) {
+  if (!a.manifest.empty()) {
+    if (!a.tier.empty())
+      throw Error("--tier " + a.tier + " and --manifest both name a manifest: give one of them");
+    return a.manifest;
+  }
+  if (a.tier == "reference")
+    return find_data_path_or_throw("configs/suite_reference/suite.json",
+                                   "suite manifest (--tier reference)", "--manifest FILE");
+  return find_data_path_or_throw("configs/suite/suite.json", "suite manifest (--tier cpu)",
+                                 "--manifest FILE");
+}
+
+// A tier's promise its configs must keep outside the quick slice: every cell's eval set holds
+// at least the manifest's "min_eval_sequences" (eval_batches x batch_size, --set included).
+void check_eval_sets(const SuitePlan& plan, const json& manifest) {
+  const json least = json_member(manifest, "min_eval_sequences", json(0));
+  if (!least.is_number_integer() || least.get<int>() < 0)
+    throw Error(plan.manifest + ": min_eval_sequences must be a whole number >= 0, got " +
+                least.dump());
+  if (plan.quick) return;
+  for (const auto& p : plan.pairs) {
+    const ExperimentConfig c = parse_config(p.config, p.dir);
+    const int64_t n = int64_t{c.train.eval_batches} * c.train.batch_size;
+    if (n < least.get<int>())
+      throw Error(plan.manifest + ": task \"" + plan.tasks[p.task].name + "\" (" + p.dir +
+                  ") evaluates " + std::to_string(n) +
+                  " sequences (train.eval_batches x train.batch_size), fewer than the manifest's "
+                  "min_eval_sequences " +
+                  std::to_string(least.get<int>()));
+  }
+}
+
 // The suite's plan from its manifest, the --tasks, --mechanisms and --seeds filters applied.
 SuitePlan load_plan(const SuiteArgs& a) {
-  const std::string manifest =
-      a.manifest.empty()
-          ? find_data_path_or_throw("configs/suite/suite.json", "suite manifest", "--manifest FILE")
-          : a.manifest;
+  const std::string manifest = manifest_path(a);
   SuiteFilter filter;
   filter.tasks = split_list(a.tasks);
   filter.mechanisms = split_list(a.mechanisms);
@@ -266,7 +304,88 @@ SuitePlan load_plan(const SuiteArgs& a) {
     apply_config_sets(p.config, a.set);
     if (!a.set.empty()) parse_config(p.config, manifest + " (" + p.dir + ") with --set");
   }
+  check_eval_sets(plan, read_config_json(manifest));
   return plan;
+}
+
+// The manifest's SHA-256 over its own bytes and its task configs' (in its order): a board
+// records it, and --reanalyze compares it with the manifest it is given.
+std::string manifest_fingerprint(const std::string& path) {
+  const json m = read_config_json(path);
+  std::string bytes = read_regular_file(path);
+  for (const auto& t : m.at("tasks"))
+    bytes += read_regular_file(
+        (fs::path(path).parent_path() / t.at("config").get<std::string>()).string());
+  return sha256_hex(bytes);
+}
+
+std::string duration_text(double seconds) {
+  if (seconds < 3600) return fixed_number(seconds / 60, 1) + " min";
+  if (seconds < 3 * 86400) return fixed_number(seconds / 3600, 1) + " h";
+  return fixed_number(seconds / 86400, 1) + " days";
+}
+
+// The plan's training time on this machine, from a probe: per task, one training step of its
+// reference pair (dot-rope, else its first), after one untimed, on one CPU thread at a batch of
+// at most 8
+// (benchmark_training_steps), scaled linearly to the config's batch. A run costs its steps plus
+// its evaluations (eval_batches forward passes, a third of a step each, every eval_every
+// steps); a pair trains its grid and seeds - 1 more runs, plus up to lr_extend extensions; every
+// mechanism is taken to cost what the reference does, and the length evaluations are left out.
+// [low, high] seconds at `jobs` runs at a time, and one line per task.
+std::pair<double, double> estimate_plan(const SuitePlan& plan, int jobs, std::string& detail) {
+  double low = 0, high = 0;
+  const int runs = static_cast<int>(plan.lr_grid.size()) + plan.seeds - 1;
+  for (size_t t = 0; t < plan.tasks.size(); ++t) {
+    const SuitePair* ref = nullptr;
+    int pairs = 0;
+    for (const auto& p : plan.pairs)
+      if (p.task == static_cast<int>(t)) {
+        ++pairs;
+        if (!ref || plan.mechanisms[p.mechanism].name == "dot-rope") ref = &p;
+      }
+    if (!ref) continue;
+    const ExperimentConfig c = parse_config(ref->config, ref->dir);
+    ExperimentConfig probe = c;
+    probe.train.batch_size = std::min(c.train.batch_size, 8);
+    probe.train.eval_batches = 1;
+    const double step = benchmark_training_steps(probe, 1, 1, true).mean_seconds *
+                        c.train.batch_size / probe.train.batch_size;
+    const double evals = c.train.eval_every > 0 ? double(c.train.steps) / c.train.eval_every : 0;
+    const double run = step * (c.train.steps + evals * c.train.eval_batches / 3.0);
+    low += run * runs * pairs;
+    high += run * (runs + plan.lr_extend) * pairs;
+    detail += "  " + plan.tasks[t].name + ": " + fixed_number(step, 3) + " s a step (batch " +
+              std::to_string(c.train.batch_size) + "), " + std::to_string(c.train.steps) +
+              " steps: " + duration_text(run) + " a run, " + std::to_string(runs) + " to " +
+              std::to_string(runs + plan.lr_extend) + " runs for each of " + std::to_string(pairs) +
+              " mechanisms\n";
+  }
+  return {low / std::max(1, jobs), high / std::max(1, jobs)};
+}
+
+// A manifest meant for a GPU ("meant_for": "gpu") on a machine without one: prints the estimated
+// time, and refuses (true: nothing started or written) unless --yes.
+bool refuse_without_gpu(const SuiteArgs& a, const SuitePlan& plan) {
+  const json m = read_config_json(plan.manifest);
+  if (json_member(m, "meant_for", json("cpu")) != "gpu" || !training_gpu_name().empty())
+    return false;
+  std::string detail;
+  const auto [low, high] = estimate_plan(plan, a.jobs, detail);
+  std::cerr << "attnlab suite: " << plan.manifest
+            << " is meant for a GPU, and LibTorch sees none on this machine. Estimated time "
+               "here at -j "
+            << a.jobs << ": " << duration_text(low) << " to " << duration_text(high)
+            << " (one timed step per task on one CPU thread, scaled; the higher figure if "
+               "every grid grows lr_extend times):\n"
+            << detail;
+  if (a.yes) {
+    std::cerr << "attnlab suite: --yes: starting on the CPU anyway\n";
+    return false;
+  }
+  std::cerr << "attnlab suite: nothing started or written. Pass --yes to train on this CPU "
+               "anyway.\n";
+  return true;
 }
 
 // A run whose summary is damaged would be dropped from its cell in silence: refused, naming
@@ -341,6 +460,27 @@ bool export_figures(json& board, const std::string& out) {
   return drew_extrapolation;
 }
 
+// --reanalyze of a board made under another manifest (or before boards recorded theirs, as the
+// committed one of 2026-11-28): still re-analysed from its own per-seed values, but marked
+// "stale" (said on stderr, in leaderboard.md and the JSON), and its cells keep the eval set size
+// they were made with, not the manifest's.
+void mark_stale(json& board, const SuitePlan& plan) {
+  const std::string now = manifest_fingerprint(plan.manifest);
+  const std::string then = json_member(board, "manifest_sha256", json("")).get<std::string>();
+  if (then == now) {
+    board.erase("stale");
+    return;
+  }
+  board["stale"] =
+      "made under another manifest than " + plan.manifest + " (" +
+      (then.empty() ? std::string("it records no manifest SHA-256: it predates them")
+                    : "manifest_sha256 " + then.substr(0, 16) + ", now " + now.substr(0, 16)) +
+      "); its per-seed values are re-analysed as they are, with its own seeds, "
+      "rates and eval set sizes, and running the suite again would not continue it";
+  std::cerr << "attnlab suite: note: the leaderboard is stale: it was "
+            << board["stale"].get<std::string>() << "\n";
+}
+
 // leaderboard.md, leaderboard.json and the figures; prints the table (or the board with --json).
 int write_leaderboard(const SuiteArgs& a, const SuitePlan& plan, double wall) {
   json board;
@@ -348,11 +488,15 @@ int write_leaderboard(const SuiteArgs& a, const SuitePlan& plan, double wall) {
     // The committed board's per-seed values, analysed again; no run is read or trained.
     board = read_json_file((fs::path(a.out) / "leaderboard.json").string());
     board["reanalyzed"] = utc_now();
+    mark_stale(board, plan);
   } else {
     board = suite_leaderboard(plan, a.out);
     if (refuse_damaged(board)) return kExitUsage;
     board.erase("damaged");
     stamp_board(board, a, wall);
+    board["manifest"] = plan.manifest;
+    board["manifest_sha256"] = manifest_fingerprint(plan.manifest);
+    board["tier"] = json_member(read_config_json(plan.manifest), "tier", json(nullptr));
   }
   analyze_leaderboard(board, plan);
   board["analysis_commit"] = commit_string();
@@ -382,6 +526,14 @@ CLI::App* add_command(CLI::App& app, SuiteArgs& a) {
   cmd->add_option("--mechanisms", a.mechanisms, "Only these mechanisms (comma-separated names)");
   cmd->add_option("--shard", a.shard, "i/n: run every n-th pair, starting at i (Slurm arrays)");
   cmd->add_option("--set", a.set, kConfigSetHelp);
+  cmd->add_option("--tier", a.tier,
+                  "cpu (default): the installed configs/suite/suite.json, sized for a 2-core "
+                  "machine; reference: configs/suite_reference/suite.json, the references' "
+                  "generators and budgets, meant for a GPU")
+      ->check(CLI::IsMember({"cpu", "reference"}));
+  cmd->add_flag("--yes", a.yes,
+                "Start a manifest meant for a GPU (--tier reference) on a machine without one; "
+                "without it the suite prints its estimated time and refuses (exit 2)");
   cmd->add_flag(
       "--reanalyze", a.reanalyze,
       "Train and read no run: rebuild OUT/leaderboard.{md,json} and the figures from "
@@ -401,6 +553,10 @@ int run_command(const SuiteArgs& a) {
       throw Error("--reanalyze: " + (fs::path(a.out) / "leaderboard.json").string() +
                   " is not there (it rebuilds a leaderboard from that file's own values)");
     if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
+    // Training here (not a Slurm submission, a report or a reanalysis): a GPU tier on a CPU
+    // starts only when asked.
+    if (!a.report_only && !a.reanalyze && !a.slurm.any() && refuse_without_gpu(a, plan))
+      return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "attnlab suite: " << e.what() << "\n";
     return kExitUsage;

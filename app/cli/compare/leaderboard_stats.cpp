@@ -27,13 +27,15 @@ json clamped(const json& ci) {
   return interval_json(clamp_interval({ci[0].get<double>(), ci[1].get<double>()}, 0, 1));
 }
 
-// The chosen rate strictly inside the finished rates tried (not the lowest or highest).
+// The chosen rate strictly inside the finished rates tried (not the lowest or highest). A rate
+// that diverged counts: it bounds the choice as a worse one does, and the chooser
+// (tuned_arms.h's extend_lr_choice) stops growing the grid there, by the same rule.
 json lr_interior(const json& cell) {
   if (!cell.value("lr_chosen", json()).is_number()) return nullptr;
   const double chosen = cell["lr_chosen"].get<double>();
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& t : cell.value("lr_grid", json::array()))
-    if (t.value("finished", true) && !t.value("diverged", false) && t.contains("lr")) {
+    if (t.value("finished", true) && t.contains("lr")) {
       lo = std::min(lo, t["lr"].get<double>());
       hi = std::max(hi, t["lr"].get<double>());
     }
@@ -71,7 +73,7 @@ void solved_lengths(json& cell, const std::vector<bool>& solved, double threshol
   }
 }
 
-void analyze_cell(json& cell, const SuitePlan& plan, double threshold) {
+void analyze_cell(json& cell, const SuitePlan& plan, double threshold, bool stale) {
   const std::vector<double> values = numbers(cell.value("values", json::array()));
   std::vector<bool> solved;
   for (double v : values) solved.push_back(v >= threshold);
@@ -83,7 +85,9 @@ void analyze_cell(json& cell, const SuitePlan& plan, double threshold) {
   cell["ci95_exact"] = n ? interval_json(clopper_pearson(k, n)) : json(nullptr);
   if (cell.contains("ci95")) cell["ci95"] = clamped(cell["ci95"]);
   cell["lr_interior"] = lr_interior(cell);
-  cell["eval_sequences"] = eval_sequences(plan, cell);
+  // A stale board (made under another manifest) keeps the eval set size it was made with.
+  if (!stale || !cell.contains("eval_sequences"))
+    cell["eval_sequences"] = eval_sequences(plan, cell);
   if (cell.contains("length_eval")) solved_lengths(cell, solved, threshold);
 }
 
@@ -103,7 +107,8 @@ std::string reference_of(const json& board) {
 
 void analyze_leaderboard(json& board, const SuitePlan& plan) {
   const double threshold = board.value("threshold", plan.threshold);
-  for (auto& cell : board["cells"]) analyze_cell(cell, plan, threshold);
+  const bool stale = board.contains("stale");
+  for (auto& cell : board["cells"]) analyze_cell(cell, plan, threshold, stale);
   const std::string ref = reference_of(board);
   json comparisons = json::array();
   std::vector<double> p;

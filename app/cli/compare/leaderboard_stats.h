@@ -8,10 +8,12 @@
 // Contract, added to each cell with "values" (per-seed eval accuracy, in run order):
 //   "solved" k, "n", "threshold", "ci95_exact" [lo, hi] (of the solve rate, in [0, 1]; null when
 //   n = 0), "ci95" clamped to [0, 1], "lr_interior" (the chosen rate strictly inside the rates
-//   tried), "eval_sequences" (eval_batches x batch_size of the cell's config in `plan`; null when
-//   the plan has no such cell), and in each "length_eval" entry with values: "seeds_solved" (the
-//   seeds that solved at the training length), "values"/"mean"/"ci95" over those seeds only
-//   (their previous figures over every seed as "values_all"), "solved" and "ci95_exact" there.
+//   tried, diverged ones included; false where the grid hit its lr_extend cap at an edge),
+//   "eval_sequences" (eval_batches x batch_size of the cell's config in `plan`; null when the
+//   plan has no such cell; a board with "stale" keeps its cells' own figure), and in each
+//   "length_eval" entry with values: "seeds_solved" (the seeds that solved at the training length),
+//   "values"/"mean"/"ci95" over those seeds only (their previous figures over every seed as
+//   "values_all"), "solved" and "ci95_exact" there.
 // Each task row gains "reference" (the mechanism judged: dot-rope, else the first one),
 // "reference_solved" [k, n] and "learned_at_budget": the reference solved at least 80% of its
 // seeds (4 of 5; 3 of 3). "comparisons" lists, for each task learned at budget, every other

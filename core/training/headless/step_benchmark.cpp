@@ -65,4 +65,8 @@ StepBenchmark benchmark_training_steps(ExperimentConfig config, int warmup, int 
   return b;
 }
 
+std::string training_gpu_name() {
+  return cuda_device_name();
+}
+
 }  // namespace attn

@@ -13,6 +13,8 @@
 //    the timed steps (dot with a learned or no position, neural with ReLU, gaussian).
 //  - Where the peak cannot be reset or read (not Linux), memory figures are NaN.
 #pragma once
+#include <string>
+
 #include "core/config/config.h"
 
 namespace attn {
@@ -26,5 +28,9 @@ struct StepBenchmark {
 };
 
 StepBenchmark benchmark_training_steps(ExperimentConfig config, int warmup, int steps, bool fused);
+
+// The GPU that device "auto" trains on: its name, "" in a build without CUDA or without a GPU
+// (`attnlab suite --tier reference` refuses to start on such a machine unless asked).
+std::string training_gpu_name();
 
 }  // namespace attn

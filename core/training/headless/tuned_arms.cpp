@@ -146,8 +146,47 @@ SweepPlan tuned_extension_plan(const TunedArm& a, double lr) {
   return plan_sweep({arm}, {}, 1);
 }
 
-LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir) {
+LrChoice extend_lr_choice(std::vector<LrTrial> grid, const std::vector<double>& lr_grid, int extend,
+                          bool validate,
+                          const std::function<LrTrial(double lr, int extension)>& extension) {
   LrChoice choice;
+  choice.trials = std::move(grid);
+  choice.chosen = best_trial(choice.trials);
+  // The grid's step: the ratio of its two outermost multipliers on each side.
+  std::vector<double> g = lr_grid;
+  std::sort(g.begin(), g.end());
+  const double up = g.size() > 1 ? g[g.size() - 1] / g[g.size() - 2] : 2.0;
+  const double down = g.size() > 1 ? g[1] / g[0] : 2.0;
+  // +1 highest rate tried, -1 lowest, 0 inside. Diverged trials count: a rate above the choice
+  // that diverged bounds it as well as a worse one does (leaderboard_stats' lr_interior agrees).
+  auto edge_of = [&]() -> int {
+    if (choice.chosen < 0 || choice.trials.size() < 2) return 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& t : choice.trials) lo = std::min(lo, t.lr), hi = std::max(hi, t.lr);
+    const double c = choice.trials[choice.chosen].lr;
+    return c >= hi ? 1 : c <= lo ? -1 : 0;
+  };
+  for (int k = 1; validate && k <= extend; ++k) {
+    for (const auto& t : choice.trials)
+      if (!t.finished) return choice;  // the choice waits for every trial
+    const int edge = edge_of();
+    if (edge == 0 || up <= 1 || down <= 1) break;
+    const double edge_lr = choice.trials[choice.chosen].lr;
+    const double next = std::stod(lr_text(edge > 0 ? edge_lr * up : edge_lr / down));
+    LrTrial trial = extension(next, k);
+    if (!trial.finished) {
+      choice.next_rate = next;
+      choice.next_extension = k;
+      break;
+    }
+    choice.trials.push_back(trial);
+    choice.chosen = best_trial(choice.trials);
+  }
+  choice.at_edge = edge_of() != 0;
+  return choice;
+}
+
+LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir) {
   const SweepPlan grid = tuned_grid_plan(arm);
   const bool validate = grid.cells.size() > 1;
   // A trial of one cell of a phase directory.
@@ -169,39 +208,13 @@ LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir) {
     }
     return trial;
   };
-  for (const auto& cell : grid.cells) choice.trials.push_back(trial_of(cell, grid_dir(arm)));
-  choice.chosen = best_trial(choice.trials);
-  // The grid's step: the ratio of its two outermost multipliers on each side.
-  std::vector<double> g = arm.lr_grid;
-  std::sort(g.begin(), g.end());
-  const double up = g.size() > 1 ? g[g.size() - 1] / g[g.size() - 2] : 2.0;
-  const double down = g.size() > 1 ? g[1] / g[0] : 2.0;
-  auto edge_of = [&]() -> int {  // +1 highest rate tried, -1 lowest, 0 inside
-    if (choice.chosen < 0 || choice.trials.size() < 2) return 0;
-    double lo = INFINITY, hi = -INFINITY;
-    for (const auto& t : choice.trials) lo = std::min(lo, t.lr), hi = std::max(hi, t.lr);
-    const double c = choice.trials[choice.chosen].lr;
-    return c >= hi ? 1 : c <= lo ? -1 : 0;
-  };
-  for (int k = 1; validate && k <= arm.extend; ++k) {
-    for (const auto& t : choice.trials)
-      if (!t.finished) return choice;  // the choice waits for every trial
-    const int edge = edge_of();
-    if (edge == 0 || up <= 1 || down <= 1) break;
-    const double edge_lr = choice.trials[choice.chosen].lr;
-    const double next = std::stod(lr_text(edge > 0 ? edge_lr * up : edge_lr / down));
-    const SweepPlan ext = tuned_extension_plan(arm, next);
-    LrTrial trial = trial_of(ext.cells.front(), extension_dir(arm, k));
-    if (!trial.finished) {
-      choice.next_rate = next;
-      choice.next_extension = k;
-      break;
-    }
-    choice.trials.push_back(trial);
-    choice.chosen = best_trial(choice.trials);
-  }
-  choice.at_edge = edge_of() != 0;
-  return choice;
+  std::vector<LrTrial> trials;
+  for (const auto& cell : grid.cells) trials.push_back(trial_of(cell, grid_dir(arm)));
+  return extend_lr_choice(std::move(trials), arm.lr_grid, arm.extend, validate,
+                          [&](double lr, int k) {
+                            const SweepPlan ext = tuned_extension_plan(arm, lr);
+                            return trial_of(ext.cells.front(), extension_dir(arm, k));
+                          });
 }
 
 TunedRuns tuned_runs(const TunedArm& arm, const std::string& out_dir) {

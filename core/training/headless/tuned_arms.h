@@ -71,6 +71,15 @@ struct LrChoice {
 // Reads the arm's finished grid runs and (for a grid of more than one rate) evaluates each on
 // the validation set. Throws attn::Error when the task has no validation set.
 LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir);
+// choose_tuned_rate's rule on trials from anywhere (a test's fake grid): the best of `grid`
+// (trials in grid order; validated when `validate`), then, while every trial is finished and
+// the best is the lowest or highest rate tried (a diverged rate counts as tried: it bounds the
+// choice), `extension(next, k)` for k = 1..extend, `next` a grid step (the ratio of `lr_grid`'s
+// two outermost multipliers on that side) beyond the edge. An unfinished extension stops the
+// loop as next_rate/next_extension. at_edge: the choice still at the edge (the cap was hit).
+LrChoice extend_lr_choice(std::vector<LrTrial> grid, const std::vector<double>& lr_grid, int extend,
+                          bool validate,
+                          const std::function<LrTrial(double lr, int extension)>& extension);
 
 // What has finished of an arm: the choice, and the runs at the chosen rate in seed order (the
 // grid's run first), relative to the out dir.
