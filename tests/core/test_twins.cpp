@@ -123,7 +123,7 @@ TEST_CASE("the scored positions read from the tokens are the eval set's loss mas
 
 TEST_CASE("the patch metric reads the twin's answer positions, not the last position") {
   ExperimentConfig c = test::tiny_config();
-  c.task = task_config("mqar", 16, 2, 16);
+  c.task = task_config("mqar", 16, 2, 24);
   TrainingSession s(c);
   for (int i = 0; i < 5; ++i) s.train_step();
   const PatchProbes probes = patch_probes(s, "", "", "clean", "corrupt");
@@ -169,7 +169,7 @@ TEST_CASE("a clean-corrupted difference below the threshold carries a warning na
 
 TEST_CASE("head metrics at the answer positions equal a brute-force mean over the scored rows") {
   ExperimentConfig c = test::tiny_config();
-  c.task = task_config("mqar", 16, 2, 16);
+  c.task = task_config("mqar", 16, 2, 24);
   auto task = make_task(c.task, c.seed, 1, 1);
   const std::vector<int64_t> probe = task->probe();
   std::vector<std::string> labels;
