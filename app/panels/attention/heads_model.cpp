@@ -5,6 +5,8 @@
 #include <exception>
 
 #include "app/figures/catalog/figures.h"
+#include "app/figures/runs/causal_figures.h"
+#include "core/training/interventions/run_interventions.h"
 
 namespace attn::gui {
 namespace {
@@ -20,37 +22,91 @@ void HeadsModel::collect(ViewTimeline& records) {
   for (const TimelineSource& s : records.sources()) sources.push_back(s.dir);
   if (sources != sources_) {
     sources_ = sources;
-    by_step_.clear();
+    clear();
   }
   const std::vector<int64_t>& steps = records.steps();
   // Steps thinned away leave; new ones are read a few per call.
-  for (auto it = by_step_.begin(); it != by_step_.end();)
-    it = std::binary_search(steps.begin(), steps.end(), it->first) ? std::next(it)
-                                                                   : by_step_.erase(it);
+  for (auto it = by_step_.begin(); it != by_step_.end();) {
+    if (std::binary_search(steps.begin(), steps.end(), it->first)) {
+      ++it;
+      continue;
+    }
+    attribution_.erase(it->first);
+    it = by_step_.erase(it);
+    dirty_ = true;
+  }
   int budget = kRecordsPerFrame;
   for (const int64_t step : steps) {
     if (by_step_.count(step)) continue;
     if (budget-- == 0) break;
     const std::shared_ptr<const ViewRecord> r = records.record_at(step);
     if (!r || r->step != step) continue;
-    by_step_[step] = head_metrics(*r);
+    put(*r);
   }
   update_rows();
 }
 
+void HeadsModel::clear() {
+  by_step_.clear();
+  attribution_.clear();
+  dirty_ = true;
+}
+
+void HeadsModel::put(const ViewRecord& r) {
+  std::vector<int> rows;
+  if (rows_of_) try {
+      rows = rows_of_(r.probe_tokens);
+    } catch (const std::exception& e) {  // a probe the task does not know: every row, said
+      positions_note_ = e.what();
+    }
+  by_step_[r.step] = head_metrics(r, rows);
+  if (r.attribution.empty())
+    attribution_.erase(r.step);
+  else
+    attribution_[r.step] = r.attribution;
+  dirty_ = true;
+}
+
 void HeadsModel::add_step(int64_t step, std::vector<HeadMetric> metrics) {
   by_step_[step] = std::move(metrics);
+  dirty_ = true;
   update_rows();
+}
+
+void HeadsModel::add_record(const ViewRecord& record) {
+  put(record);
+  update_rows();
+}
+
+const std::vector<std::string>& HeadsModel::position_labels() {
+  static const std::vector<std::string> labels = {"answer", "query", "all"};
+  return labels;
+}
+
+bool HeadsModel::set_positions(int which, const ExperimentConfig& config) {
+  if (which < 0 || which >= static_cast<int>(position_labels().size())) return false;
+  const int before = positions_;
+  positions_note_.clear();
+  try {
+    rows_of_ = which == 2
+                   ? RowsOf{}
+                   : probe_rows(config, position_labels()[static_cast<size_t>(which)], "positions");
+    positions_ = which;
+  } catch (const std::exception& e) {  // an image task has no scored token positions
+    positions_note_ = e.what();
+    rows_of_ = {};
+    positions_ = 2;
+  }
+  if (positions_ == before && which == 2) return false;
+  clear();  // every step is read again over the new rows
+  return true;
 }
 
 // The rows of every step, gathered again only when the steps held changed.
 void HeadsModel::update_rows() {
-  uint64_t key = mix(by_step_.size(), sources_.size());
-  if (!by_step_.empty())
-    key = mix(mix(key, static_cast<uint64_t>(by_step_.begin()->first)),
-              static_cast<uint64_t>(by_step_.rbegin()->first));
-  if (key == rows_key_) return;
-  rows_key_ = key;
+  if (!dirty_) return;
+  dirty_ = false;
+  ++rows_key_;
   rows_.clear();
   for (const auto& [step, metrics] : by_step_)
     rows_.insert(rows_.end(), metrics.begin(), metrics.end());
@@ -69,18 +125,38 @@ const std::string& HeadsModel::metric_label() const {
 void HeadsModel::build(int64_t step) {
   shown_step_ = step;
   const uint64_t key =
-      mix(mix(rows_key_, static_cast<uint64_t>(step)), static_cast<uint64_t>(metric));
+      mix(mix(mix(rows_key_, static_cast<uint64_t>(step)), static_cast<uint64_t>(metric)),
+          shared_scale ? 1 : 0);
   if (key == built_key_) return;
   built_key_ = key;
   lines_figure_ = figures::heads_figure(rows_);
   try {
     grid_figure_ = figures::heads_at_step_figure(
-        rows_, step, figures::head_metric_labels()[static_cast<size_t>(metric)].first);
+        rows_, step, figures::head_metric_labels()[static_cast<size_t>(metric)].first,
+        shared_scale);
     grid_ok_ = true;
   } catch (const std::exception& e) {
     grid_ok_ = false;
     grid_note_ = e.what();
   }
+  build_attribution(step);
+}
+
+// The step's own recorded attribution, or a line saying it has none (never another step's).
+void HeadsModel::build_attribution(int64_t step) {
+  const auto at = attribution_.find(step);
+  attribution_ok_ = at != attribution_.end();
+  if (!attribution_ok_) {
+    attribution_note_ = "no attribution recorded at step " + std::to_string(step) +
+                        " (an older run, an image task, or train.record_attribution false)";
+    return;
+  }
+  attribution_note_.clear();
+  attribution_figure_ = figures::recorded_attribution_figure(at->second, step);
+  // The panel's title says what it is; the figure's says which step, recorded.
+  attribution_figure_.panels.at(0).title = attribution_figure_.title;
+  attribution_figure_.title =
+      "attribution patching at step " + std::to_string(step) + " (recorded)";
 }
 
 std::string HeadsModel::status() const {
@@ -105,16 +181,29 @@ std::string HeadsModel::cell_text(int layer, int head, float value) const {
   return text;
 }
 
+std::string HeadsModel::attribution_text(int layer, int head, float value) const {
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "layer %d head %d: patching it from the clean probe moves the metric by about "
+                "%+.4f (attribution patching, recorded at step %lld)",
+                layer, head, value, static_cast<long long>(shown_step_));
+  return text;
+}
+
 nlohmann::json HeadsModel::report() const {
   return {{"step", shown_step_},
           {"steps", by_step_.size()},
           {"metric", figures::head_metric_labels()[static_cast<size_t>(metric)].first},
-          {"rows", rows_.size()}};
+          {"rows", rows_.size()},
+          {"positions", position_labels()[static_cast<size_t>(positions_)]},
+          {"shared_scale", shared_scale},
+          {"attribution", attribution_ok_}};
 }
 
 const fig::Figure* HeadsModel::shown_figure(const std::string& name) const {
   if (name == "heads" && !rows_.empty()) return &lines_figure_;
   if (name == "heads-step" && grid_ok_) return &grid_figure_;
+  if (name == "attribution" && attribution_ok_) return &attribution_figure_;
   return nullptr;
 }
 

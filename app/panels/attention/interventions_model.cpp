@@ -1,8 +1,11 @@
 #include "app/panels/attention/interventions_model.h"
 
+#include <cmath>
 #include <cstdio>
 
+#include "app/figures/runs/causal_figures.h"
 #include "app/figures/runs/intervention_figures.h"
+#include "core/base/decimal.h"
 
 namespace attn::gui {
 namespace {
@@ -11,6 +14,27 @@ std::string percent(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
   return buf;
+}
+
+// The heads' rows ("L0.H1") of a direct logit attribution as a layer-major [layers x heads]
+// table (NaN where the record holds none); the other components' "name +value" go to `rest`.
+std::vector<float> dla_heads(const RecordedLogitAttribution& d, int layers, int heads,
+                             std::string* rest) {
+  std::vector<float> out(static_cast<size_t>(layers) * heads, std::nanf(""));
+  for (size_t i = 0; i < d.names.size() && i < d.values.size(); ++i) {
+    int l = -1, h = -1;
+    char tail = 0;
+    if (std::sscanf(d.names[i].c_str(), "L%d.H%d%c", &l, &h, &tail) == 2 && l >= 0 && l < layers &&
+        h >= 0 && h < heads) {
+      out[static_cast<size_t>(l) * heads + h] = d.values[i];
+      continue;
+    }
+    char item[96];
+    std::snprintf(item, sizeof item, "%s%s %+.3f", rest->empty() ? "" : ", ", d.names[i].c_str(),
+                  d.values[i]);
+    *rest += item;
+  }
+  return out;
 }
 
 }  // namespace
@@ -143,6 +167,64 @@ std::string InterventionsModel::patch_text(const PatchTable& p, int panel, int r
   return text;
 }
 
+void InterventionsModel::build_recorded(const ViewRecord* r, int64_t timeline_step,
+                                        int64_t model_step) {
+  if (r == built_record_ && timeline_step == built_timeline_step_ &&
+      model_step == built_model_step_)
+    return;
+  built_record_ = r;
+  built_timeline_step_ = timeline_step;
+  built_model_step_ = model_step;
+  recorded_step_ = r ? r->step : -1;
+  recorded_attribution_ = r && !r->attribution.empty();
+  recorded_dla_ = r && !r->dla.empty();
+  have_recorded_figure_ = recorded_attribution_;
+  recorded_line_.clear();
+  if (!r) return;
+  const std::string step = std::to_string(r->step);
+  const std::string which =
+      timeline_step >= 0 ? " (the timeline's step " + std::to_string(timeline_step) + ")"
+      : model_step >= 0 && model_step != r->step
+          ? " (the newest record; the model is at step " + std::to_string(model_step) + ")"
+          : " (the newest record)";
+  if (!recorded_attribution_) {
+    recorded_line_ = "no attribution recorded at step " + step + which +
+                     ": an older run, an image task, or train.record_attribution false";
+    return;
+  }
+  const RecordedAttribution& a = r->attribution;
+  recorded_figure_ = figures::recorded_attribution_figure(a, r->step);
+  recorded_figure_.name = "recorded-attribution";
+  recorded_figure_.panels.at(0).title = "attribution patching (" + a.metric + ")";
+  recorded_figure_.title = "recorded at step " + step;
+  recorded_line_ = "attribution patching recorded at step " + step + which + ": " + a.metric +
+                   " clean " + fixed_decimal(a.clean, 3) + ", corrupted " +
+                   fixed_decimal(a.corrupt, 3);
+  if (!recorded_dla_) {
+    recorded_line_ += "; no direct logit attribution recorded";
+    return;
+  }
+  std::string rest;
+  std::vector<float> heads = dla_heads(r->dla, a.layers, a.heads, &rest);
+  fig::Panel p = figures::layer_head_panel("dla", "logit units", a.layers, a.heads,
+                                           std::move(heads), render::Colormap::Diverging);
+  p.title = "direct logit attribution of " + r->dla.answer;
+  recorded_figure_.panels.push_back(std::move(p));
+  recorded_figure_.cols = 2;
+  recorded_line_ += "; direct logit attribution of " + r->dla.answer + " (logit " +
+                    fixed_decimal(r->dla.answer_logit, 3) + "): " + rest;
+}
+
+std::string InterventionsModel::recorded_text(int panel, int layer, int head, float value,
+                                              int64_t step) {
+  char text[200];
+  std::snprintf(
+      text, sizeof text, "layer %d head %d: %s %+.4f (recorded at step %lld)", layer, head,
+      panel == 0 ? "attribution patching, metric units" : "direct logit attribution, logit units",
+      value, static_cast<long long>(step));
+  return text;
+}
+
 void InterventionsModel::observe(const InterventionRequest& r, const InterventionView* v) {
   report_ = {{"ablate", head_list_text(r.ablate)},
              {"mode", ablation_mode_name(r.mode)},
@@ -155,6 +237,9 @@ void InterventionsModel::observe(const InterventionRequest& r, const Interventio
     report_["baseline_loss"] = v->ablation.baseline.loss;
   }
   if (v && !v->importance.empty()) report_["importance_step"] = v->importance.step;
+  report_["recorded_step"] = recorded_step_;
+  report_["recorded_attribution"] = recorded_attribution_;
+  report_["recorded_dla"] = recorded_dla_;
   report_["cells"] = cells_;
   report_["patch_button"] = patch_button_;
 }
@@ -169,6 +254,7 @@ std::vector<std::string> InterventionsModel::figures(const Snapshot& snap) {
 const fig::Figure* InterventionsModel::shown_figure(const std::string& name) const {
   if (name == "importance" && have_importance_) return &importance_figure_;
   if (name == "patching" && have_patch_) return &patch_figure_;
+  if (name == "recorded-attribution" && have_recorded_figure_) return &recorded_figure_;
   return nullptr;
 }
 

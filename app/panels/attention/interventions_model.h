@@ -3,7 +3,8 @@
 // tile shows), the changes its buttons make to the shared request (UiState::interventions), the
 // importance and activation-patching figures it shows for a snapshot's InterventionView
 // (figures::importance_figure / patch_figure, exactly what Export writes), the summary line, the
-// hover readouts and the report for tests.
+// hover readouts and the report for tests; and the causal tables views.rec recorded at the
+// timeline's step (ViewRecord::attribution, ::dla: build_recorded).
 // Contract: plain data, no ImGui, no torch. A function that changes the request returns true
 // when it did; the view then sends the request to the trainer. build() rebuilds the figures only
 // when the view (its pointer) or the loss/accuracy choice changed.
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/runs/records/view_records.h"
 #include "core/views/intervention_view.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
@@ -71,6 +73,23 @@ class InterventionsModel {
   // panel 0: the head map (row layer, col head); panel 1: by position (row layer * heads + head).
   static std::string patch_text(const PatchTable& p, int panel, int row, int col, float value);
 
+  // The attribution patching and direct logit attribution views.rec recorded at the step the
+  // timeline shows. `record`: the timeline's record (null: none, the live model without a
+  // recording: nothing is shown, as before); `timeline_step`: the step chosen on the timeline
+  // (-1: following the newest record, `model_step` the live model's). A record without
+  // attribution shows recorded_line() saying so in one line and no figure (never another step's).
+  void build_recorded(const ViewRecord* record, int64_t timeline_step, int64_t model_step = -1);
+  bool have_recorded() const { return recorded_step_ >= 0; }  // a record at all
+  bool have_recorded_figure() const { return have_recorded_figure_; }
+  // attribution patching (layer x head, metric units) and, beside it, the heads' direct logit
+  // attribution (logit units) of the recorded probe; titled with the recorded step.
+  const fig::Figure& recorded() const { return recorded_figure_; }
+  // "attribution and DLA recorded at step N (the timeline's step)", the metric, the DLA's answer
+  // and its other components (embedding, MLPs, biases); or "no attribution recorded at step N".
+  const std::string& recorded_line() const { return recorded_line_; }
+  int64_t recorded_step() const { return recorded_step_; }
+  static std::string recorded_text(int panel, int layer, int head, float value, int64_t step);
+
   // Takes the request and the view for report() (every frame, drawn or not).
   void observe(const InterventionRequest& r, const InterventionView* v);
   // The last frame's screen rectangles [x0, y0, x1, y1], for the GUI tests' clicks: the
@@ -78,7 +97,8 @@ class InterventionsModel {
   void set_cells(nlohmann::json cells) { cells_ = std::move(cells); }
   void set_patch_button(nlohmann::json rect) { patch_button_ = std::move(rect); }
   // "ablate", "mode", "importance", "patch", "step", "error", "ablated_loss", "baseline_loss",
-  // "importance_step", "cells", "patch_button".
+  // "importance_step", "cells", "patch_button", "recorded_step" (-1: none), "recorded_attribution",
+  // "recorded_dla" (the record's step holds them).
   const nlohmann::json& report() const { return report_; }
   static std::vector<std::string> figures(const Snapshot& snap);
   const fig::Figure* shown_figure(const std::string& name) const;
@@ -93,6 +113,12 @@ class InterventionsModel {
   bool have_importance_ = false, have_patch_ = false;
   const void* built_view_ = nullptr;
   bool built_accuracy_ = false;
+  fig::Figure recorded_figure_;
+  bool have_recorded_figure_ = false, recorded_attribution_ = false, recorded_dla_ = false;
+  std::string recorded_line_;
+  int64_t recorded_step_ = -1;
+  const void* built_record_ = nullptr;
+  int64_t built_timeline_step_ = -2, built_model_step_ = -2;
 };
 
 }  // namespace attn::gui
