@@ -1,6 +1,8 @@
-// `attnlab suite`: every mechanism of assets/configs/suite/suite.json trained on every standard
+// `attnlab suite`: every mechanism of a tier's manifest (--tier cpu: assets/configs/suite/,
+// --tier reference: assets/configs/suite_reference/, meant for a GPU) trained on every standard
 // synthetic task (core/training/headless/suite.h), then a leaderboard under --out:
-// leaderboard.md, leaderboard.json and its figures (PDF, PNG, CSV, JSON).
+// leaderboard.md, leaderboard.json and its figures (PDF, PNG, CSV, JSON). A board records its
+// manifest's SHA-256; --reanalyze marks a board made under another manifest "stale".
 #include <chrono>
 #include <cmath>
 #include <csignal>
