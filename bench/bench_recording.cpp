@@ -3,8 +3,9 @@
 //  1. Recording: steps/s of a training loop that evaluates every eval_every steps, with the
 //     recorder SessionViews (core/training/recording/run_recorder.h) at record_every =
 //     eval_every, against the same loop without it; the recording with and without
-//     train.record_attribution. Rounds alternate the arms (off, views, views+attribution, ...);
-//     each arm's best round counts. Target: views+attribution >= 0.97x off's steps/s.
+//     train.record_attribution. Rounds alternate the arms (off, views, views+attribution,
+//     then the reverse: bench/bench_rounds.h); each arm's best round counts. Target:
+//     views+attribution >= 0.97x off's steps/s.
 //  2. Attribution patching of every head on the recorded probe and its twin
 //     (session_attribution) in forward-pass equivalents: its time over one eval-mode forward
 //     pass of the same probe, alternating, medians of each. Target <= 3.
@@ -23,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_rounds.h"
 #include "core/base/error.h"
 #include "core/runs/directory/run_files.h"
 #include "core/training/interventions/run_interventions.h"
@@ -83,11 +85,6 @@ double steps_per_second(ExperimentConfig c, int64_t steps, bool record, bool att
   return steps / seconds_since(t0);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // Attribution of every head against one forward pass of the probe, alternating, `reps` each.
 void attribution_cost(const ExperimentConfig& config, int reps) {
   ExperimentConfig c = config;
@@ -110,18 +107,11 @@ void attribution_cost(const ExperimentConfig& config, int reps) {
     const double a = seconds_since(t0);
     if (r >= 5) forward.push_back(f), attribution.push_back(a);
   }
-  const double fm = median(forward), am = median(attribution);
+  const double fm = bench::median(forward), am = bench::median(attribution);
   std::printf(
       "attribution (every head, %d layers x %d heads, probe of %zu tokens): %.3f ms, forward "
       "%.3f ms: %.2f forward-pass equivalents (target <= 3)\n",
       c.model.layers, c.model.heads, probes.clean.size(), 1e3 * am, 1e3 * fm, am / fm);
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, cc;
-  in >> a >> b >> cc;
-  return a + " " + b + " " + cc;
 }
 
 }  // namespace
@@ -142,26 +132,28 @@ int main(int argc, char** argv) {
   try {
     torch::set_num_threads(1);
     const ExperimentConfig c = bench_config(task);
-    std::printf("load average before: %s (%u cores)\n", load_average().c_str(),
+    std::printf("load average before: %s (%u cores)\n", bench::load_average().c_str(),
                 std::thread::hardware_concurrency());
     const fs::path dir =
         fs::temp_directory_path() / ("attnlab-bench-recording-" + std::to_string(::getpid()));
-    double off = 0, views = 0, attributed = 0;
-    for (int r = 0; r < rounds; ++r) {  // alternating: off, views, views + attribution
-      off = std::max(off, steps_per_second(c, steps, false, false, dir));
-      views = std::max(views, steps_per_second(c, steps, true, false, dir));
-      attributed = std::max(attributed, steps_per_second(c, steps, true, true, dir));
-      std::printf("round %d: best so far off %.1f, views %.1f, views+attribution %.1f steps/s\n",
-                  r + 1, off, views, attributed);
-    }
+    // Arms: 0 off, 1 views, 2 views + attribution.
+    const auto sps = bench::alternating_rounds(
+        3, rounds, [&](size_t arm) { return steps_per_second(c, steps, arm > 0, arm > 1, dir); },
+        [](int r, const std::vector<std::vector<double>>& f) {
+          std::printf(
+              "round %d: best so far off %.1f, views %.1f, views+attribution %.1f steps/s\n", r + 1,
+              bench::best(f[0]), bench::best(f[1]), bench::best(f[2]));
+        });
     fs::remove_all(dir);
+    const double off = bench::best(sps[0]), views = bench::best(sps[1]),
+                 attributed = bench::best(sps[2]);
     std::printf(
         "recording (%s, d128 2x2 dot, batch 64, eval_every = record_every = 50, %lld steps, best "
         "of %d alternating rounds): views %.3fx, views+attribution %.3fx of off's steps/s "
         "(target >= 0.97x)\n",
         task.c_str(), static_cast<long long>(steps), rounds, views / off, attributed / off);
     attribution_cost(c, 50);
-    std::printf("load average after: %s\n", load_average().c_str());
+    std::printf("load average after: %s\n", bench::load_average().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_recording: %s\n", e.what());
     return 1;

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "bench/bench_child.h"
+#include "bench/bench_rounds.h"
 #include "core/attention/fused_attention.h"
 #include "core/base/interrupt.h"
 #include "core/training/headless/headless.h"
@@ -152,13 +153,6 @@ struct BusyLoad {
   }
 };
 
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
-
 void threads_section(bool quick) {
   const int cores = usable_cores();
   std::printf(
@@ -174,29 +168,22 @@ void threads_section(bool quick) {
   for (const bool loaded : {false, true}) {
     std::printf("-- %s (load average before: %s), %d x %.0f s per figure, median\n",
                 loaded ? "a busy process on every core" : "the machine as it is",
-                load_average().c_str(), rounds, seconds);
+                bench::load_average().c_str(), rounds, seconds);
     std::unique_ptr<BusyLoad> load;
     if (loaded) {
       load = std::make_unique<BusyLoad>(cores);
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
     for (const char* workload : {"copy", "lm64"}) {
-      std::vector<std::vector<double>> sps(counts.size());
-      for (int r = 0; r < rounds; ++r)
-        for (size_t k = 0; k < counts.size(); ++k) {
-          const size_t i = r % 2 == 0 ? k : counts.size() - 1 - k;
-          sps[i].push_back(run_value("--train " + std::string(workload) + " " +
-                                     std::to_string(counts[i]) + " " + std::to_string(seconds)));
-        }
-      auto median_of = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-      };
-      const double adaptive = median_of(sps[0]), one = median_of(sps[1]);
+      const auto sps = bench::alternating_rounds(counts.size(), rounds, [&](size_t i) {
+        return run_value("--train " + std::string(workload) + " " + std::to_string(counts[i]) +
+                         " " + std::to_string(seconds));
+      });
+      const double adaptive = bench::median(sps[0]), one = bench::median(sps[1]);
       double best = 0;
       std::string fixed;
       for (size_t i = 1; i < counts.size(); ++i) {
-        const double v = median_of(sps[i]);
+        const double v = bench::median(sps[i]);
         best = std::max(best, v);
         char b[64];
         std::snprintf(b, sizeof b, "  --threads %d %.1f", counts[i], v);
@@ -358,7 +345,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("bench_targets: load average %s, %d usable cores\n", load_average().c_str(),
+  std::printf("bench_targets: load average %s, %d usable cores\n", bench::load_average().c_str(),
               usable_cores());
   if (skip.find("threads") == std::string::npos) threads_section(quick);
   if (skip.find("pytorch") == std::string::npos) pytorch_section(quick);
