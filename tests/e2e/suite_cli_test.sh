@@ -165,9 +165,11 @@ grep -q "Estimated time here" "$E2E_TMP/err" && grep -q "Pass --yes" "$E2E_TMP/e
 [ "$before_ref" = "$(listing ref_existing)" ] \
   && ok "a refused --tier reference writes nothing" || bad "--tier reference wrote: $(ls -R ref_new ref_existing | head)"
 expect_fail -c 2 -q -- "give one of them" "$bin" suite --tier reference --manifest empty.json --out none5
-# The cpu tier promises eval sets of at least 1,000 sequences outside its quick slice.
+# The cpu tier promises eval sets of at least 1,000 sequences outside its quick slice (one small
+# pair named, so that a binary without the check trains little before the check fails).
 expect_fail -c 2 -q -- "fewer than the manifest's min_eval_sequences 1000" \
-  "$bin" suite --out none6 --set train.eval_batches=2
+  "$bin" suite --out none6 --tasks induction-head --mechanisms dot --seeds 1 --set train.eval_batches=2 \
+  --set train.steps=20 --set train.warmup=2
 [ ! -e none5 ] && [ ! -e none6 ] && ok "refused tiers write nothing" || bad "none5/none6 created"
 
 # The committed leaderboard (2026-11-28) predates the tiers' manifest: --reanalyze of a copy
