@@ -153,6 +153,7 @@ struct ExportArgs {
   // heads: the query rows the head metrics average over: answer, query or all
   // (core/training/interventions/run_interventions.h, probe_rows).
   std::string positions = "all";
+  std::string crop;  // attention: a region of the task's probe (core/data/task_regions.h)
 };
 // A failed `attnlab export` writes no file.
 

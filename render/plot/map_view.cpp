@@ -45,10 +45,10 @@ std::string range_text(const char* what, const CellRange& r) {
 
 }  // namespace
 
-const Heatmap* MapView::first_map(const Figure& figure) {
+const Heatmap* MapView::first_map(const Figure& figure, bool any_heatmap) {
   for (const Panel& p : figure.panels)
     for (const Heatmap& h : p.heatmaps)
-      if (h.layer >= 0 && h.rows > 0 && h.cols > 0) return &h;
+      if ((any_heatmap || h.layer >= 0) && h.rows > 0 && h.cols > 0) return &h;
   return nullptr;
 }
 
@@ -74,6 +74,14 @@ void MapView::set_crop(CellRange rows, CellRange cols) {
   crop_rows_ = clamp_into(rows, {0, rows_});
   crop_cols_ = clamp_into(cols, {0, cols_});
   reset();
+}
+
+int MapView::preset_shown(const std::vector<CropPreset>& presets) const {
+  for (size_t i = 0; i < presets.size(); ++i)
+    if (clamp_into(presets[i].rows, {0, rows_}) == crop_rows_ &&
+        clamp_into(presets[i].cols, {0, cols_}) == crop_cols_)
+      return static_cast<int>(i);
+  return -1;
 }
 
 void MapView::reset() {
@@ -132,7 +140,7 @@ void MapView::cut_panel(Panel& p) const {
 }
 
 Figure MapView::apply(const Figure& figure, bool name_range) const {
-  if (!has_maps(figure) || rows_ <= 0 || cols_ <= 0) return figure;
+  if (!map_of(figure) || rows_ <= 0 || cols_ <= 0) return figure;
   Figure f = figure;
   if (selected_ >= 0 && selected_ < static_cast<int>(f.panels.size())) {
     Panel alone = std::move(f.panels[static_cast<size_t>(selected_)]);

@@ -12,6 +12,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "core/data/task_regions.h"
 #include "core/runs/directory/run_lock.h"
 #include "core/runs/formats/tensorboard_events.h"
 #include "core/runs/records/view_records.h"
@@ -19,6 +20,7 @@
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/saved_run.h"
 #include "render/plot/export/figure_export.h"
+#include "render/plot/map_view.h"
 
 namespace attn {
 namespace {
@@ -403,6 +405,23 @@ std::string heads_csv(const std::vector<HeadMetric>& rows) {
   return csv;
 }
 
+// --crop: the attention maps cut to the task region called `name` of the probe they show, as the
+// window's Crop combo cuts them (fig::MapView; the title names the rows and columns shown).
+fig::Figure cropped(const fig::Figure& figure, const ExportedRun& e, const std::string& name) {
+  const auto regions = task_regions_of_labels(e.run.config, e.snap->probe_tokens);
+  const TaskRegion* r = find_region(regions, name);
+  if (!r)
+    throw Error("--crop " + name + ": not a region of this run's probe (task " +
+                e.run.config.task.name + "); give one of: " + region_names(regions));
+  const fig::Heatmap* map = fig::MapView::first_map(figure);
+  if (!map) throw Error("--crop " + name + ": the figure has no attention maps to crop");
+  fig::MapView view;
+  view.set_size(map->rows, map->cols);
+  view.set_crop({static_cast<int>(r->first), static_cast<int>(r->last) + 1},
+                {static_cast<int>(r->key_first), static_cast<int>(r->key_last) + 1});
+  return view.apply(figure, /*name_range=*/true);
+}
+
 // Builds every job's figure first, so that a bad name fails before any file is written, then
 // writes them (the heads CSV from the rows, not a figure) and prints what was written.
 void write_jobs(const ExportArgs& a, const ExportedRun& e, const ExportJobs& jobs,
@@ -421,6 +440,7 @@ void write_jobs(const ExportArgs& a, const ExportedRun& e, const ExportJobs& job
                                     e.film.empty() ? "--figure attribution" : "--steps " + a.steps)
         : !e.film.empty()
             ? filmstrip(e.run, *e.snap, e.views, job.first, options, e.film, "--steps " + a.steps)
+        : !a.crop.empty() ? cropped(figures::build_figure(job.first, *e.snap, options), e, a.crop)
         : !is_heads(job.first) ? figures::build_figure(job.first, *e.snap, options)
         : job.second.format == fig::ExportFormat::Csv ? fig::Figure{}
                                                       : figures::heads_figure(rows));
@@ -493,6 +513,11 @@ CLI::App* add_command(CLI::App& app, ExportArgs& a) {
   cmd->add_option("--positions", a.positions,
                   "heads: the query rows the head metrics average over: answer (the positions "
                   "the task scores), query (from the first scored one on) or all (default)");
+  cmd->add_option("--crop", a.crop,
+                  "attention: the maps cut to a region of the task's probe, as the window's Crop "
+                  "combo (whole; mqar: context, queries, queries-context; selective_copy: copied, "
+                  "answers, answers-copied; induction_head: trigger, answer, answer-trigger; "
+                  "parity, reverse_string, duplicate_string: input, output, output-input)");
   cmd->add_flag("--tensorboard", a.tensorboard,
                 "Write a TensorBoard event file into the run directory (a run without one): "
                 "metrics.csv's scalars, the head metrics, the config");
@@ -512,6 +537,8 @@ int run_command(const ExportArgs& a) {
       throw Error("--positions " + a.positions + ": give answer, query or all");
     if (a.positions != "all" && a.figure != "heads" && !a.all)
       throw Error("--positions goes with --figure heads (or --all)");
+    if (!a.crop.empty() && (a.figure != "attention" || !a.steps.empty()))
+      throw Error("--crop " + a.crop + " goes with --figure attention (one step, not --steps)");
     if (a.list_steps) return print_steps(a.run, a.json);
     if (a.tensorboard) return write_tensorboard(a);
     if (!a.weights.empty()) return write_weights(a);

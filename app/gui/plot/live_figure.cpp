@@ -21,7 +21,7 @@ std::vector<CapturedFigure>& LiveFigure::captured() {
 bool LiveFigure::draw(const fig::Figure& source, ImVec2 size, ImFont* font, uint64_t cache_key) {
   ImFont* f = font ? font : ImGui::GetFont();
   // Attention maps go through the map view: crop fields above, the cut figure drawn.
-  const fig::Heatmap* map = fig::MapView::first_map(source);
+  const fig::Heatmap* map = map_view_.map_of(source);
   maps_ = map != nullptr;
   if (maps_) {
     map_view_.set_size(map->rows, map->cols);
@@ -94,7 +94,7 @@ std::optional<double> LiveFigure::clicked_x() const {
 }
 
 fig::Figure LiveFigure::on_screen(const fig::Figure& figure) const {
-  return fig::MapView::has_maps(figure) ? map_view_.apply(figure, true) : figure;
+  return map_view_.map_of(figure) ? map_view_.apply(figure, true) : figure;
 }
 
 void mark_timeline(const LiveFigure& plot, UiState& ui) {

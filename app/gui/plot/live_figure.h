@@ -10,7 +10,8 @@
 //    (within radius_px, measured on screen) in the panel under the mouse; series without a name
 //    are skipped when named_only.
 //  - A figure with attention maps (render/plot/map_view.h) is drawn through this view's map
-//    view: a line of crop fields above it (rows and columns, first and last cell), the mouse
+//    view: a line of crop fields above it (a combo of named crops when set_crop_presets() gave
+//    some, rows and columns, first and last cell, a Help button), the mouse
 //    wheel zooms about the cursor, a left drag pans, a double-click shows the whole crop again, a
 //    click shows the clicked map alone at the full size (a click or Esc goes back). hover_cell()
 //    and to_screen() take the caller's figure and panel indices and answer in them (cells of the
@@ -87,6 +88,10 @@ class LiveFigure {
   // has attention maps, else unchanged. The figure to export.
   fig::Figure on_screen(const fig::Figure& figure) const;
   const fig::MapView& map_view() const { return map_view_; }
+  fig::MapView& map_view() { return map_view_; }
+  // Named crops offered by a "Crop" combo at the start of the crop line (a task's regions), with
+  // "custom" shown when the crop is none of them. Empty (the default): no combo.
+  void set_crop_presets(std::vector<fig::CropPreset> presets) { presets_ = std::move(presets); }
   // The timeline's cursor (gui/timeline.h): a vertical line at x = step across every panel of
   // the last draw whose x range holds it (figures over training steps). Not part of the figure.
   void draw_step_cursor(int64_t step) const;
@@ -96,6 +101,7 @@ class LiveFigure {
  private:
   // The map view's crop fields (one line, taken off `size`) and mouse/keyboard handling.
   void map_controls(ImVec2* size);
+  void preset_combo();
   void map_input();
   // The shown panel under the mouse and the mouse there in data coordinates (-1: none).
   int panel_under_mouse(double* x, double* y) const;
@@ -107,6 +113,7 @@ class LiveFigure {
   bool cut_ = false;      // ... and drew shown_ (zoomed, cropped or one head), not the source
   int shown_alone_ = -1;  // the source panel shown_ shows alone, -1: none
   int crop_edit_[4] = {0, 0, 0, 0};  // the crop fields: first and last row, first and last column
+  std::vector<fig::CropPreset> presets_;
   fig::FigureLayout layout_;
   fig::Page page_;
   bool hovered_ = false;

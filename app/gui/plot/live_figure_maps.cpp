@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "app/gui/plot/live_figure.h"
 
@@ -13,11 +14,18 @@ namespace {
 
 constexpr float kWheelZoom = 1.25f;  // zoom factor per wheel notch
 constexpr float kClickSlopPx = 4;    // a press that moved less than this is a click, not a drag
+constexpr const char* kMapHelp =
+    "Rows are queries, columns keys.\n"
+    "Wheel: zoom about the mouse. Drag: pan. Double-click: the whole crop.\n"
+    "Click a map: that map alone; click again or Esc: all.\n"
+    "Crop: a region of the task, or the first and last row and column typed.\n"
+    "Export writes what is shown, crop included.";
 
 }  // namespace
 
-// One line: "rows [first last] cols [first last]" (the crop, typed, applied when the field is
-// left), "Whole map" and a hint; the line's height is taken off *size.
+// One line (two where the tile is narrow): a "Crop" combo of named regions (when set), "rows
+// [first last] cols [first last]" (the crop, typed, applied when the field is left), "Whole
+// map", what is showing and a Help button; the lines' height is taken off *size.
 void LiveFigure::map_controls(ImVec2* size) {
   ImGui::PushID(this);
   const float y0 = ImGui::GetCursorPosY();
@@ -27,7 +35,9 @@ void LiveFigure::map_controls(ImVec2* size) {
   const float field = ImGui::CalcTextSize("0000").x * 2 + ImGui::GetStyle().FramePadding.x * 4 +
                       ImGui::GetStyle().ItemInnerSpacing.x;
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("crop: rows");
+  if (!presets_.empty()) preset_combo();
+  ImGui::TextUnformatted(presets_.empty() ? "crop: rows" : "rows");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kMapHelp);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(field);
   ImGui::InputInt2("##rows", crop_edit_);
@@ -49,17 +59,55 @@ void LiveFigure::map_controls(ImVec2* size) {
     map_view_.select(-1);
   }
   ImGui::EndDisabled();
-  ImGui::SameLine();
   const fig::CellRange &vr = map_view_.visible_rows(), &vc = map_view_.visible_cols();
-  ImGui::TextDisabled("showing %d-%d x %d-%d (?)", vr.begin, vr.end - 1, vc.begin, vc.end - 1);
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(
-        "Rows are queries, columns keys.\nWheel: zoom about the mouse. Drag: pan.\n"
-        "Double-click: the whole crop. Click a map: that map alone; click again or Esc: all.\n"
-        "Export writes what is shown, crop included.");
+  char showing[64];
+  std::snprintf(showing, sizeof showing, "showing %d-%d x %d-%d", vr.begin, vr.end - 1, vc.begin,
+                vc.end - 1);
+  // On this line where it fits with the Help button, else on the next (never clipped).
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x <
+      ImGui::CalcTextSize(showing).x + ImGui::CalcTextSize("Help").x + 4 * ImGui::GetFontSize()) {
+    ImGui::NewLine();
+    ImGui::AlignTextToFramePadding();
+  }
+  ImGui::TextDisabled("%s", showing);
+  const bool hovered_line = ImGui::IsItemHovered();
+  ImGui::SameLine();
+  // A visible button rather than a faint "(?)": the wheel, drag and click are not guessable.
+  if (ImGui::SmallButton("Help")) ImGui::OpenPopup("map help");
+  if (hovered_line || ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kMapHelp);
+  if (ImGui::BeginPopup("map help")) {
+    ImGui::TextUnformatted(kMapHelp);
+    ImGui::EndPopup();
+  }
   const float used = ImGui::GetCursorPosY() - y0;
   size->y = std::max(1.0f, size->y - used);
   ImGui::PopID();
+}
+
+// "Crop [name]": the preset the crop is, or "custom"; choosing one crops to it.
+void LiveFigure::preset_combo() {
+  const int shown = map_view_.preset_shown(presets_);
+  ImGui::TextUnformatted("Crop");
+  ImGui::SameLine();
+  float width = ImGui::CalcTextSize("custom").x;
+  for (const fig::CropPreset& p : presets_)
+    width = std::max(width, ImGui::CalcTextSize(p.name.c_str()).x);
+  ImGui::SetNextItemWidth(width + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2);
+  if (ImGui::BeginCombo("##crop preset", shown >= 0 ? presets_[shown].name.c_str() : "custom")) {
+    for (size_t i = 0; i < presets_.size(); ++i) {
+      const fig::CropPreset& p = presets_[i];
+      if (ImGui::Selectable(p.name.c_str(), static_cast<int>(i) == shown)) map_view_.set_crop(p);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("rows (queries) %d-%d, columns (keys) %d-%d", p.rows.begin,
+                          p.rows.end - 1, p.cols.begin, p.cols.end - 1);
+    }
+    ImGui::Selectable("custom", shown < 0, ImGuiSelectableFlags_Disabled);
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The task's regions: choose one to crop every map to it");
+  ImGui::SameLine();
 }
 
 int LiveFigure::panel_under_mouse(double* x, double* y) const {

@@ -76,6 +76,38 @@ void AttentionModel::observe(const Snapshot& s) {
              {"state", to_string(s.state)}};
 }
 
+const std::vector<fig::CropPreset>& AttentionModel::crop_presets(
+    const Snapshot& snap, const std::function<ExperimentConfig()>& config) {
+  if (snap.probe_tokens != presets_labels_ || snap.generation != presets_generation_) {
+    presets_labels_ = snap.probe_tokens;
+    presets_generation_ = snap.generation;
+    try {
+      presets_ = presets_of(task_regions_of_labels(config(), snap.probe_tokens));
+    } catch (const std::exception&) {  // no task to read the probe with: no named regions
+      presets_.clear();
+    }
+  }
+  return presets_;
+}
+
+std::vector<fig::CropPreset> AttentionModel::presets_of(const std::vector<TaskRegion>& regions) {
+  std::vector<fig::CropPreset> out;
+  for (const TaskRegion& r : regions)
+    out.push_back({r.name,
+                   {static_cast<int>(r.first), static_cast<int>(r.last) + 1},
+                   {static_cast<int>(r.key_first), static_cast<int>(r.key_last) + 1}});
+  return out;
+}
+
+bool AttentionModel::choose_crop(const std::string& name, fig::MapView& view) const {
+  for (const fig::CropPreset& p : presets_)
+    if (p.name == name) {
+      view.set_crop(p);
+      return true;
+    }
+  return false;
+}
+
 std::vector<std::string> AttentionModel::figures(const Snapshot& snap) {
   if (snap.attention_step < 0) return {};
   return {"attention"};

@@ -6,14 +6,18 @@
 // (serial) or a control changed since the last call.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "app/figures/catalog/figures.h"
+#include "core/config/config.h"
+#include "core/data/task_regions.h"
 #include "core/views/intervention_view.h"
 #include "core/views/snapshot.h"
 #include "render/plot/figure.h"
+#include "render/plot/map_view.h"
 
 namespace attn::gui {
 
@@ -51,6 +55,15 @@ class AttentionModel {
   void observe(const Snapshot& snap);
   // probe_text, probe_error, probe_tokens, attention_step, step, state (the probe editor's tests).
   const nlohmann::json& report() const { return report_; }
+  // The Crop combo's presets for `snap`'s probe: the task's regions (core/data/task_regions.h,
+  // "whole" first) as crops of whole cells. Worked out again, with `config` (called then only),
+  // when the probe's labels or the model's generation change.
+  const std::vector<fig::CropPreset>& crop_presets(const Snapshot& snap,
+                                                   const std::function<ExperimentConfig()>& config);
+  // Regions as crops: rows [first, last + 1), columns [key_first, key_last + 1).
+  static std::vector<fig::CropPreset> presets_of(const std::vector<TaskRegion>& regions);
+  // Crops `view` to the preset called `name`; false (the view unchanged) when there is none.
+  bool choose_crop(const std::string& name, fig::MapView& view) const;
   // The exportable figures the panel shows for `snap`.
   static std::vector<std::string> figures(const Snapshot& snap);
 
@@ -59,6 +72,9 @@ class AttentionModel {
   uint64_t built_serial_ = ~uint64_t(0);
   Controls built_{-3, -1};
   nlohmann::json report_;
+  std::vector<fig::CropPreset> presets_;
+  std::vector<std::string> presets_labels_;
+  uint64_t presets_generation_ = ~uint64_t(0);
 };
 
 }  // namespace attn::gui

@@ -43,8 +43,16 @@ void AttentionPanel::toolbar(const Snapshot& snap, bool have) {
   }
 }
 
+const fig::Figure* AttentionPanel::shown_figure(const std::string& name) const {
+  if (name != "attention" || model_.shown().panels.empty()) return nullptr;
+  on_screen_ = plot_.on_screen(model_.shown());
+  return &on_screen_;
+}
+
 void AttentionPanel::draw_maps(FrameContext& frame) {
   const fig::Figure& figure = model_.shown();
+  Trainer& trainer = frame.trainer;
+  plot_.set_crop_presets(model_.crop_presets(frame.snap, [&] { return trainer.config(); }));
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // A least height in font sizes (at UI scale 2 a short tile left maps of about 45 px): below

@@ -4,8 +4,10 @@
 // Contract: the panel is an AttentionModel (attention_model.h: controls, the grid figure, the
 // report) and this ImGui view of it. The grid is figures::attention_figure built with the
 // controls as options and drawn by the screen painter (gui/plot/live_figure.h); Export sends that
-// same figure to the Export dialog. Needs the GL context current; destroy before the window. The
-// probe editor (panels/probe/probe_editor.h) above the maps takes the user's own probe input.
+// same figure to the Export dialog, as does the window's export (shown_figure). The crop line's
+// "Crop" combo offers the task's regions (AttentionModel::crop_presets). Needs the GL context
+// current; destroy before the window. The probe editor (panels/probe/probe_editor.h) above the maps
+// takes the user's own probe input.
 #pragma once
 #include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
@@ -22,6 +24,8 @@ class AttentionPanel : public Panel {
   }
   void update(FrameContext& frame) override { model_.observe(frame.snap); }
   nlohmann::json report() const override { return model_.report(); }
+  // "attention" as on screen, crop, zoom and single head included (the window's export).
+  const fig::Figure* shown_figure(const std::string& name) const override;
 
  private:
   void toolbar(const Snapshot& snap, bool have);
@@ -30,6 +34,7 @@ class AttentionPanel : public Panel {
   AttentionModel model_;
   ProbeEditor probe_;
   LiveFigure plot_;
+  mutable fig::Figure on_screen_;  // shown_figure()'s answer, made when asked
 };
 
 }  // namespace attn::gui

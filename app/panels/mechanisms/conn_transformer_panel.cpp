@@ -27,6 +27,18 @@ float button_width(const char* label) {
 
 }  // namespace
 
+ConnTransformerPanel::ConnTransformerPanel() {
+  // C zooms, pans and crops as the attention maps do (wheel, drag, the crop line).
+  live_[Model::kMatrix].map_view().set_any_heatmap(true);
+}
+
+const fig::Figure* ConnTransformerPanel::shown_figure(const std::string& name) const {
+  const Model::Plot& plot = model_.plot(Model::kMatrix);
+  if (!plot.ok || plot.figure.name != name) return ModelPanel::shown_figure(name);
+  matrix_on_screen_ = live_[Model::kMatrix].on_screen(plot.figure);
+  return &matrix_on_screen_;
+}
+
 bool ConnTransformerPanel::draw_plot(Model::PlotId id, ImFont* font, ImVec2 size,
                                      const char* label) {
   const Model::Plot& plot = model_.plot(id);
@@ -155,7 +167,8 @@ void ConnTransformerPanel::draw_toolbar(const Snapshot& snap) {
     const Model::Plot& plot = model_.plot(b.plot);
     same_line_if_fits(button_width(b.label));
     ImGui::BeginDisabled(!plot.ok);
-    if (ImGui::SmallButton(b.label)) request_figure_export(plot.figure);
+    // What is on screen: C as zoomed or cropped (the other figures are sent unchanged).
+    if (ImGui::SmallButton(b.label)) request_figure_export(live_[b.plot].on_screen(plot.figure));
     ImGui::EndDisabled();
     if (!plot.ok && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
       ImGui::SetTooltip("%s", plot.note.c_str());

@@ -1,7 +1,8 @@
 // Connection Transformer panel (model.architecture "conn", seed 001; docs/design/MECHANISMS.md
 // section 2), the view of ConnTransformerModel (conn_transformer_model.h), from Snapshot::conn:
 //  - C as a heatmap, diverging colormap centred on 0 with its colorbar; hover reads C[i,j]
-//    ("slot i influences slot j"); optional reordering of the slots by total |influence|.
+//    ("slot i influences slot j"); optional reordering of the slots by total |influence|; zoom
+//    (wheel), pan (drag) and crop as the attention maps (render/plot/map_view.h).
 //  - All eigenvalues of I+C in the complex plane (slow cadence) with the unit circle and the
 //    limit circle; hover reads the nearest eigenvalue and its modulus.
 //  - rho(I+C) and ||I+C||_2 over training (the warm-started per-step estimates), with the
@@ -33,6 +34,9 @@ static_assert(kModelShowsFigures<ConnTransformerModel>);
 
 class ConnTransformerPanel : public ModelPanel<ConnTransformerModel> {
  public:
+  ConnTransformerPanel();
+  // conn-matrix as on screen (zoom and crop included); the others as the model built them.
+  const fig::Figure* shown_figure(const std::string& name) const override;
   void draw(FrameContext& frame) override;
   bool wants_auto_open(const Snapshot& snap) const override {
     return snap.model_view("conn") != nullptr;
@@ -48,6 +52,7 @@ class ConnTransformerPanel : public ModelPanel<ConnTransformerModel> {
   void draw_trace(ImFont* font, ImVec2 size);
 
   std::array<LiveFigure, Model::kPlots> live_;
+  mutable fig::Figure matrix_on_screen_;  // shown_figure("conn-matrix"), made when asked
 };
 
 }  // namespace attn::gui

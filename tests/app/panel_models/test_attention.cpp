@@ -149,3 +149,44 @@ TEST_CASE("attention model: the report carries the probe's state") {
   CHECK(AttentionModel::figures(none).empty());
   CHECK(AttentionModel::status(none).empty());
 }
+
+TEST_CASE("attention model: a crop preset crops the map view to the task's region") {
+  // An MQAR probe as the snapshot labels it: 3 pairs, then fillers and two queried keys.
+  ExperimentConfig config;
+  config.task.name = "mqar";
+  config.task.vocab = 16;
+  config.task.length = 3;
+  config.task.context = 12;
+  Snapshot s = attention_snapshot();
+  s.probe_tokens = {"k1", "v1", "k2", "v3", "k5", "v0", ".", ".", "k2", ".", "k1", "."};
+  AttentionModel m;
+  int asked = 0;
+  const auto& presets = m.crop_presets(s, [&] {
+    ++asked;
+    return config;
+  });
+  std::vector<std::string> names;
+  for (const fig::CropPreset& p : presets) names.push_back(p.name);
+  CHECK(names == std::vector<std::string>{"whole", "context", "queries", "queries-context"});
+  m.crop_presets(s, [&] { return ++asked, config; });  // the same probe: not worked out again
+  CHECK(asked == 1);
+  fig::MapView view;
+  view.set_size(12, 12);
+  REQUIRE(m.choose_crop("queries-context", view));
+  CHECK(view.crop_rows() == fig::CellRange{8, 11});  // the queried keys at 8 and 10
+  CHECK(view.crop_cols() == fig::CellRange{0, 6});   // the six context tokens
+  CHECK(view.preset_shown(presets) == 3);
+  REQUIRE(m.choose_crop("context", view));
+  CHECK(view.crop_rows() == fig::CellRange{0, 6});
+  CHECK(view.crop_cols() == fig::CellRange{0, 6});
+  view.set_crop({1, 4}, {0, 6});
+  CHECK(view.preset_shown(presets) == -1);  // custom
+  CHECK_FALSE(m.choose_crop("answers", view));
+  CHECK(view.crop_rows() == fig::CellRange{1, 4});
+  REQUIRE(m.choose_crop("whole", view));
+  CHECK_FALSE(view.zoomed());
+  // Another task's probe: the whole map only.
+  s.probe_tokens = {"a", "b", "c"};
+  config.task.name = "copy";
+  CHECK(m.crop_presets(s, [&] { return config; }).size() == 1);
+}
