@@ -368,3 +368,38 @@ TEST_CASE("dot attention takes the packed kernel on the CPU and computes what th
   CHECK(module->recorded_weights.sizes() == torch::IntArrayRef({2, 3, 11, 11}));
   module->record_weights = false;
 }
+
+TEST_CASE("dot attention: an intervention that only captures takes the packed kernel") {
+  // Attribution patching captures every head's output in the graph and differentiates a metric
+  // with respect to it: on the kernel, the captured [B, H, L, Dh] outputs and their gradients
+  // equal the reference path's, and the output still depends on them.
+  torch::manual_seed(35);
+  AttentionSpec spec;
+  spec.d_model = 24;
+  spec.heads = 3;
+  auto module = make_dot_attention(spec);
+  module->eval();
+  auto x = torch::randn({2, 9, 24});
+  auto run = [&](bool fused) {
+    set_fused_kernels_enabled(fused);
+    reset_fused_path_taken();
+    module->intervention = std::make_shared<HeadIntervention>();
+    module->intervention->capture = true;
+    module->intervention->keep_graph = true;
+    const torch::Tensor y = module->forward(x);
+    const torch::Tensor z = module->intervention->captured;
+    const torch::Tensor g = torch::autograd::grad({(y * y).sum()}, {z})[0];
+    module->intervention.reset();
+    const bool took = fused_path_taken();
+    set_fused_kernels_enabled(true);
+    return std::make_tuple(z.detach(), g, took);
+  };
+  const auto [z_fused, g_fused, took_fused] = run(true);
+  const auto [z_ref, g_ref, took_ref] = run(false);
+  CHECK(took_fused);
+  CHECK_FALSE(took_ref);
+  CHECK(z_fused.sizes() == torch::IntArrayRef({2, 3, 9, 8}));
+  CHECK(max_rel_diff(z_fused, z_ref) < 3e-5);
+  CHECK(max_rel_diff(g_fused, g_ref) < 3e-5);
+  CHECK(g_fused.abs().sum().item<double>() > 0);
+}

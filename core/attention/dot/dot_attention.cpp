@@ -36,14 +36,24 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   // On the CPU the core is one kernel on the packed projection (cpu_kernels.h) when it computes
   // softmax attention itself: no rotation, no logit bias, no weights to record. Dropout's mask
   // is drawn here, from the same stream and of the same shape as softmax_attention draws it.
+  // An intervention that only captures the head outputs (attribution patching, a clean run)
+  // takes it too: the per-head view of the kernel's output is what the reference path captures,
+  // and the projection reads that view, so a gradient with respect to it flows.
   if (fused_kernels_enabled() && cpu::accepts(x) && !position_.rope() && !position_.alibi() &&
-      !record_weights && !intervention) {
+      !record_weights && (!intervention || !intervention->active())) {
     torch::Tensor keep;
     if (shape_.dropout > 0 && is_training())
       keep = run_dropout_scale({B, shape_.heads, L, L}, x.options(), shape_.dropout);
     note_fused_path();
-    return out_->forward(
-        cpu::packed_softmax_attention(qkv_->forward(x), shape_.heads, shape_.causal, keep));
+    torch::Tensor y =
+        cpu::packed_softmax_attention(qkv_->forward(x), shape_.heads, shape_.causal, keep);
+    if (intervention) {
+      const torch::Tensor z =
+          intervene(y.view({B, L, shape_.heads, shape_.head_dim}).transpose(1, 2),
+                    [] { return torch::Tensor(); });  // not active: no head is replaced
+      y = z.transpose(1, 2).reshape({B, L, D});
+    }
+    return out_->forward(y);
   }
   // [B, L, 3, H, Dh] -> three [B, H, L, Dh]
   auto qkv =
