@@ -13,8 +13,28 @@
 #include "core/runs/records/view_records.h"
 #include "core/training/headless/headless.h"
 #include "core/training/session/session.h"
+#include "core/training/trainer.h"
+#include "file_helpers.h"
+#include "helpers.h"
 
 namespace attn::test {
+
+// tiny_config(task) as a Connection Transformer of 6 slots and 2 steps (heads 1: it has none).
+inline attn::ExperimentConfig tiny_conn_config(const std::string& task) {
+  attn::ExperimentConfig c = tiny_config(task);
+  c.model.architecture = "conn";
+  c.model.heads = 1;
+  c.model.conn.slots = 6;
+  c.model.conn.steps = 2;
+  return c;
+}
+
+// The options of a window's Trainer (fast_options) that records its runs under `root`.
+inline attn::TrainerOptions recording_options(const std::string& root) {
+  attn::TrainerOptions o = fast_options();
+  o.runs_root = root;
+  return o;
+}
 
 // Trains `c` as `attnlab train --out dir` does, on one thread (so two runs of one config give
 // the same rows).

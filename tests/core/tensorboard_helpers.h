@@ -7,22 +7,13 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/runs/formats/tensorboard_events.h"
+#include "file_helpers.h"
 
 namespace attn::test {
-
-// The bytes of a file ("" when it cannot be read).
-inline std::string file_bytes(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The files in `dir` named as event files (events.out.tfevents.*), in directory order.
 inline std::vector<std::filesystem::path> event_files(const std::filesystem::path& dir) {

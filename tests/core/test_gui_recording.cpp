@@ -16,6 +16,7 @@
 #include "core/runs/directory/run_lock.h"
 #include "core/training/trainer.h"
 #include "helpers.h"
+#include "recording_helpers.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -24,22 +25,9 @@ using test::wait_until;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-nlohmann::json json_of(const fs::path& p) {
-  return nlohmann::json::parse(slurp(p));
-}
-
-TrainerOptions recording(const std::string& root) {
-  TrainerOptions o = test::fast_options();
-  o.runs_root = root;
-  return o;
-}
+using test::file_bytes;
+using test::json_of;
+using test::recording_options;
 
 bool message_has(const Trainer& t, const std::string& what) {
   return t.latest()->message.find(what) != std::string::npos;
@@ -58,7 +46,7 @@ TEST_CASE("Save with no directory writes into the model's own recorded run") {
   const fs::path root = test::temp_dir("gui-save-own");
   auto c = test::tiny_config();
   c.train.steps = 100000;
-  Trainer t(c, recording(root.string()));
+  Trainer t(c, recording_options(root.string()));
   t.start();
   REQUIRE(wait_until([&] { return t.latest()->step >= 12 && !t.latest()->run_dir.empty(); }));
   const fs::path dir = t.latest()->run_dir;
@@ -80,7 +68,7 @@ TEST_CASE("Save to a directory refuses another run and a locked directory, and t
   const fs::path root = test::temp_dir("gui-save-pick");
   auto c = test::tiny_config();
   c.train.steps = 100000;
-  Trainer t(c, recording((root / "runs").string()));
+  Trainer t(c, recording_options((root / "runs").string()));
   t.start();
   REQUIRE(wait_until([&] { return t.latest()->step >= 12; }));
 
@@ -89,8 +77,8 @@ TEST_CASE("Save to a directory refuses another run and a locked directory, and t
   REQUIRE(wait_until([&] { return message_has(t, "save failed"); }));
   CHECK(message_has(t, (root / "theirs").string()));
   CHECK(message_has(t, "did not write"));
-  CHECK(slurp(root / "theirs" / "checkpoint" / "state.json") == "theirs\n");
-  CHECK(slurp(root / "theirs" / "config.json") == "{\"name\": \"theirs\"}\n");
+  CHECK(file_bytes(root / "theirs" / "checkpoint" / "state.json") == "theirs\n");
+  CHECK(file_bytes(root / "theirs" / "config.json") == "{\"name\": \"theirs\"}\n");
 
   {
     const RunDirLock held((root / "busy").string(), "attnlab train", /*wait=*/false);
@@ -123,7 +111,7 @@ TEST_CASE("a runs root that cannot be written stays visible to the end and close
   { std::ofstream(root / "file") << "x"; }
   auto c = test::tiny_config();
   c.train.steps = 30;
-  Trainer t(c, recording((root / "file" / "runs").string()));
+  Trainer t(c, recording_options((root / "file" / "runs").string()));
   t.start();
   REQUIRE(wait_until([&] { return in_state(t, TrainerState::Finished); }, 120));
   const std::string error = t.latest()->record_error;
@@ -140,7 +128,7 @@ TEST_CASE(
   const fs::path root = test::temp_dir("gui-record-full");
   auto c = test::tiny_config();
   c.train.steps = 100000;
-  Trainer t(c, recording(root.string()));
+  Trainer t(c, recording_options(root.string()));
   t.start();
   REQUIRE(wait_until([&] { return t.latest()->step >= 25 && !t.latest()->run_dir.empty(); }));
   const fs::path dir = t.latest()->run_dir;

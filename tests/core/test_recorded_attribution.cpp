@@ -213,11 +213,7 @@ TEST_CASE("recorded attribution equals the analyses on that step's model") {
 
 TEST_CASE("recorded attribution: a run that cannot give it records without it, and says why") {
   const fs::path root = test::temp_dir("record-attribution-conn");
-  ExperimentConfig c = test::tiny_config("recall");
-  c.model.architecture = "conn";
-  c.model.heads = 1;
-  c.model.conn.slots = 6;
-  c.model.conn.steps = 2;
+  ExperimentConfig c = test::tiny_conn_config("recall");
   c.train.steps = 4;
   c.train.record_every = 2;
   fs::create_directories(root);

@@ -32,12 +32,8 @@ using test::wait_until;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::file_bytes;
+using test::json_of;
 
 void append(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::app);
@@ -47,7 +43,7 @@ void append(const fs::path& p, const std::string& text) {
 // metrics.csv rows without their last column (steps_per_s is a timing).
 std::vector<std::string> rows_without_speed(const fs::path& csv) {
   std::vector<std::string> out;
-  std::istringstream in(slurp(csv));
+  std::istringstream in(file_bytes(csv));
   std::string line;
   while (std::getline(in, line)) out.push_back(line.substr(0, line.rfind(',')));
   return out;
@@ -62,15 +58,7 @@ std::vector<fs::path> subdirs(const fs::path& root) {
   return out;
 }
 
-nlohmann::json json_of(const fs::path& p) {
-  return nlohmann::json::parse(slurp(p));
-}
-
-TrainerOptions recording(const std::string& root) {
-  TrainerOptions o = test::fast_options();
-  o.runs_root = root;
-  return o;
-}
+using test::recording_options;
 
 }  // namespace
 
@@ -80,7 +68,7 @@ TEST_CASE("a run trained in the window is recorded exactly as attnlab train writ
   c.name = "same";
   c.train.steps = 40;
   {
-    Trainer t(c, recording((root / "gui").string()));
+    Trainer t(c, recording_options((root / "gui").string()));
     t.start();
     REQUIRE(wait_until([&] { return in_state(t, TrainerState::Finished); }, 120));
     CHECK(fs::path(t.latest()->run_dir).parent_path() == root / "gui");
@@ -110,7 +98,7 @@ TEST_CASE("pause saves checkpoint and summary; training on removes the summary; 
   auto c = test::tiny_config();
   c.name = "p";
   c.train.steps = 100000;
-  Trainer t(c, recording(root.string()));
+  Trainer t(c, recording_options(root.string()));
   t.start();
   REQUIRE(wait_until([&] { return t.latest()->step >= 12 && !t.latest()->run_dir.empty(); }));
   const fs::path dir = t.latest()->run_dir;
@@ -152,7 +140,7 @@ TEST_CASE("a runs root that cannot be written: training goes on, with a message"
   { std::ofstream(root / "file") << "x"; }
   auto c = test::tiny_config();
   c.train.steps = 100000;
-  Trainer t(c, recording((root / "file" / "runs").string()));
+  Trainer t(c, recording_options((root / "file" / "runs").string()));
   t.start();
   REQUIRE(
       wait_until([&] { return t.latest()->message.find("not recorded") != std::string::npos; }));
@@ -343,12 +331,8 @@ TEST_CASE(
 
 TEST_CASE("views.rec: a conn run records C and the spectrum of I + C of each step") {
   const fs::path root = test::temp_dir("record-conn");
-  ExperimentConfig c = test::tiny_config("recall");
-  c.model.architecture = "conn";
+  ExperimentConfig c = test::tiny_conn_config("recall");
   c.model.d_model = 16;
-  c.model.heads = 1;
-  c.model.conn.slots = 6;
-  c.model.conn.steps = 2;
   c.model.conn.init_std = 0.3;
   c.train.steps = 20;
   c.train.record_every = 10;
