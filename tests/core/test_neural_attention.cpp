@@ -514,3 +514,43 @@ TEST_CASE("neural: down_bias without a down-projection is refused naming the key
                        doctest::Contains("model.attention_options.neural.share_across_heads"),
                        Error);
 }
+
+TEST_CASE(
+    "neural: scorer literal (the paper's [T, T, 2d'] form) equals split in output and "
+    "gradients; dropout and ALiBi refused") {
+  torch::manual_seed(33);
+  const int D = 8, H = 2;  // Dh 4
+  for (const nlohmann::json down : {nlohmann::json(2), nlohmann::json("none")}) {
+    CAPTURE(down.dump());
+    nlohmann::json o = {{"down", down}, {"hidden", 3}, {"activation", "gelu"}};
+    NeuralAttention split(spec(D, H, true, o));
+    o["scorer"] = "literal";
+    NeuralAttention literal(spec(D, H, true, o));
+    split.to(torch::kDouble);
+    literal.to(torch::kDouble);
+    {
+      torch::NoGradGuard no_grad;
+      auto dst = literal.named_parameters();
+      for (const auto& src : split.named_parameters()) dst[src.key()].copy_(src.value());
+    }
+    auto x = torch::randn({2, 6, D}, kDouble);
+    const auto a = split.forward(x), b = literal.forward(x);
+    CHECK(max_abs_diff(a, b) < 1e-12);
+    CHECK(max_abs_diff(b, loop_forward(literal, x, "gelu", true).out) < 1e-12);
+    (a * a).sum().backward();
+    (b * b).sum().backward();
+    for (const auto& p : split.named_parameters())
+      if (p.key() != "score_bias")
+        CHECK(max_abs_diff(p.value().grad(), literal.named_parameters()[p.key()].grad()) < 1e-10);
+  }
+  auto with_dropout = spec(D, H, true, {{"scorer", "literal"}});
+  with_dropout.dropout = 0.1;
+  CHECK_THROWS_WITH_AS(NeuralAttention{with_dropout}, doctest::Contains("scorer \"literal\""),
+                       attn::Error);
+  auto with_alibi = spec(D, H, true, {{"scorer", "literal"}});
+  with_alibi.position = "alibi";
+  CHECK_THROWS_WITH_AS(NeuralAttention{with_alibi}, doctest::Contains("no dropout and no ALiBi"),
+                       attn::Error);
+  CHECK_THROWS_WITH_AS(parse_neural_options({{"scorer", "dense"}}), doctest::Contains("scorer"),
+                       attn::Error);
+}

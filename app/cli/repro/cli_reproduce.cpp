@@ -24,6 +24,7 @@
 #include "app/cli/repro/repro_corrections.h"
 #include "app/cli/repro/repro_plan.h"
 #include "app/cli/repro/repro_provenance.h"
+#include "app/cli/repro/repro_scaling.h"
 #include "app/cli/repro/repro_sections.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -224,6 +225,7 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
 struct ReproSetup {
   ReproPlan plan;
   json bench_spec;
+  json scaling_spec;  // repro_scaling.h; null when the paper has none
 };
 
 ReproSetup load_setup(const ReproduceArgs& a) {
@@ -243,7 +245,9 @@ ReproSetup load_setup(const ReproduceArgs& a) {
   validate_bench_spec(s.bench_spec, names, s.plan.dir + "/repro.json");
   if (s.bench_spec.is_object())
     for (const auto& n : s.bench_spec["arms"]) bench_arms.push_back(n.get<std::string>());
-  validate_claims(s.plan.manifest.value("claims", json()), names, bench_arms);
+  s.scaling_spec = resolve_scaling_spec(s.plan.manifest, a.quick);
+  validate_scaling_spec(s.scaling_spec, names, s.plan.dir + "/repro.json");
+  validate_claims(s.plan.manifest.value("claims", json()), names, bench_arms, s.scaling_spec);
   validate_claim_rules(s.plan.manifest, names);
   check_seed_counts(s.plan, a.out, a.quick, a.seeds > 0);
   return s;
@@ -293,6 +297,13 @@ std::optional<int> train_arms(const ReproduceArgs& a, const ReproSetup& s, Tuned
         const ReproBench b = run_repro_bench(s.plan, s.bench_spec, (out / "bench").string(),
                                              [&](const std::string& l) { progress(l); });
         write_file_atomic(bench_file.string(), bench_json(b).dump(2) + "\n");
+      }
+      // The scaling sweeps likewise: once, kept in scaling.json (delete it to measure again).
+      const fs::path scaling_file = out / "scaling.json";
+      if (s.scaling_spec.is_array() && !fs::exists(scaling_file, ec)) {
+        const ScalingResults sc = run_scaling(s.plan, s.scaling_spec, (out / "scaling").string(),
+                                              [&](const std::string& l) { progress(l); });
+        write_file_atomic(scaling_file.string(), scaling_json(sc).dump(2) + "\n");
       }
     }
   } catch (const Interrupted& i) {
@@ -394,6 +405,10 @@ int write_report(const ReproduceArgs& a, const ReproSetup& s, const TunedOutcome
   std::unique_ptr<ReproBench> bench;
   if (fs::exists(bench_file, ec))
     bench = std::make_unique<ReproBench>(bench_from_json(read_json_file(bench_file.string())));
+  std::unique_ptr<ScalingResults> scaling;
+  if (fs::exists(out / "scaling.json", ec))
+    scaling = std::make_unique<ScalingResults>(
+        scaling_from_json(read_json_file((out / "scaling.json").string())));
   const ReportStamp st = report_stamp(a, wall, outcome);
   ReproReport r;
   r.dir = out.string();
@@ -407,12 +422,17 @@ int write_report(const ReproduceArgs& a, const ReproSetup& s, const TunedOutcome
           "claims about speed and memory use the isolated benchmark below.\n\n";
   // --quick's seeds and models are not the recorded looks' nor meant to learn: no rules.
   const auto claims = evaluate_claims(plan.manifest.value("claims", json()), runs, bench.get(),
-                                      a.quick ? json::object() : plan.manifest);
+                                      a.quick ? json::object() : plan.manifest, scaling.get());
   r.md << kClaimsIntro << claims_markdown(claims) << "\n";
   if (bench)
     r.md << "## Speed and memory (isolated benchmark)\n\n" << bench_markdown(*bench) << "\n";
   else if (s.bench_spec.is_object())
     r.md << "## Speed and memory\n\nThe benchmark has not run yet (benchmark.json is absent).\n\n";
+  if (scaling)
+    r.md << "## Scaling (isolated benchmark sweeps: scaling.json)\n\n"
+         << scaling_markdown(*scaling);
+  else if (s.scaling_spec.is_array())
+    r.md << "## Scaling\n\nThe sweeps have not run yet (scaling.json is absent).\n\n";
   paper_section(r, plan, runs, groups);
   json report = {{"paper", a.paper},
                  {"quick", a.quick},
@@ -428,6 +448,7 @@ int write_report(const ReproduceArgs& a, const ReproSetup& s, const TunedOutcome
                  {"provenance", provenance},
                  {"seeds_override", a.seeds > 0 ? json(a.seeds) : json(nullptr)},
                  {"benchmark", bench ? bench_json(*bench) : json(nullptr)},
+                 {"scaling", scaling ? scaling_json(*scaling) : json(nullptr)},
                  {"groups", group_table_json(groups)},
                  {"figures", r.figures},
                  {"wall_seconds", st.wall},

@@ -28,7 +28,26 @@ int spec_int(const json& spec, const char* key, int fallback, int lo, int hi,
   return v.get<int>();
 }
 
-// Runs `attnlab bench-step` on the arm's config in a fresh process; its one JSON line.
+json round_json(const BenchRound& r) {
+  return {{"mean_seconds", r.mean_seconds},
+          {"best_seconds", r.best_seconds},
+          {"increment_mib", r.increment_mib},
+          {"floor_mib", r.floor_mib},
+          {"fused_path", r.fused_path}};
+}
+
+BenchRound round_from(const json& j) {
+  BenchRound r;
+  r.mean_seconds = j.at("mean_seconds");
+  r.best_seconds = j.at("best_seconds");
+  r.increment_mib = j.at("increment_mib").is_number() ? j["increment_mib"].get<double>() : NAN;
+  r.floor_mib = j.at("floor_mib").is_number() ? j["floor_mib"].get<double>() : NAN;
+  r.fused_path = j.at("fused_path");
+  return r;
+}
+
+}  // namespace
+
 BenchRound bench_once(const std::string& exe, const std::string& config_file, int warmup, int steps,
                       bool unfused) {
   const std::string cmd = shell_word(exe) + " bench-step --config " + shell_word(config_file) +
@@ -50,26 +69,6 @@ BenchRound bench_once(const std::string& exe, const std::string& config_file, in
   r.fused_path = j.at("fused_path");
   return r;
 }
-
-json round_json(const BenchRound& r) {
-  return {{"mean_seconds", r.mean_seconds},
-          {"best_seconds", r.best_seconds},
-          {"increment_mib", r.increment_mib},
-          {"floor_mib", r.floor_mib},
-          {"fused_path", r.fused_path}};
-}
-
-BenchRound round_from(const json& j) {
-  BenchRound r;
-  r.mean_seconds = j.at("mean_seconds");
-  r.best_seconds = j.at("best_seconds");
-  r.increment_mib = j.at("increment_mib").is_number() ? j["increment_mib"].get<double>() : NAN;
-  r.floor_mib = j.at("floor_mib").is_number() ? j["floor_mib"].get<double>() : NAN;
-  r.fused_path = j.at("fused_path");
-  return r;
-}
-
-}  // namespace
 
 std::string shell_word(const std::string& arg) {
   if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

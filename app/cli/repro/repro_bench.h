@@ -45,6 +45,10 @@ void validate_bench_spec(const nlohmann::json& spec, const std::vector<std::stri
 ReproBench run_repro_bench(const ReproPlan& plan, const nlohmann::json& spec,
                            const std::string& work_dir,
                            const std::function<void(const std::string&)>& log);
+// One `attnlab bench-step --config config_file` in a fresh process (--unfused when asked): its
+// one JSON line (throws attn::Error when it fails).
+BenchRound bench_once(const std::string& exe, const std::string& config_file, int warmup, int steps,
+                      bool unfused);
 nlohmann::json bench_json(const ReproBench& b);
 ReproBench bench_from_json(const nlohmann::json& j);
 

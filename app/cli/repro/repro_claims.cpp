@@ -157,13 +157,50 @@ std::string away_from_paper(const json& c, const ReproRuns& runs) {
 
 }  // namespace
 
+namespace {
+
+// A claim on a scaling sweep (repro_scaling.h): the sweep exists, the arms are its arms, the kind
+// fits the metric and "at" names one of its values.
+void validate_sweep_claim(const json& c, const json& scaling, const std::string& where) {
+  const std::string metric = c.at("metric"), kind = c.at("kind");
+  const std::string name =
+      c.contains("sweep") && c["sweep"].is_string() ? c["sweep"].get<std::string>() : "";
+  const json* sweep = nullptr;
+  if (scaling.is_array())
+    for (const auto& e : scaling)
+      if (e.value("name", "") == name) sweep = &e;
+  if (!sweep)
+    throw Error(where + ".sweep must name one of repro.json's \"scaling\" sweeps, got " +
+                (c.contains("sweep") ? c["sweep"].dump() : std::string("nothing")));
+  std::vector<std::string> names;
+  for (const auto& a : (*sweep)["arms"]) names.push_back(a["name"]);
+  for (const char* key : {"arm", "than"})
+    if (c.contains(key) && !one_of(c[key].get<std::string>(), names))
+      throw Error(where + "." + key + " \"" + c[key].get<std::string>() +
+                  "\" is not an arm of sweep " + name + " (" + join_names(names) + ")");
+  const bool slope = metric.find("slope") != std::string::npos;
+  if (slope != (kind == "at_most"))
+    throw Error(where + ": a slope claim has kind at_most, a per-point claim a ratio kind (" +
+                metric + ", " + kind + ")");
+  if (slope) return;
+  const json& values = (*sweep)["values"];
+  for (const char* key : {"at", "than_at"})
+    if ((c.contains(key) || std::string(key) == "at") &&
+        std::find(values.begin(), values.end(), c.value(key, json())) == values.end())
+      throw Error(where + "." + key + " must be one of sweep " + name + "'s values " +
+                  values.dump());
+}
+
+}  // namespace
+
 void validate_claims(const json& claims, const std::vector<std::string>& arms,
-                     const std::vector<std::string>& bench_arms) {
+                     const std::vector<std::string>& bench_arms, const json& scaling) {
   if (claims.is_null()) return;
   if (!claims.is_array()) throw Error("repro.json claims must be an array");
   std::vector<std::string> metrics = kRunMetrics;
   metrics.insert(metrics.end(), kCountMetrics.begin(), kCountMetrics.end());
   metrics.insert(metrics.end(), kBenchMetrics.begin(), kBenchMetrics.end());
+  metrics.insert(metrics.end(), sweep_metrics().begin(), sweep_metrics().end());
   for (size_t i = 0; i < claims.size(); ++i) {
     const json& c = claims[i];
     const std::string where = "repro.json claims[" + std::to_string(i) + "]";
@@ -180,6 +217,11 @@ void validate_claims(const json& claims, const std::vector<std::string>& arms,
                                             : ""));
     std::vector<std::string> named = {c.at("arm")};
     if (kind != "at_most") named.push_back(string_key(c, "than", i));
+    if (one_of(metric, sweep_metrics())) {
+      validate_sweep_claim(c, scaling, where);
+      if (kind == "at_most") number_key(c, "value", i);
+      continue;
+    }
     for (const auto& a : named) {
       if (!one_of(a, arms))
         throw Error(where + " names the arm \"" + a +
@@ -236,9 +278,23 @@ bool bench_sides(const json& c, const ReproBench* bench, ClaimResult& r, ClaimSi
 
 // The values of both sides: from the benchmark, the parameter count at the paper's size, or the
 // runs. False (with r.ours saying why) when a side has none yet.
-bool claim_sides(const json& c, const ReproRuns& runs, const ReproBench* bench, ClaimResult& r,
-                 ClaimSides& s) {
-  if (one_of(r.metric, kBenchMetrics)) {
+bool claim_sides(const json& c, const ReproRuns& runs, const ReproBench* bench,
+                 const ScalingResults* scaling, ClaimResult& r, ClaimSides& s) {
+  if (one_of(r.metric, sweep_metrics())) {
+    const ScalingSweep* w = scaling ? scaling->find(c.value("sweep", "")) : nullptr;
+    if (!w) {
+      r.ours = "the scaling benchmark has not run";
+      return false;
+    }
+    const json at = c.value("at", json()), than_at = c.value("than_at", at);
+    s.a = sweep_values(*w, r.arm, r.metric, at);
+    if (!r.than.empty()) s.b = sweep_values(*w, r.than, r.metric, than_at);
+    r.source = "scaling sweep " + w->name + " (" + w->key +
+               (r.metric.find("slope") != std::string::npos
+                    ? " " + w->values.dump() + ", log-log slope per round"
+                    : " " + at.dump() + (than_at != at ? " vs " + than_at.dump() : "")) +
+               ")";
+  } else if (one_of(r.metric, kBenchMetrics)) {
     if (!bench_sides(c, bench, r, s)) {
       r.ours = "the benchmark has not run";
       return false;
@@ -329,7 +385,8 @@ void judge_measured(const json& c, const ClaimSides& s, ClaimResult& r) {
   const MeanInterval xa = mean_interval(values_of(s.a));
   if (r.kind == "at_most") {
     r.ours = r.arm + " " + r.metric + " " + fixed_number(xa.mean, p) + " ± " +
-             fixed_number(xa.sd, p) + " (" + std::to_string(xa.n) + " seeds; bound " +
+             fixed_number(xa.sd, p) + " (" + std::to_string(xa.n) +
+             (r.source.rfind("scaling", 0) == 0 ? " rounds" : " seeds") + "; bound " +
              fixed_number(value, 3) + ")" + div;
     return;
   }
@@ -348,7 +405,8 @@ void judge_measured(const json& c, const ClaimSides& s, ClaimResult& r) {
              fixed_number(c.at("tolerance").get<double>(), p) + ")" + div;
 }
 
-ClaimResult evaluate_claim(const json& c, const ReproRuns& runs, const ReproBench* bench) {
+ClaimResult evaluate_claim(const json& c, const ReproRuns& runs, const ReproBench* bench,
+                           const ScalingResults* scaling) {
   ClaimResult r;
   r.claim = c.at("claim");
   r.paper = c.at("paper");
@@ -360,7 +418,7 @@ ClaimResult evaluate_claim(const json& c, const ReproRuns& runs, const ReproBenc
   r.verdict = "not checked";
   r.away = away_from_paper(c, runs);
   ClaimSides s;
-  if (!claim_sides(c, runs, bench, r, s)) return r;
+  if (!claim_sides(c, runs, bench, scaling, r, s)) return r;
   r.a_values = s.a;
   r.b_values = s.b;
   if (one_of(r.metric, kCountMetrics))
@@ -373,15 +431,21 @@ ClaimResult evaluate_claim(const json& c, const ReproRuns& runs, const ReproBenc
 }  // namespace
 
 std::vector<ClaimResult> evaluate_claims(const json& claims, const ReproRuns& runs,
-                                         const ReproBench* bench, const json& rules) {
+                                         const ReproBench* bench, const json& rules,
+                                         const ScalingResults* scaling) {
   std::vector<ClaimResult> out;
   if (!claims.is_array()) return out;
-  for (const json& c : claims) out.push_back(evaluate_claim(c, runs, bench));
+  for (const json& c : claims) out.push_back(evaluate_claim(c, runs, bench, scaling));
   correct_claims(out, claims, runs, rules);
   return out;
 }
 
 namespace {
+
+// Benchmark and sweep claims pair by round, not by seed.
+bool by_rounds(const ClaimResult& r) {
+  return r.source.rfind("benchmark", 0) == 0 || r.source.rfind("scaling", 0) == 0;
+}
 
 std::string p_text(double p) {
   if (!std::isfinite(p)) return "-";
@@ -398,9 +462,9 @@ std::string interval_text(const ClaimResult& r) {
   const int q = r.kind.rfind("ratio", 0) == 0 ? 3 : precision_of(r.metric);
   std::string text = "[" + fixed_number(v.lo, q) + ", " + fixed_number(v.hi, q) + "], " +
                      std::to_string(v.n) +
-                     (r.source.rfind("benchmark", 0) == 0 ? " rounds"
-                      : v.paired                          ? " pairs"
-                                                          : " seeds");
+                     (by_rounds(r) ? " rounds"
+                      : v.paired   ? " pairs"
+                                   : " seeds");
   if (r.looks.size() > 1 && std::isfinite(r.lo_looks))
     text += "; over " + std::to_string(r.looks.size()) + " looks [" + fixed_number(r.lo_looks, q) +
             ", " + fixed_number(r.hi_looks, q) + "]";
@@ -412,7 +476,7 @@ std::string verdict_text(const ClaimResult& r) {
   if (!r.testable)
     return verdict + " (" + r.why + ")" +
            (r.away.empty() ? "" : "; not tested at the paper's setting (" + r.away + ")");
-  const std::string unit = r.source.rfind("benchmark", 0) == 0 ? " rounds" : " seeds";
+  const std::string unit = by_rounds(r) ? " rounds" : " seeds";
   const int to_resolve = r.judged.seeds_to_resolve;
   if (r.verdict == "not resolved" && to_resolve > 100)
     verdict += " (more than 100" + unit + " would be needed at this spread: the difference is " +

@@ -17,6 +17,11 @@
 //                              formula: repro_plan.h)
 //              benchmarked:    steps_per_second | memory_increment_mib (repro_bench.h, one
 //                              value per round; never the training runs' own figures)
+//              swept:          sweep_seconds_per_step | sweep_memory_mib (at "at") and
+//                              sweep_time_slope | sweep_memory_slope (log-log, per round) from
+//                              repro.json's "scaling" sweep named "sweep" (repro_scaling.h);
+//                              "arm" and "than" then name the sweep's arms; "than_at" (default
+//                              "at") compares an arm at two values of the swept key
 //   "arm", "than"  arm names of repro.json
 //   "paper_at" optional: {arm: {config key: the paper's value}} for the claim's arms, e.g.
 //              {"fortunes-neural": {"task.context": 1024}}. Where an arm's resolved config
@@ -50,6 +55,7 @@
 
 #include "app/cli/repro/repro_bench.h"
 #include "app/cli/repro/repro_plan.h"
+#include "app/cli/repro/repro_scaling.h"
 #include "core/analysis/verdict.h"
 
 namespace attn {
@@ -95,13 +101,17 @@ Verdict judge_claim_values(const nlohmann::json& c, const KeyedValues& a, const 
 
 // Checks the manifest's claims against the arm names before anything trains (throws attn::Error
 // naming the claim's index and key). bench_arms: the arms the benchmark measures.
+// scaling: the resolved "scaling" spec (repro_scaling.h; null when none).
 void validate_claims(const nlohmann::json& claims, const std::vector<std::string>& arms,
-                     const std::vector<std::string>& bench_arms);
+                     const std::vector<std::string>& bench_arms,
+                     const nlohmann::json& scaling = nlohmann::json());
 
 // The claims' verdicts, corrected: `rules` is repro.json itself (its "looks" and "learned", or
 // an object without them, as --quick passes: repro_corrections.h).
+// scaling: the sweeps' results (null until scaling.json exists: their claims "not checked").
 std::vector<ClaimResult> evaluate_claims(const nlohmann::json& claims, const ReproRuns& runs,
-                                         const ReproBench* bench, const nlohmann::json& rules);
+                                         const ReproBench* bench, const nlohmann::json& rules,
+                                         const ScalingResults* scaling = nullptr);
 
 // "| claim | the paper | ours | 95% interval | p | looks | same setting? | verdict |", one row per
 // claim.

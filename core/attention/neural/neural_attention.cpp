@@ -235,6 +235,11 @@ NeuralAttention::NeuralAttention(const AttentionSpec& spec)
                 ": a projection to d' > Dh is no down-projection and can express nothing that "
                 "\"none\" cannot (use d' <= " +
                 std::to_string(shape_.head_dim) + " or \"none\")");
+  if (options_.scorer == "literal" && (shape_.dropout > 0 || spec.position == "alibi"))
+    throw Error(kKeyPrefix +
+                "scorer \"literal\" (the paper's form, for benchmarks) takes no dropout and no "
+                "ALiBi: set model.dropout to 0 and model.position to learned or none, or use "
+                "scorer \"split\"");
   qkv_ = register_module("qkv", torch::nn::Linear(spec.d_model, 3 * spec.d_model));
   out_ = register_module("out", torch::nn::Linear(spec.d_model, spec.d_model));
   // One copy per head, or one for all (share_across_heads), expanded to H in forward.
@@ -323,11 +328,15 @@ torch::Tensor NeuralAttention::forward(const torch::Tensor& x) {
   // memory is dot's, so it needs no chunk) takes dropout and ALiBi after its scores.
   const bool fused = p.is_cuda() ? !keep.defined() && !slopes.defined()
                                  : neural_cpu_kernel_applies(p, options_.activation);
+  const bool literal = options_.scorer == "literal";  // no dropout, no ALiBi (constructor)
   auto y =
-      fused ? neural_attention(p, r, w, b, v, options_.activation, scale, shape_.causal,
-                               weights_out, keep, slopes)
-            : neural_attention_reference(p, r, w, b, v, options_.activation, scale, shape_.causal,
-                                         options_.chunk, weights_out, keep, slopes);
+      literal ? neural_attention_literal(q, k, per_head(hidden_query_), per_head(hidden_key_),
+                                         per_head(hidden_bias_), w, b, v, options_.activation,
+                                         scale, shape_.causal, weights_out)
+      : fused ? neural_attention(p, r, w, b, v, options_.activation, scale, shape_.causal,
+                                 weights_out, keep, slopes)
+              : neural_attention_reference(p, r, w, b, v, options_.activation, scale, shape_.causal,
+                                           options_.chunk, weights_out, keep, slopes);
   if (record_weights) recorded_weights = weights.detach();
   y = intervene(y, [&] { return uniform_attention(v, shape_.causal); });
   return out_->forward(y.transpose(1, 2).reshape({B, L, D}));

@@ -44,6 +44,7 @@ void read_neural_fields(JsonReader& r, NeuralOptions& o) {
   // module never decides it.
   r.string("placement", o.placement, {"first-layer", "all-layers"});
   r.integer("chunk", o.chunk, 1, 1 << 20);
+  r.string("scorer", o.scorer, {"split", "literal"});
   r.boolean("share_across_heads", o.share_across_heads);
   r.boolean("down_bias", o.down_bias);
   if (o.down_bias && o.down == 0)
@@ -105,6 +106,7 @@ const MechanismDescriptor& neural_mechanism() {
        "+ b_h) + b_a from a one-hidden-layer MLP per head",
        "down (2 | none, d' of the q/k down-projection), hidden (64), activation (relu | gelu | "
        "tanh), placement (first-layer | all-layers), chunk (8, query rows per block on CPU), "
+       "scorer (split | literal: the paper's [T, T, 2d'] form, for benchmarks), "
        "share_across_heads (false: one scorer per head), down_bias (false)",
        &validate_by_parsing<parse_neural_options>,
        &count_parsed<parse_neural_options, neural_parameter_count>,
@@ -113,11 +115,14 @@ const MechanismDescriptor& neural_mechanism() {
        "does not make it depend on i - j only",
        /*resolve=*/nullptr, kFirstLayer, /*input_length_option=*/nullptr,
        // Its scorer works on one [B, H, chunk, T, hidden] block at a time, recomputed in backward.
-       [](const nlohmann::json& options, double, double H, double T, double) {
+       [](const nlohmann::json& options, double, double H, double T, double Dh) {
          const NeuralOptions o = parse_neural_options(options);
          AttentionMemory m;
          m.scores = H * T * T;
          m.extra = H * std::min<double>(o.chunk, T) * T * o.hidden;
+         // literal keeps C [T, T, 2d'] and the hidden layer before and after its activation.
+         if (o.scorer == "literal")
+           m.extra = H * T * T * (2.0 * (o.down > 0 ? o.down : Dh) + 2.0 * o.hidden);
          return m;
        }});
   return d;

@@ -26,6 +26,12 @@ struct NeuralOptions {
   // against 8.9x and 2.05x with 32 (docs/design/TARGETS.md asks for at most 6x and 1.5x):
   // smaller blocks keep the [rows, n, h] activations in cache.
   int chunk = 8;
+  // "split" (attnlab's: W_h [q'; k'] = U q' + V k', scored in blocks of `chunk` rows, never the
+  // [B, H, T, T, *] tensors) or "literal": the paper's eqs. 7-10 as plain autograd, building
+  // C = [q'_i ; k'_j] [B, H, T, T, 2d'] and the [B, H, T, T, h] hidden layer and keeping them
+  // for backward, as the paper's Table 6 measured (issue 49: its memory against d'). For
+  // benchmarks: it takes no dropout and no ALiBi (refused), and no fused kernel.
+  std::string scorer = "split";
   // One down-projection and one scorer for all heads (the authors' code: the parameter deltas
   // of the paper's Table 1 imply it, e.g. +3K at d' = 16 where per-head scorers would add 22K)
   // instead of one per head (attnlab's default: every other per-head quantity is per head, and
