@@ -207,3 +207,27 @@ TEST_CASE("map view: figures without attention maps are left alone") {
   v.zoom_at(2, 4, 4);
   CHECK(v.apply(f).panels[0].heatmaps[0].rows == 8);
 }
+
+TEST_CASE("map view: with any_heatmap a plain matrix (conn's C) zooms and crops like the maps") {
+  Figure f = maps_figure(8, 1);
+  f.panels[0].heatmaps[0].layer = -1;  // a matrix, not an attention map
+  MapView v;
+  v.set_any_heatmap(true);
+  REQUIRE(v.map_of(f) == &f.panels[0].heatmaps[0]);
+  v.set_size(8, 8);
+  v.set_crop({2, 5}, {1, 3});
+  const Figure shown = v.apply(f, true);
+  CHECK(shown.panels[0].heatmaps[0].rows == 3);
+  CHECK(shown.panels[0].heatmaps[0].cols == 2);
+  CHECK(shown.panels[0].heatmaps[0].first_row == 2);
+  CHECK(shown.panels[0].heatmaps[0].first_col == 1);
+  // Named crops: the preset the crop is, clamped as set_crop clamps; none once it is typed.
+  const std::vector<CropPreset> presets = {
+      {"whole", {0, 8}, {0, 8}}, {"late", {2, 5}, {1, 3}}, {"past the end", {6, 99}, {6, 99}}};
+  CHECK(v.preset_shown(presets) == 1);
+  v.set_crop(presets[2]);
+  CHECK(v.crop_rows() == CellRange{6, 8});
+  CHECK(v.preset_shown(presets) == 2);
+  v.set_crop({0, 3}, {0, 8});
+  CHECK(v.preset_shown(presets) == -1);
+}
