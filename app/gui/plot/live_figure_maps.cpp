@@ -15,7 +15,7 @@ namespace {
 constexpr float kWheelZoom = 1.25f;  // zoom factor per wheel notch
 constexpr float kClickSlopPx = 4;    // a press that moved less than this is a click, not a drag
 constexpr const char* kMapHelp =
-    "Rows are queries, columns keys.\n"
+    "Rows are queries, columns keys (C: the slot that sends, the slot that receives).\n"
     "Wheel: zoom about the mouse. Drag: pan. Double-click: the whole crop.\n"
     "Click a map: that map alone; click again or Esc: all.\n"
     "Crop: a region of the task, or the first and last row and column typed.\n"
