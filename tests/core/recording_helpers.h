@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ inline attn::TrainerOptions recording_options(const std::string& root) {
   attn::TrainerOptions o = fast_options();
   o.runs_root = root;
   return o;
+}
+
+// A runs root that cannot be created: it lies under root/file, which this makes a plain file.
+inline std::string blocked_runs_root(const std::filesystem::path& root) {
+  { std::ofstream(root / "file") << "x"; }
+  return (root / "file" / "runs").string();
 }
 
 // Trains `c` as `attnlab train --out dir` does, on one thread (so two runs of one config give

@@ -25,10 +25,6 @@ using test::wait_until;
 
 namespace {
 
-using test::file_bytes;
-using test::json_of;
-using test::recording_options;
-
 bool message_has(const Trainer& t, const std::string& what) {
   return t.latest()->message.find(what) != std::string::npos;
 }
@@ -46,7 +42,7 @@ TEST_CASE("Save with no directory writes into the model's own recorded run") {
   const fs::path root = test::temp_dir("gui-save-own");
   auto c = test::tiny_config();
   c.train.steps = 100000;
-  Trainer t(c, recording_options(root.string()));
+  Trainer t(c, test::recording_options(root.string()));
   t.start();
   REQUIRE(wait_until([&] { return t.latest()->step >= 12 && !t.latest()->run_dir.empty(); }));
   const fs::path dir = t.latest()->run_dir;
@@ -54,13 +50,13 @@ TEST_CASE("Save with no directory writes into the model's own recorded run") {
   REQUIRE(wait_until([&] { return message_has(t, "saved checkpoint to"); }));
   CHECK(message_has(t, dir.string()));
   REQUIRE(fs::exists(dir / "checkpoint" / "state.json"));
-  CHECK(json_of(dir / "checkpoint" / "state.json")["config"]["name"] == c.name);
+  CHECK(test::json_of(dir / "checkpoint" / "state.json")["config"]["name"] == c.name);
   // Training on removes the summary the save wrote (never an old summary beside a newer model).
-  const int64_t saved_at = json_of(dir / "checkpoint" / "state.json")["step"];
+  const int64_t saved_at = test::json_of(dir / "checkpoint" / "state.json")["step"];
   REQUIRE(wait_until([&] { return t.latest()->step > saved_at + 2; }));
   CHECK_FALSE(fs::exists(dir / "summary.json"));
   t.close();
-  CHECK(json_of(dir / "summary.json")["interrupted_by"] == "window closed");
+  CHECK(test::json_of(dir / "summary.json")["interrupted_by"] == "window closed");
   fs::remove_all(root);
 }
 
@@ -68,7 +64,7 @@ TEST_CASE("Save to a directory refuses another run and a locked directory, and t
   const fs::path root = test::temp_dir("gui-save-pick");
   auto c = test::tiny_config();
   c.train.steps = 100000;
-  Trainer t(c, recording_options((root / "runs").string()));
+  Trainer t(c, test::recording_options((root / "runs").string()));
   t.start();
   REQUIRE(wait_until([&] { return t.latest()->step >= 12; }));
 
@@ -77,8 +73,8 @@ TEST_CASE("Save to a directory refuses another run and a locked directory, and t
   REQUIRE(wait_until([&] { return message_has(t, "save failed"); }));
   CHECK(message_has(t, (root / "theirs").string()));
   CHECK(message_has(t, "did not write"));
-  CHECK(file_bytes(root / "theirs" / "checkpoint" / "state.json") == "theirs\n");
-  CHECK(file_bytes(root / "theirs" / "config.json") == "{\"name\": \"theirs\"}\n");
+  CHECK(test::file_bytes(root / "theirs" / "checkpoint" / "state.json") == "theirs\n");
+  CHECK(test::file_bytes(root / "theirs" / "config.json") == "{\"name\": \"theirs\"}\n");
 
   {
     const RunDirLock held((root / "busy").string(), "attnlab train", /*wait=*/false);
@@ -108,10 +104,9 @@ TEST_CASE("Save to a directory refuses another run and a locked directory, and t
 
 TEST_CASE("a runs root that cannot be written stays visible to the end and close() names it") {
   const fs::path root = test::temp_dir("gui-record-bad");
-  { std::ofstream(root / "file") << "x"; }
   auto c = test::tiny_config();
   c.train.steps = 30;
-  Trainer t(c, recording_options((root / "file" / "runs").string()));
+  Trainer t(c, test::recording_options(test::blocked_runs_root(root)));
   t.start();
   REQUIRE(wait_until([&] { return in_state(t, TrainerState::Finished); }, 120));
   const std::string error = t.latest()->record_error;
@@ -128,7 +123,7 @@ TEST_CASE(
   const fs::path root = test::temp_dir("gui-record-full");
   auto c = test::tiny_config();
   c.train.steps = 100000;
-  Trainer t(c, recording_options(root.string()));
+  Trainer t(c, test::recording_options(root.string()));
   t.start();
   REQUIRE(wait_until([&] { return t.latest()->step >= 25 && !t.latest()->run_dir.empty(); }));
   const fs::path dir = t.latest()->run_dir;

@@ -32,9 +32,6 @@ using test::wait_until;
 
 namespace {
 
-using test::file_bytes;
-using test::json_of;
-
 void append(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::app);
   out << text;
@@ -43,7 +40,7 @@ void append(const fs::path& p, const std::string& text) {
 // metrics.csv rows without their last column (steps_per_s is a timing).
 std::vector<std::string> rows_without_speed(const fs::path& csv) {
   std::vector<std::string> out;
-  std::istringstream in(file_bytes(csv));
+  std::istringstream in(test::file_bytes(csv));
   std::string line;
   while (std::getline(in, line)) out.push_back(line.substr(0, line.rfind(',')));
   return out;
@@ -58,8 +55,6 @@ std::vector<fs::path> subdirs(const fs::path& root) {
   return out;
 }
 
-using test::recording_options;
-
 }  // namespace
 
 TEST_CASE("a run trained in the window is recorded exactly as attnlab train writes it") {
@@ -68,7 +63,7 @@ TEST_CASE("a run trained in the window is recorded exactly as attnlab train writ
   c.name = "same";
   c.train.steps = 40;
   {
-    Trainer t(c, recording_options((root / "gui").string()));
+    Trainer t(c, test::recording_options((root / "gui").string()));
     t.start();
     REQUIRE(wait_until([&] { return in_state(t, TrainerState::Finished); }, 120));
     CHECK(fs::path(t.latest()->run_dir).parent_path() == root / "gui");
@@ -81,14 +76,15 @@ TEST_CASE("a run trained in the window is recorded exactly as attnlab train writ
   const auto gui_rows = rows_without_speed(dirs[0] / "metrics.csv");
   CHECK(gui_rows.size() == 5);  // header + steps 10, 20, 30, 40
   CHECK(gui_rows == rows_without_speed(root / "cli" / "metrics.csv"));
-  const auto a = json_of(dirs[0] / "summary.json"), b = json_of(root / "cli" / "summary.json");
+  const auto a = test::json_of(dirs[0] / "summary.json"),
+             b = test::json_of(root / "cli" / "summary.json");
   for (const char* key : {"steps", "eval_loss", "eval_accuracy", "final_train_loss", "parameters",
                           "config_hash", "mechanism", "task"})
     CHECK_MESSAGE(a[key] == b[key], key);
   CHECK(!a.contains("interrupted"));
   CHECK(a["source"] == "gui");
-  CHECK(json_of(dirs[0] / "checkpoint" / "state.json")["step"] == 40);
-  CHECK(json_of(dirs[0] / "config.json") == json_of(root / "cli" / "config.json"));
+  CHECK(test::json_of(dirs[0] / "checkpoint" / "state.json")["step"] == 40);
+  CHECK(test::json_of(dirs[0] / "config.json") == test::json_of(root / "cli" / "config.json"));
   CHECK(run_lock_holder(dirs[0].string()).empty());  // released when the trainer went
   fs::remove_all(root);
 }
@@ -98,7 +94,7 @@ TEST_CASE("pause saves checkpoint and summary; training on removes the summary; 
   auto c = test::tiny_config();
   c.name = "p";
   c.train.steps = 100000;
-  Trainer t(c, recording_options(root.string()));
+  Trainer t(c, test::recording_options(root.string()));
   t.start();
   REQUIRE(wait_until([&] { return t.latest()->step >= 12 && !t.latest()->run_dir.empty(); }));
   const fs::path dir = t.latest()->run_dir;
@@ -107,10 +103,10 @@ TEST_CASE("pause saves checkpoint and summary; training on removes the summary; 
   t.pause();
   REQUIRE(wait_until([&] { return in_state(t, TrainerState::Paused); }));
   REQUIRE(fs::exists(dir / "summary.json"));
-  auto s = json_of(dir / "summary.json");
+  auto s = test::json_of(dir / "summary.json");
   CHECK(s["interrupted_by"] == "paused in the window");
   CHECK(s["steps"] == t.latest()->step);
-  CHECK(json_of(dir / "checkpoint" / "state.json")["step"] == t.latest()->step);
+  CHECK(test::json_of(dir / "checkpoint" / "state.json")["step"] == t.latest()->step);
   const int64_t paused_at = t.latest()->step;
 
   t.start();
@@ -119,9 +115,9 @@ TEST_CASE("pause saves checkpoint and summary; training on removes the summary; 
 
   t.reset();
   REQUIRE(wait_until([&] { return in_state(t, TrainerState::Idle) && t.latest()->step == 0; }));
-  s = json_of(dir / "summary.json");
+  s = test::json_of(dir / "summary.json");
   CHECK(s["interrupted_by"] == "reset in the window");
-  CHECK(s["steps"] == json_of(dir / "checkpoint" / "state.json")["step"]);
+  CHECK(s["steps"] == test::json_of(dir / "checkpoint" / "state.json")["step"]);
   CHECK(run_lock_holder(dir.string()).empty());
   CHECK(t.latest()->run_dir.empty());  // a fresh model has no directory until it trains
   t.start();
@@ -137,10 +133,9 @@ TEST_CASE("pause saves checkpoint and summary; training on removes the summary; 
 
 TEST_CASE("a runs root that cannot be written: training goes on, with a message") {
   const fs::path root = test::temp_dir("record-bad");
-  { std::ofstream(root / "file") << "x"; }
   auto c = test::tiny_config();
   c.train.steps = 100000;
-  Trainer t(c, recording_options((root / "file" / "runs").string()));
+  Trainer t(c, test::recording_options(test::blocked_runs_root(root)));
   t.start();
   REQUIRE(
       wait_until([&] { return t.latest()->message.find("not recorded") != std::string::npos; }));
