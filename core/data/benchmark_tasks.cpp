@@ -74,6 +74,8 @@ class MqarTask : public SyntheticTask {
           t.tokens[2 * i + 1] = value(j);
           break;
         }
+      t.answers = {clean[2 * i + 1]};  // the query's target is its bound value
+      t.twin_answers = {t.tokens[2 * i + 1]};
       return t;
     }
     throw Error("this MQAR probe queries key " + token_label(clean[q]) + " at position " +
@@ -158,6 +160,8 @@ class SelectiveCopyTask : public SyntheticTask {
           "token (>): there is no answer to change");
     Twin t{clean, {c + 1 + i}};
     t.tokens[data[i]] = (clean[data[i]] + 1) % blank;
+    t.answers = {clean[data[i]]};  // the blank's target is the token it copies
+    t.twin_answers = {t.tokens[data[i]]};
     return t;
   }
   std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
@@ -222,6 +226,8 @@ class InductionHeadTask : public SyntheticTask {
           "there is no answer to change");
     Twin t{clean, {last}};
     t.tokens[p + 1] = (clean[p + 1] + 1) % trigger;
+    t.answers = {clean[p + 1]};  // the last position's target is the token after the trigger
+    t.twin_answers = {t.tokens[p + 1]};
     return t;
   }
   std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {
@@ -298,6 +304,18 @@ class ChomskyTask : public SyntheticTask {
                  t.read.end());
     if (t.read.empty())
       throw Error("this probe is cut before the output that copies its first symbol");
+    if (c_.name == "parity") {  // the sum of the symbols mod 2, as example() scores it
+      auto parity = [&](const std::vector<int64_t>& s) {
+        int64_t sum = 0;
+        for (int64_t i = 0; i < n; ++i) sum += s[i];
+        return sum % 2;
+      };
+      t.answers = {parity(clean)};
+      t.twin_answers = {parity(t.tokens)};
+    } else {  // every read output copies the first symbol
+      t.answers.assign(t.read.size(), x);
+      t.twin_answers.assign(t.read.size(), t.tokens[0]);
+    }
     return t;
   }
   std::vector<int64_t> corrupted_twin(const std::vector<int64_t>& clean) const override {

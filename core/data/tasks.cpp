@@ -170,6 +170,18 @@ class RecallTask : public SyntheticTask {
     }
     return SyntheticTask::corrupted_twin(clean);
   }
+  // The last position's target is the value bound to the queried key, and the twin's the value
+  // it rebinds it to (the first-token fallback states no answers).
+  Twin twin(const std::vector<int64_t>& clean) const override {
+    Twin t = Task::twin(clean);
+    const int n = c_.length;
+    for (int i = 0; i < n && 2 * i + 1 < static_cast<int>(clean.size()); ++i)
+      if (t.tokens[2 * i + 1] != clean[2 * i + 1]) {
+        t.answers = {clean[2 * i + 1]};
+        t.twin_answers = {t.tokens[2 * i + 1]};
+      }
+    return t;
+  }
 
  protected:
   Example example(std::mt19937_64& rng, bool) const override {

@@ -79,9 +79,14 @@ class Task {
   // changes the last copied token; induction head the token after the earlier trigger; parity
   // flips the lowest bit of the first symbol, reverse_string and duplicate_string change it.
   // Default: corrupted_twin(clean), read at the last position. Throws as corrupted_twin does.
+  // `answers` and `twin_answers`: the task's own targets at each read position on the clean
+  // probe and on the twin (what the eval set would score there), so the patch metric does not
+  // depend on what the model predicts; empty where the task does not state them (the default
+  // first-token twins), and the metric then reads the model's argmax.
   struct Twin {
     std::vector<int64_t> tokens;
     std::vector<int64_t> read;
+    std::vector<int64_t> answers, twin_answers;
   };
   virtual Twin twin(const std::vector<int64_t>& clean) const;
   // Cross-entropy of a trivial predictor on the eval set (text: unigram); 0 if none.

@@ -1,6 +1,6 @@
-// Interventions on heads (core/training/interventions/interventions.h), each against an independent reference:
-// zero ablation against the output projection's head slice set to zero, uniform ablation against
-// the mechanism's own weights edited so its scores are constant, mean ablation against an
+// Interventions on heads (core/training/interventions/interventions.h), each against an independent
+// reference: zero ablation against the output projection's head slice set to zero, uniform ablation
+// against the mechanism's own weights edited so its scores are constant, mean ablation against an
 // explicit mean, patching against its two ends, and training left bit-identical.
 #include <doctest/doctest.h>
 
@@ -199,13 +199,17 @@ TEST_CASE("patching: every head of every layer gives the clean metric, none the 
       return torch::tensor(v, torch::kInt64).unsqueeze(0);
     };
     const PatchTable table = session_patch(*s, probes);
-    const double none = patched_metric(s->model(), t(probes.clean), t(probes.corrupt), {});
-    const double all = patched_metric(s->model(), t(probes.clean), t(probes.corrupt),
-                                      {{0, 0}, {0, 1}, {1, 0}, {1, 1}});
+    // The metric the table reads: the twin's positions and the task's answers there.
+    auto patched = [&](const std::vector<HeadRef>& heads) {
+      return patched_metric(s->model(), t(probes.clean), t(probes.corrupt), heads, probes.read,
+                            probes.answers, probes.twin_answers);
+    };
+    const double none = patched({});
+    const double all = patched({{0, 0}, {0, 1}, {1, 0}, {1, 1}});
     CHECK(none == doctest::Approx(table.corrupt_metric).epsilon(1e-9));
     CHECK(all == doctest::Approx(table.clean_metric).epsilon(1e-4));
     // A head's row is that head patched alone; its by-position cells cover every position.
-    const double one = patched_metric(s->model(), t(probes.clean), t(probes.corrupt), {{1, 0}});
+    const double one = patched({{1, 0}});
     if (table.clean_metric != table.corrupt_metric)
       CHECK(table.restored[2] == doctest::Approx((one - table.corrupt_metric) /
                                                  (table.clean_metric - table.corrupt_metric))

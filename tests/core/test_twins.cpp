@@ -19,20 +19,30 @@
 #include "core/training/session/session.h"
 #include "core/views/intervention_view.h"
 #include "helpers.h"
-#include "task_helpers.h"
 
 using namespace attn;
 
 namespace {
 
-using test::row;
-using test::task_config;
+TaskConfig benchmark(const std::string& name, int context, int length, int vocab) {
+  TaskConfig t;
+  t.name = name;
+  t.context = context;
+  t.length = length;
+  t.vocab = vocab;
+  return t;
+}
 
 // The tasks under test: each with a small shape its settings accept.
 std::vector<TaskConfig> benchmark_tasks() {
-  return {task_config("mqar", 32, 4, 64),           task_config("selective_copy", 16, 4, 10),
-          task_config("induction_head", 20, 4, 12), task_config("parity", 0, 6, 2),
-          task_config("reverse_string", 0, 5, 4),   task_config("duplicate_string", 0, 4, 4)};
+  return {benchmark("mqar", 32, 4, 64),           benchmark("selective_copy", 16, 4, 10),
+          benchmark("induction_head", 20, 4, 12), benchmark("parity", 0, 6, 2),
+          benchmark("reverse_string", 0, 5, 4),   benchmark("duplicate_string", 0, 4, 4)};
+}
+
+std::vector<int64_t> row(const torch::Tensor& t, int64_t b) {
+  auto r = t[b].contiguous();
+  return {r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel()};
 }
 
 // The answer at every scored position of `x`, from the task's definition (position -> token).
@@ -97,6 +107,13 @@ TEST_CASE("twins change exactly one token, and the answers exactly where the met
         }
         CHECK(!twin.read.empty());
         CHECK(twin.read == differ);
+        // The twin states the task's answers where the metric reads, on each probe.
+        REQUIRE(twin.answers.size() == twin.read.size());
+        REQUIRE(twin.twin_answers.size() == twin.read.size());
+        for (size_t i = 0; i < twin.read.size(); ++i) {
+          CHECK(twin.answers[i] == clean_answers.at(twin.read[i]));
+          CHECK(twin.twin_answers[i] == twin_answers.at(twin.read[i]));
+        }
       }
     CHECK(examples == 32);
   }
@@ -123,7 +140,7 @@ TEST_CASE("the scored positions read from the tokens are the eval set's loss mas
 
 TEST_CASE("the patch metric reads the twin's answer positions, not the last position") {
   ExperimentConfig c = test::tiny_config();
-  c.task = task_config("mqar", 16, 2, 24);
+  c.task = benchmark("mqar", 16, 2, 16);
   TrainingSession s(c);
   for (int i = 0; i < 5; ++i) s.train_step();
   const PatchProbes probes = patch_probes(s, "", "", "clean", "corrupt");
@@ -133,7 +150,8 @@ TEST_CASE("the patch metric reads the twin's answer positions, not the last posi
   REQUIRE(probes.read.size() == 1);
   const PatchTable t = session_patch(s, probes);
   CHECK(t.read_positions == probes.read);
-  // Brute force: the logits at the read position of each run, the answers their argmaxes.
+  // Brute force: the logits at the read position of each run, the answers the task's (the
+  // twin's), whatever the barely trained model predicts there.
   torch::NoGradGuard no_grad;
   s.model()->eval();
   auto logits_at = [&](const std::vector<int64_t>& x) {
@@ -141,14 +159,14 @@ TEST_CASE("the patch metric reads the twin's answer positions, not the last posi
         torch::kFloat64);
   };
   const torch::Tensor zc = logits_at(probes.clean), zx = logits_at(probes.corrupt);
-  const int64_t ac = zc.argmax().item<int64_t>(), ax = zx.argmax().item<int64_t>();
+  REQUIRE(twin.answers.size() == 1);
+  REQUIRE(twin.twin_answers.size() == 1);
+  const int64_t ac = twin.answers[0], ax = twin.twin_answers[0];
+  REQUIRE(ac != ax);
   CHECK(t.clean_answer == s.task().token_label(ac));
   CHECK(t.corrupt_answer == s.task().token_label(ax));
-  auto metric = [&](const torch::Tensor& z) {
-    if (ac != ax) return (z[ac] - z[ax]).item<double>();
-    return -torch::log_softmax(z, 0)[ac].item<double>();
-  };
-  CHECK(t.metric == (ac != ax ? "logit_diff" : "loss"));
+  auto metric = [&](const torch::Tensor& z) { return (z[ac] - z[ax]).item<double>(); };
+  CHECK(t.metric == "logit_diff");
   CHECK(t.clean_metric == doctest::Approx(metric(zc)).epsilon(1e-6));
   CHECK(t.corrupt_metric == doctest::Approx(metric(zx)).epsilon(1e-6));
   // A typed corrupted probe reads every scored position of the clean one.
@@ -169,7 +187,7 @@ TEST_CASE("a clean-corrupted difference below the threshold carries a warning na
 
 TEST_CASE("head metrics at the answer positions equal a brute-force mean over the scored rows") {
   ExperimentConfig c = test::tiny_config();
-  c.task = task_config("mqar", 16, 2, 24);
+  c.task = benchmark("mqar", 16, 2, 16);
   auto task = make_task(c.task, c.seed, 1, 1);
   const std::vector<int64_t> probe = task->probe();
   std::vector<std::string> labels;

@@ -30,9 +30,11 @@ or the first --batches of them), the same for every head, so an --importance row
 --ablate L.H with the same mode. --patch runs the corrupted probe with one head's output from
 the clean probe's run and reports the share of the metric's clean-minus-corrupted difference
 that comes back: the metric is logit(clean answer) - logit(corrupted answer) ("logit_diff"),
-or the clean answer's cross-entropy ("loss") when both probes give the same answers, summed
-over the positions the task scores whose answer the twin changes ("read_positions" in the
-JSON; a typed --corrupt: every scored position). --clean defaults to the run's probe, --corrupt to the
+summed over the positions the task scores whose answer the twin changes ("read_positions" in the
+JSON; a typed --corrupt: every scored position). With the task's twin the answers are the task's
+own targets there (whatever the model predicts); with a typed --corrupt, or a twin that states
+none, they are the model's top tokens, and the metric is the clean answer's cross-entropy
+("loss") when those agree everywhere. --clean defaults to the run's probe, --corrupt to the
 task's corrupted twin (mqar and recall rebind the last queried key; copy, reverse and
 selective_copy change a copied symbol; induction_head the token after the earlier trigger;
 parity, reverse_string and duplicate_string the first symbol). A clean-minus-corrupted

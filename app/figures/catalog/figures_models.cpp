@@ -256,7 +256,18 @@ fig::Figure filmstrip_figure(const std::vector<fig::Figure>& frames) {
   out.name = frames.front().name;
   std::string steps;
   for (const fig::Figure& f : frames) steps += (steps.empty() ? "" : ", ") + std::to_string(f.step);
-  out.title = frames.front().name + " at steps " + steps;
+  // One row: every frame is titled "step N" alike, and what the frames' titles share (the
+  // metric) moves to the strip's title, so no frame reads differently from its neighbours.
+  // Several rows keep each row's title beside the step ("L0 H1, step N").
+  std::string shared;
+  if (rows == 1)
+    for (const fig::Figure& f : frames) {
+      const std::string& t = f.panels.front().title;
+      if (!t.empty() && t != out.name &&
+          (" / " + shared + " / ").find(" / " + t + " / ") == std::string::npos)
+        shared += (shared.empty() ? "" : " / ") + t;
+    }
+  out.title = out.name + (shared.empty() ? "" : " (" + shared + ")") + " at steps " + steps;
   out.rows = static_cast<int>(rows);
   out.cols = static_cast<int>(frames.size());
   out.share_x = frames.front().share_x;
@@ -268,8 +279,8 @@ fig::Figure filmstrip_figure(const std::vector<fig::Figure>& frames) {
       fig::Panel p = f.panels[r];
       const std::string at = "step " + std::to_string(f.step);
       const std::string short_title = p.short_title.empty() ? p.title : p.short_title;
-      p.title = p.title.empty() ? at : p.title + ", " + at;
-      p.short_title = short_title.empty() ? at : short_title + " @" + std::to_string(f.step);
+      p.title = rows == 1 || p.title.empty() ? at : p.title + ", " + at;
+      p.short_title = rows == 1 || short_title.empty() ? at : short_title + ", " + at;
       p.step = f.step;
       for (fig::Heatmap& h : p.heatmaps)
         if (h.colorbar && any) {

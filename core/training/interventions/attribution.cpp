@@ -8,7 +8,9 @@ namespace attn {
 AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
                                  const torch::Tensor& corrupt,
                                  const std::function<std::string(int64_t)>& label,
-                                 const std::vector<int64_t>& read) {
+                                 const std::vector<int64_t>& read,
+                                 const std::vector<int64_t>& answers,
+                                 const std::vector<int64_t>& twin_answers) {
   detail::Scope scope(model);
   if (scope.layers() == 0) throw Error("attribution patching needs a model with attention heads");
   detail::check_probe_pair(clean, corrupt, read);
@@ -29,7 +31,7 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
     for (int l = 0; l < scope.layers(); ++l) z.push_back(scope.at(l).captured);
     scope.clear();
     runs = detail::runs_from_logits(logits.slice(0, 0, 1).detach(), logits.slice(0, 1, 2).detach(),
-                                    read);
+                                    read, detail::Answers{answers, twin_answers});
     for (const torch::Tensor& zl : z) runs.clean_heads.push_back(zl.slice(0, 0, 1).detach());
     const torch::Tensor m = runs.metric.of(logits.slice(0, 1, 2)).sum();
     grads = torch::autograd::grad({m}, z, /*grad_outputs=*/{}, /*retain_graph=*/false,

@@ -60,7 +60,8 @@ inline torch::Tensor answer_logits(const torch::Tensor& logits) {
 
 // The patch metric (see PatchTable), per row, in double, summed over the read positions: the
 // logit difference of each position's clean and corrupted answers (0 where they agree), or the
-// clean answers' cross-entropy when they agree everywhere.
+// clean answers' cross-entropy when they agree everywhere. The answers are the task's
+// (Task::Twin::answers) when the caller has them, else the two runs' argmaxes.
 struct Metric {
   bool logit_diff = true;
   std::vector<int64_t> positions;       // the input positions read (empty: the last)
@@ -96,18 +97,28 @@ struct PatchRuns {
   double clean = 0, corrupt = 0;
 };
 
+// The task's answers at the read positions, one per position on each probe (Task::Twin's
+// answers and twin_answers); both empty: the metric takes the two runs' argmaxes instead.
+struct Answers {
+  std::vector<int64_t> clean, corrupt;
+  bool empty() const { return clean.empty() && corrupt.empty(); }
+};
+
 // Runs both probes ([1, L] each, one length; attn::Error otherwise): the clean run's head outputs,
 // the metric read at `read` (input positions; empty: the last; attn::Error past the probe),
-// its answers from the two runs' argmaxes there, and its value on each. Leaves no hook.
+// its answers (`answers`, else the two runs' argmaxes there), and its value on each. Leaves no
+// hook.
 PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                            const std::vector<int64_t>& read = {});
+                            const std::vector<int64_t>& read = {}, const Answers& answers = {});
 // Throws attn::Error unless the probes are two [1, L] token batches of one length and `read`
 // lies within them.
 void check_probe_pair(const torch::Tensor& clean, const torch::Tensor& corrupt,
                       const std::vector<int64_t>& read);
 // The metric, its answers and its values from the two runs' logits (clean_heads left empty).
+// Throws attn::Error when `answers` are given but not one per read position on each probe, or
+// name a token outside the logits' vocabulary.
 PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tensor& corrupt_logits,
-                           const std::vector<int64_t>& read);
+                           const std::vector<int64_t>& read, const Answers& answers = {});
 
 // Fills what every patch-like table shares (PatchTable, AttributionTable, PathPatchTable): the
 // metric's name, answers and values, and the model's layers and heads.

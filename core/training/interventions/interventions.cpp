@@ -116,11 +116,27 @@ void check_probe_pair(const torch::Tensor& clean, const torch::Tensor& corrupt,
 }
 
 PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tensor& corrupt_logits,
-                           const std::vector<int64_t>& read) {
+                           const std::vector<int64_t>& read, const Answers& answers) {
   PatchRuns r;
   r.metric.positions = read;
-  r.metric.clean = Metric::answers(r.metric.read(clean_logits));
-  r.metric.corrupt = Metric::answers(r.metric.read(corrupt_logits));
+  if (answers.empty()) {
+    r.metric.clean = Metric::answers(r.metric.read(clean_logits));
+    r.metric.corrupt = Metric::answers(r.metric.read(corrupt_logits));
+  } else {
+    const size_t P = read.empty() ? 1 : read.size();
+    const int64_t V = clean_logits.size(-1);
+    if (answers.clean.size() != P || answers.corrupt.size() != P)
+      throw Error("the patch metric reads " + std::to_string(P) +
+                  " position(s) but the task gave " + std::to_string(answers.clean.size()) +
+                  " clean and " + std::to_string(answers.corrupt.size()) + " corrupted answer(s)");
+    for (const auto* list : {&answers.clean, &answers.corrupt})
+      for (const int64_t a : *list)
+        if (a < 0 || a >= V)
+          throw Error("the task's answer " + std::to_string(a) + " is outside the model's " +
+                      std::to_string(V) + " outputs");
+    r.metric.clean = answers.clean;
+    r.metric.corrupt = answers.corrupt;
+  }
   r.metric.logit_diff = r.metric.clean != r.metric.corrupt;
   r.clean = r.metric.of(clean_logits).item<double>();
   r.corrupt = r.metric.of(corrupt_logits).item<double>();
@@ -128,7 +144,7 @@ PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tenso
 }
 
 PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                            const std::vector<int64_t>& read) {
+                            const std::vector<int64_t>& read, const Answers& answers) {
   check_probe_pair(clean, corrupt, read);
   const torch::Device device = scope.device();
   for (int l = 0; l < scope.layers(); ++l) scope.at(l).capture = true;
@@ -137,7 +153,7 @@ PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torc
   for (int l = 0; l < scope.layers(); ++l) clean_heads.push_back(scope.at(l).captured);
   scope.clear();
   const torch::Tensor corrupt_logits = scope.forward(corrupt.to(device));
-  PatchRuns r = runs_from_logits(clean_logits, corrupt_logits, read);
+  PatchRuns r = runs_from_logits(clean_logits, corrupt_logits, read, answers);
   r.clean_heads = std::move(clean_heads);
   return r;
 }
@@ -217,9 +233,11 @@ std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::T
 
 PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
                        const std::function<std::string(int64_t)>& label,
-                       const std::vector<int64_t>& read) {
+                       const std::vector<int64_t>& read, const std::vector<int64_t>& answers,
+                       const std::vector<int64_t>& twin_answers) {
   Scope scope(model);
-  const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt, read);
+  const PatchRuns runs =
+      clean_and_corrupt(scope, clean, corrupt, read, detail::Answers{answers, twin_answers});
   PatchTable t;
   detail::fill_patch_header(t, runs, scope, label);
   const int64_t P = runs.clean_heads.front().size(2);  // positions the heads see (CLS included)
@@ -265,10 +283,13 @@ PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const tor
 }
 
 double patched_metric(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                      const std::vector<HeadRef>& heads, const std::vector<int64_t>& read) {
+                      const std::vector<HeadRef>& heads, const std::vector<int64_t>& read,
+                      const std::vector<int64_t>& answers,
+                      const std::vector<int64_t>& twin_answers) {
   Scope scope(model);
   check_heads(scope, heads);
-  const PatchRuns runs = clean_and_corrupt(scope, clean, corrupt, read);
+  const PatchRuns runs =
+      clean_and_corrupt(scope, clean, corrupt, read, detail::Answers{answers, twin_answers});
   for (const HeadRef& h : heads) {
     HeadIntervention& iv = scope.at(h.layer);
     iv.kinds.resize(scope.heads(), Kind::keep);

@@ -55,15 +55,22 @@ std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::T
 // clean/corrupted metrics and, for every head, the share of the difference that comes back
 // when the corrupted run takes that head's output from the clean run (at every position, and
 // at each position alone). `label` names a token. The metric reads the input positions `read`
-// (empty: the last; Task::Twin::read gives a twin's). Throws attn::Error when the lengths
-// differ or a read position is outside the probe.
+// (empty: the last; Task::Twin::read gives a twin's). Its answers are `answers` on the clean
+// probe and `twin_answers` on the corrupted one, one per read position (Task::Twin's), or, both
+// empty, the two runs' argmaxes. Throws attn::Error when the lengths differ, a read position
+// is outside the probe, or the answers do not match the read positions.
 PatchTable patch_heads(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
                        const std::function<std::string(int64_t)>& label,
-                       const std::vector<int64_t>& read = {});
+                       const std::vector<int64_t>& read = {},
+                       const std::vector<int64_t>& answers = {},
+                       const std::vector<int64_t>& twin_answers = {});
 
 // The patch metric of the corrupted run with `heads` taken from the clean run at every
-// position (empty: the corrupted metric; the answers and the metric kind as patch_heads picks).
+// position (empty: the corrupted metric; the answers and the metric kind as patch_heads picks,
+// given the same `read`, `answers` and `twin_answers`).
 double patched_metric(Transformer& model, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                      const std::vector<HeadRef>& heads, const std::vector<int64_t>& read = {});
+                      const std::vector<HeadRef>& heads, const std::vector<int64_t>& read = {},
+                      const std::vector<int64_t>& answers = {},
+                      const std::vector<int64_t>& twin_answers = {});
 
 }  // namespace attn

@@ -45,6 +45,8 @@ PatchProbes patch_probes(const TrainingSession& session, const std::string& clea
       Task::Twin twin = session.task().twin(p.clean);
       p.corrupt = std::move(twin.tokens);
       p.read = std::move(twin.read);
+      p.answers = std::move(twin.answers);
+      p.twin_answers = std::move(twin.twin_answers);
     } catch (const Error& e) {
       throw Error(corrupt_what + ": " + e.what());
     }
@@ -118,7 +120,8 @@ PatchTable session_patch(TrainingSession& session, const PatchProbes& probes) {
   const Task& task = session.task();
   PatchTable t = patch_heads(
       session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
-      [&](int64_t token) { return task.token_label(token); }, probes.read);
+      [&](int64_t token) { return task.token_label(token); }, probes.read, probes.answers,
+      probes.twin_answers);
   t.step = session.step();
   return t;
 }
@@ -143,7 +146,8 @@ AttributionTable session_attribution(TrainingSession& session, const PatchProbes
   session.settle();
   AttributionTable t = attribute_heads(
       session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt),
-      [&](int64_t token) { return session.task().token_label(token); }, probes.read);
+      [&](int64_t token) { return session.task().token_label(token); }, probes.read, probes.answers,
+      probes.twin_answers);
   t.step = session.step();
   return t;
 }

@@ -28,9 +28,13 @@ void check_interventions_apply(const ExperimentConfig& config);
 // the task does not know, a probe too long, two lengths that differ, a task without twins.
 // `read`: the input positions the patch metric reads, the twin's (Task::twin) or, for a typed
 // corrupted probe, every position the task scores on the clean one (Task::scored_positions).
+// `answers`/`twin_answers`: the task's targets there on each probe (Task::Twin's), which the
+// patch metric reads; empty for a typed probe or a twin without stated answers (the metric then
+// reads the model's argmaxes).
 struct PatchProbes {
   std::vector<int64_t> clean, corrupt;
   std::vector<int64_t> read;
+  std::vector<int64_t> answers, twin_answers;
 };
 PatchProbes patch_probes(const TrainingSession& session, const std::string& clean,
                          const std::string& corrupt, const std::string& clean_what,
