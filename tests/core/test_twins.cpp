@@ -19,30 +19,20 @@
 #include "core/training/session/session.h"
 #include "core/views/intervention_view.h"
 #include "helpers.h"
+#include "task_helpers.h"
 
 using namespace attn;
 
 namespace {
 
-TaskConfig benchmark(const std::string& name, int context, int length, int vocab) {
-  TaskConfig t;
-  t.name = name;
-  t.context = context;
-  t.length = length;
-  t.vocab = vocab;
-  return t;
-}
+using test::row;
+using test::task_config;
 
 // The tasks under test: each with a small shape its settings accept.
 std::vector<TaskConfig> benchmark_tasks() {
-  return {benchmark("mqar", 32, 4, 64),           benchmark("selective_copy", 16, 4, 10),
-          benchmark("induction_head", 20, 4, 12), benchmark("parity", 0, 6, 2),
-          benchmark("reverse_string", 0, 5, 4),   benchmark("duplicate_string", 0, 4, 4)};
-}
-
-std::vector<int64_t> row(const torch::Tensor& t, int64_t b) {
-  auto r = t[b].contiguous();
-  return {r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel()};
+  return {task_config("mqar", 32, 4, 64),           task_config("selective_copy", 16, 4, 10),
+          task_config("induction_head", 20, 4, 12), task_config("parity", 0, 6, 2),
+          task_config("reverse_string", 0, 5, 4),   task_config("duplicate_string", 0, 4, 4)};
 }
 
 // The answer at every scored position of `x`, from the task's definition (position -> token).
@@ -140,7 +130,7 @@ TEST_CASE("the scored positions read from the tokens are the eval set's loss mas
 
 TEST_CASE("the patch metric reads the twin's answer positions, not the last position") {
   ExperimentConfig c = test::tiny_config();
-  c.task = benchmark("mqar", 16, 2, 16);
+  c.task = task_config("mqar", 16, 2, 24);
   TrainingSession s(c);
   for (int i = 0; i < 5; ++i) s.train_step();
   const PatchProbes probes = patch_probes(s, "", "", "clean", "corrupt");
@@ -187,7 +177,7 @@ TEST_CASE("a clean-corrupted difference below the threshold carries a warning na
 
 TEST_CASE("head metrics at the answer positions equal a brute-force mean over the scored rows") {
   ExperimentConfig c = test::tiny_config();
-  c.task = benchmark("mqar", 16, 2, 16);
+  c.task = task_config("mqar", 16, 2, 24);
   auto task = make_task(c.task, c.seed, 1, 1);
   const std::vector<int64_t> probe = task->probe();
   std::vector<std::string> labels;
