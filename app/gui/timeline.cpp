@@ -204,6 +204,12 @@ std::shared_ptr<const Snapshot> Timeline::view(const std::shared_ptr<const Snaps
   return built_;
 }
 
+std::shared_ptr<const ViewRecord> Timeline::causal_record() {
+  const auto& steps = records_.steps();
+  if (steps.empty()) return nullptr;
+  return records_.record_at(latest_ ? steps.back() : step_);
+}
+
 nlohmann::json Timeline::report() const {
   const auto& steps = records_.steps();
   nlohmann::json sources = nlohmann::json::array();

@@ -1,7 +1,7 @@
 // Timeline: one control for the whole window over the steps the run on screen recorded its
-// views at (views.rec, core/runs/records/view_timeline.h). A bar under the menu: step back and forward,
-// play at a chosen speed, a slider over the recorded steps, and Latest (follow the live model).
-// Contract:
+// views at (views.rec, core/runs/records/view_timeline.h). A bar under the menu: step back and
+// forward, play at a chosen speed, a slider over the recorded steps, and Latest (follow the live
+// model). Contract:
 //  - view(live) is the snapshot every panel draws this frame: the live one while Latest, else the
 //    live one as it was at the chosen recorded step (snapshot_at_record: maps, tokens, image,
 //    ky history up to the step, C and its spectrum). Its serial is built from the live serial
@@ -14,6 +14,9 @@
 //    curve); UiState::timeline_step is the step shown (-1 while Latest).
 //  - start_at(dir, step): the timeline moves to `step` once the model loaded from `dir` is on
 //    screen (gui --run DIR --step N).
+//  - causal_record(): the record the causal views (the recorded attribution patching and direct
+//    logit attribution) read: the chosen step's, and while Latest the newest recorded (following
+//    the recording); null when the run on screen recorded nothing (the live model alone).
 //  - report(): {"step", "steps", "latest", "playing", "sources", "error", "latest_rect",
 //    "slider_rect"}; the rects are where the last frame drew Latest and the step slider.
 //  - UI thread only.
@@ -45,6 +48,7 @@ class Timeline {
   bool latest() const { return latest_; }
   int64_t step() const { return step_; }
   ViewTimeline& records() { return records_; }
+  std::shared_ptr<const ViewRecord> causal_record();
 
  private:
   void choose(int64_t step);

@@ -6,6 +6,7 @@
 
 #include "app/figures/catalog/figures.h"
 #include "app/figures/runs/causal_figures.h"
+#include "core/base/decimal.h"
 #include "core/training/interventions/run_interventions.h"
 
 namespace attn::gui {
@@ -153,8 +154,13 @@ void HeadsModel::build_attribution(int64_t step) {
   }
   attribution_note_.clear();
   attribution_figure_ = figures::recorded_attribution_figure(at->second, step);
-  // The panel's title says what it is; the figure's says which step, recorded.
-  attribution_figure_.panels.at(0).title = attribution_figure_.title;
+  // The figure's title says which step, recorded; the panel's the metric and its two values
+  // (the metric alone where that does not fit).
+  const RecordedAttribution& a = at->second;
+  fig::Panel& p = attribution_figure_.panels.at(0);
+  p.short_title = a.metric;
+  p.title = a.metric + " (clean " + fixed_decimal(a.clean, 2) + ", corrupted " +
+            fixed_decimal(a.corrupt, 2) + ")";
   attribution_figure_.title =
       "attribution patching at step " + std::to_string(step) + " (recorded)";
 }
@@ -184,8 +190,8 @@ std::string HeadsModel::cell_text(int layer, int head, float value) const {
 std::string HeadsModel::attribution_text(int layer, int head, float value) const {
   char text[200];
   std::snprintf(text, sizeof text,
-                "layer %d head %d: patching it from the clean probe moves the metric by about "
-                "%+.4f (attribution patching, recorded at step %lld)",
+                "layer %d head %d: attribution %+.4f (metric units: patching this head's output "
+                "estimated to first order), recorded at step %lld",
                 layer, head, value, static_cast<long long>(shown_step_));
   return text;
 }

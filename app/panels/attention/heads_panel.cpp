@@ -12,8 +12,9 @@
 
 namespace attn::gui {
 
-// The metric of the map, the Export buttons and the status.
-void HeadsPanel::toolbar() {
+// The metric of the map, the positions it averages over, the shared scale, the Export buttons
+// and the status.
+void HeadsPanel::toolbar(FrameContext& frame) {
   const auto& labels = figures::head_metric_labels();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11);  // the longest metric name, any UI scale
   if (ImGui::BeginCombo("##metric", model_.metric_label().c_str())) {
@@ -24,6 +25,17 @@ void HeadsPanel::toolbar() {
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The metric of the layer x head map");
   ImGui::SameLine();
+  positions_control(frame);
+  ImGui::SameLine();
+  ImGui::Checkbox("shared colour scale", &model_.shared_scale);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("One colour scale for the map over every recorded step and head");
+  // The Export buttons beside the controls where they fit, else on the next line (never cut).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float buttons = ImGui::CalcTextSize("Export...Export map...").x + 4 * style.FramePadding.x +
+                        2 * style.ItemSpacing.x;
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < buttons) ImGui::NewLine();
   if (ImGui::SmallButton("Export...")) request_figure_export(model_.lines());
   ImGui::SameLine();
   ImGui::BeginDisabled(!model_.grid_ok());
@@ -34,6 +46,30 @@ void HeadsPanel::toolbar() {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(status.c_str()).x) ImGui::NewLine();
   ImGui::TextDisabled("%s", status.c_str());
+  if (!model_.positions_note().empty())
+    ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f), "%s", model_.positions_note().c_str());
+}
+
+// "positions: answer | query | all": the task's scored positions come from the model's config,
+// read again when the model changes (a run opened, a reset).
+void HeadsPanel::positions_control(FrameContext& frame) {
+  const auto& labels = HeadsModel::position_labels();
+  int which = model_.positions();
+  const bool new_model = frame.snap.generation != generation_;
+  generation_ = frame.snap.generation;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+  if (ImGui::BeginCombo("positions", labels[static_cast<size_t>(which)].c_str())) {
+    for (size_t i = 0; i < labels.size(); ++i)
+      if (ImGui::Selectable(labels[i].c_str(), static_cast<int>(i) == which))
+        which = static_cast<int>(i);
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "The query rows the map metrics average over: answer (the positions the task scores),\n"
+        "query (from the first scored position on) or all (as attnlab export --positions)");
+  if (which != model_.positions() || (new_model && which != 2))
+    model_.set_positions(which, frame.trainer.config());
 }
 
 // Wide tiles: the lines with the map beside them. Narrow ones (a 1280x720 window's tile): the
@@ -41,8 +77,9 @@ void HeadsPanel::toolbar() {
 void HeadsPanel::draw_figures(FrameContext& frame) {
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   const bool grid_ok = model_.grid_ok();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  avail.y -= attribution_height(avail.x) + spacing;  // the recorded attribution goes under
   const bool stacked = grid_ok && avail.x < 40 * ImGui::GetFontSize();
   const float grid_w = !grid_ok  ? 0.0f
                        : stacked ? avail.x
@@ -74,6 +111,33 @@ void HeadsPanel::draw_figures(FrameContext& frame) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", model_.grid_note().c_str());
   }
+  draw_attribution(font);
+}
+
+// The height the recorded attribution takes under the figures in a tile `width` wide: its heatmap
+// and Export button, or the one line saying the step recorded none.
+float HeadsPanel::attribution_height(float width) const {
+  const float line = ImGui::GetFrameHeightWithSpacing();
+  if (!model_.attribution_ok()) return line;
+  return line +
+         std::max(10 * ImGui::GetFontSize(), std::min(width * 0.3f, 16 * ImGui::GetFontSize()));
+}
+
+// The recorded attribution patching of the map's step under the figures, or one line saying
+// the step recorded none.
+void HeadsPanel::draw_attribution(ImFont* font) {
+  if (!model_.attribution_ok()) {
+    ImGui::TextDisabled("%s", model_.attribution_note().c_str());
+    return;
+  }
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float h = attribution_height(w) - ImGui::GetFrameHeightWithSpacing();
+  if (ImGui::SmallButton("Export attribution...")) request_figure_export(model_.attribution());
+  attribution_.draw(model_.attribution(), ImVec2(std::min(w, h * 2.5f), h), font);
+  if (const auto c = attribution_.hover_cell(model_.attribution())) {
+    ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
+    ImGui::SetTooltip("%s", model_.attribution_text(c->row, c->col, c->value).c_str());
+  }
 }
 
 void HeadsPanel::draw(FrameContext& frame) {
@@ -88,7 +152,7 @@ void HeadsPanel::draw(FrameContext& frame) {
   }
   // The map's step: the timeline's, or the newest with metrics while it follows the model.
   model_.build(model_.step_for(frame.ui.timeline_step));
-  toolbar();
+  toolbar(frame);
   // The figures scroll inside the tile when their minimum height does not fit it.
   if (ImGui::BeginChild("##heads-figures", ImVec2(0, 0), false)) draw_figures(frame);
   ImGui::EndChild();

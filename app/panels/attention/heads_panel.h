@@ -3,12 +3,15 @@
 // recorded step of the run on screen (the timeline's views.rec), as one small multiple per
 // metric with one line per layer and head (figures::heads_figure, the figure `attnlab export
 // --figure heads` writes), and one metric of every layer x head as a heatmap at the timeline's
-// step (figures::heads_at_step_figure).
+// step (figures::heads_at_step_figure), with that step's recorded attribution patching under them
+// ("attribution patching at step N (recorded)", or a line saying the step recorded none). The
+// map metrics average over the positions the control picks (answer | query | all, as `attnlab
+// export --positions`) and the map can share one colour scale over every step.
 // Contract: the panel is a HeadsModel (heads_model.h: the metrics per step, the metric control,
 // the figures, the report) and this ImGui view of it. The line figure marks the timeline's step
 // and a click on it moves the timeline; hover names the head, step and value. Export sends
 // exactly the figures on screen. report(): "step" (the heatmap's), "steps" (steps with metrics),
-// "metric". No torch; needs the GL context current.
+// "metric", "positions", "shared_scale", "attribution". No torch; needs the GL context current.
 #pragma once
 #include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
@@ -25,11 +28,15 @@ class HeadsPanel : public Panel {
   }
 
  private:
-  void toolbar();
+  void toolbar(FrameContext& frame);
+  void positions_control(FrameContext& frame);
   void draw_figures(FrameContext& frame);
+  void draw_attribution(ImFont* font);
+  float attribution_height(float width) const;
 
   HeadsModel model_;
-  LiveFigure lines_, grid_;
+  LiveFigure lines_, grid_, attribution_;
+  uint64_t generation_ = 0;  // the model's, when the positions were chosen
 };
 
 }  // namespace attn::gui

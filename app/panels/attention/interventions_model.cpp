@@ -195,8 +195,10 @@ void InterventionsModel::build_recorded(const ViewRecord* r, int64_t timeline_st
   const RecordedAttribution& a = r->attribution;
   recorded_figure_ = figures::recorded_attribution_figure(a, r->step);
   recorded_figure_.name = "recorded-attribution";
-  recorded_figure_.panels.at(0).title = "attribution patching (" + a.metric + ")";
-  recorded_figure_.title = "recorded at step " + step;
+  recorded_figure_.panels.at(0).title = "attribution (" + a.metric + ")";
+  recorded_figure_.panels.at(0).short_title = "attribution";
+  recorded_figure_.title =
+      "attribution patching and direct logit attribution recorded at step " + step;
   recorded_line_ = "attribution patching recorded at step " + step + which + ": " + a.metric +
                    " clean " + fixed_decimal(a.clean, 3) + ", corrupted " +
                    fixed_decimal(a.corrupt, 3);
@@ -208,7 +210,8 @@ void InterventionsModel::build_recorded(const ViewRecord* r, int64_t timeline_st
   std::vector<float> heads = dla_heads(r->dla, a.layers, a.heads, &rest);
   fig::Panel p = figures::layer_head_panel("dla", "logit units", a.layers, a.heads,
                                            std::move(heads), render::Colormap::Diverging);
-  p.title = "direct logit attribution of " + r->dla.answer;
+  p.title = "DLA of " + r->dla.answer;
+  p.short_title = "DLA";
   recorded_figure_.panels.push_back(std::move(p));
   recorded_figure_.cols = 2;
   recorded_line_ += "; direct logit attribution of " + r->dla.answer + " (logit " +

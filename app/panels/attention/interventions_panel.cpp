@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "app/gui/plot/export_dialog.h"
+#include "app/gui/timeline.h"
 
 namespace attn::gui {
 namespace {
@@ -167,16 +168,49 @@ void InterventionsPanel::draw_patch(const PatchTable& p, ImVec2 size, ImFont* fo
   }
 }
 
+// The causal tables recorded at the timeline's step (views.rec): their line, and the figure.
+void InterventionsPanel::draw_recorded(ImVec2 size, ImFont* font) {
+  if (!model_.have_recorded()) return;
+  if (!model_.have_recorded_figure()) {
+    ImGui::TextDisabled("%s", model_.recorded_line().c_str());
+    return;
+  }
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", model_.recorded_line().c_str());
+  ImGui::PopStyleColor();
+  if (ImGui::SmallButton("Export recorded attribution..."))
+    request_figure_export(model_.recorded());
+  // What is left of the tile once the line and button are drawn, never below a readable least.
+  const float h = std::max(10 * ImGui::GetFontSize(), ImGui::GetContentRegionAvail().y);
+  recorded_plot_.draw(model_.recorded(), ImVec2(size.x, h), font);
+  if (const auto c = recorded_plot_.hover_cell(model_.recorded())) {
+    ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
+    ImGui::SetTooltip("%s", InterventionsModel::recorded_text(c->panel, c->row, c->col, c->value,
+                                                              model_.recorded_step())
+                                .c_str());
+  }
+}
+
 void InterventionsPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   if (model_.first_show(frame.ui.interventions)) send_interventions(frame.trainer, frame.ui);
   if (controls(frame.ui.interventions)) send_interventions(frame.trainer, frame.ui);
   summary(snap, frame.ui.timeline_step);
+  // The record is held while it is shown (the model keys its figure on it).
+  record_ = frame.timeline ? frame.timeline->causal_record() : nullptr;
+  model_.build_recorded(record_.get(), frame.ui.timeline_step, snap.step);
   const InterventionView* v = snap.interventions.get();
   model_.build(v);
+  const float font_px = ImGui::GetFontSize();
+  // The recorded tables take the lower part of the tile (a line alone when the step has none).
+  const float recorded_h = !model_.have_recorded() ? 0.0f
+                           : !model_.have_recorded_figure()
+                               ? ImGui::GetFrameHeightWithSpacing()
+                               : std::max(14 * font_px, 0.42f * ImGui::GetContentRegionAvail().y);
   if (!model_.have_importance() && !model_.have_patch()) {
     ImGui::TextDisabled("Tick importance, or press Patch, to map what each head does.");
+    draw_recorded(ImGui::GetContentRegionAvail(), font);
     return;
   }
   const bool narrow = toolbar(*v);
@@ -188,13 +222,14 @@ void InterventionsPanel::draw(FrameContext& frame) {
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float w = draw_importance && draw_patch ? (avail.x - spacing) * 0.4f : avail.x;
   // A readable least height at any UI scale (the panel scrolls below it).
-  const float h = std::max(12 * ImGui::GetFontSize(), avail.y);
+  const float h = std::max(12 * font_px, avail.y - recorded_h);
   if (draw_importance) this->draw_importance(frame, ImVec2(w, h), font);
   if (draw_patch) {
     if (draw_importance) ImGui::SameLine();
     const ImVec2 rest = ImGui::GetContentRegionAvail();
     this->draw_patch(v->patch, ImVec2(draw_importance ? rest.x : avail.x, h), font);
   }
+  draw_recorded(ImGui::GetContentRegionAvail(), font);
 }
 
 }  // namespace attn::gui

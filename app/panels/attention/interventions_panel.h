@@ -12,12 +12,18 @@
 // (Trainer::request_interventions) whenever a control changes it; the trainer answers on its
 // thread between steps, on Trainer::kInterventionBatches eval batches, and again every recorded
 // step while training. At a recorded step (the timeline) the importance map is the one recorded
-// there (zero ablation); the ablation and the patch are the model's at the step they name.
+// there (zero ablation); the ablation and the patch are the model's at the step they name. Under
+// the maps, the attribution patching and direct logit attribution recorded at the timeline's step
+// (views.rec; while Latest the newest record, its line naming the model's step), or one line
+// saying that step recorded none; live without a recording, nothing.
 // Ablated heads are outlined on the importance map. report(): "ablate", "mode", "importance",
 // "patch", "step", "error", "ablated_loss", "baseline_loss", "importance_step", and for the
 // GUI tests' clicks the screen rectangles [x0, y0, x1, y1] of the last frame's importance cells
-// ("cells": {"L.H": rect}) and Patch button ("patch_button"). No torch; GL context current.
+// ("cells": {"L.H": rect}) and Patch button ("patch_button"); "recorded_step",
+// "recorded_attribution", "recorded_dla". No torch; GL context current.
 #pragma once
+#include <memory>
+
 #include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
 #include "app/panels/attention/interventions_model.h"
@@ -45,9 +51,11 @@ class InterventionsPanel : public Panel {
   bool toolbar(const InterventionView& v);
   void draw_importance(FrameContext& frame, ImVec2 size, ImFont* font);
   void draw_patch(const PatchTable& p, ImVec2 size, ImFont* font);
+  void draw_recorded(ImVec2 size, ImFont* font);
 
   InterventionsModel model_;
-  LiveFigure importance_plot_, patch_plot_;
+  LiveFigure importance_plot_, patch_plot_, recorded_plot_;
+  std::shared_ptr<const ViewRecord> record_;  // the timeline's, shown by draw_recorded
 };
 
 }  // namespace attn::gui
