@@ -23,10 +23,10 @@ figures_of() {  # the figures each report promises
 }
 sections_of() {  # text each report must contain
   case $1 in
-    condor) echo "ky-rope|ky-table|dot-alibi|ky-w32|## Arms|## Claims|## Speed and memory (isolated benchmark)|LibTorch ops" ;;
+    condor) echo "ky-rope|ky-table|dot-alibi|ky-w32|## Arms|## Claims|## Speed and memory (isolated benchmark)|LibTorch ops|### ky-length" ;;
     conn)   echo "conn-norm-bound|conn-none|conn-spec|rho(I + C) under each stability control|## Arms" ;;
-    kernel) echo "## Parameters|attention, one layer|pseudo|semi-fusion|gaussian|linear-sim|## Arms" ;;
-    neural) echo "fortunes-neural-d16|fortunes-neural-nodown|fortunes-neural-shared|## Speed and memory (isolated benchmark)|fused CPU kernel" ;;
+    kernel) echo "## Parameters|attention, one layer|pseudo|semi-fusion|gaussian|linear-sim|## Arms|### kernel-length" ;;
+    neural) echo "fortunes-neural-d16|fortunes-neural-nodown|fortunes-neural-shared|## Speed and memory (isolated benchmark)|fused CPU kernel|## Scaling (isolated benchmark sweeps|### neural-down-1024" ;;
   esac
 }
 
@@ -96,6 +96,30 @@ for c, want in zip(r["claims"], m["claims"]):
         # held only when the interval excludes zero on the claimed side
         if c["verdict"] == "held" and want["kind"] == "better":
             assert lo > 0 or hi < 0, c
+# Issue 49, item 5: the scaling sweeps (time and memory against L, d', ...) and their claims,
+# each with an interval over rounds, p_raw and a verdict.
+sweeps = {w["name"]: w for w in (r["scaling"] or {}).get("sweeps", [])}
+assert sorted(sweeps) == sorted(w["name"] for w in m.get("scaling", [])), sweeps.keys()
+for want in m.get("scaling", []):
+    w, q = sweeps[want["name"]], want.get("quick", {})
+    assert w["key"] == want["key"] and w["values"] == q.get("values", want["values"]), w
+    assert [a["name"] for a in w["arms"]] == [a["name"] for a in want["arms"]], w
+    for a in w["arms"]:
+        assert len(a["rounds"]) == q.get("rounds", want.get("rounds", 3)), a
+        for rnd in a["rounds"]:
+            assert len(rnd) == len(w["values"]), rnd
+            assert all(pt["mean_seconds"] > 0 and pt["increment_mib"] >= 0 for pt in rnd), rnd
+    assert w["loadavg_before"] and w["loadavg_after"], w
+for c, want in zip(r["claims"], m["claims"]):
+    if not want["metric"].startswith("sweep_"):
+        continue
+    assert c["source"].startswith("scaling sweep " + want["sweep"]), c
+    assert c["seeds"] >= 2 and c["ci95"] is not None, c
+    assert c["p_raw"] is None or 0 <= c["p_raw"] <= 1, c
+    assert c["boundary"] == want["value"], c
+    lo, hi = c["ci95"]
+    if c["verdict_uncorrected"] == "held":  # the interval on the claimed side of the bound
+        assert hi < want["value"] if want["kind"] in ("at_most", "ratio_at_most") else lo > want["value"], c
 b = r["benchmark"]
 if "benchmark" in m:
     assert b and [a["arm"] for a in b["arms"]] == m["benchmark"]["arms"], b

@@ -290,7 +290,7 @@ std::string scaling_markdown(const ScalingResults& s) {
        << w.rounds << " rounds of `attnlab bench-step` per point (" << w.warmup
        << " warm-up steps, " << w.steps << " timed), the points' order reversed every other "
        << "round; the machine was shared with other work (load average " << w.load_before
-       << " before, " << w.load_after << " after). ScalingSweep settings: `"
+       << " before, " << w.load_after << " after). Sweep settings: `"
        << w.spec.value("set", json::object()).dump() << "`.\n\n";
   }
   return md.str();
