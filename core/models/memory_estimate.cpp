@@ -80,8 +80,8 @@ double pass_floats(const ExperimentConfig& c, double B, double T, double V, doub
 // head importance ablates one head at a time over train.batch_size eval sequences (through the
 // interventions' hooks, so on the reference path), the record's
 // maps keep every layer's weights of one probe, and with train.record_attribution attribution
-// patching runs the probe and its twin as a batch of two with gradients on the reference path.
-// A model of its own has no heads: its views are of one probe. The parameters are the run's,
+// patching runs the probe and its twin as a batch of two with gradients, counted on the
+// reference path (dot's capture takes its packed kernel, which keeps less). A model of its own has no heads: its views are of one probe. The parameters are the run's,
 // already counted by the step.
 double record_floats(const ExperimentConfig& c, double B, double T, double V,
                      const std::optional<ArchitectureMemory>& own) {
