@@ -21,6 +21,15 @@ constexpr const char* kMapHelp =
     "Crop: a region of the task, or the first and last row and column typed.\n"
     "Export writes what is shown, crop included.";
 
+// The next item on this line when `width` pixels of it fit, else at the start of the next.
+void same_line_or_next(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) {
+    ImGui::NewLine();
+    ImGui::AlignTextToFramePadding();
+  }
+}
+
 }  // namespace
 
 // One line (two where the tile is narrow): a "Crop" combo of named regions (when set), "rows
@@ -52,7 +61,8 @@ void LiveFigure::map_controls(ImVec2* size) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("first and last column (key) shown, 0-based");
   if (apply)
     map_view_.set_crop({crop_edit_[0], crop_edit_[1] + 1}, {crop_edit_[2], crop_edit_[3] + 1});
-  ImGui::SameLine();
+  // "Whole map" on this line where it fits, else on the next (1280x720 clipped it to "Who").
+  same_line_or_next(ImGui::CalcTextSize("Whole map").x + 2 * ImGui::GetStyle().FramePadding.x);
   ImGui::BeginDisabled(!map_view_.zoomed() && map_view_.selected() < 0);
   if (ImGui::SmallButton("Whole map")) {
     map_view_.clear_crop();
@@ -64,12 +74,8 @@ void LiveFigure::map_controls(ImVec2* size) {
   std::snprintf(showing, sizeof showing, "showing %d-%d x %d-%d", vr.begin, vr.end - 1, vc.begin,
                 vc.end - 1);
   // On this line where it fits with the Help button, else on the next (never clipped).
-  ImGui::SameLine();
-  if (ImGui::GetContentRegionAvail().x <
-      ImGui::CalcTextSize(showing).x + ImGui::CalcTextSize("Help").x + 4 * ImGui::GetFontSize()) {
-    ImGui::NewLine();
-    ImGui::AlignTextToFramePadding();
-  }
+  same_line_or_next(ImGui::CalcTextSize(showing).x + ImGui::CalcTextSize("Help").x +
+                    4 * ImGui::GetFontSize());
   ImGui::TextDisabled("%s", showing);
   const bool hovered_line = ImGui::IsItemHovered();
   ImGui::SameLine();
