@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +88,11 @@ std::unique_ptr<Window> Window::open(const WindowOptions& options, std::string* 
   g_window = window.get();
   glfwMakeContextCurrent(w);
   glfwSwapInterval(options.vsync ? 1 : 0);
+  if (std::getenv("ATTN_GL_INFO"))  // which GL renders (bench/gpu_window.sh: the GPU's, or Mesa's?)
+    std::fprintf(stderr, "attnlab: GL_RENDERER %s; GL_VENDOR %s; GL_VERSION %s\n",
+                 reinterpret_cast<const char*>(glGetString(GL_RENDERER)),
+                 reinterpret_cast<const char*>(glGetString(GL_VENDOR)),
+                 reinterpret_cast<const char*>(glGetString(GL_VERSION)));
 
   // Activity tracking for frame pacing. Installed before ImGui's callbacks, which chain to these.
   glfwSetCursorPosCallback(w, [](GLFWwindow* win, double, double) { on_event(win); });
