@@ -1,133 +1,173 @@
 #!/usr/bin/env bash
-# One GPU lease, in one call: command 1's build as a user runs it (scripts/setup.sh, which picks
-# the CUDA variant by itself), whole-training-step speed of the shipped small configs -- attnlab
-# with its graphed step, attnlab eager (ATTN_CUDA_GRAPH=0) and PyTorch eager
-# (bench/pytorch_models.py) on the same GPU -- and then the GPU test suite. Each stage writes
-# into OUT_DIR as it goes, so a stage cut off by the lease still leaves the earlier ones.
+# One GPU lease, in one call (issue 50): the cold build as a user runs it (scripts/setup.sh picks
+# the CUDA variant by itself; with the carried window libraries it builds the window too), the GPU
+# test cases, the speed table (attnlab's graphed step, dropout included, against PyTorch eager on
+# the same GPU and models, and torch.compile where time allows), pack scaling (1, 4, 16, 64 runs
+# of fortunes in one process), the window's frame times rendered by the GPU, and a slice of the
+# suite's reference tier. Each stage writes into OUT_DIR as it goes and is skipped when the
+# lease's budget (BUDGET_S, default 560 s from the start) would not hold it, so a stage cut off
+# still leaves the earlier ones. The last lines printed are the summary tables.
 # usage: bench/gpu_session.sh OUT_DIR
-# Needs .devcarry/ (carried to the machine): deps/ from scripts/device_deps.sh, and copies of
-# /usr/share/games/fortunes and /usr/share/datasets/fashion-mnist, which it puts in place.
-# WINDOW (default 100) steps per timed window, 3 timed windows after one warm-up window.
-# SPEED=0 skips the speed stage; REPRO_QUICK="neural kernel ..." runs those papers'
-# `reproduce --quick` after the build (the reproduction pipeline on this LibTorch).
+# Needs .devcarry/ (carried to the machine): deps/ from scripts/device_deps.sh, gl.tar.xz from
+# scripts/device_gl.sh (gl/gl.tar.xz: the window; optional), and copies of /usr/share/games/fortunes and
+# /usr/share/datasets/fashion-mnist, which it puts in place.
+# DRY=1 runs every stage on this machine's CPU build with tiny sizes (no build, no GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/gpu_session.sh OUT_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 start=$(date +%s)
-el() { echo "$(($(date +%s) - start)) s"; }
-export ATTN_DEPS_PREFIX=$PWD/.devcarry/deps
-export LD_LIBRARY_PATH="$ATTN_DEPS_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PKG_CONFIG_PATH="$ATTN_DEPS_PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-sed -i "s|^prefix=.*|prefix=$ATTN_DEPS_PREFIX|" "$ATTN_DEPS_PREFIX"/lib/pkgconfig/*.pc
-# The prefix's copies of libraries this machine already has would shadow its own: drop them,
-# and point the prefix's link-time names (libz.so, ...) at the machine's copy instead.
-for f in "$ATTN_DEPS_PREFIX"/lib/lib*.so.*; do
-  name=$(basename "$f")
-  case $name in libcairo.*|libfreetype.*|libpng16.*|libfontconfig.*|libmuparser.*) continue ;; esac
-  sys=$(ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')
-  [ -n "$sys" ] || continue
-  rm -f "$f"
-  for link in "$ATTN_DEPS_PREFIX"/lib/*.so; do
-    [ "$(readlink "$link")" = "$name" ] && ln -sf "$sys" "$link"
+budget=${BUDGET_S:-560}
+el() { echo "$(($(date +%s) - start))"; }
+left() { echo "$((budget - $(el)))"; }
+stage() { echo "== $1 ($(el) s)"; }
+# stage_fits NEED: whether NEED seconds are left in the budget; says so when not.
+fits() {
+  [ "$(left)" -ge "$1" ] && return 0
+  echo "   skipped: $(left) s left, needs $1"
+  return 1
+}
+dry=${DRY:-0}
+bin=build/app/attnlab
+
+if [ "$dry" = 0 ]; then
+  export ATTN_DEPS_PREFIX=$PWD/.devcarry/deps
+  export LD_LIBRARY_PATH="$ATTN_DEPS_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export PKG_CONFIG_PATH="$ATTN_DEPS_PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  sed -i "s|^prefix=.*|prefix=$ATTN_DEPS_PREFIX|" "$ATTN_DEPS_PREFIX"/lib/pkgconfig/*.pc
+  # The prefix's copies of libraries this machine already has would shadow its own: drop them,
+  # and point the prefix's link-time names (libz.so, ...) at the machine's copy instead.
+  for f in "$ATTN_DEPS_PREFIX"/lib/lib*.so.*; do
+    name=$(basename "$f")
+    case $name in libcairo.*|libfreetype.*|libpng16.*|libfontconfig.*|libmuparser.*) continue ;; esac
+    sys=$(ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')
+    [ -n "$sys" ] || continue
+    rm -f "$f"
+    for link in "$ATTN_DEPS_PREFIX"/lib/*.so; do
+      [ "$(readlink "$link")" = "$name" ] && ln -sf "$sys" "$link"
+    done
   done
-done
-echo "prefix libraries kept: $(cd "$ATTN_DEPS_PREFIX/lib" && ls lib*.so.* | tr '\n' ' ')"
-mkdir -p /usr/share/games /usr/share/datasets
-[ -e /usr/share/games/fortunes ] || cp -r .devcarry/fortunes /usr/share/games/fortunes
-[ -e /usr/share/datasets/fashion-mnist ] || cp -r .devcarry/fashion-mnist /usr/share/datasets/fashion-mnist
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
-echo "cores: $(nproc); python3: $(command -v python3)"
-
-echo "== command 1's build: scripts/setup.sh ($(el))"
-timeout "${BUILD_S:-280}" scripts/setup.sh >"$out/setup.log" 2>&1
-rc=$?
-grep "attnlab setup" "$out/setup.log"
-if [ $rc != 0 ] && grep -q "graphed_step" "$out/setup.log"; then
-  grep -E "error" "$out/setup.log" | head -8
-  echo "== graphed_step.cpp failed: again without the fused AdamW ($(el))"
-  sed -i '1i #define ATTN_NO_FUSED_ADAMW 1' core/training/session/graphed_step.cpp
-  timeout 150 cmake --build build --target attnlab -j "$(nproc)" >>"$out/setup.log" 2>&1
-  rc=$?
+  mkdir -p /usr/share/games /usr/share/datasets
+  [ -e /usr/share/games/fortunes ] || cp -r .devcarry/fortunes /usr/share/games/fortunes
+  [ -e /usr/share/datasets/fashion-mnist ] || cp -r .devcarry/fashion-mnist /usr/share/datasets/fashion-mnist
+  # The window's build libraries, X server and glvnd (scripts/device_gl.sh), when carried: the
+  # exports make setup.sh find ImGui, GLFW and epoxy, and so build the window.
+  if [ -f .devcarry/gl/gl.tar.xz ]; then
+    gl_exports=$(bench/gpu_window.sh --unpack 2>"$out/gl_unpack.log") && eval "$gl_exports" ||
+      echo "window libraries: not unpacked ($(tail -1 "$out/gl_unpack.log"))"
+  fi
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
+  python3 -c "import torch; print('python torch', torch.__version__)"
+else
+  echo "dry run on $(nproc) CPU cores" | tee "$out/device.txt"
 fi
-echo "build exit $rc ($(el))"
-[ $rc != 0 ] && { grep -E "error" "$out/setup.log" | head -30; exit 1; }
+echo "cores: $(nproc)"
 
-for paper in ${REPRO_QUICK:-}; do
-  echo "== reproduce --paper $paper --quick ($(el))"
-  timeout "${REPRO_S:-240}" build/app/attnlab reproduce --paper "$paper" --quick -j 4 --out "$out/repro-$paper" \
-    >"$out/repro-$paper.log" 2>&1
-  echo "reproduce $paper exit $?"
-  grep -E "^\| .*\*\*(held|did not hold|not resolved)" "$out/repro-$paper/report.md" | cut -c1-160
-done
+# ---- 1. the cold build ----------------------------------------------------------------------
+if [ "$dry" = 0 ]; then
+  stage "command 1's build: scripts/setup.sh"
+  t0=$(date +%s)
+  timeout "${BUILD_S:-330}" scripts/setup.sh >"$out/setup.log" 2>&1
+  rc=$?
+  grep "attnlab setup" "$out/setup.log"
+  if [ $rc != 0 ] && grep -q "graphed_step" "$out/setup.log"; then
+    grep -E "error" "$out/setup.log" | head -8
+    echo "== graphed_step.cpp failed: again without graph dropout and the fused AdamW ($(el) s)"
+    sed -i '1i #define ATTN_NO_FUSED_ADAMW 1\n#define ATTN_NO_GRAPH_DROPOUT 1' core/training/session/graphed_step.cpp
+    timeout 150 cmake --build build --target attnlab -j "$(nproc)" >>"$out/setup.log" 2>&1
+    rc=$?
+  fi
+  echo "build exit $rc: $(($(date +%s) - t0)) s cold (attnlab$(grep -q 'BUILD_GUI=ON\|window' "$out/setup.log" && echo ', window'))" | tee "$out/build_time.txt"
+  [ $rc != 0 ] && { grep -E "error" "$out/setup.log" | head -30; exit 1; }
+  stage "GPU test cases (test_gpu_cases)"
+  timeout 120 cmake --build build --target test_gpu_cases -j "$(nproc)" >"$out/build_tests.log" 2>&1 ||
+    { echo "test build failed or cut off"; grep -E "error" "$out/build_tests.log" | head -10; }
+  if [ -x build/tests/test_gpu_cases ]; then
+    timeout 90 build/tests/test_gpu_cases >"$out/test_gpu.log" 2>&1
+    echo "gpu cases exit $?"
+    grep -E "MESSAGE|largest|against|ERROR|test cases|assertions" "$out/test_gpu.log" | head -24
+  fi
+fi
 
-if [ "${SPEED:-1}" = 1 ]; then
-echo "== training steps/s ($(el))"
+# ---- 2. the speed table ---------------------------------------------------------------------
 W=${WINDOW:-100}
+[ "$dry" = 1 ] && W=5
+configs="copy fortunes ky_fortunes neural_fortunes conn_recall fmnist_dot"
 cfgdir=$out/configs
 mkdir -p "$cfgdir"
-configs="copy fortunes ky_fortunes neural_fortunes conn_recall fmnist_dot"
-for c in $configs; do
-  python3 - "assets/configs/$c.json" "$cfgdir/$c.json" "$W" <<'PY'
+shrink() {  # config file, out file, steps per window
+  python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1])); w = int(sys.argv[3])
 t, task = c.setdefault("train", {}), c.setdefault("task", {})
 t["warmup"] = int(t.get("warmup", 100) * 4 * w / t.get("steps", 2000))
 t["steps"], t["eval_every"], t["eval_batches"] = 4 * w, w, 1
+t["record_every"] = 0
 if task.get("name") == "fashion-mnist":
     task["test_examples"] = t.get("batch_size", 32)
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
-  for mode in graph eager; do
-    g=1; [ $mode = eager ] && g=0
-    ATTN_CUDA_GRAPH=$g timeout 60 build/app/attnlab train --config "$cfgdir/$c.json" \
-      --out "$out/runs/$c-$mode" --force -q >"$out/runs-$c-$mode.log" 2>&1 ||
-      { echo "$c $mode failed:"; tail -3 "$out/runs-$c-$mode.log"; }
+}
+stage "training steps/s: attnlab (graphed, dropout in the graph)"
+for c in $configs; do shrink "assets/configs/$c.json" "$cfgdir/$c.json" "$W"; done
+if fits 60; then
+  for c in $configs; do
+    timeout 60 $bin train --config "$cfgdir/$c.json" --out "$out/runs/$c-graph" --force -q \
+      >"$out/runs-$c-graph.log" 2>&1 || { echo "$c failed:"; tail -3 "$out/runs-$c-graph.log"; }
   done
-done
+fi
+stage "training steps/s: PyTorch eager"
 args=()
 for c in $configs; do args+=(--config "$cfgdir/$c.json"); done
-timeout 150 python3 bench/pytorch_models.py "${args[@]}" --device cuda --warmup "$W" \
-  --steps $((3 * W)) --windows 3 >"$out/pytorch.jsonl" 2>"$out/pytorch.log" ||
-  { echo "PyTorch failed:"; tail -3 "$out/pytorch.log"; }
-python3 - "$out" $configs <<'PY' | tee "$out/speed.md"
-import csv, json, os, statistics, sys
-out, configs = sys.argv[1], sys.argv[2:]
-py = {}
-for line in open(os.path.join(out, "pytorch.jsonl")) if os.path.exists(os.path.join(out, "pytorch.jsonl")) else []:
-    if line.strip():
-        r = json.loads(line); py[r["config"]] = r
-def run(c, mode):
-    d = os.path.join(out, "runs", f"{c}-{mode}")
-    try:
-        s = json.load(open(os.path.join(d, "summary.json")))
-        rows = list(csv.DictReader(open(os.path.join(d, "metrics.csv"))))
-        rates = [float(r["steps_per_s"]) for r in rows[1:]]
-        return statistics.median(rates), s
-    except Exception as e:
-        return None, {"error": str(e)}
-print(open(os.path.join(out, "device.txt")).read().strip())
-print("| config | attnlab graphed steps/s | attnlab eager | PyTorch eager | graphed / PyTorch | eager / PyTorch | step path | eval loss graphed / eager |")
-print("|---|---|---|---|---|---|---|---|")
-for c in configs:
-    name = json.load(open(os.path.join(out, "configs", c + ".json")))["name"]
-    g, gs = run(c, "graph"); e, es = run(c, "eager")
-    p = py.get(name, {}).get("steps_per_s")
-    f = lambda x: "-" if x is None else f"{x:.1f}"
-    r = lambda a, b: "-" if not a or not b else f"{a / b:.2f}x"
-    print(f"| {c} | {f(g)} | {f(e)} | {f(p)} | {r(g, p)} | {r(e, p)} | {gs.get('step_path', gs.get('error', '?'))} |"
-          f" {gs.get('eval_loss', '-')} / {es.get('eval_loss', '-')} |")
-PY
-
+dev=cuda
+[ "$dry" = 1 ] && dev=cpu
+if fits 60; then
+  timeout 150 python3 bench/pytorch_models.py "${args[@]}" --device $dev --warmup "$W" \
+    --steps $((3 * W)) --windows 3 >"$out/pytorch.jsonl" 2>"$out/pytorch.log" ||
+    { echo "PyTorch failed:"; tail -3 "$out/pytorch.log"; }
 fi
 
-echo "== GPU tests ($(el))"
-timeout 200 cmake --build build --target test_core -j "$(nproc)" >"$out/build_tests.log" 2>&1 ||
-  { echo "test build failed or cut off"; grep -E "error" "$out/build_tests.log" | head -10; }
-if [ -x build/tests/test_core ]; then
-  timeout 60 build/tests/test_core --test-suite=gpu >"$out/test_gpu.log" 2>&1
-  echo "gpu suite exit $?"; grep -E "MESSAGE|largest|ERROR|test cases|assertions" "$out/test_gpu.log" | head -20
-  timeout 30 build/tests/test_core -tc='graphed*' 2>&1 | tail -3
+# ---- 3. pack scaling ------------------------------------------------------------------------
+stage "pack scaling: fortunes, N runs in one process"
+packs=${PACKS:-"1 4 16 64"}
+[ "$dry" = 1 ] && packs="1 2"
+shrink assets/configs/fortunes.json "$cfgdir/pack_fortunes.json" "$((W * 2))"
+for n in $packs; do
+  fits 45 || break
+  timeout 150 $bin sweep --config "$cfgdir/pack_fortunes.json" --seeds "$n" --pack "$n" \
+    --out "$out/pack$n" -q >"$out/pack$n.log" 2>&1 || { echo "pack $n failed:"; tail -3 "$out/pack$n.log"; }
+done
+
+# ---- 3b. torch.compile, for the configs time allows ------------------------------------------
+stage "training steps/s: torch.compile (${COMPILE_CONFIGS:-copy fortunes})"
+for c in ${COMPILE_CONFIGS:-copy fortunes}; do
+  fits 70 || break
+  timeout 90 python3 bench/pytorch_models.py --config "$cfgdir/$c.json" --device $dev --compile \
+    --warmup "$W" --steps $((3 * W)) --windows 3 >>"$out/pytorch.jsonl" 2>>"$out/pytorch_compile.log" ||
+    { echo "torch.compile $c failed:"; tail -2 "$out/pytorch_compile.log"; }
+done
+
+# ---- 4. the window, rendered by the GPU --------------------------------------------------------
+if [ "$dry" = 0 ] && [ -f .devcarry/gl/gl.tar.xz ]; then
+  stage "window frame times (GLX on the GPU)"
+  fits 60 && timeout -k 5 100 bench/gpu_window.sh "$out/window" 2>&1 | tail -14
 fi
-echo "done ($(el))"
+
+# ---- 5. a slice of the reference tier -----------------------------------------------------------
+if [ "$dry" = 0 ]; then
+  stage "reference tier slice: mqar-64, every mechanism, ${REF_STEPS:-1250} of 12,500 steps"
+  if fits 70; then
+    t0=$(date +%s)
+    timeout $(($(left) - 25)) $bin suite --tier reference --tasks mqar-64 --pack 0 \
+      --set train.steps="${REF_STEPS:-1250}" --set train.eval_every="${REF_STEPS:-1250}" \
+      --out "$out/reference" >"$out/reference.log" 2>&1
+    echo "reference slice exit $?: $(($(date +%s) - t0)) s"
+    tail -4 "$out/reference.log"
+  fi
+fi
+
+# ---- summary --------------------------------------------------------------------------------
+stage "summary"
+python3 bench/gpu_summary.py "$out" $configs | tee "$out/speed.md"
+echo "done ($(el) s)"

@@ -1,11 +1,13 @@
-// The graphed GPU training step (core/training/session/graphed_step.h): which sessions it refuses and
-// why (any machine), and on a GPU (suite "gpu") that a graphed run follows the eager run of the
+// The graphed GPU training step (core/training/session/graphed_step.h): which sessions it refuses
+// and why (any machine), and on a GPU (suite "gpu") that a graphed run follows the eager run of the
 // same seed step by step, and that a divergence is still found and undone.
 #include <doctest/doctest.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 
 #include "core/attention/fused_attention.h"
 #include "core/training/session/graphed_step.h"
@@ -39,15 +41,23 @@ TEST_CASE("graphed step: refused, with the reason, where a graph cannot run") {
   torch::nn::Linear model(2, 2);
   torch::optim::AdamW optimizer(model->parameters());
   std::string why;
-  CHECK(GraphedStep::create(*model, optimizer, unused_loss(), 1.0, 0.0, torch::Device("cpu"),
-                            &why) == nullptr);
+  CHECK(GraphedStep::create(*model, optimizer, unused_loss(), 1.0, 0.0, nullptr,
+                            torch::Device("cpu"), &why) == nullptr);
   CHECK(why == "not a GPU run");
   why.clear();
-  CHECK(GraphedStep::create(*model, optimizer, unused_loss(), 1.0, 0.1,
+  // Dropout without the session's generator: never graphed (a CPU build refuses first).
+  CHECK(GraphedStep::create(*model, optimizer, unused_loss(), 1.0, 0.1, nullptr,
                             torch::Device(torch::kCUDA, 0), &why) == nullptr);
-  CHECK(why.find("dropout 0.10") == 0);
+#ifdef ATTN_WITH_CUDA
+  CHECK(why.find("dropout 0.10: ") == 0);
+  CHECK(GraphedStep::graphs_dropout() ==
+        (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)));
+#else
+  CHECK(why == "this build has no CUDA");
+  CHECK_FALSE(GraphedStep::graphs_dropout());
+#endif
   ::setenv("ATTN_CUDA_GRAPH", "0", 1);
-  CHECK(GraphedStep::create(*model, optimizer, unused_loss(), 1.0, 0.0,
+  CHECK(GraphedStep::create(*model, optimizer, unused_loss(), 1.0, 0.0, nullptr,
                             torch::Device(torch::kCUDA, 0), &why) == nullptr);
   CHECK(why == "ATTN_CUDA_GRAPH=0");
   ::unsetenv("ATTN_CUDA_GRAPH");
@@ -85,6 +95,85 @@ TEST_SUITE("gpu") {
     // The losses moved (a comparison of two frozen runs would prove nothing).
     const auto [lo, hi] = std::minmax_element(eager.begin(), eager.end());
     CHECK(*hi - *lo > 0.05);
+    // The step without its capture (what a LibTorch without graph-safe dropout runs): the
+    // graph's arithmetic, eagerly, with no host sync per step.
+    ::setenv("ATTN_CUDA_GRAPH", "eager", 1);
+    std::string uncaptured_path;
+    const auto uncaptured = train_losses(c, 80, &uncaptured_path);
+    ::unsetenv("ATTN_CUDA_GRAPH");
+    CHECK(uncaptured_path.find("eager on the device, no per-step host sync") == 0);
+    REQUIRE(uncaptured.size() == 80);
+    double worst_uncaptured = 0;
+    for (size_t i = 0; i < eager.size(); ++i)
+      worst_uncaptured = std::max(worst_uncaptured, std::abs(double(graphed[i]) - uncaptured[i]) /
+                                                        std::max(1e-3, double(graphed[i])));
+    MESSAGE("uncaptured against graphed, largest relative difference: " << worst_uncaptured);
+    CHECK(worst_uncaptured < 1e-4);
+  }
+
+  // Dropout inside the graph: the replayed step draws the masks the eager step of the same seed
+  // draws (the generator is reseeded per step and registered with the graph), so the two runs
+  // agree as closely as without dropout. Masks that repeated or came from another stream would
+  // put the losses apart by the dropout noise itself (several percent at p = 0.3).
+  TEST_CASE("graphed step: dropout in the graph draws the eager step's masks" *
+            doctest::skip(kNoGpu || !GraphedStep::graphs_dropout())) {
+    ExperimentConfig c = test::tiny_config();
+    c.device = "cuda";
+    c.model.dropout = 0.3;
+    c.train.steps = 80;
+    std::string eager_path, graph_path;
+    ::setenv("ATTN_CUDA_GRAPH", "0", 1);
+    const auto eager = train_losses(c, 80, &eager_path);
+    ::unsetenv("ATTN_CUDA_GRAPH");
+    const auto graphed = train_losses(c, 80, &graph_path);
+    CHECK(graph_path == "cuda-graph");
+    REQUIRE(eager.size() == 80);
+    REQUIRE(graphed.size() == 80);
+    double worst = 0;
+    for (size_t i = 0; i < eager.size(); ++i)
+      worst = std::max(worst,
+                       std::abs(double(eager[i]) - graphed[i]) / std::max(1e-3, double(eager[i])));
+    MESSAGE("dropout 0.3: largest relative difference of the 80 train losses: " << worst);
+    CHECK(worst < 1e-3);
+    // The masks matter: the same run without dropout is far from both.
+    c.model.dropout = 0;
+    std::string plain_path;
+    const auto plain = train_losses(c, 80, &plain_path);
+    double apart = 0;
+    for (size_t i = 0; i < plain.size(); ++i)
+      apart = std::max(apart,
+                       std::abs(double(plain[i]) - graphed[i]) / std::max(1e-3, double(plain[i])));
+    MESSAGE("against no dropout: " << apart);
+    CHECK(apart > 1e-2);
+  }
+
+  // A pack: runs on their own threads capture and replay their own graphs at the same time
+  // (thread-local capture under one lock) and train as they do alone.
+  TEST_CASE("graphed step: runs on two threads train as they do alone" * doctest::skip(kNoGpu)) {
+    ExperimentConfig a = test::tiny_config(), b = test::tiny_config();
+    a.device = b.device = "cuda";
+    a.train.steps = b.train.steps = 80;
+    b.seed = a.seed + 1;
+    b.model.dropout = GraphedStep::graphs_dropout() ? 0.2 : 0.0;
+    std::string path_a, path_b, solo_path;
+    const auto solo_a = train_losses(a, 80, &solo_path);
+    const auto solo_b = train_losses(b, 80, &solo_path);
+    std::vector<float> packed_a, packed_b;
+    std::thread ta([&] { packed_a = train_losses(a, 80, &path_a); });
+    std::thread tb([&] { packed_b = train_losses(b, 80, &path_b); });
+    ta.join();
+    tb.join();
+    CHECK(path_a == "cuda-graph");
+    CHECK(path_b == "cuda-graph");
+    REQUIRE(packed_a.size() == 80);
+    REQUIRE(packed_b.size() == 80);
+    double worst = 0;
+    for (size_t i = 0; i < 80; ++i)
+      worst = std::max(
+          {worst, std::abs(double(solo_a[i]) - packed_a[i]) / std::max(1e-3, double(solo_a[i])),
+           std::abs(double(solo_b[i]) - packed_b[i]) / std::max(1e-3, double(solo_b[i]))});
+    MESSAGE("two threads against alone, largest relative difference: " << worst);
+    CHECK(worst < 1e-4);
   }
 
   TEST_CASE("graphed step: a divergence is found at the read-back and undone" *

@@ -1,6 +1,9 @@
 #include "core/training/session/graphed_step.h"
 
+#include <torch/version.h>
+
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "core/training/optimizer/adamw_state.h"
@@ -18,6 +21,18 @@
 #if !defined(ATTN_NO_FUSED_ADAMW) && \
     (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2))
 #define ATTN_FUSED_ADAMW 1
+#endif
+// CUDAGraph::register_generator_state: LibTorch 2.4 and later (PyTorch PR #114068). A registered
+// generator's Philox seed and offset are read from device tensors that each replay's prologue
+// refreshes, so dropout masks drawn from the run's own generator advance with every replay.
+#if !defined(ATTN_NO_GRAPH_DROPOUT) && \
+    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#define ATTN_GRAPH_DROPOUT 1
+#endif
+// capture_begin's capture mode: LibTorch 2.1 and later. Thread-local capture lets the other runs
+// of a pack (their own threads, streams and graphs) allocate and synchronise while one captures.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define ATTN_THREAD_LOCAL_CAPTURE 1
 #endif
 #endif
 
@@ -38,11 +53,14 @@ struct Group {
 class CudaGraphedStep final : public GraphedStep {
  public:
   CudaGraphedStep(torch::nn::Module& model, torch::optim::AdamW& optimizer, LossFn loss,
-                  double grad_clip, const torch::Device& device)
+                  double grad_clip, torch::Generator* dropout_stream, const torch::Device& device,
+                  std::string no_capture)
       : model_(model),
         optimizer_(optimizer),
         loss_fn_(std::move(loss)),
         clip_(grad_clip),
+        dropout_stream_(dropout_stream),
+        no_capture_(std::move(no_capture)),
         device_(device.has_index() ? device
                                    : torch::Device(torch::kCUDA, c10::cuda::current_device())),
         stream_(at::cuda::getStreamFromPool(false, device_.index())) {
@@ -87,18 +105,18 @@ class CudaGraphedStep final : public GraphedStep {
     bool replay_now = false;
     try {
       c10::cuda::CUDAStreamGuard guard(stream_);
-      if (warmups_ < kWarmupSteps) {
+      if (warmups_ < kWarmupSteps || !no_capture_.empty()) {
         body();
-        ++warmups_;
+        if (warmups_ < kWarmupSteps) ++warmups_;
         advance_host_steps();
       } else {
         capture();
         replay_now = true;
       }
     } catch (const std::exception& e) {
-      failure_ =
-          std::string(warmups_ < kWarmupSteps ? "a warm-up step failed: " : "capture failed: ") +
-          first_line(e.what());
+      failure_ = std::string(no_capture_.empty() && warmups_ >= kWarmupSteps ? "capture failed: "
+                                                                             : "a step failed: ") +
+                 first_line(e.what());
       graph_.reset();
       (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
     }
@@ -115,15 +133,30 @@ class CudaGraphedStep final : public GraphedStep {
   Tensor loss() const override { return loss_; }
   Tensor nonfinite_steps() const override { return nonfinite_; }
   bool captured() const override { return graph_ != nullptr; }
+  std::string path() const override {
+    if (graph_) return "cuda-graph";
+    if (no_capture_.empty()) return "cuda-graph (warming up)";
+    return "eager on the device, no per-step host sync (" + no_capture_ + ")";
+  }
   const std::string& failure() const override { return failure_; }
 
  private:
   static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
   void capture() {
+    // One capture at a time in the process: a pack's runs capture on their own threads.
+    static std::mutex capture_mutex;
+    std::lock_guard<std::mutex> one_capture(capture_mutex);
     cudaDeviceSynchronize();
     auto graph = std::make_unique<at::cuda::CUDAGraph>();
+#ifdef ATTN_GRAPH_DROPOUT
+    if (dropout_stream_) graph->register_generator_state(*dropout_stream_);
+#endif
+#ifdef ATTN_THREAD_LOCAL_CAPTURE
+    graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+#else
     graph->capture_begin();
+#endif
     try {
       body();
     } catch (...) {
@@ -242,6 +275,8 @@ class CudaGraphedStep final : public GraphedStep {
   torch::optim::AdamW& optimizer_;
   LossFn loss_fn_;
   double clip_;
+  torch::Generator* dropout_stream_;  // the session's; reseeded by it before every step
+  std::string no_capture_;            // why every step runs eagerly ("" : captured after warm-up)
   torch::Device device_;
   c10::cuda::CUDAStream stream_;
   Tensor static_inputs_, static_targets_, lr_, one_, loss_, nonfinite_;
@@ -257,9 +292,18 @@ class CudaGraphedStep final : public GraphedStep {
 }  // namespace
 #endif
 
+bool GraphedStep::graphs_dropout() {
+#if defined(ATTN_WITH_CUDA) && defined(ATTN_GRAPH_DROPOUT)
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::unique_ptr<GraphedStep> GraphedStep::create(torch::nn::Module& model,
                                                  torch::optim::AdamW& optimizer, LossFn loss,
                                                  double grad_clip, double dropout,
+                                                 torch::Generator* dropout_stream,
                                                  const torch::Device& device,
                                                  std::string* why_not) {
   auto refuse = [&](std::string why) {
@@ -269,13 +313,24 @@ std::unique_ptr<GraphedStep> GraphedStep::create(torch::nn::Module& model,
   if (!device.is_cuda()) return refuse("not a GPU run");
   if (const char* env = std::getenv("ATTN_CUDA_GRAPH"); env && std::string(env) == "0")
     return refuse("ATTN_CUDA_GRAPH=0");
-  if (dropout > 0)
-    return refuse("dropout " + std::to_string(dropout).substr(0, 4) +
-                  ": its masks come from the run's own generator, which a graph cannot advance");
 #ifdef ATTN_WITH_CUDA
-  return std::make_unique<CudaGraphedStep>(model, optimizer, std::move(loss), grad_clip, device);
+  // The same step without the capture: its device-side loss, fused update and read-back every
+  // kLossReadEvery steps still spare the host a sync per step.
+  std::string no_capture;
+  if (const char* env = std::getenv("ATTN_CUDA_GRAPH"); env && std::string(env) == "eager")
+    no_capture = "ATTN_CUDA_GRAPH=eager";
+  else if (dropout > 0 && !graphs_dropout())
+    no_capture = "dropout " + std::to_string(dropout).substr(0, 4) + ": LibTorch " + TORCH_VERSION +
+                 " cannot register the run's own generator with a graph (2.4 and later can), so "
+                 "every replay would repeat the captured masks";
+  if (dropout > 0 && !dropout_stream)
+    return refuse("dropout " + std::to_string(dropout).substr(0, 4) +
+                  ": the session gave no generator");
+  return std::make_unique<CudaGraphedStep>(model, optimizer, std::move(loss), grad_clip,
+                                           dropout > 0 ? dropout_stream : nullptr, device,
+                                           std::move(no_capture));
 #else
-  (void)model, (void)optimizer, (void)loss, (void)grad_clip;
+  (void)model, (void)optimizer, (void)loss, (void)grad_clip, (void)dropout, (void)dropout_stream;
   return refuse("this build has no CUDA");
 #endif
 }

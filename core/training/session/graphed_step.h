@@ -7,9 +7,21 @@
 // launch-bound steps (issue 37).
 //
 // Contract:
-//  - create() returns nullptr and says why when the step cannot be captured: a CPU device, a
-//    build without CUDA, dropout (its masks come from the run's own generator, which a graph
-//    cannot advance), or ATTN_CUDA_GRAPH=0 in the environment. The session then steps eagerly.
+//  - create() returns nullptr and says why when this object cannot step the session: a CPU
+//    device, a build without CUDA, or ATTN_CUDA_GRAPH=0 in the environment (torch's own eager
+//    step, the A/B reference). The session then steps eagerly.
+//  - Where the step cannot be captured (dropout on a LibTorch older than 2.4: graphs_dropout()
+//    false; or ATTN_CUDA_GRAPH=eager), the object still steps, eagerly at every step, with the
+//    same device-side loss, fused update and no per-step host sync; path() says so and why.
+//  - Dropout: its masks come from the session's own generator (`dropout_stream`), which the
+//    session reseeds from (seed, step) before every step. On LibTorch >= 2.4 the capture
+//    registers it with the graph (CUDAGraph::register_generator_state): the captured kernels read
+//    its Philox seed and offset from device tensors that each replay's prologue sets from the
+//    generator's state, so a replay draws the masks the eager step of that seed draws, and a
+//    resumed run redraws them (nothing to checkpoint).
+//  - Runs of a pack step on their own threads, each with its own stream and graph: captures take
+//    a process-wide lock and capture thread-locally (LibTorch >= 2.1), so one run's capture does
+//    not fail another run's allocations.
 //  - step() copies the batch into the graph's static inputs (pinned, non-blocking), writes the
 //    learning rate into a device scalar, and runs the step: eagerly on a side stream for the
 //    first kWarmupSteps (cuBLAS handles, autograd's buffers, the optimiser's moments), captured
@@ -46,10 +58,15 @@ class GraphedStep {
   static constexpr int kWarmupSteps = 3;
 
   // nullptr, with *why_not set, when this session's step cannot be graphed (see the contract).
+  // dropout_stream: the session's dropout generator (it must outlive the step); unused when
+  // dropout is 0.
   static std::unique_ptr<GraphedStep> create(torch::nn::Module& model,
                                              torch::optim::AdamW& optimizer, LossFn loss,
                                              double grad_clip, double dropout,
+                                             torch::Generator* dropout_stream,
                                              const torch::Device& device, std::string* why_not);
+  // Whether this build captures steps with dropout (CUDA and LibTorch >= 2.4).
+  static bool graphs_dropout();
   virtual ~GraphedStep() = default;
 
   // One training step at this learning rate on a CPU batch. false: nothing happened (see
@@ -61,6 +78,9 @@ class GraphedStep {
   virtual torch::Tensor nonfinite_steps() const = 0;
   // Whether the step is captured and replaying (false during the warm-up).
   virtual bool captured() const = 0;
+  // How it steps, for TrainingSession::step_path(): "cuda-graph", "cuda-graph (warming up)" or
+  // "eager on the device, no per-step host sync (<why no graph>)".
+  virtual std::string path() const = 0;
   virtual const std::string& failure() const = 0;
 };
 

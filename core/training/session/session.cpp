@@ -169,13 +169,17 @@ bool TrainingSession::graphed_train_step() {
           if (auto r = model_->regularization(); r.defined()) objective = loss + r;
           return std::make_pair(loss, objective);
         },
-        config_.train.grad_clip, config_.model.dropout, device_, &graph_refusal_);
+        config_.train.grad_clip, config_.model.dropout, &dropout_stream_, device_, &graph_refusal_);
     if (!graphed_) return false;
     pending_losses_ = torch::zeros({kLossReadEvery}, torch::TensorOptions().device(device_));
     nonfinite_seen_ = 0;
     capture_good_state();  // the state a divergence found at the first read-back returns to
   }
   model_->train();
+  // The masks of this step, as the eager step draws them (train_step): the graph reads the
+  // generator's seed and offset at each replay.
+  dropout_stream_.set_current_seed(mix_seed(mix_seed(config_.seed, kDropoutSalt), step_));
+  DropoutStreamScope dropout_scope(&dropout_stream_);
   Batch batch = task_->train_batch(config_.train.batch_size,
                                    mix_seed(mix_seed(config_.seed, kDataSalt), step_));
   if (!graphed_->step(batch.inputs, batch.targets, lr_at(step_))) {
@@ -228,7 +232,7 @@ void TrainingSession::settle() {
 std::string TrainingSession::step_path() const {
   if (!device_.is_cuda()) return "eager (CPU)";
   if (!graph_refusal_.empty()) return "eager: " + graph_refusal_;
-  if (graphed_ && graphed_->captured()) return "cuda-graph";
+  if (graphed_) return graphed_->path();
   return "cuda-graph (warming up)";
 }
 
