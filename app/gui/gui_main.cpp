@@ -35,6 +35,7 @@
 #include "app/gui/timeline.h"
 #include "app/gui/ui_state.h"
 #include "app/gui/window/draw_guard.h"
+#include "app/gui/window/frame_pacer.h"
 #include "app/gui/window/window.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -165,12 +166,13 @@ std::thread::id g_ui_thread;
 bool write_report(const std::string& path, const gui::Workspace& workspace, const gui::Menus& menus,
                   const gui::ExportDialog& exporter, const gui::Timeline& timeline,
                   const nlohmann::json& live_figures, const DrawFaults& faults, size_t frames,
-                  int width, int height, std::string* error) {
+                  const nlohmann::json& pacing, int width, int height, std::string* error) {
   nlohmann::json report = workspace.report();
   report["timeline"] = timeline.report();
   report["live_figures"] = live_figures;
   report["help"] = menus.report();
   report["frames"] = frames;
+  report["pacing"] = pacing;
   report["draw_faults"] = faults.list;
   report["draw_fault_saves"] = faults.saves;
   report["window"] = {width, height};
@@ -305,12 +307,15 @@ class GuiRun {
   void start_trainer();
   void open_workspace();
   Pace wait_for_frame(bool* closing);
+  gui::PaceInput pace_input() const;
+  void note_frame_needs();
   void cycle_panels();
   bool draw();
   void request_hook_export(const Snapshot& shown);
   void advance_hook_export();
   void present(bool last);
   void write_exit_files();
+  nlohmann::json pacing_report() const;
 
   const GuiOptions options_;
   GuiOptions resolved_;  // options_ with the runs root filled in
@@ -330,6 +335,9 @@ class GuiRun {
   int export_hook_stage_;  // --export-figure: -1 none, 0 waiting, 1 requested, 2 exporting
   int export_hook_frames_ = 0;
   render::FrameClock clock_;
+  gui::FramePacer pacer_;
+  uint64_t last_drawn_serial_ = 0;
+  int64_t snapshots_drawn_ = 0;  // distinct snapshot serials the frames drew
   int exit_code_ = 0;
   double frame_start_ = 0;
   int faulted_frames_ = 0;  // frames a drawing fault ended early
@@ -424,6 +432,7 @@ void GuiRun::loop() {
     const bool drawn = draw();
     handle_draw_faults(draw_faults_, *trainer_, glfwGetTime());
     if (!drawn) {  // nothing complete to show: the next frame draws afresh
+      pacer_.request_frame();
       // --frames N ends even when every frame fails (it counts them too).
       if (benchmark_ && ++faulted_frames_ >= options_.exit_after_frames) break;
       continue;
@@ -435,32 +444,59 @@ void GuiRun::loop() {
   }
 }
 
-// Waits for the next frame's events: Draw, Skip (a hidden window) or Quit (closed).
+// Waits for the next frame: Draw, Skip (a hidden window) or Quit (closed). With --frames N every
+// pass draws (N frames, as fast as they come: benchmarks measure a frame's work); otherwise the
+// pacer (gui/window/frame_pacer.h) decides, and the loop sleeps in glfwWaitEventsTimeout, which
+// any input ends at once, until a frame is due.
 GuiRun::Pace GuiRun::wait_for_frame(bool* closing) {
-  if (benchmark_) {
-    glfwPollEvents();
-  } else {
-    // Pace at ~60 fps while training or just after input, ~4 fps when idle; any event wakes
-    // the loop at once. Vsync caps it further where the driver honours it.
-    const double now = glfwGetTime();
-    const bool active = trainer_->state() == TrainerState::Running || ui_.timeline_playing ||
-                        now - window_->last_event_time() < 0.5;
-    const double wait = (active ? 1.0 / 60 : 0.25) - (now - frame_start_);
-    if (wait > 0)
-      glfwWaitEventsTimeout(wait);
-    else
-      glfwPollEvents();
+  if (benchmark_) glfwPollEvents();
+  for (;;) {
+    if (g_quit_requested.load()) window_->request_close();
+    *closing = window_->should_close();
+    if (*closing && options_.screenshot_path.empty()) return Pace::Quit;
+    if (window_->hidden()) {  // minimised or zero-size: nothing to draw, don't spin
+      if (*closing) return Pace::Quit;
+      glfwWaitEventsTimeout(0.1);
+      return Pace::Skip;
+    }
+    const gui::PaceInput in = pace_input();
+    const gui::FramePacer::Decision d =
+        benchmark_ || *closing ? gui::FramePacer::Decision{true, 0, "first"} : pacer_.decide(in);
+    if (d.draw) {
+      pacer_.frame_begun(in, d);
+      frame_start_ = in.now;
+      return Pace::Draw;
+    }
+    pacer_.count_wait();
+    glfwWaitEventsTimeout(d.wait_s);
   }
-  if (g_quit_requested.load()) window_->request_close();
-  *closing = window_->should_close();
-  if (*closing && options_.screenshot_path.empty()) return Pace::Quit;
-  if (window_->hidden()) {  // minimised or zero-size: nothing to draw, don't spin
-    if (*closing) return Pace::Quit;
-    glfwWaitEventsTimeout(0.1);
-    return Pace::Skip;
-  }
-  frame_start_ = glfwGetTime();
-  return Pace::Draw;
+}
+
+// What the pacer looks at: the newest snapshot's serial, the trainer's state, the last event,
+// and whether a panel shows what changes outside the snapshot (Runs follows run directories on
+// disk, Compare trains its own runs).
+gui::PaceInput GuiRun::pace_input() const {
+  gui::PaceInput in;
+  in.now = glfwGetTime();
+  in.snapshot_serial = trainer_->latest()->serial;
+  in.trainer_state = static_cast<int>(trainer_->state());
+  in.last_event_time = window_->last_event_time();
+  in.watching = workspace_->is_open("runs") || workspace_->is_open("compare");
+  return in;
+}
+
+// After a frame: what it asks of the pacer (ImGui's state as the frame left it).
+void GuiRun::note_frame_needs() {
+  const ImGuiIO& io = ImGui::GetIO();
+  bool mouse_down = false;
+  for (const bool down : io.MouseDown) mouse_down = mouse_down || down;
+  gui::FrameNeeds needs;
+  // --cycle-panels (soak tests) counts frames: it keeps drawing as the unpaced loop did.
+  needs.animating = ImGui::IsAnyItemActive() || mouse_down || ui_.timeline_playing ||
+                    export_dialog_.status().state == gui::ExportDialog::JobState::Running ||
+                    options_.cycle_panels_every > 0;
+  needs.text_input = io.WantTextInput;
+  pacer_.frame_needs(needs);
 }
 
 // --cycle-panels N: every N frames the next panel of the table beside Run.
@@ -478,6 +514,8 @@ void GuiRun::cycle_panels() {
 bool GuiRun::draw() {
   const std::shared_ptr<const Snapshot> live = trainer_->latest();
   const TrainerState state = trainer_->state();
+  if (live->serial != last_drawn_serial_ || snapshots_drawn_ == 0) ++snapshots_drawn_;
+  last_drawn_serial_ = live->serial;
   timeline_.update(*live, ui_, glfwGetTime());
   cycle_panels();
   // Everything drawn this frame is under the draw guard's net: a fault outside the panels
@@ -497,6 +535,7 @@ bool GuiRun::draw() {
     });
     advance_hook_export();
     window_->render();
+    note_frame_needs();
     return true;
   } catch (const std::exception& e) {
     gui::record_draw_fault("frame", e.what());
@@ -580,6 +619,27 @@ int GuiRun::close() {
   return exit_code_;
 }
 
+// The report's "pacing": the frames begun by the reason the pacer gave (gui/window/frame_pacer.h;
+// with --frames N every frame is "first": unpaced), the waits that drew nothing, and the
+// distinct snapshots the frames drew.
+nlohmann::json GuiRun::pacing_report() const {
+  const gui::FramePacer::Counts& c = pacer_.counts();
+  return {{"paced", !benchmark_},
+          {"cap_hz", pacer_.options().cap_hz},
+          {"frames_begun", c.frames},
+          {"waits", pacer_.waits()},
+          {"snapshots_drawn", snapshots_drawn_},
+          {"by_reason",
+           {{"first", c.first},
+            {"snapshot", c.snapshot},
+            {"input", c.input},
+            {"settle", c.settle},
+            {"animating", c.animating},
+            {"text_input", c.text_input},
+            {"watch", c.watch},
+            {"idle", c.idle}}}};
+}
+
 // ATTN_GUI_REPORT and --frame-stats, at exit.
 void GuiRun::write_exit_files() {
   std::string error;
@@ -587,7 +647,7 @@ void GuiRun::write_exit_files() {
     int w = 0, h = 0;
     window_->framebuffer_size(&w, &h);
     if (!write_report(report, *workspace_, *menus_, export_dialog_, timeline_, live_figures_,
-                      draw_faults_, clock_.frames(), w, h, &error)) {
+                      draw_faults_, clock_.frames(), pacing_report(), w, h, &error)) {
       std::fprintf(stderr, "attnlab: %s\n", error.c_str());
       exit_code_ = 1;
     }
