@@ -117,6 +117,14 @@ if fits 60; then
       >"$out/runs-$c-graph.log" 2>&1 || { echo "$c failed:"; tail -3 "$out/runs-$c-graph.log"; }
   done
 fi
+stage "training steps/s: fortunes uncaptured (ATTN_CUDA_GRAPH=eager) and torch's step (=0)"
+if fits 60; then
+  for mode in eager 0; do
+    ATTN_CUDA_GRAPH=$mode timeout 60 $bin train --config "$cfgdir/fortunes.json" \
+      --out "$out/runs/fortunes-mode$mode" --force -q >"$out/runs-fortunes-mode$mode.log" 2>&1 ||
+      { echo "fortunes ATTN_CUDA_GRAPH=$mode failed:"; tail -3 "$out/runs-fortunes-mode$mode.log"; }
+  done
+fi
 stage "training steps/s: PyTorch eager"
 args=()
 for c in $configs; do args+=(--config "$cfgdir/$c.json"); done

@@ -57,6 +57,18 @@ def speed_table(out, configs):
               f"| {s.get('step_path', s.get('error', '?'))} | {fmt(s.get('eval_loss'), '.4f')} |")
 
 
+def modes_table(out):
+    rows = [(m, rate(os.path.join(out, "runs", "fortunes-" + m))) for m in ("graph", "modeeager", "mode0")]
+    if not any(r for _, (r, _) in rows):
+        return
+    print("\n| fortunes, ATTN_CUDA_GRAPH | steps/s | step path |")
+    print("|---|---|---|")
+    for m, (r, s) in rows:
+        name = {"graph": "(unset): graphed", "modeeager": "eager: uncaptured, no per-step sync",
+                "mode0": "0: torch's eager step"}[m]
+        print(f"| {name} | {fmt(r)} | {s.get('step_path', s.get('error', '?'))} |")
+
+
 def pack_table(out):
     packs = sorted((int(d[len(os.path.join(out, "pack")):]), d)
                    for d in glob.glob(os.path.join(out, "pack[0-9]*")) if os.path.isdir(d))
@@ -110,6 +122,7 @@ def main():
     if os.path.exists(os.path.join(out, "build_time.txt")):
         print(open(os.path.join(out, "build_time.txt")).read().strip())
     speed_table(out, configs)
+    modes_table(out)
     pack_table(out)
     window_table(out)
 
