@@ -312,8 +312,9 @@ int main(int argc, char** argv) {
       std::declval<std::tuple<attn::TrainArgs>>(), std::declval<attn::LabCommands>(),
       std::declval<
           std::tuple<attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs, attn::SuiteArgs,
-                     attn::SlurmStatusArgs, attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs,
-                     attn::DataArgs, attn::MigrateArgs, attn::BenchStepArgs, attn::ConfigArgs>>()));
+                     attn::SlurmStatusArgs, attn::PackRunArgs, attn::ExportArgs,
+                     attn::AnalyzeArgs, attn::EvalArgs, attn::DataArgs, attn::MigrateArgs,
+                     attn::BenchStepArgs, attn::ConfigArgs>>()));
   const std::vector<Subcommand> commands = subcommands(app, static_cast<Commands*>(nullptr));
 
 #ifdef ATTN_HAVE_GUI

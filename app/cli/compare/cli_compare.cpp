@@ -25,6 +25,7 @@
 #include "app/common/data_paths.h"
 #include "app/figures/runs/compare_figures.h"
 #include "core/analysis/verdict.h"
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
@@ -109,35 +110,24 @@ std::string align(const std::vector<std::vector<std::string>>& rows) {
 
 }  // namespace
 
-int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs) {
-  std::vector<std::string> args = {"attnlab", "train"};
-  std::string cell_config;
-  if (!h.resume_dir.empty()) {
-    args.insert(args.end(), {"--resume", h.resume_dir});
-  } else {
-    std::error_code ec;
-    fs::create_directories(fs::path(h.out_dir).parent_path(), ec);
-    cell_config = h.out_dir + ".cell.json";
-    std::ofstream out(cell_config);
-    out << to_json(cell.config).dump(2) << "\n";
-    if (!out.flush()) throw Error("cannot write " + cell_config);
-    args.insert(args.end(), {"--config", cell_config, "--out", h.out_dir});
-  }
-  // N children must not each take every core: each gets cores/N at most, its count still
-  // chosen by measurement (a fixed cores/N collapses when the machine is busy; thread_policy.h),
-  // unless --threads or the cell's config fixes it.
-  int threads = h.threads, max_threads = 0;
-  if (threads == 0 && jobs > 1) {
-    if (cell.config.threads > 0)
-      threads = std::min(threads_per_job(jobs), cell.config.threads);
-    else
-      max_threads = threads_per_job(jobs);
-  }
-  if (threads > 0) args.insert(args.end(), {"--threads", std::to_string(threads)});
-  if (max_threads > 0) args.insert(args.end(), {"--max-threads", std::to_string(max_threads)});
-  if (h.checkpoint_every > 0)
-    args.insert(args.end(), {"--checkpoint-every", std::to_string(h.checkpoint_every)});
-  if (quiet) args.push_back("-q");
+namespace {
+
+// A cell's config, written where its child reads it: OUT/<cell dir>.cell.json.
+std::string write_cell_config(const SweepCell& cell, const std::string& out_dir) {
+  std::error_code ec;
+  fs::create_directories(fs::path(out_dir).parent_path(), ec);
+  const std::string path = out_dir + ".cell.json";
+  std::ofstream out(path);
+  out << to_json(cell.config).dump(2) << "\n";
+  if (!out.flush()) throw Error("cannot write " + path);
+  return path;
+}
+
+// Runs this executable with `args` (args[0] its name) as a child whose stdout goes to stderr
+// (this process's stdout carries results only) and whose progress stays plain lines; on Linux
+// it is killed when this process dies. `lock_held`: the run directory whose lock this process
+// holds for it (kRunLockHeldEnv), or "". Returns its exit code (128 + the signal that ended it).
+int run_attnlab_child(std::vector<std::string> args, const std::string& lock_held) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -153,8 +143,8 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
   envp.push_back(progress_env.data());
   // The sweep holds the cell's lock for the child (core/training/headless/headless.h).
   std::string lock_env;
-  if (!h.lock) {
-    lock_env = std::string(kRunLockHeldEnv) + "=" + fs::absolute(h.out_dir).string();
+  if (!lock_held.empty()) {
+    lock_env = std::string(kRunLockHeldEnv) + "=" + fs::absolute(lock_held).string();
     envp.push_back(lock_env.data());
   }
   envp.push_back(nullptr);
@@ -197,22 +187,95 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
     }
     usleep(20 * 1000);
   }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs) {
+  std::vector<std::string> args = {"attnlab", "train"};
+  std::string cell_config;
+  if (!h.resume_dir.empty()) {
+    args.insert(args.end(), {"--resume", h.resume_dir});
+  } else {
+    cell_config = write_cell_config(cell, h.out_dir);
+    args.insert(args.end(), {"--config", cell_config, "--out", h.out_dir});
+  }
+  // N children must not each take every core: each gets cores/N at most, its count still
+  // chosen by measurement (a fixed cores/N collapses when the machine is busy; thread_policy.h),
+  // unless --threads or the cell's config fixes it.
+  int threads = h.threads, max_threads = 0;
+  if (threads == 0 && jobs > 1) {
+    if (cell.config.threads > 0)
+      threads = std::min(threads_per_job(jobs), cell.config.threads);
+    else
+      max_threads = threads_per_job(jobs);
+  }
+  if (threads > 0) args.insert(args.end(), {"--threads", std::to_string(threads)});
+  if (max_threads > 0) args.insert(args.end(), {"--max-threads", std::to_string(max_threads)});
+  if (h.checkpoint_every > 0)
+    args.insert(args.end(), {"--checkpoint-every", std::to_string(h.checkpoint_every)});
+  if (quiet) args.push_back("-q");
+  const int code = run_attnlab_child(args, h.lock ? "" : h.out_dir);
   if (!cell_config.empty()) {
     std::error_code ec;
     fs::remove(cell_config, ec);
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return code;
+}
+
+PackResult ChildPack::run() {
+  const std::string spec_path = spec_["runs"][0]["out"].get<std::string>() + ".pack.json";
+  const std::string result_path = spec_["runs"][0]["out"].get<std::string>() + ".pack-result.json";
+  std::error_code ec;
+  fs::remove(result_path, ec);  // a result left by a killed sweep is not this pack's
+  spec_["quiet"] = quiet_;
+  write_file_atomic(spec_path, spec_.dump(2) + "\n");
+  const int code =
+      run_attnlab_child({"attnlab", "pack-run", "--spec", spec_path, "--result", result_path}, "");
+  const size_t n = spec_["runs"].size();
+  PackResult r;
+  try {
+    r = pack_result_from_json(read_json_file(result_path), n, result_path);
+  } catch (const std::exception&) {  // the process ended before its result (killed, crashed)
+    r.runs.assign(n, {code == 0 ? kExitRunFailed : code, 0.0});
+  }
+  for (const auto& path : files_) fs::remove(path, ec);
+  fs::remove(spec_path, ec);
+  fs::remove(result_path, ec);
+  for (size_t i = 0; i < n; ++i)
+    exits_.record(r.runs[i].exit_code, spec_["runs"][i]["resume"].get<std::string>().empty());
+  return r;
+}
+
+void ChildPack::add(const SweepCell& cell, const HeadlessOptions& h) {
+  const std::string out = fs::absolute(h.out_dir).string();
+  std::string config;
+  if (h.resume_dir.empty()) {
+    config = write_cell_config(cell, h.out_dir);
+    files_.push_back(config);
+  }
+  spec_["runs"].push_back(
+      {{"config", config},
+       {"out", out},
+       {"resume", h.resume_dir.empty() ? "" : fs::absolute(h.resume_dir).string()},
+       {"tag", cell.dir},
+       {"checkpoint_every", h.checkpoint_every}});
 }
 
 int CellExits::run(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs) {
   if (const int code = interrupted_.load()) return code;
   const int code = run_cell_in_child(cell, h, quiet, jobs);
+  record(code, h.resume_dir.empty());
+  return code;
+}
+
+void CellExits::record(int code, bool fresh) {
   if (is_interruption(code))
     interrupted_ = code;
-  else if (h.resume_dir.empty() && code != kExitOk && code != kExitDiverged)
+  else if (fresh && code != kExitOk && code != kExitDiverged)
     failed_ = true;  // a failed resume is retried from the start; a failed fresh run is final
-  return code;
 }
 
 int CellExits::code_for_failure() const {
@@ -518,6 +581,8 @@ constexpr const char* kSweepFooter =
     R"(Each cell runs as `attnlab train` in a child process; progress goes to stderr, the closing
 table (or with --json {"ran", "resumed", "skipped", "diverged", "groups"}) to stdout.
 -j N without --threads gives each run cores/N torch threads (fewer if its config asks).
+--pack N trains N cells together in one process, one torch thread each (their metrics.csv equal
+theirs alone at --threads 1); each pack's steps/s and wall time go to OUT/pack.json.
 Exits 1 when a cell failed, 3 when one diverged (the others still ran).)";
 
 CLI::App* add_command(CLI::App& app, SweepArgs& a) {
@@ -553,14 +618,45 @@ CLI::App* add_command(CLI::App& app, SweepArgs& a) {
                           "Checkpoint every N steps so a killed run resumes mid-way (default: at "
                           "the end only)"});
   cmd->add_option("--jobs,-j", a.jobs,
-                  "Cells at a time, each its own process (default 1: runs do not share cores, so "
-                  "steps/s and memory compare fairly)")
+                  "Cells (with --pack, packs) at a time, each its own process (default 1: runs "
+                  "do not share cores, so steps/s and memory compare fairly)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--quiet,-q", a.quiet, "Progress: only one line per cell");
   cmd->add_flag("--json", a.json, "Print the cells (--list) or the outcome and table as JSON");
   add_slurm_options(cmd, a.slurm);
   return with_footer(cmd, kSweepFooter);
 }
+
+int resolve_pack(int requested, int threads, int cells) {
+  // Automatic: packs on a GPU, unless --threads asks for more than one torch thread per run.
+  const bool gpu = requested == 0 && threads <= 1 && pack_gpu_present();
+  const int pack = choose_pack_size(requested, cells, gpu);
+  if (pack > 1 && threads > 1)
+    throw Error("--threads " + std::to_string(threads) + " with --pack " +
+                std::to_string(requested) +
+                ": a packed run trains on one torch thread (the pack's runs share the cores); "
+                "drop --threads, or give --pack 1");
+  return pack;
+}
+
+namespace {
+
+// The pack size of this invocation: --pack over the cells it runs (--index: one; --shard i/n:
+// its share).
+int sweep_pack(const SweepArgs& a, const SweepPlan& plan) {
+  int cells = static_cast<int>(plan.cells.size());
+  if (a.index >= 0) {
+    cells = 1;
+  } else if (!a.shard.empty()) {
+    int i = 0, n = 1;
+    parse_shard(a.shard, i, n);
+    cells = 0;
+    for (const auto& c : plan.cells) cells += c.index % n == i;
+  }
+  return resolve_pack(a.slurm.pack, a.threads, cells);
+}
+
+}  // namespace
 
 int run_command(const SweepArgs& a) {
   SweepPlan plan;
@@ -595,10 +691,18 @@ int run_command(const SweepArgs& a) {
     if (a.json) std::cout << cells.dump(2) << "\n";
     return kExitOk;
   }
+  int pack = 1;
+  try {
+    pack = sweep_pack(a, plan);
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return kExitUsage;
+  }
   install_stop_signals();  // Ctrl-C: the running cells checkpoint, no new cell starts
   if (a.slurm.task) install_requeue_signal();
   CellConsole console(a.quiet, a.jobs);
   auto o = console.run_options<SweepRunOptions>(a.out, a.threads, a.checkpoint_every);
+  console.use_packs(o, pack);
   if (a.index >= 0) o.index = a.index;
   SweepOutcome outcome;
   if (const auto stopped =

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -61,6 +62,11 @@ int run_command(const SweepArgs& args);
 // (core/training/headless/tuned_arms.h), under OUT/<group>/{grid,seeds}; the closing table
 // holds each group's chosen rate.
 int run_tuned_sweep(const SweepArgs& args, const SweepPlan& plan);
+
+// The pack size (core/training/headless/pack.h) for `cells` runs: --pack as given, 0 automatic
+// (16 on a GPU unless --threads > 1, 1 on a CPU), never more than the cells. Throws attn::Error
+// for --threads > 1 with a pack of several runs (each packed run has one torch thread).
+int resolve_pack(int requested, int threads, int cells);
 
 // What the commands that train a whole campaign of runs share (reproduce, suite): the output
 // directory, the quick slice, seeds per arm or cell (0: the manifest's), runs at a time, torch
@@ -156,12 +162,43 @@ int run_cell_in_child(const SweepCell& cell, const HeadlessOptions& h, bool quie
 class CellExits {
  public:
   int run(const SweepCell& cell, const HeadlessOptions& h, bool quiet, int jobs);
+  // A run's exit code (`fresh`: it started afresh, not from a checkpoint), as run() keeps it.
+  void record(int code, bool fresh);
   int code_for_failure() const;
 
  private:
   std::atomic<int> interrupted_{0};
   std::atomic<bool> failed_{false};
 };
+
+// A pack (core/training/headless/pack.h) trained in a child process, `attnlab pack-run`: add()
+// writes each fresh cell's config beside its directory (OUT/<cell>.cell.json, as
+// run_cell_in_child does; a file that cannot be written throws there), run() writes the pack's
+// spec (OUT/<first cell>.pack.json), runs the child, reads each run's exit code from its result
+// (OUT/<first cell>.pack-result.json; every run gets the child's own code when it ended without
+// one: killed, crashed), keeps them in `exits` and removes the files it wrote.
+class ChildPack final : public PackLauncher {
+ public:
+  ChildPack(CellExits& exits, bool quiet) : exits_(exits), quiet_(quiet) {}
+  void add(const SweepCell& cell, const HeadlessOptions& h) override;
+  PackResult run() override;
+
+ private:
+  CellExits& exits_;
+  bool quiet_;
+  nlohmann::json spec_ = {{"runs", nlohmann::json::array()}};
+  std::vector<std::string> files_;
+};
+
+// `attnlab pack-run --spec FILE --result FILE` (hidden): the child of ChildPack. Trains the runs
+// the spec lists through train_pack, each run's directory locked unless its parent (the sweep)
+// holds that lock, and writes pack_result_json to --result. Exit 2 for a spec it cannot read,
+// 128 + the signal when a stop interrupted a run, else 0 (each run's own code is in the result).
+struct PackRunArgs {
+  std::string spec, result;
+};
+CLI::App* add_command(CLI::App& app, PackRunArgs& args);
+int run_command(const PackRunArgs& args);
 
 // What every command that trains cells shares (sweep, sweep --lr-grid, suite, reproduce): each
 // cell a child process whose exit CellExits keeps, and progress on stderr (quiet: only the
@@ -172,6 +209,13 @@ struct CellConsole {
   bool quiet = false;
   int jobs = 1;
   CellConsole(bool quiet_, int jobs_) : quiet(quiet_), jobs(jobs_) {}
+  // Packs of `pack` cells (> 1), each in a child process (ChildPack).
+  template <class RunOptions>
+  void use_packs(RunOptions& o, int pack) {
+    if (pack <= 1) return;
+    o.pack = pack;
+    o.pack_launcher = [this] { return std::make_unique<ChildPack>(exits, quiet); };
+  }
   std::function<int(const SweepCell&, const HeadlessOptions&)> runner() {
     return [this](const SweepCell& c, const HeadlessOptions& h) {
       return exits.run(c, h, quiet, jobs);

@@ -88,8 +88,9 @@ std::vector<std::string> own_arguments() {
 std::vector<std::string> task_command(const std::vector<std::string>& argv) {
   static const std::set<std::string> kFlags = {"--slurm", "--resubmit-failed", "--slurm-task",
                                                "--slurm-report"};
-  static const std::set<std::string> kWithValue = {"--slurm-arg", "--pack", "--max-parallel",
-                                                   "--shard", "--index"};
+  // --pack stays: a task trains its cells as one pack (one process; --pack 0 there: auto).
+  static const std::set<std::string> kWithValue = {"--slurm-arg", "--max-parallel", "--shard",
+                                                   "--index"};
   std::vector<std::string> out;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
@@ -197,8 +198,11 @@ void add_slurm_options(CLI::App* cmd, SlurmArgs& a, const std::string& what) {
   cmd->add_option("--slurm-arg", a.args,
                   "With --slurm: an sbatch option for every job, e.g. --slurm-arg=--time=60 "
                   "(repeatable)");
-  cmd->add_option("--pack", a.pack, "With --slurm: cells per array task (default 1)")
-      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--pack", a.pack,
+                  "Runs trained together in one process, each on a thread with one torch thread "
+                  "(a pack; its runs' metrics equal theirs alone at --threads 1). 0 (default): "
+                  "16 on a GPU, 1 on a CPU. With --slurm, the cells of one array task")
+      ->check(CLI::Range(0, kMaxPack));
   cmd->add_option("--max-parallel", a.max_parallel,
                   "With --slurm: array tasks running at once (--array=...%K; default no limit)")
       ->check(CLI::Range(1, 100000));
@@ -241,7 +245,11 @@ json slurm_jobs_or_refuse(const SlurmArgs& a, const SlurmJobs& j, const std::str
   if (!a.resubmit_failed && submitted)
     throw Error("--slurm: " + out + " was submitted already (" + jobs_path.string() +
                 "); see attnlab slurm-status --out " + out + ", or add --resubmit-failed");
-  auto task_count = [&](int pack) { return static_cast<int>((j.cells + pack - 1) / pack); };
+  // --pack 0 (automatic on the node) is a cell per task.
+  auto task_count = [&](int pack) {
+    pack = std::max(1, pack);
+    return static_cast<int>((j.cells + pack - 1) / pack);
+  };
   json jobs;
   if (submitted) {
     jobs = read_json_file(jobs_path.string());
@@ -253,7 +261,7 @@ json slurm_jobs_or_refuse(const SlurmArgs& a, const SlurmJobs& j, const std::str
   } else {
     jobs = {{"format", "attnlab-slurm"},   {"version", 1},
             {"command", j.command},        {"cells", j.cells},
-            {"tasks", task_count(a.pack)}, {"pack", a.pack},
+            {"tasks", task_count(a.pack)}, {"pack", std::max(1, a.pack)},
             {"arrays", json::array()},     {"reports", json::array()}};
   }
   if (j.check_out) j.check_out();

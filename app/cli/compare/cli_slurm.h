@@ -27,10 +27,13 @@
 
 namespace attn {
 
+// --pack's largest value.
+inline constexpr int kMaxPack = 4096;
+
 struct SlurmArgs {
   bool submit = false;            // --slurm
   std::vector<std::string> args;  // --slurm-arg, passed to every sbatch
-  int pack = 1;                   // cells per array task
+  int pack = 0;                   // --pack: a pack's runs (0: automatic); an array task's cells
   int max_parallel = 0;           // %K of --array; 0: no limit
   bool resubmit_failed = false;   // --resubmit-failed
   bool task = false;              // --slurm-task: this process is an array task

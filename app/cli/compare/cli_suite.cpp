@@ -411,6 +411,7 @@ std::string suite_command(const SuiteArgs& a) {
   if (!a.mechanisms.empty()) command += " --mechanisms " + a.mechanisms;
   if (a.seeds > 0) command += " --seeds " + std::to_string(a.seeds);
   if (a.jobs > 1) command += " -j " + std::to_string(a.jobs);
+  if (a.slurm.pack > 0) command += " --pack " + std::to_string(a.slurm.pack);
   command += " --out " + a.out;
   return command;
 }
@@ -555,6 +556,7 @@ int run_command(const SuiteArgs& a) {
       throw Error("--reanalyze: " + (fs::path(a.out) / "leaderboard.json").string() +
                   " is not there (it rebuilds a leaderboard from that file's own values)");
     if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
+    console.use_packs(o, resolve_pack(a.slurm.pack, a.threads, kMaxPack));
     // Training here (not a Slurm submission, a report or a reanalysis): a GPU tier on a CPU
     // starts only when asked.
     if (!a.report_only && !a.reanalyze && !a.slurm.any() && refuse_without_gpu(a, plan))

@@ -58,6 +58,12 @@ int run_tuned_sweep(const SweepArgs& a, const SweepPlan& plan) {
   install_stop_signals();
   CellConsole console(a.quiet, a.jobs);
   auto o = console.run_options<TunedRunOptions>(a.out, a.threads, a.checkpoint_every);
+  try {
+    console.use_packs(o, resolve_pack(a.slurm.pack, a.threads, kMaxPack));
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab sweep: " << e.what() << "\n";
+    return kExitUsage;
+  }
   TunedOutcome outcome;
   if (const auto stopped =
           run_sweep_cells(console, a.shard, o, "runs", [&] { outcome = run_tuned_arms(arms, o); }))

@@ -74,6 +74,7 @@ std::string continue_command(const ReproduceArgs& a) {
   if (!a.configs.empty()) cmd += " --configs " + shell_word(a.configs);
   if (a.threads > 0) cmd += " --threads " + std::to_string(a.threads);
   if (a.jobs > 1) cmd += " -j " + std::to_string(a.jobs);
+  if (a.slurm.pack > 0) cmd += " --pack " + std::to_string(a.slurm.pack);
   if (a.json) cmd += " --json";
   return cmd;
 }
@@ -287,6 +288,7 @@ std::optional<int> train_arms(const ReproduceArgs& a, const ReproSetup& s, Tuned
       auto o = console.run_options<TunedRunOptions>((out / "runs").string(), a.threads,
                                                     a.quick ? 0 : 250);  // resumes mid-run
       if (!a.shard.empty()) parse_shard(a.shard, o.shard_index, o.shard_count);
+      console.use_packs(o, resolve_pack(a.slurm.pack, a.threads, kMaxPack));
       *outcome = run_tuned_arms(s.plan.arms, o);
     }
     // A shard (an array task) trains its arms only; the benchmark runs once, with the report.
@@ -489,6 +491,7 @@ int run_command(const ReproduceArgs& a) {
     setup = load_setup(a);
     int index = 0, count = 1;
     if (!a.shard.empty()) parse_shard(a.shard, index, count);
+    resolve_pack(a.slurm.pack, a.threads, kMaxPack);  // --threads N with --pack M refused here
   } catch (const std::exception& e) {
     std::cerr << "attnlab reproduce: " << e.what() << "\n";
     return kExitUsage;

@@ -560,6 +560,7 @@ RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& o) {
   // last kept row (a checkpoint from the window, which writes its own rows, may not).
   if (session->loss_interval().steps != session->step() - last_row_step(previous))
     session->take_loss_interval();
+  if (o.on_start) o.on_start();
   const auto run_start = Clock::now();
   const int64_t first_step = session->step();
   int interrupted_by = 0;

@@ -50,6 +50,9 @@ struct HeadlessOptions {
   bool wait = false;             // wait for another writer of out_dir instead of refusing
   bool lock = true;              // false: the caller holds out_dir's lock (a sweep, its cell)
   std::function<void(const std::string&)> log;  // progress lines; null = silent
+  // Called once, just before the first step is timed (a pack's runs wait there for each other,
+  // so that their steps/s cover the same wall-clock window); null = none.
+  std::function<void()> on_start;
 };
 
 RunSummary train_headless(ExperimentConfig config, const HeadlessOptions& options);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cmath>
@@ -18,6 +19,8 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/interrupt.h"
+#include "core/base/memory.h"
+#include "core/models/memory_estimate.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/runs/directory/run_files.h"
 #include "core/runs/directory/run_lock.h"
@@ -250,6 +253,8 @@ namespace {
 // What the cells of one run_sweep share: its options, the outcome and the log lines, guarded by
 // `mu` when cells run in parallel.
 struct SweepContext {
+  SweepContext(const SweepRunOptions& options, fs::path out_dir, int cells)
+      : o(options), out(std::move(out_dir)), n(cells) {}
   const SweepRunOptions& o;
   fs::path out;
   int n = 0;  // cells in the plan, for the "[i/n]" tags
@@ -298,55 +303,84 @@ int train_cell(SweepContext& c, const SweepCell& cell, const HeadlessOptions& h,
   }
 }
 
-void run_sweep_cell(SweepContext& c, const SweepCell& cell) {
-  if (const int sig = stop_signal()) throw Interrupted{sig};  // no new cell after a stop
-  const std::string tag =
-      "[" + std::to_string(cell.index + 1) + "/" + std::to_string(c.n) + "] " + cell.dir;
-  const fs::path dir = c.out / cell.dir;
-  // The cell is this process's until it is done; another process (a second sweep on this
-  // directory, a shard) training it already keeps it.
-  std::optional<RunDirLock> cell_lock;
+std::string cell_tag(const SweepContext& c, const SweepCell& cell) {
+  return "[" + std::to_string(cell.index + 1) + "/" + std::to_string(c.n) + "] " + cell.dir;
+}
+
+// The cell's lock, taken for as long as the cell is this process's; none (said, and counted as
+// skipped) when another process (a second sweep on this directory, a shard) trains it already
+// or it is done. `state` is then its state.
+std::unique_ptr<RunDirLock> claim_cell(SweepContext& c, const SweepCell& cell,
+                                       const std::string& tag, CellState& state) {
+  std::unique_ptr<RunDirLock> cell_lock;
   try {
-    cell_lock.emplace(dir.string(), "attnlab sweep cell " + cell.dir, false);
+    cell_lock = std::make_unique<RunDirLock>((c.out / cell.dir).string(),
+                                             "attnlab sweep cell " + cell.dir, false);
   } catch (const Error& e) {
     c.log(tag + ": " + e.what() + "; skipped");
     std::lock_guard<std::mutex> lock(c.mu);
     ++c.outcome.skipped;
-    return;
+    return nullptr;
   }
-  const CellState state = cell_state(c.o.out_dir, cell);
-  if (skip_done_cell(c, cell, tag, state)) return;
+  state = cell_state(c.o.out_dir, cell);
+  if (skip_done_cell(c, cell, tag, state)) return nullptr;
+  return cell_lock;
+}
+
+HeadlessOptions cell_options(SweepContext& c, const SweepCell& cell, const std::string& tag) {
   HeadlessOptions h;
-  h.out_dir = dir.string();
-  h.lock = false;  // held above for the whole cell
+  h.out_dir = (c.out / cell.dir).string();
+  h.lock = false;  // the sweep holds it for the whole cell
   h.threads = c.o.threads;
   h.checkpoint_every = c.o.checkpoint_every;
-  if (c.o.log) h.log = [&](const std::string& line) { c.log(tag + ": " + line); };
+  if (c.o.log) h.log = [&c, tag](const std::string& line) { c.log(tag + ": " + line); };
+  return h;
+}
+
+// A cell about to start afresh: the metrics of an interrupted attempt must not mix with the new
+// ones (the lock file stays).
+void start_afresh(SweepContext& c, const SweepCell& cell, HeadlessOptions& h,
+                  const std::string& tag) {
+  h.resume_dir.clear();
+  clear_run_files(h.out_dir);
+  c.log(tag + ": training");
+}
+
+// After a cell trained (afresh, or resumed when `resumed`): counted; a stop throws Interrupted
+// (the cell keeps its checkpoint for next time), a failed fresh run attn::Error.
+void count_cell(SweepContext& c, const SweepCell& cell, int code, bool resumed) {
+  if (stopped_by_signal(code)) throw cell_interrupted(code);
+  if (!resumed && code != 0 && code != 3)
+    throw Error("sweep cell " + std::to_string(cell.index) + " (" + cell.dir + ") failed (exit " +
+                std::to_string(code) + ")");
+  std::lock_guard<std::mutex> lock(c.mu);
+  ++(resumed ? c.outcome.resumed : c.outcome.ran);
+  if (code == 3) ++c.outcome.diverged;
+}
+
+void run_sweep_cell(SweepContext& c, const SweepCell& cell) {
+  if (const int sig = stop_signal()) throw Interrupted{sig};  // no new cell after a stop
+  const std::string tag = cell_tag(c, cell);
+  CellState state = CellState::Pending;
+  const auto cell_lock = claim_cell(c, cell, tag, state);
+  if (!cell_lock) return;
+  HeadlessOptions h = cell_options(c, cell, tag);
   int code = -1;
   if (state == CellState::Partial) {
-    h.resume_dir = dir.string();
+    h.resume_dir = h.out_dir;
     c.log(tag + ": resuming from its checkpoint");
     code = train_cell(c, cell, h, tag);
     // A child stopped by a signal saved its checkpoint: stop, keep the cell for next time.
     if (stopped_by_signal(code)) throw cell_interrupted(code);
     // A checkpoint that does not load: train the cell again from the start.
     if (code != 0 && code != 3) c.log(tag + ": cannot resume; starting again");
-    h.resume_dir.clear();
   }
   const bool resumed = code == 0 || code == 3;
   if (!resumed) {
-    // Metrics of an interrupted attempt must not mix with the new ones (the lock file stays).
-    clear_run_files(dir.string());
-    c.log(tag + ": training");
+    start_afresh(c, cell, h, tag);
     code = train_cell(c, cell, h, tag);
-    if (stopped_by_signal(code)) throw cell_interrupted(code);
-    if (code != 0 && code != 3)
-      throw Error("sweep cell " + std::to_string(cell.index) + " (" + cell.dir + ") failed (exit " +
-                  std::to_string(code) + ")");
   }
-  std::lock_guard<std::mutex> lock(c.mu);
-  ++(resumed ? c.outcome.resumed : c.outcome.ran);
-  if (code == 3) ++c.outcome.diverged;
+  count_cell(c, cell, code, resumed);
 }
 
 // The cells this process runs: the one --index names, else its shard's.
@@ -360,23 +394,24 @@ std::vector<const SweepCell*> selected_cells(const SweepPlan& plan, const SweepR
   return selected;
 }
 
-// Runs the cells on `jobs` threads; after a failure or a stop no worker starts another cell,
-// and the stop (Interrupted), else the first failure (attn::Error), is thrown once all end.
-void run_cells_in_parallel(SweepContext& c, const std::vector<const SweepCell*>& selected,
-                           int jobs) {
+// Runs units (cells, or packs of cells) 0..count-1 on `jobs` threads; after a failure or a stop no
+// worker starts another, and the stop (Interrupted), else the first failure (attn::Error), is
+// thrown once all end.
+void run_in_parallel(SweepContext& c, size_t count, int jobs,
+                     const std::function<void(size_t)>& run_one) {
   std::atomic<size_t> next{0};
   std::string failure;
   int interrupted = 0;
   std::vector<std::thread> workers;
   for (int j = 0; j < jobs; ++j)
     workers.emplace_back([&] {
-      for (size_t i; (i = next++) < selected.size();) {
+      for (size_t i; (i = next++) < count;) {
         {
           std::lock_guard<std::mutex> lock(c.mu);
           if (!failure.empty() || interrupted) return;
         }
         try {
-          run_sweep_cell(c, *selected[i]);
+          run_one(i);
         } catch (const Interrupted& stop) {
           std::lock_guard<std::mutex> lock(c.mu);
           interrupted = stop.signal;
@@ -391,6 +426,177 @@ void run_cells_in_parallel(SweepContext& c, const std::vector<const SweepCell*>&
   if (!failure.empty()) throw Error(failure);
 }
 
+// --- packs (core/training/headless/pack.h) ---------------------------------------------------
+
+// The pack launcher without a runner: train_pack on this process's threads.
+class ThreadPack final : public PackLauncher {
+ public:
+  void add(const SweepCell& cell, const HeadlessOptions& h) override {
+    runs_.push_back({cell.config, h});
+  }
+  PackResult run() override { return train_pack(runs_); }
+
+ private:
+  std::vector<PackRun> runs_;
+};
+
+}  // namespace
+
+std::unique_ptr<PackLauncher> PackBook::make() const {
+  if (launcher) return launcher();
+  return std::make_unique<ThreadPack>();
+}
+
+namespace {
+
+// A cell of a pack, of the sweep `c`: held, with the options it trains under.
+struct PackedCell {
+  SweepContext* c = nullptr;
+  const SweepCell* cell = nullptr;
+  std::string tag;
+  std::unique_ptr<RunDirLock> lock;
+  HeadlessOptions h;
+  bool resuming = false;
+};
+
+// A pack that trained: its line in the log and its entry in the pack file.
+void record_pack(PackBook& book, const std::vector<PackedCell*>& cells, const PackResult& r) {
+  json dirs = json::array(), codes = json::array(), sps = json::array();
+  double sum = 0;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    dirs.push_back((fs::relative(cells[i]->h.out_dir, fs::path(book.path).parent_path())).string());
+    codes.push_back(r.runs[i].exit_code);
+    sps.push_back(r.runs[i].steps_per_second);
+    sum += r.runs[i].steps_per_second;
+  }
+  std::ostringstream line;
+  line << "pack of " << cells.size() << " runs in one process: " << std::fixed
+       << std::setprecision(1) << sum << " steps/s together over " << std::setprecision(2)
+       << r.wall_seconds << " s (" << fs::path(book.path).filename().string() << ")";
+  cells.front()->c->log(line.str());
+  std::lock_guard<std::mutex> lock(book.mu);
+  book.packs.push_back({{"cells", dirs},
+                        {"exit_codes", codes},
+                        {"steps_per_second", sps},
+                        {"steps_per_second_sum", sum},
+                        {"wall_seconds", r.wall_seconds}});
+  write_file_atomic(book.path, json({{"pack", book.pack}, {"packs", book.packs}}).dump(2) + "\n");
+}
+
+// Claims the cells of one pack and adds them to `launcher` one by one (a cell that cannot be
+// added stops there: the cells after it stay untouched).
+std::vector<PackedCell> claim_pack(
+    const std::vector<std::pair<SweepContext*, const SweepCell*>>& cells, PackLauncher& launcher) {
+  std::vector<PackedCell> packed;
+  for (const auto& [c, cell] : cells) {
+    PackedCell p;
+    p.c = c;
+    p.cell = cell;
+    p.tag = cell_tag(*c, *cell);
+    CellState state = CellState::Pending;
+    p.lock = claim_cell(*c, *cell, p.tag, state);
+    if (!p.lock) continue;
+    p.h = cell_options(*c, *cell, p.tag);
+    p.resuming = state == CellState::Partial;
+    if (p.resuming) {
+      p.h.resume_dir = p.h.out_dir;
+      c->log(p.tag + ": resuming from its checkpoint");
+    } else {
+      start_afresh(*c, *cell, p.h, p.tag);
+    }
+    launcher.add(*cell, p.h);
+    packed.push_back(std::move(p));
+  }
+  return packed;
+}
+
+// Runs `cells` as one pack and records it; their exit codes, in order.
+std::vector<int> launch(PackBook& book, std::unique_ptr<PackLauncher> launcher,
+                        const std::vector<PackedCell*>& cells) {
+  const PackResult r = launcher->run();
+  if (r.runs.size() != cells.size()) throw Error("a pack returned the wrong number of runs");
+  record_pack(book, cells, r);
+  std::vector<int> codes;
+  for (const auto& run : r.runs) codes.push_back(run.exit_code);
+  return codes;
+}
+
+bool finished_code(int code) {
+  return code == 0 || code == 3;
+}
+
+// Resumes whose checkpoint did not load train again from the start, together.
+void retry_failed_resumes(PackBook& book, std::vector<PackedCell>& packed,
+                          std::vector<int>& codes) {
+  std::vector<PackedCell*> again;
+  std::vector<size_t> at;
+  for (size_t i = 0; i < packed.size(); ++i)
+    if (packed[i].resuming && !finished_code(codes[i]) && !stopped_by_signal(codes[i])) {
+      packed[i].c->log(packed[i].tag + ": cannot resume; starting again");
+      packed[i].resuming = false;
+      again.push_back(&packed[i]);
+      at.push_back(i);
+    }
+  if (again.empty() || stop_signal()) return;
+  auto retry = book.make();
+  for (PackedCell* p : again) {
+    start_afresh(*p->c, *p->cell, p->h, p->tag);
+    retry->add(*p->cell, p->h);
+  }
+  const std::vector<int> second = launch(book, std::move(retry), again);
+  for (size_t k = 0; k < again.size(); ++k) codes[at[k]] = second[k];
+}
+
+// One pack: its cells claimed and trained together, failed resumes again from the start; then
+// every cell is counted, and the first stop, else the first failure, is thrown.
+void run_sweep_pack(PackBook& book,
+                    const std::vector<std::pair<SweepContext*, const SweepCell*>>& cells) {
+  if (const int sig = stop_signal()) throw Interrupted{sig};  // no new pack after a stop
+  auto launcher = book.make();
+  std::vector<PackedCell> packed = claim_pack(cells, *launcher);
+  if (packed.empty()) return;
+  std::vector<PackedCell*> all;
+  for (auto& p : packed) all.push_back(&p);
+  std::vector<int> codes = launch(book, std::move(launcher), all);
+  retry_failed_resumes(book, packed, codes);
+  std::optional<Interrupted> stop;
+  std::string failure;
+  for (size_t i = 0; i < packed.size(); ++i) {
+    try {
+      count_cell(*packed[i].c, *packed[i].cell, codes[i],
+                 packed[i].resuming && finished_code(codes[i]));
+    } catch (const Interrupted& s) {
+      if (!stop) stop = s;
+    } catch (const std::exception& e) {
+      if (failure.empty()) failure = e.what();
+    }
+  }
+  if (stop) throw *stop;
+  if (const int sig = stop_signal()) throw Interrupted{sig};
+  if (!failure.empty()) throw Error(failure);
+}
+
+// A pack's runs share one process: the sum of their estimates must fit where one run's would.
+void check_pack_memory(const std::vector<const SweepCell*>& selected, int pack) {
+  uint64_t most = 0;
+  std::string sizes;
+  for (size_t first = 0; first < selected.size(); first += pack) {
+    uint64_t sum = 0;
+    for (size_t i = first; i < std::min(selected.size(), first + pack); ++i) {
+      const auto& config = selected[i]->config;
+      const MemoryEstimate e = estimate_memory(config, task_shape(config.task), MemoryUse::train);
+      sum += e.bytes;
+      if (sizes.empty()) sizes = e.sizes;
+    }
+    most = std::max(most, sum);
+  }
+  const size_t runs = std::min(selected.size(), static_cast<size_t>(pack));
+  require_memory(most,
+                 "--pack " + std::to_string(pack) + ": its " + std::to_string(runs) +
+                     " runs train in one process, together (one: " + sizes + ")",
+                 "lower --pack (0 to 4096; 1 trains one run at a time)");
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
@@ -398,17 +604,73 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
   if (o.index && (*o.index < 0 || *o.index >= static_cast<int>(plan.cells.size())))
     throw Error("--index " + std::to_string(*o.index) + ": the sweep has cells 0.." +
                 std::to_string(plan.cells.size() - 1));
-  open_sweep_dir(plan, o.out_dir);
-  SweepContext c{o, fs::path(o.out_dir), static_cast<int>(plan.cells.size()), {}, {}};
   const std::vector<const SweepCell*> selected = selected_cells(plan, o);
+  if (o.pack > 1) check_pack_memory(selected, o.pack);  // before anything is written
+  open_sweep_dir(plan, o.out_dir);
+  SweepContext c{o, fs::path(o.out_dir), static_cast<int>(plan.cells.size())};
+  if (o.pack > 1) {
+    PackBook book(o);
+    std::vector<std::vector<std::pair<SweepContext*, const SweepCell*>>> packs;
+    for (size_t i = 0; i < selected.size(); ++i) {
+      if (i % o.pack == 0) packs.emplace_back();
+      packs.back().push_back({&c, selected[i]});
+    }
+    // Packs run on threads with one torch thread per run: they may share this process.
+    const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(packs.size())));
+    run_in_parallel(c, packs.size(), jobs, [&](size_t i) { run_sweep_pack(book, packs[i]); });
+    return c.outcome;
+  }
   // In-process training sets torch's global thread count: only child processes run in parallel.
   const int jobs =
       o.runner ? std::max(1, std::min<int>(o.jobs, static_cast<int>(selected.size()))) : 1;
   if (jobs == 1)
     for (const SweepCell* cell : selected) run_sweep_cell(c, *cell);
   else
-    run_cells_in_parallel(c, selected, jobs);
+    run_in_parallel(c, selected.size(), jobs, [&](size_t i) { run_sweep_cell(c, *selected[i]); });
   return c.outcome;
+}
+
+PackBook::PackBook(const SweepRunOptions& o) : pack(o.pack), launcher(o.pack_launcher) {
+  const fs::path out = o.out_dir;
+  path = (o.shard_count == 1 ? out / "pack.json"
+                             : out / ("pack-" + std::to_string(o.shard_index) + "-of-" +
+                                      std::to_string(o.shard_count) + ".json"))
+             .string();
+}
+
+SweepOutcome run_sweep_packed(const std::vector<PackedSweepCell>& cells, const SweepRunOptions& o,
+                              PackBook& book) {
+  // One context per cell's sweep (a pack may hold cells of several), each with its own log.
+  std::vector<std::unique_ptr<SweepRunOptions>> options;
+  std::vector<std::unique_ptr<SweepContext>> contexts;
+  std::vector<std::pair<SweepContext*, const SweepCell*>> pack;
+  for (const auto& cell : cells) {
+    if (cell.index < 0 || cell.index >= static_cast<int>(cell.plan->cells.size()))
+      throw Error("a packed cell's index is outside its sweep");
+    options.push_back(std::make_unique<SweepRunOptions>(o));
+    options.back()->out_dir = cell.out_dir;
+    options.back()->log = cell.log;
+    contexts.push_back(std::make_unique<SweepContext>(*options.back(), fs::path(cell.out_dir),
+                                                      static_cast<int>(cell.plan->cells.size())));
+    pack.push_back({contexts.back().get(), &cell.plan->cells[cell.index]});
+  }
+  SweepOutcome total;
+  auto sum = [&] {
+    for (const auto& c : contexts) {
+      total.ran += c->outcome.ran;
+      total.resumed += c->outcome.resumed;
+      total.skipped += c->outcome.skipped;
+      total.diverged += c->outcome.diverged;
+    }
+  };
+  try {
+    run_sweep_pack(book, pack);
+  } catch (...) {
+    sum();
+    throw;
+  }
+  sum();
+  return total;
 }
 
 Stat mean_sd(const std::vector<double>& values) {

@@ -17,9 +17,21 @@
 //  - run_sweep() writes sweep.json (the plan) atomically, refuses an out dir whose sweep.json
 //    describes a different plan, and runs the selected cells one after another (with a runner,
 //    `jobs` at a time, each in its own process). Finished cells are never touched again.
+//  - With `pack` N > 1 the selected cells go in packs of N, in order (core/training/headless/
+//    pack.h): a pack's cells train together in one process (a PackLauncher's, else this one on
+//    threads) and start together, `jobs` packs at a time. Each cell is locked, resumed, retried
+//    and counted as alone; a cell that fails or diverges never stops the others of its pack;
+//    after a failed cell or a stop no further pack starts (as no further cell starts without
+//    packs). Before anything is written the pack's memory is checked: the sum of its runs'
+//    estimates (core/models/memory_estimate.h) must fit (attn::Error naming --pack otherwise).
+//    Each pack that trained is recorded in OUT/pack.json (pack-<i>-of-<n>.json for a shard i/n):
+//    {"pack": N, "packs": [{"cells", "exit_codes", "steps_per_second", "steps_per_second_sum",
+//    "wall_seconds"}]}, and said in the log.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -29,6 +41,7 @@
 #include "core/json/json_path.h"
 #include "core/runs/directory/run_dir.h"
 #include "core/training/headless/headless.h"
+#include "core/training/headless/pack.h"
 
 namespace attn {
 
@@ -81,6 +94,8 @@ const char* to_string(CellState s);
 // Parses "i/n" (0 <= i < n) for --shard; throws attn::Error naming --shard.
 void parse_shard(const std::string& spec, int& index, int& count);
 
+class PackLauncher;  // below
+
 struct SweepRunOptions {
   std::string out_dir;                   // required
   std::optional<int> index;              // run only this cell (--index)
@@ -94,6 +109,20 @@ struct SweepRunOptions {
   // process. The CLI runs each cell in a child process instead, so that every run's peak
   // memory (summary.json peak_rss_mib) is its own.
   std::function<int(const SweepCell&, const HeadlessOptions& h)> runner;
+  // Cells one process trains together (1: one at a time through `runner`). See the contract.
+  int pack = 1;
+  // Makes the launcher of one pack; null: train_pack in this process.
+  std::function<std::unique_ptr<PackLauncher>()> pack_launcher;
+};
+
+// One pack on its way: add() each cell (it may write the cell's files now, and throw: the
+// cells after it are then never touched, so they stay "never started"), then run() trains them
+// together and returns each one's exit code (as train_headless's CLI would exit) in order.
+class PackLauncher {
+ public:
+  virtual ~PackLauncher() = default;
+  virtual void add(const SweepCell& cell, const HeadlessOptions& h) = 0;
+  virtual PackResult run() = 0;
 };
 
 struct SweepOutcome {
@@ -101,6 +130,31 @@ struct SweepOutcome {
 };
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& options);
+
+// The packs one process trained, kept in its pack file (`path`: OUT/pack.json, or
+// pack-<i>-of-<n>.json for a shard i/n of options' out_dir), rewritten after each pack.
+struct PackBook {
+  explicit PackBook(const SweepRunOptions& o);
+  std::string path;
+  int pack = 1;
+  std::function<std::unique_ptr<PackLauncher>()> launcher;
+  std::mutex mu;
+  nlohmann::json packs = nlohmann::json::array();
+  std::unique_ptr<PackLauncher> make() const;  // launcher's, else train_pack in this process
+};
+// One cell for run_sweep_packed: its sweep's plan and directory (opened already:
+// open_sweep_dir), its index there, and that sweep's progress lines (null: silent).
+struct PackedSweepCell {
+  const SweepPlan* plan = nullptr;
+  std::string out_dir;
+  int index = 0;
+  std::function<void(const std::string&)> log;
+};
+// Trains cells of one or several sweeps as one pack, each locked, resumed, retried and counted
+// as run_sweep does with packs (o's threads and checkpoint_every), recorded in `book`. Returns
+// the cells' outcome; throws as run_sweep (after the whole pack ended).
+SweepOutcome run_sweep_packed(const std::vector<PackedSweepCell>& cells, const SweepRunOptions& o,
+                              PackBook& book);
 // The first part of run_sweep: writes out_dir/sweep.json when absent, or refuses (attn::Error)
 // when the one there describes another plan. A plan that keeps every cell of the one there
 // (same directory, seed and config) and adds cells (more seeds) grows it: sweep.json is

@@ -8,6 +8,7 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/base/atomic_file.h"
@@ -313,29 +314,60 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
     if (!seeds.cells.empty()) enqueue(a, false, seeds_dir(arm), seeds);
   };
 
+  // Trains `batch` (one run, or a pack of them): its outcome, and the error it ended with.
+  std::optional<PackBook> book;
+  if (o.pack > 1) {
+    SweepRunOptions so;
+    so.out_dir = o.out_dir;
+    so.shard_index = o.shard_index;
+    so.shard_count = o.shard_count;
+    so.pack = o.pack;
+    so.pack_launcher = o.pack_launcher;
+    book.emplace(so);
+  }
+  auto train_batch = [&](std::vector<Job>& batch, SweepOutcome& r) {
+    SweepRunOptions so;
+    so.threads = o.threads;
+    so.checkpoint_every = o.checkpoint_every;
+    so.runner = o.runner;
+    so.pack = o.pack;
+    so.pack_launcher = o.pack_launcher;
+    auto log_of = [&](const std::string& dir) {
+      return [&, dir](const std::string& line) {
+        std::lock_guard<std::mutex> guard(mu);
+        log(dir + ": " + line);
+      };
+    };
+    if (!book) {
+      so.out_dir = o.out_dir + "/" + batch[0].dir;
+      so.index = batch[0].cell;
+      so.log = log_of(batch[0].dir);
+      r = run_sweep(batch[0].plan, so);
+      return;
+    }
+    std::vector<PackedSweepCell> cells;
+    for (const Job& job : batch)
+      cells.push_back({&job.plan, o.out_dir + "/" + job.dir, job.cell, log_of(job.dir)});
+    r = run_sweep_packed(cells, so, *book);
+  };
+
   auto worker = [&] {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
       wake.wait(lock, [&] { return stop || !queue.empty() || running == 0; });
       if (stop || queue.empty()) return;  // stopped, or nothing queued and nothing running
-      Job job = std::move(queue.front());
-      queue.pop_front();
+      // A pack takes what is queued, up to its size; without packs, one run.
+      std::vector<Job> batch;
+      while (!queue.empty() && static_cast<int>(batch.size()) < std::max(1, o.pack)) {
+        batch.push_back(std::move(queue.front()));
+        queue.pop_front();
+      }
       ++running;
       lock.unlock();
       SweepOutcome r;
       std::exception_ptr error;
       try {
-        SweepRunOptions so;
-        so.out_dir = o.out_dir + "/" + job.dir;
-        so.index = job.cell;
-        so.threads = o.threads;
-        so.checkpoint_every = o.checkpoint_every;
-        so.runner = o.runner;
-        so.log = [&](const std::string& line) {
-          std::lock_guard<std::mutex> guard(mu);
-          log(job.dir + ": " + line);
-        };
-        r = run_sweep(job.plan, so);
+        train_batch(batch, r);
       } catch (...) {
         error = std::current_exception();
       }
@@ -344,21 +376,23 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
       outcome.resumed += r.resumed;
       outcome.skipped += r.skipped;
       outcome.diverged += r.diverged;
-      if (!error && job.grid && --grid_left[job.arm] == 0) {
-        try {
-          grid_finished(job.arm);
-        } catch (...) {
-          error = std::current_exception();
+      for (const Job& job : batch)
+        if (!error && job.grid && --grid_left[job.arm] == 0) {
+          try {
+            grid_finished(job.arm);
+          } catch (...) {
+            error = std::current_exception();
+          }
         }
-      }
       if (error && !failure) failure = error;
       if (error) stop = true;
       --running;
       wake.notify_all();
     }
   };
-  // In-process training (no runner) sets torch's global thread count: one run at a time.
-  const int jobs = o.runner ? std::max(1, o.jobs) : 1;
+  // In-process training (no runner) sets torch's global thread count: one run at a time, unless
+  // in packs (one torch thread per run).
+  const int jobs = o.runner || o.pack > 1 ? std::max(1, o.jobs) : 1;
   std::vector<std::thread> workers;
   for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
   for (auto& w : workers) w.join();
