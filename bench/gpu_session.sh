@@ -117,14 +117,6 @@ if fits 60; then
       >"$out/runs-$c-graph.log" 2>&1 || { echo "$c failed:"; tail -3 "$out/runs-$c-graph.log"; }
   done
 fi
-stage "training steps/s: fortunes uncaptured (ATTN_CUDA_GRAPH=eager) and torch's step (=0)"
-if fits 60; then
-  for mode in eager 0; do
-    ATTN_CUDA_GRAPH=$mode timeout 60 $bin train --config "$cfgdir/fortunes.json" \
-      --out "$out/runs/fortunes-mode$mode" --force -q >"$out/runs-fortunes-mode$mode.log" 2>&1 ||
-      { echo "fortunes ATTN_CUDA_GRAPH=$mode failed:"; tail -3 "$out/runs-fortunes-mode$mode.log"; }
-  done
-fi
 stage "training steps/s: PyTorch eager"
 args=()
 for c in $configs; do args+=(--config "$cfgdir/$c.json"); done
@@ -138,7 +130,7 @@ fi
 
 # ---- 3. pack scaling ------------------------------------------------------------------------
 stage "pack scaling: fortunes, N runs in one process"
-packs=${PACKS:-"1 4 16 64"}
+packs=${PACKS:-"1 16 4 64"}
 [ "$dry" = 1 ] && packs="1 2"
 shrink assets/configs/fortunes.json "$cfgdir/pack_fortunes.json" "$((W * 2))"
 for n in $packs; do
@@ -147,7 +139,23 @@ for n in $packs; do
     --out "$out/pack$n" -q >"$out/pack$n.log" 2>&1 || { echo "pack $n failed:"; tail -3 "$out/pack$n.log"; }
 done
 
-# ---- 3b. torch.compile, for the configs time allows ------------------------------------------
+# ---- 4. the window, rendered by the GPU -------------------------------------------------------
+if [ "$dry" = 0 ] && [ -f .devcarry/gl/gl.tar.xz ]; then
+  stage "window frame times (GLX on the GPU)"
+  fits 60 && timeout -k 5 100 bench/gpu_window.sh "$out/window" 2>&1 | tail -14
+fi
+
+# ---- 5. the uncaptured step and torch's step, for fortunes -----------------------------------
+stage "training steps/s: fortunes uncaptured (ATTN_CUDA_GRAPH=eager) and torch's step (=0)"
+if fits 60; then
+  for mode in eager 0; do
+    ATTN_CUDA_GRAPH=$mode timeout 60 $bin train --config "$cfgdir/fortunes.json" \
+      --out "$out/runs/fortunes-mode$mode" --force -q >"$out/runs-fortunes-mode$mode.log" 2>&1 ||
+      { echo "fortunes ATTN_CUDA_GRAPH=$mode failed:"; tail -3 "$out/runs-fortunes-mode$mode.log"; }
+  done
+fi
+
+# ---- 6. torch.compile, for the configs time allows ------------------------------------------
 stage "training steps/s: torch.compile (${COMPILE_CONFIGS:-copy fortunes})"
 for c in ${COMPILE_CONFIGS:-copy fortunes}; do
   fits 70 || break
@@ -156,13 +164,7 @@ for c in ${COMPILE_CONFIGS:-copy fortunes}; do
     { echo "torch.compile $c failed:"; tail -2 "$out/pytorch_compile.log"; }
 done
 
-# ---- 4. the window, rendered by the GPU --------------------------------------------------------
-if [ "$dry" = 0 ] && [ -f .devcarry/gl/gl.tar.xz ]; then
-  stage "window frame times (GLX on the GPU)"
-  fits 60 && timeout -k 5 100 bench/gpu_window.sh "$out/window" 2>&1 | tail -14
-fi
-
-# ---- 5. a slice of the reference tier -----------------------------------------------------------
+# ---- 7. a slice of the reference tier -----------------------------------------------------------
 if [ "$dry" = 0 ]; then
   stage "reference tier slice: mqar-64, every mechanism, ${REF_STEPS:-1250} of 12,500 steps"
   if fits 70; then

@@ -115,6 +115,29 @@ def window_table(out):
         print(f"| {os.path.basename(f)} | {frames} | {p50} | {p99} | {json.dumps(rest)[:160]} |")
 
 
+def reference_table(out):
+    ref = os.path.join(out, "reference")
+    runs = glob.glob(os.path.join(ref, "**", "summary.json"), recursive=True)
+    if not os.path.isdir(ref):
+        return
+    print("\n| reference slice (mqar-64) | runs finished | steps each | median steps/s per run | eval accuracy range |")
+    print("|---|---|---|---|---|")
+    rates, steps, accs = [], set(), []
+    for f in runs:
+        try:
+            s = json.load(open(f))
+        except Exception:
+            continue
+        if s.get("steps_per_second"):
+            rates.append(float(s["steps_per_second"]))
+        steps.add(s.get("steps"))
+        if s.get("eval_accuracy") is not None:
+            accs.append(float(s["eval_accuracy"]))
+    print(f"| {ref} | {len(runs)} | {sorted(x for x in steps if x)} | "
+          f"{fmt(statistics.median(rates) if rates else None)} | "
+          f"{fmt(min(accs), '.3f') if accs else '-'} to {fmt(max(accs), '.3f') if accs else '-'} |")
+
+
 def main():
     out, configs = sys.argv[1], sys.argv[2:]
     if os.path.exists(os.path.join(out, "device.txt")):
@@ -125,6 +148,7 @@ def main():
     modes_table(out)
     pack_table(out)
     window_table(out)
+    reference_table(out)
 
 
 if __name__ == "__main__":
