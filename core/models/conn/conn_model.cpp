@@ -118,14 +118,14 @@ torch::Tensor ConnModelImpl::regularization() const {
   return connection.pow(2).sum() * o_.regularization;
 }
 
-bool ConnModelImpl::apply_control() {
+torch::Tensor ConnModelImpl::apply_control() {
   const auto control = spectral::parse_control(o_.control);
-  if (control == spectral::Control::None) return false;
   torch::NoGradGuard no_grad;
-  bool changed = false;
+  auto changed = torch::zeros({}, connection.options().dtype(torch::kBool));
+  if (control == spectral::Control::None) return changed;
   for (int64_t j = 0; j < connection.size(0); ++j) {
     auto cj = connection[j];
-    changed = spectral::apply_control(cj, control, o_.limit) || changed;
+    changed = changed.logical_or(spectral::apply_control_tensor(cj, control, o_.limit));
   }
   return changed;
 }

@@ -53,9 +53,10 @@ class ConnModelImpl : public torch::nn::Module {
   torch::Tensor effective_connection() const;
   // lambda * sum_j ||C_j||_F^2 (a scalar; 0 when lambda is 0).
   torch::Tensor regularization() const;
-  // The stability control on every head after an optimiser step; true if C changed. For
-  // norm-bound, ||I + C_j||_2 <= r for every head implies ||I + mean C_j||_2 <= r (convexity).
-  bool apply_control();
+  // The stability control on every head after an optimiser step (spectral::apply_control_tensor:
+  // decided on C's device, nothing read back); whether C changed, as a 0-dim bool tensor there.
+  // For norm-bound, ||I + C_j||_2 <= r for every head implies ||I + mean C_j||_2 <= r (convexity).
+  torch::Tensor apply_control();
 
   const ConnConfig& options() const { return o_; }
   int d_model() const { return d_; }

@@ -43,13 +43,17 @@ ConnMonitor::ConnMonitor(std::shared_ptr<ConnModelImpl> model, int64_t parameter
       ConnModelImpl::spec_parameter_formula(o.slots, c.d_model(), c.max_length(), c.vocab());
   const auto t0 = Clock::now();
   torch::NoGradGuard no_grad;
-  auto m = spectral::shifted(c.effective_connection());
+  const auto device = torch::TensorOptions().device(c.connection.device());
+  pending_ = torch::zeros({kReadBackEvery, 2}, device.dtype(torch::kFloat64));
+  events_ = torch::zeros({}, device.dtype(torch::kInt64));
+  auto m = spectral::shifted_on_device(c.effective_connection());
   record_eigen(m, step);
-  record_matrix(step);
+  record_matrix(c.effective_connection(), step);
   if (o.track) {
-    const auto e = tracker_.update(m, 8);  // a cold start: a few cycles
-    rho_.add(step, static_cast<float>(e.spectral_radius));
-    norm_.add(step, static_cast<float>(e.spectral_norm));
+    const auto e = tracker_.update_tensors(m, 8);  // a cold start: a few cycles
+    last_estimate_ = {e.spectral_radius.item<double>(), e.spectral_norm.item<double>()};
+    rho_.add(step, static_cast<float>(last_estimate_.spectral_radius));
+    norm_.add(step, static_cast<float>(last_estimate_.spectral_norm));
   }
   tracking_seconds_ += seconds_since(t0);
 }
@@ -72,40 +76,79 @@ void ConnMonitor::record_eigen(const torch::Tensor& m, int64_t step) {
   eigen_seconds_ = seconds_since(t0);
 }
 
-void ConnMonitor::record_matrix(int64_t step) {
-  auto c = std::make_shared<std::vector<float>>(to_floats(model_->effective_connection()));
-  base_.stats = compute_conn_stats(c->data(), base_.slots, model_->options().link_threshold);
-  base_.matrix = std::move(c);
+void ConnMonitor::record_matrix(const torch::Tensor& c, int64_t step) const {
+  auto values = std::make_shared<std::vector<float>>(to_floats(c));
+  base_.stats = compute_conn_stats(values->data(), base_.slots, model_->options().link_threshold);
+  base_.matrix = std::move(values);
   base_.matrix_step = step;
   views_.reset();
 }
 
+void ConnMonitor::read_back() const {
+  if (!pending_steps_.empty()) {
+    const auto n = static_cast<int64_t>(pending_steps_.size());
+    const auto host = pending_.slice(0, 0, n).to(torch::kCPU).contiguous();
+    const double* p = host.data_ptr<double>();
+    for (int64_t i = 0; i < n; ++i) {
+      rho_.add(pending_steps_[i], static_cast<float>(p[2 * i]));
+      norm_.add(pending_steps_[i], static_cast<float>(p[2 * i + 1]));
+    }
+    last_estimate_ = {p[2 * (n - 1)], p[2 * (n - 1) + 1]};
+    pending_steps_.clear();
+    views_.reset();
+  }
+  if (events_waiting_) {
+    base_.control_events = events_.item<int64_t>();
+    events_waiting_ = false;
+    views_.reset();
+  }
+  if (pending_matrix_.defined()) {
+    record_matrix(pending_matrix_, pending_matrix_step_);
+    pending_matrix_ = torch::Tensor();
+  }
+}
+
 void ConnMonitor::after_step(int64_t step, bool last) {
   ConnModelImpl& model = *model_;
-  if (model.apply_control()) ++base_.control_events;
-  views_.reset();
   const auto& o = model.options();
-  if (!o.track) return;
+  if (o.control != "none") {
+    events_.add_(model.apply_control());
+    events_waiting_ = true;
+  }
+  views_.reset();
+  if (!o.track) {
+    if (last) read_back();
+    return;
+  }
   const auto t0 = Clock::now();
   torch::NoGradGuard no_grad;
-  auto m = spectral::shifted(model.effective_connection());
-  const auto e = tracker_.update(m, 1);
-  rho_.add(step, static_cast<float>(e.spectral_radius));
-  norm_.add(step, static_cast<float>(e.spectral_norm));
+  auto m = spectral::shifted_on_device(model.effective_connection());
+  const auto e = tracker_.update_tensors(m, 1);
+  const auto slot = static_cast<int64_t>(pending_steps_.size());
+  pending_[slot][0].copy_(e.spectral_radius);
+  pending_[slot][1].copy_(e.spectral_norm);
+  pending_steps_.push_back(step);
+  if (last || step % o.matrix_every == 0) {
+    pending_matrix_ = model.effective_connection().detach().clone();
+    pending_matrix_step_ = step;
+  }
   // All eigenvalues (O(N^3)): every eigen_every steps, and never more than 0.5% of the time
   // (at N = 512 one eigendecomposition costs about as much as a training step).
   if (last || (step % o.eigen_every == 0 && seconds_since(last_eigen_) * 0.005 >= eigen_seconds_)) {
+    read_back();  // this step's estimates, to compare with the exact values
     record_eigen(m, step);
+    const auto& est = last_estimate_;
     if (base_.exact_radius > 0 && base_.exact_norm > 0)
       base_.estimate_error =
-          std::max({base_.estimate_error, std::abs(e.spectral_radius / base_.exact_radius - 1),
-                    std::abs(e.spectral_norm / base_.exact_norm - 1)});
+          std::max({base_.estimate_error, std::abs(est.spectral_radius / base_.exact_radius - 1),
+                    std::abs(est.spectral_norm / base_.exact_norm - 1)});
   }
-  if (last || step % o.matrix_every == 0) record_matrix(step);
+  if (static_cast<int64_t>(pending_steps_.size()) == kReadBackEvery) read_back();
   tracking_seconds_ += seconds_since(t0);
 }
 
 void ConnMonitor::probe(const torch::Tensor& input, int64_t step) {
+  read_back();
   torch::NoGradGuard no_grad;
   auto states = model_->reasoning_states(input);
   std::vector<float> trace;
@@ -116,10 +159,11 @@ void ConnMonitor::probe(const torch::Tensor& input, int64_t step) {
   base_.trace = std::move(trace);
   base_.trace_step = step;
   views_.reset();
-  if (base_.matrix_step != step) record_matrix(step);
+  if (base_.matrix_step != step) record_matrix(model_->effective_connection(), step);
 }
 
 std::shared_ptr<const ConnView> ConnMonitor::conn_view() const {
+  read_back();
   auto v = std::make_shared<ConnView>(base_);
   v->spectral_radius = rho_.series();
   v->spectral_norm = norm_.series();
@@ -152,6 +196,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConnStats, threshold, strongest, inhibitory, 
                                    self_loops, cyclic_components, nodes_on_cycles, cycles)
 
 nlohmann::json ConnMonitor::to_json() const {
+  read_back();
   ConnModelImpl& model = *model_;
   torch::NoGradGuard no_grad;
   using nlohmann::json;
@@ -196,6 +241,7 @@ std::shared_ptr<const std::vector<MechanismView>> ConnMonitor::views() {
 }
 
 std::vector<MechanismView> ConnMonitor::record_views(int64_t step) {
+  read_back();
   torch::NoGradGuard no_grad;
   const torch::Tensor c = model_->effective_connection();
   ConnView r;

@@ -1,6 +1,7 @@
 #include "core/models/conn/spectral_tracker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <sstream>
 
@@ -39,6 +40,45 @@ torch::Tensor default_start(int64_t n) {
 
 constexpr int64_t kRestartVectors = 1;
 
+std::atomic<bool> g_force_device{false};  // force_device_path (tests only)
+
+// The device path (spectral_tracker.h): squarings of M and of M^T M.
+constexpr int kSquarings = 16;
+constexpr double kTiny = 1e-300;
+
+// a^(2^kSquarings) up to a positive factor: every square is divided by its Frobenius norm, so
+// nothing overflows and nothing is read back.
+torch::Tensor scaled_power(const torch::Tensor& a) {
+  auto p = a / a.norm().clamp_min(kTiny);
+  for (int i = 0; i < kSquarings; ++i) {
+    p = torch::matmul(p, p);
+    p = p / p.norm().clamp_min(kTiny);
+  }
+  return p;
+}
+
+// cond ? a : b for a 0-dim bool cond, by selection (no arithmetic on the branch not taken): a
+// torch::where that also runs on the meta device (LibTorch 1.13 has no meta where), which is
+// how the tests prove that the device path reads nothing back.
+torch::Tensor choose(const torch::Tensor& cond, const torch::Tensor& a, const torch::Tensor& b) {
+  auto both = torch::stack({b, a});
+  std::vector<int64_t> shape(both.sizes().begin(), both.sizes().end());
+  shape[0] = 1;
+  auto index = cond.to(torch::kLong).reshape(std::vector<int64_t>(shape.size(), 1)).expand(shape);
+  return torch::gather(both, 0, index).squeeze(0);
+}
+
+torch::Tensor inner_product(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a * b).sum();
+}
+
+// Two fixed generic vectors [n, 2], made on the device (copying them there from the host would
+// synchronise a CUDA device).
+torch::Tensor start_vectors(int64_t n, const torch::TensorOptions& options) {
+  auto i = torch::arange(n, options);
+  return torch::stack({torch::sin(1.7 * i) * 0.5 + 1.0, torch::cos(0.91 * i + 0.7)}, 1);
+}
+
 }  // namespace
 
 std::vector<std::complex<double>> eigenvalues(const torch::Tensor& m) {
@@ -66,21 +106,72 @@ torch::Tensor shifted(const torch::Tensor& c) {
   return m + torch::eye(m.size(0), torch::kFloat64);
 }
 
-bool apply_control(torch::Tensor& c, Control control, double limit) {
-  if (control == Control::None) return false;
+torch::Tensor shifted_on_device(const torch::Tensor& c) {
+  auto m = c.detach().to(torch::kFloat64).contiguous();
+  return m + torch::eye(m.size(0), m.options());
+}
+
+bool device_path(const torch::Tensor& m) {
+  return !m.device().is_cpu() || g_force_device;
+}
+
+void force_device_path(bool on) {
+  g_force_device = on;
+}
+
+torch::Tensor radius_estimate(const torch::Tensor& m) {
   torch::NoGradGuard no_grad;
-  auto m = shifted(c);
-  if (control == Control::Spec) {
-    const double rho = spectral_radius(m);
-    if (!(rho > limit)) return false;
-    c.mul_(limit / rho);
-    return true;
-  }
-  const double s = spectral_norm(m);
-  if (!(s > limit)) return false;
-  auto bounded = m * (limit / s) - torch::eye(m.size(0), torch::kFloat64);
-  c.copy_(bounded.to(c.options()));
-  return true;
+  auto p = scaled_power(m);
+  auto x = torch::matmul(p, start_vectors(m.size(0), m.options()));  // [n, 2]
+  auto x1 = x.select(1, 0), x2 = x.select(1, 1);
+  auto q1 = x1 / x1.norm().clamp_min(kTiny);
+  auto w = x2 - q1 * inner_product(q1, x2);
+  w = w - q1 * inner_product(q1, w);  // twice, as in the Arnoldi cycle
+  auto wn = w.norm();
+  // P of rank 1 (a real dominant eigenvalue): what is left of x2 is rounding; drop it.
+  auto q2 = choose(wn > 1e-10 * x2.norm(), w / wn.clamp_min(kTiny), torch::zeros_like(w));
+  auto q = torch::stack({q1, q2}, 1);
+  auto h = torch::matmul(q.t(), torch::matmul(m, q));  // [2, 2]
+  auto half = (h[0][0] + h[1][1]) * 0.5;
+  auto det = h[0][0] * h[1][1] - h[0][1] * h[1][0];
+  auto disc = half * half - det;
+  // Real eigenvalues half +- sqrt(disc), the larger modulus |half| + sqrt(disc); a complex
+  // pair has modulus sqrt(det).
+  return choose(disc >= 0, torch::maximum(half, -half) + disc.clamp_min(0).sqrt(),
+                det.clamp_min(0).sqrt());
+}
+
+torch::Tensor norm_estimate(const torch::Tensor& m) {
+  torch::NoGradGuard no_grad;
+  auto p = scaled_power(torch::matmul(m.t(), m));
+  auto x = torch::mv(p, start_vectors(m.size(0), m.options()).select(1, 0));
+  return torch::mv(m, x / x.norm().clamp_min(kTiny)).norm();
+}
+
+torch::Tensor apply_control_tensor(torch::Tensor& c, Control control, double limit) {
+  torch::NoGradGuard no_grad;
+  if (control == Control::None) return torch::zeros({}, c.options().dtype(torch::kBool));
+  auto m = shifted_on_device(c);
+  const bool device = device_path(m);
+  const auto scalar = [&](double v) { return torch::full({}, v, m.options()); };
+  torch::Tensor value;  // rho or s, 0-dim double on c's device
+  if (control == Control::Spec)
+    value = device ? radius_estimate(m) : scalar(spectral_radius(m));
+  else
+    value = device ? norm_estimate(m) : scalar(spectral_norm(m));
+  // The host formula's !(value > limit) test and r / value, as tensors (NaN: no change), and
+  // the choice made on the device.
+  auto over = value > limit;
+  auto factor = scalar(limit).div(value);
+  auto changed = control == Control::Spec
+                     ? c * factor
+                     : (m * factor - torch::eye(m.size(0), m.options())).to(c.options());
+  c.copy_(choose(over, changed, c));
+  return over;
+}
+
+bool apply_control(torch::Tensor& c, Control control, double limit) {
+  return apply_control_tensor(c, control, limit).item<bool>();
 }
 
 Spectrum shifted_spectrum(const std::vector<double>& c, int n) {
@@ -101,7 +192,6 @@ bool apply_control(std::vector<double>& c, int n, Control control, double limit)
   std::copy(t.data_ptr<double>(), t.data_ptr<double>() + c.size(), c.begin());
   return changed;
 }
-
 
 std::vector<std::complex<double>> RestartedArnoldi::cycle(
     const std::function<torch::Tensor(const torch::Tensor&)>& op, int64_t n) {
@@ -158,6 +248,13 @@ std::vector<std::complex<double>> RestartedArnoldi::cycle(
   if (std::isfinite(nn) && nn > 0) start_ = next / nn;
   sort_by_modulus(ritz);
   return ritz;
+}
+
+TensorEstimates Tracker::update_tensors(const torch::Tensor& m, int cycles) {
+  if (device_path(m)) return {radius_estimate(m), norm_estimate(m)};
+  const Estimates e = update(m, cycles);
+  const auto options = torch::TensorOptions().dtype(torch::kFloat64);
+  return {torch::full({}, e.spectral_radius, options), torch::full({}, e.spectral_norm, options)};
 }
 
 Estimates Tracker::update(const torch::Tensor& m, int cycles) {
