@@ -103,6 +103,26 @@ check "the refused --pack -1 created nothing" [ ! -e R1 ]
 rejects "--threads 2 with --pack 2: a packed run trains on one torch thread" \
   "$bin" sweep --config tiny.json --seeds 2 --out R2 --pack 2 --threads 2
 check "the refused --threads with --pack created nothing" [ ! -e R2 ]
-rejects "--pack" "$bin" suite --quick --tasks parity --mechanisms dot --out R3 --pack x
-check "the refused suite --pack x created nothing" [ ! -e R3 ]
+rejects "--threads 2 with --pack 2" "$bin" reproduce --paper conn --quick --out R6 --pack 2 --threads 2
+check "the refused reproduce --pack 2 --threads 2 created nothing" [ ! -e R6 ]
+# A pack's runs share one process: its memory is the sum of theirs. 64 tiny runs (about 50 MiB
+# each) do not fit 1.5 GiB together, one does.
+ATTNLAB_MEMORY_LIMIT=1536M rejects "--pack 64: its 64 runs train in one process, together" \
+  "$bin" sweep --config tiny.json --seeds 64 --out R4 --pack 64
+check "the refused pack created nothing" [ ! -e R4 ]
+ATTNLAB_MEMORY_LIMIT=1536M "$bin" sweep --config tiny.json --seeds 2 --out R5 --pack 2 -q \
+  >/dev/null 2>>"$E2E_TMP/log"
+check "a pack of 2 fits the same limit" grep -q '"exit_codes": \[' R5/pack.json
+
+# --- suite --pack: the same leaderboard cells as one process per run --------------------------
+suite=(suite --quick --tasks parity --mechanisms dot --seeds 1 --threads 1)
+"$bin" "${suite[@]}" --out QS >/dev/null 2>>"$E2E_TMP/log" || bad "the solo suite failed"
+"$bin" "${suite[@]}" --out QP --pack 4 >/dev/null 2>>"$E2E_TMP/log" || bad "the packed suite failed"
+check "suite --pack 4: its runs went in packs (QP/runs/pack.json), same leaderboard cells" python3 - <<'PY'
+import json
+p = json.load(open("QP/pack.json"))
+assert p["pack"] == 4 and p["packs"] and max(len(x["cells"]) for x in p["packs"]) > 1, p
+s, q = (json.load(open(d + "/leaderboard.json")) for d in ("QS", "QP"))
+assert q["cells"] == s["cells"] and all(c["status"] == "done" for c in q["cells"]), q["cells"]
+PY
 finish

@@ -251,16 +251,58 @@ json lr_trials_json(const LrChoice& choice) {
   return trials;
 }
 
+namespace {
+
+// A run of run_tuned_arms's queue.
+struct TunedJob {
+  size_t arm;
+  bool grid;        // a grid run (or an extension of it): the choice follows it
+  std::string dir;  // its phase directory, relative to the out dir
+  SweepPlan plan;   // shared by an arm's cells of one phase (copied: plans are small)
+  int cell;
+};
+
+// The sweep options every run of run_tuned_arms trains under (its pack file in o.out_dir).
+SweepRunOptions batch_options(const TunedRunOptions& o) {
+  SweepRunOptions so;
+  so.out_dir = o.out_dir;
+  so.shard_index = o.shard_index;
+  so.shard_count = o.shard_count;
+  so.threads = o.threads;
+  so.checkpoint_every = o.checkpoint_every;
+  so.runner = o.runner;
+  so.pack = o.pack;
+  so.pack_launcher = o.pack_launcher;
+  return so;
+}
+
+// Trains `batch`: one run through run_sweep, or (with `book`) a pack of runs through
+// run_sweep_packed. `log_line(dir, line)` says a line of the run whose phase is `dir`.
+SweepOutcome train_batch(
+    const TunedRunOptions& o, const std::vector<TunedJob>& batch, PackBook* book,
+    const std::function<void(const std::string&, const std::string&)>& log_line) {
+  SweepRunOptions so = batch_options(o);
+  auto log_of = [&](const std::string& dir) {
+    return [&log_line, dir](const std::string& line) { log_line(dir, line); };
+  };
+  if (!book) {
+    so.out_dir = o.out_dir + "/" + batch[0].dir;
+    so.index = batch[0].cell;
+    so.log = log_of(batch[0].dir);
+    return run_sweep(batch[0].plan, so);
+  }
+  std::vector<PackedSweepCell> cells;
+  for (const TunedJob& job : batch)
+    cells.push_back({&job.plan, o.out_dir + "/" + job.dir, job.cell, log_of(job.dir)});
+  return run_sweep_packed(cells, so, *book);
+}
+
+}  // namespace
+
 TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOptions& o) {
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     throw Error("--shard: index must be in [0, count)");
-  struct Job {
-    size_t arm;
-    bool grid;        // a grid run (or an extension of it): the choice follows it
-    std::string dir;  // its phase directory, relative to the out dir
-    SweepPlan plan;   // shared by an arm's cells of one phase (copied: plans are small)
-    int cell;
-  };
+  using Job = TunedJob;
   std::vector<size_t> mine;
   for (size_t i = 0; i < arms.size(); ++i)
     if (static_cast<int>(i) % o.shard_count == o.shard_index) mine.push_back(i);
@@ -314,41 +356,11 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
     if (!seeds.cells.empty()) enqueue(a, false, seeds_dir(arm), seeds);
   };
 
-  // Trains `batch` (one run, or a pack of them): its outcome, and the error it ended with.
-  std::optional<PackBook> book;
-  if (o.pack > 1) {
-    SweepRunOptions so;
-    so.out_dir = o.out_dir;
-    so.shard_index = o.shard_index;
-    so.shard_count = o.shard_count;
-    so.pack = o.pack;
-    so.pack_launcher = o.pack_launcher;
-    book.emplace(so);
-  }
-  auto train_batch = [&](std::vector<Job>& batch, SweepOutcome& r) {
-    SweepRunOptions so;
-    so.threads = o.threads;
-    so.checkpoint_every = o.checkpoint_every;
-    so.runner = o.runner;
-    so.pack = o.pack;
-    so.pack_launcher = o.pack_launcher;
-    auto log_of = [&](const std::string& dir) {
-      return [&, dir](const std::string& line) {
-        std::lock_guard<std::mutex> guard(mu);
-        log(dir + ": " + line);
-      };
-    };
-    if (!book) {
-      so.out_dir = o.out_dir + "/" + batch[0].dir;
-      so.index = batch[0].cell;
-      so.log = log_of(batch[0].dir);
-      r = run_sweep(batch[0].plan, so);
-      return;
-    }
-    std::vector<PackedSweepCell> cells;
-    for (const Job& job : batch)
-      cells.push_back({&job.plan, o.out_dir + "/" + job.dir, job.cell, log_of(job.dir)});
-    r = run_sweep_packed(cells, so, *book);
+  std::optional<PackBook> book;  // the packs' record, with packs
+  if (o.pack > 1) book.emplace(batch_options(o));
+  const auto log_line = [&](const std::string& dir, const std::string& line) {
+    std::lock_guard<std::mutex> guard(mu);
+    log(dir + ": " + line);
   };
 
   auto worker = [&] {
@@ -367,7 +379,7 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
       SweepOutcome r;
       std::exception_ptr error;
       try {
-        train_batch(batch, r);
+        r = train_batch(o, batch, book ? &*book : nullptr, log_line);
       } catch (...) {
         error = std::current_exception();
       }
