@@ -11,6 +11,9 @@
 #include "core/models/conn/conn_monitor.h"
 #include "core/models/conn/conn_view.h"
 #include "core/models/conn/spectral_tracker.h"
+#include "core/models/model.h"
+#include "core/training/session/session.h"
+#include "helpers.h"
 
 using namespace attn;
 using namespace attn::spectral;
@@ -266,4 +269,36 @@ TEST_CASE("conn readback: the monitor on the device path keeps norm-bound and tr
   CHECK(monitor.conn_view()->control_events > 5);
   CHECK(worst_norm <= mc.conn.limit * (1 + 1e-6));
   CHECK(worst_error < 1e-6);
+}
+
+TEST_CASE("conn readback: a recall run on the device path holds norm-bound and tracks exactly") {
+  DevicePath on(true);  // what a GPU runs, here on the CPU
+  ExperimentConfig c = test::tiny_config("recall");
+  c.model.architecture = "conn";
+  c.model.d_model = 32;
+  c.model.heads = 1;
+  c.model.conn.slots = 48;
+  c.model.conn.steps = 2;
+  c.train.steps = 100;
+  c.train.batch_size = 32;
+  c.train.lr = 3e-3;
+  c.train.warmup = 20;
+  TrainingSession s(c);
+  const auto* monitor = dynamic_cast<const ConnMonitor*>(s.architecture_monitor());
+  REQUIRE(monitor);
+  double worst_rho = 0, worst_error = 0;
+  for (int i = 0; i < 100; ++i) {
+    s.train_step();
+    const auto m = shifted(s.model()->conn()->effective_connection());
+    worst_rho = std::max(worst_rho, spectral_radius(m));
+    const auto v = monitor->conn_view();
+    worst_error =
+        std::max({worst_error, std::abs(v->spectral_radius.values.back() / spectral_radius(m) - 1),
+                  std::abs(v->spectral_norm.values.back() / spectral_norm(m) - 1)});
+  }
+  MESSAGE("device path, recall: max rho(I+C) " << worst_rho << ", worst estimate error "
+                                               << worst_error);
+  CHECK(monitor->conn_view()->control_events > 0);
+  CHECK(worst_rho <= c.model.conn.limit + 1e-6);
+  CHECK(worst_error < 1e-6);  // float curves: float rounding
 }

@@ -46,13 +46,17 @@ std::atomic<bool> g_force_device{false};  // force_device_path (tests only)
 constexpr int kSquarings = 16;
 constexpr double kTiny = 1e-300;
 
-// a^(2^kSquarings) up to a positive factor: every square is divided by its Frobenius norm, so
-// nothing overflows and nothing is read back.
+// a^(2^kSquarings) up to a positive factor, for a [n, n] or a stack [k, n, n] (one batched
+// product per squaring): every second square is divided by its Frobenius norm (two squares of a
+// matrix of norm 1 neither overflow nor underflow), so nothing is read back.
 torch::Tensor scaled_power(const torch::Tensor& a) {
-  auto p = a / a.norm().clamp_min(kTiny);
+  const auto unit = [](const torch::Tensor& p) {
+    return p / p.norm(2, {-2, -1}, /*keepdim=*/true).clamp_min(kTiny);
+  };
+  auto p = unit(a);
   for (int i = 0; i < kSquarings; ++i) {
     p = torch::matmul(p, p);
-    p = p / p.norm().clamp_min(kTiny);
+    if (i % 2 == 1 || i + 1 == kSquarings) p = unit(p);
   }
   return p;
 }
@@ -119,9 +123,8 @@ void force_device_path(bool on) {
   g_force_device = on;
 }
 
-torch::Tensor radius_estimate(const torch::Tensor& m) {
-  torch::NoGradGuard no_grad;
-  auto p = scaled_power(m);
+// rho(m) from p = m^(2^k) (scaled): the 2 x 2 Rayleigh-Ritz on the range of p [g1 g2].
+torch::Tensor radius_from_power(const torch::Tensor& m, const torch::Tensor& p) {
   auto x = torch::matmul(p, start_vectors(m.size(0), m.options()));  // [n, 2]
   auto x1 = x.select(1, 0), x2 = x.select(1, 1);
   auto q1 = x1 / x1.norm().clamp_min(kTiny);
@@ -141,11 +144,20 @@ torch::Tensor radius_estimate(const torch::Tensor& m) {
                 det.clamp_min(0).sqrt());
 }
 
-torch::Tensor norm_estimate(const torch::Tensor& m) {
-  torch::NoGradGuard no_grad;
-  auto p = scaled_power(torch::matmul(m.t(), m));
+// ||m||_2 from p = (m^T m)^(2^k) (scaled): |m q| for q = p g / |p g|.
+torch::Tensor norm_from_power(const torch::Tensor& m, const torch::Tensor& p) {
   auto x = torch::mv(p, start_vectors(m.size(0), m.options()).select(1, 0));
   return torch::mv(m, x / x.norm().clamp_min(kTiny)).norm();
+}
+
+torch::Tensor radius_estimate(const torch::Tensor& m) {
+  torch::NoGradGuard no_grad;
+  return radius_from_power(m, scaled_power(m));
+}
+
+torch::Tensor norm_estimate(const torch::Tensor& m) {
+  torch::NoGradGuard no_grad;
+  return norm_from_power(m, scaled_power(torch::matmul(m.t(), m)));
 }
 
 torch::Tensor apply_control_tensor(torch::Tensor& c, Control control, double limit) {
@@ -251,7 +263,11 @@ std::vector<std::complex<double>> RestartedArnoldi::cycle(
 }
 
 TensorEstimates Tracker::update_tensors(const torch::Tensor& m, int cycles) {
-  if (device_path(m)) return {radius_estimate(m), norm_estimate(m)};
+  if (device_path(m)) {  // both squarings in one batched product per step
+    torch::NoGradGuard no_grad;
+    const auto p = scaled_power(torch::stack({m, torch::matmul(m.t(), m)}));
+    return {radius_from_power(m, p[0]), norm_from_power(m, p[1])};
+  }
   const Estimates e = update(m, cycles);
   const auto options = torch::TensorOptions().dtype(torch::kFloat64);
   return {torch::full({}, e.spectral_radius, options), torch::full({}, e.spectral_norm, options)};
