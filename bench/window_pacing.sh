@@ -78,7 +78,7 @@ window() {  # prints steps/s, and the frames the window drew (from --frame-stats
 }
 
 echo "attnlab window pacing benchmark: $(nproc) cores, $(basename "$CONFIG")${STEPS:+ (train.steps=$STEPS)}," \
-  "window ${SIZE} on Xvfb ($(DISPLAY=$DISP glxinfo -B 2>/dev/null | sed -n 's/^OpenGL renderer string: //p' || true)), $ROUNDS rounds A B A B, best of each"
+  "window ${SIZE} on Xvfb (Mesa's software GL), $ROUNDS rounds A B A B, best of each, $(date -u +%F)"
 echo "A = attnlab train (headless), B = attnlab gui --autostart (the paced window, closed when the run finishes)"
 for load in $LOADS; do
   for _ in $(seq 1 "$load"); do sh -c 'while :; do :; done' & SPIN_PIDS+=($!); done
@@ -90,7 +90,8 @@ for load in $LOADS; do
     line+=" $a/$b"
     best_a=$(python3 -c "print(max($best_a, $a))")
     best_b=$(python3 -c "print(max($best_b, $b))")
-    echo "  load $load round $r: headless $a steps/s, window $b steps/s ($frames frames drawn)"
+    echo "  busy $load, round $r: headless $a steps/s, window $b steps/s ($frames frames drawn)," \
+      "loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
   done
   for p in "${SPIN_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${SPIN_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done

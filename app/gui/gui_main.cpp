@@ -599,6 +599,7 @@ void GuiRun::present(bool last) {
     live_figures_ = export_live_figures(figures_dir_, &exit_code_);
   window_->swap();
   clock_.on_present();
+  pacer_.frame_cost(glfwGetTime() - frame_start_);
   // Shown in the Run panel: the cost of one frame (build, draw, present), not the pacing wait.
   ui_.frame_ms = ui_.frame_ms * 0.9 + (glfwGetTime() - frame_start_) * 1000.0 * 0.1;
 }

@@ -23,6 +23,7 @@ struct Sim {
   double publish_every_s = 0;  // > 0: the trainer publishes a snapshot this often
   std::vector<double> events;  // input events at these times (sorted)
   bool watching = false;
+  bool report_cost = false;  // tell the pacer what each frame cost
   std::function<FrameNeeds(double)> needs = [](double) { return FrameNeeds{}; };
   std::vector<double> begun;      // when each frame began
   std::vector<uint64_t> serials;  // the snapshot each frame drew
@@ -54,6 +55,7 @@ struct Sim {
         serials.push_back(in.snapshot_serial);
         t += frame_s;
         pacer.frame_needs(needs(t));
+        if (report_cost) pacer.frame_cost(frame_s);
       } else {
         REQUIRE(d.wait_s > 0);
         REQUIRE(d.wait_s <= 1.0 / options.cap_hz + 1e-9);  // never sleeps past a frame period
@@ -162,6 +164,26 @@ TEST_CASE("a panel watching the disk redraws every watch period; a text field bl
   const FramePacer blink = typing.run(10.0);
   CHECK(blink.counts().text_input >= 45);  // every 0.2 s
   CHECK(blink.counts().text_input <= 51);
+}
+
+TEST_CASE("costly frames draw new snapshots only as often as the budget allows, unless in use") {
+  Sim sim;
+  sim.publish_every_s = 0.1;
+  sim.frame_s = 0.025;  // software GL at 1920x1080: a tenth of a core is 4 frames a second
+  sim.report_cost = true;
+  const FramePacer pacer = sim.run(10.0);
+  CHECK(pacer.counts().snapshot >= 35);
+  CHECK(pacer.counts().snapshot <= 42);
+  CHECK(pacer.counts().frames <= 42 + PacerOptions{}.settle_after_input + 1);
+  // While the user moves the mouse, every snapshot shows at once.
+  Sim busy = sim;
+  busy.begun.clear();
+  busy.serials.clear();
+  for (double t = 0; t < 10; t += 0.05) busy.events.push_back(t);
+  busy.run(10.0);
+  std::vector<uint64_t> distinct = busy.serials;
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  CHECK(distinct.size() >= 99);
 }
 
 TEST_CASE("a frame a fault ended early is followed by another") {

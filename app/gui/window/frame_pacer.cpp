@@ -17,14 +17,20 @@ bool changed(const PaceInput& in, uint64_t serial, int state) {
 FramePacer::Decision FramePacer::decide(const PaceInput& in) const {
   const double since = in.now - last_begin_;
   const double period = options_.watch_s > 0 && in.watching ? options_.watch_s : options_.idle_s;
+  const bool new_serial = in.snapshot_serial != drawn_serial_;
+  // A new snapshot waits while the frames it causes would take more than the budget of a core;
+  // not while the user interacts (an answer to a click shows at once).
+  const bool interacting = in.last_event_time >= 0 && in.now - in.last_event_time < 0.5;
+  const double snapshot_gap =
+      interacting || options_.snapshot_budget <= 0 ? 0 : frame_cost_s_ / options_.snapshot_budget;
   const char* reason = nullptr;
   if (!drawn_any_)
     reason = "first";
-  else if (changed(in, drawn_serial_, drawn_state_))
+  else if (in.trainer_state != drawn_state_ || (new_serial && since >= snapshot_gap))
     reason = "snapshot";
   else if (in.last_event_time > last_begin_)
     reason = "input";
-  else if (settle_left_ > 0 || (change_settle_ && since >= options_.change_settle_s))
+  else if (settle_left_ > 0 || (change_settle_ && !new_serial && since >= options_.change_settle_s))
     reason = "settle";
   else if (needs_.animating)
     reason = "animating";
@@ -41,8 +47,14 @@ FramePacer::Decision FramePacer::decide(const PaceInput& in) const {
   // the deadline of a periodic redraw when that comes first.
   double wait = std::min(frame_s, period - since);
   if (needs_.text_input) wait = std::min(wait, options_.text_input_s - since);
-  if (change_settle_) wait = std::min(wait, options_.change_settle_s - since);
+  if (change_settle_ && !new_serial) wait = std::min(wait, options_.change_settle_s - since);
+  if (new_serial) wait = std::min(wait, snapshot_gap - since);
   return {false, std::max(kMinWait, wait), ""};
+}
+
+void FramePacer::frame_cost(double seconds) {
+  if (!(seconds >= 0)) return;
+  frame_cost_s_ = frame_cost_s_ <= 0 ? seconds : 0.8 * frame_cost_s_ + 0.2 * seconds;
 }
 
 void FramePacer::frame_begun(const PaceInput& in, const Decision& why) {

@@ -5,13 +5,17 @@
 // Why: the window shares the machine with the trainer thread. Drawing at the display's rate when
 // nothing changed took the core the trainer needs (issue 50: copy trained at 0.75x headless with
 // another process keeping one core busy). Training publishes a snapshot at most every 100 ms,
-// so a window that draws only on change draws about 10 frames a second while training.
+// so a window that draws only on change draws at most 10 frames a second while training, fewer
+// where a frame costs more than a tenth of that (software GL at 1920x1080: about 4).
 //
 // Contract (decide()):
-//  - A frame is due when: nothing was drawn yet; the snapshot's serial or the trainer's state
-//    differs from the last frame's; `change_settle_s` after such a frame when nothing was drawn
-//    since (one settling frame: ImGui sizes what a frame's content grew to in the next one; while
-//    training the next snapshot comes first and settles it); an input or window event came after
+//  - A frame is due when: nothing was drawn yet; the trainer's state differs from the last
+//    frame's; the snapshot's serial differs and the last frame began at least its cost (a moving
+//    average of frame_cost()) / `snapshot_budget` ago, so that redrawing for snapshots takes at
+//    most that share of a core (no such wait within 0.5 s of an input event: an answer to a click
+//    shows at once); `change_settle_s` after such a frame when nothing was drawn since and no
+//    newer snapshot waits (one settling frame: ImGui sizes what a frame's content grew to in the
+//    next one; while training the next snapshot settles it); an input or window event came after
 //    the last frame began (then `settle_after_input` frames: ImGui needs a couple of frames to
 //    settle hover, popups and sizes after input); the last frame
 //    said it is animating (an item held or dragged, a mouse button down, the timeline playing, an
@@ -32,6 +36,7 @@ namespace attn::gui {
 struct PacerOptions {
   double cap_hz = 60;
   double change_settle_s = 0.15;  // the settling frame after a new snapshot or trainer state
+  double snapshot_budget = 0.1;   // share of a core that redrawing for new snapshots may take
   int settle_after_input = 4;     // frames drawn after an input event
   double text_input_s = 0.2;      // redraw period while a text field has the keyboard
   double watch_s = 0.25;          // redraw period while a panel watches things outside the snapshot
@@ -67,6 +72,8 @@ class FramePacer {
   // A frame began at `in.now` with what decide() saw; `needs` is what it asked for once drawn.
   void frame_begun(const PaceInput& in, const Decision& why);
   void frame_needs(const FrameNeeds& needs) { needs_ = needs; }
+  // What the frame just drawn cost: seconds from its start to its present's return.
+  void frame_cost(double seconds);
   // One more frame is due whatever changed (a frame a drawing fault ended early).
   void request_frame() { settle_left_ = std::max(settle_left_, 1); }
 
@@ -89,6 +96,7 @@ class FramePacer {
   int settle_left_ = 0;         // frames still to draw after the last input
   bool change_settle_ = false;  // the last frame drew a change and was not settled yet
   FrameNeeds needs_;
+  double frame_cost_s_ = 0;  // moving average of frame_cost()
   Counts counts_;
   int64_t waits_ = 0;
 };
