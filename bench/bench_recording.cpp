@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "bench/bench_rounds.h"
 #include "core/base/error.h"
 #include "core/runs/directory/run_files.h"
+#include "core/training/interventions/interventions.h"
 #include "core/training/interventions/run_interventions.h"
 #include "core/training/recording/run_recorder.h"
 #include "core/training/session/session.h"
@@ -82,7 +84,11 @@ double steps_per_second(ExperimentConfig c, int64_t steps, bool record, bool att
     if (views) views->after_step(session);
   }
   if (views) views->finish(session);
-  return steps / seconds_since(t0);
+  const double total = seconds_since(t0);
+  if (views && std::getenv("BENCH_RECORD_SECONDS"))
+    std::printf("  recording %s: %.3f s of %.3f s in records\n", attribution ? "+attr" : "views",
+                views->take_seconds(), total);
+  return steps / total;
 }
 
 // Attribution of every head against one forward pass of the probe, alternating, `reps` each.
@@ -114,12 +120,46 @@ void attribution_cost(const ExperimentConfig& config, int reps) {
       c.model.layers, c.model.heads, probes.clean.size(), 1e3 * am, 1e3 * fm, am / fm);
 }
 
+// One record's parts, each timed alone (medians of `reps`): where a record's time goes.
+void record_parts(const ExperimentConfig& config, int reps) {
+  ExperimentConfig c = config;
+  TrainingSession session(c);
+  for (int i = 0; i < 50; ++i) session.train_step();
+  const PatchProbes probes = patch_probes(session, "", "", "the probe", "its twin");
+  std::vector<Batch> batches =
+      first_batches(session.task().eval_set(), c.train.record_importance_batches);
+  for (Batch& b : batches)
+    if (b.inputs.size(0) > c.train.batch_size) {
+      b.inputs = b.inputs.narrow(0, 0, c.train.batch_size);
+      b.targets = b.targets.narrow(0, 0, c.train.batch_size);
+    }
+  const std::vector<std::pair<std::string, std::function<void()>>> parts = {
+      {"view_record (maps, induction, importance)", [&] { session.view_record(); }},
+      {"probe maps",
+       [&] { probe_model(session.model(), torch::tensor(probes.clean).unsqueeze(0)); }},
+      {"head importance", [&] { head_importance(session.model(), batches, AblationMode::zero); }},
+      {"attribution", [&] { session_attribution(session, probes); }},
+      {"direct logit attribution", [&] { session_logit_attribution(session, probes.clean); }},
+      {"one train step", [&] { session.train_step(); }},
+  };
+  for (const auto& [name, run] : parts) {
+    std::vector<double> t;
+    for (int r = 0; r < reps + 3; ++r) {
+      const auto t0 = Clock::now();
+      run();
+      if (r >= 3) t.push_back(seconds_since(t0));
+    }
+    std::printf("  %-44s %8.3f ms (median of %d)\n", name.c_str(), 1e3 * bench::median(t), reps);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t steps = 300;
   int rounds = 3;
   std::string task = "recall";
+  bool parts = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--steps")
@@ -128,10 +168,17 @@ int main(int argc, char** argv) {
       rounds = std::atoi(argv[i + 1]);
     else if (a == "--task")
       task = argv[i + 1];
+    else if (a == "--parts")
+      parts = std::atoi(argv[i + 1]) != 0;
   }
   try {
     torch::set_num_threads(1);
     const ExperimentConfig c = bench_config(task);
+    if (parts) {  // --parts 1: one record's parts only
+      std::printf("one record's parts (%s, d128 2x2 dot):\n", task.c_str());
+      record_parts(c, 20);
+      return 0;
+    }
     std::printf("load average before: %s (%u cores)\n", bench::load_average().c_str(),
                 std::thread::hardware_concurrency());
     const fs::path dir =

@@ -38,6 +38,62 @@ EvalFigures run_eval(Scope& scope, const std::vector<Batch>& batches) {
   return {loss_sum / std::max(1.0, count), correct / std::max(1.0, count)};
 }
 
+// A batch walked once without hooks, for the passes that change one layer (head_importance):
+// the stream entering every block, and which rows the loss scores. Only the last block's
+// attention reads other positions; its MLP, the final norm and the unembedding act row by row,
+// so they run on the scored rows alone (recall scores one position of its sequence).
+struct Walked {
+  std::vector<torch::Tensor> resid;  // per block, the stream entering it [B, T, D]
+  torch::Tensor rows;                // the scored rows of [B * T] (lm) or [B] (classifier)
+  torch::Tensor targets;             // their targets [N]
+};
+
+// Logits [N, V] of the scored rows, from the stream entering block `from` with the scope's
+// hooks: what model->forward computes there (the blocks in eval mode, final norm, unembedding).
+torch::Tensor logits_from(Scope& scope, const Walked& w, int from) {
+  Transformer& model = scope.model();
+  std::vector<Block> blocks = model->blocks();  // holders: their modules are not const
+  const int last = static_cast<int>(blocks.size()) - 1;
+  torch::Tensor x = w.resid.at(from);
+  for (int l = from; l < last; ++l) x = blocks[l]->forward(x);
+  torch::Tensor h = x + blocks[last]->attention->forward(blocks[last]->attention_input(x));
+  h = model->is_classifier() ? h.select(1, 0) : h.reshape({-1, h.size(2)});
+  h = h.index_select(0, w.rows);
+  return model->unembedding()->forward(
+      model->final_norm()->forward(h + blocks[last]->mlp_write(h)));
+}
+
+Walked walk_batch(Scope& scope, const Batch& batch) {
+  const torch::Device device = scope.device();
+  Transformer& model = scope.model();
+  Walked w;
+  torch::Tensor x = model->embed(batch.inputs.to(device));
+  std::vector<Block> blocks = model->blocks();
+  for (size_t l = 0; l < blocks.size(); ++l) {
+    w.resid.push_back(x);
+    if (l + 1 < blocks.size()) x = blocks[l]->forward(x);
+  }
+  const torch::Tensor tg = batch.targets.to(device).reshape({-1});
+  w.rows = tg.ne(-1).nonzero().squeeze(1);
+  w.targets = tg.index_select(0, w.rows);
+  return w;
+}
+
+// run_eval's figures on walked batches, each run from block `from` with the scope's hooks.
+EvalFigures eval_from(Scope& scope, const std::vector<Walked>& walked, int from) {
+  double loss_sum = 0, correct = 0, count = 0;
+  for (const Walked& w : walked) {
+    const torch::Tensor logits = logits_from(scope, w, from);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    logits, w.targets,
+                    torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .item<double>();
+    correct += logits.argmax(-1).eq(w.targets).sum().item<double>();
+    count += static_cast<double>(w.targets.size(0));
+  }
+  return {loss_sum / std::max(1.0, count), correct / std::max(1.0, count)};
+}
+
 // Every layer's per-head mean output over the batches' examples, [1, H, L, Dh] per layer.
 std::vector<torch::Tensor> head_means(Scope& scope, const std::vector<Batch>& batches) {
   std::vector<torch::Tensor> sums(scope.layers());
@@ -199,14 +255,20 @@ ImportanceTable head_importance(Transformer& model, const std::vector<Batch>& ba
   t.batches = static_cast<int>(batches.size());
   t.layers = scope.layers();
   t.heads = scope.heads();
-  t.baseline = run_eval(scope, batches);
+  // A model of blocks is walked once: a head's ablation reruns its layer onwards only.
+  const bool blocks = !model->blocks().empty() &&
+                      static_cast<int>(model->blocks().size()) == t.layers && t.layers > 0;
+  std::vector<Walked> walked;
+  if (blocks)
+    for (const Batch& b : batches) walked.push_back(walk_batch(scope, b));
+  t.baseline = blocks ? eval_from(scope, walked, 0) : run_eval(scope, batches);
   const std::vector<torch::Tensor> means =
       mode == AblationMode::mean ? head_means(scope, batches) : std::vector<torch::Tensor>{};
   const int total = t.layers * t.heads;
   for (int l = 0; l < t.layers; ++l)
     for (int h = 0; h < t.heads; ++h) {
       set_ablation(scope, {{l, h}}, mode, means);
-      const EvalFigures e = run_eval(scope, batches);
+      const EvalFigures e = blocks ? eval_from(scope, walked, l) : run_eval(scope, batches);
       scope.clear();
       t.loss.push_back(static_cast<float>(e.loss));
       t.accuracy.push_back(static_cast<float>(e.accuracy));

@@ -40,7 +40,9 @@ AblationResult ablate_heads(Transformer& model, const std::vector<Batch>& batche
                             const std::vector<HeadRef>& heads, AblationMode mode);
 
 // Every head ablated alone (the same batches and, for mean, the same means as ablate_heads).
-// `progress` (optional) is called after each head with (done, total).
+// `progress` (optional) is called after each head with (done, total). A model of blocks is
+// walked once per batch and each head's pass reruns from its layer on, the last block's MLP and
+// the unembedding on the scored rows only: the figures equal ablate_heads' up to float rounding.
 ImportanceTable head_importance(Transformer& model, const std::vector<Batch>& batches,
                                 AblationMode mode,
                                 const std::function<void(int, int)>& progress = {});
