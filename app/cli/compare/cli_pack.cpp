@@ -35,8 +35,13 @@ std::vector<PackRun> read_pack_spec(const json& spec,
   const long parent = static_cast<long>(getppid());
   for (const json& r : spec.at("runs")) {
     PackRun run;
+    // A config that cannot be read refuses its run alone: the others of the pack still train.
     const std::string config = r.at("config").get<std::string>();
-    if (!config.empty()) run.config = load_config_file(config);
+    try {
+      if (!config.empty()) run.config = load_config_file(config);
+    } catch (const std::exception& e) {
+      run.refused = e.what();
+    }
     HeadlessOptions& h = run.options;
     h.out_dir = r.at("out").get<std::string>();
     h.resume_dir = r.at("resume").get<std::string>();

@@ -69,6 +69,7 @@ PackRunResult train_one(const PackRun& run, StartLine& line) {
   };
   PackRunResult r;
   try {
+    if (!run.refused.empty()) throw Error(run.refused);
     const RunSummary s = train_headless(run.config, h);
     r.exit_code = s.diverged ? 3 : 0;
     r.steps_per_second = s.steps_per_second;

@@ -30,6 +30,7 @@ namespace attn {
 struct PackRun {
   ExperimentConfig config;  // ignored when options.resume_dir is set (the checkpoint's wins)
   HeadlessOptions options;
+  std::string refused;  // non-empty: not trained (its config could not be read), exit code 2
 };
 
 struct PackRunResult {
