@@ -20,9 +20,9 @@ using namespace attn::spectral;
 
 namespace {
 
+// An n x n N(0, std^2) matrix in double, from its own generator.
 torch::Tensor gaussian(int64_t n, double std, uint64_t seed) {
-  auto g = at::detail::createCPUGenerator(seed);
-  return at::normal(0.0, std, {n, n}, g).to(torch::kFloat64);
+  return at::normal(0.0, std, {n, n}, at::detail::createCPUGenerator(seed)).to(torch::kFloat64);
 }
 
 // The control as it was before it was decided on the device (conn_model.cpp and
@@ -274,15 +274,10 @@ TEST_CASE("conn readback: the monitor on the device path keeps norm-bound and tr
 TEST_CASE("conn readback: a recall run on the device path holds norm-bound and tracks exactly") {
   DevicePath on(true);  // what a GPU runs, here on the CPU
   ExperimentConfig c = test::tiny_config("recall");
-  c.model.architecture = "conn";
+  c.model = model_config("norm-bound");  // N 40 slots, two heads
   c.model.d_model = 32;
-  c.model.heads = 1;
-  c.model.conn.slots = 48;
-  c.model.conn.steps = 2;
-  c.train.steps = 100;
-  c.train.batch_size = 32;
-  c.train.lr = 3e-3;
-  c.train.warmup = 20;
+  c.model.conn.init_std = 0.01;
+  c.train.steps = 100, c.train.batch_size = 32, c.train.lr = 3e-3, c.train.warmup = 20;
   TrainingSession s(c);
   const auto* monitor = dynamic_cast<const ConnMonitor*>(s.architecture_monitor());
   REQUIRE(monitor);
