@@ -403,3 +403,39 @@ TEST_CASE("dot attention: an intervention that only captures takes the packed ke
   CHECK(max_rel_diff(g_fused, g_ref) < 3e-5);
   CHECK(g_fused.abs().sum().item<double>() > 0);
 }
+
+TEST_CASE("dot attention: zeroing or replacing heads takes the packed kernel, as the reference") {
+  // Head importance zeroes a head and patching replaces one: on the kernel the output equals
+  // the reference path's; uniform attention needs the values and keeps the reference path.
+  torch::manual_seed(36);
+  AttentionSpec spec;
+  spec.d_model = 24;
+  spec.heads = 3;
+  auto module = make_dot_attention(spec);
+  module->eval();
+  torch::NoGradGuard no_grad;
+  const auto x = torch::randn({2, 9, 24});
+  const auto replacement = torch::randn({1, 3, 9, 8});
+  using Kind = HeadIntervention::Kind;
+  for (const Kind kind : {Kind::zero, Kind::replace, Kind::uniform}) {
+    CAPTURE(static_cast<int>(kind));
+    auto run = [&](bool fused) {
+      set_fused_kernels_enabled(fused);
+      reset_fused_path_taken();
+      module->intervention = std::make_shared<HeadIntervention>();
+      module->intervention->kinds = {Kind::keep, kind, Kind::keep};
+      module->intervention->replacement = replacement;
+      const torch::Tensor y = module->forward(x);
+      module->intervention.reset();
+      const bool took = fused_path_taken();
+      set_fused_kernels_enabled(true);
+      return std::make_pair(y, took);
+    };
+    const auto [y_fused, took_fused] = run(true);
+    const auto [y_ref, took_ref] = run(false);
+    CHECK(took_fused == (kind != Kind::uniform));
+    CHECK_FALSE(took_ref);
+    CHECK(max_rel_diff(y_fused, y_ref) < 3e-5);
+    CHECK(max_rel_diff(y_fused, module->forward(x)) > 1e-3);  // the head did change
+  }
+}

@@ -36,11 +36,17 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
   // On the CPU the core is one kernel on the packed projection (cpu_kernels.h) when it computes
   // softmax attention itself: no rotation, no logit bias, no weights to record. Dropout's mask
   // is drawn here, from the same stream and of the same shape as softmax_attention draws it.
-  // An intervention that only captures the head outputs (attribution patching, a clean run)
-  // takes it too: the per-head view of the kernel's output is what the reference path captures,
-  // and the projection reads that view, so a gradient with respect to it flows.
+  // An intervention that captures the head outputs (attribution patching, a clean run), zeroes
+  // or replaces them (head importance, patching) takes it too: the per-head view of the
+  // kernel's output is what the reference path captures and changes, and the projection reads
+  // that view, so a gradient with respect to it flows. Only uniform attention needs the values.
+  const auto uniform = [&] {
+    for (const HeadIntervention::Kind k : intervention->kinds)
+      if (k == HeadIntervention::Kind::uniform) return true;
+    return false;
+  };
   if (fused_kernels_enabled() && cpu::accepts(x) && !position_.rope() && !position_.alibi() &&
-      !record_weights && (!intervention || !intervention->active())) {
+      !record_weights && (!intervention || !uniform())) {
     torch::Tensor keep;
     if (shape_.dropout > 0 && is_training())
       keep = run_dropout_scale({B, shape_.heads, L, L}, x.options(), shape_.dropout);
@@ -50,7 +56,7 @@ torch::Tensor DotAttention::forward(const torch::Tensor& x) {
     if (intervention) {
       const torch::Tensor z =
           intervene(y.view({B, L, shape_.heads, shape_.head_dim}).transpose(1, 2),
-                    [] { return torch::Tensor(); });  // not active: no head is replaced
+                    [] { return torch::Tensor(); });  // no head is uniform
       y = z.transpose(1, 2).reshape({B, L, D});
     }
     return out_->forward(y);

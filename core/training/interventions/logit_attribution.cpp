@@ -69,12 +69,16 @@ LogitAttribution direct_logit_attribution(Transformer& model, const torch::Tenso
   d.components.emplace_back("embed", direct(s.embed));
   for (int l = 0; l < scope.layers(); ++l) {
     const std::string L = "L" + std::to_string(l);
-    for (int h = 0; h < scope.heads(); ++h)
+    // The layer's write with every head silent (its bias), once: a head's write is its own
+    // write above it (detail::head_write, without recomputing the bias's for every head).
+    const torch::Tensor bias = detail::write_of(scope, l, s.resid[l], torch::zeros_like(s.z[l]));
+    for (int h = 0; h < scope.heads(); ++h) {
+      torch::Tensor only = torch::zeros_like(s.z[l]);
+      only.select(1, h).copy_(s.z[l].select(1, h));
       d.components.emplace_back(L + ".H" + std::to_string(h),
-                                direct(detail::head_write(scope, l, h, s.resid[l], s.z[l])));
-    const torch::Tensor none = torch::zeros_like(s.z[l]);
-    d.components.emplace_back(L + ".attn_bias",
-                              direct(detail::write_of(scope, l, s.resid[l], none)));
+                                direct(detail::write_of(scope, l, s.resid[l], only) - bias));
+    }
+    d.components.emplace_back(L + ".attn_bias", direct(bias));
     d.components.emplace_back(L + ".mlp", direct(s.mlp[l]));
   }
   for (const auto& c : d.components) d.total += c.second;
