@@ -14,6 +14,12 @@ bool changed(const PaceInput& in, uint64_t serial, int state) {
 
 }  // namespace
 
+FramePacer::FramePacer(PacerOptions options) : options_(options) {
+  for (const char* r :
+       {"first", "snapshot", "input", "settle", "animating", "text_input", "watch", "idle"})
+    counts_.by_reason[r] = 0;
+}
+
 FramePacer::Decision FramePacer::decide(const PaceInput& in) const {
   const double since = in.now - last_begin_;
   const double period = options_.watch_s > 0 && in.watching ? options_.watch_s : options_.idle_s;
@@ -68,16 +74,7 @@ void FramePacer::frame_begun(const PaceInput& in, const Decision& why) {
   last_begin_ = in.now;
   needs_ = {};  // until the frame says what it needs
   ++counts_.frames;
-  const std::string r = why.reason ? why.reason : "";
-  int64_t* slot = r == "first"        ? &counts_.first
-                  : r == "snapshot"   ? &counts_.snapshot
-                  : r == "input"      ? &counts_.input
-                  : r == "settle"     ? &counts_.settle
-                  : r == "animating"  ? &counts_.animating
-                  : r == "text_input" ? &counts_.text_input
-                  : r == "watch"      ? &counts_.watch
-                                      : &counts_.idle;
-  ++*slot;
+  ++counts_.by_reason[why.reason ? why.reason : "idle"];
 }
 
 }  // namespace attn::gui

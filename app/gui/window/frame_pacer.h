@@ -29,6 +29,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace attn::gui {
@@ -60,7 +61,7 @@ struct FrameNeeds {
 
 class FramePacer {
  public:
-  explicit FramePacer(PacerOptions options = {}) : options_(options) {}
+  explicit FramePacer(PacerOptions options = {});
 
   struct Decision {
     bool draw = false;
@@ -77,10 +78,16 @@ class FramePacer {
   // One more frame is due whatever changed (a frame a drawing fault ended early).
   void request_frame() { settle_left_ = std::max(settle_left_, 1); }
 
-  // Frames drawn, by the reason decide() gave; and waits that drew nothing.
+  // Frames drawn, in all and by the reason decide() gave ("first", "snapshot", "input",
+  // "settle", "animating", "text_input", "watch", "idle"; each present, 0 when none); and waits
+  // that drew nothing.
   struct Counts {
-    int64_t frames = 0, first = 0, snapshot = 0, input = 0, settle = 0, animating = 0,
-            text_input = 0, watch = 0, idle = 0;
+    int64_t frames = 0;
+    std::map<std::string, int64_t> by_reason;
+    int64_t of(const std::string& reason) const {
+      const auto it = by_reason.find(reason);
+      return it == by_reason.end() ? 0 : it->second;
+    }
   };
   const Counts& counts() const { return counts_; }
   void count_wait() { ++waits_; }
