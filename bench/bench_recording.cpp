@@ -6,6 +6,8 @@
 //     train.record_attribution. Rounds alternate the arms (off, views, views+attribution,
 //     then the reverse: bench/bench_rounds.h); each arm's best round counts. Target:
 //     views+attribution >= 0.97x off's steps/s.
+//     Beside it, each arm's share of its wall time spent inside records, measured within each
+//     run (robust to a load that changes between runs on a shared machine).
 //  2. Attribution patching of every head on the recorded probe and its twin
 //     (session_attribution) in forward-pass equivalents: its time over one eval-mode forward
 //     pass of the same probe, alternating, medians of each. Target <= 3.
@@ -62,6 +64,11 @@ ExperimentConfig bench_config(const std::string& task) {
   return c;
 }
 
+// Each recording run's share of its wall time spent inside records (SessionViews' own clock),
+// views and views+attribution: the recording's cost measured within one run, so a load that
+// changes between runs (a shared machine) moves both sides of the ratio alike.
+std::vector<double> record_shares[2];
+
 // Steps/s of `steps` training steps with an evaluation every eval_every, recording into a fresh
 // run directory when `record` (with or without attribution).
 double steps_per_second(ExperimentConfig c, int64_t steps, bool record, bool attribution,
@@ -85,9 +92,7 @@ double steps_per_second(ExperimentConfig c, int64_t steps, bool record, bool att
   }
   if (views) views->finish(session);
   const double total = seconds_since(t0);
-  if (views && std::getenv("BENCH_RECORD_SECONDS"))
-    std::printf("  recording %s: %.3f s of %.3f s in records\n", attribution ? "+attr" : "views",
-                views->take_seconds(), total);
+  if (views) record_shares[attribution ? 1 : 0].push_back(views->take_seconds() / total);
   return steps / total;
 }
 
@@ -199,6 +204,15 @@ int main(int argc, char** argv) {
         "of %d alternating rounds): views %.3fx, views+attribution %.3fx of off's steps/s "
         "(target >= 0.97x)\n",
         task.c_str(), static_cast<long long>(steps), rounds, views / off, attributed / off);
+    for (int a = 0; a < 2; ++a) {
+      std::vector<double>& v = record_shares[a];
+      std::sort(v.begin(), v.end());
+      std::printf(
+          "time inside records, %s: %.2f%% of the run's wall time (best; median %.2f%%, "
+          "worst %.2f%%): %.3fx steps/s within the run\n",
+          a ? "views+attribution" : "views", 100 * v.front(), 100 * bench::median(v),
+          100 * v.back(), 1 - v.front());
+    }
     attribution_cost(c, 50);
     std::printf("load average after: %s\n", bench::load_average().c_str());
   } catch (const std::exception& e) {

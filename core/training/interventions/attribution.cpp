@@ -41,9 +41,11 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
   const int64_t P = runs.clean_heads.front().size(2);
   t.positions = static_cast<int>(P);
   if (P > clean.size(1)) t.tokens.push_back("CLS");
-  const torch::Tensor clean_cpu = clean.to(torch::kCPU);
-  for (int64_t i = 0; i < clean.size(1); ++i)
-    t.tokens.push_back(label(clean_cpu[0][i].item<int64_t>()));
+  // Read through one pointer: indexing the tensor token by token cost about a forward pass's
+  // worth of small ops on a 16-token probe (bench_recording).
+  const torch::Tensor clean_cpu = clean.to(torch::kCPU, torch::kInt64).contiguous();
+  const int64_t* tokens = clean_cpu.data_ptr<int64_t>();
+  for (int64_t i = 0; i < clean.size(1); ++i) t.tokens.push_back(label(tokens[i]));
   for (int l = 0; l < t.layers; ++l) {
     // [1, H, P, Dh] -> [H, P]: the per-position terms, in double.
     const torch::Tensor delta =
