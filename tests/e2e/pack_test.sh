@@ -69,6 +69,13 @@ check "the pack's files (specs, results, cell configs) are gone" \
 "$bin" "${grid[@]}" --out packed --pack 3 >again.out 2>again.err
 check "a packed sweep run again skips its 4 finished cells" grep -q "^sweep: 0 run, 0 resumed, 4 already done" again.out
 
+# --pack 1 given: packs of one run (the same process layout as larger packs, for pack scaling).
+"$bin" sweep --config tiny.json --out P1 --pack 1 -q >/dev/null 2>>"$E2E_TMP/log"
+check "--pack 1: a pack of one run, recorded in pack.json" python3 -c '
+import json
+p = json.load(open("P1/pack.json"))
+assert p["pack"] == 1 and [x["cells"] for x in p["packs"]] == [["base/seed-5"]], p'
+
 # --- failure isolation: a refused run and two diverging ones in a pack of 4 ------------------
 fail=(sweep --config tiny.json --vary train.lr=0.003,1e9 --seeds 2 -q --out F --pack 4)
 # lr=0.003/seed-6 cannot start: its checkpoint/ holds a file attnlab did not write.

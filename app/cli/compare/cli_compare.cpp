@@ -630,13 +630,14 @@ CLI::App* add_command(CLI::App& app, SweepArgs& a) {
 int resolve_pack(int requested, int threads, int cells) {
   // Automatic: packs on a GPU, unless --threads asks for more than one torch thread per run.
   const bool gpu = requested == 0 && threads <= 1 && pack_gpu_present();
+  if (requested == 0 && !gpu) return 0;  // a CPU: one process per run, as before packs
   const int pack = choose_pack_size(requested, cells, gpu);
   if (pack > 1 && threads > 1)
     throw Error("--threads " + std::to_string(threads) + " with --pack " +
                 std::to_string(requested) +
                 ": a packed run trains on one torch thread (the pack's runs share the cores); "
                 "drop --threads, or give --pack 1");
-  return pack;
+  return threads > 1 ? 0 : pack;  // --pack 1 --threads N: its own process with N threads
 }
 
 namespace {
@@ -691,7 +692,7 @@ int run_command(const SweepArgs& a) {
     if (a.json) std::cout << cells.dump(2) << "\n";
     return kExitOk;
   }
-  int pack = 1;
+  int pack = 0;
   try {
     pack = sweep_pack(a, plan);
   } catch (const std::exception& e) {

@@ -63,8 +63,9 @@ int run_command(const SweepArgs& args);
 // holds each group's chosen rate.
 int run_tuned_sweep(const SweepArgs& args, const SweepPlan& plan);
 
-// The pack size (core/training/headless/pack.h) for `cells` runs: --pack as given, 0 automatic
-// (16 on a GPU unless --threads > 1, 1 on a CPU), never more than the cells. Throws attn::Error
+// The pack size (core/training/headless/pack.h) for `cells` runs: --pack as given, never more
+// than the cells; --pack 0 is 16 on a GPU (unless --threads > 1). 0 when the runs go one per
+// process as without packs (--pack 0 on a CPU; --pack 1 with --threads > 1). Throws attn::Error
 // for --threads > 1 with a pack of several runs (each packed run has one torch thread).
 int resolve_pack(int requested, int threads, int cells);
 
@@ -209,10 +210,10 @@ struct CellConsole {
   bool quiet = false;
   int jobs = 1;
   CellConsole(bool quiet_, int jobs_) : quiet(quiet_), jobs(jobs_) {}
-  // Packs of `pack` cells (> 1), each in a child process (ChildPack).
+  // Packs of `pack` cells (resolve_pack's, >= 1), each in a child process (ChildPack).
   template <class RunOptions>
   void use_packs(RunOptions& o, int pack) {
-    if (pack <= 1) return;
+    if (pack < 1) return;
     o.pack = pack;
     o.pack_launcher = [this] { return std::make_unique<ChildPack>(exits, quiet); };
   }

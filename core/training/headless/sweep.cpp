@@ -605,10 +605,11 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepRunOptions& o) {
     throw Error("--index " + std::to_string(*o.index) + ": the sweep has cells 0.." +
                 std::to_string(plan.cells.size() - 1));
   const std::vector<const SweepCell*> selected = selected_cells(plan, o);
-  if (o.pack > 1) check_pack_memory(selected, o.pack);  // before anything is written
+  const bool packs = o.pack > 1 || (o.pack == 1 && o.pack_launcher);
+  if (packs) check_pack_memory(selected, o.pack);  // before anything is written
   open_sweep_dir(plan, o.out_dir);
   SweepContext c{o, fs::path(o.out_dir), static_cast<int>(plan.cells.size())};
-  if (o.pack > 1) {
+  if (packs) {
     PackBook book(o);
     std::vector<std::vector<std::pair<SweepContext*, const SweepCell*>>> packs;
     for (size_t i = 0; i < selected.size(); ++i) {

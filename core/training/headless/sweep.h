@@ -17,7 +17,8 @@
 //  - run_sweep() writes sweep.json (the plan) atomically, refuses an out dir whose sweep.json
 //    describes a different plan, and runs the selected cells one after another (with a runner,
 //    `jobs` at a time, each in its own process). Finished cells are never touched again.
-//  - With `pack` N > 1 the selected cells go in packs of N, in order (core/training/headless/
+//  - With `pack` N > 1 (or 1 with a pack_launcher) the selected cells go in packs of N, in order
+//  (core/training/headless/
 //    pack.h): a pack's cells train together in one process (a PackLauncher's, else this one on
 //    threads) and start together, `jobs` packs at a time. Each cell is locked, resumed, retried
 //    and counted as alone; a cell that fails or diverges never stops the others of its pack;
@@ -109,7 +110,8 @@ struct SweepRunOptions {
   // process. The CLI runs each cell in a child process instead, so that every run's peak
   // memory (summary.json peak_rss_mib) is its own.
   std::function<int(const SweepCell&, const HeadlessOptions& h)> runner;
-  // Cells one process trains together (1: one at a time through `runner`). See the contract.
+  // Cells one process trains together (1 without a pack_launcher: one at a time through
+  // `runner`, as without packs). See the contract.
   int pack = 1;
   // Makes the launcher of one pack; null: train_pack in this process.
   std::function<std::unique_ptr<PackLauncher>()> pack_launcher;

@@ -357,7 +357,7 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
   };
 
   std::optional<PackBook> book;  // the packs' record, with packs
-  if (o.pack > 1) book.emplace(batch_options(o));
+  if (o.pack > 1 || (o.pack == 1 && o.pack_launcher)) book.emplace(batch_options(o));
   const auto log_line = [&](const std::string& dir, const std::string& line) {
     std::lock_guard<std::mutex> guard(mu);
     log(dir + ": " + line);
@@ -404,7 +404,7 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
   };
   // In-process training (no runner) sets torch's global thread count: one run at a time, unless
   // in packs (one torch thread per run).
-  const int jobs = o.runner || o.pack > 1 ? std::max(1, o.jobs) : 1;
+  const int jobs = o.runner || book ? std::max(1, o.jobs) : 1;
   std::vector<std::thread> workers;
   for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
   for (auto& w : workers) w.join();

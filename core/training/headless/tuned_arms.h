@@ -104,9 +104,9 @@ struct TunedRunOptions {
   std::function<void(const std::string&)> log;
   // Trains one run (sweep.h's runner); null: in this process, one run at a time.
   std::function<int(const SweepCell&, const HeadlessOptions&)> runner;
-  // > 1: the queued runs go in packs of up to `pack` (core/training/headless/sweep.h's
-  // run_sweep_packed), `jobs` packs at a time, recorded in OUT/pack.json; pack_launcher as
-  // SweepRunOptions's (null: in this process, on threads).
+  // > 1 (or 1 with a pack_launcher): the queued runs go in packs of up to `pack`
+  // (core/training/headless/sweep.h's run_sweep_packed), `jobs` packs at a time, recorded in
+  // OUT/pack.json; pack_launcher as SweepRunOptions's (null: in this process, on threads).
   int pack = 1;
   std::function<std::unique_ptr<PackLauncher>()> pack_launcher;
 };
