@@ -1,7 +1,8 @@
 // run_gui(): the window's frame loop. Loads the experiment, starts the trainer thread, and per
 // frame takes one snapshot and draws the frame's content (gui/frame.h: the menu bar, the
 // workspace's panels of gui/panel.h's table in tiles and the Export dialog, the same code the
-// headless panel harness draws); never waits for the trainer. Test hooks (exit report, panel
+// headless panel harness draws); never waits for the trainer. Frames are drawn when the snapshot
+// or the input changed, at most at 60 Hz (gui/window/frame_pacer.h). Test hooks (exit report, panel
 // cycling, scripted export, screenshots, frame statistics) live here only.
 #include <imgui.h>
 #define GLFW_INCLUDE_NONE
