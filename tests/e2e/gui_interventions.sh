@@ -8,6 +8,11 @@
 #  2. Real clicks (xdotool) on the layer-0 head-0 cell and on Patch: the trainer answers with
 #     that head ablated (the eval loss rises by more than 1 nat) and a patching table; the
 #     window keeps running and exits 0.
+#  3. Issue 48 item 8, at 1280x720, at 1280x720 with --ui-scale 2 and at 1920x1080 with
+#     --ui-scale 2 (--panel interventions, then --panel heads): the Interventions maps, the Heads
+#     plots and map are at least 9.5 font sizes tall and the attention maps at least 5 font
+#     sizes a side (the reports' plot_px, map_px, font_px); they scroll rather than shrink
+#     (before: maps of 15-30 px at scale 2).
 set -euo pipefail
 
 ATTNLAB=$(realpath "${1:?usage: gui_interventions.sh <attnlab>}")
@@ -69,4 +74,29 @@ EOF2
 else
   echo "gui_interventions: xdotool not found, the click checks are skipped (apt-get install xdotool)"
 fi
+# 3. Least sizes at the sizes and UI scales people use.
+for case in 1280x720:1 1280x720:2 1920x1080:2; do
+  size=${case%%:*} scale=${case##*:}
+  for panel in interventions heads; do
+    name=$panel-$size-$scale
+    rc=0
+    ATTN_GUI_REPORT=$TMP/$name.json timeout 240 xvfb-run -a -s "-screen 0 2000x1200x24" \
+      "$ATTNLAB" gui --run "$TMP/run" --step 800 --panel "$panel" --size "$size" \
+      --ui-scale "$scale" --layout "$TMP/layout-$name.ini" --frames 60 \
+      --screenshot "$TMP/$name.png" >"$TMP/log" 2>&1 || rc=$?
+    [[ $rc -eq 0 ]] || fatal "attnlab gui $name exited with $rc: $(tail -5 "$TMP/log")"
+    check_report "$name.json" 'r["attention"]["map_px"] >= 5 * r["attention"]["font_px"] > 0' \
+      "$name: the attention maps are smaller than 5 font sizes a side"
+    if [[ $panel = interventions ]]; then
+      check_report "$name.json" 'r["interventions"]["plot_px"]["importance"][1] >= 9.5 * r["interventions"]["font_px"] > 0' \
+        "$name: the importance map is shorter than 9.5 font sizes"
+    else
+      check_report "$name.json" 'all(r["heads"]["plot_px"][k][1] >= 9.5 * r["heads"]["font_px"] > 0 for k in ("lines", "grid", "attribution"))' \
+        "$name: a Heads plot is shorter than 9.5 font sizes"
+      check_report "$name.json" 'r["heads"]["map_px"] >= 5 * r["heads"]["font_px"]' \
+        "$name: the Heads map is smaller than 5 font sizes a side"
+    fi
+  done
+  ok "at $size, UI scale $scale: the maps and plots keep their least sizes"
+done
 finish

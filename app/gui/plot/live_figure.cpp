@@ -53,6 +53,19 @@ bool LiveFigure::draw(const fig::Figure& source, ImVec2 size, ImFont* font, uint
   return !layout_.panels.empty() || figure.panels.empty();
 }
 
+float LiveFigure::smallest_map_px(const fig::Figure& figure) const {
+  float least = 0;
+  for (size_t p = 0; p < figure.panels.size(); ++p)
+    for (const fig::Heatmap& m : figure.panels[p].heatmaps) {
+      const ImVec2 a = to_screen(static_cast<int>(p), m.x0, m.y0);
+      const ImVec2 b = to_screen(static_cast<int>(p), m.x1, m.y1);
+      if (a.x < -1e5f || b.x < -1e5f) continue;  // not shown (another head alone)
+      const float side = std::min(std::abs(b.x - a.x), std::abs(b.y - a.y));
+      if (side > 0 && (least == 0 || side < least)) least = side;
+    }
+  return least;
+}
+
 ImVec2 LiveFigure::to_screen(int panel, double x, double y) const {
   if (cut_) {
     if (shown_alone_ >= 0) panel = panel == shown_alone_ ? 0 : -1;

@@ -84,6 +84,9 @@ class LiveFigure {
   // Screen position of a point of panel `panel` in data coordinates (for a figure with maps:
   // clamped to the visible cells; far off screen when that panel is not shown).
   ImVec2 to_screen(int panel, double x, double y) const;
+  // The side in pixels (the shorter of width and height) of the smallest heatmap of `figure` the
+  // last draw showed; 0 when none is on screen.
+  float smallest_map_px(const fig::Figure& figure) const;
   // `figure` as the last draw() showed it: through the map view (zoom, crop, one head) when it
   // has attention maps, else unchanged. The figure to export.
   fig::Figure on_screen(const fig::Figure& figure) const;

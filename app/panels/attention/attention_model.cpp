@@ -25,12 +25,20 @@ bool AttentionModel::has_maps(const Snapshot& snap) {
 
 const fig::Figure& AttentionModel::figure(const Snapshot& snap) {
   if (snap.serial != built_serial_ || controls.layer != built_.layer ||
-      controls.scale != built_.scale) {
+      controls.scale != built_.scale || controls.columns != built_.columns) {
     figure_ = figures::attention_figure(snap, options());
+    reflow(figure_, controls.columns);
     built_serial_ = snap.serial;
     built_ = controls;
   }
   return figure_;
+}
+
+void AttentionModel::reflow(fig::Figure& f, int columns) {
+  if (columns <= 0 || columns >= f.cols || f.panels.empty()) return;
+  const int n = static_cast<int>(f.panels.size());
+  f.cols = columns;
+  f.rows = (n + columns - 1) / columns;
 }
 
 std::string AttentionModel::status(const Snapshot& snap) {

@@ -32,6 +32,9 @@ class AttentionModel {
   struct Controls {
     int layer = -1;  // -1: all layers
     int scale = 0;   // figures::AttentionScale: shared, per map, fixed 0..1
+    // At most this many maps a row (0: the builder's, one per head): a narrow tile stacks them
+    // rather than shrink them (the panel sets it from the tile's width).
+    int columns = 0;
   };
   Controls controls;
 
@@ -41,6 +44,8 @@ class AttentionModel {
   static bool has_maps(const Snapshot& snap);
   // The grid for `snap` with the controls (has_maps(snap) must hold).
   const fig::Figure& figure(const Snapshot& snap);
+  // `f`'s panels (row-major, in order) laid out `columns` a row when that is fewer than its own.
+  static void reflow(fig::Figure& f, int columns);
   // The grid built last (empty before the first).
   const fig::Figure& shown() const { return figure_; }
   // The line beside the toolbar: the probe's step, its tokens and the token legend ("": no probe).

@@ -20,16 +20,26 @@ bool is_ablated(const UiState& ui, const fig::Heatmap& map) {
 
 // Layer and colour scale (the figure builder's options), Export and the probe's status.
 void AttentionPanel::toolbar(const Snapshot& snap, bool have) {
-  layer_combo("##layer", &model_.controls.layer, snap.layers, 120);
+  // As many maps a row as fit at kMinMapFonts font sizes a side beside the colorbar and the
+  // axis labels (about 6 font sizes); fewer columns stack the maps and the tile scrolls.
+  const float font_px = ImGui::GetFontSize();
+  model_.controls.columns =
+      std::max(1, static_cast<int>((ImGui::GetContentRegionAvail().x - 6 * font_px) /
+                                   ((kMinMapFonts + 1) * font_px)));
+  layer_combo("##layer", &model_.controls.layer, snap.layers, 8 * font_px);
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(110);
+  ImGui::SetNextItemWidth(7 * font_px);
   ImGui::Combo("scale", &model_.controls.scale, "shared\0per map\0fixed 0..1\0");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "shared: 0..the largest weight shown (colours compare across maps)\n"
         "per map: each map 0..its own max\nfixed: 0..1");
   if (have) model_.figure(snap);
+  // Export beside the combos where it fits, else on the next line (at UI scale 2 it was cut).
   ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x <
+      ImGui::CalcTextSize("Export...").x + 2 * ImGui::GetStyle().FramePadding.x)
+    ImGui::NewLine();
   ImGui::BeginDisabled(!have);
   // What is on screen, crop and single-head view included (the map view of plot_).
   if (ImGui::SmallButton("Export...")) request_figure_export(plot_.on_screen(model_.shown()));
@@ -49,15 +59,25 @@ const fig::Figure* AttentionPanel::shown_figure(const std::string& name) const {
   return &on_screen_;
 }
 
+nlohmann::json AttentionPanel::report() const {
+  nlohmann::json r = model_.report();
+  r["map_px"] = fit_.side();
+  r["font_px"] = font_px_;
+  return r;
+}
+
 void AttentionPanel::draw_maps(FrameContext& frame) {
   const fig::Figure& figure = model_.shown();
   Trainer& trainer = frame.trainer;
   plot_.set_crop_presets(model_.crop_presets(frame.snap, [&] { return trainer.config(); }));
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  // A least height in font sizes (at UI scale 2 a short tile left maps of about 45 px): below
-  // it the panel scrolls.
-  plot_.draw(figure, ImVec2(avail.x, std::max(16 * ImGui::GetFontSize(), avail.y)), font);
+  // A least height in font sizes, and taller still until the smallest map is kMinMapFonts font
+  // sizes a side (at UI scale 2 the crop controls left maps of about 15 px): the panel scrolls.
+  font_px_ = ImGui::GetFontSize();
+  const float h = fit_.height(avail.x, avail.y, 16 * font_px_, font_px_);
+  plot_.draw(figure, ImVec2(avail.x, h), font);
+  fit_.measured(plot_.smallest_map_px(figure), kMinMapFonts * font_px_, figure.rows);
   // Heads ablated in the Interventions panel are outlined (the maps are the unablated model's).
   for (const HeatmapRef& at : model_.ablated_maps(frame.ui.interventions.ablate)) {
     const fig::Heatmap& m = figure.panels[at.panel].heatmaps[at.heatmap];

@@ -11,6 +11,7 @@
 #pragma once
 #include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
+#include "app/gui/plot/map_fit.h"
 #include "app/panels/attention/attention_model.h"
 #include "app/panels/probe/probe_editor.h"
 
@@ -23,7 +24,10 @@ class AttentionPanel : public Panel {
     return AttentionModel::figures(snap);
   }
   void update(FrameContext& frame) override { model_.observe(frame.snap); }
-  nlohmann::json report() const override { return model_.report(); }
+  // The model's report, plus "map_px": the smallest map's side on screen last frame (never below
+  // kMinMapFonts font sizes where the tile's width allows; the tile scrolls) and "font_px".
+  nlohmann::json report() const override;
+  static constexpr float kMinMapFonts = 7;
   // "attention" as on screen, crop, zoom and single head included (the window's export).
   const fig::Figure* shown_figure(const std::string& name) const override;
 
@@ -34,6 +38,8 @@ class AttentionPanel : public Panel {
   AttentionModel model_;
   ProbeEditor probe_;
   LiveFigure plot_;
+  MapFit fit_;  // the maps' height: at least kMinMapFonts font sizes a side
+  float font_px_ = 0;
   mutable fig::Figure on_screen_;  // shown_figure()'s answer, made when asked
 };
 

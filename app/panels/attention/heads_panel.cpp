@@ -12,6 +12,14 @@
 
 namespace attn::gui {
 
+nlohmann::json HeadsPanel::report() const {
+  nlohmann::json r = model_.report();
+  r["plot_px"] = plot_px_;
+  r["map_px"] = map_px_;
+  r["font_px"] = font_px_;
+  return r;
+}
+
 // The metric of the map, the positions it averages over, the shared scale, the Export buttons
 // and the status.
 void HeadsPanel::toolbar(FrameContext& frame) {
@@ -24,14 +32,22 @@ void HeadsPanel::toolbar(FrameContext& frame) {
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The metric of the layer x head map");
+  // Each control beside the last where it fits whole, else on the next line (at UI scale 2
+  // "shared colour scale" was cut at the tile's edge).
+  const ImGuiStyle& style = ImGui::GetStyle();
   ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x <
+      ImGui::GetFontSize() * 5.5f + style.ItemInnerSpacing.x + ImGui::CalcTextSize("positions").x)
+    ImGui::NewLine();
   positions_control(frame);
   ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
+                                             ImGui::CalcTextSize("shared colour scale").x)
+    ImGui::NewLine();
   ImGui::Checkbox("shared colour scale", &model_.shared_scale);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("One colour scale for the map over every recorded step and head");
   // The Export buttons beside the controls where they fit, else on the next line (never cut).
-  const ImGuiStyle& style = ImGui::GetStyle();
   const float buttons = ImGui::CalcTextSize("Export...Export map...").x + 4 * style.FramePadding.x +
                         2 * style.ItemSpacing.x;
   ImGui::SameLine();
@@ -93,6 +109,7 @@ void HeadsPanel::draw_figures(FrameContext& frame) {
   const float grid_h = stacked ? std::max(min_grid, avail.y - h - spacing) : std::max(h, min_grid);
   ImGui::BeginGroup();
   lines_.draw(model_.lines(), ImVec2(lines_w, h), font);
+  plot_px_["lines"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};
   mark_timeline(lines_, frame.ui);
   if (const auto hv = lines_.hover(model_.lines())) {
     ImGui::GetWindowDrawList()->AddCircle(hv->screen, 5.0f, IM_COL32(255, 255, 255, 220), 0, 1.5f);
@@ -103,6 +120,8 @@ void HeadsPanel::draw_figures(FrameContext& frame) {
   if (grid_ok) {
     if (!stacked) ImGui::SameLine();
     grid_.draw(model_.grid(), ImVec2(grid_w, grid_h), font);
+    plot_px_["grid"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};
+    map_px_ = grid_.smallest_map_px(model_.grid());
     if (const auto c = grid_.hover_cell(model_.grid())) {
       ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
       ImGui::SetTooltip("%s", model_.cell_text(c->row, c->col, c->value).c_str());
@@ -134,6 +153,7 @@ void HeadsPanel::draw_attribution(ImFont* font) {
   const float h = attribution_height(w) - ImGui::GetFrameHeightWithSpacing();
   if (ImGui::SmallButton("Export attribution...")) request_figure_export(model_.attribution());
   attribution_.draw(model_.attribution(), ImVec2(std::min(w, h * 2.5f), h), font);
+  plot_px_["attribution"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};
   if (const auto c = attribution_.hover_cell(model_.attribution())) {
     ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
     ImGui::SetTooltip("%s", model_.attribution_text(c->row, c->col, c->value).c_str());
@@ -152,6 +172,9 @@ void HeadsPanel::draw(FrameContext& frame) {
   }
   // The map's step: the timeline's, or the newest with metrics while it follows the model.
   model_.build(model_.step_for(frame.ui.timeline_step));
+  plot_px_ = nlohmann::json::object();
+  map_px_ = 0;
+  font_px_ = ImGui::GetFontSize();
   toolbar(frame);
   // The figures scroll inside the tile when their minimum height does not fit it.
   if (ImGui::BeginChild("##heads-figures", ImVec2(0, 0), false)) draw_figures(frame);

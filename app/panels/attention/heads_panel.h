@@ -11,7 +11,10 @@
 // the figures, the report) and this ImGui view of it. The line figure marks the timeline's step
 // and a click on it moves the timeline; hover names the head, step and value. Export sends
 // exactly the figures on screen. report(): "step" (the heatmap's), "steps" (steps with metrics),
-// "metric", "positions", "shared_scale", "attribution". No torch; needs the GL context current.
+// "metric", "positions", "shared_scale", "attribution", and "plot_px": {"lines"|"grid"|
+// "attribution": [w, h]} as drawn last frame (never below a least size in font sizes: the tile
+// scrolls), "map_px" the layer x head map's smaller side, "font_px". No torch; needs the GL
+// context current.
 #pragma once
 #include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"
@@ -22,7 +25,7 @@ namespace attn::gui {
 class HeadsPanel : public Panel {
  public:
   void draw(FrameContext& frame) override;
-  nlohmann::json report() const override { return model_.report(); }
+  nlohmann::json report() const override;
   const fig::Figure* shown_figure(const std::string& name) const override {
     return model_.shown_figure(name);
   }
@@ -36,6 +39,8 @@ class HeadsPanel : public Panel {
 
   HeadsModel model_;
   LiveFigure lines_, grid_, attribution_;
+  nlohmann::json plot_px_ = nlohmann::json::object();  // report()'s "plot_px"
+  float map_px_ = 0, font_px_ = 0;
   uint64_t generation_ = 0;  // the model's, when the positions were chosen
 };
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include "app/figures/runs/causal_figures.h"
 #include "app/figures/runs/intervention_figures.h"
@@ -37,7 +38,50 @@ std::vector<float> dla_heads(const RecordedLogitAttribution& d, int layers, int 
   return out;
 }
 
+#define kItem "\x1f"  // an item boundary in the summary's format strings (a unit separator)
+
+std::vector<std::string> split_items(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, '\x1f');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+std::string join_items(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : " ") + item;
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> wrap_items(const std::vector<std::string>& items, float width,
+                                    const std::function<float(const std::string&)>& measure) {
+  std::vector<std::string> lines;
+  std::string line;
+  // Appends `piece` to the line when it fits, else starts the next line with it.
+  const auto put = [&](const std::string& piece) {
+    const std::string joined = line.empty() ? piece : line + " " + piece;
+    if (line.empty() || measure(joined) <= width) {
+      line = joined;
+      return;
+    }
+    lines.push_back(line);
+    line = piece;
+  };
+  for (const std::string& item : items) {
+    if (item.empty()) continue;
+    if (measure(item) <= width) {
+      put(item);
+      continue;
+    }
+    std::istringstream words(item);  // wider than a line: broken at its spaces only
+    for (std::string word; words >> word;) put(word);
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
 
 bool InterventionsModel::first_show(InterventionRequest& r) {
   if (sent_) return false;
@@ -95,11 +139,14 @@ InterventionsModel::Summary InterventionsModel::summary(const InterventionView* 
   s.error = v->error;
   const AblationResult& a = v->ablation;
   const ImportanceTable& t = v->importance;
+  // kItem marks where a line may break (Summary::items); a space where it may only when an item
+  // alone is wider than the line.
   char text[1024];
   if (!a.heads.empty()) {
     std::snprintf(text, sizeof text,
-                  "%s ablation of %s at step %lld (%d eval batch%s): loss %.4f -> %.4f, "
-                  "accuracy %s -> %s; the probe predicts %s (%.2f) -> %s (%.2f)",
+                  "%s ablation of %s" kItem "at step %lld" kItem "(%d eval batch%s):" kItem
+                  "loss %.4f -> %.4f," kItem "accuracy %s -> %s;" kItem "the probe predicts" kItem
+                  "%s (%.2f) -> %s (%.2f)",
                   ablation_mode_name(a.mode), head_list_text(a.heads).c_str(),
                   static_cast<long long>(v->step), a.batches, a.batches == 1 ? "" : "es",
                   a.baseline.loss, a.ablated.loss, percent(a.baseline.accuracy).c_str(),
@@ -109,23 +156,25 @@ InterventionsModel::Summary InterventionsModel::summary(const InterventionView* 
     // The ablation runs on the model; the maps may show a recorded step.
     const int64_t shown = !t.empty() ? t.step : timeline_step;
     if (timeline_step >= 0 && shown >= 0 && shown != v->step)
-      s.text += " (the model at step " + std::to_string(v->step) + "; the timeline shows step " +
-                std::to_string(shown) + ")";
+      s.text += kItem "(the model at step " + std::to_string(v->step) +
+                ";" kItem "the timeline shows step " + std::to_string(shown) + ")";
   } else if (v->step >= 0 && !v->prediction.empty()) {
     // The importance map's own baseline, at the map's step (a recorded one on the timeline).
     const bool map = !t.empty();
     const EvalFigures& e = map ? t.baseline : a.baseline;
     const int batches = map ? t.batches : a.batches;
     std::snprintf(text, sizeof text,
-                  "No head ablated: click a cell of the importance map (or right-click a map "
-                  "in the Attention panel). Eval loss %.4f, accuracy %s at step %lld (%d eval "
-                  "batch%s).",
+                  "No head ablated:" kItem "click a cell of the importance map" kItem
+                  "(or right-click a map in the Attention panel)." kItem "Eval loss %.4f," kItem
+                  "accuracy %s" kItem "at step %lld" kItem "(%d eval batch%s).",
                   e.loss, percent(e.accuracy).c_str(),
                   static_cast<long long>(map ? t.step : v->step), batches,
                   batches == 1 ? "" : "es");
     s.text = text;
     s.dimmed = true;
   }
+  s.items = split_items(s.text);
+  s.text = join_items(s.items);
   return s;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -22,6 +23,13 @@
 #include "render/plot/figure.h"
 
 namespace attn::gui {
+
+// `items` set in lines at most `width` wide (`measure` gives a string's width), joined by
+// spaces: a line breaks between items, and inside an item only where the item alone is wider
+// than `width`, then at its spaces. A number has no space, so it is never split (ImGui's own
+// wrapping breaks after a '.', "Eval loss 1." / "2095"); a word wider than `width` stands alone.
+std::vector<std::string> wrap_items(const std::vector<std::string>& items, float width,
+                                    const std::function<float(const std::string&)>& measure);
 
 class InterventionsModel {
  public:
@@ -60,6 +68,9 @@ class InterventionsModel {
     bool waiting = false;
     std::string error;
     std::string text;
+    // The text's items ("loss 1.2095 -> 3.4", "at step 300"): a line breaks between them, never
+    // inside one that fits (wrap_items); text is them joined by spaces.
+    std::vector<std::string> items;
     bool dimmed = false;
   };
   static Summary summary(const InterventionView* v, int64_t timeline_step = -1);

@@ -24,7 +24,30 @@ std::pair<ImVec2, ImVec2> screen_rect(const LiveFigure& plot, double x0, double 
           ImVec2(std::max(a.x, b.x), std::max(a.y, b.y))};
 }
 
+// The next control on this line when `width` pixels fit, else at the start of the next (at UI
+// scale 2 "Restore all" and "importance" were cut at the tile's edge).
+void same_line_if(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+float checkbox_width(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+         ImGui::CalcTextSize(label).x;
+}
+
+float button_width(const char* label) {
+  return ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
 }  // namespace
+
+nlohmann::json InterventionsPanel::report() const {
+  nlohmann::json r = model_.report();
+  r["plot_px"] = plot_px_;
+  r["font_px"] = font_px_;
+  return r;
+}
 
 // Ablation mode, importance, loss or accuracy, Restore all; true when the request changed.
 bool InterventionsPanel::controls(InterventionRequest& r) {
@@ -37,16 +60,16 @@ bool InterventionsPanel::controls(InterventionRequest& r) {
     ImGui::SetTooltip(
         "zero: the head's output is 0\nmean: its mean over the eval batches, per position\n"
         "uniform: it attends uniformly over the keys it may see");
-  ImGui::SameLine();
+  same_line_if(checkbox_width("importance"));
   if (ImGui::Checkbox("importance", &r.importance)) changed = true;
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "Ablate each head alone and map the eval loss change (recomputed at every "
         "recorded step while training)");
-  ImGui::SameLine();
+  same_line_if(checkbox_width("accuracy"));
   ImGui::Checkbox("accuracy", &model_.show_accuracy);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Map the accuracy change instead of the loss's");
-  ImGui::SameLine();
+  same_line_if(button_width("Restore all"));
   ImGui::BeginDisabled(r.ablate.empty());
   if (ImGui::SmallButton("Restore all")) changed |= InterventionsModel::restore_all(r);
   ImGui::EndDisabled();
@@ -97,10 +120,13 @@ void InterventionsPanel::summary(const Snapshot& snap, int64_t timeline_step) {
     return;
   }
   if (!s.error.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", s.error.c_str());
-  if (s.text.empty()) return;
+  if (s.items.empty()) return;
   if (s.dimmed)
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s", s.text.c_str());
+  // Wrapped between its items, never inside a number (ImGui's wrapping breaks after a '.').
+  const auto width = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
+  for (const std::string& line : wrap_items(s.items, ImGui::GetContentRegionAvail().x, width))
+    ImGui::TextUnformatted(line.c_str());
   if (s.dimmed) ImGui::PopStyleColor();
 }
 
@@ -110,13 +136,13 @@ bool InterventionsPanel::toolbar(const InterventionView& v) {
   ImGui::BeginDisabled(!model_.have_importance());
   if (ImGui::SmallButton("Export importance...")) request_figure_export(model_.importance());
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if(button_width("Export patching..."));
   ImGui::BeginDisabled(!model_.have_patch());
   if (ImGui::SmallButton("Export patching...")) request_figure_export(model_.patching());
   ImGui::EndDisabled();
   const std::string note = InterventionsModel::importance_note(v);
   if (!note.empty()) {
-    ImGui::SameLine();
+    same_line_if(ImGui::CalcTextSize(note.c_str()).x);
     ImGui::TextDisabled("%s", note.c_str());
   }
   // Side by side in wide tiles; in narrow ones (a 1280x720 window's tile) one map at a time,
@@ -124,7 +150,8 @@ bool InterventionsPanel::toolbar(const InterventionView& v) {
   const bool both = model_.have_importance() && model_.have_patch();
   const bool narrow = both && ImGui::GetContentRegionAvail().x < 40 * ImGui::GetFontSize();
   if (narrow) {
-    ImGui::SameLine();
+    same_line_if(checkbox_width("importance") + checkbox_width("patching") +
+                 ImGui::GetStyle().ItemSpacing.x);
     ImGui::RadioButton("importance##show", &model_.shown, 0);
     ImGui::SameLine();
     ImGui::RadioButton("patching##show", &model_.shown, 1);
@@ -183,6 +210,7 @@ void InterventionsPanel::draw_recorded(ImVec2 size, ImFont* font) {
   // What is left of the tile once the line and button are drawn, never below a readable least.
   const float h = std::max(10 * ImGui::GetFontSize(), ImGui::GetContentRegionAvail().y);
   recorded_plot_.draw(model_.recorded(), ImVec2(size.x, h), font);
+  plot_px_["recorded"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};
   if (const auto c = recorded_plot_.hover_cell(model_.recorded())) {
     ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
     ImGui::SetTooltip("%s", InterventionsModel::recorded_text(c->panel, c->row, c->col, c->value,
@@ -194,6 +222,8 @@ void InterventionsPanel::draw_recorded(ImVec2 size, ImFont* font) {
 void InterventionsPanel::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
+  plot_px_ = nlohmann::json::object();
+  font_px_ = ImGui::GetFontSize();
   if (model_.first_show(frame.ui.interventions)) send_interventions(frame.trainer, frame.ui);
   if (controls(frame.ui.interventions)) send_interventions(frame.trainer, frame.ui);
   summary(snap, frame.ui.timeline_step);
@@ -223,11 +253,15 @@ void InterventionsPanel::draw(FrameContext& frame) {
   const float w = draw_importance && draw_patch ? (avail.x - spacing) * 0.4f : avail.x;
   // A readable least height at any UI scale (the panel scrolls below it).
   const float h = std::max(12 * font_px, avail.y - recorded_h);
-  if (draw_importance) this->draw_importance(frame, ImVec2(w, h), font);
+  if (draw_importance) {
+    this->draw_importance(frame, ImVec2(w, h), font);
+    plot_px_["importance"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};
+  }
   if (draw_patch) {
     if (draw_importance) ImGui::SameLine();
     const ImVec2 rest = ImGui::GetContentRegionAvail();
     this->draw_patch(v->patch, ImVec2(draw_importance ? rest.x : avail.x, h), font);
+    plot_px_["patch"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};
   }
   draw_recorded(ImGui::GetContentRegionAvail(), font);
 }

@@ -36,7 +36,9 @@ class InterventionsPanel : public Panel {
   void update(FrameContext& frame) override {
     model_.observe(frame.ui.interventions, frame.snap.interventions.get());
   }
-  nlohmann::json report() const override { return model_.report(); }
+  // The model's report plus "plot_px": {"importance"|"patch": [w, h]} the maps drawn last frame
+  // (never below a least height in font sizes: the tile scrolls), and "font_px".
+  nlohmann::json report() const override;
   std::vector<std::string> figures(const Snapshot& snap) const override {
     return InterventionsModel::figures(snap);
   }
@@ -55,6 +57,8 @@ class InterventionsPanel : public Panel {
 
   InterventionsModel model_;
   LiveFigure importance_plot_, patch_plot_, recorded_plot_;
+  nlohmann::json plot_px_ = nlohmann::json::object();  // report()'s "plot_px"
+  float font_px_ = 0;
   std::shared_ptr<const ViewRecord> record_;  // the timeline's, shown by draw_recorded
 };
 

@@ -190,3 +190,27 @@ TEST_CASE("attention model: a crop preset crops the map view to the task's regio
   config.task.name = "copy";
   CHECK(m.crop_presets(s, [&] { return config; }).size() == 1);
 }
+
+TEST_CASE("attention model: a narrow tile stacks the maps in fewer columns, in the same order") {
+  AttentionModel m;
+  const Snapshot s = attention_snapshot();
+  const fig::Figure grid = m.figure(s);
+  REQUIRE(grid.cols == kHeads);
+  REQUIRE(grid.rows == kLayers);
+  m.controls.columns = 1;  // what the panel sets where two maps of the least size do not fit
+  const fig::Figure& stacked = m.figure(s);
+  CHECK(stacked.cols == 1);
+  CHECK(stacked.rows == kLayers * kHeads);
+  const auto a = heatmaps(grid), b = heatmaps(stacked);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i]->layer == b[i]->layer);
+    CHECK(a[i]->head == b[i]->head);
+    CHECK(a[i]->values == b[i]->values);
+  }
+  // More columns than heads, or 0: the builder's grid.
+  m.controls.columns = 5;
+  CHECK(m.figure(s).cols == kHeads);
+  m.controls.columns = 0;
+  CHECK(m.figure(s).rows == kLayers);
+}

@@ -4,8 +4,10 @@
 // drawn or asked, and its summary and report state the ablation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -171,4 +173,60 @@ TEST_CASE("interventions model: the summary states the timeline's step and the b
   // Following the live model: nothing to add.
   v->importance.step = 1000;
   CHECK(InterventionsModel::summary(v.get(), -1).text.find("timeline") == std::string::npos);
+}
+
+TEST_CASE("interventions model: the summary wraps between items, never inside a number") {
+  // A proportional stand-in for the font: digits and '.' narrow, letters wider.
+  const auto measure = [](const std::string& t) {
+    float w = 0;
+    for (char c : t) w += (c >= '0' && c <= '9') || c == '.' ? 6.0f : 7.5f;
+    return w;
+  };
+  auto v = view();
+  v->prediction = "v5";
+  v->importance.baseline = {1.2095, 0.996};
+  const auto idle = InterventionsModel::summary(v.get(), 40);
+  v->ablation.heads = {{0, 1}, {1, 0}};
+  v->ablation.batches = 8;
+  v->ablation.baseline = {0.0090, 0.996};
+  v->ablation.ablated = {4.4712, 0.125};
+  v->ablated_prediction = "v3";
+  const auto ablated = InterventionsModel::summary(v.get(), 40);
+  for (const auto& s : {idle, ablated}) {
+    REQUIRE(s.items.size() >= 5);
+    // Every number of the line, as a whole word ("1.2095", "99.6%", "4.4712,").
+    std::vector<std::string> numbers;
+    std::istringstream words(s.text);
+    for (std::string w; words >> w;)
+      if (w.find_first_of("0123456789") != std::string::npos) numbers.push_back(w);
+    REQUIRE(numbers.size() >= 4);
+    for (float width = 20; width <= 900; width += 3) {
+      CAPTURE(width);
+      const auto lines = gui::wrap_items(s.items, width, measure);
+      std::string joined;
+      for (const auto& line : lines) {
+        joined += (joined.empty() ? "" : " ") + line;
+        // Wider than the width only when the line is one word.
+        if (measure(line) > width) CHECK(line.find(' ') == std::string::npos);
+      }
+      CHECK(joined == s.text);  // nothing lost, nothing split without a space
+      for (const auto& n : numbers) {
+        bool whole = false;
+        for (const auto& line : lines) {
+          std::istringstream in(line);
+          for (std::string w; in >> w;) whole |= w == n;
+        }
+        CHECK_MESSAGE(whole, "the number " << n << " is split");
+      }
+      // An item that fits the width is never broken.
+      for (const auto& item : s.items) {
+        if (measure(item) > width) continue;
+        bool kept = false;
+        for (const auto& line : lines) kept |= line.find(item) != std::string::npos;
+        CHECK_MESSAGE(kept, "the item '" << item << "' is broken");
+      }
+    }
+  }
+  // The items the reader sees as pairs stay together.
+  CHECK(std::find(idle.items.begin(), idle.items.end(), "Eval loss 1.2095,") != idle.items.end());
 }
