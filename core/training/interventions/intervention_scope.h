@@ -114,11 +114,13 @@ PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torc
 // lies within them.
 void check_probe_pair(const torch::Tensor& clean, const torch::Tensor& corrupt,
                       const std::vector<int64_t>& read);
-// The metric, its answers and its values from the two runs' logits (clean_heads left empty).
-// Throws attn::Error when `answers` are given but not one per read position on each probe, or
-// name a token outside the logits' vocabulary.
+// The metric, its answers and (`values`) its values from the two runs' logits (clean_heads left
+// empty; without `values`, clean and corrupt stay 0 for the caller to fill). Throws attn::Error
+// when `answers` are given but not one per read position on each probe, or name a token outside
+// the logits' vocabulary.
 PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tensor& corrupt_logits,
-                           const std::vector<int64_t>& read, const Answers& answers = {});
+                           const std::vector<int64_t>& read, const Answers& answers = {},
+                           bool values = true);
 
 // Fills what every patch-like table shares (PatchTable, AttributionTable, PathPatchTable): the
 // metric's name, answers and values, and the model's layers and heads.

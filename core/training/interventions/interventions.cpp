@@ -172,7 +172,7 @@ void check_probe_pair(const torch::Tensor& clean, const torch::Tensor& corrupt,
 }
 
 PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tensor& corrupt_logits,
-                           const std::vector<int64_t>& read, const Answers& answers) {
+                           const std::vector<int64_t>& read, const Answers& answers, bool values) {
   PatchRuns r;
   r.metric.positions = read;
   if (answers.empty()) {
@@ -194,6 +194,7 @@ PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tenso
     r.metric.corrupt = answers.corrupt;
   }
   r.metric.logit_diff = r.metric.clean != r.metric.corrupt;
+  if (!values) return r;
   r.clean = r.metric.of(clean_logits).item<double>();
   r.corrupt = r.metric.of(corrupt_logits).item<double>();
   return r;
