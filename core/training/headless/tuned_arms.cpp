@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -265,14 +266,11 @@ struct TunedJob {
 // The sweep options every run of run_tuned_arms trains under (its pack file in o.out_dir).
 SweepRunOptions batch_options(const TunedRunOptions& o) {
   SweepRunOptions so;
-  so.out_dir = o.out_dir;
-  so.shard_index = o.shard_index;
-  so.shard_count = o.shard_count;
-  so.threads = o.threads;
-  so.checkpoint_every = o.checkpoint_every;
+  so.out_dir = o.out_dir;  // the pack file's place; a run's own sweep directory is set per run
+  std::tie(so.shard_index, so.shard_count) = std::tie(o.shard_index, o.shard_count);
+  std::tie(so.threads, so.checkpoint_every) = std::tie(o.threads, o.checkpoint_every);
   so.runner = o.runner;
-  so.pack = o.pack;
-  so.pack_launcher = o.pack_launcher;
+  std::tie(so.pack, so.pack_launcher) = std::tie(o.pack, o.pack_launcher);
   return so;
 }
 
