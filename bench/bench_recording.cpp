@@ -12,7 +12,8 @@
 //     (session_attribution) in forward-pass equivalents: its time over one eval-mode forward
 //     pass of the same probe, alternating, medians of each. Target <= 3.
 // One thread, on the machine as it is (say its load beside the figures).
-// usage: bench_recording [--steps N] [--rounds R] [--task recall|copy|mqar]
+// usage: bench_recording [--steps N] [--rounds R] [--task recall|copy|mqar] [--parts 1]
+//   --rounds 0: the attribution's cost alone; --parts 1: one record's parts, each timed alone.
 #include <unistd.h>
 
 #include <algorithm>
@@ -186,6 +187,10 @@ int main(int argc, char** argv) {
     }
     std::printf("load average before: %s (%u cores)\n", bench::load_average().c_str(),
                 std::thread::hardware_concurrency());
+    if (rounds <= 0) {  // --rounds 0: the attribution's cost alone
+      attribution_cost(c, 50);
+      return 0;
+    }
     const fs::path dir =
         fs::temp_directory_path() / ("attnlab-bench-recording-" + std::to_string(::getpid()));
     // Arms: 0 off, 1 views, 2 views + attribution.
