@@ -46,10 +46,13 @@ void AttentionPanel::toolbar(const Snapshot& snap, bool have) {
   ImGui::EndDisabled();
   const std::string status = AttentionModel::status(snap);
   if (!status.empty()) {
-    // Beside the buttons where it fits, else on its own line (never clipped).
+    // Beside the buttons where it fits, else on its own lines, wrapped (at UI scale 2 the token
+    // legend was cut at the tile's edge; the line holds no decimal number ImGui could split).
     ImGui::SameLine();
     if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(status.c_str()).x) ImGui::NewLine();
-    ImGui::TextDisabled("%s", status.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", status.c_str());
+    ImGui::PopStyleColor();
   }
 }
 
