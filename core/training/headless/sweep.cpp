@@ -655,6 +655,9 @@ SweepOutcome run_sweep_packed(const std::vector<PackedSweepCell>& cells, const S
                                                       static_cast<int>(cell.plan->cells.size())));
     pack.push_back({contexts.back().get(), &cell.plan->cells[cell.index]});
   }
+  std::vector<const SweepCell*> members;
+  for (const auto& [c, cell] : pack) members.push_back(cell);
+  check_pack_memory(members, static_cast<int>(members.size()));  // before the pack starts
   SweepOutcome total;
   auto sum = [&] {
     for (const auto& c : contexts) {
