@@ -237,3 +237,27 @@ TEST_CASE("model.position: no learned table unless learned; models train with ro
     CHECK(last < (position == "alibi" ? 0.7 : 0.25) * first);  // 0.25: the bar the others meet
   }
 }
+
+// ALiBi's bias and slopes are built once per (length, device, dtype) and reused: building them
+// copies host values to the device, which a CUDA graph's capture refuses (seen on an H200: every
+// dot-alibi run of the reference suite fell back to eager). Reused means the same storage.
+TEST_CASE("position: alibi's bias and slopes are cached per length and dtype") {
+  AttentionSpec spec;
+  spec.d_model = 16;
+  spec.heads = 4;
+  spec.position = "alibi";
+  RelativePosition position(spec);
+  const auto like = torch::zeros({1}, torch::kFloat);
+  const auto a = position.bias(6, like), b = position.bias(6, like);
+  CHECK(a.is_same(b));
+  CHECK(torch::equal(a, alibi_bias(4, 6, true, like)));
+  const auto c = position.bias(9, like);  // another length: rebuilt, not the cached one
+  CHECK(c.size(-1) == 9);
+  CHECK(torch::equal(c, alibi_bias(4, 9, true, like)));
+  const auto d = position.bias(9, torch::zeros({1}, torch::kDouble));  // another dtype
+  CHECK((d.scalar_type() == torch::kDouble));
+  const auto s1 = position.slopes(like), s2 = position.slopes(like);
+  CHECK(s1.is_same(s2));
+  CHECK(s1.size(0) == 4);
+  CHECK(s1[0].item<double>() == doctest::Approx(std::pow(2.0, -2.0)));
+}

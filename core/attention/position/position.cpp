@@ -77,15 +77,26 @@ void RelativePosition::rotate(torch::Tensor& q, torch::Tensor& k) const {
   k = rotate_halves(k, cos_, sin_);
 }
 
+namespace {
+bool cached_for(const torch::Tensor& cached, const torch::Tensor& like) {
+  return cached.defined() && cached.device() == like.device() &&
+         cached.scalar_type() == like.scalar_type();
+}
+}  // namespace
+
 torch::Tensor RelativePosition::bias(int64_t length, const torch::Tensor& like) const {
   if (!alibi()) return {};
-  return alibi_bias(heads_, length, causal_, like);
+  if (!cached_for(bias_, like) || bias_.size(-1) != length)
+    bias_ = alibi_bias(heads_, length, causal_, like);
+  return bias_;
 }
 
 torch::Tensor RelativePosition::slopes(const torch::Tensor& like) const {
   if (!alibi()) return {};
-  return torch::tensor(alibi_slopes(heads_), torch::TensorOptions().dtype(torch::kDouble))
-      .to(like.options());
+  if (!cached_for(slopes_, like))
+    slopes_ = torch::tensor(alibi_slopes(heads_), torch::TensorOptions().dtype(torch::kDouble))
+                  .to(like.options());
+  return slopes_;
 }
 
 }  // namespace attn

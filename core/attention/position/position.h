@@ -44,9 +44,11 @@ class RelativePosition {
   bool alibi() const { return kind_ == "alibi"; }
   // Rotates q and k [B, H, L, Dh] in place of the tensors (a no-op unless rope).
   void rotate(torch::Tensor& q, torch::Tensor& k) const;
-  // [H, L, L] bias for alibi, undefined otherwise.
+  // [H, L, L] bias for alibi, undefined otherwise. Cached per (length, device, dtype), as rope's
+  // angles are: building it copies host values to the device, which a CUDA graph's capture
+  // refuses, so the training step's warm-up builds it and the capture reuses it. Read only.
   torch::Tensor bias(int64_t length, const torch::Tensor& like) const;
-  // The slopes as a [H] tensor in like's dtype/device, undefined unless alibi.
+  // The slopes as a [H] tensor in like's dtype/device, undefined unless alibi (cached likewise).
   torch::Tensor slopes(const torch::Tensor& like) const;
 
  private:
@@ -54,7 +56,7 @@ class RelativePosition {
   int heads_;
   bool causal_;
   double base_;
-  mutable torch::Tensor cos_, sin_;
+  mutable torch::Tensor cos_, sin_, bias_, slopes_;
 };
 
 }  // namespace attn

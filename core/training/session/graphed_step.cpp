@@ -12,6 +12,8 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -63,12 +65,18 @@ class CudaGraphedStep final : public GraphedStep {
         no_capture_(std::move(no_capture)),
         device_(device.has_index() ? device
                                    : torch::Device(torch::kCUDA, c10::cuda::current_device())),
-        stream_(at::cuda::getStreamFromPool(false, device_.index())) {
+        stream_(own_stream(device_)) {
     const auto f = torch::TensorOptions().dtype(torch::kFloat).device(device_);
     lr_ = torch::zeros({}, f);
     one_ = torch::ones({}, f);
     loss_ = torch::zeros({}, f);
     nonfinite_ = torch::zeros({}, f.dtype(torch::kLong));
+  }
+
+  ~CudaGraphedStep() override {
+    graph_.reset();
+    cudaStreamSynchronize(stream_.stream());
+    cudaStreamDestroy(stream_.stream());
   }
 
   bool step(const Tensor& inputs, const Tensor& targets, double lr) override {
@@ -143,6 +151,17 @@ class CudaGraphedStep final : public GraphedStep {
  private:
   static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+  // A stream of this run's own, not one of the pool's 32 (round-robin): runs of a pack would
+  // share a pooled stream from the 33rd on, and one run's eager work on a stream another run is
+  // capturing on breaks that capture (seen on an H200: a pack of 64, "dependency created on
+  // uncaptured work in another stream").
+  static c10::cuda::CUDAStream own_stream(const torch::Device& device) {
+    c10::cuda::CUDAGuard guard(device.index());
+    cudaStream_t stream = nullptr;
+    C10_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return c10::cuda::getStreamFromExternal(stream, device.index());
+  }
+
   void capture() {
     // One capture at a time in the process: a pack's runs capture on their own threads.
     static std::mutex capture_mutex;
@@ -164,10 +183,18 @@ class CudaGraphedStep final : public GraphedStep {
         graph->capture_end();  // ends the stream's capture mode; throws for an invalid capture
       } catch (...) {
       }
+      // Kept alive on purpose: a capture_end that throws leaves the caching allocator holding
+      // the graph's pool filter, which reads the graph (`this`); destroying it crashed the
+      // process at the next allocation (seen on an H200: exit 139 after a failed capture).
+      (void)graph.release();
       throw;
     }
     graph->capture_end();
     graph_ = std::move(graph);
+    // The warm-up's blocks, cached on this run's stream, are no use to the graph (its own pool)
+    // nor to other streams: give them back, so that a pack's runs fit on the device together
+    // (seen on an H200: 16 MQAR runs of batch 512 left 108 GiB reserved but unallocated).
+    c10::cuda::CUDACachingAllocator::emptyCache();
   }
 
   // The step's device work on the current stream: nothing here reads a value back to the host.

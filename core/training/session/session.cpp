@@ -190,7 +190,7 @@ bool TrainingSession::graphed_train_step() {
   pending_losses_.select(0, pending_).copy_(graphed_->loss());
   ++pending_;
   ++step_;
-  if (monitor_)  // conn: control, tracking (tracking reads the spectrum back: a sync per step)
+  if (monitor_)  // conn: control and tracking on the device, read back every 32 steps
     monitor_->after_step(step_, step_ == config_.train.steps);
   if (pending_ == kLossReadEvery || step_ % config_.train.eval_every == 0 ||
       step_ >= config_.train.steps)
