@@ -55,12 +55,17 @@ report = json.load(open(d + "/report.json"))
 figs = report["live_figures"]
 assert len(figs) >= 2, ("want at least two live figures", figs)
 exported = []
+shot_h = read_png(d + "/shot.png")[1]
 for f in figs:
     x, y, w, h = (int(round(v)) for v in f["rect"])
-    screen, w, h = grey(d + "/shot.png", x, y, w, h)
+    # A figure taller than its tile (attention maps keep a least size; the tile scrolls) is
+    # compared on its visible top, with the export's same rows.
+    vis = min(h, shot_h - y)
+    assert vis >= 64, ("too little of the figure on screen", f["name"], f["rect"])
+    screen, w, hv = grey(d + "/shot.png", x, y, w, vis)
     png, pw, ph = grey(f["file"])
     assert abs(pw - w) <= 2 and abs(ph - h) <= 2, ("export size", f["name"], pw, ph, w, h)
-    exported.append((f["name"], (screen, w, h), (png, pw, ph)))
+    exported.append((f["name"], (screen, w, hv), (png[:vis], pw, min(ph, vis))))
 failed = False
 for i, (name, (sg, w, h), (eg, ew, eh)) in enumerate(exported):
     bx, by = 16, max(4, round(16 * h / w))  # coarse: text antialiasing differs between rasterisers
