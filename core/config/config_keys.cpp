@@ -170,10 +170,12 @@ std::vector<ConfigKey> train_keys() {
           "At every recorded step, also record attribution patching of every head (the probe "
           "and the task's corrupted twin: one forward and backward) and the direct logit "
           "attribution (token tasks with twins; `attnlab export --figure attribution --steps`)"),
-      integer("train.record_importance_batches", 1, 100000,
-              "Eval batches the recorded head importance (each head zero-ablated alone, at every "
-              "recorded step) runs on, each cut to train.batch_size examples; each costs layers x "
-              "heads + 1 forward passes"),
+      integer(
+          "train.record_importance_batches", 1, 100000,
+          "Eval batches the recorded head importance (each head zero-ablated alone, at every "
+          "recorded step) runs on, each cut to train.batch_size examples; each costs one forward "
+          "pass plus, per head, the layers from that head's on (at most layers x heads + 1 "
+          "forward passes)"),
       integer("train.keep_checkpoints", 0, kMaxSteps,
               "Keep a checkpoint (the run's checkpoints/step-<N>/, laid out as checkpoint/; "
               "attnlab.load(DIR, step=N)) every this many steps, and at the last; 0 = none. At "
