@@ -35,6 +35,23 @@ std::vector<float> train_losses(const ExperimentConfig& c, int steps, std::strin
   return snapshot.train_loss.values;
 }
 
+// train_losses with ATTN_CUDA_GRAPH set to `mode` ("" : unset).
+std::vector<float> losses_with(const char* mode, const ExperimentConfig& c, std::string* path) {
+  if (*mode) ::setenv("ATTN_CUDA_GRAPH", mode, 1);
+  auto losses = train_losses(c, static_cast<int>(c.train.steps), path);
+  ::unsetenv("ATTN_CUDA_GRAPH");
+  return losses;
+}
+
+// The largest |a - b| / max(1e-3, |a|) over two equally long loss curves.
+double worst_relative(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::abs(double(a[i]) - b[i]) / std::max(1e-3, std::abs(double(a[i]))));
+  return worst;
+}
+
 }  // namespace
 
 TEST_CASE("graphed step: refused, with the reason, where a graph cannot run") {
@@ -74,22 +91,16 @@ TEST_SUITE("gpu") {
     ExperimentConfig c = test::tiny_config();
     c.device = "cuda";
     c.train.steps = 80;  // past the warm-up, the capture and two loss read-backs
-    std::string eager_path, graph_path;
-    ::setenv("ATTN_CUDA_GRAPH", "0", 1);
-    const auto eager = train_losses(c, 80, &eager_path);
-    ::unsetenv("ATTN_CUDA_GRAPH");
-    const auto graphed = train_losses(c, 80, &graph_path);
+    std::string eager_path, graph_path, uncaptured_path;
+    const auto eager = losses_with("0", c, &eager_path);
+    const auto graphed = losses_with("", c, &graph_path);
     CHECK(eager_path == "eager: ATTN_CUDA_GRAPH=0");
     CHECK(graph_path == "cuda-graph");
     REQUIRE(eager.size() == 80);
-    REQUIRE(graphed.size() == 80);
     // Same batches, same initial weights; the fused update and the clip divisor round differently
     // from torch's AdamW and clip_grad_norm_, so the trajectories agree to float rounding that
     // grows slowly with the steps.
-    double worst = 0;
-    for (size_t i = 0; i < eager.size(); ++i)
-      worst = std::max(worst,
-                       std::abs(double(eager[i]) - graphed[i]) / std::max(1e-3, double(eager[i])));
+    const double worst = worst_relative(eager, graphed);
     MESSAGE("largest relative difference of the 80 train losses: " << worst);
     CHECK(worst < 1e-3);
     // The losses moved (a comparison of two frozen runs would prove nothing).
@@ -97,16 +108,9 @@ TEST_SUITE("gpu") {
     CHECK(*hi - *lo > 0.05);
     // The step without its capture (what a LibTorch without graph-safe dropout runs): the
     // graph's arithmetic, eagerly, with no host sync per step.
-    ::setenv("ATTN_CUDA_GRAPH", "eager", 1);
-    std::string uncaptured_path;
-    const auto uncaptured = train_losses(c, 80, &uncaptured_path);
-    ::unsetenv("ATTN_CUDA_GRAPH");
+    const auto uncaptured = losses_with("eager", c, &uncaptured_path);
     CHECK(uncaptured_path.find("eager on the device, no per-step host sync") == 0);
-    REQUIRE(uncaptured.size() == 80);
-    double worst_uncaptured = 0;
-    for (size_t i = 0; i < eager.size(); ++i)
-      worst_uncaptured = std::max(worst_uncaptured, std::abs(double(graphed[i]) - uncaptured[i]) /
-                                                        std::max(1e-3, double(graphed[i])));
+    const double worst_uncaptured = worst_relative(graphed, uncaptured);
     MESSAGE("uncaptured against graphed, largest relative difference: " << worst_uncaptured);
     CHECK(worst_uncaptured < 1e-4);
   }
@@ -121,28 +125,17 @@ TEST_SUITE("gpu") {
     c.device = "cuda";
     c.model.dropout = 0.3;
     c.train.steps = 80;
-    std::string eager_path, graph_path;
-    ::setenv("ATTN_CUDA_GRAPH", "0", 1);
-    const auto eager = train_losses(c, 80, &eager_path);
-    ::unsetenv("ATTN_CUDA_GRAPH");
-    const auto graphed = train_losses(c, 80, &graph_path);
+    std::string eager_path, graph_path, plain_path;
+    const auto eager = losses_with("0", c, &eager_path);
+    const auto graphed = losses_with("", c, &graph_path);
     CHECK(graph_path == "cuda-graph");
     REQUIRE(eager.size() == 80);
-    REQUIRE(graphed.size() == 80);
-    double worst = 0;
-    for (size_t i = 0; i < eager.size(); ++i)
-      worst = std::max(worst,
-                       std::abs(double(eager[i]) - graphed[i]) / std::max(1e-3, double(eager[i])));
+    const double worst = worst_relative(eager, graphed);
     MESSAGE("dropout 0.3: largest relative difference of the 80 train losses: " << worst);
     CHECK(worst < 1e-3);
     // The masks matter: the same run without dropout is far from both.
     c.model.dropout = 0;
-    std::string plain_path;
-    const auto plain = train_losses(c, 80, &plain_path);
-    double apart = 0;
-    for (size_t i = 0; i < plain.size(); ++i)
-      apart = std::max(apart,
-                       std::abs(double(plain[i]) - graphed[i]) / std::max(1e-3, double(plain[i])));
+    const double apart = worst_relative(losses_with("", c, &plain_path), graphed);
     MESSAGE("against no dropout: " << apart);
     CHECK(apart > 1e-2);
   }
@@ -167,11 +160,8 @@ TEST_SUITE("gpu") {
     CHECK(path_b == "cuda-graph");
     REQUIRE(packed_a.size() == 80);
     REQUIRE(packed_b.size() == 80);
-    double worst = 0;
-    for (size_t i = 0; i < 80; ++i)
-      worst = std::max(
-          {worst, std::abs(double(solo_a[i]) - packed_a[i]) / std::max(1e-3, double(solo_a[i])),
-           std::abs(double(solo_b[i]) - packed_b[i]) / std::max(1e-3, double(solo_b[i]))});
+    const double worst =
+        std::max(worst_relative(solo_a, packed_a), worst_relative(solo_b, packed_b));
     MESSAGE("two threads against alone, largest relative difference: " << worst);
     CHECK(worst < 1e-4);
   }
