@@ -12,6 +12,9 @@
 # scripts/device_gl.sh (gl/gl.tar.xz: the window; optional), and copies of /usr/share/games/fortunes and
 # /usr/share/datasets/fashion-mnist, which it puts in place.
 # DRY=1 runs every stage on this machine's CPU build with tiny sizes (no build, no GPU).
+# Follow-up calls on the warm machine: name .devcarry in every call's carry (a call that does not
+# removes it there, and with it the libraries the build links), and export LD_LIBRARY_PATH as
+# this script does before running build/app/attnlab by hand.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/gpu_session.sh OUT_DIR}
