@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/views/snapshot.h"  // AttentionMap
+
 namespace attn {
 
 enum class AblationMode { zero, mean, uniform };
@@ -127,6 +129,11 @@ struct InterventionView {
   // The probe's prediction at its last position, unablated and with request.ablate ablated.
   std::string prediction, ablated_prediction;
   double prediction_probability = 0, ablated_probability = 0;
+  // The probe's attention maps (Snapshot::attention's layout) with request.ablate ablated, at
+  // `step`: a layer after an ablated head's reads the changed stream, so its maps differ from
+  // the unablated model's (the ablated layer's own maps do not: the hook acts on head outputs).
+  // Empty when nothing is ablated or the mechanism gives no maps.
+  std::vector<AttentionMap> ablated_maps;
   ImportanceTable importance;
   PatchTable patch;
   std::string error;  // why part of the request could not be computed ("" when all was)

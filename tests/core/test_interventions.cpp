@@ -4,6 +4,7 @@
 // explicit mean, patching against its two ends, and training left bit-identical.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/base/error.h"
@@ -166,6 +167,54 @@ TEST_CASE("mean ablation replaces the head by its explicit mean over the eval ex
   const AblationResult unchanged =
       ablate_heads(s->model(), {same}, {{0, 0}, {1, 1}}, AblationMode::mean);
   CHECK(unchanged.ablated.loss == doctest::Approx(unchanged.baseline.loss).epsilon(1e-5));
+}
+
+TEST_CASE("ablation's maps: a later layer's equal the model with the head's output slice zeroed") {
+  // Issue 48 item 8: the Attention panel kept showing the unablated maps of later layers. The
+  // reference zeroes head 1's columns of layer 0's output projection, an independent edit.
+  for (const std::string mech : {"dot", "ky"}) {
+    CAPTURE(mech);
+    auto s = trained(mechanism_config(mech, mech));
+    InterventionRequest request;
+    request.ablate = {{0, 1}};
+    const InterventionView v = session_interventions(*s, request, 1);
+    REQUIRE(v.error == "");
+    const torch::Tensor probe = torch::tensor(s->task().probe(), torch::kInt64).unsqueeze(0);
+    const ProbeResult plain = probe_model(s->model(), probe);
+    torch::Tensor w = param(*s, "block0.attention.out.weight");
+    const torch::Tensor saved = w.detach().clone();
+    {
+      torch::NoGradGuard no_grad;
+      w.narrow(1, 8, 8).zero_();
+    }
+    const ProbeResult reference = probe_model(s->model(), probe);
+    {
+      torch::NoGradGuard no_grad;
+      w.copy_(saved);
+    }
+    REQUIRE(v.ablated_maps.size() == plain.maps.size());
+    REQUIRE(reference.maps.size() == plain.maps.size());
+    for (size_t i = 0; i < plain.maps.size(); ++i) {
+      const AttentionMap& a = v.ablated_maps[i];
+      CAPTURE(a.layer);
+      CAPTURE(a.head);
+      REQUIRE(a.weights.size() == reference.maps[i].weights.size());
+      float to_plain = 0, to_reference = 0;
+      for (size_t k = 0; k < a.weights.size(); ++k) {
+        to_plain = std::max(to_plain, std::abs(a.weights[k] - plain.maps[i].weights[k]));
+        to_reference =
+            std::max(to_reference, std::abs(a.weights[k] - reference.maps[i].weights[k]));
+      }
+      CHECK(to_reference < 1e-5f);
+      if (a.layer == 0)
+        CHECK(to_plain == 0);  // the ablated layer's own maps: before the hook acts
+      else
+        CHECK(to_plain > 1e-4f);  // layer 1 reads the changed stream
+    }
+  }
+  // Nothing ablated: no maps of its own (the snapshot's are the unablated model's).
+  CHECK(session_interventions(*trained(mechanism_config("dot"), 2), InterventionRequest{}, 1)
+            .ablated_maps.empty());
 }
 
 TEST_CASE("importance: each row equals ablating that head alone, on the same batches") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
 namespace attn::gui {
 namespace {
@@ -23,13 +24,45 @@ bool AttentionModel::has_maps(const Snapshot& snap) {
   return !snap.attention_maps().empty() && snap.heads > 0 && snap.layers > 0;
 }
 
+const InterventionView* AttentionModel::ablation_answer(const Snapshot& snap) const {
+  const InterventionView* iv = snap.interventions.get();
+  if (controls.ablated.empty() || !iv || iv->ablated_maps.empty() ||
+      iv->request.ablate != controls.ablated)
+    return nullptr;
+  return controls.live || iv->step == snap.attention_step ? iv : nullptr;
+}
+
+std::string AttentionModel::ablation_status(const Snapshot& snap) const {
+  if (controls.ablated.empty()) return "";
+  const std::string heads = head_list_text(controls.ablated);
+  if (const InterventionView* iv = ablation_answer(snap))
+    return "heads " + heads + " ablated (" + ablation_mode_name(iv->request.mode) +
+           "): the maps are the ablated model's at step " + std::to_string(iv->step) +
+           "; later layers change, the ablated layer's own maps do not";
+  return "heads " + heads + " ablated: the maps are the unablated model's (outlined)" +
+         (controls.live ? " until the Interventions panel's answer comes"
+                        : " at this recorded step");
+}
+
 const fig::Figure& AttentionModel::figure(const Snapshot& snap) {
+  const InterventionView* answer = ablation_answer(snap);
   if (snap.serial != built_serial_ || controls.layer != built_.layer ||
-      controls.scale != built_.scale || controls.columns != built_.columns) {
-    figure_ = figures::attention_figure(snap, options());
+      controls.scale != built_.scale || controls.columns != built_.columns ||
+      answer != built_answer_) {
+    if (answer) {
+      Snapshot ablated = snap;
+      ablated.attention = std::make_shared<const std::vector<AttentionMap>>(answer->ablated_maps);
+      ablated.attention_step = answer->step;
+      figure_ = figures::attention_figure(ablated, options());
+      figure_.title += ", heads " + head_list_text(answer->request.ablate) + " ablated (" +
+                       ablation_mode_name(answer->request.mode) + ")";
+    } else {
+      figure_ = figures::attention_figure(snap, options());
+    }
     reflow(figure_, controls.columns);
     built_serial_ = snap.serial;
     built_ = controls;
+    built_answer_ = answer;
   }
   return figure_;
 }

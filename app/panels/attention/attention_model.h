@@ -1,6 +1,7 @@
 // The Attention panel's model (attention_panel.h is its ImGui view): the controls (layer, colour
 // scale), the grid of the probe's attention maps they give for a snapshot
-// (figures::attention_figure, exactly what Export writes), which maps to outline as ablated, the
+// (figures::attention_figure, exactly what Export writes; the ablated model's maps while heads
+// are ablated in the Interventions panel), which maps to outline as ablated, the
 // hover readout and the panel's report for tests.
 // Contract: plain data, no ImGui, no torch. figure() rebuilds the grid only when the snapshot
 // (serial) or a control changed since the last call.
@@ -35,6 +36,10 @@ class AttentionModel {
     // At most this many maps a row (0: the builder's, one per head): a narrow tile stacks them
     // rather than shrink them (the panel sets it from the tile's width).
     int columns = 0;
+    // The heads ablated in the Interventions panel (UiState::interventions.ablate) and whether
+    // the window shows the live model (no recorded step on the timeline); the panel sets both.
+    std::vector<HeadRef> ablated;
+    bool live = true;
   };
   Controls controls;
 
@@ -42,8 +47,16 @@ class AttentionModel {
   figures::FigureOptions options() const;
   // The snapshot has maps to show.
   static bool has_maps(const Snapshot& snap);
-  // The grid for `snap` with the controls (has_maps(snap) must hold).
+  // The grid for `snap` with the controls (has_maps(snap) must hold). With heads ablated and
+  // answered (ablation_answer), the ablated model's maps: a later layer's reads the changed
+  // stream; the title says which heads and the step.
   const fig::Figure& figure(const Snapshot& snap);
+  // The snapshot's answer to controls.ablated with its maps (InterventionView::ablated_maps),
+  // when it answers exactly those heads and is of the shown model: the live one, or the
+  // recorded step when it is that step's; else null (the grid shows the unablated maps).
+  const InterventionView* ablation_answer(const Snapshot& snap) const;
+  // The line under the toolbar while heads are ablated ("" when none are).
+  std::string ablation_status(const Snapshot& snap) const;
   // `f`'s panels (row-major, in order) laid out `columns` a row when that is fewer than its own.
   static void reflow(fig::Figure& f, int columns);
   // The grid built last (empty before the first).
@@ -75,7 +88,8 @@ class AttentionModel {
  private:
   fig::Figure figure_;
   uint64_t built_serial_ = ~uint64_t(0);
-  Controls built_{-3, -1};
+  Controls built_{-3, -1, 0, {}, true};
+  const InterventionView* built_answer_ = nullptr;
   nlohmann::json report_;
   std::vector<fig::CropPreset> presets_;
   std::vector<std::string> presets_labels_;

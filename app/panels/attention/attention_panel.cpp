@@ -66,6 +66,7 @@ nlohmann::json AttentionPanel::report() const {
   nlohmann::json r = model_.report();
   r["map_px"] = fit_.side();
   r["font_px"] = font_px_;
+  r["ablated_step"] = ablated_step_;
   return r;
 }
 
@@ -81,7 +82,8 @@ void AttentionPanel::draw_maps(FrameContext& frame) {
   const float h = fit_.height(avail.x, avail.y, 16 * font_px_, font_px_);
   plot_.draw(figure, ImVec2(avail.x, h), font);
   fit_.measured(plot_.smallest_map_px(figure), kMinMapFonts * font_px_, figure.rows);
-  // Heads ablated in the Interventions panel are outlined (the maps are the unablated model's).
+  // Heads ablated in the Interventions panel are outlined (the maps are the ablated model's once
+  // the trainer answers: later layers change, the ablated layer's own maps do not).
   for (const HeatmapRef& at : model_.ablated_maps(frame.ui.interventions.ablate)) {
     const fig::Heatmap& m = figure.panels[at.panel].heatmaps[at.heatmap];
     const ImVec2 a = plot_.to_screen(at.panel, m.x0, m.y0);
@@ -104,10 +106,20 @@ void AttentionPanel::draw_maps(FrameContext& frame) {
 void AttentionPanel::draw(FrameContext& frame) {
   probe_.draw(frame);
   const bool have = AttentionModel::has_maps(frame.snap);
+  model_.controls.ablated = frame.ui.interventions.ablate;
+  model_.controls.live = frame.ui.timeline_step < 0;
   toolbar(frame.snap, have);
   if (!have) {
     ImGui::TextDisabled("No attention maps yet.");
     return;
+  }
+  const std::string ablation = model_.ablation_status(frame.snap);
+  const InterventionView* answer = model_.ablation_answer(frame.snap);
+  ablated_step_ = answer ? answer->step : -1;
+  if (!ablation.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.0f, 1.0f));  // the outline's
+    ImGui::TextWrapped("%s", ablation.c_str());
+    ImGui::PopStyleColor();
   }
   draw_maps(frame);
 }

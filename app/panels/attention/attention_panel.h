@@ -25,7 +25,8 @@ class AttentionPanel : public Panel {
   }
   void update(FrameContext& frame) override { model_.observe(frame.snap); }
   // The model's report, plus "map_px": the smallest map's side on screen last frame (never below
-  // kMinMapFonts font sizes where the tile's width allows; the tile scrolls) and "font_px".
+  // kMinMapFonts font sizes where the tile's width allows; the tile scrolls), "font_px" and
+  // "ablated_step" (the step of the ablated model's maps on screen; -1: the unablated maps).
   nlohmann::json report() const override;
   static constexpr float kMinMapFonts = 7;
   // "attention" as on screen, crop, zoom and single head included (the window's export).
@@ -40,6 +41,7 @@ class AttentionPanel : public Panel {
   LiveFigure plot_;
   MapFit fit_;  // the maps' height: at least kMinMapFonts font sizes a side
   float font_px_ = 0;
+  int64_t ablated_step_ = -1;
   mutable fig::Figure on_screen_;  // shown_figure()'s answer, made when asked
 };
 

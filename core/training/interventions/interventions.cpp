@@ -6,6 +6,7 @@
 #include "core/base/error.h"
 #include "core/models/architectures/architecture.h"
 #include "core/training/interventions/intervention_scope.h"
+#include "core/training/session/session.h"  // probe_model
 
 namespace attn {
 
@@ -280,16 +281,20 @@ ImportanceTable head_importance(Transformer& model, const std::vector<Batch>& ba
 
 std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::Tensor& probe,
                                               const std::vector<Batch>& batches,
-                                              const std::vector<HeadRef>& heads,
-                                              AblationMode mode) {
+                                              const std::vector<HeadRef>& heads, AblationMode mode,
+                                              std::vector<AttentionMap>* maps) {
   Scope scope(model);
   check_heads(scope, heads);
   const std::vector<torch::Tensor> means = mode == AblationMode::mean && !heads.empty()
                                                ? head_means(scope, batches)
                                                : std::vector<torch::Tensor>{};
   set_ablation(scope, heads, mode, means);
-  const torch::Tensor p = torch::softmax(
-      answer_logits(scope.forward(probe.to(scope.device()))).to(torch::kFloat64), 1)[0];
+  torch::Tensor logits;
+  if (maps)  // the probe's own pass, its maps recorded under the hooks just set
+    *maps = probe_model(model, probe.to(scope.device()), &logits).maps;
+  else
+    logits = scope.forward(probe.to(scope.device()));
+  const torch::Tensor p = torch::softmax(answer_logits(logits).to(torch::kFloat64), 1)[0];
   const int64_t top = p.argmax().item<int64_t>();
   return {top, p[top].item<double>()};
 }

@@ -48,10 +48,13 @@ ImportanceTable head_importance(Transformer& model, const std::vector<Batch>& ba
                                 const std::function<void(int, int)>& progress = {});
 
 // The probe's top prediction at its last position (label, probability), with `heads` ablated
-// (mean ablation's means from `batches`).
+// (mean ablation's means from `batches`). `maps` (optional) receives the same pass's attention
+// maps (probe_model's, core/training/session/session.h): the ablated model's, whose layers after
+// an ablated head's differ from the unablated maps.
 std::pair<int64_t, double> ablated_prediction(Transformer& model, const torch::Tensor& probe,
                                               const std::vector<Batch>& batches,
-                                              const std::vector<HeadRef>& heads, AblationMode mode);
+                                              const std::vector<HeadRef>& heads, AblationMode mode,
+                                              std::vector<AttentionMap>* maps = nullptr);
 
 // Activation patching between two probes of one length ([1, L] int64 token inputs):
 // clean/corrupted metrics and, for every head, the share of the difference that comes back

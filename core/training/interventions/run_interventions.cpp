@@ -204,8 +204,9 @@ InterventionView session_interventions(TrainingSession& session, const Intervent
                                                                  : tokens_tensor(probe_of(session));
       const auto eval = first_batches(session.task().eval_set(), batches);
       const auto before = ablated_prediction(session.model(), probe, eval, {}, request.mode);
-      const auto after =
-          ablated_prediction(session.model(), probe, eval, request.ablate, request.mode);
+      const auto after = ablated_prediction(session.model(), probe, eval, request.ablate,
+                                            request.mode, &v.ablated_maps);
+      if (request.ablate.empty()) v.ablated_maps.clear();  // the unablated maps: the snapshot's
       auto name = [&](int64_t token) {
         return session.task().patch_dim() > 0 ? "class " + std::to_string(token)
                                               : session.task().token_label(token);

@@ -172,8 +172,8 @@ class TrainingSession {
   double last_eval_loss() const { return last_eval_.loss; }
   double last_eval_accuracy() const { return last_eval_.accuracy; }
   double last_train_loss() const { return last_train_loss_; }
-  // The architecture's monitor (core/models/architectures/architecture_monitor.h); nullptr for architectures
-  // that measure nothing of their own (attention layers observe themselves).
+  // The architecture's monitor (core/models/architectures/architecture_monitor.h); nullptr for
+  // architectures that measure nothing of their own (attention layers observe themselves).
   ArchitectureMonitor* architecture_monitor() const { return monitor_.get(); }
 
  private:
@@ -255,6 +255,9 @@ struct ProbeResult {
   std::vector<float> probabilities;  // classifiers only
 };
 ProbeResult probe_model(Transformer& model, const torch::Tensor& input);
+// The same, with the pass's logits in `logits`. Hooks already set on the model's attention
+// modules (HeadIntervention) act in the pass: the maps are the intervened model's.
+ProbeResult probe_model(Transformer& model, const torch::Tensor& input, torch::Tensor* logits);
 
 // Reads checkpoint `dir`'s model.safetensors into `model` in place (every parameter and buffer,
 // checked as TrainingSession::load checks it; the old format is refused the same way). For

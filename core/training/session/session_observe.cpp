@@ -39,6 +39,10 @@ constexpr size_t kKeptMechanismFrames = 64;  // frames kept over training (thinn
 }  // namespace
 
 ProbeResult probe_model(Transformer& model, const torch::Tensor& input) {
+  return probe_model(model, input, nullptr);
+}
+
+ProbeResult probe_model(Transformer& model, const torch::Tensor& input, torch::Tensor* logits_out) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
@@ -67,6 +71,7 @@ ProbeResult probe_model(Transformer& model, const torch::Tensor& input) {
     auto probs = torch::softmax(logits[0].to(torch::kCPU, torch::kFloat32), 0).contiguous();
     result.probabilities.assign(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
   }
+  if (logits_out) *logits_out = logits;
   if (was_training) model->train();
   return result;
 }

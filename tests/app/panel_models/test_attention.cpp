@@ -214,3 +214,50 @@ TEST_CASE("attention model: a narrow tile stacks the maps in fewer columns, in t
   m.controls.columns = 0;
   CHECK(m.figure(s).rows == kLayers);
 }
+
+TEST_CASE("attention model: with a head ablated, the grid shows the ablated model's later maps") {
+  // Issue 48 item 8: the grid kept the unablated maps of later layers. The trainer answers an
+  // ablation with the probe's maps of the ablated model (InterventionView::ablated_maps).
+  AttentionModel m;
+  Snapshot s = attention_snapshot();
+  auto iv = std::make_shared<InterventionView>();
+  iv->request.ablate = {{0, 1}};
+  iv->step = s.attention_step;
+  for (int l = 0; l < kLayers; ++l)
+    for (int h = 0; h < kHeads; ++h) {
+      std::vector<float> w = weights(l, h);
+      if (l == 1) std::reverse(w.begin(), w.end());  // a later layer's maps change
+      iv->ablated_maps.push_back({l, h, kTokens, w});
+    }
+  s.interventions = iv;
+  auto layer1 = [&](const fig::Figure& f) {
+    std::vector<std::vector<float>> out;
+    for (const fig::Heatmap* h : heatmaps(f))
+      if (h->layer == 1) out.push_back(h->values);
+    return out;
+  };
+  const std::vector<std::vector<float>> unablated = layer1(m.figure(s));  // nothing ablated
+  REQUIRE(unablated.size() == kHeads);
+  CHECK(m.ablation_status(s).empty());
+  m.controls.ablated = {{0, 1}};
+  const fig::Figure& f = m.figure(s);
+  const auto shown = layer1(f);
+  REQUIRE(shown.size() == kHeads);
+  for (int h = 0; h < kHeads; ++h) {
+    CHECK(shown[h] != unablated[h]);
+    CHECK(shown[h] == iv->ablated_maps[static_cast<size_t>(kHeads + h)].weights);
+  }
+  CHECK(f.title.find("heads 0.1 ablated (zero)") != std::string::npos);
+  CHECK(m.ablation_status(s).find("the ablated model's at step 30") != std::string::npos);
+  // Another set of heads than the answer's, or a recorded step the answer is not of: the
+  // unablated maps, and the line says so.
+  m.controls.ablated = {{0, 0}};
+  CHECK(layer1(m.figure(s)) == unablated);
+  m.controls.ablated = {{0, 1}};
+  m.controls.live = false;
+  s.attention_step = 20;
+  s.serial = 2;
+  CHECK(layer1(m.figure(s)) == unablated);
+  CHECK(m.ablation_status(s).find("unablated model's (outlined) at this recorded step") !=
+        std::string::npos);
+}
