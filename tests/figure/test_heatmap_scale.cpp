@@ -1,13 +1,17 @@
 // Issue 48 item 6: colour scales a reader can trust. A heatmap whose values span less than the
 // stated minimum (render/plot/figure_draw.h: kFlatSpanAbsolute, kFlatSpanRelative) is drawn in
 // one colour and its colorbar says so, instead of stretching float noise over the colormap; the
-// Heads grid (figures::heads_at_step_figure) can keep one colour scale over every step.
+// Heads grid (figures::heads_at_step_figure) can keep one colour scale over every step. The
+// Interventions heatmaps' cells and ticks carry enough digits to tell a tiny range apart (every
+// cell read "0.00").
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "app/figures/catalog/figures.h"
+#include "app/figures/runs/intervention_figures.h"
 #include "figure_helpers.h"
 #include "render/plot/figure_draw.h"
 #include "render/plot/figure_font.h"
@@ -48,6 +52,35 @@ struct Texts : Painter {
   void pop_clip() override {}
 };
 
+std::vector<std::string> cell_texts(const Figure& f) {
+  std::vector<std::string> out;
+  for (const Panel& p : f.panels)
+    for (const Annotation& a : p.annotations) out.push_back(a.text);
+  return out;
+}
+
+size_t distinct(const std::vector<std::string>& v) {
+  return std::set<std::string>(v.begin(), v.end()).size();
+}
+
+std::vector<std::string> page_texts(const Figure& f) {
+  auto font = FigureFont::load(default_font_path());
+  Texts rec;
+  Page page;
+  page.width_pt = 400, page.height_pt = 240;
+  draw_figure(f, page, *font, rec);
+  return rec.texts;
+}
+
+PatchTable patch_of(std::vector<float> restored) {
+  PatchTable t;
+  t.step = 100;
+  t.metric = "logit_diff";
+  t.layers = 2, t.heads = 2;
+  t.restored = std::move(restored);
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("a heatmap spanning less than the minimum is drawn in one colour and says so") {
@@ -78,13 +111,8 @@ TEST_CASE("a heatmap spanning less than the minimum is drawn in one colour and s
   p.heatmaps.push_back(flat);
   p.heatmaps.back().rows = 2, p.heatmaps.back().cols = 2;
   f.panels.push_back(p);
-  auto font = FigureFont::load(default_font_path());
-  Texts rec;
-  Page page;
-  page.width_pt = 400, page.height_pt = 240;
-  draw_figure(f, page, *font, rec);
   bool said = false;
-  for (const auto& t : rec.texts) said = said || t.find("one colour") != std::string::npos;
+  for (const auto& t : page_texts(f)) said = said || t.find("one colour") != std::string::npos;
   CHECK(said);
 }
 
@@ -108,4 +136,46 @@ TEST_CASE("the Heads grid can share one colour scale over every recorded step") 
   // Per step (the default): each step stretches its own range, so 1 changes colour.
   const auto c = pixels(0, false), d = pixels(100, false);
   CHECK_FALSE((c[1].r == d[0].r && c[1].g == d[0].g && c[1].b == d[0].b));
+}
+
+TEST_CASE("importance cells and colorbar ticks tell a 1e-4 range apart") {
+  ImportanceTable t;
+  t.step = 400;
+  t.layers = 2, t.heads = 2, t.batches = 1;
+  t.baseline = {1.0, 0.5};
+  t.loss = {1.00012f, 1.00034f, 0.99979f, 1.00005f};  // changes 1.2e-4, 3.4e-4, -2.1e-4, 5e-5
+  t.accuracy = {0.5f, 0.5f, 0.5f, 0.5f};
+  const Figure f = figures::importance_figure(t);
+  const std::vector<std::string> cells = cell_texts(f);
+  REQUIRE(cells.size() == 4);
+  CHECK(distinct(cells) == 4);
+  for (const std::string& c : cells) CHECK(c.find("e-0") != std::string::npos);  // 1.2e-04 ...
+  // The page: no cell or colorbar tick reads a zero with decimals.
+  for (const std::string& s : page_texts(f)) {
+    CAPTURE(s);
+    CHECK(s != "0.00");
+    CHECK(s !=
+          "\xe2\x88\x92"
+          "0.00");
+  }
+}
+
+TEST_CASE("patching cells tell values apart that differ in the fourth decimal") {
+  const Figure f = figures::patch_figure(patch_of({0.50112f, 0.50135f, 0.50121f, 0.50148f}), false);
+  const std::vector<std::string> cells = cell_texts(f);
+  REQUIRE(cells.size() == 4);
+  CHECK(distinct(cells) == 4);  // all four read "0.50" before
+  // A usual range keeps two decimals.
+  const Figure usual = figures::patch_figure(patch_of({0.1f, 0.9f, -0.25f, 0.5f}), false);
+  CHECK(cell_texts(usual) == std::vector<std::string>{"0.10", "0.90", "-0.25", "0.50"});
+}
+
+TEST_CASE("a heatmap below the minimum span says it shows the values as equal, cells too") {
+  const Figure f = figures::patch_figure(patch_of({0.5f, 0.5000001f, 0.4999999f, 0.5f}), false);
+  const std::vector<std::string> cells = cell_texts(f);
+  CHECK(distinct(cells) == 1);
+  CHECK(heatmap_flat(f.panels.at(0).heatmaps.at(0)));
+  bool said = false;
+  for (const std::string& s : page_texts(f)) said = said || s.find("equal within") == 0;
+  CHECK(said);
 }

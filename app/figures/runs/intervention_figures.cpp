@@ -3,13 +3,37 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "core/base/decimal.h"
 #include "core/base/error.h"
+#include "render/plot/figure_draw.h"  // heatmap_flat
 
 namespace attn::figures {
 
 namespace {
+
+// Cell labels that tell the cells apart: `digits` decimals, more (up to 6) until their
+// range spans five units of the last one, and two significant digits in scientific notation
+// where every value is below 1e-3 (a 1e-5 range printed "0.00" in every cell). A heatmap the
+// colour scale shows as equal (fig::heatmap_flat) keeps `digits`: its cells read equal too.
+std::function<std::string(float)> cell_labels(const fig::Heatmap& m, int digits) {
+  float lo = INFINITY, hi = -INFINITY, top = 0;
+  for (const float v : m.values)
+    if (std::isfinite(v))
+      lo = std::min(lo, v), hi = std::max(hi, v), top = std::max(top, std::abs(v));
+  if (!(lo < hi) || fig::heatmap_flat(m))
+    return [digits](float v) { return fixed_decimal(v, digits); };
+  if (top < 1e-3f)
+    return [](float v) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1e", static_cast<double>(v));
+      return std::string(text);
+    };
+  int d = digits;
+  while (d < 6 && (static_cast<double>(hi) - lo) * std::pow(10.0, d) < 5) ++d;
+  return [d](float v) { return fixed_decimal(v, d); };
+}
 
 // A layer x head heatmap panel on a diverging scale, with each cell's value printed in it when
 // the grid is small enough to read.
@@ -17,6 +41,7 @@ fig::Panel head_grid(const std::string& title, const std::string& name, const st
                      int layers, int heads, std::vector<float> values, int digits) {
   fig::Panel p = layer_head_panel(name, label, layers, heads, values, render::Colormap::Diverging);
   p.title = title;
+  const auto text = cell_labels(p.heatmaps.front(), digits);
   // Dark text in either theme: readable on the pale cells near 0 and on the saturated ends of
   // the diverging map alike, whatever scale a filmstrip later puts the frames on.
   if (layers * heads <= 64)
@@ -24,7 +49,7 @@ fig::Panel head_grid(const std::string& title, const std::string& name, const st
       for (int h = 0; h < heads; ++h) {
         const float v = values[static_cast<size_t>(l) * heads + h];
         if (std::isfinite(v))
-          p.annotations.push_back({h + 0.5, l + 0.5, fixed_decimal(v, digits), fig::Anchor::Center,
+          p.annotations.push_back({h + 0.5, l + 0.5, text(v), fig::Anchor::Center,
                                    fig::Color::rgb(0.08f, 0.08f, 0.08f)});
       }
   return p;
