@@ -1,5 +1,4 @@
 // attnlab: train and watch attention models. `attnlab` alone opens the window.
-#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -185,21 +184,6 @@ std::string version_text() {
          "\nconfigs: " + (configs.empty() ? "not found" : configs);
 }
 
-// glibc hands freed blocks above its (dynamic) mmap threshold back to the kernel, trims the heap's
-// top, and maps the memory again at the next training step: on copy.json a third of the run was
-// system time, and a probe between steps (views.rec at every step) made it worse, halving
-// steps/s. Kept in the heap: system time 2.0 s -> 0.4 s, 200 steps 10.4-12.3 s -> 6.5-9.0 s,
-// peak RSS +3% (2026-11-27, docs/guide/performance.md). An environment that sets either knob
-// (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) keeps its own.
-void keep_freed_memory_in_heap() {
-#ifdef __GLIBC__
-  if (!std::getenv("MALLOC_MMAP_THRESHOLD_") && !std::getenv("MALLOC_TRIM_THRESHOLD_")) {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest allowed on 64-bit
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  }
-#endif
-}
-
 #ifdef ATTN_HAVE_GUI
 // `attnlab gui` (the default without a subcommand): the window's options; --size is kept as the
 // text given and read by run_gui_command, so that its message names it.
@@ -299,7 +283,7 @@ int run_gui_command(attn::GuiOptions gui, const std::string& size) {
 
 int main(int argc, char** argv) {
   disarm_startup_guard();
-  keep_freed_memory_in_heap();
+  attn::keep_freed_memory_in_heap();
   CLI::App app{
       "attnlab: train small attention models and watch what they learn.\n"
       "With no subcommand, opens the window on the default experiment."};
@@ -310,11 +294,10 @@ int main(int argc, char** argv) {
   // The headless subcommands, in the order --help lists them.
   using Commands = decltype(std::tuple_cat(
       std::declval<std::tuple<attn::TrainArgs>>(), std::declval<attn::LabCommands>(),
-      std::declval<
-          std::tuple<attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs, attn::SuiteArgs,
-                     attn::SlurmStatusArgs, attn::PackRunArgs, attn::ExportArgs,
-                     attn::AnalyzeArgs, attn::EvalArgs, attn::DataArgs, attn::MigrateArgs,
-                     attn::BenchStepArgs, attn::ConfigArgs>>()));
+      std::declval<std::tuple<attn::CompareArgs, attn::SweepArgs, attn::ReproduceArgs,
+                              attn::SuiteArgs, attn::SlurmStatusArgs, attn::PackRunArgs,
+                              attn::ExportArgs, attn::AnalyzeArgs, attn::EvalArgs, attn::DataArgs,
+                              attn::MigrateArgs, attn::BenchStepArgs, attn::ConfigArgs>>()));
   const std::vector<Subcommand> commands = subcommands(app, static_cast<Commands*>(nullptr));
 
 #ifdef ATTN_HAVE_GUI

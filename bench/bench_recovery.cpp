@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "core/base/memory.h"
 #include "core/training/session/session.h"
 
 using namespace attn;
 using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
+  attn::keep_freed_memory_in_heap();  // as attnlab's main: the allocator it runs with
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 6;
   torch::set_num_threads(1);
   for (const std::string name : {"copy", "fortunes"}) {

@@ -30,6 +30,7 @@
 #include "bench/bench_rounds.h"
 #include "core/attention/fused_attention.h"
 #include "core/base/interrupt.h"
+#include "core/base/memory.h"
 #include "core/training/headless/headless.h"
 #include "core/training/session/session.h"
 #include "core/training/threads/thread_policy.h"
@@ -327,6 +328,7 @@ void frames_section(bool quick) {
 }
 
 int main(int argc, char** argv) {
+  attn::keep_freed_memory_in_heap();  // as attnlab's main: the allocator it runs with
   if (argc == 5 && !std::strcmp(argv[1], "--train"))
     return train_child(argv[2], std::atoi(argv[3]), std::atof(argv[4]));
   if (argc == 7 && !std::strcmp(argv[1], "--step"))

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/memory.h"
 #include "core/training/session/session.h"
 #include "core/training/trainer.h"
 
@@ -81,10 +82,13 @@ double trainer_seconds(ExperimentConfig c, int64_t steps, bool publish, bool pro
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::keep_freed_memory_in_heap();  // as attnlab's main: the allocator it runs with
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   torch::set_num_threads(2);
   std::printf("== training step time (dot, 2-layer causal char LM on fortunes)\n");
-  std::printf("   anchor, docs/design/TARGETS.md (PyTorch 1.13 script, same machine class): 67.7 ms and 7.4 ms\n");
+  std::printf(
+      "   anchor, docs/design/TARGETS.md (PyTorch 1.13 script, same machine class): 67.7 ms and "
+      "7.4 ms\n");
   step_time("d128 h4 seq128 batch16", lm_config(128, 128, 16), 5, quick ? 10 : 40);
   step_time("d64 h4 seq64 batch4", lm_config(64, 64, 4), 10, quick ? 50 : 200);
 
@@ -99,27 +103,34 @@ int main(int argc, char** argv) {
   copy.model.attention.assign(2, "dot");
   copy.train.eval_every = 1000000;
   copy.train.batch_size = 64;
-  std::vector<Case> cases = {{"copy d64 batch64", copy, quick ? 300 : 800},
-                             {"fortunes d128 seq128 batch16", lm_config(128, 128, 16), quick ? 20 : 80}};
+  std::vector<Case> cases = {
+      {"copy d64 batch64", copy, quick ? 300 : 800},
+      {"fortunes d128 seq128 batch16", lm_config(128, 128, 16), quick ? 20 : 80}};
   for (auto& cs : cases) {
     double with = 0, without = 0, no_probe = 0, measured = 0, m;
     const int rounds = quick ? 1 : 4;
     for (int r = 0; r < rounds; ++r) {  // A B C, then C B A: a drift hits every mode alike
-      if (r % 2 == 0) without += trainer_seconds(cs.config, cs.steps, false, false, 2);
-      else with += trainer_seconds(cs.config, cs.steps, true, true, 2, &m);
+      if (r % 2 == 0)
+        without += trainer_seconds(cs.config, cs.steps, false, false, 2);
+      else
+        with += trainer_seconds(cs.config, cs.steps, true, true, 2, &m);
       no_probe += trainer_seconds(cs.config, cs.steps, true, false, 2);
-      if (r % 2 == 0) with += trainer_seconds(cs.config, cs.steps, true, true, 2, &m);
-      else without += trainer_seconds(cs.config, cs.steps, false, false, 2);
+      if (r % 2 == 0)
+        with += trainer_seconds(cs.config, cs.steps, true, true, 2, &m);
+      else
+        without += trainer_seconds(cs.config, cs.steps, false, false, 2);
       measured = std::max(measured, m);
     }
-    std::printf("%-30s %6.1f steps/s unpublished, %6.1f publishing (%+.2f%%), %6.1f publishing "
-                "with attention probes (%+.2f%%)\n",
-                cs.label, rounds * cs.steps / without, rounds * cs.steps / no_probe,
-                100.0 * (no_probe - without) / without, rounds * cs.steps / with,
-                100.0 * (with - without) / without);
-    std::printf("%-30s measured inside the trainer: publishing took %.2f%% of training time "
-                "(worst of %d runs; the A/B figures above are within this machine's noise)\n",
-                "", 100.0 * measured, rounds);
+    std::printf(
+        "%-30s %6.1f steps/s unpublished, %6.1f publishing (%+.2f%%), %6.1f publishing "
+        "with attention probes (%+.2f%%)\n",
+        cs.label, rounds * cs.steps / without, rounds * cs.steps / no_probe,
+        100.0 * (no_probe - without) / without, rounds * cs.steps / with,
+        100.0 * (with - without) / without);
+    std::printf(
+        "%-30s measured inside the trainer: publishing took %.2f%% of training time "
+        "(worst of %d runs; the A/B figures above are within this machine's noise)\n",
+        "", 100.0 * measured, rounds);
   }
   return 0;
 }

@@ -44,8 +44,17 @@ torch::Tensor AttentionModule::intervene(const torch::Tensor& y,
                                          const std::function<torch::Tensor()>& uniform_output) {
   if (!intervention) return y;
   HeadIntervention& iv = *intervention;
+  if (iv.capture && iv.leaf) {
+    iv.captured = y.detach().requires_grad_(true);
+    return iv.active() ? intervene_on(iv.captured, uniform_output) : iv.captured;
+  }
   if (iv.capture) iv.captured = iv.keep_graph ? y : y.detach();
-  if (!iv.active()) return y;
+  return iv.active() ? intervene_on(y, uniform_output) : y;
+}
+
+torch::Tensor AttentionModule::intervene_on(const torch::Tensor& y,
+                                            const std::function<torch::Tensor()>& uniform_output) {
+  HeadIntervention& iv = *intervention;
   const int64_t H = y.size(1);
   torch::Tensor uniform;
   std::vector<torch::Tensor> heads = y.unbind(1);

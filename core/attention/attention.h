@@ -67,6 +67,11 @@ struct HeadIntervention {
   // or (keep_graph) still in the autograd graph, for a gradient with respect to them.
   bool capture = false;
   bool keep_graph = false;
+  // With capture: the outputs become a new leaf of the autograd graph (`captured`, requiring a
+  // gradient) that the layer goes on with, so nothing before them needs recording. Only for
+  // the first layer an attribution asks about: a later layer's leaf would cut the paths from
+  // earlier heads through it.
+  bool leaf = false;
   torch::Tensor captured;
   bool active() const;  // some head is not `keep`
 };
@@ -107,6 +112,11 @@ class AttentionModule : public torch::nn::Module {
   // it is called only when some head is ablated that way.
   torch::Tensor intervene(const torch::Tensor& y,
                           const std::function<torch::Tensor()>& uniform_output);
+
+ private:
+  // intervene's changes to the heads (zero, replace, uniform), once capture has been done.
+  torch::Tensor intervene_on(const torch::Tensor& y,
+                             const std::function<torch::Tensor()>& uniform_output);
 };
 
 // Uniform attention over the keys a query may see in full or causal attention: the running mean

@@ -1,5 +1,9 @@
 #include "core/base/memory.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -109,6 +113,23 @@ void require_memory(uint64_t bytes, const std::string& what, const std::string& 
   if (available == 0 || bytes <= available) return;
   throw Error(what + " needs about " + format_bytes(bytes) + "; this machine has " +
               format_bytes(available) + " available (MemAvailable): " + shrink);
+}
+
+// glibc hands freed blocks above its (dynamic) mmap threshold back to the kernel, trims the heap's
+// top, and maps the memory again at the next training step: on copy.json a third of the run was
+// system time, and a probe between steps (views.rec at every step) made it worse, halving
+// steps/s. Kept in the heap: system time 2.0 s -> 0.4 s, 200 steps 10.4-12.3 s -> 6.5-9.0 s,
+// peak RSS +3% (2026-11-27, docs/guide/performance.md). An environment that sets either knob
+// (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) keeps its own. The benchmarks call it too:
+// without it, bench_recording measured records costing 11% of steps/s on the default allocator
+// while 2% of the time was inside them (2026-11-30).
+void keep_freed_memory_in_heap() {
+#ifdef __GLIBC__
+  if (!std::getenv("MALLOC_MMAP_THRESHOLD_") && !std::getenv("MALLOC_TRIM_THRESHOLD_")) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest allowed on 64-bit
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  }
+#endif
 }
 
 }  // namespace attn

@@ -37,4 +37,11 @@ uint64_t resident_memory_bytes();
 // where neither is known.
 void require_memory(uint64_t bytes, const std::string& what, const std::string& shrink);
 
+// Keeps freed blocks in glibc's heap instead of handing them back to the kernel (mmap threshold
+// 32 MiB, trim threshold 256 MiB), unless the environment sets MALLOC_MMAP_THRESHOLD_ or
+// MALLOC_TRIM_THRESHOLD_. Call once at the start of main, before any thread: attnlab's main
+// and every benchmark that times training, so a benchmark measures the allocator the program
+// runs with. Does nothing outside glibc.
+void keep_freed_memory_in_heap();
+
 }  // namespace attn

@@ -124,6 +124,7 @@ TEST_CASE("attribution patching equals the first-order change of patching, every
       const torch::Tensor& before = grads_before[i++];
       CHECK(p.grad().defined() == before.defined());
       if (before.defined()) CHECK(torch::equal(p.grad(), before));
+      CHECK(p.requires_grad());  // frozen for the backward, trainable again after
     }
     for (const auto& m : model->attention_modules()) CHECK(!m->intervention);
   }

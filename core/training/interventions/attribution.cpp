@@ -25,17 +25,26 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
   detail::PatchRuns runs;
   {
     torch::AutoGradMode grad(true);
+    // Only the head outputs need gradients: with the parameters frozen and the first layer's
+    // outputs a leaf, the forward records nothing before them and no weight's backward; the
+    // last block past its attention runs on the read rows alone.
+    const detail::FrozenParameters frozen(scope.model());
     for (int l = 0; l < scope.layers(); ++l) {
       scope.at(l).capture = true;
       scope.at(l).keep_graph = true;
     }
-    const torch::Tensor logits = scope.forward(torch::cat({clean, corrupt}).to(scope.device()));
+    scope.at(0).leaf = true;
+    const torch::Tensor logits = detail::read_logits(
+        scope, torch::cat({clean, corrupt}).to(scope.device()), read);  // [2, P, V] or [2, V]
     for (int l = 0; l < scope.layers(); ++l) z.push_back(scope.at(l).captured);
     scope.clear();
+    std::vector<int64_t> local;  // the read positions within `logits`
+    for (size_t i = 0; i < read.size(); ++i) local.push_back(static_cast<int64_t>(i));
     runs = detail::runs_from_logits(logits.slice(0, 0, 1).detach(), logits.slice(0, 1, 2).detach(),
-                                    read, detail::Answers{answers, twin_answers},
+                                    local, detail::Answers{answers, twin_answers},
                                     /*values=*/false);
     const torch::Tensor m = runs.metric.of(logits);  // [2]: clean, corrupted
+    runs.metric.positions = read;                    // the header names the probe's positions
     const torch::Tensor values = m.detach().to(torch::kCPU).contiguous();
     runs.clean = values.data_ptr<double>()[0];
     runs.corrupt = values.data_ptr<double>()[1];

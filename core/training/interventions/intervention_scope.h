@@ -50,6 +50,25 @@ class Scope {
   torch::NoGradGuard no_grad_;
 };
 
+// The model's parameters stop requiring gradients while it lives (restored after, exception or
+// not), for a backward pass that asks only for activations' gradients. Not for a model another
+// thread trains meanwhile: interventions run on the thread that trains, between its steps.
+class FrozenParameters {
+ public:
+  explicit FrozenParameters(Transformer& model) {
+    for (torch::Tensor& p : model->parameters())
+      if (p.requires_grad()) frozen_.push_back(p.requires_grad_(false));
+  }
+  ~FrozenParameters() {
+    for (torch::Tensor& p : frozen_) p.requires_grad_(true);
+  }
+  FrozenParameters(const FrozenParameters&) = delete;
+  FrozenParameters& operator=(const FrozenParameters&) = delete;
+
+ private:
+  std::vector<torch::Tensor> frozen_;
+};
+
 // Throws attn::Error naming a head the scope's model does not have.
 void check_heads(const Scope& scope, const std::vector<HeadRef>& heads);
 
@@ -121,6 +140,14 @@ void check_probe_pair(const torch::Tensor& clean, const torch::Tensor& corrupt,
 PatchRuns runs_from_logits(const torch::Tensor& clean_logits, const torch::Tensor& corrupt_logits,
                            const std::vector<int64_t>& read, const Answers& answers = {},
                            bool values = true);
+
+// The logits [B, P, V] of `inputs` [B, L] at the read positions only (`read`, input positions;
+// empty: the last), with the scope's hooks; a classifier's [B, V]. A model of blocks computes
+// them as model->forward does, but its last block's MLP, the final norm and the unembedding
+// act on the read rows alone (they act row by row): a backward through them costs P rows, not
+// L. `read` must lie within the inputs (check_probe_pair).
+torch::Tensor read_logits(Scope& scope, const torch::Tensor& inputs,
+                          const std::vector<int64_t>& read);
 
 // Fills what every patch-like table shares (PatchTable, AttributionTable, PathPatchTable): the
 // metric's name, answers and values, and the model's layers and heads.

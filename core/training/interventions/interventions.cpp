@@ -216,6 +216,31 @@ PatchRuns clean_and_corrupt(Scope& scope, const torch::Tensor& clean, const torc
   return r;
 }
 
+torch::Tensor read_logits(Scope& scope, const torch::Tensor& inputs,
+                          const std::vector<int64_t>& read) {
+  Transformer& model = scope.model();
+  if (model->blocks().empty() || static_cast<int>(model->blocks().size()) != scope.layers()) {
+    Metric m;
+    m.positions = read;
+    const torch::Tensor r = m.read(scope.forward(inputs));  // [B, P, V]
+    return model->is_classifier() ? r.squeeze(1) : r;
+  }
+  Walked w;
+  w.resid.push_back(model->embed(inputs));
+  const int64_t B = inputs.size(0), L = inputs.size(1);
+  std::vector<int64_t> rows;
+  for (int64_t b = 0; b < B; ++b)
+    if (model->is_classifier())
+      rows.push_back(b);
+    else if (read.empty())
+      rows.push_back(b * L + L - 1);
+    else
+      for (const int64_t p : read) rows.push_back(b * L + p);
+  w.rows = torch::tensor(rows, torch::kInt64).to(inputs.device());
+  const torch::Tensor logits = logits_from(scope, w, 0);  // [rows, V]
+  return model->is_classifier() ? logits : logits.view({B, -1, logits.size(-1)});
+}
+
 }  // namespace detail
 
 void check_interventions_apply(const ExperimentConfig& config) {
