@@ -2,7 +2,8 @@
 // grid of 64-token attention maps in a headless ImGui context, driven with real ImGui input. The
 // wheel zooms about the mouse (the cell under it stays under it), the figure for Export is the
 // visible cells of every map, a drag pans, a click shows the clicked head alone and Esc goes back,
-// and a double-click shows the whole map again.
+// and a double-click shows the whole map again. A figure drawn at its colorbar label height
+// (LiveFigure::colorbar_label_height) shows every colorbar's label whole.
 #include <doctest/doctest.h>
 #include <imgui.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/figures/runs/intervention_figures.h"
 #include "app/gui/plot/live_figure.h"
 #include "headless_imgui.h"
 
@@ -142,4 +144,42 @@ TEST_CASE("map view in the window: wheel zoom about the mouse, export range, dra
   CHECK_FALSE(view.zoomed());
   CHECK(view.selected() == -1);
   CHECK(d.plot.on_screen(d.source).panels[0].heatmaps[0].rows == kTokens);
+}
+
+TEST_CASE("a figure drawn at its colorbar label height shows each colorbar's label whole") {
+  // Issue 48 item 8: the Interventions panel's recorded attribution, drawn in what was left of a
+  // 1920x1080 tile, cut its colorbar label to "attribution (metri...". The panels now draw such
+  // figures at least LiveFigure::colorbar_label_height tall.
+  test::HeadlessImGui imgui(1920, 1080);
+  fig::Figure f;
+  f.name = "recorded-attribution";
+  f.title = "attribution patching and direct logit attribution recorded at step 200";
+  f.cols = 2;
+  f.panels.push_back(figures::layer_head_panel("attribution", "attribution (metric units)", 2, 2,
+                                               {0.1f, -0.2f, 5.0f, 0.3f},
+                                               render::Colormap::Diverging));
+  f.panels.push_back(figures::layer_head_panel("dla", "logit units", 2, 2, {1, 0, -1, 0.5f},
+                                               render::Colormap::Diverging));
+  gui::LiveFigure plot;
+  // The labels of the colorbars on the page of a draw `height` pixels tall.
+  auto labels = [&](float height) {
+    std::vector<std::string> out;
+    for (int frame = 0; frame < 2; ++frame) {
+      ImGui::GetIO().DeltaTime = 1.0f / 60;
+      ImGui::NewFrame();
+      ImGui::Begin("tile");
+      plot.draw(f, ImVec2(605, height), imgui.small_font());
+      ImGui::End();
+      ImGui::Render();
+    }
+    for (const fig::PlacedText& t : plot.layout().texts)
+      if (t.role == fig::TextRole::ColorbarLabel) out.push_back(t.text);
+    return out;
+  };
+  const float least = gui::LiveFigure::colorbar_label_height(f, imgui.small_font());
+  CHECK(labels(least) == std::vector<std::string>{"attribution (metric units)", "logit units"});
+  // Why: at the height the panel used to leave it (ten font sizes), the label was cut.
+  const std::vector<std::string> short_tile = labels(10 * 15.0f);
+  REQUIRE(short_tile.size() == 2);
+  CHECK(short_tile[0] != "attribution (metric units)");
 }

@@ -1,6 +1,7 @@
 #include "app/gui/plot/live_figure.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "app/gui/ui_state.h"
@@ -64,6 +65,19 @@ float LiveFigure::smallest_map_px(const fig::Figure& figure) const {
       if (side > 0 && (least == 0 || side < least)) least = side;
     }
   return least;
+}
+
+float LiveFigure::colorbar_label_height(const fig::Figure& figure, ImFont* font) {
+  float label = 0;
+  for (const fig::Panel& p : figure.panels)
+    for (const fig::Heatmap& m : p.heatmaps)
+      if (m.colorbar)
+        label = std::max(
+            label,
+            font->CalcTextSizeA(font->FontSize, FLT_MAX, 0, fig::colorbar_text(m).c_str()).x);
+  if (label == 0) return 0;
+  const float rows = static_cast<float>(std::max(1, figure.rows));
+  return rows * (label + 4 * font->FontSize) + 3 * font->FontSize;
 }
 
 ImVec2 LiveFigure::to_screen(int panel, double x, double y) const {

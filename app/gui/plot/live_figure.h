@@ -87,6 +87,11 @@ class LiveFigure {
   // The side in pixels (the shorter of width and height) of the smallest heatmap of `figure` the
   // last draw showed; 0 when none is on screen.
   float smallest_map_px(const fig::Figure& figure) const;
+  // The least height `figure` needs for each colorbar's label to run whole along its bar (as
+  // tall as the plots of its row): per row of plots the longest label's width in `font` and four
+  // font sizes (the panel's title, ticks and axis label), plus three for the figure's title (at
+  // 1920x1080 a short tile cut "attribution (metric units)" to "attribution (metri...").
+  static float colorbar_label_height(const fig::Figure& figure, ImFont* font);
   // `figure` as the last draw() showed it: through the map view (zoom, crop, one head) when it
   // has attention maps, else unchanged. The figure to export.
   fig::Figure on_screen(const fig::Figure& figure) const;

@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 
 namespace attn::gui {
@@ -47,6 +49,42 @@ bool seed_bands_combo(int* choice, const char* what) {
         "with a band (the sample sd, or the 95%% t-interval of the mean)",
         what);
   return changed;
+}
+
+float tooltip_width() {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float margin = 2 * (style.WindowPadding.x + style.DisplaySafeAreaPadding.x);
+  return std::max(4 * ImGui::GetFontSize(),
+                  std::min(40 * ImGui::GetFontSize(), ImGui::GetMainViewport()->Size.x - margin));
+}
+
+void tooltip(const char* format, ...) {
+  const float width = tooltip_width();  // the main window's font, before the tooltip's
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+  va_list args;
+  va_start(args, format);
+  ImGui::TextV(format, args);
+  va_end(args);
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+bool same_line_if_fits(float width) {
+  const float next = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (next > right) return false;
+  ImGui::SameLine();
+  return true;
+}
+
+float button_width(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
+float checkbox_width(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+         ImGui::CalcTextSize(label, nullptr, true).x;
 }
 
 }  // namespace attn::gui

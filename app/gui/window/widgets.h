@@ -1,5 +1,6 @@
 // Small ImGui widgets the panels share.
 #pragma once
+#include <imgui.h>
 
 namespace attn::gui {
 
@@ -19,5 +20,22 @@ void table_row_label(const char* label);
 // 95% t-interval of the mean (figures::SeedBands' order). `what` names the runs in the tooltip
 // ("Runs", "Ticked runs"). Returns true when it changed.
 bool seed_bands_combo(int* choice, const char* what);
+
+// A tooltip (ImGui::SetTooltip's arguments) whose text wraps at tooltip_width(): ImGui keeps a
+// tooltip inside the window only when it fits, and at UI scale 2 on 1280x720 a one-line tooltip
+// ran off the right edge.
+void tooltip(const char* format, ...) IM_FMTARGS(1);
+// The widest a tooltip's text may be: 40 font sizes, never more than the main viewport less its
+// padding (a tooltip's window padding, the display's safe area) on both sides.
+float tooltip_width();
+
+// Before an item `width` pixels wide that follows the last one: ImGui::SameLine() where it fits
+// in the rest of the row, else nothing, so it starts the next row (at UI scale 2 a row of
+// buttons ran past the tile's edge). Returns whether it stays on the row.
+bool same_line_if_fits(float width);
+// A button's width for `label` (its visible part) at the current font and frame padding.
+float button_width(const char* label);
+// A checkbox's width with its `label`: the box, the inner spacing and the text.
+float checkbox_width(const char* label);
 
 }  // namespace attn::gui

@@ -8,6 +8,7 @@
 
 #include "app/gui/plot/export_dialog.h"
 #include "app/gui/timeline.h"
+#include "app/gui/window/widgets.h"
 
 namespace attn::gui {
 namespace {
@@ -22,22 +23,6 @@ std::pair<ImVec2, ImVec2> screen_rect(const LiveFigure& plot, double x0, double 
   const ImVec2 a = plot.to_screen(0, x0, y0), b = plot.to_screen(0, x1, y1);
   return {ImVec2(std::min(a.x, b.x), std::min(a.y, b.y)),
           ImVec2(std::max(a.x, b.x), std::max(a.y, b.y))};
-}
-
-// The next control on this line when `width` pixels fit, else at the start of the next (at UI
-// scale 2 "Restore all" and "importance" were cut at the tile's edge).
-void same_line_if(float width) {
-  ImGui::SameLine();
-  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
-}
-
-float checkbox_width(const char* label) {
-  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
-         ImGui::CalcTextSize(label).x;
-}
-
-float button_width(const char* label) {
-  return ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x;
 }
 
 }  // namespace
@@ -57,19 +42,19 @@ bool InterventionsPanel::controls(InterventionRequest& r) {
   if (ImGui::Combo("ablation", &mode, "zero\0mean\0uniform\0"))
     changed |= InterventionsModel::set_mode(r, mode);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(
+    tooltip(
         "zero: the head's output is 0\nmean: its mean over the eval batches, per position\n"
         "uniform: it attends uniformly over the keys it may see");
-  same_line_if(checkbox_width("importance"));
+  same_line_if_fits(checkbox_width("importance"));
   if (ImGui::Checkbox("importance", &r.importance)) changed = true;
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(
+    tooltip(
         "Ablate each head alone and map the eval loss change (recomputed at every "
         "recorded step while training)");
-  same_line_if(checkbox_width("accuracy"));
+  same_line_if_fits(checkbox_width("accuracy"));
   ImGui::Checkbox("accuracy", &model_.show_accuracy);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Map the accuracy change instead of the loss's");
-  same_line_if(button_width("Restore all"));
+  if (ImGui::IsItemHovered()) tooltip("Map the accuracy change instead of the loss's");
+  same_line_if_fits(button_width("Restore all"));
   ImGui::BeginDisabled(r.ablate.empty());
   if (ImGui::SmallButton("Restore all")) changed |= InterventionsModel::restore_all(r);
   ImGui::EndDisabled();
@@ -97,7 +82,7 @@ bool InterventionsPanel::patch_controls(InterventionRequest& r) {
   ImGui::InputTextWithHint("##corrupt", corrupt_hint, model_.corrupt(),
                            InterventionsModel::kProbeCapacity);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(
+    tooltip(
         "Empty: the clean probe with one token changed so the answer changes "
         "(recall: the last queried key's value; copy: the copied symbol)");
   ImGui::SameLine();
@@ -136,13 +121,13 @@ bool InterventionsPanel::toolbar(const InterventionView& v) {
   ImGui::BeginDisabled(!model_.have_importance());
   if (ImGui::SmallButton("Export importance...")) request_figure_export(model_.importance());
   ImGui::EndDisabled();
-  same_line_if(button_width("Export patching..."));
+  same_line_if_fits(button_width("Export patching..."));
   ImGui::BeginDisabled(!model_.have_patch());
   if (ImGui::SmallButton("Export patching...")) request_figure_export(model_.patching());
   ImGui::EndDisabled();
   const std::string note = InterventionsModel::importance_note(v);
   if (!note.empty()) {
-    same_line_if(ImGui::CalcTextSize(note.c_str()).x);
+    same_line_if_fits(ImGui::CalcTextSize(note.c_str()).x);
     ImGui::TextDisabled("%s", note.c_str());
   }
   // Side by side in wide tiles; in narrow ones (a 1280x720 window's tile) one map at a time,
@@ -150,8 +135,8 @@ bool InterventionsPanel::toolbar(const InterventionView& v) {
   const bool both = model_.have_importance() && model_.have_patch();
   const bool narrow = both && ImGui::GetContentRegionAvail().x < 40 * ImGui::GetFontSize();
   if (narrow) {
-    same_line_if(checkbox_width("importance") + checkbox_width("patching") +
-                 ImGui::GetStyle().ItemSpacing.x);
+    same_line_if_fits(checkbox_width("importance") + checkbox_width("patching") +
+                      ImGui::GetStyle().ItemSpacing.x);
     ImGui::RadioButton("importance##show", &model_.shown, 0);
     ImGui::SameLine();
     ImGui::RadioButton("patching##show", &model_.shown, 1);
@@ -179,8 +164,7 @@ void InterventionsPanel::draw_importance(FrameContext& frame, ImVec2 size, ImFon
   if (const auto c = importance_plot_.hover_cell(model_.importance())) {
     ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
     const bool is_ablated = ablated(frame.ui.interventions, c->row, c->col);
-    ImGui::SetTooltip("%s",
-                      model_.importance_text(t, c->row, c->col, c->value, is_ablated).c_str());
+    tooltip("%s", model_.importance_text(t, c->row, c->col, c->value, is_ablated).c_str());
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
       toggle_ablated_head(frame.trainer, frame.ui, {c->row, c->col});
   }
@@ -190,8 +174,7 @@ void InterventionsPanel::draw_patch(const PatchTable& p, ImVec2 size, ImFont* fo
   patch_plot_.draw(model_.patching(), size, font);
   if (const auto c = patch_plot_.hover_cell(model_.patching())) {
     ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
-    ImGui::SetTooltip(
-        "%s", InterventionsModel::patch_text(p, c->panel, c->row, c->col, c->value).c_str());
+    tooltip("%s", InterventionsModel::patch_text(p, c->panel, c->row, c->col, c->value).c_str());
   }
 }
 
@@ -207,15 +190,18 @@ void InterventionsPanel::draw_recorded(ImVec2 size, ImFont* font) {
   ImGui::PopStyleColor();
   if (ImGui::SmallButton("Export recorded attribution..."))
     request_figure_export(model_.recorded());
-  // What is left of the tile once the line and button are drawn, never below a readable least.
-  const float h = std::max(10 * ImGui::GetFontSize(), ImGui::GetContentRegionAvail().y);
+  // What is left of the tile once the line and button are drawn, never below a readable least
+  // nor below what the colorbars' labels need whole.
+  const float least = std::max(10 * ImGui::GetFontSize(),
+                               LiveFigure::colorbar_label_height(model_.recorded(), font));
+  const float h = std::max(least, ImGui::GetContentRegionAvail().y);
   recorded_plot_.draw(model_.recorded(), ImVec2(size.x, h), font);
   plot_px_["recorded"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};
   if (const auto c = recorded_plot_.hover_cell(model_.recorded())) {
     ImGui::GetWindowDrawList()->AddRect(c->min, c->max, IM_COL32(255, 80, 80, 255));
-    ImGui::SetTooltip("%s", InterventionsModel::recorded_text(c->panel, c->row, c->col, c->value,
-                                                              model_.recorded_step())
-                                .c_str());
+    tooltip("%s", InterventionsModel::recorded_text(c->panel, c->row, c->col, c->value,
+                                                    model_.recorded_step())
+                      .c_str());
   }
 }
 
@@ -251,8 +237,13 @@ void InterventionsPanel::draw(FrameContext& frame) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float w = draw_importance && draw_patch ? (avail.x - spacing) * 0.4f : avail.x;
-  // A readable least height at any UI scale (the panel scrolls below it).
-  const float h = std::max(12 * font_px, avail.y - recorded_h);
+  // A readable least height at any UI scale, the colorbars' labels whole (the panel scrolls).
+  float least = 12 * font_px;
+  if (draw_importance)
+    least = std::max(least, LiveFigure::colorbar_label_height(model_.importance(), font));
+  if (draw_patch)
+    least = std::max(least, LiveFigure::colorbar_label_height(model_.patching(), font));
+  const float h = std::max(least, avail.y - recorded_h);
   if (draw_importance) {
     this->draw_importance(frame, ImVec2(w, h), font);
     plot_px_["importance"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};

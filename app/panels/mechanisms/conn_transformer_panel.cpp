@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/widgets.h"
 #include "app/panels/mechanism_panels.h"
 
 namespace attn::gui {
@@ -14,16 +15,6 @@ namespace {
 
 constexpr float kGap = 12.0f;
 constexpr ImU32 kMarker = IM_COL32(255, 255, 255, 220);
-
-// Moves to the next line unless an item `width` pixels wide still fits on this one.
-void same_line_if_fits(float width) {
-  ImGui::SameLine();
-  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
-}
-
-float button_width(const char* label) {
-  return ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
-}
 
 }  // namespace
 

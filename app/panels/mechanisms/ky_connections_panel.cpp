@@ -55,29 +55,14 @@ const ConnectionCurves* find_layer(const ConnectionFrame& f, int layer) {
   return nullptr;
 }
 
-// SameLine when an item `width` wide still fits on this line, else a new line.
-void same_line_if_fits(float width) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  ImGui::SameLine();
-  if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
-}
-
-float toggle_width(const char* label) {  // a checkbox or radio button with its label
-  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
-         ImGui::CalcTextSize(label).x;
-}
-
-float button_width(const char* label) {  // a small button
-  return ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x;
-}
-
 // "layer 0: W 4, causal window, masked edges"
 void describe_layer(const ConnectionCurves& c, char* buf, size_t size) {
   std::snprintf(buf, size, "layer %d: W %d, %s window, %s edges", c.layer, c.window,
                 c.causal ? "causal" : "centred", c.edges.c_str());
 }
 
-// Head h's colour: the figure's (okabe_ito, app/figures/models/connections_figure.h), for the hover.
+// Head h's colour: the figure's (okabe_ito, app/figures/models/connections_figure.h), for the
+// hover.
 ImU32 head_color(int h) {
   const render::Rgba8 c = render::okabe_ito(h);
   return IM_COL32(c.r, c.g, c.b, 255);
@@ -272,16 +257,16 @@ void KyConnectionsPanel::draw_toolbar(const std::vector<ConnectionFrame>& histor
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("ky layers with a learned connection network");
-  same_line_if_fits(toggle_width("small multiples"));
+  same_line_if_fits(checkbox_width("small multiples"));
   if (ImGui::RadioButton("small multiples", !overlaid_)) overlaid_ = false;
-  same_line_if_fits(toggle_width("overlaid"));
+  same_line_if_fits(checkbox_width("overlaid"));
   if (ImGui::RadioButton("overlaid", overlaid_)) overlaid_ = true;
-  same_line_if_fits(toggle_width("history"));
+  same_line_if_fits(checkbox_width("history"));
   ImGui::Checkbox("history", &show_history_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Draw up to %d earlier frames faded behind the chosen one",
                       figures::kMaxConnectionHistory);
-  same_line_if_fits(toggle_width("beta"));
+  same_line_if_fits(checkbox_width("beta"));
   // Asked for but left out for lack of room (last frame): the label dimmed, the tooltip says why.
   dimmable_checkbox("beta", &show_beta_, no_room_for_beta_);
   if (ImGui::IsItemHovered())
@@ -291,7 +276,7 @@ void KyConnectionsPanel::draw_toolbar(const std::vector<ConnectionFrame>& histor
         no_room_for_beta_ ? ".\nLeft out now: too little height for two rows of plots; enlarge "
                             "the panel or hide the maps."
                           : "");
-  same_line_if_fits(toggle_width("maps"));
+  same_line_if_fits(checkbox_width("maps"));
   dimmable_checkbox("maps", &show_maps_, no_room_for_maps_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(

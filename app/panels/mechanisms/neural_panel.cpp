@@ -8,6 +8,7 @@
 #include <string>
 
 #include "app/gui/plot/export_dialog.h"
+#include "app/gui/window/widgets.h"
 #include "app/panels/mechanism_panels.h"
 #include "core/training/trainer.h"
 
@@ -16,12 +17,6 @@ namespace {
 
 constexpr ImU32 kMarker = IM_COL32(255, 255, 255, 220);
 const ImVec4 kExactZero(0.40f, 0.80f, 0.55f, 1.0f);
-
-// Moves to the next line unless an item `width` pixels wide still fits on this one.
-void same_line_if_fits(float width) {
-  ImGui::SameLine();
-  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
-}
 
 }  // namespace
 

@@ -4,19 +4,26 @@
 
 #include <algorithm>
 
+#include "app/gui/window/widgets.h"
+
 namespace attn::gui {
 
 void ProbeEditor::draw(FrameContext& frame) {
   const Snapshot& snap = frame.snap;
   if (!ProbeEditorModel::shown(snap)) return;
   model_.follow(snap, ImGui::IsItemActive());
-  ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x - 190));
+  // The field leaves the two buttons their width at any UI scale (at scale 2 a fixed 190 px cut
+  // "Task's probe"); in a tile too narrow for that they wrap to the next row.
+  const float buttons =
+      button_width("Probe") + button_width("Task's probe") + 2 * ImGui::GetStyle().ItemSpacing.x;
+  ImGui::SetNextItemWidth(
+      std::max(8 * ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x - buttons));
   const bool enter =
       ImGui::InputTextWithHint("##probe", ProbeEditorModel::hint(snap), model_.buffer(),
                                ProbeEditorModel::kCapacity, ImGuiInputTextFlags_EnterReturnsTrue);
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Probe"));
   if (ImGui::Button("Probe") || enter) frame.trainer.request_probe(model_.submit());
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Task's probe"));
   ImGui::BeginDisabled(!ProbeEditorModel::can_reset(snap));
   if (ImGui::Button("Task's probe")) frame.trainer.request_probe(model_.reset());
   ImGui::EndDisabled();

@@ -8,6 +8,10 @@
 
 namespace attn::gui {
 
+float LossModel::least_height(const fig::Figure& figure, float font_px) {
+  return font_px * (9.0f * static_cast<float>(std::max(1, figure.rows)) + 3.0f);
+}
+
 figures::FigureOptions LossModel::options() const {
   figures::FigureOptions o;
   o.smoothing = smoothing;
@@ -30,9 +34,11 @@ void LossModel::set_task(const Snapshot& snap, const TaskConfig& task) {
   task_serial_ = snap.serial;
   try {
     task_key_ = attn::length_key(task);
+    task_meaning_ = length_meaning(task);
     task_trained_ = task_length(task);
   } catch (const std::exception&) {
     task_key_.clear();  // modadd, images: no length to change
+    task_meaning_.clear();
   }
   // A new model (a loaded run, another config) refills the field: twice its training length.
   if (!task_key_.empty() && (task_trained_ != field_trained_ || task_key_ != field_key_)) {
@@ -49,7 +55,8 @@ LossModel::LengthRow LossModel::length_row(const Snapshot& snap) {
   row.report = {{"key", key}, {"asked", eval_length}};
   const auto& v = snap.length_eval;
   if (!v) {
-    row.text = key + " of the model's task; Evaluate or Enter";
+    // The key and what it counts for this task (recall's task.length is its key-value pairs).
+    row.text = key + " (" + task_meaning_ + ") of the model's task; Evaluate or Enter";
     row.tone = Tone::Disabled;
     return row;
   }

@@ -9,7 +9,8 @@
 //    the model's task once per snapshot (task_stale() says when); a new task or training length
 //    refills the field with twice the training length.
 //  - length_row(snap) is what the row shows (Snapshot::length_eval's loss and accuracy at the
-//    asked length, its error, or a hint) and report()'s "length_eval" without the rectangles.
+//    asked length, its error, or a hint naming the key and what it counts for the task) and
+//    report()'s "length_eval" without the rectangles.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,10 @@ class LossModel {
     return snap.train_loss.empty() && snap.eval_loss.empty();
   }
   const fig::Figure& figure(const Snapshot& snap);
+  // The least height the figure is drawn at, the tile scrolling below it: about nine font sizes
+  // a row of plots (title, plot, ticks and axis label) and three for the figure's title and
+  // legend (at UI scale 2 on 1280x720 the plots had no height left under the controls).
+  static float least_height(const fig::Figure& figure, float font_px);
 
   // The eval-length row.
   bool task_stale(const Snapshot& snap) const { return snap.serial != task_serial_; }
@@ -57,6 +62,7 @@ class LossModel {
   std::string field_key_;
   uint64_t task_serial_ = ~uint64_t(0);  // the snapshot the task's length key was read at
   std::string task_key_;                 // "" when the task has no length
+  std::string task_meaning_;             // what the key counts (length_meaning)
   int task_trained_ = 0;
 };
 

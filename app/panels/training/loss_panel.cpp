@@ -3,9 +3,11 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "app/gui/plot/export_dialog.h"
 #include "app/gui/ui_state.h"
+#include "app/gui/window/widgets.h"
 #include "core/training/trainer.h"
 
 namespace attn::gui {
@@ -53,33 +55,40 @@ void LossPanel::draw(FrameContext& frame) {
   ImFont* font = frame.small_font ? frame.small_font : ImGui::GetFont();
   ImGui::SetNextItemWidth(160);
   ImGui::SliderFloat("smoothing", &model_.smoothing, 0.0f, 0.995f, "%.3f");
-  ImGui::SameLine();
+  // Each control after the first wraps to the next row where the tile is too narrow for it.
+  same_line_if_fits(checkbox_width("log y"));
   ImGui::Checkbox("log y", &model_.log_y);
-  ImGui::SameLine();
+  same_line_if_fits(checkbox_width("accuracy"));
   ImGui::Checkbox("accuracy", &model_.show_accuracy);
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Export..."));
   const bool empty = LossModel::empty(snap);
   const fig::Figure& figure = model_.figure(snap);
   ImGui::BeginDisabled(empty);
   if (ImGui::SmallButton("Export...")) request_figure_export(figure);
   ImGui::EndDisabled();
-  ImGui::SameLine();
-  if (!snap.train_loss.empty())
-    ImGui::TextDisabled("  step %lld  loss %.4f", static_cast<long long>(snap.step),
-                        snap.train_loss.values.back());
+  if (!snap.train_loss.empty()) {
+    char status[96];
+    std::snprintf(status, sizeof status, "  step %lld  loss %.4f",
+                  static_cast<long long>(snap.step), snap.train_loss.values.back());
+    same_line_if_fits(ImGui::CalcTextSize(status).x);
+    ImGui::TextDisabled("%s", status);
+  }
   draw_length_eval(frame);
   if (empty) {
     ImGui::Dummy(ImVec2(0, ImGui::GetContentRegionAvail().y * 0.4f));
     ImGui::TextDisabled("No training steps yet: press Start (Space) or Step (S).");
     return;
   }
+  // Never below a readable least height: the tile scrolls instead.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  plot_.draw(figure, ImVec2(avail.x, std::max(80.0f, avail.y)), font);
+  const float least = LossModel::least_height(figure, ImGui::GetFontSize());
+  plot_.draw(figure, ImVec2(avail.x, std::max(least, avail.y)), font);
+  report_["plot_px"] = {ImGui::GetItemRectSize().x, ImGui::GetItemRectSize().y};
+  report_["font_px"] = ImGui::GetFontSize();
   mark_timeline(plot_, frame.ui);
   if (const auto h = plot_.hover(figure)) {
     ImGui::GetWindowDrawList()->AddCircle(h->screen, 5.0f, IM_COL32(255, 255, 255, 220), 0, 1.5f);
-    ImGui::SetTooltip("%s %.4f\nstep %.0f", h->name.empty() ? "train (raw)" : h->name.c_str(), h->y,
-                      h->x);
+    tooltip("%s %.4f\nstep %.0f", h->name.empty() ? "train (raw)" : h->name.c_str(), h->y, h->x);
   }
 }
 

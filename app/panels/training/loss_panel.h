@@ -8,7 +8,8 @@
 // model at another length (Trainer::request_length_eval) and shows Snapshot::length_eval: loss
 // and accuracy there beside the training length, or why the model cannot run there.
 // report(): "length_eval" (the model's row report plus the field's and the button's screen
-// rectangles [x0, y0, x1, y1]) while the row is shown.
+// rectangles [x0, y0, x1, y1]) while the row is shown, and "plot_px" ([w, h] of the figure,
+// never shorter than LossModel::least_height: the tile scrolls instead) with "font_px".
 #pragma once
 #include "app/gui/panel.h"
 #include "app/gui/plot/live_figure.h"

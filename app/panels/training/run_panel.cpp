@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/window/widgets.h"
 #include "core/attention/registry.h"
 #include "core/models/architectures/architecture.h"
 
@@ -77,7 +78,7 @@ bool combo(const char* label, std::string* value, const std::vector<std::string>
       }
       if (mechanism_tooltips && ImGui::IsItemHovered()) {
         const std::string d = attention_mechanism_description(option);
-        if (!d.empty()) ImGui::SetTooltip("%s", d.c_str());
+        if (!d.empty()) tooltip("%s", d.c_str());
       }
       if (selected) ImGui::SetItemDefaultFocus();
     }
@@ -132,8 +133,7 @@ bool button(const char* label, bool enabled, const char* tip) {
   ImGui::BeginDisabled(!enabled);
   const bool pressed = ImGui::Button(label);
   ImGui::EndDisabled();
-  if (tip && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tip);
+  if (tip && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) tooltip("%s", tip);
   return pressed;
 }
 
@@ -146,12 +146,12 @@ bool draw_task_fields(TaskConfig& t) {
     c |= edit_double("eval fraction", &t.eval_fraction);
   } else if (t.name == "fashion-mnist") {
     c |= edit_int("patch", &t.patch);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Patch side in pixels: 1, 2, 4, 7, 14 or 28");
+    if (ImGui::IsItemHovered()) tooltip("Patch side in pixels: 1, 2, 4, 7, 14 or 28");
     c |= edit_int("shift", &t.shift);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Random shifts of up to this many pixels");
+    if (ImGui::IsItemHovered()) tooltip("Random shifts of up to this many pixels");
     c |= edit_int("train images", &t.train_examples);
     c |= edit_int("test images", &t.test_examples);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("0 = all (60000 / 10000)");
+    if (ImGui::IsItemHovered()) tooltip("0 = all (60000 / 10000)");
     ImGui::SetNextItemWidth(field_width());
     c |= ImGui::InputText("data dir", &t.data_dir);
   } else if (t.name == "modadd") {
@@ -172,7 +172,7 @@ bool draw_architecture_fields(const ArchitectureDescriptor& a, ModelConfig& m) {
     if (f.integer) changed |= edit_int(f.label, f.integer(m));
     if (f.real) changed |= edit_double(f.label, f.real(m), f.format);
     if (f.text) changed |= combo(f.label, f.text(m), f.choices);
-    if (*f.tooltip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.tooltip);
+    if (*f.tooltip && ImGui::IsItemHovered()) tooltip("%s", f.tooltip);
   }
   return changed;
 }
@@ -198,20 +198,23 @@ void RunPanel::draw_controls(FrameContext& frame) {
   const RunModel::Controls c = RunModel::controls(state, ui);
   if (c.diverged)
     ImGui::TextColored(kRed, "Diverged: lower the peak lr below, Set it, then Resume.");
+  // Each button after the first wraps to the next row where the tile is too narrow for it.
   if (button(c.start_label, c.start, c.start_tip)) trainer.start();
   start_rect_ = item_rect();
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Pause"));
   if (button("Pause", c.pause, "Space")) trainer.pause();
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Step"));
   if (button("Step", c.step, "S: one training step")) trainer.step_once();
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Reset"));
   if (button("Reset", c.reset, "Fresh model from the current config")) trainer.reset();
+  buttons_rect_ = item_rect();
 
   ImGui::SetNextItemWidth(field_width());
   ImGui::InputDouble("##lr", &ui.lr_input, 0.0, 0.0, "%.3g");
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Set peak lr"));
   if (button("Set peak lr", c.set_lr, "Overrides the schedule's peak learning rate from now on"))
     trainer.set_learning_rate(ui.lr_input);
+  set_lr_rect_ = item_rect();
 
   // Empty: Save (Ctrl+S) writes into this run's own recorded directory. A typed directory gets
   // a whole run, under its lock; one holding another run, or locked by another writer, is
@@ -224,7 +227,7 @@ void RunPanel::draw_controls(FrameContext& frame) {
   ImGui::InputTextWithHint("##ckpt", "this run's own directory", &ui.checkpoint_dir);
   const std::string& run_dir = frame.snap.run_dir;
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(
+    tooltip(
         "Empty: Save writes the checkpoint into this run's own directory%s%s.\n"
         "A directory: Save writes a whole run there (refused if it holds another run\n"
         "or another process writes it); Load resumes the run saved there.",
@@ -248,7 +251,7 @@ bool RunPanel::edit_attention_options(ModelConfig& m) {
     if (ImGui::InputText((name + " options").c_str(), &text))
       changed |= model_.set_options_text(m, name, text);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("JSON object, e.g. {\"window\": 8}. Keys: %s", help.c_str());
+      tooltip("JSON object, e.g. {\"window\": 8}. Keys: %s", help.c_str());
     const std::string& error = model_.options_text(m, name).error;
     if (!error.empty()) wrapped_text(error, kRed);
   }
@@ -257,7 +260,7 @@ bool RunPanel::edit_attention_options(ModelConfig& m) {
 
 bool RunPanel::draw_model_fields(ModelConfig& m) {
   bool c = combo("architecture", &m.architecture, architecture_names());
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", architecture_summaries().c_str());
+  if (ImGui::IsItemHovered()) tooltip("%s", architecture_summaries().c_str());
   const ArchitectureDescriptor& architecture = architecture_of(m);
   if (!architecture.attention_layers) return draw_architecture_fields(architecture, m) || c;
   c |= edit_int("d_model", &m.d_model);
@@ -288,14 +291,14 @@ void RunPanel::draw_apply_row(FrameContext& frame) {
   apply_rect_ = item_rect();
   if (ui.pending_dirty) ImGui::PopStyleColor();
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Validate the edited experiment and start a fresh model from it");
+    tooltip("Validate the edited experiment and start a fresh model from it");
   if (apply)
     if (std::optional<ExperimentConfig> valid = model_.apply(ui))
       frame.trainer.reconfigure(std::move(*valid));
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Revert"));
   // Always available: after "Load" the trainer runs the checkpoint's config, not the edited one.
   if (ImGui::Button("Revert")) RunModel::revert(ui, frame.trainer.config());
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Discard edits: show the trainer's current config");
+  if (ImGui::IsItemHovered()) tooltip("Discard edits: show the trainer's current config");
   if (ui.pending_dirty) {
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(0.95f, 0.7f, 0.3f, 1), "edited");
@@ -327,6 +330,8 @@ nlohmann::json RunPanel::report() const {
   nlohmann::json r = model_.report();
   r["start_rect"] = start_rect_;
   r["apply_rect"] = apply_rect_;
+  r["buttons_rect"] = buttons_rect_;
+  r["set_lr_rect"] = set_lr_rect_;
   return r;
 }
 

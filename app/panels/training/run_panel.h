@@ -4,8 +4,10 @@
 // editor's rules); this file makes only ImGui calls and hands the trainer its commands, all
 // non-blocking, except trainer.config() on "Revert" and when a run is opened (a short copy under
 // the trainer's lock, never a training step). Draws into the region the workspace gives it.
-// report(): the model's, plus where Start and "Apply & reset" were drawn ([x, y, w, h], window
-// pixels: the tiles test checks both lie inside the panel, reachable without scrolling).
+// report(): the model's, plus where Start, Reset (the last of the row of buttons), "Set peak lr"
+// and "Apply & reset" were drawn ([x, y, w, h], window pixels: the tiles test checks Start and
+// Apply lie inside the panel, reachable without scrolling; a button that does not fit beside the
+// one before it wraps to the next row, so none runs past the tile's edge).
 #pragma once
 #include <array>
 
@@ -28,7 +30,7 @@ class RunPanel : public Panel {
   bool edit_attention_options(ModelConfig& m);
 
   RunModel model_;
-  std::array<float, 4> start_rect_{}, apply_rect_{};
+  std::array<float, 4> start_rect_{}, apply_rect_{}, buttons_rect_{}, set_lr_rect_{};
 };
 
 }  // namespace attn::gui

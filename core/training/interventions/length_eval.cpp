@@ -28,6 +28,17 @@ int task_length(const TaskConfig& task) {
   return length_key(task) == "task.context" ? task.context : task.length;
 }
 
+std::string length_meaning(const TaskConfig& task) {
+  const std::string key = length_key(task);  // throws for a task without a length
+  const std::string& n = task.name;
+  if (n == "text") return "tokens per window";
+  if (key == "task.context") return "tokens in the sequence";
+  if (n == "recall") return "key-value pairs";
+  if (n == "induction") return "prefix tokens";
+  if (n == "copy" || n == "reverse" || n == "sort") return "symbols";
+  return "symbols of the longest string";  // parity, reverse_string, duplicate_string
+}
+
 namespace {
 
 // Before the task is rebuilt at `length` (its eval set alone can be gigabytes): a learned

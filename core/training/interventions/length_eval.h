@@ -33,6 +33,9 @@ struct LengthEvalResult {
 std::string length_key(const TaskConfig& task);
 // The task's own value of that key (its training length).
 int task_length(const TaskConfig& task);
+// What that key counts for this task, for a field's hint (config.md's words): "key-value pairs"
+// for recall, "tokens in the sequence" for mqar, and so on. Throws as length_key does.
+std::string length_meaning(const TaskConfig& task);
 
 LengthEvalResult evaluate_at_length(TrainingSession& session, int length);
 // The same with the eval set drawn as `eval` says (`attnlab eval --set`): its seed, task keys,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/panels/training/loss_model.h"
@@ -165,4 +166,26 @@ TEST_CASE("loss model: the eval-length row") {
   m.set_task(s, text);
   CHECK(m.length_key() == "task.context");
   CHECK(m.eval_length == 64);
+}
+
+TEST_CASE("loss model: the eval-length hint says what the key counts for the task") {
+  // Issue 48 item 8: for recall the hint read "task.length of the model's task", as if the key
+  // were a sequence length; recall's task.length is its key-value pairs (config.md).
+  LossModel m;
+  Snapshot s = loss_snapshot();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"recall", "task.length (key-value pairs)"},
+      {"copy", "task.length (symbols)"},
+      {"induction", "task.length (prefix tokens)"},
+      {"parity", "task.length (symbols of the longest string)"},
+      {"mqar", "task.context (tokens in the sequence)"},
+      {"text", "task.context (tokens per window)"}};
+  for (const auto& [task, hint] : cases) {
+    CAPTURE(task);
+    TaskConfig t;
+    t.name = task;
+    ++s.serial;
+    m.set_task(s, t);
+    CHECK(m.length_row(s).text.find(hint + " of the model's task") == 0);
+  }
 }
