@@ -129,27 +129,35 @@ for line in open(list_path):
         att = [h["attribution"] for h in heads]
         pat = [h["patched"] for h in heads]
         name = lambda i: "%d.%d" % (heads[i]["layer"], heads[i]["head"])
+        two = [h["two_point"] for h in heads]
         ta, tp = max(range(len(att)), key=att.__getitem__), max(range(len(pat)), key=pat.__getitem__)
+        t2 = max(range(len(two)), key=two.__getitem__)
         row.update(metric=a["metric"], difference=a["clean"] - a["corrupted"],
                    spearman=spearman(att, pat), top_attribution=name(ta), top_patched=name(tp),
-                   top_agree=ta == tp, top_gap=pat[tp] - pat[ta], heads=len(heads))
+                   top_agree=ta == tp, top_gap=pat[tp] - pat[ta], heads=len(heads),
+                   spearman_two_point=spearman(two, pat), top_two_point=name(t2),
+                   top_agree_two_point=t2 == tp)
     rows.append(row)
 
 lines = ["# " + command,
          "# attribution patching vs activation patching per head (shares of the clean-corrupted",
          "# difference; `attnlab analyze --run DIR --attribution --json`); learned: eval accuracy",
          "# >= %g. gap: patching's value of its top head minus its value of attribution's top head." % threshold,
-         "%-7s %4s %6s %8s %7s %10s %9s %8s %8s %5s %6s" % ("task", "seed", "steps", "accuracy", "learned",
-         "difference", "spearman", "top_att", "top_pat", "agree", "gap")]
+         "# two-point: the same forward and backward, the gradient averaged over the corrupted and the",
+         "# clean run (the trapezoid rule; \"two_point\" in the JSON): its Spearman, top head, agreement.",
+         "%-7s %4s %6s %8s %7s %10s %9s %8s %8s %5s %6s %9s %8s %5s" % ("task", "seed", "steps", "accuracy",
+         "learned", "difference", "spearman", "top_att", "top_pat", "agree", "gap", "spear_2pt", "top_2pt",
+         "agree")]
 for r in rows:
     head = "%-7s %4d %6s %8.4f %7s" % (r["task"], r["seed"], r["steps"], r["accuracy"] or 0,
                                        "yes" if r["learned"] else "no")
     if "refused" in r:
         lines.append(head + "  refused: " + r["refused"].splitlines()[-1])
     else:
-        lines.append(head + " %10.4f %9.3f %8s %8s %5s %6.3f" % (
+        lines.append(head + " %10.4f %9.3f %8s %8s %5s %6.3f %9.3f %8s %5s" % (
             r["difference"], r["spearman"], r["top_attribution"], r["top_patched"],
-            "yes" if r["top_agree"] else "no", r["top_gap"]))
+            "yes" if r["top_agree"] else "no", r["top_gap"], r["spearman_two_point"],
+            r["top_two_point"], "yes" if r["top_agree_two_point"] else "no"))
 for task in sorted({r["task"] for r in rows}):
     done = [r for r in rows if r["task"] == task and r["learned"] and "refused" not in r]
     skipped = [r for r in rows if r["task"] == task and r not in done]
@@ -158,6 +166,10 @@ for task in sorted({r["task"] for r in rows}):
                      "; left out: %s" % (task, len(done), sum(r["spearman"] for r in done) / len(done),
                      min(r["spearman"] for r in done), sum(r["top_agree"] for r in done), len(done),
                      ", ".join("seed %d" % r["seed"] for r in skipped) or "none"))
+        lines.append("%s two-point: Spearman mean %.3f (min %.3f), top head agrees on %d of %d" % (
+            task, sum(r["spearman_two_point"] for r in done) / len(done),
+            min(r["spearman_two_point"] for r in done), sum(r["top_agree_two_point"] for r in done),
+            len(done)))
     else:
         lines.append("%s: no learned run" % task)
 text = "\n".join(lines) + "\n"

@@ -29,6 +29,12 @@ struct AttributionTable {
   std::vector<std::string> tokens;     // per position the heads see (a classifier's "CLS" first)
   std::vector<double> attribution;     // layer-major [layers x heads]
   std::vector<double> attribution_at;  // [layers x heads x positions]
+  // The two-point estimate, layer-major [layers x heads]: the trapezoid rule along the straight
+  // path from the corrupted head output to the clean one, (z_clean - z_corrupt) times the mean
+  // of d metric / d z on the corrupted run and on the clean run (integrated gradients with two
+  // points). The same forward and backward give it; where the metric bends between the runs
+  // (a saturated softmax) it ranks heads closer to activation patching. Not recorded in views.rec.
+  std::vector<double> two_point;
 };
 
 // Path patching: the effect of sender head A on receiver head B through B's input, everything

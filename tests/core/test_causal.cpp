@@ -105,6 +105,14 @@ TEST_CASE("attribution patching equals the first-order change of patching, every
         const double fd = (at(eps, {}) - at(-eps, {})) / (2 * eps);
         const double got = t.attribution[layer * 2 + head];
         CHECK(got == doctest::Approx(fd).epsilon(1e-5).scale(1e-6 + std::abs(fd)));
+        // The two-point estimate: the mean of that change and the same on the clean run.
+        auto at_clean = [&](double e) {
+          return metric(logits_with(model, clean, layer, head, zc + e * (zc - zk), {}));
+        };
+        const double fd_clean = (at_clean(eps) - at_clean(-eps)) / (2 * eps);
+        const double two = (fd + fd_clean) / 2;
+        CHECK(t.two_point[layer * 2 + head] ==
+              doctest::Approx(two).epsilon(1e-5).scale(1e-6 + std::abs(two)));
         // One position alone (the one the probes differ at, and the last).
         for (const int64_t p : {int64_t{0}, L - 1}) {
           const torch::Tensor where = torch::arange(L).eq(p);

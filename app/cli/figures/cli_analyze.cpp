@@ -62,7 +62,7 @@ with its scale frozen and the unembedding; they sum to "total" = the logit minus
 norm's and the unembedding's biases ("held_out"). --logit-lens decodes the residual stream after
 each block through the final norm and unembedding; its last layer is the model's output.
 --json prints: --attribution {"metric", "clean", "corrupted", "clean_answer", "corrupt_answer",
-"heads": [{"layer", "head", "attribution", "patched"}], "positions" (--by-position):
+"heads": [{"layer", "head", "attribution", "two_point", "patched"}], "positions" (--by-position):
 [{"layer", "head", "position", "token", "attribution", "patched"}], "step"} ("clean" and
 "corrupted" are the metric's values); --path-patch {"metric", "clean", "corrupted", "senders":
 [{"layer", "head", "receivers": [{"layer", "head", "effect"}]}], "step"}; --dla {"answer",
@@ -171,6 +171,7 @@ nlohmann::json attribution_json(const AttributionTable& a, const PatchTable& p, 
       heads.push_back({{"layer", l},
                        {"head", h},
                        {"attribution", share(a.attribution[i], a.clean_metric, a.corrupt_metric)},
+                       {"two_point", share(a.two_point[i], a.clean_metric, a.corrupt_metric)},
                        {"patched", p.restored[i]}});
       for (int q = 0; by_position && q < a.positions; ++q) {
         const float patched = p.restored_at[i * p.positions + q];

@@ -48,7 +48,8 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
     const torch::Tensor values = m.detach().to(torch::kCPU).contiguous();
     runs.clean = values.data_ptr<double>()[0];
     runs.corrupt = values.data_ptr<double>()[1];
-    grads = torch::autograd::grad({m.select(0, 1)}, z, /*grad_outputs=*/{},
+    // Both rows: they do not mix, so row 0 holds the clean run's gradient (two_point).
+    grads = torch::autograd::grad({m.sum()}, z, /*grad_outputs=*/{},
                                   /*retain_graph=*/false, /*create_graph=*/false,
                                   /*allow_unused=*/true);
   }
@@ -67,13 +68,17 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
     if (!grads[l].defined()) grads[l] = torch::zeros_like(z[l]);
   const torch::Tensor zs = torch::stack(z).detach();
   const torch::Tensor delta = (zs.select(1, 0) - zs.select(1, 1)).to(torch::kFloat64);
-  const torch::Tensor g = torch::stack(grads).select(1, 1).to(torch::kFloat64);
+  const torch::Tensor both = torch::stack(grads).to(torch::kFloat64);
+  const torch::Tensor g = both.select(1, 1);
   const torch::Tensor at = (delta * g).sum(-1).to(torch::kCPU).contiguous();
   const torch::Tensor per_head = at.sum(-1).contiguous();
   const double* a = at.data_ptr<double>();
   const double* h = per_head.data_ptr<double>();
   t.attribution.assign(h, h + static_cast<int64_t>(t.layers) * t.heads);
   t.attribution_at.assign(a, a + static_cast<int64_t>(t.layers) * t.heads * P);
+  const torch::Tensor mid =
+      (delta * (both.select(1, 0) + g) / 2).sum({-1, -2}).to(torch::kCPU).contiguous();
+  t.two_point.assign(mid.data_ptr<double>(), mid.data_ptr<double>() + mid.numel());
   return t;
 }
 
