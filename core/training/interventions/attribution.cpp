@@ -62,23 +62,36 @@ AttributionTable attribute_heads(Transformer& model, const torch::Tensor& clean,
   const torch::Tensor clean_cpu = clean.to(torch::kCPU, torch::kInt64).contiguous();
   const int64_t* tokens = clean_cpu.data_ptr<int64_t>();
   for (int64_t i = 0; i < clean.size(1); ++i) t.tokens.push_back(label(tokens[i]));
-  // Every layer at once: [layers, 2, H, P, Dh] outputs, the corrupted row's gradients; the
-  // per-position terms (clean - corrupted) . gradient in double, [layers, H, P].
+  // Every layer at once: [layers, 2, H, P, Dh] outputs and gradients (row 0 clean, 1
+  // corrupted), in double on the CPU, then plain loops: the per-position terms (clean -
+  // corrupted) . corrupted gradient, [layers, H, P], and the two-point sums (a dozen small
+  // tensor ops fewer).
   for (size_t l = 0; l < z.size(); ++l)
     if (!grads[l].defined()) grads[l] = torch::zeros_like(z[l]);
-  const torch::Tensor zs = torch::stack(z).detach();
-  const torch::Tensor delta = (zs.select(1, 0) - zs.select(1, 1)).to(torch::kFloat64);
-  const torch::Tensor both = torch::stack(grads).to(torch::kFloat64);
-  const torch::Tensor g = both.select(1, 1);
-  const torch::Tensor at = (delta * g).sum(-1).to(torch::kCPU).contiguous();
-  const torch::Tensor per_head = at.sum(-1).contiguous();
-  const double* a = at.data_ptr<double>();
-  const double* h = per_head.data_ptr<double>();
-  t.attribution.assign(h, h + static_cast<int64_t>(t.layers) * t.heads);
-  t.attribution_at.assign(a, a + static_cast<int64_t>(t.layers) * t.heads * P);
-  const torch::Tensor mid =
-      (delta * (both.select(1, 0) + g) / 2).sum({-1, -2}).to(torch::kCPU).contiguous();
-  t.two_point.assign(mid.data_ptr<double>(), mid.data_ptr<double>() + mid.numel());
+  const torch::Tensor zs = torch::stack(z).detach().to(torch::kCPU, torch::kFloat64).contiguous();
+  const torch::Tensor gs = torch::stack(grads).to(torch::kCPU, torch::kFloat64).contiguous();
+  const int64_t LH = static_cast<int64_t>(t.layers) * t.heads, Dh = zs.size(-1),
+                row = t.heads * P * Dh;
+  const double* zp = zs.data_ptr<double>();
+  const double* gp = gs.data_ptr<double>();
+  t.attribution.assign(LH, 0.0);
+  t.attribution_at.assign(LH * P, 0.0);
+  t.two_point.assign(LH, 0.0);
+  for (int64_t lh = 0; lh < LH; ++lh) {
+    const int64_t base = (lh / t.heads) * 2 * row + (lh % t.heads) * P * Dh;  // clean row
+    for (int64_t p = 0; p < P; ++p) {
+      double at = 0, mid = 0;
+      for (int64_t d = 0; d < Dh; ++d) {
+        const int64_t c = base + p * Dh + d, k = c + row;  // clean, corrupted
+        const double delta = zp[c] - zp[k];
+        at += delta * gp[k];
+        mid += delta * (gp[c] + gp[k]) / 2;
+      }
+      t.attribution_at[lh * P + p] = at;
+      t.attribution[lh] += at;
+      t.two_point[lh] += mid;
+    }
+  }
   return t;
 }
 

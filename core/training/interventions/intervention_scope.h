@@ -89,6 +89,9 @@ struct Metric {
   torch::Tensor read(const torch::Tensor& logits) const {
     if (logits.dim() == 2) return logits.unsqueeze(1);
     if (positions.empty()) return logits.slice(1, logits.size(1) - 1);
+    bool every = static_cast<int64_t>(positions.size()) == logits.size(1);  // 0..L-1: as is
+    for (size_t i = 0; every && i < positions.size(); ++i) every = positions[i] == int64_t(i);
+    if (every) return logits;
     return logits.index_select(1, torch::tensor(positions, torch::kInt64).to(logits.device()));
   }
   // The per-position argmax of one run's logits, as answers.
@@ -105,8 +108,14 @@ struct Metric {
           .view({1, -1, 1})
           .expand({z.size(0), -1, 1});
     };
-    if (logit_diff) return (z.gather(2, index(clean)) - z.gather(2, index(corrupt))).sum({1, 2});
-    return -torch::log_softmax(z, 2).gather(2, index(clean)).sum({1, 2});
+    if (!logit_diff) return -torch::log_softmax(z, 2).gather(2, index(clean)).sum({1, 2});
+    std::vector<int64_t> both = clean;  // one gather: [B, P, 2], the clean answer then the other
+    for (size_t i = 0; i < corrupt.size(); ++i) both.insert(both.begin() + 2 * i + 1, corrupt[i]);
+    const torch::Tensor picked = z.gather(2, torch::tensor(both, torch::kInt64)
+                                                 .to(z.device())
+                                                 .view({1, -1, 2})
+                                                 .expand({z.size(0), -1, 2}));
+    return (picked.select(2, 0) - picked.select(2, 1)).sum(1);
   }
 };
 

@@ -288,7 +288,9 @@ ImportanceTable head_importance(Transformer& model, const std::vector<Batch>& ba
   std::vector<Walked> walked;
   if (blocks)
     for (const Batch& b : batches) walked.push_back(walk_batch(scope, b));
-  t.baseline = blocks ? eval_from(scope, walked, 0) : run_eval(scope, batches);
+  // Nothing ablated: the walk's stream entering the last block is the model's own (the same
+  // ops), so the baseline runs that block only.
+  t.baseline = blocks ? eval_from(scope, walked, t.layers - 1) : run_eval(scope, batches);
   const std::vector<torch::Tensor> means =
       mode == AblationMode::mean ? head_means(scope, batches) : std::vector<torch::Tensor>{};
   const int total = t.layers * t.heads;
