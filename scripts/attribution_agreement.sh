@@ -166,7 +166,7 @@ for task in sorted({r["task"] for r in rows}):
                      "; left out: %s" % (task, len(done), sum(r["spearman"] for r in done) / len(done),
                      min(r["spearman"] for r in done), sum(r["top_agree"] for r in done), len(done),
                      ", ".join("seed %d" % r["seed"] for r in skipped) or "none"))
-        lines.append("%s two-point: Spearman mean %.3f (min %.3f), top head agrees on %d of %d" % (
+        lines.append("  %s, two-point: Spearman mean %.3f (min %.3f), top head agrees on %d of %d" % (
             task, sum(r["spearman_two_point"] for r in done) / len(done),
             min(r["spearman_two_point"] for r in done), sum(r["top_agree_two_point"] for r in done),
             len(done)))

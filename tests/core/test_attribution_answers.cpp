@@ -91,6 +91,13 @@ TEST_CASE("recorded attribution at an untrained step reads the task's answers' l
     CHECK(p.corrupt_metric == doctest::Approx(corrupt_ref).epsilon(1e-5));
     CHECK(a.clean_answer == p.clean_answer);
     CHECK(a.clean_answer == s.task().token_label(bound_value(clean, c.task.length, twin.read[0])));
+    // `analyze --path-patch` too (it took the argmaxes, which agree here: the loss metric).
+    const PathPatchTable pp = session_path_patch(s, probes, {});
+    CHECK(pp.metric == "logit_diff");
+    CHECK(pp.clean_answer == a.clean_answer);
+    CHECK(pp.corrupt_answer == a.corrupt_answer);
+    CHECK(pp.clean_metric == doctest::Approx(clean_ref).epsilon(1e-5));
+    CHECK(pp.corrupt_metric == doctest::Approx(corrupt_ref).epsilon(1e-5));
   }
 }
 

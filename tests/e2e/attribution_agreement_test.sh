@@ -58,6 +58,11 @@ top_a, top_p = names[att.index(max(att))], names[pat.index(max(pat))]
 assert (row[7], row[8]) == (top_a, top_p), (row, top_a, top_p)
 assert row[9] == ("yes" if top_a == top_p else "no")
 assert abs(float(row[5]) - (a["clean"] - a["corrupted"])) < 1e-4, row
+two = [h["two_point"] for h in a["heads"]]
+rho2 = pearson(rank(two), rank(pat))
+top_2 = names[two.index(max(two))]
+assert abs(float(row[11]) - rho2) < 1e-3, (row, rho2)
+assert row[12] == top_2 and row[13] == ("yes" if top_2 == top_p else "no"), (row, top_2)
 assert abs(float(row[10]) - (max(pat) - pat[att.index(max(att))])) < 1e-3, row
 assert a["metric"] == "logit_diff", a["metric"]  # the task's answers, even barely trained
 PY

@@ -16,11 +16,11 @@ struct PathRuns {
 };
 
 PathRuns path_runs(detail::Scope& scope, const torch::Tensor& clean, const torch::Tensor& corrupt,
-                   const std::vector<int64_t>& read) {
+                   const std::vector<int64_t>& read, const detail::Answers& answers) {
   if (scope.layers() == 0 || scope.model()->blocks().empty())
     throw Error("path patching needs a model with attention heads in blocks");
   PathRuns p;
-  p.runs = detail::clean_and_corrupt(scope, clean, corrupt, read);
+  p.runs = detail::clean_and_corrupt(scope, clean, corrupt, read, answers);
   p.clean = detail::walk(scope, clean);
   p.corrupt = detail::walk(scope, corrupt);
   return p;
@@ -54,10 +54,12 @@ double receiver_metric(detail::Scope& scope, const PathRuns& p, HeadRef receiver
 
 double path_patched_metric(Transformer& model, const torch::Tensor& clean,
                            const torch::Tensor& corrupt, const std::vector<StreamSource>& senders,
-                           HeadRef receiver, const std::vector<int64_t>& read) {
+                           HeadRef receiver, const std::vector<int64_t>& read,
+                           const std::vector<int64_t>& answers,
+                           const std::vector<int64_t>& twin_answers) {
   detail::Scope scope(model);
   detail::check_heads(scope, {receiver});
-  const PathRuns p = path_runs(scope, clean, corrupt, read);
+  const PathRuns p = path_runs(scope, clean, corrupt, read, {answers, twin_answers});
   torch::Tensor delta = torch::zeros_like(p.corrupt.embed);
   for (const StreamSource& s : senders) {
     if (s.layer >= scope.layers() || s.head >= scope.heads())
@@ -71,10 +73,11 @@ double path_patched_metric(Transformer& model, const torch::Tensor& clean,
 PathPatchTable path_patch(Transformer& model, const torch::Tensor& clean,
                           const torch::Tensor& corrupt, const std::vector<HeadRef>& receivers,
                           const std::function<std::string(int64_t)>& label,
-                          const std::vector<int64_t>& read) {
+                          const std::vector<int64_t>& read, const std::vector<int64_t>& answers,
+                          const std::vector<int64_t>& twin_answers) {
   detail::Scope scope(model);
   detail::check_heads(scope, receivers);
-  const PathRuns p = path_runs(scope, clean, corrupt, read);
+  const PathRuns p = path_runs(scope, clean, corrupt, read, {answers, twin_answers});
   PathPatchTable t;
   detail::fill_patch_header(t, p.runs, scope, label);
   t.receivers = receivers;

@@ -24,16 +24,22 @@ struct StreamSource {
   int layer = 0, head = 0;
 };
 
-// Every head as a sender to each of `receivers` (empty: every head of layers 1 and up).
+// Every head as a sender to each of `receivers` (empty: every head of layers 1 and up). The
+// metric reads `answers`/`twin_answers` (the task's, one per read position) where given, else
+// the two runs' argmaxes, as patch_heads and attribute_heads do.
 PathPatchTable path_patch(Transformer& model, const torch::Tensor& clean,
                           const torch::Tensor& corrupt, const std::vector<HeadRef>& receivers,
                           const std::function<std::string(int64_t)>& label,
-                          const std::vector<int64_t>& read = {});
+                          const std::vector<int64_t>& read = {},
+                          const std::vector<int64_t>& answers = {},
+                          const std::vector<int64_t>& twin_answers = {});
 
 // The metric of the corrupted run whose `receiver` reads the corrupted stream plus the clean-
 // minus-corrupted writes of `senders` (sources after the receiver's layer write nothing to it).
 double path_patched_metric(Transformer& model, const torch::Tensor& clean,
                            const torch::Tensor& corrupt, const std::vector<StreamSource>& senders,
-                           HeadRef receiver, const std::vector<int64_t>& read = {});
+                           HeadRef receiver, const std::vector<int64_t>& read = {},
+                           const std::vector<int64_t>& answers = {},
+                           const std::vector<int64_t>& twin_answers = {});
 
 }  // namespace attn

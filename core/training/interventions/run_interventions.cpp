@@ -158,7 +158,8 @@ PathPatchTable session_path_patch(TrainingSession& session, const PatchProbes& p
   session.settle();
   PathPatchTable t = path_patch(
       session.model(), tokens_tensor(probes.clean), tokens_tensor(probes.corrupt), receivers,
-      [&](int64_t token) { return session.task().token_label(token); }, probes.read);
+      [&](int64_t token) { return session.task().token_label(token); }, probes.read, probes.answers,
+      probes.twin_answers);
   t.step = session.step();
   return t;
 }
