@@ -110,9 +110,10 @@ PY
     fi
     mkdir -p "$out"
     cp -rp "$src/runs" "$out/runs"
-    # The finished report's benchmark and invocations sit beside it in docs/repro.
+    # The finished report (its command, for --report-only), benchmark, invocations and scaling
+    # sweeps sit beside it in docs/repro.
     [ "$src" = "data/repro/$paper" ] && src=docs/repro/$paper
-    for f in benchmark.json invocations.json; do
+    for f in benchmark.json invocations.json scaling.json report.json; do
       [ -f "$src/$f" ] && cp -p "$src/$f" "$out/"
     done
     echo "repro_runs: continue with: attnlab reproduce --paper $paper -j 2 --out $out"

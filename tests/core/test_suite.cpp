@@ -339,6 +339,35 @@ TEST_CASE("tuned arms: a choice at the grid's top edge tries the next rate up") 
   CHECK(choose_tuned_rate(arm, o.out_dir).trials.size() == 2);
 }
 
+// An arm judged on its loss is chosen on it (issue 49: the rate on the metric the claim judges):
+// accuracy and loss that disagree pick different rates, and the loss criterion follows the
+// loss, growing the grid where the loss's best rate lies at its edge.
+TEST_CASE("tuned arms: an arm judged on loss takes the rate of the lowest validation loss") {
+  // Accuracy peaks at 1e-3 (inside); loss keeps falling up to 4e-3 (beyond the grid's top).
+  auto trial = [](double lr, int) {
+    LrTrial t;
+    t.lr = lr;
+    t.finished = t.validated = true;
+    t.validation_accuracy = 1 - 0.1 * std::fabs(std::log2(lr / 1e-3));
+    t.validation_loss = 1 + 0.1 * std::fabs(std::log2(lr / 4e-3));
+    return t;
+  };
+  const std::vector<double> multipliers = {0.5, 1, 2};
+  std::vector<LrTrial> grid;
+  for (double m : multipliers) grid.push_back(trial(1e-3 * m, 0));
+  const LrChoice on_accuracy = extend_lr_choice(grid, multipliers, 4, true, trial);
+  CHECK(on_accuracy.trials.size() == 3);
+  CHECK(on_accuracy.trials[on_accuracy.chosen].lr == doctest::Approx(1e-3));
+  const LrChoice on_loss = extend_lr_choice(grid, multipliers, 4, true, trial, LrCriterion::loss);
+  REQUIRE(on_loss.trials.size() == 5);  // 4e-3, then 8e-3 to bracket it
+  CHECK(on_loss.trials[on_loss.chosen].lr == doctest::Approx(4e-3));
+  CHECK_FALSE(on_loss.at_edge);
+  // Equal losses: the higher accuracy wins.
+  std::vector<LrTrial> tie = {trial(1e-3, 0), trial(2e-3, 0)};
+  tie[0].validation_loss = tie[1].validation_loss = 0.5;
+  CHECK(extend_lr_choice(tie, {1, 2}, 0, true, trial, LrCriterion::loss).chosen == 0);
+}
+
 // extend_lr_choice (the chooser behind every suite cell and reproduce arm) on a fake grid: no
 // training, each trial's validation accuracy a function of its rate that peaks at `peak`, so
 // the rate the grid must grow to is known in advance.

@@ -55,13 +55,19 @@ for arm, want in zip(r["arms"], m["arms"]):
     assert len(quick_grid) <= len(grid) <= len(quick_grid) + m["quick"]["lr_extend"], arm
     for k, t in enumerate(grid[len(quick_grid):], 1):
         assert f"/grid-ext{k}/" in t["run"], t
+    # An arm a claim on eval_loss names is chosen on its validation loss (ties to the higher
+    # accuracy), every other on its accuracy (ties to the lower loss).
+    on_loss = any(c.get("metric") == "eval_loss" and want["name"] in (c.get("arm"), c.get("than"))
+                  for c in m["claims"])
+    assert arm["lr_chosen_on"] == ("loss" if on_loss else "accuracy"), arm
+    rank = ((lambda t: (-round(t["validation_loss"], 9), t["validation_accuracy"])) if on_loss
+            else (lambda t: (round(t["validation_accuracy"], 9), -t["validation_loss"])))
     if len(grid) > len(quick_grid):  # extended: the choice before it was an edge
         prev = grid[:len(grid) - 1]
-        best_prev = max(prev, key=lambda t: (round(t["validation_accuracy"], 9), -t["validation_loss"]))
+        best_prev = max(prev, key=rank)
         assert best_prev["lr"] in (min(t["lr"] for t in prev), max(t["lr"] for t in prev)), grid
     assert all(t["finished"] and not t["diverged"] for t in grid), arm
-    # The chosen rate is the best validation accuracy, ties to the lower loss.
-    best = max(grid, key=lambda t: (round(t["validation_accuracy"], 9), -t["validation_loss"]))
+    best = max(grid, key=rank)
     assert math.isclose(arm["lr_chosen"], best["lr"]), (arm["name"], arm["lr_chosen"], best)
     assert arm["config"]["file"] == want["config"] and arm["config"]["set"] == want.get("set", {})
     assert len(arm["seeds"]) == m["quick"]["seeds"], arm

@@ -127,8 +127,12 @@ first=$(python3 -c 'import json; print(json.load(open("S/slurm/jobs.json"))["arr
 
 # Requeue: signal task 0 (cells 0 and 3) while it trains, as --signal=B:USR1 would.
 cell0=$("$bin" "${sweep[@]}" --out S --list | awk '$1 == 0 {print $2}')
-for _ in $(seq 600); do
-  [ "$({ wc -l <"S/$cell0/metrics.csv"; } 2>/dev/null || echo 0)" -ge 4 ] && break
+# Up to 5 minutes: on a loaded machine (CI's two lanes, a build beside it) the task may start
+# and reach its third evaluation late; a signal sent before it runs is lost and the task then
+# completes instead of requeueing.
+for _ in $(seq 3000); do
+  [ "$({ wc -l <"S/$cell0/metrics.csv"; } 2>/dev/null || echo 0)" -ge 4 ] &&
+    [ "$(squeue -h -r -j "${first}_0" -o %T 2>/dev/null)" = RUNNING ] && break
   sleep 0.1
 done
 scancel --batch --signal=USR1 "${first}_0"
@@ -149,7 +153,13 @@ done
 check "every job left the queue" [ -z "$(squeue -h -o %i)" ]
 log0=$(ls S/slurm/task-"${first}"_0.log)
 grep -E "^attnlab: task|SIGUSR1|resuming|interrupted" "$log0"
-check "task 0's log shows its restart" grep -q "restart 1" "$log0"
+if grep -q "restart 1" "$log0"; then
+  ok "task 0's log shows its restart"
+else  # what Slurm says of the job, for a failure seen once under CI's load (2026-11-30)
+  bad "task 0's log shows its restart"
+  grep -hE "${first}_0|JobId=${first}[^0-9]" "$c/slurmctld.log" "$c/slurmd.log" 2>/dev/null |
+    tail -n 30
+fi
 check "the restarted task resumed the interrupted cell" grep -q "resuming from its checkpoint" "$log0"
 check "USR1 checkpointed and requeued" grep -q "SIGUSR1: the running cell is checkpointed; requeueing" "$log0"
 # The cell's own log names the signal Slurm sent, not the one the sweep forwarded it as.

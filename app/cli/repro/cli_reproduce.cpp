@@ -42,8 +42,9 @@ const std::vector<std::string> kPapers = {"condor", "conn", "kernel", "neural"};
 
 constexpr const char* kReproduceFooter =
     R"(Each arm trains its first seed at every rate of its learning-rate grid, the rate with the
-best validation accuracy (ties: loss) is chosen on held-out data that is not the reported eval
-set, and its other seeds train at that rate. Speed and memory come from `attnlab bench-step`
+best validation figure is chosen on held-out data that is not the reported eval set (the lowest
+loss for an arm a claim judges on eval_loss, else the highest accuracy, ties to the other), and
+its other seeds train at that rate. Speed and memory come from `attnlab bench-step`
 runs afterwards (benchmark.json; delete it to measure again). Progress goes to stderr; the table
 and the report's path (or with --json report.json plus "report") to stdout. A run that diverged
 is still reported, and the command then exits 3.)";
@@ -153,15 +154,17 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
                   const fs::path& runs_dir) {
   json arms = json::array();
   md << "## Arms\n\nEvery arm trains its first seed once per learning rate of its grid; the rate "
-        "with the best accuracy on a held-out validation set (never the reported eval set) is "
-        "chosen, and the other seeds train at it. When the best rate is the lowest or highest "
+        "with the best figure on a held-out validation set (never the reported eval set) is "
+        "chosen, and the other seeds train at it: the lowest loss for an arm a claim judges on "
+        "eval loss, else the highest accuracy (\"chosen on\"). When the best rate is the lowest or "
+        "highest "
         "tried, one more rate a grid step beyond it is tried (up to repro.json's lr_extend, "
      << (plan.arms.empty() ? 0 : plan.arms.front().extend)
      << "); a rate still marked \"the grid's edge\" might be bettered by a wider grid. \"differs\" "
         "lists every "
         "resolved config key in which the arm differs from the first arm of its task.\n\n"
         "| arm | differs from the first arm of its task | grid: rate (validation accuracy, loss) "
-        "| chosen rate | seeds |\n|---|---|---|---|---|\n";
+        "| chosen on | chosen rate | seeds |\n|---|---|---|---|---|---|\n";
   std::map<std::string, size_t> first_of_task;
   for (size_t k = 0; k < plan.arms.size(); ++k) {
     const TunedArm& arm = plan.arms[k];
@@ -203,6 +206,7 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
     // A choice still at the edge after the grid's extensions may not be the best rate.
     const bool edge = t.choice.at_edge;
     md << "| " << arm.name << " | " << differ_text << " | " << grid << " | "
+       << criterion_name(arm.criterion) << " | "
        << (std::isfinite(chosen) ? lr_text(chosen) + (edge ? " (the grid's edge)" : "") : "-")
        << " | " << seeds.size() << " of " << arm.seeds << " |\n";
     const json& entry = plan.manifest.at("arms").at(k);
@@ -214,6 +218,7 @@ json arms_section(std::ostringstream& md, const ReproPlan& plan, const ReproRuns
                     {"note", plan.notes[k]},
                     {"lr_grid", lr_trials_json(t.choice)},
                     {"lr_chosen", std::isfinite(chosen) ? json(chosen) : json(nullptr)},
+                    {"lr_chosen_on", criterion_name(arm.criterion)},
                     {"lr_at_grid_edge", edge},
                     {"seeds_planned", arm.seeds},
                     {"seeds", seeds}});

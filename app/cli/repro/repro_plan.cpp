@@ -102,6 +102,14 @@ ReproPlan load_repro_plan(const std::string& configs_dir, const std::string& pap
     plan.arms.push_back(std::move(arm));
   }
   if (plan.arms.empty()) throw Error(file + ": no arms");
+  // The rate is chosen on the metric the claims judge: an arm a claim on eval_loss names (as
+  // "arm" or "than") is chosen on its validation loss, every other on its accuracy.
+  for (const auto& c : m.value("claims", json::array()))
+    if (c.value("metric", "") == "eval_loss")
+      for (const char* key : {"arm", "than"})
+        for (TunedArm& arm : plan.arms)
+          if (c.contains(key) && c[key].is_string() && c[key].get<std::string>() == arm.name)
+            arm.criterion = LrCriterion::loss;
   return plan;
 }
 

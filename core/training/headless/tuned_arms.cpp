@@ -43,9 +43,9 @@ std::string extension_dir(const TunedArm& arm, int k) {
   return arm.dir + "/grid-ext" + std::to_string(k);
 }
 
-// The best finished, undiverged trial: highest validation accuracy, ties (1e-9) to the lower
-// loss; -1 when none.
-int best_trial(const std::vector<LrTrial>& trials) {
+// The best finished, undiverged trial on `criterion`: highest validation accuracy, ties (1e-9) to
+// the lower loss; or lowest loss, ties to the higher accuracy. -1 when none.
+int best_trial(const std::vector<LrTrial>& trials, LrCriterion criterion) {
   int chosen = -1;
   for (int i = 0; i < static_cast<int>(trials.size()); ++i) {
     const LrTrial& t = trials[i];
@@ -55,10 +55,15 @@ int best_trial(const std::vector<LrTrial>& trials) {
       continue;
     }
     const LrTrial& best = trials[chosen];
-    if (t.validation_accuracy > best.validation_accuracy + 1e-9 ||
-        (std::fabs(t.validation_accuracy - best.validation_accuracy) <= 1e-9 &&
-         t.validation_loss < best.validation_loss))
-      chosen = i;
+    const bool better =
+        criterion == LrCriterion::loss
+            ? t.validation_loss < best.validation_loss - 1e-9 ||
+                  (std::fabs(t.validation_loss - best.validation_loss) <= 1e-9 &&
+                   t.validation_accuracy > best.validation_accuracy)
+            : t.validation_accuracy > best.validation_accuracy + 1e-9 ||
+                  (std::fabs(t.validation_accuracy - best.validation_accuracy) <= 1e-9 &&
+                   t.validation_loss < best.validation_loss);
+    if (better) chosen = i;
   }
   return chosen;
 }
@@ -150,10 +155,11 @@ SweepPlan tuned_extension_plan(const TunedArm& a, double lr) {
 
 LrChoice extend_lr_choice(std::vector<LrTrial> grid, const std::vector<double>& lr_grid, int extend,
                           bool validate,
-                          const std::function<LrTrial(double lr, int extension)>& extension) {
+                          const std::function<LrTrial(double lr, int extension)>& extension,
+                          LrCriterion criterion) {
   LrChoice choice;
   choice.trials = std::move(grid);
-  choice.chosen = best_trial(choice.trials);
+  choice.chosen = best_trial(choice.trials, criterion);
   // The grid's step: the ratio of its two outermost multipliers on each side.
   std::vector<double> g = lr_grid;
   std::sort(g.begin(), g.end());
@@ -182,7 +188,7 @@ LrChoice extend_lr_choice(std::vector<LrTrial> grid, const std::vector<double>& 
       break;
     }
     choice.trials.push_back(trial);
-    choice.chosen = best_trial(choice.trials);
+    choice.chosen = best_trial(choice.trials, criterion);
   }
   choice.at_edge = edge_of() != 0;
   return choice;
@@ -212,11 +218,17 @@ LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir) {
   };
   std::vector<LrTrial> trials;
   for (const auto& cell : grid.cells) trials.push_back(trial_of(cell, grid_dir(arm)));
-  return extend_lr_choice(std::move(trials), arm.lr_grid, arm.extend, validate,
-                          [&](double lr, int k) {
-                            const SweepPlan ext = tuned_extension_plan(arm, lr);
-                            return trial_of(ext.cells.front(), extension_dir(arm, k));
-                          });
+  return extend_lr_choice(
+      std::move(trials), arm.lr_grid, arm.extend, validate,
+      [&](double lr, int k) {
+        const SweepPlan ext = tuned_extension_plan(arm, lr);
+        return trial_of(ext.cells.front(), extension_dir(arm, k));
+      },
+      arm.criterion);
+}
+
+const char* criterion_name(LrCriterion c) {
+  return c == LrCriterion::loss ? "loss" : "accuracy";
 }
 
 TunedRuns tuned_runs(const TunedArm& arm, const std::string& out_dir) {
@@ -349,7 +361,8 @@ TunedOutcome run_tuned_arms(const std::vector<TunedArm>& arms, const TunedRunOpt
     }
     const double lr = choice.trials[choice.chosen].lr;
     if (choice.trials.size() > 1)
-      log(arm.dir + ": learning rate " + lr_text(lr) + " chosen on the validation set");
+      log(arm.dir + ": learning rate " + lr_text(lr) + " chosen on the validation set's " +
+          criterion_name(arm.criterion));
     const SweepPlan seeds = tuned_seeds_plan(arm, lr);
     if (!seeds.cells.empty()) enqueue(a, false, seeds_dir(arm), seeds);
   };

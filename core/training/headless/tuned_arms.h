@@ -7,11 +7,13 @@
 //    (seeds config seed + 1 .. + seeds - 1 at the chosen rate). The chosen grid run is the
 //    arm's first seed: no run is trained twice.
 //  - The rate is chosen on the validation set (length_eval.h's evaluate_validation: held-out
-//    data that is neither trained on nor the reported eval set), highest accuracy, ties (within
-//    1e-9) to the lower loss. A grid of one rate is chosen without evaluating anything (so a
-//    task without a validation set can still run untuned). Diverged grid runs are left out; an
-//    arm whose every grid run diverged trains no further seeds. The figures are kept in the grid
-//    run's validation.json (with its config hash and step), so a report does not evaluate again.
+//    data that is neither trained on nor the reported eval set), on the arm's criterion: highest
+//    accuracy, ties (within 1e-9) to the lower loss; or (LrCriterion::loss, an arm judged on its
+//    loss) lowest loss, ties to the higher accuracy. A grid of one rate is chosen without
+//    evaluating anything (so a task without a validation set can still run untuned). Diverged grid
+//    runs are left out; an arm whose every grid run diverged trains no further seeds. The figures
+//    are kept in the grid run's validation.json (with its config hash and step), so a report does
+//    not evaluate again.
 //  - With `extend` > 0 a choice at the grid's edge grows the grid: the next rate a grid step
 //    (the ratio of the two outermost multipliers) beyond the edge trains in grid-ext<k>/, and the
 //    choice is made again over every trial, until it lies inside or `extend` steps are used.
@@ -29,6 +31,11 @@
 
 namespace attn {
 
+// What a grid's rate is chosen on: the metric the arm is judged on (reproduce: a claim on
+// eval_loss judges the arms it names on their loss).
+enum class LrCriterion { accuracy, loss };
+const char* criterion_name(LrCriterion c);  // "accuracy", "loss"
+
 struct TunedArm {
   std::string name;
   std::string dir;                      // relative to the out dir
@@ -38,6 +45,7 @@ struct TunedArm {
   // When the chosen rate is the grid's highest (lowest), train one more rate a grid step above
   // (below) it, up to this many times, so that the choice is not cut off by the grid.
   int extend = 0;
+  LrCriterion criterion = LrCriterion::accuracy;
 };
 
 // A manifest's "lr_extend" (reproduce's repro.json, the suite's suite.json): `manifest`, then
@@ -79,7 +87,8 @@ LrChoice choose_tuned_rate(const TunedArm& arm, const std::string& out_dir);
 // loop as next_rate/next_extension. at_edge: the choice still at the edge (the cap was hit).
 LrChoice extend_lr_choice(std::vector<LrTrial> grid, const std::vector<double>& lr_grid, int extend,
                           bool validate,
-                          const std::function<LrTrial(double lr, int extension)>& extension);
+                          const std::function<LrTrial(double lr, int extension)>& extension,
+                          LrCriterion criterion = LrCriterion::accuracy);
 
 // What has finished of an arm: the choice, and the runs at the chosen rate in seed order (the
 // grid's run first), relative to the out dir.
