@@ -109,8 +109,8 @@ struct Metric {
           .expand({z.size(0), -1, 1});
     };
     if (!logit_diff) return -torch::log_softmax(z, 2).gather(2, index(clean)).sum({1, 2});
-    std::vector<int64_t> both = clean;  // one gather: [B, P, 2], the clean answer then the other
-    for (size_t i = 0; i < corrupt.size(); ++i) both.insert(both.begin() + 2 * i + 1, corrupt[i]);
+    std::vector<int64_t> both;  // one gather: [B, P, 2], the clean answer then the other
+    for (size_t i = 0; i < clean.size(); ++i) both.insert(both.end(), {clean[i], corrupt[i]});
     const torch::Tensor picked = z.gather(2, torch::tensor(both, torch::kInt64)
                                                  .to(z.device())
                                                  .view({1, -1, 2})
