@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -66,6 +67,7 @@ const json* find_cell(const json& board, const std::string& task, const std::str
 // and the mean accuracy in points (all-or-nothing outcomes: no t-interval; leaderboard_stats.h).
 std::string cell_text(const json& c) {
   if (c.value("status", "") == "diverged") return "diverged";
+  if (c.value("status", "") == "not_trained") return "not trained";
   if (!json_member(c, "mean", json()).is_number()) return "pending";
   std::string s = std::to_string(c.value("solved", 0)) + "/" + std::to_string(c.value("n", 0)) +
                   " · " + fixed_number(100 * c["mean"].get<double>(), 1);
@@ -80,6 +82,16 @@ void intro_section(std::ostringstream& md, const json& board, const std::string&
   md << "`" << command << "`: " << when << ", " << version_string() << ", "
      << std::thread::hardware_concurrency() << " cores, " << fixed_number(wall_minutes, 1)
      << " min for this invocation.\n\n";
+  if (board.contains("run_commits")) {
+    md << "Provenance: binary sha256 `"
+       << (board["binary_sha256"].is_string() ? board["binary_sha256"].get<std::string>() : "-")
+              .substr(0, 16)
+       << "`, commit `" << board.value("commit", "-").substr(0, 12)
+       << "`; the runs' commits (runs):";
+    for (const auto& [commit, n] : board["run_commits"].items())
+      md << " `" << commit.substr(0, 12) << "` (" << n.get<int>() << ")";
+    md << ".\n\n";
+  }
   if (board.contains("stale"))
     md << "> **Stale**: this board was " << board["stale"].get<std::string>() << ".\n\n";
   if (board["quick"].get<bool>())
@@ -91,8 +103,13 @@ void intro_section(std::ostringstream& md, const json& board, const std::string&
      << ", then the mean eval accuracy (%). The outcomes are all or nothing, so leaderboard.json "
         "gives each cell's exact (Clopper-Pearson) interval of its solve rate, and mechanisms are "
         "compared by Fisher's exact test against the reference, Holm-adjusted over the board. A "
-        "task whose reference (dot-rope) solves fewer than 80% of its seeds is \"not learned at "
-        "this budget\": no comparison is drawn there. Each mechanism trains at its own learning "
+        "task whose reference ("
+     << json_member(board, "reference", json("dot-rope")).get<std::string>()
+     << ") solves fewer than 80% of its seeds is \"not learned at this budget\": no comparison "
+        "is drawn there";
+  if (json_member(board, "gate_on_reference", json(false)).get<bool>())
+    md << ", and the other mechanisms are not trained on it (the reference trains first)";
+  md << ". Each mechanism trains at its own learning "
         "rate, chosen from the grid ×";
   for (size_t i = 0; i < board["lr_grid"].size(); ++i)
     md << (i ? ", ×" : "") << board["lr_grid"][i].get<double>();
@@ -202,6 +219,7 @@ void rates_section(std::ostringstream& md, const json& board) {
      << "% (over the seeds that reached it: k/n).\n\n| task | mechanism | learning rates "
         "(validation accuracy) | steps to threshold | eval loss |\n|---|---|---|---|---|\n";
   for (const auto& c : board["cells"]) {
+    if (c.value("status", "") == "not_trained") continue;
     md << "| " << c["task"].get<std::string>() << " | " << c["mechanism"].get<std::string>()
        << " | " << lr_grid_text(c) << " | ";
     if (json_member(c, "steps_to_threshold", json()).is_number())
@@ -328,13 +346,12 @@ std::string duration_text(double seconds) {
 }
 
 // The plan's training time on this machine, from a probe: per task, one training step of its
-// reference pair (dot-rope, else its first), after one untimed, on one CPU thread at a batch of
-// at most 8
-// (benchmark_training_steps), scaled linearly to the config's batch. A run costs its steps plus
-// its evaluations (eval_batches forward passes, a third of a step each, every eval_every
-// steps); a pair trains its grid and seeds - 1 more runs, plus up to lr_extend extensions; every
-// mechanism is taken to cost what the reference does, and the length evaluations are left out.
-// [low, high] seconds at `jobs` runs at a time, and one line per task.
+// reference pair (the manifest's reference, else its first), after one untimed, on one CPU thread
+// at a batch of at most 8 (benchmark_training_steps), scaled linearly to the config's batch. A run
+// costs its steps plus its evaluations (eval_batches forward passes, a third of a step each, every
+// eval_every steps); a pair trains its grid and seeds - 1 more runs, plus up to lr_extend
+// extensions; every mechanism is taken to cost what the reference does, and the length evaluations
+// are left out. [low, high] seconds at `jobs` runs at a time, and one line per task.
 std::pair<double, double> estimate_plan(const SuitePlan& plan, int jobs, std::string& detail) {
   double low = 0, high = 0;
   const int runs = static_cast<int>(plan.lr_grid.size()) + plan.seeds - 1;
@@ -344,7 +361,7 @@ std::pair<double, double> estimate_plan(const SuitePlan& plan, int jobs, std::st
     for (const auto& p : plan.pairs)
       if (p.task == static_cast<int>(t)) {
         ++pairs;
-        if (!ref || plan.mechanisms[p.mechanism].name == "dot-rope") ref = &p;
+        if (!ref || p.mechanism == plan.reference_index) ref = &p;
       }
     if (!ref) continue;
     const ExperimentConfig c = parse_config(ref->config, ref->dir);
@@ -484,6 +501,34 @@ void mark_stale(json& board, const SuitePlan& plan) {
             << board["stale"].get<std::string>() << "\n";
 }
 
+// What made the board: "binary_sha256" of this binary (null without /proc), its "commit", and
+// "run_commits" {commit: runs} over every run the cells count (summary.json's "commit";
+// "unrecorded" for a run that predates it).
+void record_provenance(json& board, const std::string& out) {
+  json binary = nullptr;
+  try {
+    binary = sha256_file("/proc/self/exe");
+  } catch (const Error&) {
+    // no /proc (not Linux): the commit still names the build
+  }
+  std::map<std::string, int> commits;
+  for (const auto& c : board["cells"])
+    for (const auto& rel : json_member(c, "runs", json::array())) {
+      std::string commit = "unrecorded";
+      try {
+        const json s =
+            read_json_file((fs::path(out) / rel.get<std::string>() / "summary.json").string());
+        commit = s.value("commit", commit);
+      } catch (const std::exception&) {
+        // counted under "unrecorded": suite_leaderboard already named a damaged summary
+      }
+      ++commits[commit];
+    }
+  board["binary_sha256"] = binary;
+  board["commit"] = commit_string();
+  board["run_commits"] = commits;
+}
+
 // leaderboard.md, leaderboard.json and the figures; prints the table (or the board with --json).
 int write_leaderboard(const SuiteArgs& a, const SuitePlan& plan, double wall) {
   json board;
@@ -500,6 +545,7 @@ int write_leaderboard(const SuiteArgs& a, const SuitePlan& plan, double wall) {
     board["manifest"] = plan.manifest;
     board["manifest_sha256"] = manifest_fingerprint(plan.manifest);
     board["tier"] = json_member(read_config_json(plan.manifest), "tier", json(nullptr));
+    record_provenance(board, a.out);
   }
   analyze_leaderboard(board, plan);
   board["analysis_commit"] = commit_string();

@@ -98,6 +98,8 @@ const json* cell_of(const json& board, const json& task, const std::string& mech
 }
 
 std::string reference_of(const json& board) {
+  if (board.contains("reference") && board["reference"].is_string())
+    return board["reference"].get<std::string>();
   for (const auto& m : board["mechanisms"])
     if (m["name"] == "dot-rope") return "dot-rope";
   return board["mechanisms"].empty() ? "" : board["mechanisms"][0]["name"].get<std::string>();

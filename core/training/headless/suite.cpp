@@ -61,6 +61,32 @@ json interval_json(const MeanInterval& m) {
   return json::array({m.lo, m.hi});
 }
 
+// The manifest's reference and gate: "reference" must name a mechanism of the manifest (the
+// plan's own may be filtered); "gate_on_reference" a bool, quick's winning in the quick slice.
+void set_reference(SuitePlan& plan, const json& m, bool quick) {
+  std::vector<std::string> all;
+  for (const auto& x : m.at("mechanisms")) all.push_back(x.at("name").get<std::string>());
+  const bool has_rope = std::find(all.begin(), all.end(), "dot-rope") != all.end();
+  const json ref = json_member(m, "reference", json(has_rope ? "dot-rope" : all.front()));
+  if (!ref.is_string() || std::find(all.begin(), all.end(), ref.get<std::string>()) == all.end())
+    throw Error(plan.manifest + ": reference " + ref.dump() +
+                " must name a mechanism of the suite");
+  plan.reference = ref.get<std::string>();
+  for (size_t k = 0; k < plan.mechanisms.size(); ++k)
+    if (plan.mechanisms[k].name == plan.reference) plan.reference_index = static_cast<int>(k);
+  json gate = json_member(m, "gate_on_reference", json(false));
+  if (quick && m.contains("quick")) gate = json_member(m["quick"], "gate_on_reference", gate);
+  if (!gate.is_boolean())
+    throw Error(plan.manifest + ": gate_on_reference must be true or false, got " + gate.dump());
+  plan.gate = gate.get<bool>();
+}
+
+const SuitePair* reference_pair(const SuitePlan& plan, int task) {
+  for (const auto& p : plan.pairs)
+    if (p.task == task && p.mechanism == plan.reference_index) return &p;
+  return nullptr;
+}
+
 }  // namespace
 
 SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFilter& filter) {
@@ -154,6 +180,7 @@ SuitePlan load_suite(const std::string& manifest_path, bool quick, const SuiteFi
       plan.pairs.push_back(std::move(p));
     }
   if (plan.pairs.empty()) throw Error(manifest_path + ": no task and mechanism to run");
+  set_reference(plan, m, quick);
   return plan;
 }
 
@@ -209,9 +236,54 @@ SuiteOutcome run_suite(const SuitePlan& plan, const SuiteRunOptions& o) {
   }
   write_file_atomic(manifest_file.string(), manifest.dump(2) + "\n");
 
-  std::vector<TunedArm> arms;
-  for (const auto& p : plan.pairs) arms.push_back(suite_arm(plan, p));
-  return run_tuned_arms(arms, o);
+  std::vector<TunedArm> arms, gated;
+  for (const auto& p : plan.pairs)
+    (plan.gate && p.mechanism != plan.reference_index ? gated : arms).push_back(suite_arm(plan, p));
+  if (!plan.gate || plan.reference_index < 0 || o.shard_count > 1) {
+    arms.insert(arms.end(), gated.begin(), gated.end());
+    return run_tuned_arms(arms, o);
+  }
+  // The references first; then the others on the tasks their reference learned.
+  SuiteOutcome out = run_tuned_arms(arms, o);
+  std::vector<TunedArm> rest;
+  for (int t = 0; t < static_cast<int>(plan.tasks.size()); ++t) {
+    const ReferenceResult r = reference_result(plan, t, o.out_dir);
+    int left = 0;
+    for (size_t i = 0; i < plan.pairs.size(); ++i)
+      if (plan.pairs[i].task == t && plan.pairs[i].mechanism != plan.reference_index) {
+        if (r.learned) rest.push_back(suite_arm(plan, plan.pairs[i]));
+        left += !r.learned;
+      }
+    if (left > 0 && o.log)
+      o.log(plan.tasks[t].name + ": not learned at this budget (" + plan.reference + " solved " +
+            std::to_string(r.solved) + "/" + std::to_string(r.n) + "): its other " +
+            std::to_string(left) + (left == 1 ? " mechanism is" : " mechanisms are") +
+            " not trained");
+  }
+  const SuiteOutcome more = run_tuned_arms(rest, o);
+  out.arms += more.arms;
+  out.ran += more.ran;
+  out.resumed += more.resumed;
+  out.skipped += more.skipped;
+  out.diverged += more.diverged;
+  return out;
+}
+
+ReferenceResult reference_result(const SuitePlan& plan, int task, const std::string& out_dir) {
+  ReferenceResult r;
+  const SuitePair* pair = reference_pair(plan, task);
+  if (!pair) return r;
+  const TunedRuns tuned = tuned_runs(suite_arm(plan, *pair), out_dir);
+  r.finished = tuned.all_done || (tuned.grid_done && tuned.choice.chosen < 0);
+  for (const auto& rel : tuned.runs) {
+    const RunDirectory run = read_run_directory((fs::path(out_dir) / rel).string());
+    if (run.summary.value("diverged", false)) continue;
+    ++r.n;
+    const json acc = json_member(run.summary, "eval_accuracy", json());
+    r.solved += acc.is_number() && acc.get<double>() >= plan.threshold;
+  }
+  r.learned = r.finished && r.n > 0 && r.solved >= kLearnedShare * r.n - 1e-9;
+  return r;
 }
 
 namespace {
@@ -244,11 +316,12 @@ std::string bad_accuracy(const fs::path& run, const json& summary) {
 }  // namespace
 
 json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
-  json board = {{"title", plan.title},     {"quick", plan.quick},
-                {"seeds", plan.seeds},     {"threshold", plan.threshold},
-                {"lr_grid", plan.lr_grid}, {"lr_extend", plan.lr_extend},
-                {"tasks", json::array()},  {"mechanisms", json::array()},
-                {"cells", json::array()},  {"damaged", json::array()}};
+  json board = {{"title", plan.title},         {"quick", plan.quick},
+                {"seeds", plan.seeds},         {"threshold", plan.threshold},
+                {"lr_grid", plan.lr_grid},     {"lr_extend", plan.lr_extend},
+                {"tasks", json::array()},      {"mechanisms", json::array()},
+                {"cells", json::array()},      {"damaged", json::array()},
+                {"reference", plan.reference}, {"gate_on_reference", plan.gate}};
   auto damaged = [&](const std::string& problem) { board["damaged"].push_back(problem); };
   for (const auto& t : plan.tasks) {
     const ExperimentConfig c = parse_config(t.config, t.name);
@@ -277,6 +350,27 @@ json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
                  {"status", "pending"}};
     const TunedRuns tuned = tuned_runs(suite_arm(plan, pair), out_dir);
     const LrChoice& choice = tuned.choice;
+    if (plan.gate && pair.mechanism != plan.reference_index && plan.reference_index >= 0 &&
+        std::none_of(choice.trials.begin(), choice.trials.end(),
+                     [](const LrTrial& t) { return t.finished; })) {
+      const ReferenceResult r = reference_result(plan, pair.task, out_dir);
+      if (r.finished && !r.learned) {
+        cell.update({{"status", "not_trained"},
+                     {"lr_grid", json::array()},
+                     {"lr_chosen", nullptr},
+                     {"runs", json::array()},
+                     {"values", json::array()},
+                     {"mean", nullptr},
+                     {"eval_loss", nullptr},
+                     {"threshold_reached", 0},
+                     {"steps_to_threshold", nullptr},
+                     {"length_eval", json::array()}});
+        cell["why"] = "not learned at this budget: " + plan.reference + " solved " +
+                      std::to_string(r.solved) + "/" + std::to_string(r.n);
+        board["cells"].push_back(cell);
+        continue;
+      }
+    }
     for (const auto& t : choice.trials)
       if (!t.finished)
         if (std::string p = damaged_summary(fs::path(out_dir) / t.run); !p.empty()) damaged(p);
