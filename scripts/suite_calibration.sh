@@ -9,7 +9,11 @@
 #   parity: 2,000 steps, train.lr 1e-3 and 2e-3, seed 100 only (0/3 at 1,000 steps; the Chomsky
 #     paper's transformers stay near chance on it);
 #   mqar-64: its 1,000 steps at train.lr 1e-3 (its vocabulary moved from 16 to 72 after the board).
-# One thread a run, two runs at a time (about 16 minutes of two cores).
+# A second pass, fixed after reading the first and before the tier's first board (a tier run was
+# started and stopped after three dot-rope grid runs of mqar-64, deleted unread by any board):
+#   mqar-64: 2,000 steps at train.lr 1e-3 and 2e-3 (the first pass solved 1 of 2 at 1,000);
+#   parity: 3,000 steps at train.lr 1e-3 (the first pass reached 0.866 at 2,000).
+# One thread a run, two runs at a time (about 8 minutes of two cores).
 #
 # usage: scripts/suite_calibration.sh [--bin ATTNLAB] [--work DIR] [OUT]
 #   OUT (default bench/results/suite_calibration.txt); --work DIR keeps the runs (a run it already
@@ -41,6 +45,10 @@ for t in duplicate_string reverse_string; do
 done
 for lr in 1e-3 2e-3; do arms+=("parity 2000 $lr 100"); done
 for s in 100 101; do arms+=("mqar_64 1000 1e-3 $s"); done
+for lr in 1e-3 2e-3; do
+  for s in 100 101; do arms+=("mqar_64 2000 $lr $s"); done
+done
+for s in 100 101; do arms+=("parity 3000 1e-3 $s"); done
 
 train_one() {
   read -r task steps lr seed <<< "$1"
