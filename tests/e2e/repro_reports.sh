@@ -50,6 +50,42 @@ for dir in "$root"/docs/repro/*/; do
   checked=$((checked + 1))
 done
 [ $checked -gt 0 ] || bad "no data/repro/<paper>/runs: the committed reproductions' runs are missing"
+# Issue 49, item 5: Condor's convergence claim, steps to a loss, recomputed from the runs'
+# metrics.csv: the threshold is the higher of the two arms' mean final eval losses, each seed's
+# figure the first evaluated step at or below it (a run that never gets there: its last step plus
+# one evaluation interval), and the claim's difference the mean of the paired differences.
+if [ -f "$work/condor/report.json" ]; then
+  if python3 - "$work/condor" <<'PY'
+import csv, json, os, sys
+root = sys.argv[1]
+r = json.load(open(os.path.join(root, "report.json")))
+claim = next(c for c in r["claims"] if c["metric"] == "steps_to_loss")
+arms = {a["name"]: a for a in r["arms"]}
+def seeds(name):
+    return [s for s in arms[name]["seeds"] if not s["diverged"]]
+a, b = claim["arms"]
+mean = lambda xs: sum(xs) / len(xs)
+T = max(mean([s["eval_loss"] for s in seeds(a)]), mean([s["eval_loss"] for s in seeds(b)]))
+def steps(run):
+    d = os.path.join(root, "runs", run)
+    rows = [x for x in csv.DictReader(open(os.path.join(d, "metrics.csv"))) if x["eval_loss"] not in ("", "nan")]
+    every = json.load(open(os.path.join(d, "config.json")))["train"]["eval_every"]
+    for x in rows:
+        if float(x["eval_loss"]) <= T:
+            return int(x["step"])
+    return int(rows[-1]["step"]) + every
+sa = {s["seed"]: steps(s["run"]) for s in seeds(a)}
+sb = {s["seed"]: steps(s["run"]) for s in seeds(b)}
+assert claim["values"] == {a: {str(k): float(v) for k, v in sa.items()},
+                           b: {str(k): float(v) for k, v in sb.items()}}, claim["values"]
+d = [sa[k] - sb[k] for k in sa if k in sb]
+assert abs(mean(d) - claim["difference"]) < 1e-9, (d, claim["difference"])
+assert ("threshold eval loss %.4f" % T) in claim["ours"], (T, claim["ours"])
+assert claim["seeds"] == len(d), claim["seeds"]
+PY
+  then ok "condor: steps to the common loss recompute from the runs' metrics.csv"
+  else bad "condor: the steps_to_loss claim does not recompute"; fi
+fi
 # Issue 49, item 2: the report records the manifest's and its binary's SHA-256 (recomputed here
 # by Python's hashlib) and the commit; the seeds are the manifest's, fixed in advance.
 if [ -f "$work/conn/report.json" ]; then

@@ -75,6 +75,8 @@ def holm(ps):
 
 def claim_values(report, claim):
     """Per-seed values of the claim's arms from report.json's arms (runs-based claims only)."""
+    if "values" in claim:  # a derived metric (steps_to_loss): the claim carries its values
+        return [{int(k): v for k, v in claim["values"][name].items()} for name in claim["arms"]]
     arms = {a["name"]: a for a in report["arms"]}
     out = []
     for name in claim["arms"]:
@@ -141,7 +143,7 @@ def check_report(path, repro_path):
                       f"{w}: look at {n} p {look['p']} vs {t_p(d[:n], boundary)}")
         # learned floors: an eval-metric claim whose arm's mean is on the wrong side of its floor
         learned = True
-        if c["metric"] in ("eval_loss", "eval_accuracy"):
+        if c["metric"] in ("eval_loss", "eval_accuracy", "steps_to_loss"):
             for arm in c["arms"]:
                 for f in floors:
                     if arm not in f["arms"]:

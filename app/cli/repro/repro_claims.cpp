@@ -21,8 +21,8 @@ namespace {
 
 const std::vector<std::string> kKinds = {"better", "within", "ratio_at_most", "ratio_at_least",
                                          "at_most"};
-const std::vector<std::string> kRunMetrics = {"eval_loss", "eval_accuracy",
-                                              "final_spectral_radius"};
+const std::vector<std::string> kRunMetrics = {"eval_loss", "eval_accuracy", "final_spectral_radius",
+                                              "steps_to_loss"};
 const std::vector<std::string> kCountMetrics = {"parameters", "attention_parameters",
                                                 "parameters_at_paper_size",
                                                 "attention_parameters_at_paper_size"};
@@ -37,7 +37,7 @@ bool larger_is_better(const std::string& metric) {
 }
 
 int precision_of(const std::string& metric) {
-  if (one_of(metric, kCountMetrics)) return 0;
+  if (one_of(metric, kCountMetrics) || metric == "steps_to_loss") return 0;
   if (one_of(metric, kBenchMetrics)) return 2;
   return 4;
 }
@@ -236,6 +236,13 @@ void validate_claims(const json& claims, const std::vector<std::string>& arms,
       throw Error(where + ".path must be \"libtorch\" or \"as_trained\"");
     if (c.contains("paper_at")) validate_paper_at(c["paper_at"], named, where);
     if (kind == "within") number_key(c, "tolerance", i);
+    if (c.contains("loss_threshold") &&
+        !(c["loss_threshold"] == "common" ||
+          (c["loss_threshold"].is_number() && c["loss_threshold"].get<double>() > 0)))
+      throw Error(where + ".loss_threshold must be \"common\" or a loss > 0, got " +
+                  c["loss_threshold"].dump());
+    if (metric == "steps_to_loss" && kind == "at_most")
+      throw Error(where + ": steps_to_loss compares two arms (kind better, within or a ratio)");
     if (kind.rfind("ratio", 0) == 0 || kind == "at_most") number_key(c, "value", i);
     if (kind.rfind("ratio", 0) == 0 && kind != "at_most" && c.at("value").get<double>() <= 0)
       throw Error(where + ".value must be positive for a ratio");
@@ -250,7 +257,55 @@ struct ClaimSides {
   Keyed a, b;
   int diverged = 0;
   std::string path_note;
+  std::string note;  // appended to the figures (steps_to_loss: the threshold, censored runs)
 };
+
+// steps_to_loss: each run's first evaluated step whose eval loss is at most the threshold: the
+// claim's "loss_threshold", or ("common", the default) the larger of the two arms' mean final eval
+// losses, the loss both arms reach on average, fixed by a rule before any curve is read. A run that
+// never reaches it counts as its last evaluated step plus one evaluation interval (censored: the
+// figures say how many), which can only shorten the slower arm's lead.
+void steps_to_loss_sides(const json& c, const ReproRuns& runs, ClaimResult& r, ClaimSides& s) {
+  double threshold = NAN;
+  const json given = c.value("loss_threshold", json("common"));
+  if (given.is_number()) {
+    threshold = given.get<double>();
+  } else {
+    int ignored = 0;
+    const Keyed la = run_values(runs, r.arm, "eval_loss", &ignored);
+    const Keyed lb = run_values(runs, r.than, "eval_loss", &ignored);
+    if (la.empty() || lb.empty()) return;  // "a run did not finish"
+    threshold = std::max(mean_interval(values_of(la)).mean, mean_interval(values_of(lb)).mean);
+  }
+  int censored = 0;
+  auto steps = [&](const std::string& arm) {
+    Keyed out;
+    for (const RunDirectory* run : runs.of(arm)) {
+      if (!run->finished) continue;
+      if (run->summary.value("diverged", false)) {
+        ++s.diverged;
+        continue;
+      }
+      const Series& e = run->eval_loss;
+      if (e.empty()) continue;
+      double at = NAN;
+      for (size_t i = 0; i < e.values.size() && !std::isfinite(at); ++i)
+        if (e.values[i] <= threshold) at = static_cast<double>(e.steps[i]);
+      if (!std::isfinite(at)) {
+        at = static_cast<double>(e.steps.back() + run->config.train.eval_every);
+        ++censored;
+      }
+      out[static_cast<long long>(run->config.seed)] = at;
+    }
+    return out;
+  };
+  s.a = steps(r.arm);
+  s.b = steps(r.than);
+  s.note =
+      "; threshold eval loss " + fixed_number(threshold, 4) +
+      (given.is_number() ? "" : " (the higher arm mean)") +
+      (censored ? ", " + std::to_string(censored) + " run(s) never reached it (censored)" : "");
+}
 
 // The benchmark's side of a claim on speed or memory; false when the benchmark has not run.
 bool bench_sides(const json& c, const ReproBench* bench, ClaimResult& r, ClaimSides& s) {
@@ -311,6 +366,8 @@ bool claim_sides(const json& c, const ReproRuns& runs, const ReproBench* bench,
     s.a = count(r.arm);
     if (!r.than.empty()) s.b = count(r.than);
     r.source = "parameter count at the paper's dimensions, by formula";
+  } else if (r.metric == "steps_to_loss") {
+    steps_to_loss_sides(c, runs, r, s);
   } else {
     s.a = run_values(runs, r.arm, r.metric, &s.diverged);
     if (!r.than.empty()) s.b = run_values(runs, r.than, r.metric, &s.diverged);
@@ -381,7 +438,9 @@ void judge_measured(const json& c, const ClaimSides& s, ClaimResult& r) {
   else if (v.paired)
     r.source += ", paired by round";
   const std::string div =
-      s.diverged ? " (" + std::to_string(s.diverged) + " diverged run(s) left out)" : std::string();
+      (s.diverged ? " (" + std::to_string(s.diverged) + " diverged run(s) left out)"
+                  : std::string()) +
+      s.note;
   const MeanInterval xa = mean_interval(values_of(s.a));
   if (r.kind == "at_most") {
     r.ours = r.arm + " " + r.metric + " " + fixed_number(xa.mean, p) + " ± " +
@@ -548,6 +607,15 @@ json claims_json(const std::vector<ClaimResult>& results) {
                    {"source", r.source},
                    {"seeds_to_resolve", v.seeds_to_resolve},
                    {"ours", r.ours}});
+    // A metric the arms' seed records do not carry: its per-seed values, for a reader to check.
+    if (r.metric == "steps_to_loss") {
+      auto by_seed = [](const KeyedValues& k) {
+        json o = json::object();
+        for (const auto& [seed, v] : k) o[std::to_string(seed)] = v;
+        return o;
+      };
+      out.back()["values"] = {{r.arm, by_seed(r.a_values)}, {r.than, by_seed(r.b_values)}};
+    }
   }
   return out;
 }

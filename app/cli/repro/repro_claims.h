@@ -11,7 +11,13 @@
 //              ratio_at_most / ratio_at_least
 //                              arm / than on `metric` against `value`
 //              at_most         arm's `metric` <= `value` (e.g. final_spectral_radius <= 0.95)
-//   "metric"   from the runs:  eval_loss | eval_accuracy | final_spectral_radius (conn runs)
+//   "metric"   from the runs:  eval_loss | eval_accuracy | final_spectral_radius (conn runs) |
+//                              steps_to_loss (the first evaluated step at which a run's eval
+//                              loss is at most "loss_threshold": a loss, or "common", the
+//                              default: the higher of the two arms' mean final eval losses; a
+//                              run that never reaches it counts as its last step plus one
+//                              evaluation interval, said in the figures; lower is better; the
+//                              learned floors apply as to eval_loss)
 //              counted:        parameters | attention_parameters (exact; no interval needed),
 //                              and the same "_at_paper_size" (repro.json's paper_size, by
 //                              formula: repro_plan.h)
@@ -119,7 +125,8 @@ std::string claims_markdown(const std::vector<ClaimResult>& results);
 // [{"claim", "paper", "setting", "kind", "metric", "arms": [a, b], "paired", "seeds",
 //   "difference", "ci95": [lo, hi], "p_value", "boundary", "p_raw", "p_permutation", "p_looks",
 //   "p_holm", "ci_looks", "looks": [{"seeds", "p", "at"}], "testable", "why", "verdict",
-//   "verdict_uncorrected", "source", "seeds_to_resolve", "ours"}]; unknown numbers are null.
+//   "verdict_uncorrected", "source", "seeds_to_resolve", "ours", and for steps_to_loss "values":
+//   {arm: {seed: steps}}, which the arms' seed records do not carry}]; unknown numbers are null.
 nlohmann::json claims_json(const std::vector<ClaimResult>& results);
 
 }  // namespace attn

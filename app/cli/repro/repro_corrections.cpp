@@ -119,7 +119,7 @@ std::string not_learned(const std::string& arm, const ReproRuns& runs, const jso
 }
 
 void fill_testable(ClaimResult& r, const ReproRuns& runs, const json& learned) {
-  if (r.metric != "eval_accuracy" && r.metric != "eval_loss") return;
+  if (r.metric != "eval_accuracy" && r.metric != "eval_loss" && r.metric != "steps_to_loss") return;
   for (const std::string& arm : {r.arm, r.than}) {
     if (arm.empty()) continue;
     if (std::string why = not_learned(arm, runs, learned); !why.empty()) {
