@@ -195,14 +195,13 @@ Rgba8 hot(float t) {
 void colorize(const float* values, size_t count, Colormap map, float vmin, float vmax,
               std::vector<Rgba8>& out) {
   out.resize(count);
-  if (map == Colormap::Diverging) {
-    const float scale = std::max(std::fabs(vmin), std::fabs(vmax));
-    for (size_t i = 0; i < count; ++i) out[i] = diverging(values[i], scale);
-    return;
-  }
+  const float scale = std::max(std::fabs(vmin), std::fabs(vmax));
   const float span = vmax - vmin;
   const float inv = span > 0.0f ? 1.0f / span : 0.0f;
-  for (size_t i = 0; i < count; ++i) out[i] = colormap_color(map, (values[i] - vmin) * inv);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = !std::isfinite(values[i])    ? kMissingColor
+             : map == Colormap::Diverging ? diverging(values[i], scale)
+                                          : colormap_color(map, (values[i] - vmin) * inv);
 }
 
 double relative_luminance(float r, float g, float b) {

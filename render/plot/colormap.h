@@ -11,7 +11,8 @@
 //    perceptually uniform, cividis also readable with colour vision deficiency.
 //  - colormap_color(map, t): any map at t in [0, 1] (Diverging: t = 0.5 is the white centre).
 //  - okabe_ito(i): the i-th colour-blind-safe line colour (wraps around), black left out.
-//  - colorize(): a whole matrix to RGBA8, row-major, alpha 255.
+//  - colorize(): a whole matrix to RGBA8, row-major, alpha 255; a cell with no value (NaN) is
+//    kMissingColor, outside every map, never the map's low end.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -38,14 +39,18 @@ Rgba8 hot(float t);
 Rgba8 magma(float t);
 Rgba8 cividis(float t);
 Rgba8 colormap_color(Colormap map, float t);
-const char* to_string(Colormap map);               // "viridis", "magma", ...
+const char* to_string(Colormap map);                          // "viridis", "magma", ...
 bool parse_colormap(const std::string& name, Colormap& out);  // false for unknown names
 
 Rgba8 okabe_ito(int index);
 int okabe_ito_count();
 
+// A cell without a value: a mid gray that no map's low end resembles (viridis starts dark purple,
+// so NaN drawn as 0 read as "0%").
+constexpr Rgba8 kMissingColor = {176, 176, 176, 255};
+
 // Maps values to colours. Viridis, Gray, Hot: [vmin, vmax] -> [0, 1] (vmax <= vmin maps everything
-// to 0). Diverging: centred on 0 with scale max(|vmin|, |vmax|).
+// to 0). Diverging: centred on 0 with scale max(|vmin|, |vmax|). Non-finite values: kMissingColor.
 void colorize(const float* values, size_t count, Colormap map, float vmin, float vmax,
               std::vector<Rgba8>& out);
 

@@ -12,6 +12,7 @@
 
 #include "app/figures/catalog/figures.h"
 #include "app/figures/runs/intervention_figures.h"
+#include "app/figures/runs/leaderboard_figures.h"
 #include "figure_helpers.h"
 #include "render/plot/figure_draw.h"
 #include "render/plot/figure_font.h"
@@ -178,4 +179,30 @@ TEST_CASE("a heatmap below the minimum span says it shows the values as equal, c
   bool said = false;
   for (const std::string& s : page_texts(f)) said = said || s.find("equal within") == 0;
   CHECK(said);
+}
+
+// Issue 49: the leaderboard's gated cells (the reference did not learn the task, so nothing else
+// trained) have no value: gray with "not trained" on them, never viridis' dark end, which read as
+// 0%; a trained cell keeps its number.
+TEST_CASE("the leaderboard draws a cell with no value gray and says why") {
+  const nlohmann::json board = {
+      {"tasks", {{{"name", "parity"}}}},
+      {"mechanisms", {{{"name", "dot"}}, {{"name", "dot-rope"}}, {{"name", "ky"}}}},
+      {"cells",
+       {{{"task", "parity"}, {"mechanism", "dot"}, {"status", "not_trained"}, {"mean", nullptr}},
+        {{"task", "parity"}, {"mechanism", "dot-rope"}, {"status", "done"}, {"mean", 0.484}},
+        {{"task", "parity"}, {"mechanism", "ky"}, {"status", "pending"}, {"mean", nullptr}}}}};
+  const Figure f = figures::leaderboard_figure(board);
+  REQUIRE(f.panels.size() == 1);
+  const Panel& p = f.panels[0];
+  std::vector<std::string> texts;
+  for (const auto& a : p.annotations) texts.push_back(a.text);
+  CHECK(texts == std::vector<std::string>{"not trained", "48", "pending"});
+  REQUIRE(p.heatmaps.size() == 1);
+  double vmin = 0, vmax = 0;
+  const auto px = heatmap_pixels(p.heatmaps[0], vmin, vmax);
+  REQUIRE(px.size() == 3);
+  CHECK(int(px[0].r) == int(render::kMissingColor.r));
+  CHECK(int(px[2].g) == int(render::kMissingColor.g));
+  CHECK(int(px[1].r) != int(render::kMissingColor.r));
 }

@@ -70,6 +70,18 @@ TEST_CASE("colorize maps a matrix through the chosen map") {
   CHECK(int(out[0].g) == 255);
   CHECK(int(out[2].r) == int(diverging(1, 1).r));
   CHECK(int(out[3].b) == int(diverging(-1, 1).b));
+  // A cell without a value is the missing colour in every map, never the map's low end (a NaN
+  // accuracy drawn as viridis(0) read as "0%").
+  const float gaps[2] = {std::nanf(""), INFINITY};
+  for (Colormap map : {Colormap::Viridis, Colormap::Diverging, Colormap::Gray, Colormap::Hot}) {
+    colorize(gaps, 2, map, 0.0f, 1.0f, out);
+    for (const Rgba8& c : out) {
+      CHECK(int(c.r) == int(kMissingColor.r));
+      CHECK(int(c.g) == int(kMissingColor.g));
+      CHECK(int(c.b) == int(kMissingColor.b));
+    }
+  }
+  CHECK(int(kMissingColor.r) != int(viridis(0).r));
 }
 
 TEST_CASE("gray and hot: black to white, luminance never falls") {

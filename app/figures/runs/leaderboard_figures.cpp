@@ -49,6 +49,11 @@ fig::Figure leaderboard_figure(const json& board) {
         const fig::Color ink =
             v < 55 ? fig::Color::rgb(0.97f, 0.97f, 0.97f) : fig::Color::rgb(0.08f, 0.08f, 0.08f);
         p.annotations.push_back({k + 0.5, t + 0.5, text, fig::Anchor::Center, ink});
+      } else {
+        // A gray cell says why it has no value: gated off by the reference, or not finished.
+        const bool gated = c && c->value("status", "") == "not_trained";
+        p.annotations.push_back({k + 0.5, t + 0.5, gated ? "not trained" : "pending",
+                                 fig::Anchor::Center, fig::Color::rgb(0.08f, 0.08f, 0.08f)});
       }
     }
   bool any = false;
@@ -63,11 +68,13 @@ fig::Figure leaderboard_figure(const json& board) {
   m.colormap = render::Colormap::Viridis;
   m.vmin = 0;
   m.vmax = 100;
-  m.colorbar_label = "eval accuracy (%), mean over seeds";
+  m.colorbar_label = "accuracy (%)";
   p.heatmaps.push_back(std::move(m));
   fig::Figure f;
   f.name = "leaderboard";
-  f.title = "eval accuracy at the training length, each mechanism at its own learning rate";
+  f.title =
+      "eval accuracy (%) at the training length, mean over seeds, each mechanism at its own "
+      "learning rate";
   f.panels.push_back(std::move(p));
   f.aspect = std::clamp(0.12 + 0.07 * rows, 0.3, 0.9);
   return f;
