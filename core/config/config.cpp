@@ -384,6 +384,7 @@ ExperimentConfig parse_config(const json& j, const std::string& where) {
                 ") must not exceed task.vocab (" + std::to_string(t.vocab) + ") for task \"" +
                 t.name + "\": its keys/prefix tokens are distinct symbols");
   check_benchmark_task(t, where);
+  check_train_examples(t, where);
   if (t.name == "text" && t.text_path.empty())
     throw Error(where + ": task.text_path must name a UTF-8 file or a directory of them");
   return c;

@@ -41,6 +41,9 @@ struct TaskConfig {
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   int patch = 7;
   int shift = 0;
+  // The training set's size. fashion-mnist: the cap on training images above. Synthetic tasks:
+  // 0 = every batch freshly generated; N > 0 = a fixed set of N sequences generated once from
+  // the seed and served in shuffled epochs (core/data/training_set.h). text: must be 0.
   int train_examples = 0;
   int test_examples = 0;
   // fashion-mnist: the last N training images held out as a validation set (never trained on),

@@ -71,8 +71,13 @@ std::vector<ConfigKey> top_and_task_keys() {
               "fashion-mnist: patch side in pixels; must divide 28 (7: 16 patch tokens)"),
       integer("task.shift", 0, 8,
               "fashion-mnist: random shifts of up to this many pixels in training; 0 = none"),
-      integer("task.train_examples", 0, 60000,
-              "fashion-mnist: training images used; 0 = all 60000"),
+      integer("task.train_examples", 0, 1e7,
+              "The training set's size. Synthetic tasks: 0 = every batch freshly generated (an "
+              "endless stream); N > 0 = a fixed set of N training sequences generated once from "
+              "the seed (a stream of its own, not the eval set's), served in shuffled epochs "
+              "(as the references' dataloaders do) and regenerated on resume; at most 2 GiB "
+              "(N x input length x 16 bytes). fashion-mnist: training images used, at most "
+              "60000; 0 = all. text: must be 0"),
       integer("task.test_examples", 0, 10000,
               "fashion-mnist: the first N test images; 0 = all 10000"),
       integer("task.validation_examples", 0, 30000,

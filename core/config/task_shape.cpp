@@ -49,4 +49,30 @@ TaskShape task_shape(const TaskConfig& c) {
   return s;
 }
 
+void check_train_examples(const TaskConfig& task, const std::string& where) {
+  const int64_t n = task.train_examples;
+  if (n == 0) return;
+  const std::string key = where + ": task.train_examples " + std::to_string(n);
+  if (task.name == "text")
+    throw Error(key +
+                ": task \"text\" trains on windows of its corpus; a fixed training set of "
+                "generated sequences is for the synthetic tasks only (set 0)");
+  if (task.name == "fashion-mnist") {
+    if (n > 60000)
+      throw Error(where +
+                  ": task.train_examples must be in [0, 60000] for task \"fashion-mnist\" (the "
+                  "training images used), got " +
+                  std::to_string(n));
+    return;
+  }
+  const int64_t tokens = task_shape(task).tokens, per_example = tokens * 8 * 2;
+  const int64_t bytes = n * per_example;
+  if (bytes > kTrainSetByteLimit)
+    throw Error(key + " x " + std::to_string(tokens) +
+                " tokens x 8 bytes x 2 (inputs and targets) = " + std::to_string(bytes) +
+                " bytes of fixed training set, over the limit of " +
+                std::to_string(kTrainSetByteLimit) + " bytes (2 GiB): give at most " +
+                std::to_string(kTrainSetByteLimit / per_example) + " examples");
+}
+
 }  // namespace attn

@@ -24,6 +24,15 @@ constexpr int64_t kTextVocabFloor = 256;
 // Throws attn::Error for a task it does not know.
 TaskShape task_shape(const TaskConfig& task);
 
+// task.train_examples: a synthetic task's fixed training set holds that many sequences' inputs
+// and targets (int64 each): train_examples x tokens x 8 bytes x 2, at most this.
+constexpr int64_t kTrainSetByteLimit = int64_t{2} << 30;  // 2 GiB
+// Throws attn::Error, prefixed by `where`, naming task.train_examples when the task cannot take
+// it: a text task with any nonzero value (its training windows come from the corpus),
+// fashion-mnist over its 60000 training images, a synthetic task whose fixed set would pass
+// kTrainSetByteLimit (the message gives its size in bytes and the limit). Allocates nothing.
+void check_train_examples(const TaskConfig& task, const std::string& where);
+
 // The config key that sets a task's input length ("task.length", "task.context", "task.patch"),
 // or "" for modadd (always 3 tokens).
 std::string task_length_key(const TaskConfig& task);

@@ -1,17 +1,23 @@
 // The machinery of the synthetic token tasks (private to core/data): an example is a whole
 // token sequence plus which positions are scored; SyntheticTask draws training batches from a
-// step seed, a fixed eval set from the run seed, and a probe. Shared by tasks.cpp (attnlab's own
-// tasks) and benchmark_tasks.cpp (the field's standard ones).
+// step seed (or, with task.train_examples, from a fixed training set), a fixed eval set from the
+// run seed, and a probe. Shared by tasks.cpp (attnlab's own tasks) and benchmark_tasks.cpp (the
+// field's standard ones).
 #pragma once
+#include <memory>
 #include <numeric>
 #include <random>
 
+#include "core/config/task_shape.h"
 #include "core/data/tasks.h"
+#include "core/data/training_set.h"
 
 namespace attn {
 namespace detail {
 
 constexpr uint64_t kEvalSalt = 0xE7A1;
+// The fixed training set's examples and its epochs' order (task.train_examples > 0).
+constexpr uint64_t kTrainSetSalt = 0x75E7, kTrainOrderSalt = 0x0DE5;
 
 // One example, in one of two forms:
 //  - next-token: a full token sequence (one longer than the model input) and, per position,
@@ -49,11 +55,29 @@ class SyntheticTask : public Task {
       : c_(c), seed_(seed), eval_batches_(eval_batches), batch_size_(batch_size) {}
 
   Batch train_batch(int batch_size, uint64_t seed) const override {
+    if (c_.train_examples > 0) return training_set().sample(batch_size, seed);
     std::mt19937_64 rng(seed);
-    std::vector<Example> ex;
-    ex.reserve(batch_size);
-    for (int i = 0; i < batch_size; ++i) ex.push_back(example(rng, /*eval=*/false));
-    return to_batch(ex);
+    return fresh(rng, batch_size);
+  }
+
+  Batch step_batch(int batch_size, uint64_t seed, int64_t step) const override {
+    if (c_.train_examples > 0) return training_set().at_step(batch_size, step);
+    return train_batch(batch_size, seed);
+  }
+
+  // task.train_examples > 0: the fixed training set, made at the first training batch (a task
+  // built only to evaluate never makes it). Its examples are training examples (eval = false)
+  // from a stream of their own, mix_seed(run seed, kTrainSetSalt): not the eval set's, the
+  // validation set's (another run seed) or the probe's. Throws attn::Error naming
+  // task.train_examples, before allocating, when the set would pass its memory limit.
+  const TrainingSet& training_set() const {
+    if (!train_set_) {
+      check_train_examples(c_, "task");  // the input length is this task's (length eval's too)
+      train_set_ = std::make_unique<TrainingSet>(
+          c_.train_examples, mix_seed(seed_, kTrainSetSalt), mix_seed(seed_, kTrainOrderSalt),
+          [this](std::mt19937_64& rng, int64_t count) { return fresh(rng, count); });
+    }
+    return *train_set_;
   }
 
   const std::vector<Batch>& eval_set() const override {
@@ -114,6 +138,16 @@ class SyntheticTask : public Task {
   uint64_t seed_;
   int eval_batches_, batch_size_;
   mutable std::vector<Batch> eval_;
+  mutable std::unique_ptr<TrainingSet> train_set_;
+
+ private:
+  // `count` fresh training examples drawn from rng, one after another.
+  Batch fresh(std::mt19937_64& rng, int64_t count) const {
+    std::vector<Example> ex;
+    ex.reserve(count);
+    for (int64_t i = 0; i < count; ++i) ex.push_back(example(rng, /*eval=*/false));
+    return to_batch(ex);
+  }
 };
 
 }  // namespace detail

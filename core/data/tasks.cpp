@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/base/error.h"
+#include "core/config/task_shape.h"
 #include "core/data/benchmark_tasks.h"
 #include "core/data/fashion_mnist.h"
 #include "core/data/synthetic_task.h"
@@ -499,7 +500,10 @@ std::unique_ptr<Task> make_task(const TaskConfig& c, uint64_t seed, int eval_bat
   if (c.name == "modadd") return std::make_unique<ModAddTask>(c, seed, eval_batches, batch_size);
   if (c.name == "induction")
     return std::make_unique<InductionTask>(c, seed, eval_batches, batch_size);
-  if (c.name == "text") return std::make_unique<TextTask>(c, seed, eval_batches, batch_size);
+  if (c.name == "text") {
+    check_train_examples(c, "task");  // refused: text has no fixed set of generated sequences
+    return std::make_unique<TextTask>(c, seed, eval_batches, batch_size);
+  }
   if (c.name == "fashion-mnist") return make_fashion_mnist_task(c);
   if (auto task = make_benchmark_task(c, seed, eval_batches, batch_size)) return task;
   throw Error("task.name: unknown task \"" + c.name + "\"");

@@ -33,6 +33,16 @@ class Task {
   // of a token embedding. 0 for token tasks.
   virtual int patch_dim() const { return 0; }
   virtual Batch train_batch(int batch_size, uint64_t seed) const = 0;
+  // Training step `step`'s batch (steps from 0; `seed` is that step's stream seed, which the
+  // trainer derives from (run seed, step)): train_batch(batch_size, seed), except for a
+  // synthetic task with a fixed training set (task.train_examples > 0), which serves its set in
+  // shuffled epochs by the step (core/data/training_set.h; its train_batch draws from the set
+  // uniformly with replacement). Either way a function of (run seed, step), so a resumed run
+  // sees the batches an uninterrupted one would.
+  virtual Batch step_batch(int batch_size, uint64_t seed, int64_t step) const {
+    (void)step;
+    return train_batch(batch_size, seed);
+  }
   // The fixed eval set, as batches.
   virtual const std::vector<Batch>& eval_set() const = 0;
   // A held-out validation set for choosing hyperparameters, disjoint from both training and the

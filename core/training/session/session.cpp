@@ -180,8 +180,8 @@ bool TrainingSession::graphed_train_step() {
   // generator's seed and offset at each replay.
   dropout_stream_.set_current_seed(mix_seed(mix_seed(config_.seed, kDropoutSalt), step_));
   DropoutStreamScope dropout_scope(&dropout_stream_);
-  Batch batch = task_->train_batch(config_.train.batch_size,
-                                   mix_seed(mix_seed(config_.seed, kDataSalt), step_));
+  Batch batch = task_->step_batch(config_.train.batch_size,
+                                  mix_seed(mix_seed(config_.seed, kDataSalt), step_), step_);
   if (!graphed_->step(batch.inputs, batch.targets, lr_at(step_))) {
     graph_refusal_ = graphed_->failure();
     graphed_.reset();
@@ -253,8 +253,8 @@ double TrainingSession::train_step() {
   // seed, and making one per step leaked on LibTorch 1.13 (see make_private_generator).
   dropout_stream_.set_current_seed(mix_seed(mix_seed(config_.seed, kDropoutSalt), step_));
   DropoutStreamScope dropout_scope(&dropout_stream_);
-  Batch batch = task_->train_batch(config_.train.batch_size,
-                                   mix_seed(mix_seed(config_.seed, kDataSalt), step_));
+  Batch batch = task_->step_batch(config_.train.batch_size,
+                                  mix_seed(mix_seed(config_.seed, kDataSalt), step_), step_);
   auto inputs = batch.inputs.to(device_), targets = batch.targets.to(device_);
   auto logits = model_->forward(inputs);
   auto loss = masked_loss(logits, targets);
