@@ -313,6 +313,47 @@ std::string bad_accuracy(const fs::path& run, const json& summary) {
          " is not an accuracy (a number from 0 to 1)";
 }
 
+// A task's leaderboard row: its name, task, source, extrapolation lengths and length key.
+json task_row(const SuiteTask& t) {
+  const ExperimentConfig c = parse_config(t.config, t.name);
+  json row = {{"name", t.name},
+              {"task", c.task.name},
+              {"source", t.source},
+              {"extrapolate", t.extrapolate}};
+  try {
+    row["key"] = length_key(c.task);
+    row["trained_length"] = task_length(c.task);
+  } catch (const Error&) {
+    row["key"] = nullptr;
+  }
+  return row;
+}
+
+// A pair the gate left untrained (nothing of it finished, its task's reference finished without
+// learning): fills `cell` as "not_trained" with why, and returns true.
+bool gated_off(const SuitePlan& plan, const SuitePair& pair, const LrChoice& choice,
+               const std::string& out_dir, json& cell) {
+  if (!plan.gate || pair.mechanism == plan.reference_index || plan.reference_index < 0 ||
+      std::any_of(choice.trials.begin(), choice.trials.end(),
+                  [](const LrTrial& t) { return t.finished; }))
+    return false;
+  const ReferenceResult r = reference_result(plan, pair.task, out_dir);
+  if (!r.finished || r.learned) return false;
+  cell.update({{"status", "not_trained"},
+               {"lr_grid", json::array()},
+               {"lr_chosen", nullptr},
+               {"runs", json::array()},
+               {"values", json::array()},
+               {"mean", nullptr},
+               {"eval_loss", nullptr},
+               {"threshold_reached", 0},
+               {"steps_to_threshold", nullptr},
+               {"length_eval", json::array()}});
+  cell["why"] = "not learned at this budget: " + plan.reference + " solved " +
+                std::to_string(r.solved) + "/" + std::to_string(r.n);
+  return true;
+}
+
 }  // namespace
 
 json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
@@ -323,20 +364,7 @@ json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
                 {"cells", json::array()},      {"damaged", json::array()},
                 {"reference", plan.reference}, {"gate_on_reference", plan.gate}};
   auto damaged = [&](const std::string& problem) { board["damaged"].push_back(problem); };
-  for (const auto& t : plan.tasks) {
-    const ExperimentConfig c = parse_config(t.config, t.name);
-    json row = {{"name", t.name},
-                {"task", c.task.name},
-                {"source", t.source},
-                {"extrapolate", t.extrapolate}};
-    try {
-      row["key"] = length_key(c.task);
-      row["trained_length"] = task_length(c.task);
-    } catch (const Error&) {
-      row["key"] = nullptr;
-    }
-    board["tasks"].push_back(row);
-  }
+  for (const auto& t : plan.tasks) board["tasks"].push_back(task_row(t));
   for (const auto& k : plan.mechanisms)
     board["mechanisms"].push_back({{"name", k.name}, {"position", k.position}});
 
@@ -350,26 +378,9 @@ json suite_leaderboard(const SuitePlan& plan, const std::string& out_dir) {
                  {"status", "pending"}};
     const TunedRuns tuned = tuned_runs(suite_arm(plan, pair), out_dir);
     const LrChoice& choice = tuned.choice;
-    if (plan.gate && pair.mechanism != plan.reference_index && plan.reference_index >= 0 &&
-        std::none_of(choice.trials.begin(), choice.trials.end(),
-                     [](const LrTrial& t) { return t.finished; })) {
-      const ReferenceResult r = reference_result(plan, pair.task, out_dir);
-      if (r.finished && !r.learned) {
-        cell.update({{"status", "not_trained"},
-                     {"lr_grid", json::array()},
-                     {"lr_chosen", nullptr},
-                     {"runs", json::array()},
-                     {"values", json::array()},
-                     {"mean", nullptr},
-                     {"eval_loss", nullptr},
-                     {"threshold_reached", 0},
-                     {"steps_to_threshold", nullptr},
-                     {"length_eval", json::array()}});
-        cell["why"] = "not learned at this budget: " + plan.reference + " solved " +
-                      std::to_string(r.solved) + "/" + std::to_string(r.n);
-        board["cells"].push_back(cell);
-        continue;
-      }
+    if (gated_off(plan, pair, choice, out_dir, cell)) {
+      board["cells"].push_back(cell);
+      continue;
     }
     for (const auto& t : choice.trials)
       if (!t.finished)
