@@ -60,9 +60,8 @@ class TrainingSet {
   // has a stream seed but no step (Task::train_batch).
   Batch sample(int batch_size, uint64_t seed) const {
     std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<int64_t> d(0, size() - 1);
     std::vector<int64_t> rows(batch_size);
-    for (auto& r : rows) r = d(rng);
+    for (auto& r : rows) r = below(rng, size());
     return gather(rows);
   }
 
@@ -72,17 +71,21 @@ class TrainingSet {
     return {inputs_.index_select(0, index), targets_.index_select(0, index)};
   }
 
-  // Epoch e's order: Fisher-Yates with our own draws (std::shuffle is implementation-defined).
+  // A draw in [0, bound) from the engine's own bits: std::shuffle and
+  // std::uniform_int_distribution are implementation-defined, so libstdc++ and libc++ would
+  // order the same set differently (the modulo bias is below 2^-40 for any set that fits).
+  static int64_t below(std::mt19937_64& rng, int64_t bound) {
+    return static_cast<int64_t>(rng() % static_cast<uint64_t>(bound));
+  }
+
+  // Epoch e's order: Fisher-Yates with below()'s draws.
   const std::vector<int64_t>& order(int64_t epoch) const {
     if (epoch != epoch_) {
       const int64_t n = size();
       order_.resize(n);
       for (int64_t i = 0; i < n; ++i) order_[i] = i;
       std::mt19937_64 rng(mix_seed(order_seed_, static_cast<uint64_t>(epoch)));
-      for (int64_t i = n - 1; i > 0; --i) {
-        std::uniform_int_distribution<int64_t> d(0, i);
-        std::swap(order_[i], order_[d(rng)]);
-      }
+      for (int64_t i = n - 1; i > 0; --i) std::swap(order_[i], order_[below(rng, i + 1)]);
       epoch_ = epoch;
     }
     return order_;
