@@ -206,3 +206,38 @@ TEST_CASE("the leaderboard draws a cell with no value gray and says why") {
   CHECK(int(px[2].g) == int(render::kMissingColor.g));
   CHECK(int(px[1].r) != int(render::kMissingColor.r));
 }
+
+// Issue 49: the extrapolation figure draws only seeds that solved the task at the training length,
+// at every length alike (its square was the mean over every seed while the longer lengths were
+// over the solved ones), and a task no model solved says so instead of an empty frame.
+TEST_CASE("the extrapolation figure rests on the seeds that solved the task") {
+  const nlohmann::json board = {
+      {"threshold", 0.9},
+      {"tasks",
+       {{{"name", "parity"}, {"key", "task.length"}, {"trained_length", 16}, {"extrapolate", {32}}},
+        {{"name", "reverse"},
+         {"key", "task.length"},
+         {"trained_length", 16},
+         {"extrapolate", {32}}}}},
+      {"mechanisms", {{{"name", "dot-rope"}}}},
+      {"cells",
+       {{{"task", "parity"},
+         {"mechanism", "dot-rope"},
+         {"values", {0.5, 0.95, 0.6}},
+         {"mean", 0.6833},
+         {"length_eval", {{{"length", 32}, {"mean", 0.52}}}}},
+        {{"task", "reverse"},
+         {"mechanism", "dot-rope"},
+         {"values", {0.7, 0.72}},
+         {"mean", 0.71},
+         {"length_eval", {{{"length", 32}, {"mean", nullptr}}}}}}}};
+  const Figure f = figures::extrapolation_figure(board);
+  REQUIRE(f.panels.size() == 2);
+  REQUIRE(f.panels[0].lines.size() == 1);
+  CHECK(f.panels[0].lines[0].y == std::vector<double>{0.95, 0.52});
+  REQUIRE(f.panels[0].scatters.size() == 1);
+  CHECK(f.panels[0].scatters[0].y == std::vector<double>{0.95});
+  CHECK(f.panels[1].lines.empty());
+  REQUIRE(f.panels[1].annotations.size() == 1);
+  CHECK(f.panels[1].annotations[0].text == "no model solved it at length 16");
+}

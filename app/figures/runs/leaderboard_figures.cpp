@@ -24,6 +24,15 @@ double number_or_nan(const json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
 }
 
+// The mean eval accuracy over the cell's seeds that reached `threshold` (NaN when none did).
+double solved_mean(const json& cell, double threshold) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& v : json_member(cell, "values", json::array()))
+    if (v.is_number() && v.get<double>() >= threshold) sum += v.get<double>(), ++n;
+  return n ? sum / n : std::nan("");
+}
+
 }  // namespace
 
 fig::Figure leaderboard_figure(const json& board) {
@@ -93,25 +102,30 @@ fig::Figure extrapolation_figure(const json& board) {
   if (tasks.empty()) throw Error("no task of the leaderboard is evaluated beyond its length");
   fig::Figure f;
   f.name = "extrapolation";
-  f.title = "train short, test long: eval accuracy against length (squares: the longest trained)";
+  f.title =
+      "train short, test long: eval accuracy against length, over the seeds that solved the task "
+      "at its training length (squares)";
   const auto& mechanisms = board.at("mechanisms");
   for (const json* t : tasks) {
     const std::string task = t->at("name");
     fig::Panel p = fig::axes_panel(t->value("key", "length"), "eval accuracy", true);
     p.title = task;
     p.x.log = true;
+    const double trained = t->value("trained_length", 0);
     for (size_t k = 0; k < mechanisms.size(); ++k) {
       const json* c = find_cell(board, task, mechanisms[k]["name"]);
-      if (!c || !json_member(*c, "mean", json()).is_number()) continue;
+      // Only the seeds that solved the task at the training length, at every length alike: the
+      // longer lengths' means are over those seeds (leaderboard_stats.h), so the square is too.
+      const double at_trained = c ? solved_mean(*c, board.value("threshold", 0.9)) : std::nan("");
+      if (!std::isfinite(at_trained)) continue;
       fig::LineSeries line;
       line.name = mechanisms[k]["name"];
       // Past the palette's 7 colours grey, not a repeat of the first (dot and conn were one blue).
       line.color = static_cast<int>(k) < render::okabe_ito_count()
                        ? compare_color(static_cast<int>(k))
                        : fig::Color::rgb(0.45f, 0.45f, 0.45f);
-      const double trained = t->value("trained_length", 0);
       line.x.push_back(trained);
-      line.y.push_back(c->at("mean").get<double>());
+      line.y.push_back(at_trained);
       for (const auto& l : json_member(*c, "length_eval", json::array()))
         if (json_member(l, "mean", json()).is_number()) {
           line.x.push_back(l["length"].get<double>());
@@ -124,6 +138,13 @@ fig::Figure extrapolation_figure(const json& board) {
       s.color = line.color;
       p.scatters.push_back(s);
       p.lines.push_back(std::move(line));
+    }
+    if (p.lines.empty()) {  // an empty frame would read as "not measured"
+      p.x.min = trained / 2, p.x.max = 4.0 * trained;
+      p.y.min = 0, p.y.max = 1;
+      p.annotations.push_back({std::sqrt(p.x.min * p.x.max), 0.5,
+                               "no model solved it at length " + std::to_string(int(trained)),
+                               fig::Anchor::Center, fig::Color::rgb(0.3f, 0.3f, 0.3f)});
     }
     f.panels.push_back(std::move(p));
   }
