@@ -59,10 +59,11 @@ fig::Figure leaderboard_figure(const json& board) {
             v < 55 ? fig::Color::rgb(0.97f, 0.97f, 0.97f) : fig::Color::rgb(0.08f, 0.08f, 0.08f);
         p.annotations.push_back({k + 0.5, t + 0.5, text, fig::Anchor::Center, ink});
       } else {
-        // A gray cell says why it has no value: gated off by the reference, or not finished.
+        // A gray cell says why it has no value: gated off by the reference ("-", as the title
+        // says; "not trained" overflows a cell of 8 columns), or not finished yet.
         const bool gated = c && c->value("status", "") == "not_trained";
-        p.annotations.push_back({k + 0.5, t + 0.5, gated ? "not trained" : "pending",
-                                 fig::Anchor::Center, fig::Color::rgb(0.08f, 0.08f, 0.08f)});
+        p.annotations.push_back({k + 0.5, t + 0.5, gated ? "-" : "pending", fig::Anchor::Center,
+                                 fig::Color::rgb(0.08f, 0.08f, 0.08f)});
       }
     }
   bool any = false;
@@ -81,9 +82,12 @@ fig::Figure leaderboard_figure(const json& board) {
   p.heatmaps.push_back(std::move(m));
   fig::Figure f;
   f.name = "leaderboard";
+  bool gated = false;
+  for (const auto& c : board.at("cells")) gated = gated || c.value("status", "") == "not_trained";
   f.title =
       "eval accuracy (%) at the training length, mean over seeds, each mechanism at its own "
       "learning rate";
+  if (gated) f.title += "; gray -: not trained (the task's reference did not learn it)";
   f.panels.push_back(std::move(p));
   f.aspect = std::clamp(0.12 + 0.07 * rows, 0.3, 0.9);
   return f;
