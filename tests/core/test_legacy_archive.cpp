@@ -228,3 +228,19 @@ TEST_CASE("legacy archive: the file and its entries are bounded before they are 
   CHECK_THROWS_WITH_AS(LegacyArchive(f.write(cd_broken, "overrun.pt").string(), {1u << 20}),
                        doctest::Contains("overruns the file"), Error);
 }
+
+// A fuzzer's find (fuzz_legacy, 2026-11-30): a 53-byte archive whose end record asks for zip64.
+// b.size() - 56 wrapped, so the zip64 record's offset went unchecked and the reader read past
+// the buffer (ASan: heap-use-after-free). Now it is refused by name, as every broken archive is.
+TEST_CASE("legacy archive: a zip64 locator in a file too short for its record is refused") {
+  const unsigned char raw[] = {0x50, 0x4b, 0x03, 0x04, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                               0x50, 0x4b, 0x06, 0x07, 0x00, 0x00, 0x00, 0x00, 0xfe, 0x6d, 0x00,
+                               0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x40, 0x00, 0x50, 0x4b,
+                               0x05, 0x06, 0x00, 0x00, 0x00, 0x00, 0x2d, 0x00, 0x2d, 0x00, 0xac,
+                               0x0d, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00};
+  const std::string bytes(reinterpret_cast<const char*>(raw), sizeof raw);
+  REQUIRE(bytes.size() < 56);
+  CHECK_THROWS_WITH_AS(LegacyArchive::from_bytes(bytes, "short.pt", {1u << 24}),
+                       doctest::Contains("old checkpoint short.pt: has a broken zip64 record"),
+                       Error);
+}

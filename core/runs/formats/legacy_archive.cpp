@@ -381,7 +381,10 @@ void LegacyArchive::parse(const LegacyLimits& limits) {
   if (cd == 0xffffffffu || count == 0xffff) {  // zip64: its locator sits just before
     if (eocd < 20 || le(b, eocd - 20, 4) != 0x07064b50) throw bad("has no zip64 locator");
     const uint64_t z = le(b, eocd - 20 + 8, 8);
-    if (z > b.size() - 56 || le(b, z, 4) != 0x06064b50) throw bad("has a broken zip64 record");
+    // b.size() >= 56 first: below it the unsigned b.size() - 56 wraps and z went unchecked (a
+    // fuzzer's 56-byte archive read past the buffer).
+    if (b.size() < 56 || z > b.size() - 56 || le(b, z, 4) != 0x06064b50)
+      throw bad("has a broken zip64 record");
     count = le(b, z + 32, 8);
     cd = le(b, z + 48, 8);
   }
@@ -397,7 +400,7 @@ void LegacyArchive::parse(const LegacyLimits& limits) {
     const std::string name = b.substr(at + 46, nlen);
     at += 46 + nlen + elen + clen;
     if (method != 0 || csize != size) continue;  // compressed (code/): never read
-    if (local > b.size() - 30 || le(b, local, 4) != 0x04034b50)
+    if (b.size() < 30 || local > b.size() - 30 || le(b, local, 4) != 0x04034b50)
       throw bad("has a broken entry " + name);
     const uint64_t data = local + 30 + le(b, local + 26, 2) + le(b, local + 28, 2);
     if (data > b.size() || size > b.size() - data)
