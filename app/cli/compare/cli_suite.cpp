@@ -505,12 +505,6 @@ void mark_stale(json& board, const SuitePlan& plan) {
 // "run_commits" {commit: runs} over every run the cells count (summary.json's "commit";
 // "unrecorded" for a run that predates it).
 void record_provenance(json& board, const std::string& out) {
-  json binary = nullptr;
-  try {
-    binary = sha256_file("/proc/self/exe");
-  } catch (const Error&) {
-    // no /proc (not Linux): the commit still names the build
-  }
   std::map<std::string, int> commits;
   for (const auto& c : board["cells"])
     for (const auto& rel : json_member(c, "runs", json::array())) {
@@ -524,7 +518,7 @@ void record_provenance(json& board, const std::string& out) {
       }
       ++commits[commit];
     }
-  board["binary_sha256"] = binary;
+  board["binary_sha256"] = this_binary_sha256();
   board["commit"] = commit_string();
   board["run_commits"] = commits;
 }

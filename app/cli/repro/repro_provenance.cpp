@@ -113,13 +113,16 @@ std::string sha256_file(const std::string& path) {
   return s.hex();
 }
 
-json report_provenance(const ReproPlan& plan, const ReproRuns& runs) {
-  json binary = nullptr;
+json this_binary_sha256() {
   try {
-    binary = sha256_file("/proc/self/exe");
+    return sha256_file("/proc/self/exe");
   } catch (const Error&) {
-    // no /proc (not Linux): the commit still names the build
+    return nullptr;  // no /proc (not Linux): the commit still names the build
   }
+}
+
+json report_provenance(const ReproPlan& plan, const ReproRuns& runs) {
+  const json binary = this_binary_sha256();
   std::map<std::string, int> commits;
   for (const RunDirectory& r : runs.runs)
     ++commits[r.summary.is_object() ? r.summary.value("commit", "unrecorded") : "unrecorded"];

@@ -17,6 +17,10 @@ std::string sha256_file(const std::string& path);
 // The same of a byte string.
 std::string sha256_hex(const std::string& bytes);
 
+// This binary's SHA-256 (/proc/self/exe), or null where it cannot be read (not Linux): the
+// commit still names the build. Reports and leaderboards record it.
+nlohmann::json this_binary_sha256();
+
 // {"manifest": "configs/.../repro.json" as given, "manifest_sha256", "binary_sha256" (null when
 // /proc/self/exe cannot be read), "commit" (this binary's), "run_commits": {commit: runs}} (a run
 // that recorded none counts under "unrecorded").
