@@ -77,7 +77,7 @@ std::vector<ConfigKey> top_and_task_keys() {
               "the seed (a stream of its own, not the eval set's), served in shuffled epochs "
               "(as the references' dataloaders do) and regenerated on resume; at most 2 GiB "
               "(N x input length x 16 bytes). fashion-mnist: training images used, at most "
-              "60000; 0 = all. text: must be 0"),
+              "60000; 0 = all. text and modadd (task.train_fraction splits its pairs): must be 0"),
       integer("task.test_examples", 0, 10000,
               "fashion-mnist: the first N test images; 0 = all 10000"),
       integer("task.validation_examples", 0, 30000,

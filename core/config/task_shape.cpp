@@ -57,6 +57,10 @@ void check_train_examples(const TaskConfig& task, const std::string& where) {
     throw Error(key +
                 ": task \"text\" trains on windows of its corpus; a fixed training set of "
                 "generated sequences is for the synthetic tasks only (set 0)");
+  if (task.name == "modadd")
+    throw Error(key +
+                ": task \"modadd\" already trains on a fixed split of its pairs, sized by "
+                "task.train_fraction (set 0)");
   if (task.name == "fashion-mnist") {
     if (n > 60000)
       throw Error(where +

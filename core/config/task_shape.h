@@ -28,7 +28,8 @@ TaskShape task_shape(const TaskConfig& task);
 // and targets (int64 each): train_examples x tokens x 8 bytes x 2, at most this.
 constexpr int64_t kTrainSetByteLimit = int64_t{2} << 30;  // 2 GiB
 // Throws attn::Error, prefixed by `where`, naming task.train_examples when the task cannot take
-// it: a text task with any nonzero value (its training windows come from the corpus),
+// it: a text task with any nonzero value (its training windows come from the corpus), modadd
+// with any nonzero value (task.train_fraction already fixes its training pairs),
 // fashion-mnist over its 60000 training images, a synthetic task whose fixed set would pass
 // kTrainSetByteLimit (the message gives its size in bytes and the limit). Allocates nothing.
 void check_train_examples(const TaskConfig& task, const std::string& where);

@@ -1,6 +1,6 @@
 // task.train_examples (core/data/training_set.h): a synthetic task trains on a fixed set of N
 // sequences generated once from the seed, served in shuffled epochs; 0 keeps the endless fresh
-// stream; a resumed run continues bit-identically; text and oversized sets are refused.
+// stream; a resumed run continues bit-identically; text, modadd and oversized sets are refused.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -186,7 +186,7 @@ TEST_CASE("task.train_examples: a run resumed from a checkpoint matches a straig
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
 
-TEST_CASE("task.train_examples refusals name the key: text, too large a set, out of range") {
+TEST_CASE("task.train_examples refusals name the key: text, modadd, too large a set, out of range") {
   auto parse_fails = [](const char* text, const std::vector<std::string>& parts) {
     INFO(text);
     try {
@@ -198,6 +198,8 @@ TEST_CASE("task.train_examples refusals name the key: text, too large a set, out
   };
   parse_fails(R"({"task": {"name": "text", "train_examples": 5}})",
               {"task.train_examples 5", "\"text\"", "set 0"});
+  parse_fails(R"({"task": {"name": "modadd", "train_examples": 5}})",
+              {"task.train_examples 5", "\"modadd\"", "task.train_fraction", "set 0"});
   // 10^7 x 4096 tokens x 16 bytes.
   parse_fails(
       R"({"task": {"name": "mqar", "context": 4096, "length": 8, "vocab": 8192,

@@ -71,6 +71,9 @@ void RunModel::follow_task(ExperimentConfig& c, const std::string& task_before) 
   if (c.task.name == task_before) return;
   c.model.head = c.task.name == "fashion-mnist" ? "classifier" : "lm";
   c.model.classes = 0;
+  // Its size means images for fashion-mnist, sequences for the synthetic tasks, and must be 0
+  // for text and modadd: a value carried across tasks would change meaning or be refused.
+  c.task.train_examples = 0;
 }
 
 void RunModel::mark_edited(UiState& ui) {

@@ -56,7 +56,8 @@ class RunModel {
 
   // The experiment editor.
   static void normalise_attention(ModelConfig& m);  // one mechanism per layer
-  // The head follows the task (images are classified); call after the task's name changed.
+  // The head follows the task (images are classified) and task.train_examples returns to 0 (its
+  // unit is the task's); call after the task's name changed.
   static void follow_task(ExperimentConfig& c, const std::string& task_before);
   static void mark_edited(UiState& ui);
   std::optional<ExperimentConfig> apply(UiState& ui) const;

@@ -160,6 +160,9 @@ bool draw_task_fields(TaskConfig& t) {
   } else {
     c |= edit_int(t.name == "recall" ? "pairs" : "length", &t.length);
     c |= edit_int("vocab", &t.vocab);
+    c |= edit_int("train examples", &t.train_examples);
+    if (ImGui::IsItemHovered())
+      tooltip("0 = a fresh batch every step; N = a fixed set of N sequences, in shuffled epochs");
   }
   return c;
 }

@@ -93,11 +93,17 @@ TEST_CASE("run model: Apply validates the edited experiment and Revert restores 
 TEST_CASE("run model: the editor's rules") {
   ExperimentConfig c = test::small_config("dot", 1);
   c.task.name = "fashion-mnist";
+  c.task.train_examples = 300;  // copy's fixed set of 300 sequences
   RunModel::follow_task(c, "copy");
   CHECK(c.model.head == "classifier");
+  CHECK(c.task.train_examples == 0);  // not 300 images
+  c.task.train_examples = 3000;       // images
+  RunModel::follow_task(c, "fashion-mnist");
+  CHECK(c.task.train_examples == 3000);  // the same task: kept
   c.task.name = "copy";
   RunModel::follow_task(c, "fashion-mnist");
   CHECK(c.model.head == "lm");
+  CHECK(c.task.train_examples == 0);
 
   c.model.layers = 3;
   c.model.attention = {"ky"};
