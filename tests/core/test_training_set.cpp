@@ -186,7 +186,8 @@ TEST_CASE("task.train_examples: a run resumed from a checkpoint matches a straig
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
 
-TEST_CASE("task.train_examples refusals name the key: text, modadd, too large a set, out of range") {
+TEST_CASE(
+    "task.train_examples refusals name the key: text, modadd, too large a set, out of range") {
   auto parse_fails = [](const char* text, const std::vector<std::string>& parts) {
     INFO(text);
     try {
