@@ -26,10 +26,16 @@ CLI::App* add_command(CLI::App& app, BenchStepArgs& a) {
   cmd->add_option("--steps", a.steps, "Timed steps (default 20)")->check(CLI::Range(1, 100000));
   cmd->add_flag("--unfused", a.unfused,
                 "Turn attnlab's fused CPU kernels off: every mechanism runs LibTorch ops");
-  return with_footer(cmd,
-                     "Prints {\"mean_seconds\", \"best_seconds\", \"floor_mib\", \"peak_mib\", "
-                     "\"increment_mib\", \"fused_path\", ...}: the increment is the peak resident "
-                     "memory over the floor measured before the first step (Linux).");
+  return with_footer(
+      cmd,
+      "Prints {\"mean_seconds\", \"best_seconds\", \"floor_mib\", \"peak_mib\", "
+      "\"increment_mib\", \"fused_path\", ...}: the increment is the peak resident "
+      "memory over the floor measured before the first step (Linux). attnlab keeps "
+      "freed blocks under 32 MiB in glibc's heap for speed, so the increment "
+      "follows how that heap fragments and can differ by a third between builds; for "
+      "a figure that follows the live tensors, run with "
+      "MALLOC_MMAP_THRESHOLD_=131072 (steps then run slower: time them without "
+      "it).");
 }
 
 int run_command(const BenchStepArgs& a) {
