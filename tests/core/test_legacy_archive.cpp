@@ -231,7 +231,7 @@ TEST_CASE("legacy archive: the file and its entries are bounded before they are 
 
 // A fuzzer's find (fuzz_legacy, 2026-11-30): a 53-byte archive whose end record asks for zip64.
 // b.size() - 56 wrapped, so the zip64 record's offset went unchecked and the reader read past
-// the buffer (ASan: heap-use-after-free). Now it is refused by name, as every broken archive is.
+// the buffer (ASan reported the read). Now it is refused by name, as every broken archive is.
 TEST_CASE("legacy archive: a zip64 locator in a file too short for its record is refused") {
   const unsigned char raw[] = {0x50, 0x4b, 0x03, 0x04, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
                                0x50, 0x4b, 0x06, 0x07, 0x00, 0x00, 0x00, 0x00, 0xfe, 0x6d, 0x00,

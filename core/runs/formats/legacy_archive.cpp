@@ -382,7 +382,7 @@ void LegacyArchive::parse(const LegacyLimits& limits) {
     if (eocd < 20 || le(b, eocd - 20, 4) != 0x07064b50) throw bad("has no zip64 locator");
     const uint64_t z = le(b, eocd - 20 + 8, 8);
     // b.size() >= 56 first: below it the unsigned b.size() - 56 wraps and z went unchecked (a
-    // fuzzer's 56-byte archive read past the buffer).
+    // fuzzer's 53-byte archive read past the buffer).
     if (b.size() < 56 || z > b.size() - 56 || le(b, z, 4) != 0x06064b50)
       throw bad("has a broken zip64 record");
     count = le(b, z + 32, 8);
