@@ -132,4 +132,16 @@ void keep_freed_memory_in_heap() {
 #endif
 }
 
+std::string allocator_setting() {
+#ifdef __GLIBC__
+  std::string env;
+  for (const char* knob : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"})
+    if (const char* v = std::getenv(knob))
+      env += (env.empty() ? "" : " ") + std::string(knob) + "=" + v;
+  return env.empty() ? "kept heap" : "environment: " + env;
+#else
+  return "glibc default";
+#endif
+}
+
 }  // namespace attn

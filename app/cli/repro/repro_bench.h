@@ -9,11 +9,19 @@
 //    neural with ReLU, gaussian) is measured a second time with the kernels off, so a claim can
 //    compare equally optimised paths: `libtorch` is every arm's LibTorch-ops figure, `default`
 //    its figure as it trains (fused where it can be).
-//  - A round's figures: the mean seconds per timed step and the memory increment over the
-//    process floor (step_benchmark.h).
+//  - A round's figures: the mean seconds per timed step, then the memory increment over the
+//    process floor (step_benchmark.h) from a second process, the memory pass: the same config
+//    under MALLOC_MMAP_THRESHOLD_=131072 with min(warmup, 1) warm-up and min(steps, 3) steps.
+//    The timed process runs attnlab's kept heap, whose increment follows how the heap fragments
+//    (it moved by a third between builds); the memory pass's follows the live tensors (builds
+//    agree to 0.1 MiB) but its steps are slower, so neither process gives both figures. The
+//    timed process's increment is kept as heap_increment_mib, for the record.
+//  - Files measured before the memory pass existed (no "memory" object) took the increment in
+//    the timed process; memory_method_text() says which method a file used.
 //  - bench_values() gives one value per round: steps per second (1 / mean seconds) or
 //    memory_increment_mib.
 #pragma once
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,7 +33,9 @@ namespace attn {
 
 struct BenchRound {
   double mean_seconds = 0, best_seconds = 0, increment_mib = 0, floor_mib = 0;
+  double heap_increment_mib = std::nan("");  // the timed process's; NaN in older files
   bool fused_path = false;
+  std::string allocator;  // bench-step's "allocator" (core/base/memory.h)
 };
 struct ArmBench {
   std::string arm;
@@ -35,6 +45,7 @@ struct ArmBench {
 };
 struct ReproBench {
   int rounds = 5, warmup = 3, steps = 20;
+  nlohmann::json memory;  // memory_pass_json(); null: measured in the timed process (older files)
   std::vector<ArmBench> arms;
   const ArmBench* find(const std::string& arm) const;
 };
@@ -45,10 +56,25 @@ void validate_bench_spec(const nlohmann::json& spec, const std::vector<std::stri
 ReproBench run_repro_bench(const ReproPlan& plan, const nlohmann::json& spec,
                            const std::string& work_dir,
                            const std::function<void(const std::string&)>& log);
-// One `attnlab bench-step --config config_file` in a fresh process (--unfused when asked): its
-// one JSON line (throws attn::Error when it fails).
+// One `attnlab bench-step --config config_file` in a fresh process (--unfused when asked), with
+// `environment` ("NAME=value ...") before it when given: its one JSON line (throws attn::Error
+// when it fails).
 BenchRound bench_once(const std::string& exe, const std::string& config_file, int warmup, int steps,
-                      bool unfused);
+                      bool unfused, const std::string& environment = "");
+
+// The memory pass's environment, and its step counts for a benchmark of warmup + steps.
+extern const char* const kMemoryPassEnvironment;  // "MALLOC_MMAP_THRESHOLD_=131072"
+int memory_pass_warmup(int warmup);               // min(warmup, 1)
+int memory_pass_steps(int steps);                 // min(steps, 3)
+// A timed round: bench_once as given, then the memory pass, whose increment and floor replace
+// the timed process's (kept as heap_increment_mib). Throws attn::Error when the memory pass did
+// not run under kMemoryPassEnvironment (its "allocator" says so).
+BenchRound bench_timed_then_measured(const std::string& exe, const std::string& config_file,
+                                     int warmup, int steps, bool unfused);
+// {"process": "separate", "environment", "warmup", "steps"} for a benchmark of warmup + steps.
+nlohmann::json memory_pass_json(int warmup, int steps);
+// One sentence for a report: how the memory figures were taken, from memory_pass_json() or null.
+std::string memory_method_text(const nlohmann::json& memory);
 nlohmann::json bench_json(const ReproBench& b);
 ReproBench bench_from_json(const nlohmann::json& j);
 

@@ -66,6 +66,7 @@ ScalingSweep run_sweep(const ReproPlan& plan, const json& entry, const std::stri
   s.rounds = entry.value("rounds", 3);
   s.warmup = entry.value("warmup", 2);
   s.steps = entry.value("steps", 3);
+  s.memory = memory_pass_json(s.warmup, s.steps);
   const json& arms = entry.at("arms");
   std::vector<std::pair<size_t, size_t>> points;  // (arm, value)
   for (size_t a = 0; a < arms.size(); ++a) {
@@ -86,9 +87,10 @@ ScalingSweep run_sweep(const ReproPlan& plan, const json& entry, const std::stri
       const auto [a, v] = points[r % 2 == 0 ? k : points.size() - 1 - k];  // forward, backward
       const fs::path file =
           dir / (s.name + "-" + std::to_string(a) + "-" + std::to_string(v) + ".json");
-      const BenchRound b =
-          bench_once(exe, file.string(), s.warmup, s.steps, arms[a].value("unfused", false));
-      s.arms[a].rounds.back()[v] = {b.mean_seconds, b.best_seconds, b.increment_mib, b.floor_mib};
+      const BenchRound b = bench_timed_then_measured(exe, file.string(), s.warmup, s.steps,
+                                                     arms[a].value("unfused", false));
+      s.arms[a].rounds.back()[v] = {b.mean_seconds, b.best_seconds, b.increment_mib, b.floor_mib,
+                                    b.heap_increment_mib};
       if (log)
         log("scaling " + s.name + " round " + std::to_string(r + 1) + "/" +
             std::to_string(s.rounds) + ": " + s.arms[a].name + " at " + s.key + " " +
@@ -183,29 +185,35 @@ json scaling_json(const ScalingResults& s) {
       json rounds = json::array();
       for (const auto& r : a.rounds) {
         json points = json::array();
-        for (const auto& p : r)
-          points.push_back({{"mean_seconds", p.mean_seconds},
-                            {"best_seconds", p.best_seconds},
-                            {"increment_mib", p.increment_mib},
-                            {"floor_mib", p.floor_mib}});
+        for (const auto& p : r) {
+          json point = {{"mean_seconds", p.mean_seconds},
+                        {"best_seconds", p.best_seconds},
+                        {"increment_mib", p.increment_mib},
+                        {"floor_mib", p.floor_mib}};
+          if (std::isfinite(p.heap_increment_mib))
+            point["heap_increment_mib"] = p.heap_increment_mib;
+          points.push_back(point);
+        }
         rounds.push_back(points);
       }
       arms.push_back({{"name", a.name}, {"rounds", rounds}});
     }
-    sweeps.push_back({{"name", w.name},
-                      {"key", w.key},
-                      {"values", w.values},
-                      {"spec", w.spec},
-                      {"rounds", w.rounds},
-                      {"warmup", w.warmup},
-                      {"steps", w.steps},
-                      {"loadavg_before", w.load_before},
-                      {"loadavg_after", w.load_after},
-                      {"arms", arms}});
+    json sweep = {{"name", w.name},
+                  {"key", w.key},
+                  {"values", w.values},
+                  {"spec", w.spec},
+                  {"rounds", w.rounds},
+                  {"warmup", w.warmup},
+                  {"steps", w.steps},
+                  {"loadavg_before", w.load_before},
+                  {"loadavg_after", w.load_after},
+                  {"arms", arms}};
+    if (!w.memory.is_null()) sweep["memory"] = w.memory;  // absent in files that predate it
+    sweeps.push_back(sweep);
   }
   return {{"how",
            "attnlab bench-step: a fresh process per point and round, one torch thread, CPU; rounds "
-           "alternate the order of the points; the machine was shared (loadavg recorded)"},
+           "alternate the order of the points; loadavg recorded before and after"},
           {"sweeps", sweeps}};
 }
 
@@ -222,13 +230,15 @@ ScalingResults scaling_from_json(const json& j) {
     s.steps = w.at("steps");
     s.load_before = w.value("loadavg_before", "");
     s.load_after = w.value("loadavg_after", "");
+    s.memory = w.value("memory", json());
     for (const auto& a : w.at("arms")) {
       ScalingArm arm{a.at("name"), {}};
       for (const auto& r : a.at("rounds")) {
         arm.rounds.emplace_back();
         for (const auto& p : r)
           arm.rounds.back().push_back({p.at("mean_seconds"), p.at("best_seconds"),
-                                       p.at("increment_mib"), p.at("floor_mib")});
+                                       p.at("increment_mib"), p.at("floor_mib"),
+                                       p.value("heap_increment_mib", std::nan(""))});
       }
       s.arms.push_back(std::move(arm));
     }
@@ -289,8 +299,8 @@ std::string scaling_markdown(const ScalingResults& s) {
     md << "\n"
        << w.rounds << " rounds of `attnlab bench-step` per point (" << w.warmup
        << " warm-up steps, " << w.steps << " timed), the points' order reversed every other "
-       << "round; the machine was shared with other work (load average " << w.load_before
-       << " before, " << w.load_after << " after). Sweep settings: `"
+       << "round (load average " << w.load_before << " before, " << w.load_after << " after); "
+       << memory_method_text(w.memory) << ". Sweep settings: `"
        << w.spec.value("set", json::object()).dump() << "`.\n\n";
   }
   return md.str();

@@ -18,13 +18,16 @@
 //    load drift on a shared machine falls on every point alike; every point is measured once per
 //    round. /proc/loadavg is recorded before and after, so a reader sees the load measured under.
 //  - Per round, a point gives the mean seconds per timed step and the memory increment (the peak
-//    RSS over the process's floor before the first step: step_benchmark.h).
+//    RSS over the process's floor before the first step: step_benchmark.h), the latter from the
+//    memory pass (repro_bench.h's bench_timed_then_measured; in the timed process in files that
+//    predate it, "memory" absent).
 //  - sweep_values() gives one value per round, so claims pair by round (repro_claims.h):
 //      "sweep_seconds_per_step" / "sweep_memory_mib" at one value ("at"),
 //      "sweep_time_slope" / "sweep_memory_slope": the least-squares slope of log(metric) against
 //      log(value) over all the sweep's values, fitted within each round
 //      (core/analysis/scaling_fit.h).
 #pragma once
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,6 +40,7 @@ namespace attn {
 
 struct ScalingPoint {
   double mean_seconds = 0, best_seconds = 0, increment_mib = 0, floor_mib = 0;
+  double heap_increment_mib = std::nan("");  // the timed process's (repro_bench.h); NaN if older
 };
 struct ScalingArm {
   std::string name;
@@ -49,6 +53,7 @@ struct ScalingSweep {
   int rounds = 3, warmup = 2, steps = 3;
   std::vector<ScalingArm> arms;
   std::string load_before, load_after;  // /proc/loadavg
+  nlohmann::json memory;  // memory_pass_json() (repro_bench.h); null: taken in the timed process
   const ScalingArm* find(const std::string& arm) const;
 };
 struct ScalingResults {

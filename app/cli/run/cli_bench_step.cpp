@@ -13,7 +13,8 @@ using nlohmann::json;
 
 // The printed object: each field under its own name (json's keys are sorted).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBenchmark, steps, warmup, mean_seconds, best_seconds,
-                                   floor_mib, peak_mib, increment_mib, fused_enabled, fused_path)
+                                   floor_mib, peak_mib, increment_mib, fused_enabled, fused_path,
+                                   allocator)
 
 CLI::App* add_command(CLI::App& app, BenchStepArgs& a) {
   auto* cmd = app.add_subcommand(
@@ -29,13 +30,13 @@ CLI::App* add_command(CLI::App& app, BenchStepArgs& a) {
   return with_footer(
       cmd,
       "Prints {\"mean_seconds\", \"best_seconds\", \"floor_mib\", \"peak_mib\", "
-      "\"increment_mib\", \"fused_path\", ...}: the increment is the peak resident "
-      "memory over the floor measured before the first step (Linux). attnlab keeps "
-      "freed blocks under 32 MiB in glibc's heap for speed, so the increment "
-      "follows how that heap fragments and can differ by a third between builds; for "
-      "a figure that follows the live tensors, run with "
-      "MALLOC_MMAP_THRESHOLD_=131072 (steps then run slower: time them without "
-      "it).");
+      "\"increment_mib\", \"fused_path\", \"allocator\", ...}: the increment is the peak "
+      "resident memory over the floor measured before the first step (Linux). attnlab keeps "
+      "freed blocks under 32 MiB in glibc's heap for speed (\"allocator\": \"kept heap\"), so "
+      "the increment follows how that heap fragments and can differ by a third between builds; "
+      "for a figure that follows the live tensors, run with MALLOC_MMAP_THRESHOLD_=131072 "
+      "(steps then run slower: time them without it). `attnlab reproduce` times each arm one "
+      "way and measures its memory the other, in two processes.");
 }
 
 int run_command(const BenchStepArgs& a) {

@@ -9,6 +9,7 @@
 
 #include "core/attention/fused_attention.h"
 #include "core/base/error.h"
+#include "core/base/memory.h"
 #include "core/training/session/session.h"
 
 namespace attn {
@@ -44,6 +45,7 @@ StepBenchmark benchmark_training_steps(ExperimentConfig config, int warmup, int 
   b.steps = steps;
   b.warmup = warmup;
   b.fused_enabled = fused;
+  b.allocator = allocator_setting();
   b.floor_mib = status_mib("VmRSS:");
   const bool peak_reset = reset_peak();
   for (int i = 0; i < warmup; ++i) session.train_step();

@@ -12,6 +12,10 @@
 //    mechanism runs LibTorch ops; `fused_path` says whether a fused kernel ran at all during
 //    the timed steps (dot with a learned or no position, neural with ReLU, gaussian).
 //  - Where the peak cannot be reset or read (not Linux), memory figures are NaN.
+//  - The increment depends on the allocator setting (`allocator`): under attnlab's kept heap it
+//    follows how the heap fragments (it moved by a third between builds); with
+//    MALLOC_MMAP_THRESHOLD_=131072 every block of 128 KiB or more is its own mapping, returned
+//    when freed, so the peak follows the live tensors (builds agree to 0.1 MiB), at slower steps.
 #pragma once
 #include <string>
 
@@ -25,6 +29,7 @@ struct StepBenchmark {
   double best_seconds = 0;  // the fastest timed step
   double floor_mib = 0, peak_mib = 0, increment_mib = 0;
   bool fused_enabled = true, fused_path = false;
+  std::string allocator;  // core/base/memory.h's allocator_setting(): figures compare within one
 };
 
 StepBenchmark benchmark_training_steps(ExperimentConfig config, int warmup, int steps, bool fused);
