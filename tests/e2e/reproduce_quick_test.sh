@@ -120,6 +120,7 @@ for want in m.get("scaling", []):
     assert w["memory"] == {"process": "separate", "environment": "MALLOC_MMAP_THRESHOLD_=131072",
                            "warmup": min(w["warmup"], 1), "steps": min(w["steps"], 3)}, w
     assert all(pt["heap_increment_mib"] >= 0 for a in w["arms"] for rnd in a["rounds"] for pt in rnd), w
+    assert w["measured_by"]["commit"] == r["analysis_commit"], w["measured_by"]
 for c, want in zip(r["claims"], m["claims"]):
     if not want["metric"].startswith("sweep_"):
         continue
@@ -146,6 +147,10 @@ if "benchmark" in m:
         assert all(x["heap_increment_mib"] > 0 for x in a["as_trained"] + a["libtorch"]), a
     assert b["memory"] == {"process": "separate", "environment": "MALLOC_MMAP_THRESHOLD_=131072",
                            "warmup": min(b["warmup"], 1), "steps": min(b["steps"], 3)}, b
+    # The binary that measured (it need not be the one that trained or that writes the report).
+    assert b["measured_by"]["commit"] == r["analysis_commit"], b["measured_by"]
+    sha = b["measured_by"]["binary_sha256"]
+    assert sha is None or (len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)), sha
     paths = {a["arm"]: a["path"] for a in b["arms"]}
     want = {"condor": {"ky": "libtorch", "dot": "fused"},
             "neural": {"fortunes-neural": "fused", "fortunes-dot": "fused",
@@ -214,6 +219,7 @@ PY
 import json, math, sys
 inv = json.load(open(sys.argv[1] + '/invocations.json')); r = json.load(open(sys.argv[1] + '/report.json'))
 assert [i['ended'] for i in inv] == ['finished', 'finished'] and inv[1]['trained'] == 0, inv
+assert all(i['commit'] == r['analysis_commit'] for i in inv), inv  # the binary of each
 assert r['invocations'] == inv and math.isclose(r['wall_seconds'], sum(i['wall_seconds'] for i in inv)), r['wall_seconds']
 " "$out" && grep -qF "over 2 invocations" "$out/report.md" && ok "$p: invocations recorded, their time summed" || bad "$p: invocations.json"
   # The slim copy that data/repro keeps (scripts/repro_runs.sh: no checkpoints, no views)

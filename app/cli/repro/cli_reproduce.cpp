@@ -95,6 +95,8 @@ json record_invocation(const fs::path& out, const ReproduceArgs& a, double wall,
                   {"command", continue_command(a)},
                   {"wall_seconds", wall},
                   {"cores", std::thread::hardware_concurrency()},
+                  {"commit", commit_string()},
+                  {"binary_sha256", this_binary_sha256()},
                   {"ended", ended}};
     if (outcome)
       entry.update({{"trained", outcome->ran},

@@ -8,9 +8,11 @@
 #include <sstream>
 
 #include "app/cli/cli.h"
+#include "app/cli/repro/repro_provenance.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/interrupt.h"
+#include "core/base/version.h"
 
 namespace attn {
 namespace fs = std::filesystem;
@@ -107,19 +109,35 @@ json memory_pass_json(int warmup, int steps) {
           {"steps", memory_pass_steps(steps)}};
 }
 
+json measured_by_json() {
+  return {
+      {"commit", commit_string()}, {"binary_sha256", this_binary_sha256()}, {"date", utc_now()}};
+}
+
+std::string measured_by_text(const json& m) {
+  if (m.is_null()) return "";
+  const std::string commit = m.value("commit", std::string("unknown"));
+  const json& sha = m.contains("binary_sha256") ? m["binary_sha256"] : json();
+  return "Measured " + m.value("date", std::string("(no date)")) + " by commit `" +
+         commit.substr(0, 12) + "`" +
+         (sha.is_string() ? " (binary sha256 `" + sha.get<std::string>().substr(0, 16) + "`)"
+                          : std::string()) +
+         ".";
+}
+
 std::string memory_method_text(const json& memory) {
   if (memory.is_null())
-    return "memory was taken in the timed process, whose allocator keeps freed blocks under 32 "
-           "MiB in its heap (attnlab's default): such an increment follows how that heap "
-           "fragments and moved by a third between builds (comparing.md, \"Memory figures "
-           "across builds\"), so compare it only within this file";
-  return "memory comes from a second process per arm and round, `" +
+    return "taken in the timed process, whose allocator keeps freed blocks under 32 MiB in its "
+           "heap (attnlab's default): such an increment follows how that heap fragments and "
+           "moved by a third between builds (comparing.md, \"Memory figures across builds\"), "
+           "so compare it only within this file";
+  return "taken in a second process per arm and round, `" +
          memory.value("environment", std::string("?")) + " attnlab bench-step` with " +
          std::to_string(memory.value("warmup", 0)) + " warm-up and " +
          std::to_string(memory.value("steps", 0)) +
          " measured steps: every block of 128 KiB or more is then its own mapping, returned "
          "when freed, so the peak follows the live tensors (builds agree to 0.1 MiB); the timed "
-         "process's own increment is kept in the file as heap_increment_mib";
+         "process's own increment stays in the file as heap_increment_mib";
 }
 
 std::string shell_word(const std::string& arg) {
@@ -163,6 +181,7 @@ ReproBench run_repro_bench(const ReproPlan& plan, const json& spec, const std::s
   b.warmup = spec_int(spec, "warmup", 3, 0, 10000, where);
   b.steps = spec_int(spec, "steps", 20, 1, 100000, where);
   b.memory = memory_pass_json(b.warmup, b.steps);
+  b.measured_by = measured_by_json();
   std::error_code ec;
   const std::string exe = fs::read_symlink("/proc/self/exe", ec).string();
   if (ec)
@@ -220,6 +239,7 @@ json bench_json(const ReproBench& b) {
                "rounds alternate the arms"},
               {"arms", arms}};
   if (!b.memory.is_null()) out["memory"] = b.memory;  // absent in files that predate it
+  if (!b.measured_by.is_null()) out["measured_by"] = b.measured_by;
   return out;
 }
 
@@ -229,6 +249,7 @@ ReproBench bench_from_json(const json& j) {
   b.warmup = j.at("warmup");
   b.steps = j.at("steps");
   b.memory = j.value("memory", json());
+  b.measured_by = j.value("measured_by", json());
   for (const auto& a : j.at("arms")) {
     ArmBench arm;
     arm.arm = a.at("arm");
@@ -277,8 +298,10 @@ std::string bench_markdown(const ReproBench& b) {
   md << "\nEach figure is " << b.rounds << " rounds of `attnlab bench-step` (a fresh process, one "
      << "torch thread, " << b.warmup << " warm-up steps, then " << b.steps
      << " timed steps). Memory is the smallest increment of the peak resident memory over the "
-        "process's floor before the first step, across rounds; "
-     << memory_method_text(b.memory) << ".\n";
+        "process's floor before the first step, across rounds, "
+     << memory_method_text(b.memory) << ".";
+  if (!b.measured_by.is_null()) md << " " << measured_by_text(b.measured_by);
+  md << "\n";
   return md.str();
 }
 

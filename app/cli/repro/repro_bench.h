@@ -46,6 +46,7 @@ struct ArmBench {
 struct ReproBench {
   int rounds = 5, warmup = 3, steps = 20;
   nlohmann::json memory;  // memory_pass_json(); null: measured in the timed process (older files)
+  nlohmann::json measured_by;  // measured_by_json(); null in older files
   std::vector<ArmBench> arms;
   const ArmBench* find(const std::string& arm) const;
 };
@@ -73,7 +74,14 @@ BenchRound bench_timed_then_measured(const std::string& exe, const std::string& 
                                      int warmup, int steps, bool unfused);
 // {"process": "separate", "environment", "warmup", "steps"} for a benchmark of warmup + steps.
 nlohmann::json memory_pass_json(int warmup, int steps);
-// One sentence for a report: how the memory figures were taken, from memory_pass_json() or null.
+// {"commit", "binary_sha256", "date"}: the binary that measures (benchmark.json, each sweep of
+// scaling.json), which need not be the one that trained the runs or writes the report.
+nlohmann::json measured_by_json();
+// "Measured 2026-11-30 13:48 UTC by commit `0123456789ab` (binary sha256 `...16 digits`)." or ""
+// for null.
+std::string measured_by_text(const nlohmann::json& measured_by);
+// How the memory figures were taken ("taken in ...", for a report's sentence), from
+// memory_pass_json() or null.
 std::string memory_method_text(const nlohmann::json& memory);
 nlohmann::json bench_json(const ReproBench& b);
 ReproBench bench_from_json(const nlohmann::json& j);

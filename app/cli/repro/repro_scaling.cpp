@@ -67,6 +67,7 @@ ScalingSweep run_sweep(const ReproPlan& plan, const json& entry, const std::stri
   s.warmup = entry.value("warmup", 2);
   s.steps = entry.value("steps", 3);
   s.memory = memory_pass_json(s.warmup, s.steps);
+  s.measured_by = measured_by_json();
   const json& arms = entry.at("arms");
   std::vector<std::pair<size_t, size_t>> points;  // (arm, value)
   for (size_t a = 0; a < arms.size(); ++a) {
@@ -209,6 +210,7 @@ json scaling_json(const ScalingResults& s) {
                   {"loadavg_after", w.load_after},
                   {"arms", arms}};
     if (!w.memory.is_null()) sweep["memory"] = w.memory;  // absent in files that predate it
+    if (!w.measured_by.is_null()) sweep["measured_by"] = w.measured_by;
     sweeps.push_back(sweep);
   }
   return {{"how",
@@ -231,6 +233,7 @@ ScalingResults scaling_from_json(const json& j) {
     s.load_before = w.value("loadavg_before", "");
     s.load_after = w.value("loadavg_after", "");
     s.memory = w.value("memory", json());
+    s.measured_by = w.value("measured_by", json());
     for (const auto& a : w.at("arms")) {
       ScalingArm arm{a.at("name"), {}};
       for (const auto& r : a.at("rounds")) {
@@ -301,7 +304,8 @@ std::string scaling_markdown(const ScalingResults& s) {
        << " warm-up steps, " << w.steps << " timed), the points' order reversed every other "
        << "round (load average " << w.load_before << " before, " << w.load_after << " after); "
        << memory_method_text(w.memory) << ". Sweep settings: `"
-       << w.spec.value("set", json::object()).dump() << "`.\n\n";
+       << w.spec.value("set", json::object()).dump() << "`."
+       << (w.measured_by.is_null() ? "" : " " + measured_by_text(w.measured_by)) << "\n\n";
   }
   return md.str();
 }

@@ -54,6 +54,7 @@ struct ScalingSweep {
   std::vector<ScalingArm> arms;
   std::string load_before, load_after;  // /proc/loadavg
   nlohmann::json memory;  // memory_pass_json() (repro_bench.h); null: taken in the timed process
+  nlohmann::json measured_by;  // measured_by_json() (repro_bench.h); null in older files
   const ScalingArm* find(const std::string& arm) const;
 };
 struct ScalingResults {
