@@ -214,6 +214,27 @@ PY
   python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert a['claims']==b['claims'] and a['benchmark']==b['benchmark']" "$work/$p.first.json" "$out/report.json" && ok "$p: the same verdicts and benchmark on the re-run" || bad "$p: re-run changed the verdicts"
   # --report-only trains nothing and keeps the training invocation's header.
   if "$bin" reproduce --paper "$p" --quick --out "$out" --report-only > /dev/null 2>&1 && grep -qF -- " -j 2" "$out/report.md"; then ok "$p: --report-only keeps the training command"; else bad "$p: --report-only"; fi
+  # A benchmark and sweeps measured before the memory pass (no "memory") still read, and the
+  # report says their memory came from the timed process's kept heap.
+  if [ -f "$out/scaling.json" ] || [ -f "$out/benchmark.json" ]; then
+    rm -rf "$work/$p-old"; cp -r "$out" "$work/$p-old"
+    python3 - "$work/$p-old" <<'PY'
+import json, os, sys
+for name in ("benchmark.json", "scaling.json"):
+    f = os.path.join(sys.argv[1], name)
+    if not os.path.exists(f):
+        continue
+    j = json.load(open(f))
+    for part in [j] + j.get("sweeps", []):
+        part.pop("memory", None); part.pop("measured_by", None)
+    json.dump(j, open(f, "w"))
+PY
+    if "$bin" reproduce --paper "$p" --quick --out "$work/$p-old" --report-only > /dev/null 2>&1 &&
+       grep -qF "taken in the timed process" "$work/$p-old/report.md" &&
+       ! grep -qF "taken in a second process" "$work/$p-old/report.md"
+    then ok "$p: files from before the memory pass say how their memory was taken"
+    else bad "$p: a benchmark without \"memory\""; fi
+  fi
   # Both training invocations are recorded, and the report's time is their sum.
   python3 -c "
 import json, math, sys

@@ -125,13 +125,13 @@ std::string measured_by_text(const json& m) {
          ".";
 }
 
-std::string memory_method_text(const json& memory) {
+std::string memory_method_text(const json& memory, const std::string& per) {
   if (memory.is_null())
     return "taken in the timed process, whose allocator keeps freed blocks under 32 MiB in its "
            "heap (attnlab's default): such an increment follows how that heap fragments and "
            "moved by a third between builds (comparing.md, \"Memory figures across builds\"), "
            "so compare it only within this file";
-  return "taken in a second process per arm and round, `" +
+  return "taken in a second process per " + per + " and round, `" +
          memory.value("environment", std::string("?")) + " attnlab bench-step` with " +
          std::to_string(memory.value("warmup", 0)) + " warm-up and " +
          std::to_string(memory.value("steps", 0)) +

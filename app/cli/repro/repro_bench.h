@@ -81,8 +81,8 @@ nlohmann::json measured_by_json();
 // for null.
 std::string measured_by_text(const nlohmann::json& measured_by);
 // How the memory figures were taken ("taken in ...", for a report's sentence), from
-// memory_pass_json() or null.
-std::string memory_method_text(const nlohmann::json& memory);
+// memory_pass_json() or null; `per` names what a process measures ("arm", "point").
+std::string memory_method_text(const nlohmann::json& memory, const std::string& per = "arm");
 nlohmann::json bench_json(const ReproBench& b);
 ReproBench bench_from_json(const nlohmann::json& j);
 

@@ -303,8 +303,8 @@ std::string scaling_markdown(const ScalingResults& s) {
        << w.rounds << " rounds of `attnlab bench-step` per point (" << w.warmup
        << " warm-up steps, " << w.steps << " timed), the points' order reversed every other "
        << "round (load average " << w.load_before << " before, " << w.load_after << " after); "
-       << "memory increments were " << memory_method_text(w.memory) << ". Sweep settings: `"
-       << w.spec.value("set", json::object()).dump() << "`."
+       << "memory increments were " << memory_method_text(w.memory, "point")
+       << ". Sweep settings: `" << w.spec.value("set", json::object()).dump() << "`."
        << (w.measured_by.is_null() ? "" : " " + measured_by_text(w.measured_by)) << "\n\n";
   }
   return md.str();
