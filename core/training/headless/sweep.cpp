@@ -432,7 +432,7 @@ void run_in_parallel(SweepContext& c, size_t count, int jobs,
 class ThreadPack final : public PackLauncher {
  public:
   void add(const SweepCell& cell, const HeadlessOptions& h) override {
-    runs_.push_back({cell.config, h});
+    runs_.push_back({cell.config, h, ""});
   }
   PackResult run() override { return train_pack(runs_); }
 
