@@ -136,7 +136,8 @@ std::string memory_method_text(const json& memory, const std::string& per) {
          std::to_string(memory.value("warmup", 0)) + " warm-up and " +
          std::to_string(memory.value("steps", 0)) +
          " measured steps: every block of 128 KiB or more is then its own mapping, returned "
-         "when freed, so the peak follows the live tensors (builds agree to 0.1 MiB); the timed "
+         "when freed, so the peak follows the live tensors and repeats across builds "
+         "(comparing.md, \"Memory figures across builds\"); the timed "
          "process's own increment stays in the file as heap_increment_mib";
 }
 
