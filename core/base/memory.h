@@ -44,9 +44,10 @@ void require_memory(uint64_t bytes, const std::string& what, const std::string& 
 // runs with. Does nothing outside glibc.
 void keep_freed_memory_in_heap();
 
-// The allocator setting this process runs with, as keep_freed_memory_in_heap() chose it from the
-// environment: "kept heap" (attnlab's, above), "environment: MALLOC_MMAP_THRESHOLD_=131072" (the
-// environment's knobs, as set), or "glibc default" where neither applies (not glibc). A memory
+// The allocator setting keep_freed_memory_in_heap() picks from this process's environment: "kept
+// heap" (attnlab's, above), "environment: MALLOC_MMAP_THRESHOLD_=131072" (the environment's knobs,
+// as set), or "glibc default" outside glibc. It reads the environment only, so "kept heap" is
+// true where main called keep_freed_memory_in_heap() (attnlab and the benchmarks do). A memory
 // figure is only comparable with one taken under the same setting (bench-step prints it).
 std::string allocator_setting();
 
